@@ -1,0 +1,130 @@
+"""Run model calls off the GUI thread; the newest request per key wins.
+
+Modelled on napari's layer slicer: a small executor, each request tagged
+with a generation number; a request that is superseded before it starts is
+skipped, and a result that arrives after a newer request is dropped.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Callable
+
+from PySide6.QtCore import QCoreApplication, QObject, QTimer, Signal, Slot
+
+#: An update that takes longer than this shows the busy indicator.
+BUSY_DELAY_MS = 100
+
+
+class ComputeService(QObject):
+    """Executes callables in worker threads and delivers results on the GUI thread.
+
+    Signals
+    -------
+    busyChanged(bool)
+        True when some request has been running for more than
+        :data:`BUSY_DELAY_MS`; False when all are done.
+    """
+
+    busyChanged = Signal(bool)
+    _done = Signal(object, int, object, object)
+
+    def __init__(self, parent: QObject | None = None, workers: int = 2) -> None:
+        super().__init__(parent)
+        self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="posenc-compute")
+        self._latest: dict[Any, int] = {}
+        self._callbacks: dict[Any, tuple[Callable, Callable | None]] = {}
+        self._pending: set[Any] = set()
+        self._counter = itertools.count(1)
+        self._busy = False
+        self._busy_timer = QTimer(self)
+        self._busy_timer.setSingleShot(True)
+        self._busy_timer.setInterval(BUSY_DELAY_MS)
+        self._busy_timer.timeout.connect(self._show_busy)
+        self._done.connect(self._deliver)
+
+    def submit(
+        self,
+        key: Any,
+        function: Callable[[], Any],
+        on_result: Callable[[Any], None],
+        on_error: Callable[[Exception], None] | None = None,
+    ) -> None:
+        """Run ``function()`` in a worker; call ``on_result`` with its value on the GUI thread.
+
+        A later ``submit`` with the same ``key`` supersedes this one: its
+        result (or error) is never delivered.
+        """
+        generation = next(self._counter)
+        self._latest[key] = generation
+        self._callbacks[key] = (on_result, on_error)
+        self._pending.add(key)
+        if not self._busy_timer.isActive() and not self._busy:
+            self._busy_timer.start()
+
+        def job() -> None:
+            if self._latest.get(key) != generation:
+                return  # superseded before it started
+            try:
+                result, error = function(), None
+            except Exception as exc:  # delivered to on_error on the GUI thread
+                result, error = None, exc
+            self._done.emit(key, generation, result, error)
+
+        self._executor.submit(job)
+
+    def cancel(self, key: Any) -> None:
+        """Forget any request under ``key``; its result will not be delivered."""
+        self._latest.pop(key, None)
+        self._callbacks.pop(key, None)
+        self._pending.discard(key)
+        self._update_busy()
+
+    def is_idle(self) -> bool:
+        """True when no request is waiting to be delivered."""
+        return not self._pending
+
+    def wait_idle(self, timeout: float = 30.0) -> bool:
+        """Process events until every request is delivered (tests, benchmarks, export)."""
+        deadline = time.monotonic() + timeout
+        while self._pending and time.monotonic() < deadline:
+            QCoreApplication.processEvents()
+            if self._pending:
+                time.sleep(0.0005)
+        QCoreApplication.processEvents()
+        return not self._pending
+
+    def shutdown(self) -> None:
+        """Drop pending requests and stop the workers."""
+        self._latest.clear()
+        self._pending.clear()
+        self._executor.shutdown(wait=True, cancel_futures=True)
+
+    @Slot(object, int, object, object)
+    def _deliver(self, key: Any, generation: int, result: Any, error: Any) -> None:
+        if self._latest.get(key) != generation:
+            return
+        self._pending.discard(key)
+        on_result, on_error = self._callbacks.pop(key, (None, None))
+        self._update_busy()
+        if error is not None:
+            if on_error is not None:
+                on_error(error)
+            else:
+                raise error
+        elif on_result is not None:
+            on_result(result)
+
+    def _show_busy(self) -> None:
+        if self._pending and not self._busy:
+            self._busy = True
+            self.busyChanged.emit(True)
+
+    def _update_busy(self) -> None:
+        if not self._pending:
+            self._busy_timer.stop()
+            if self._busy:
+                self._busy = False
+                self.busyChanged.emit(False)

@@ -1,0 +1,26 @@
+"""The model layer: NumPy only, no Qt. Usable from a notebook::
+
+    from posenc_gui.model import encode, SCHEMES
+    pe = encode("sinusoidal", range(128), 512, base=10000)
+"""
+
+from . import limits
+from .params import EncodingParams
+from .schemes import LAYOUTS, SCHEMES, SchemeInfo, columns, encode, formula_term, wavelengths
+from .similarity import METRICS, offset_profile, pairwise, similarity_matrix
+
+__all__ = [
+    "LAYOUTS",
+    "METRICS",
+    "SCHEMES",
+    "EncodingParams",
+    "SchemeInfo",
+    "columns",
+    "encode",
+    "formula_term",
+    "limits",
+    "offset_profile",
+    "pairwise",
+    "similarity_matrix",
+    "wavelengths",
+]

@@ -1,0 +1,83 @@
+"""Shared application state: the current parameters, one signal per batched change."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from PySide6.QtCore import QObject, QTimer, Signal
+
+from .model import EncodingParams
+
+
+class AppState(QObject):
+    """Holds the current :class:`EncodingParams` and announces changes.
+
+    Several setters called in one event-loop turn (a preset, a walkthrough
+    step, a slider drag delivering many values) produce one
+    ``paramsChanged`` emission with the final value, so each panel redraws
+    once per turn, not once per setter.
+
+    Signals
+    -------
+    paramsChanged(EncodingParams)
+        The new, validated parameters.
+    paramError(str, str)
+        ``(field, message)`` when a requested change was refused; the
+        parameters stay as they were. ``field`` is ``""`` once the error clears.
+    message(str)
+        A status message for the user (warnings, export results).
+    """
+
+    paramsChanged = Signal(object)
+    paramError = Signal(str, str)
+    message = Signal(str)
+
+    def __init__(self, params: EncodingParams | None = None, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._params = (params or EncodingParams()).validate()
+        self._emitted = self._params
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(0)
+        self._timer.timeout.connect(self._flush)
+
+    @property
+    def params(self) -> EncodingParams:
+        """The current, validated parameters."""
+        return self._params
+
+    def update(self, **changes) -> str | None:
+        """Apply ``changes`` (field=value) if valid.
+
+        Returns
+        -------
+        str or None
+            ``None`` on success; otherwise the model's message, which is also
+            emitted as ``paramError(field, message)``.
+        """
+        try:
+            candidate = replace(self._params, **changes).validate()
+        except (ValueError, TypeError) as error:
+            field = next(iter(changes), "")
+            self.paramError.emit(field, str(error))
+            return str(error)
+        self.paramError.emit("", "")
+        if candidate != self._params:
+            self._params = candidate
+            self._timer.start()
+        return None
+
+    def set_params(self, params: EncodingParams) -> str | None:
+        """Replace all parameters at once (presets, restored sessions)."""
+        return self.update(**{f: getattr(params, f) for f in params.__dataclass_fields__})
+
+    def flush(self) -> None:
+        """Emit a pending change now (tests, benchmarks)."""
+        if self._timer.isActive():
+            self._timer.stop()
+            self._flush()
+
+    def _flush(self) -> None:
+        if self._params != self._emitted:
+            self._emitted = self._params
+            self.paramsChanged.emit(self._params)
