@@ -1,0 +1,18 @@
+"""Qt views: one module per panel. The main window makes a dock for each."""
+
+from __future__ import annotations
+
+
+def panel_classes() -> list[type]:
+    """Every panel class, in the order of the View menu."""
+    from .heatmap import HeatmapPanel
+    from .parameters import ParametersPanel
+    from .similarity import SimilarityPanel
+    from .waveforms import WaveformsPanel
+
+    return [
+        ParametersPanel,
+        HeatmapPanel,
+        WaveformsPanel,
+        SimilarityPanel,
+    ]

@@ -1,0 +1,100 @@
+"""Common frame of every panel: header with help, inline message bar, body."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
+
+from ..compute import ComputeService
+from ..state import AppState
+
+MESSAGE_STYLES = {
+    "error": "background:#fde8e8; color:#8a1c1c; border:1px solid #e0a0a0; padding:3px 6px;",
+    "warning": "background:#fff6dd; color:#6b4e00; border:1px solid #e5cf8a; padding:3px 6px;",
+    "info": "background:#eef3fb; color:#23395d; border:1px solid #b9c9e4; padding:3px 6px;",
+}
+
+
+class Panel(QWidget):
+    """Base class of every dock's content.
+
+    Subclasses set the class attributes, build their controls into
+    ``self.header`` (a row above the plot) and ``self.body``, listen to
+    ``state.paramsChanged`` and request their model work through
+    ``self.compute.submit(self, ...)`` so the newest request wins.
+
+    Export contract (used by ``posenc_gui.export``):
+
+    - :meth:`figure_widget` returns the widget whose rendering is the figure;
+    - :meth:`export_data` returns the numbers behind the figure.
+    """
+
+    panel_id: ClassVar[str] = ""
+    title: ClassVar[str] = ""
+    help_text: ClassVar[str] = ""
+
+    def __init__(self, state: AppState, compute: ComputeService, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName(f"panel-{self.panel_id}")
+        self.state = state
+        self.compute = compute
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(4, 4, 4, 4)
+        outer.setSpacing(4)
+        self.header = QHBoxLayout()
+        self.header.setSpacing(6)
+        outer.addLayout(self.header)
+        self.help_button = QToolButton(self)
+        self.help_button.setText("?")
+        self.help_button.setAccessibleName("What am I looking at?")
+        self.help_button.setToolTip(self._help_html())
+        self.help_button.setToolTipDuration(60_000)
+        self.help_button.clicked.connect(self._show_help)
+        self._help_label = QLabel(self._help_html(), self)
+        self._help_label.setWordWrap(True)
+        self._help_label.setTextFormat(Qt.TextFormat.RichText)
+        self._help_label.setStyleSheet(MESSAGE_STYLES["info"])
+        self._help_label.hide()
+        self.message_label = QLabel(self)
+        self.message_label.setWordWrap(True)
+        self.message_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.message_label.hide()
+        outer.addWidget(self._help_label)
+        outer.addWidget(self.message_label)
+        self.body = QVBoxLayout()
+        self.body.setSpacing(4)
+        outer.addLayout(self.body, 1)
+
+    def finish_header(self) -> None:
+        """Push the help button to the right end of the header; call after adding controls."""
+        self.header.addStretch(1)
+        self.header.addWidget(self.help_button)
+
+    def _help_html(self) -> str:
+        return f"<b>What am I looking at?</b><br>{self.help_text}"
+
+    def _show_help(self) -> None:
+        self._help_label.setVisible(not self._help_label.isVisible())
+
+    def show_message(self, text: str, level: str = "error") -> None:
+        """Show ``text`` in the panel's message bar (empty text hides it)."""
+        self.message_label.setText(text)
+        self.message_label.setStyleSheet(MESSAGE_STYLES.get(level, MESSAGE_STYLES["info"]))
+        self.message_label.setVisible(bool(text))
+
+    def figure_widget(self) -> QWidget:
+        """The widget that is the figure, for image export; the whole panel by default."""
+        return self
+
+    def export_data(self) -> dict[str, Any]:
+        """The numbers behind the figure.
+
+        Returns
+        -------
+        dict
+            ``{"arrays": {name: ndarray, ...}, "meta": {json-able values}}``;
+            the first array is the panel's main matrix.
+        """
+        raise NotImplementedError

@@ -1,0 +1,33 @@
+"""Shared fixtures. Tests run headless unless the developer overrides it."""
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture
+def state(qapp):
+    """A fresh AppState with default parameters."""
+    from posenc_gui.state import AppState
+
+    return AppState()
+
+
+@pytest.fixture
+def compute(qapp):
+    """A ComputeService, shut down after the test."""
+    from posenc_gui.compute import ComputeService
+
+    service = ComputeService()
+    yield service
+    service.shutdown()
+
+
+@pytest.fixture
+def settings_path(tmp_path, monkeypatch):
+    """Point the app's QSettings at a fresh ini file for this test."""
+    path = tmp_path / "settings.ini"
+    monkeypatch.setenv("POSENC_GUI_SETTINGS", str(path))
+    return path
