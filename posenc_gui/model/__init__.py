@@ -6,10 +6,14 @@
 
 from . import limits
 from .params import EncodingParams
+from .sampling import AxisSample, aliased, sample_axis
 from .schemes import LAYOUTS, SCHEMES, SchemeInfo, columns, encode, formula_term, wavelengths
 from .similarity import METRICS, offset_profile, pairwise, similarity_matrix
 
 __all__ = [
+    "AxisSample",
+    "aliased",
+    "sample_axis",
     "LAYOUTS",
     "METRICS",
     "SCHEMES",

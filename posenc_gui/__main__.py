@@ -1,0 +1,90 @@
+"""Command line: ``posenc-gui [parameters]`` launches the window;
+``posenc-gui export PANEL -o FILE [parameters]`` writes a figure or its data
+without showing a window.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Sequence
+
+from . import __version__
+from .model import LAYOUTS, SCHEMES, EncodingParams
+
+
+def add_parameter_flags(parser: argparse.ArgumentParser) -> None:
+    """The encoding flags shared by the launch and ``export`` commands."""
+    group = parser.add_argument_group("encoding parameters")
+    group.add_argument("--scheme", choices=list(SCHEMES), help="encoding scheme (default: sinusoidal)")
+    group.add_argument("--seq-len", type=int, metavar="N", help="number of positions")
+    group.add_argument("--d-model", type=int, metavar="D", help="model dimension")
+    group.add_argument("--base", type=float, metavar="B", help="wavelength base, > 1 (default 10000)")
+    group.add_argument("--layout", choices=list(LAYOUTS), help="sinusoidal channel layout")
+
+
+def overrides_from_args(args: argparse.Namespace) -> dict:
+    """The encoding parameters given on the command line, as field → value."""
+    return {
+        field: getattr(args, field)
+        for field in ("scheme", "seq_len", "d_model", "base", "layout")
+        if getattr(args, field, None) is not None
+    }
+
+
+def params_from_args(args: argparse.Namespace, start: EncodingParams | None = None) -> EncodingParams:
+    """``start`` (defaults if omitted) with the command line's parameters applied.
+
+    Raises
+    ------
+    ValueError
+        With the model's message for an out-of-range value.
+    """
+    values = {**(start or EncodingParams()).__dict__, **overrides_from_args(args)}
+    return EncodingParams.validated(**values)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="posenc-gui",
+        description="A desktop lab for transformer positional encodings. "
+        "Run without arguments to open the window with the last session's parameters; "
+        "'posenc-gui export --help' writes figures and data without a window.",
+    )
+    parser.add_argument("--version", action="version", version=f"posenc-gui {__version__}")
+    parser.add_argument(
+        "--no-restore", action="store_true", help="start with the default layout and parameters"
+    )
+    add_parameter_flags(parser)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``posenc-gui`` command."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == "export":
+        from .export_cli import main as export_main
+
+        return export_main(argv[1:])
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        params_from_args(args)  # report a bad flag here, before any window opens
+    except ValueError as error:
+        parser.error(str(error))
+
+    from PySide6.QtWidgets import QApplication
+
+    from .mainwindow import MainWindow
+
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    app.setApplicationName("posenc-gui")
+    app.setOrganizationName("posenc_gui")
+    app.setApplicationVersion(__version__)
+    window = MainWindow(overrides=overrides_from_args(args), restore=not args.no_restore)
+    window.show()
+    return app.exec()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

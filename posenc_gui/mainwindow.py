@@ -1,0 +1,219 @@
+"""The main window: one dock per panel, View menu, persistent layout and parameters."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict
+
+from PySide6.QtCore import QByteArray, QSettings, QStandardPaths, Qt
+from PySide6.QtGui import QAction, QCloseEvent, QIcon, QKeySequence
+from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QMessageBox, QProgressBar, QWidget
+
+from . import __version__, resources_path
+from .compute import ComputeService
+from .model import EncodingParams
+from .state import AppState
+from .views import panel_classes
+from .views.base import Panel
+
+SETTINGS_VERSION = 1
+#: Panels shown side by side at first launch; the others are tabbed behind them.
+PRIMARY_PANELS = ("heatmap", "waveforms", "similarity")
+
+
+def settings_file() -> str:
+    """Path of the ini file holding layout and last parameters.
+
+    ``POSENC_GUI_SETTINGS`` overrides it (tests, portable installs).
+    """
+    override = os.environ.get("POSENC_GUI_SETTINGS")
+    if override:
+        return override
+    folder = QStandardPaths.writableLocation(QStandardPaths.StandardLocation.AppConfigLocation)
+    return os.path.join(folder or os.path.expanduser("~/.config/posenc-gui"), "posenc-gui.ini")
+
+
+class MainWindow(QMainWindow):
+    """Docks for every panel, sharing one :class:`AppState` and :class:`ComputeService`.
+
+    Parameters
+    ----------
+    params : EncodingParams, optional
+        Starting parameters; when omitted, the last session's are restored.
+    overrides : dict, optional
+        Fields set on top of the starting parameters (the command line's flags).
+    restore : bool
+        Restore layout, geometry and (unless ``params`` is given) parameters.
+    """
+
+    def __init__(
+        self, params: EncodingParams | None = None, overrides: dict | None = None, restore: bool = True
+    ) -> None:
+        super().__init__()
+        self.setWindowTitle("posenc_gui — positional encodings lab")
+        self.setWindowIcon(QIcon(str(resources_path("icons", "posenc-gui.svg"))))
+        self.setDockOptions(
+            QMainWindow.DockOption.AnimatedDocks
+            | QMainWindow.DockOption.AllowTabbedDocks
+            | QMainWindow.DockOption.AllowNestedDocks
+        )
+        self.settings = QSettings(settings_file(), QSettings.Format.IniFormat)
+        self._startup_warnings: list[str] = []
+        restored = self._read_params() if restore and params is None else None
+        start = params or restored or EncodingParams()
+        if overrides:
+            try:
+                start = EncodingParams.validated(**{**asdict(start), **overrides})
+            except ValueError:
+                start = EncodingParams.validated(**{**asdict(EncodingParams()), **overrides})
+        self.state = AppState(start, self)
+        self.compute = ComputeService(self)
+        self.panels: dict[str, Panel] = {}
+        self.docks: dict[str, QDockWidget] = {}
+        self._build_menus()
+        self._build_docks()
+        self._build_status_bar()
+        self._default_state = self.saveState(SETTINGS_VERSION)
+        self.resize(1500, 950)
+        if restore:
+            self._restore_layout()
+        for warning in self._startup_warnings:
+            self.statusBar().showMessage(warning, 15_000)
+
+    # ----------------------------------------------------------------- build
+    def _build_menus(self) -> None:
+        menu_bar = self.menuBar()
+        self.file_menu = menu_bar.addMenu("&File")
+        quit_action = QAction("&Quit", self, shortcut=QKeySequence.StandardKey.Quit)
+        quit_action.triggered.connect(self.close)
+        self.file_menu.addAction(quit_action)
+        self.view_menu = menu_bar.addMenu("&View")
+        self.reset_layout_action = QAction("&Reset layout", self)
+        self.reset_layout_action.triggered.connect(self.reset_layout)
+        help_menu = menu_bar.addMenu("&Help")
+        about = QAction("&About posenc_gui", self)
+        about.triggered.connect(self._about)
+        help_menu.addAction(about)
+
+    def _build_docks(self) -> None:
+        for panel_class in panel_classes():
+            panel = panel_class(self.state, self.compute, self)
+            dock = QDockWidget(panel_class.title, self)
+            dock.setObjectName(f"dock-{panel_class.panel_id}")
+            dock.setWidget(panel)
+            dock.setFeatures(
+                QDockWidget.DockWidgetFeature.DockWidgetMovable
+                | QDockWidget.DockWidgetFeature.DockWidgetFloatable
+                | QDockWidget.DockWidgetFeature.DockWidgetClosable
+            )
+            self.panels[panel_class.panel_id] = panel
+            self.docks[panel_class.panel_id] = dock
+            self.view_menu.addAction(dock.toggleViewAction())
+        self.view_menu.addSeparator()
+        self.view_menu.addAction(self.reset_layout_action)
+        self._arrange_default()
+
+    def _arrange_default(self) -> None:
+        area = Qt.DockWidgetArea
+        parameters = self.docks["parameters"]
+        self.addDockWidget(area.LeftDockWidgetArea, parameters)
+        primary = [self.docks[p] for p in PRIMARY_PANELS if p in self.docks]
+        for dock in primary:
+            self.addDockWidget(area.RightDockWidgetArea, dock)
+        if len(primary) == 3:
+            # heatmap on top, waveforms and similarity side by side below it
+            self.splitDockWidget(primary[0], primary[1], Qt.Orientation.Vertical)
+            self.splitDockWidget(primary[1], primary[2], Qt.Orientation.Horizontal)
+        others = [d for k, d in self.docks.items() if k != "parameters" and k not in PRIMARY_PANELS]
+        for dock in others:
+            self.addDockWidget(area.RightDockWidgetArea, dock)
+            self.tabifyDockWidget(primary[0] if primary else parameters, dock)
+        for dock in [parameters, *primary]:
+            dock.show()
+            dock.raise_()
+        self.resizeDocks([parameters], [330], Qt.Orientation.Horizontal)
+
+    def _build_status_bar(self) -> None:
+        status = self.statusBar()
+        self.busy_indicator = QProgressBar(self)
+        self.busy_indicator.setRange(0, 0)  # indeterminate
+        self.busy_indicator.setMaximumWidth(120)
+        self.busy_indicator.setToolTip("Computing the newest view…")
+        self.busy_indicator.hide()
+        status.addPermanentWidget(self.busy_indicator)
+        self.params_label = QLabel(self)
+        status.addPermanentWidget(self.params_label)
+        self.compute.busyChanged.connect(self.busy_indicator.setVisible)
+        self.state.message.connect(lambda text: status.showMessage(text, 10_000))
+        self.state.paramsChanged.connect(self._show_params)
+        self._show_params(self.state.params)
+
+    def _show_params(self, params: EncodingParams) -> None:
+        self.params_label.setText(
+            f"{params.scheme} · {params.seq_len:,} positions · d_model {params.d_model:,}"
+        )
+
+    # ------------------------------------------------------------ public API
+    def raise_panel(self, panel_id: str) -> None:
+        """Show the dock of ``panel_id`` and bring it to the front of its tab group."""
+        dock = self.docks[panel_id]
+        dock.show()
+        dock.raise_()
+
+    def reset_layout(self) -> None:
+        """Put every dock back where it was at first launch."""
+        for dock in self.docks.values():
+            dock.setFloating(False)
+        self.restoreState(self._default_state, SETTINGS_VERSION)
+        for dock in self.docks.values():
+            if dock.isHidden() and dock.objectName() in {f"dock-{p}" for p in ("parameters", *PRIMARY_PANELS)}:
+                dock.show()
+
+    # ------------------------------------------------------------- settings
+    def _read_params(self) -> EncodingParams | None:
+        raw = self.settings.value("params")
+        if raw is None:
+            return None
+        try:
+            values = json.loads(str(raw))
+            if not isinstance(values, dict):
+                raise ValueError("not a JSON object")
+            return EncodingParams.validated(**values)
+        except (ValueError, TypeError) as error:
+            self._startup_warnings.append(f"Saved parameters ignored ({error}); using defaults.")
+            return None
+
+    def _restore_layout(self) -> None:
+        geometry = self.settings.value("geometry")
+        window_state = self.settings.value("windowState")
+        if geometry is not None and not (isinstance(geometry, QByteArray) and self.restoreGeometry(geometry)):
+            self._startup_warnings.append("Saved window geometry was unreadable; using the default size.")
+        if window_state is not None:
+            ok = isinstance(window_state, QByteArray) and self.restoreState(window_state, SETTINGS_VERSION)
+            if not ok:
+                self.restoreState(self._default_state, SETTINGS_VERSION)
+                self._startup_warnings.append("Saved layout was unreadable; using the default layout.")
+
+    def save_settings(self) -> None:
+        """Write geometry, dock layout and parameters."""
+        self.settings.setValue("geometry", self.saveGeometry())
+        self.settings.setValue("windowState", self.saveState(SETTINGS_VERSION))
+        self.settings.setValue("params", json.dumps(asdict(self.state.params)))
+        self.settings.sync()
+
+    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 (Qt override)
+        self.save_settings()
+        self.compute.shutdown()
+        super().closeEvent(event)
+
+    def _about(self) -> None:
+        QMessageBox.about(
+            self,
+            "About posenc_gui",
+            f"<b>posenc_gui {__version__}</b><br>A desktop lab for transformer positional encodings.",
+        )
+
+    def panel(self, panel_id: str) -> QWidget:
+        """The panel widget with ``panel_id``."""
+        return self.panels[panel_id]
