@@ -1,0 +1,629 @@
+"""Analyses that answer the notes' questions with numbers.
+
+Every function takes a scheme key, the positions to evaluate and ``d_model``
+(plus the scheme's parameters, as for :func:`~posenc_gui.model.encode`) and
+returns a frozen dataclass or an array. Memory stays bounded: work is done in
+blocks of at most :data:`BLOCK_ELEMENTS` values, and analyses whose cost
+grows like N² or d³ refuse sizes past their budget with a ``ValueError``
+naming the parameter (views evaluate fewer positions instead).
+
+- :func:`uniqueness` — nearest other position of each position, the closest
+  pair, and the near-repeats ("0 vs 44 since 44 ≈ 7·2π").
+- :func:`pe_norms` and :func:`embedding_norm` — ‖p_i‖ against a typical ‖e_i‖.
+- :func:`linear_relation` — the matrix T_k with PE(p+k) = T_k·PE(p): exact
+  (2×2 rotations) for (sin, cos) pairs, least squares otherwise, and its
+  residual.
+- :func:`offset_spread` and :func:`offset_profiles` — is PE(p)·PE(p+k)
+  independent of p?
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import limits
+from .schemes import columns, encode
+
+#: Largest temporary block (values) any analysis allocates at once.
+BLOCK_ELEMENTS = 2**20
+#: Largest n²·d (multiply-adds) :func:`uniqueness` accepts: all pairs of n positions in d dims.
+MAX_UNIQUENESS_WORK = 2**33
+#: Largest n·d² :func:`linear_relation` accepts for a least-squares fit.
+MAX_LSTSQ_WORK = 2**32
+#: Largest d_model for which :func:`linear_relation` builds the dense d × d matrix T_k.
+MAX_TK_D_MODEL = int(math.isqrt(limits.MAX_SIMILARITY_ELEMENTS))
+#: Largest number of offsets :func:`offset_spread` / :func:`offset_profiles` evaluate.
+MAX_OFFSETS = 65_536
+#: Largest embedding scale accepted by :func:`embedding_norm`.
+MAX_EMBEDDING_SCALE = 1e6
+#: Largest ``top`` of :func:`uniqueness`.
+MAX_TOP = 10_000
+
+
+# ---------------------------------------------------------------------------
+# results
+
+
+@dataclass(frozen=True)
+class Uniqueness:
+    """How distinguishable the positions are.
+
+    Attributes
+    ----------
+    positions : ndarray, shape (n,)
+        The positions compared.
+    nearest_position : ndarray, shape (n,)
+        For each position, the *other* position whose encoding is closest
+        (Euclidean); ties go to the earlier one in ``positions``.
+    nearest_distance : ndarray, shape (n,)
+        ‖PE(p) − PE(nearest_position)‖, computed from the difference (exact).
+    closest_pair : tuple (p, q, distance)
+        The closest pair of distinct entries of ``positions`` (p listed first
+        in ``positions``); ties go to the earliest pair.
+    near_repeats : tuple of (p, q, distance)
+        The ``top`` closest distinct pairs, sorted by distance (then by their
+        order in ``positions``). With ``distinct_offsets=True``, at most one
+        pair (the closest) per offset |q − p|.
+    d_model : int
+        Dimension of the encodings compared.
+    """
+
+    positions: np.ndarray
+    nearest_position: np.ndarray
+    nearest_distance: np.ndarray
+    closest_pair: tuple[float, float, float]
+    near_repeats: tuple[tuple[float, float, float], ...]
+    d_model: int
+
+
+@dataclass(frozen=True)
+class LinearRelation:
+    """The linear map T_k with PE(p + k) ≈ T_k · PE(p), and how well it holds.
+
+    Attributes
+    ----------
+    k : float
+        The offset.
+    T : ndarray, shape (d, d)
+        Row j gives dimension j of PE(p + k) as a combination of PE(p).
+    exact : bool
+        True when T was built from the identity
+        sin((p+k)ω) = cos(kω)·sin(pω) + sin(kω)·cos(pω),
+        cos((p+k)ω) = −sin(kω)·sin(pω) + cos(kω)·cos(pω)
+        for every dimension (every sine has its cosine partner), so it holds
+        for all positions, seen or not; the residual then only measures
+        rounding.
+    max_residual : float
+        max over positions p and dimensions j of |PE(p+k)_j − (T·PE(p))_j|.
+    rms_residual : float
+        Root mean square of the same residuals.
+    relative_residual : float
+        ‖residual‖_F / ‖PE(P + k)‖_F (0 when both are 0); comparable across
+        schemes whose values have very different sizes (naive).
+    method : str
+        ``"rotation"`` (block-diagonal 2×2 rotations by k·ω) or
+        ``"least-squares"`` (``numpy.linalg.lstsq`` over the positions).
+    n_positions : int
+        Number of positions p the residual (and a fit) used.
+    rank : int
+        Rank of the matrix of encodings PE(P) the fit saw (``d`` for a
+        rotation). When ``rank ≥ n_positions`` a least-squares fit can
+        interpolate the positions and a small residual proves nothing.
+    note : str
+        A sentence for the user about caveats (unpaired dimensions, an
+        under-determined fit); empty when there are none.
+    """
+
+    k: float
+    T: np.ndarray
+    exact: bool
+    max_residual: float
+    rms_residual: float
+    relative_residual: float
+    method: str
+    n_positions: int
+    rank: int
+    note: str
+
+
+@dataclass(frozen=True)
+class OffsetSpread:
+    """Spread across p of PE(p)·PE(p + k), for each offset k.
+
+    Attributes
+    ----------
+    offsets : ndarray, shape (m,)
+    minimum, maximum, mean : ndarray, shape (m,)
+        Over the positions p with p + k ≥ 0; NaN where there is none.
+    spread : ndarray, shape (m,)
+        ``maximum − minimum``: 0 when the dot product depends on the offset
+        only (relative), large when it depends on where you are (absolute).
+    count : ndarray of int, shape (m,)
+        Number of positions p used for each offset.
+    """
+
+    offsets: np.ndarray
+    minimum: np.ndarray
+    maximum: np.ndarray
+    mean: np.ndarray
+    spread: np.ndarray
+    count: np.ndarray
+
+
+# ---------------------------------------------------------------------------
+# validation helpers
+
+
+def _check_real(name: str, value: object, low: float, high: float) -> float:
+    if isinstance(value, bool):
+        raise ValueError(f"{name} must be a number in {low:g}…{high:g}, got {value!r}")
+    try:
+        number = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number in {low:g}…{high:g}, got {value!r}") from None
+    if not math.isfinite(number) or not low <= number <= high:
+        raise ValueError(f"{name} must be in {low:g}…{high:g}, got {value!r}")
+    return number
+
+
+def _check_offsets(offsets: object) -> np.ndarray:
+    try:
+        array = np.asarray(offsets, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError("offsets must be a 1-D array of numbers") from None
+    if array.ndim == 0:
+        array = array.reshape(1)
+    if array.ndim != 1 or array.size == 0:
+        raise ValueError(f"offsets must be a non-empty 1-D array, got shape {array.shape}")
+    if not np.all(np.isfinite(array)) or np.abs(array).max() > limits.MAX_POSITION:
+        raise ValueError(f"offsets must be finite numbers in −{limits.MAX_POSITION:g}…{limits.MAX_POSITION:g}")
+    if array.size > MAX_OFFSETS:
+        raise ValueError(f"offsets: at most {MAX_OFFSETS:,} offsets, got {array.size:,}")
+    return array
+
+
+def _d_model(d_model: object) -> int:
+    return limits.check_int("d_model", d_model, limits.MIN_D_MODEL, limits.MAX_D_MODEL)
+
+
+def _rows_per_block(width: int) -> int:
+    return max(1, BLOCK_ELEMENTS // max(int(width), 1))
+
+
+def _encode_blocks(scheme: str, positions: np.ndarray, d_model: int, params: dict):
+    """Yield ``(start, stop, PE(positions[start:stop]))`` in blocks of bounded size."""
+    rows = _rows_per_block(d_model)
+    for start in range(0, positions.size, rows):
+        stop = min(start + rows, positions.size)
+        yield start, stop, encode(scheme, positions[start:stop], d_model, **params)
+
+
+def _row_distances(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """‖a_r − b_r‖ for paired rows, computed from differences in bounded blocks."""
+    out = np.empty(a.shape[0])
+    rows = _rows_per_block(a.shape[1])
+    for start in range(0, a.shape[0], rows):
+        stop = start + rows
+        out[start:stop] = np.linalg.norm(a[start:stop] - b[start:stop], axis=1)
+    return out
+
+
+def _distance_block(a: np.ndarray, sq_a: np.ndarray, b: np.ndarray, sq_b: np.ndarray) -> np.ndarray:
+    """Euclidean distances of rows of ``a`` to rows of ``b`` (as in ``pairwise``).
+
+    The Gram formula is used where it is accurate; entries where it would
+    cancel (distance² ≤ 1e-6 · (‖a‖² + ‖b‖²)) are recomputed from differences,
+    a bounded number of rows at a time.
+    """
+    scale = sq_a[:, None] + sq_b[None, :]
+    squared = scale - 2.0 * (a @ b.T)
+    suspect = squared <= 1e-6 * scale
+    distance = np.sqrt(np.maximum(squared, 0.0, out=squared), out=squared)
+    rows, cols = np.nonzero(suspect)
+    if rows.size:
+        distance[rows, cols] = _row_distances(a[rows], b[cols])
+    return distance
+
+
+# ---------------------------------------------------------------------------
+# uniqueness
+
+
+def uniqueness_max_positions(d_model: int, work: int = MAX_UNIQUENESS_WORK) -> int:
+    """Largest number of positions :func:`uniqueness` compares at ``d_model`` within ``work``.
+
+    Also bounded by ``limits.MAX_SIMILARITY_ELEMENTS`` (n² ≤ that) and by
+    ``limits.MAX_ENCODE_ELEMENTS`` (n·d ≤ that).
+    """
+    d_model = _d_model(d_model)
+    by_work = math.isqrt(max(int(work) // d_model, 1))
+    by_pairs = math.isqrt(limits.MAX_SIMILARITY_ELEMENTS)
+    by_encode = limits.MAX_ENCODE_ELEMENTS // d_model
+    return max(2, min(by_work, by_pairs, by_encode, limits.MAX_SEQ_LEN))
+
+
+def _merge_top(
+    best: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+    new: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+    top: int,
+    by_offset: bool,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Merge candidate pairs ``(dist, i, j, offset)``; keep the ``top`` best (one per offset if asked)."""
+    dist, i, j, off = (np.concatenate(pair) for pair in zip(best, new))
+    order = np.lexsort((j, i, dist))
+    dist, i, j, off = dist[order], i[order], j[order], off[order]
+    if by_offset:
+        _, first = np.unique(off, return_index=True)
+        first.sort()
+        dist, i, j, off = dist[first], i[first], j[first], off[first]
+    return dist[:top], i[:top], j[:top], off[:top]
+
+
+def uniqueness(
+    scheme: str, positions, d_model: int, *, top: int = 10, distinct_offsets: bool = False, **params
+) -> Uniqueness:
+    """Nearest other position of each position, the closest pair and the near-repeats.
+
+    Distances are Euclidean, ‖PE(p) − PE(q)‖, exact even for nearly equal
+    encodings (reported values are recomputed from differences). Every pair
+    is compared, in blocks of bounded memory.
+
+    Parameters
+    ----------
+    scheme : str
+        A key of :data:`~posenc_gui.model.SCHEMES`.
+    positions : array_like
+        At least 2 positions (as for ``encode``); at most
+        :func:`uniqueness_max_positions` ``(d_model)`` of them.
+    d_model : int
+    top : int
+        Number of near-repeats to list, 1 … :data:`MAX_TOP`.
+    distinct_offsets : bool
+        List at most one pair per offset |q − p| (the closest), so that a
+        shift-invariant scheme (sin/cos pair) lists 0 vs 44, 0 vs 25, … rather
+        than 0 vs 44, 1 vs 45, …
+    **params
+        The scheme's parameters.
+
+    Returns
+    -------
+    Uniqueness
+
+    Raises
+    ------
+    ValueError
+        Fewer than 2 positions, too many (n²·d past :data:`MAX_UNIQUENESS_WORK`
+        or n² past ``limits.MAX_SIMILARITY_ELEMENTS``), or a bad parameter.
+    """
+    pos = limits.check_positions(positions)
+    d_model = _d_model(d_model)
+    top = limits.check_int("top", top, 1, MAX_TOP)
+    n = pos.size
+    if n < 2:
+        raise ValueError(f"positions must hold at least 2 positions to compare, got {n}")
+    most = uniqueness_max_positions(d_model)
+    if n > most:
+        raise ValueError(
+            f"positions: uniqueness compares every pair; at most {most:,} positions at d_model = {d_model}, "
+            f"got {n:,} (evaluate fewer positions)"
+        )
+    pe = encode(scheme, pos, d_model, **params)
+    sq = np.einsum("ij,ij->i", pe, pe)
+    nearest = np.empty(n, dtype=np.int64)
+    empty = (np.empty(0), np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64), np.empty(0))
+    best = empty
+    columns_index = np.arange(n)
+    rows_per = _rows_per_block(n)
+    for start in range(0, n, rows_per):
+        stop = min(start + rows_per, n)
+        rows_index = np.arange(start, stop)
+        block = _distance_block(pe[start:stop], sq[start:stop], pe, sq)
+        block[rows_index - start, rows_index] = np.inf  # not itself
+        nearest[start:stop] = np.argmin(block, axis=1)
+        # distinct pairs i < j only
+        block[columns_index[None, :] <= rows_index[:, None]] = np.inf
+        threshold = best[0][-1] if best[0].size >= top else np.inf
+        r, c = np.nonzero(block <= threshold) if np.isfinite(threshold) else np.nonzero(np.isfinite(block))
+        if r.size == 0:
+            continue
+        dist = block[r, c]
+        i, j = r + start, c
+        if not distinct_offsets and dist.size > top:
+            keep = np.argpartition(dist, top - 1)[:top]
+            kth = dist[keep].max()
+            keep = np.flatnonzero(dist <= kth)  # keep ties so the earliest pair wins
+            dist, i, j = dist[keep], i[keep], j[keep]
+        best = _merge_top(best, (dist, i, j, np.abs(pos[j] - pos[i])), top, distinct_offsets)
+    nearest_distance = _row_distances(pe, pe[nearest])
+    pair_distance = _row_distances(pe[best[1]], pe[best[2]])
+    order = np.lexsort((best[2], best[1], pair_distance))
+    repeats = tuple(
+        (float(pos[best[1][m]]), float(pos[best[2][m]]), float(pair_distance[m])) for m in order
+    )
+    return Uniqueness(
+        positions=pos,
+        nearest_position=pos[nearest],
+        nearest_distance=nearest_distance,
+        closest_pair=repeats[0],
+        near_repeats=repeats,
+        d_model=d_model,
+    )
+
+
+# ---------------------------------------------------------------------------
+# magnitude
+
+
+def pe_norms(scheme: str, positions, d_model: int, **params) -> np.ndarray:
+    """‖PE(p)‖ (Euclidean) for each position, computed in bounded blocks.
+
+    For the sinusoidal scheme with even d this is √(d/2) at every position
+    (sin² + cos² = 1 per pair); for the naive scheme it is p·√d.
+
+    Returns
+    -------
+    ndarray, shape (len(positions),)
+    """
+    pos = limits.check_positions(positions)
+    d_model = _d_model(d_model)
+    columns(scheme, d_model, np.arange(1), **params)  # validate scheme and params even for no positions
+    out = np.empty(pos.size)
+    for start, stop, pe in _encode_blocks(scheme, pos, d_model, params):
+        out[start:stop] = np.linalg.norm(pe, axis=1)
+    return out
+
+
+def embedding_norm(d_model: int, scale: float) -> float:
+    """Typical ‖e‖ of a d-dimensional embedding with i.i.d. N(0, scale²) entries.
+
+    Uses the root-mean-square norm, √E‖e‖² = scale·√d. (The mean norm,
+    scale·√2·Γ((d+1)/2)/Γ(d/2), is smaller by a factor ≈ 1 − 1/(4d): within
+    13 % at d = 2 and 0.05 % at d = 512.)
+
+    Parameters
+    ----------
+    d_model : int
+    scale : float
+        Standard deviation of each entry, in (0, :data:`MAX_EMBEDDING_SCALE`].
+    """
+    d_model = _d_model(d_model)
+    scale = _check_real("scale", scale, 0.0, MAX_EMBEDDING_SCALE)
+    if scale <= 0:
+        raise ValueError(f"scale must be > 0 and ≤ {MAX_EMBEDDING_SCALE:g}, got {scale!r}")
+    return scale * math.sqrt(d_model)
+
+
+# ---------------------------------------------------------------------------
+# linear relation
+
+
+def _rotation_pairs(kind: np.ndarray, divisor: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Pair each sine column with a cosine column of the same frequency, in order.
+
+    Returns ``(sin_cols, cos_cols, unpaired_cols)``.
+    """
+    sin_cols: list[int] = []
+    cos_cols: list[int] = []
+    waiting: dict[tuple[str, float], list[int]] = {}
+    for j in range(kind.size):
+        if kind[j] not in ("sin", "cos"):
+            continue
+        other = "cos" if kind[j] == "sin" else "sin"
+        queue = waiting.get((other, float(divisor[j])))
+        if queue:
+            partner = queue.pop(0)
+            s, c = (j, partner) if kind[j] == "sin" else (partner, j)
+            sin_cols.append(s)
+            cos_cols.append(c)
+        else:
+            waiting.setdefault((str(kind[j]), float(divisor[j])), []).append(j)
+    paired = set(sin_cols) | set(cos_cols)
+    unpaired = np.array([j for j in range(kind.size) if j not in paired], dtype=np.int64)
+    return np.array(sin_cols, dtype=np.int64), np.array(cos_cols, dtype=np.int64), unpaired
+
+
+def linear_relation(scheme: str, positions, d_model: int, k: float, **params) -> LinearRelation:
+    """The matrix T_k with PE(p + k) = T_k · PE(p), and its residual over ``positions``.
+
+    Where the scheme's dimensions come in (sin, cos) pairs of equal frequency
+    ω (sinusoidal in either layout, sin/cos pair, four-vector, harmonic),
+    T_k is built exactly: for each pair, the 2×2 rotation
+    ``[[cos kω, sin kω], [−sin kω, cos kω]]`` placed at the pair's (sin, cos)
+    channels; every other entry is 0. A dimension without a partner (the last
+    sine when d is odd) gets the least-squares row and ``exact`` is False.
+    Otherwise (naive, normalized, single sine, all-sine) T_k is the
+    least-squares solution of PE(P) · T_kᵀ ≈ PE(P + k) (``numpy.linalg.lstsq``,
+    minimum norm).
+
+    Parameters
+    ----------
+    scheme : str
+    positions : array_like
+        The positions p; those with p + k < 0 are left out. p + k may lie
+        past the sequence length (encode takes any position).
+    d_model : int
+        At most :data:`MAX_TK_D_MODEL` (T_k is a dense d × d matrix).
+    k : float
+        Offset, finite, |k| ≤ ``limits.MAX_POSITION``.
+    **params
+        The scheme's parameters.
+
+    Returns
+    -------
+    LinearRelation
+
+    Raises
+    ------
+    ValueError
+        Bad parameters, no usable position, d_model too large, or a
+        least-squares fit past :data:`MAX_LSTSQ_WORK` (n·d²).
+    """
+    pos = limits.check_positions(positions)
+    d_model = _d_model(d_model)
+    k = _check_real("k", k, -limits.MAX_POSITION, limits.MAX_POSITION)
+    if d_model > MAX_TK_D_MODEL:
+        raise ValueError(
+            f"d_model: T_k is a dense d × d matrix; at most {MAX_TK_D_MODEL} for this view, got {d_model}"
+        )
+    cols = columns(scheme, d_model, **params)
+    shifted = pos + k
+    keep = (shifted >= 0) & (shifted <= limits.MAX_POSITION)
+    p, q = pos[keep], shifted[keep]
+    if p.size == 0:
+        raise ValueError(f"positions: no position p with p + k in 0…{limits.MAX_POSITION:g} (k = {k:g})")
+    sin_cols, cos_cols, unpaired = _rotation_pairs(cols.kind, cols.divisor)
+    n_fit = unpaired.size
+    if n_fit and p.size * d_model * d_model > MAX_LSTSQ_WORK:
+        raise ValueError(
+            f"positions: a least-squares T_k over {p.size:,} positions at d_model = {d_model} exceeds the "
+            f"budget (n·d² ≤ {MAX_LSTSQ_WORK:,}); use fewer positions or a smaller d_model"
+        )
+    x = encode(scheme, p, d_model, **params)
+    y = encode(scheme, q, d_model, **params)
+    T = np.zeros((d_model, d_model))
+    if sin_cols.size:
+        angle = k / cols.divisor[sin_cols]
+        c, s = np.cos(angle), np.sin(angle)
+        T[sin_cols, sin_cols] = c
+        T[sin_cols, cos_cols] = s
+        T[cos_cols, sin_cols] = -s
+        T[cos_cols, cos_cols] = c
+    rank = d_model
+    notes = []
+    if n_fit:
+        solution, _, rank, _ = np.linalg.lstsq(x, y[:, unpaired], rcond=None)
+        T[unpaired, :] = solution.T
+        rank = int(rank)
+        if n_fit < d_model:
+            notes.append(
+                f"{n_fit} dimension(s) have no sin/cos partner of the same frequency; "
+                "their rows are least-squares fits, so T_k is not exact."
+            )
+        if rank >= p.size:
+            notes.append(
+                f"Only {p.size} positions for rank {rank}: a least-squares fit can pass through every "
+                "position, so a small residual proves nothing; use more positions than dimensions."
+            )
+    # Residual; pairs applied as rotations (T is block-structured), fitted rows by product.
+    predicted = np.zeros_like(y)
+    if sin_cols.size:
+        predicted[:, sin_cols] = x[:, sin_cols] * c + x[:, cos_cols] * s
+        predicted[:, cos_cols] = -x[:, sin_cols] * s + x[:, cos_cols] * c
+    if n_fit:
+        predicted[:, unpaired] = x @ T[unpaired, :].T
+    residual = y - predicted
+    norm_y = float(np.linalg.norm(y))
+    norm_r = float(np.linalg.norm(residual))
+    return LinearRelation(
+        k=k,
+        T=T,
+        exact=n_fit == 0,
+        max_residual=float(np.abs(residual).max()),
+        rms_residual=float(math.sqrt(np.mean(residual * residual))),
+        relative_residual=norm_r / norm_y if norm_y > 0 else (0.0 if norm_r == 0 else math.inf),
+        method="least-squares" if n_fit == d_model else "rotation",
+        n_positions=int(p.size),
+        rank=rank,
+        note=" ".join(notes),
+    )
+
+
+# ---------------------------------------------------------------------------
+# relative vs absolute
+
+
+def _dots(
+    scheme: str, p: np.ndarray, q: np.ndarray, d_model: int, params: dict
+) -> np.ndarray:
+    """PE(p_r) · PE(q_r) for paired positions, in bounded blocks."""
+    out = np.empty(p.size)
+    rows = _rows_per_block(2 * d_model)
+    for start in range(0, p.size, rows):
+        stop = min(start + rows, p.size)
+        a = encode(scheme, p[start:stop], d_model, **params)
+        b = encode(scheme, q[start:stop], d_model, **params)
+        out[start:stop] = np.einsum("ij,ij->i", a, b)
+    return out
+
+
+def offset_spread(scheme: str, positions, d_model: int, offsets, **params) -> OffsetSpread:
+    """Min, max and spread over p of PE(p) · PE(p + k), for each offset k.
+
+    For the sinusoidal scheme PE(p)·PE(p+k) = Σ_i cos(k·ω_i) does not depend
+    on p, so the spread is 0 up to rounding; for the naive and all-sine
+    schemes it depends on p.
+
+    Parameters
+    ----------
+    scheme : str
+    positions : array_like
+        The positions p (p + k < 0 is left out for that k).
+    d_model : int
+    offsets : array_like
+        The offsets k, at most :data:`MAX_OFFSETS` of them.
+    **params
+
+    Returns
+    -------
+    OffsetSpread
+    """
+    pos = limits.check_positions(positions)
+    d_model = _d_model(d_model)
+    offs = _check_offsets(offsets)
+    columns(scheme, d_model, np.arange(1), **params)
+    if pos.size * offs.size > limits.MAX_SIMILARITY_ELEMENTS:
+        raise ValueError(
+            f"positions: {pos.size:,} positions × {offs.size:,} offsets exceed the limit of "
+            f"{limits.MAX_SIMILARITY_ELEMENTS:,} pairs; sample fewer positions or offsets"
+        )
+    m = offs.size
+    minimum, maximum, mean = np.full(m, np.nan), np.full(m, np.nan), np.full(m, np.nan)
+    count = np.zeros(m, dtype=np.int64)
+    base = np.empty((0, d_model))
+    base_ok = pos.size * d_model <= BLOCK_ELEMENTS
+    if base_ok:
+        base = encode(scheme, pos, d_model, **params)
+    for index, k in enumerate(offs):
+        shifted = pos + k
+        keep = (shifted >= 0) & (shifted <= limits.MAX_POSITION)
+        if not keep.any():
+            continue
+        if base_ok:
+            values = np.einsum("ij,ij->i", base[keep], encode(scheme, shifted[keep], d_model, **params))
+        else:
+            values = _dots(scheme, pos[keep], shifted[keep], d_model, params)
+        minimum[index], maximum[index], mean[index] = values.min(), values.max(), values.mean()
+        count[index] = values.size
+    return OffsetSpread(
+        offsets=offs, minimum=minimum, maximum=maximum, mean=mean, spread=maximum - minimum, count=count
+    )
+
+
+def offset_profiles(scheme: str, references, offsets, d_model: int, **params) -> np.ndarray:
+    """PE(r) · PE(r + k) for each reference position r (rows) and offset k (columns).
+
+    Entries with r + k < 0 are NaN.
+
+    Returns
+    -------
+    ndarray, shape (len(references), len(offsets))
+    """
+    refs = limits.check_positions(references)
+    d_model = _d_model(d_model)
+    offs = _check_offsets(offsets)
+    columns(scheme, d_model, np.arange(1), **params)
+    if refs.size * offs.size > limits.MAX_SIMILARITY_ELEMENTS:
+        raise ValueError(
+            f"references: {refs.size:,} references × {offs.size:,} offsets exceed the limit of "
+            f"{limits.MAX_SIMILARITY_ELEMENTS:,}"
+        )
+    out = np.full((refs.size, offs.size), np.nan)
+    for row, r in enumerate(refs):
+        shifted = r + offs
+        keep = np.flatnonzero((shifted >= 0) & (shifted <= limits.MAX_POSITION))
+        if keep.size:
+            out[row, keep] = _dots(scheme, np.full(keep.size, r), shifted[keep], d_model, params)
+    return out
