@@ -5,14 +5,27 @@
 """
 
 from . import limits
+from .attention import (
+    AttentionTrace,
+    LogitSplit,
+    OrderingComparison,
+    PermutationDemo,
+    align_permutation,
+    logit_split,
+    permutation_demo,
+    permutation_dict,
+    self_attention,
+    tokenize,
+)
 from .params import EncodingParams
-from .sampling import AxisSample, aliased, sample_axis
+from .sampling import AxisSample, aliased, curve_positions, sample_axis
 from .schemes import LAYOUTS, SCHEMES, SchemeInfo, columns, encode, formula_term, wavelengths
 from .similarity import METRICS, offset_profile, pairwise, similarity_matrix
 
 __all__ = [
     "AxisSample",
     "aliased",
+    "curve_positions",
     "sample_axis",
     "LAYOUTS",
     "METRICS",
@@ -27,4 +40,14 @@ __all__ = [
     "pairwise",
     "similarity_matrix",
     "wavelengths",
+    "AttentionTrace",
+    "LogitSplit",
+    "OrderingComparison",
+    "PermutationDemo",
+    "align_permutation",
+    "logit_split",
+    "permutation_demo",
+    "permutation_dict",
+    "self_attention",
+    "tokenize",
 ]

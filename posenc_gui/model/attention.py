@@ -1,0 +1,697 @@
+"""A toy single-head self-attention, to see why attention ignores word order.
+
+The notes start from the claim that self-attention cannot tell
+*dog bites man* from *man bites dog*. This module traces both sentences
+through the formula, number by number::
+
+    X = E            (or E + PE, the positional encoding added)
+    Q = X W_q,  K = X W_k,  V = X W_v
+    S = Q Kᵀ / √d_k                 (the attention logits, "scores")
+    A = softmax(S) row by row       (each row sums to 1)
+    Z = A V                         (the output, one row per word)
+
+Without position, reordering the words (a permutation matrix ``P``) only
+reorders the rows: ``Z_b = P Z_a`` and ``A_b = P A_a Pᵀ``. With a positional
+encoding added, word ``i`` carries ``e_i + p_i`` and the equality breaks.
+
+Everything is deterministic: a word's toy embedding depends only on the word,
+the seed and ``d_model`` (seeded with a CRC-32 of the word, not Python's
+salted ``hash``), so the same word gets the same vector in every sentence and
+every run; ``W_q``, ``W_k``, ``W_v`` depend only on the seed and ``d_model``.
+
+Example
+-------
+>>> from posenc_gui.model.attention import permutation_demo
+>>> demo = permutation_demo("dog bites man", "man bites dog")
+>>> demo.without_pe.max_abs_diff_output < 1e-12
+True
+"""
+
+from __future__ import annotations
+
+import math
+import unicodedata
+import zlib
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from . import limits
+from .schemes import SCHEMES, encode
+
+#: Allowed demo model dimension: small, so every number can be read.
+MIN_DEMO_D_MODEL = 2
+MAX_DEMO_D_MODEL = 64
+DEFAULT_DEMO_D_MODEL = 8
+#: Longest sentence (in words) the demo accepts.
+MAX_WORDS = 512
+#: Largest seed.
+MAX_SEED = 2**32 - 1
+#: Below this a difference is called "the same" in the verdicts (rounding is ~1e-16).
+SAME_TOLERANCE = 1e-9
+
+DEFAULT_SENTENCE_A = "dog bites man"
+DEFAULT_SENTENCE_B = "man bites dog"
+
+#: At most this many repeated words get a line in the verdict.
+MAX_REPEATED_LINES = 3
+
+#: Names of the four terms of the logit split, in order.
+SPLIT_TERMS = ("e·e", "e·p", "p·e", "p·p")
+
+
+def _readonly(array: np.ndarray) -> np.ndarray:
+    array = np.ascontiguousarray(array, dtype=np.float64)
+    array.setflags(write=False)
+    return array
+
+
+# --------------------------------------------------------------------------- tokens
+
+
+def _strip_punctuation(word: str) -> str:
+    start, end = 0, len(word)
+    while start < end and unicodedata.category(word[start]).startswith("P"):
+        start += 1
+    while end > start and unicodedata.category(word[end - 1]).startswith("P"):
+        end -= 1
+    return word[start:end]
+
+
+def tokenize(sentence: str, name: str = "sentence") -> tuple[str, ...]:
+    """Split a sentence into lower-case words.
+
+    Splits on whitespace, lower-cases, and strips punctuation from both ends
+    of each word (``"Dog,"`` → ``"dog"``, ``"man's"`` stays); pieces that are
+    only punctuation are dropped.
+
+    Parameters
+    ----------
+    sentence : str
+        The text.
+    name : str
+        The parameter name used in error messages (``"sentence_a"``, …).
+
+    Returns
+    -------
+    tuple of str
+
+    Raises
+    ------
+    ValueError
+        If the sentence is not a string, has no words, or has more than
+        :data:`MAX_WORDS` words.
+    """
+    if not isinstance(sentence, str):
+        raise ValueError(f"{name} must be text, got {type(sentence).__name__}")
+    words = tuple(w for w in (_strip_punctuation(p.lower()) for p in sentence.split()) if w)
+    if not words:
+        raise ValueError(f"{name} is empty: type 1…{MAX_WORDS} words")
+    if len(words) > MAX_WORDS:
+        raise ValueError(f"{name} has {len(words)} words; the limit is {MAX_WORDS} words")
+    return words
+
+
+def _check_tokens(tokens: Sequence[str], name: str) -> tuple[str, ...]:
+    if isinstance(tokens, str):
+        raise ValueError(f"{name} must be a sequence of words; use tokenize() on a sentence")
+    tokens = tuple(tokens)
+    if not tokens or not all(isinstance(t, str) and t for t in tokens):
+        raise ValueError(f"{name} must hold 1…{MAX_WORDS} non-empty words")
+    if len(tokens) > MAX_WORDS:
+        raise ValueError(f"{name} has {len(tokens)} words; the limit is {MAX_WORDS} words")
+    return tokens
+
+
+def check_demo_d_model(d_model: object) -> int:
+    """Validate the demo's model dimension (``2 … 64``)."""
+    return limits.check_int("d_model", d_model, MIN_DEMO_D_MODEL, MAX_DEMO_D_MODEL)
+
+
+def _check_seed(seed: object) -> int:
+    return limits.check_int("seed", seed, 0, MAX_SEED)
+
+
+# --------------------------------------------------------------------------- parameters
+
+
+def word_embedding(word: str, d_model: int, seed: int = 0) -> np.ndarray:
+    """The toy embedding ``e`` of one word: standard normal entries.
+
+    Seeded by ``(seed, crc32(word))``, so it is the same in every sentence,
+    process and platform.
+
+    Returns
+    -------
+    numpy.ndarray
+        float64, shape ``(d_model,)``.
+    """
+    d_model = check_demo_d_model(d_model)
+    seed = _check_seed(seed)
+    rng = np.random.default_rng([seed, zlib.crc32(word.encode("utf-8")), d_model])
+    return rng.standard_normal(d_model)
+
+
+def token_embeddings(tokens: Sequence[str], d_model: int, seed: int = 0) -> np.ndarray:
+    """Stack the embeddings of ``tokens`` into ``E``, shape ``(len(tokens), d_model)``.
+
+    Repeated words get identical rows.
+    """
+    tokens = _check_tokens(tokens, "tokens")
+    d_model = check_demo_d_model(d_model)
+    unique = {word: word_embedding(word, d_model, seed) for word in dict.fromkeys(tokens)}
+    return np.vstack([unique[word] for word in tokens])
+
+
+@dataclass(frozen=True, eq=False)
+class AttentionWeights:
+    """The projections of the toy attention head, each ``(d_model, d_k)``.
+
+    Entries are normal with variance ``1 / d_model``, so ``Q`` and ``K`` keep
+    the scale of ``X`` and the scaled scores ``Q Kᵀ / √d_k`` stay near unit
+    size (the softmax is neither flat nor saturated).
+    """
+
+    w_q: np.ndarray
+    w_k: np.ndarray
+    w_v: np.ndarray
+
+    @property
+    def d_k(self) -> int:
+        """The key (and query) dimension."""
+        return int(self.w_k.shape[1])
+
+
+def attention_weights(d_model: int, seed: int = 0) -> AttentionWeights:
+    """Seeded ``W_q``, ``W_k``, ``W_v`` for a head with ``d_k = d_v = d_model``."""
+    d_model = check_demo_d_model(d_model)
+    seed = _check_seed(seed)
+    rng = np.random.default_rng([seed, 0x5EED, d_model])
+    w = rng.standard_normal((3, d_model, d_model)) / math.sqrt(d_model)
+    return AttentionWeights(_readonly(w[0]), _readonly(w[1]), _readonly(w[2]))
+
+
+def positional_matrix(
+    n: int, d_model: int, scheme: str, scheme_kwargs: Mapping[str, Any] | None = None
+) -> np.ndarray:
+    """``PE`` for positions ``0 … n−1``: ``encode(scheme, range(n), d_model, **scheme_kwargs)``."""
+    return encode(scheme, np.arange(n, dtype=np.float64), d_model, **dict(scheme_kwargs or {}))
+
+
+def softmax_rows(scores: np.ndarray) -> np.ndarray:
+    """Row-wise softmax, stable for large logits (the row maximum is subtracted)."""
+    shifted = scores - scores.max(axis=1, keepdims=True)
+    weights = np.exp(shifted)
+    return weights / weights.sum(axis=1, keepdims=True)
+
+
+# --------------------------------------------------------------------------- one sentence
+
+
+@dataclass(frozen=True, eq=False)
+class AttentionTrace:
+    """Every matrix of one sentence's pass through the head.
+
+    Attributes
+    ----------
+    tokens : tuple of str
+        The words, one per row.
+    embeddings : ndarray, (n, d_model)
+        ``E``, the toy word embeddings.
+    positional : ndarray or None, (n, d_model)
+        ``PE`` added to ``E``, or ``None`` without position.
+    x, q, k, v : ndarray
+        ``X = E (+ PE)``, ``Q = X W_q``, ``K = X W_k``, ``V = X W_v``.
+    scores : ndarray, (n, n)
+        ``Q Kᵀ / √d_k``: row = query word, column = key word.
+    attention : ndarray, (n, n)
+        ``A = softmax(scores)`` by rows.
+    output : ndarray, (n, d_model)
+        ``Z = A V``.
+    """
+
+    tokens: tuple[str, ...]
+    embeddings: np.ndarray
+    positional: np.ndarray | None
+    x: np.ndarray
+    q: np.ndarray
+    k: np.ndarray
+    v: np.ndarray
+    scores: np.ndarray
+    attention: np.ndarray
+    output: np.ndarray
+
+    @property
+    def with_position(self) -> bool:
+        """True if a positional encoding was added."""
+        return self.positional is not None
+
+    def steps(self) -> dict[str, np.ndarray]:
+        """The matrices in the order of the formula, keyed by their names."""
+        return {
+            "X": self.x, "Q": self.q, "K": self.k, "V": self.v,
+            "scores": self.scores, "A": self.attention, "Z": self.output,
+        }
+
+
+def self_attention(
+    tokens: Sequence[str],
+    d_model: int = DEFAULT_DEMO_D_MODEL,
+    *,
+    scheme: str | None = None,
+    scheme_kwargs: Mapping[str, Any] | None = None,
+    seed: int = 0,
+) -> AttentionTrace:
+    """Run one sentence through the toy attention head.
+
+    Parameters
+    ----------
+    tokens : sequence of str
+        The words (see :func:`tokenize`).
+    d_model : int
+        Embedding size, ``2 … 64``.
+    scheme : str, optional
+        A positional-encoding scheme (a key of ``SCHEMES``); ``None`` for no
+        position (``X = E``).
+    scheme_kwargs : mapping, optional
+        The scheme's parameters, e.g. ``EncodingParams.scheme_kwargs()``.
+    seed : int
+        Seed of the embeddings and weights.
+
+    Returns
+    -------
+    AttentionTrace
+    """
+    tokens = _check_tokens(tokens, "tokens")
+    d_model = check_demo_d_model(d_model)
+    weights = attention_weights(d_model, seed)
+    e = token_embeddings(tokens, d_model, seed)
+    pe = None if scheme is None else positional_matrix(len(tokens), d_model, scheme, scheme_kwargs)
+    x = e if pe is None else e + pe
+    q, k, v = x @ weights.w_q, x @ weights.w_k, x @ weights.w_v
+    scores = (q @ k.T) / math.sqrt(weights.d_k)
+    a = softmax_rows(scores)
+    z = a @ v
+    return AttentionTrace(
+        tokens, _readonly(e), None if pe is None else _readonly(pe), _readonly(x), _readonly(q),
+        _readonly(k), _readonly(v), _readonly(scores), _readonly(a), _readonly(z),
+    )
+
+
+# --------------------------------------------------------------------------- four-term split
+
+
+@dataclass(frozen=True, eq=False)
+class LogitSplit:
+    """The attention logits of ``e + p`` split into meaning and position terms.
+
+    ``(e_i + p_i) W_q · ((e_j + p_j) W_k)ᵀ / √d_k`` expands into four
+    ``(n, n)`` matrices, each scaled by ``1 / √d_k`` like the scores:
+
+    - ``ee``: ``e_i W_q · (e_j W_k)ᵀ`` — meaning attends to meaning;
+    - ``ep``: ``e_i W_q · (p_j W_k)ᵀ`` — a word attends to a position;
+    - ``pe``: ``p_i W_q · (e_j W_k)ᵀ`` — a position attends to a word;
+    - ``pp``: ``p_i W_q · (p_j W_k)ᵀ`` — position attends to position.
+
+    ``total`` is the trace's ``scores``; ``max_abs_residual`` is
+    ``max |ee + ep + pe + pp − total|`` (rounding only, ~1e-15).
+    """
+
+    tokens: tuple[str, ...]
+    ee: np.ndarray
+    ep: np.ndarray
+    pe: np.ndarray
+    pp: np.ndarray
+    total: np.ndarray
+    max_abs_residual: float
+
+    def terms(self) -> dict[str, np.ndarray]:
+        """The four terms keyed by :data:`SPLIT_TERMS`."""
+        return dict(zip(SPLIT_TERMS, (self.ee, self.ep, self.pe, self.pp)))
+
+    def shares(self) -> dict[str, float]:
+        """Each term's share of the summed absolute values of all four (sums to 1)."""
+        sizes = {name: float(np.abs(t).sum()) for name, t in self.terms().items()}
+        total = sum(sizes.values())
+        return {name: (s / total if total > 0 else 0.0) for name, s in sizes.items()}
+
+
+def logit_split(trace: AttentionTrace, seed: int = 0) -> LogitSplit:
+    """Split the scores of a trace made *with* position into its four terms.
+
+    Parameters
+    ----------
+    trace : AttentionTrace
+        From :func:`self_attention` with a ``scheme``.
+    seed : int
+        The seed the trace was made with (for the weights).
+
+    Raises
+    ------
+    ValueError
+        If the trace has no positional encoding.
+    """
+    if trace.positional is None:
+        raise ValueError("trace has no positional encoding; make it with a scheme to split the logits")
+    d_model = trace.embeddings.shape[1]
+    weights = attention_weights(d_model, seed)
+    scale = 1.0 / math.sqrt(weights.d_k)
+    e, p = trace.embeddings, trace.positional
+    eq, ek = e @ weights.w_q, e @ weights.w_k
+    pq, pk = p @ weights.w_q, p @ weights.w_k
+    ee, ep, pe, pp = (eq @ ek.T) * scale, (eq @ pk.T) * scale, (pq @ ek.T) * scale, (pq @ pk.T) * scale
+    residual = float(np.max(np.abs(ee + ep + pe + pp - trace.scores)))
+    return LogitSplit(
+        trace.tokens, _readonly(ee), _readonly(ep), _readonly(pe), _readonly(pp), trace.scores, residual
+    )
+
+
+# --------------------------------------------------------------------------- comparison
+
+
+def align_permutation(tokens_a: Sequence[str], tokens_b: Sequence[str]) -> tuple[int, ...] | None:
+    """The permutation that reorders ``a`` into ``b``, or ``None`` if there is none.
+
+    Returns ``perm`` with ``tokens_b[i] == tokens_a[perm[i]]``: the matrix
+    ``P`` with ``P[i, perm[i]] = 1`` satisfies ``P @ X_a == X_b`` for the
+    embeddings. A repeated word's occurrences are matched in order (the first
+    ``dog`` of b to the first ``dog`` of a, …).
+    """
+    tokens_a, tokens_b = tuple(tokens_a), tuple(tokens_b)
+    if len(tokens_a) != len(tokens_b) or Counter(tokens_a) != Counter(tokens_b):
+        return None
+    where: dict[str, list[int]] = defaultdict(list)
+    for index, word in enumerate(tokens_a):
+        where[word].append(index)
+    used: dict[str, int] = defaultdict(int)
+    perm = []
+    for word in tokens_b:
+        perm.append(where[word][used[word]])
+        used[word] += 1
+    return tuple(perm)
+
+
+def permutation_matrix(perm: Sequence[int]) -> np.ndarray:
+    """``P`` with ``P[i, perm[i]] = 1``, so ``(P @ M)[i] = M[perm[i]]``."""
+    n = len(perm)
+    p = np.zeros((n, n))
+    p[np.arange(n), np.asarray(perm, dtype=np.int64)] = 1.0
+    return p
+
+
+def _not_permutation_message(tokens_a: tuple[str, ...], tokens_b: tuple[str, ...]) -> str:
+    count_a, count_b = Counter(tokens_a), Counter(tokens_b)
+    only_a = sorted((count_a - count_b).elements())
+    only_b = sorted((count_b - count_a).elements())
+    parts = []
+    if only_a:
+        parts.append("only in a: " + ", ".join(only_a[:8]) + (" …" if len(only_a) > 8 else ""))
+    if only_b:
+        parts.append("only in b: " + ", ".join(only_b[:8]) + (" …" if len(only_b) > 8 else ""))
+    return (
+        "Sentence b is not a reordering of sentence a (" + "; ".join(parts) + "), so there is no "
+        "permutation to compare. Each sentence is still traced on its own; use the same words in "
+        "another order to compare."
+    )
+
+
+def repeated_word_spread(trace: AttentionTrace) -> dict[str, float]:
+    """For each word that occurs more than once: the largest difference between its output rows.
+
+    Without position identical words have identical rows of ``Z`` (spread
+    ≈ 0); with position they differ.
+    """
+    rows: dict[str, list[int]] = defaultdict(list)
+    for index, word in enumerate(trace.tokens):
+        rows[word].append(index)
+    spread = {}
+    for word, index in rows.items():
+        if len(index) > 1:
+            block = trace.output[index]
+            spread[word] = float(np.max(np.abs(block - block[0])))
+    return spread
+
+
+@dataclass(frozen=True, eq=False)
+class OrderingComparison:
+    """Two sentences through the same head, compared after aligning b to a.
+
+    Attributes
+    ----------
+    trace_a, trace_b : AttentionTrace
+    permutation : tuple of int or None
+        ``perm`` with ``tokens_b[i] == tokens_a[perm[i]]``; ``None`` if b is
+        not a reordering of a.
+    max_abs_diff_output : float or None
+        ``max |Z_b − P Z_a|``; ``None`` without a permutation.
+    max_abs_diff_attention : float or None
+        ``max |A_b − P A_a Pᵀ|``; ``None`` without a permutation.
+    verdict : str
+        The result in plain words, with the measured numbers.
+    """
+
+    trace_a: AttentionTrace
+    trace_b: AttentionTrace
+    permutation: tuple[int, ...] | None
+    max_abs_diff_output: float | None
+    max_abs_diff_attention: float | None
+    verdict: str
+
+    @property
+    def is_permutation(self) -> bool:
+        """True if b is a reordering of a."""
+        return self.permutation is not None
+
+    @property
+    def same(self) -> bool:
+        """True if b's outputs are a's rows reordered (up to rounding)."""
+        return self.max_abs_diff_output is not None and self.max_abs_diff_output <= SAME_TOLERANCE
+
+
+def _verdict(with_position: bool, perm: tuple[int, ...] | None, diff_z: float | None, diff_a: float | None) -> str:
+    label = "with position" if with_position else "without position"
+    if perm is None or diff_z is None or diff_a is None:
+        return f"{label.capitalize()}: no comparison — sentence b is not a reordering of sentence a."
+    identity = all(i == j for i, j in enumerate(perm))
+    if diff_z <= SAME_TOLERANCE and diff_a <= SAME_TOLERANCE:
+        text = (
+            f"{label.capitalize()} the outputs are the same rows permuted: max difference {diff_z:.1e} "
+            f"(attention weights {diff_a:.1e})"
+        )
+        text += " — only floating-point rounding." if max(diff_z, diff_a) > 0 else "."
+        if with_position and identity:
+            text += " Both sentences have the same order, so position changes nothing here."
+        return text
+    return (
+        f"{label.capitalize()} they differ by {diff_z:.2g} (largest |Z_b − P Z_a|; attention weights "
+        f"by {diff_a:.2g}): the head now sees word order."
+    )
+
+
+def compare_orderings(trace_a: AttentionTrace, trace_b: AttentionTrace) -> OrderingComparison:
+    """Compare two traces after aligning b's rows (and columns) to a's.
+
+    Both traces must be made with the same ``d_model``, seed and, for a fair
+    comparison, the same scheme (or none).
+    """
+    perm = align_permutation(trace_a.tokens, trace_b.tokens)
+    with_position = trace_a.with_position or trace_b.with_position
+    if perm is None:
+        return OrderingComparison(trace_a, trace_b, None, None, None, _verdict(with_position, None, None, None))
+    index = np.asarray(perm, dtype=np.int64)
+    diff_z = float(np.max(np.abs(trace_b.output - trace_a.output[index])))
+    diff_a = float(np.max(np.abs(trace_b.attention - trace_a.attention[np.ix_(index, index)])))
+    return OrderingComparison(trace_a, trace_b, perm, diff_z, diff_a, _verdict(with_position, perm, diff_z, diff_a))
+
+
+# --------------------------------------------------------------------------- the whole demo
+
+
+@dataclass(frozen=True, eq=False)
+class PermutationDemo:
+    """Everything the Permutation demo shows, for one pair of sentences.
+
+    Attributes
+    ----------
+    sentence_a, sentence_b : str
+        The sentences as typed.
+    tokens_a, tokens_b : tuple of str
+    d_model, seed : int
+    scheme : str
+        The positional-encoding scheme of the ``with_pe`` traces.
+    scheme_kwargs : dict
+        Its parameters.
+    without_pe, with_pe : OrderingComparison
+    split_a, split_b : LogitSplit
+        The four-term split of each sentence's logits with position.
+    message : str
+        Empty when b reorders a; otherwise why there is no comparison.
+    repeated : dict
+        ``{"a": {word: (spread without PE, spread with PE)}, "b": {…}}`` for
+        words that occur more than once (see :func:`repeated_word_spread`).
+    """
+
+    sentence_a: str
+    sentence_b: str
+    tokens_a: tuple[str, ...]
+    tokens_b: tuple[str, ...]
+    d_model: int
+    seed: int
+    scheme: str
+    scheme_kwargs: dict
+    without_pe: OrderingComparison
+    with_pe: OrderingComparison
+    split_a: LogitSplit
+    split_b: LogitSplit
+    message: str
+    repeated: dict
+
+    @property
+    def is_permutation(self) -> bool:
+        """True if sentence b is a reordering of sentence a."""
+        return self.without_pe.is_permutation
+
+    @property
+    def permutation(self) -> tuple[int, ...] | None:
+        """``perm`` with ``tokens_b[i] == tokens_a[perm[i]]``, or ``None``."""
+        return self.without_pe.permutation
+
+    def comparison(self, with_position: bool) -> OrderingComparison:
+        """``with_pe`` or ``without_pe``."""
+        return self.with_pe if with_position else self.without_pe
+
+    def verdict_lines(self) -> list[str]:
+        """The verdicts in plain words: the comparison, or the reason there is none, and repeated words."""
+        lines = [self.without_pe.verdict, self.with_pe.verdict] if self.is_permutation else [self.message]
+        seen: set[str] = set()
+        for key in ("a", "b"):
+            for word, (plain, positioned) in self.repeated[key].items():
+                if word in seen:
+                    continue
+                seen.add(word)
+                if len(seen) > MAX_REPEATED_LINES:
+                    break
+                lines.append(
+                    f"“{word}” occurs more than once in sentence {key}: without position its output rows "
+                    f"are identical (max difference {plain:.1e}); with position they differ by {positioned:.2g}."
+                )
+        return lines
+
+    def to_dict(self) -> dict[str, Any]:
+        """The numbers as JSON-able values (lists, floats, ``None``); see :func:`permutation_dict`."""
+        return permutation_dict(self)
+
+
+def _comparison_dict(comparison: OrderingComparison) -> dict[str, Any]:
+    return {
+        "attention_a": comparison.trace_a.attention.tolist(),
+        "attention_b": comparison.trace_b.attention.tolist(),
+        "output_a": comparison.trace_a.output.tolist(),
+        "output_b": comparison.trace_b.output.tolist(),
+        "max_abs_diff_output": comparison.max_abs_diff_output,
+        "max_abs_diff_attention": comparison.max_abs_diff_attention,
+        "scores_a": comparison.trace_a.scores.tolist(),
+        "scores_b": comparison.trace_b.scores.tolist(),
+        "verdict": comparison.verdict,
+    }
+
+
+def permutation_dict(demo: PermutationDemo) -> dict[str, Any]:
+    """The demo's numbers as a JSON-able dict (for ``json.dump``).
+
+    Keys: ``tokens_a``, ``tokens_b``, and for each of ``without_pe`` and
+    ``with_pe``: ``attention_a``, ``attention_b``, ``output_a``, ``output_b``
+    (nested lists, rows = words), ``max_abs_diff_output`` and
+    ``max_abs_diff_attention`` (after aligning b to a; ``null`` if b is not a
+    reordering of a), plus ``scores_a``/``scores_b`` and ``verdict``. Also
+    ``sentence_a``, ``sentence_b``, ``is_permutation``, ``permutation``,
+    ``message``, ``d_model``, ``seed``, ``scheme``, ``scheme_kwargs`` and
+    ``logit_split`` (``a``/``b``: the four terms, ``total``,
+    ``max_abs_residual``, ``shares``).
+    """
+    def split(s: LogitSplit) -> dict[str, Any]:
+        return {
+            **{name: term.tolist() for name, term in s.terms().items()},
+            "total": s.total.tolist(),
+            "max_abs_residual": s.max_abs_residual,
+            "shares": s.shares(),
+        }
+
+    return {
+        "sentence_a": demo.sentence_a,
+        "sentence_b": demo.sentence_b,
+        "tokens_a": list(demo.tokens_a),
+        "tokens_b": list(demo.tokens_b),
+        "is_permutation": demo.is_permutation,
+        "permutation": None if demo.permutation is None else list(demo.permutation),
+        "message": demo.message,
+        "d_model": demo.d_model,
+        "seed": demo.seed,
+        "scheme": demo.scheme,
+        "scheme_kwargs": {k: (float(v) if isinstance(v, (float, np.floating)) else v) for k, v in demo.scheme_kwargs.items()},
+        "without_pe": _comparison_dict(demo.without_pe),
+        "with_pe": _comparison_dict(demo.with_pe),
+        "logit_split": {"a": split(demo.split_a), "b": split(demo.split_b)},
+    }
+
+
+def permutation_demo(
+    sentence_a: str = DEFAULT_SENTENCE_A,
+    sentence_b: str = DEFAULT_SENTENCE_B,
+    d_model: int = DEFAULT_DEMO_D_MODEL,
+    scheme: str = "sinusoidal",
+    scheme_kwargs: Mapping[str, Any] | None = None,
+    seed: int = 0,
+) -> PermutationDemo:
+    """Trace two sentences through the toy head, with and without position, and compare.
+
+    Parameters
+    ----------
+    sentence_a, sentence_b : str
+        The sentences; b is usually a reordering of a ("dog bites man",
+        "man bites dog"). If it is not, the result says so in ``message``
+        (no exception) and the per-sentence traces are still there.
+    d_model : int
+        Embedding size of the demo, ``2 … 64`` (default 8).
+    scheme : str
+        Positional-encoding scheme for the ``with_pe`` traces.
+    scheme_kwargs : mapping, optional
+        Its parameters (``EncodingParams.scheme_kwargs()``).
+    seed : int
+        Seed of embeddings and weights, ``0 … 2³²−1``.
+
+    Returns
+    -------
+    PermutationDemo
+
+    Raises
+    ------
+    ValueError
+        For an empty sentence or one over :data:`MAX_WORDS` words (naming
+        ``sentence_a`` / ``sentence_b``), a ``d_model`` outside ``2 … 64``, or
+        a bad scheme or scheme parameter.
+    """
+    tokens_a = tokenize(sentence_a, "sentence_a")
+    tokens_b = tokenize(sentence_b, "sentence_b")
+    d_model = check_demo_d_model(d_model)
+    seed = _check_seed(seed)
+    if scheme not in SCHEMES:
+        raise ValueError(f"scheme must be one of {', '.join(SCHEMES)}; got {scheme!r}")
+    kwargs = dict(scheme_kwargs or {})
+    plain_a = self_attention(tokens_a, d_model, seed=seed)
+    plain_b = self_attention(tokens_b, d_model, seed=seed)
+    pos_a = self_attention(tokens_a, d_model, scheme=scheme, scheme_kwargs=kwargs, seed=seed)
+    pos_b = self_attention(tokens_b, d_model, scheme=scheme, scheme_kwargs=kwargs, seed=seed)
+    without_pe = compare_orderings(plain_a, plain_b)
+    with_pe = compare_orderings(pos_a, pos_b)
+    message = "" if without_pe.is_permutation else _not_permutation_message(tokens_a, tokens_b)
+    repeated = {}
+    for key, plain, positioned in (("a", plain_a, pos_a), ("b", plain_b, pos_b)):
+        spread_plain, spread_pos = repeated_word_spread(plain), repeated_word_spread(positioned)
+        repeated[key] = {w: (spread_plain[w], spread_pos[w]) for w in spread_plain}
+    return PermutationDemo(
+        sentence_a, sentence_b, tokens_a, tokens_b, d_model, seed, scheme, kwargs,
+        without_pe, with_pe, logit_split(pos_a, seed), logit_split(pos_b, seed), message, repeated,
+    )

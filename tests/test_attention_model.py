@@ -1,0 +1,312 @@
+"""The toy attention head of the Permutation demo (model layer, no Qt)."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from posenc_gui.model import EncodingParams, SCHEMES, encode
+from posenc_gui.model.attention import (
+    MAX_WORDS,
+    align_permutation,
+    attention_weights,
+    logit_split,
+    permutation_demo,
+    permutation_matrix,
+    self_attention,
+    softmax_rows,
+    token_embeddings,
+    tokenize,
+    word_embedding,
+)
+
+WORDS = st.sampled_from(["dog", "bites", "man", "the", "cat", "sat", "on", "a", "mat", "x"])
+
+
+@st.composite
+def sentence_and_permutation(draw, min_size=1, max_size=12):
+    words = draw(st.lists(WORDS, min_size=min_size, max_size=max_size))
+    order = draw(st.permutations(range(len(words))))
+    return words, [words[i] for i in order]
+
+
+# --------------------------------------------------------------------------- tokens
+
+
+def test_tokenize_lowercases_and_strips_punctuation():
+    assert tokenize("The Dog, bites   MAN!") == ("the", "dog", "bites", "man")
+    assert tokenize("“Man” bites… dog's — tail") == ("man", "bites", "dog's", "tail")
+
+
+@pytest.mark.parametrize("text", ["", "   ", "!!! ... —"])
+def test_empty_sentence_names_the_parameter(text):
+    with pytest.raises(ValueError, match="sentence_a"):
+        permutation_demo(text, "dog bites man")
+    with pytest.raises(ValueError, match="sentence_b"):
+        permutation_demo("dog bites man", text)
+
+
+def test_too_many_words_names_the_limit():
+    with pytest.raises(ValueError, match=rf"sentence_b.*{MAX_WORDS}"):
+        permutation_demo("dog", " ".join(["dog"] * (MAX_WORDS + 1)))
+
+
+@pytest.mark.parametrize("d_model", [0, 1, 65, 2.5, "8", None])
+def test_bad_d_model_names_the_range(d_model):
+    with pytest.raises(ValueError, match=r"d_model.*2…64"):
+        permutation_demo(d_model=d_model)
+
+
+def test_bad_scheme_is_a_value_error():
+    with pytest.raises(ValueError, match="scheme"):
+        permutation_demo(scheme="nope")
+    with pytest.raises(ValueError, match="length"):
+        permutation_demo(scheme="sinusoidal", scheme_kwargs={"length": 5})
+
+
+# --------------------------------------------------------------------------- embeddings and weights
+
+
+def test_same_word_same_vector_in_every_sentence():
+    e1 = token_embeddings(("dog", "bites", "man"), 8)
+    e2 = token_embeddings(("man", "bites", "dog", "dog"), 8)
+    np.testing.assert_array_equal(e1[0], e2[2])
+    np.testing.assert_array_equal(e2[2], e2[3])
+    np.testing.assert_array_equal(e1[2], e2[0])
+    assert not np.allclose(e1[0], e1[2])
+    np.testing.assert_array_equal(word_embedding("dog", 8), e1[0])
+
+
+def test_embeddings_do_not_depend_on_python_hash_seed():
+    import subprocess
+    import sys
+
+    code = "from posenc_gui.model.attention import word_embedding; print(repr(word_embedding('dog', 4).tolist()))"
+    outputs = {
+        subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True,
+            env={"PYTHONHASHSEED": seed, "PATH": ""},
+        ).stdout
+        for seed in ("1", "2")
+    }
+    assert len(outputs) == 1
+    assert json.loads(outputs.pop()) == word_embedding("dog", 4).tolist()
+
+
+def test_seed_changes_embeddings_and_weights():
+    assert not np.allclose(word_embedding("dog", 8, seed=0), word_embedding("dog", 8, seed=1))
+    assert not np.allclose(attention_weights(8, 0).w_q, attention_weights(8, 1).w_q)
+    np.testing.assert_array_equal(attention_weights(8, 3).w_v, attention_weights(8, 3).w_v)
+
+
+# --------------------------------------------------------------------------- one sentence
+
+
+def test_trace_follows_the_formula_step_by_step():
+    tokens = ("dog", "bites", "man")
+    trace = self_attention(tokens, 6, scheme="sinusoidal", scheme_kwargs={"base": 10000.0})
+    w = attention_weights(6)
+    pe = encode("sinusoidal", [0, 1, 2], 6, base=10000.0)
+    x = token_embeddings(tokens, 6) + pe
+    np.testing.assert_array_equal(trace.positional, pe)
+    np.testing.assert_allclose(trace.x, x, rtol=0, atol=1e-15)
+    q, k, v = x @ w.w_q, x @ w.w_k, x @ w.w_v
+    scores = np.array([[q[i] @ k[j] for j in range(3)] for i in range(3)]) / math.sqrt(6)
+    np.testing.assert_allclose(trace.scores, scores, rtol=0, atol=1e-12)
+    by_hand = np.exp(scores) / np.exp(scores).sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(trace.attention, by_hand, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(trace.attention.sum(axis=1), 1.0, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(trace.output, by_hand @ v, rtol=0, atol=1e-12)
+    assert set(trace.steps()) == {"X", "Q", "K", "V", "scores", "A", "Z"}
+
+
+def test_trace_arrays_are_read_only():
+    trace = self_attention(("dog",), 4)
+    with pytest.raises(ValueError):
+        trace.output[0, 0] = 1.0
+
+
+def test_softmax_is_stable_for_huge_logits():
+    a = softmax_rows(np.array([[1e6, 0.0, -1e6], [3.0, 3.0, 3.0]]))
+    np.testing.assert_allclose(a, [[1, 0, 0], [1 / 3, 1 / 3, 1 / 3]], atol=1e-15)
+
+
+# --------------------------------------------------------------------------- alignment
+
+
+def test_alignment_matches_repeated_words_in_order():
+    a = ("the", "dog", "chased", "another", "dog")
+    b = ("dog", "another", "dog", "chased", "the")
+    perm = align_permutation(a, b)
+    assert perm == (1, 3, 4, 2, 0)
+    assert [a[i] for i in perm] == list(b)
+    p = permutation_matrix(perm)
+    e_a, e_b = token_embeddings(a, 4), token_embeddings(b, 4)
+    np.testing.assert_array_equal(p @ e_a, e_b)
+
+
+@pytest.mark.parametrize(
+    "a, b", [(("dog", "bites", "man"), ("dog", "bites")), (("dog", "dog"), ("dog", "man")), (("a",), ("b",))]
+)
+def test_no_alignment_for_different_words(a, b):
+    assert align_permutation(a, b) is None
+
+
+# --------------------------------------------------------------------------- the property of the notes
+
+
+@settings(max_examples=60, deadline=None)
+@given(pair=sentence_and_permutation(), d_model=st.integers(2, 16), seed=st.integers(0, 2**32 - 1))
+def test_without_position_outputs_are_permuted_rows(pair, d_model, seed):
+    a, b = pair
+    demo = permutation_demo(" ".join(a), " ".join(b), d_model=d_model, seed=seed)
+    assert demo.is_permutation and demo.message == ""
+    assert demo.without_pe.max_abs_diff_output <= 1e-12
+    assert demo.without_pe.max_abs_diff_attention <= 1e-12
+    # Independently of the module's own measure: Z_b = P Z_a, A_b = P A_a Pᵀ.
+    p = permutation_matrix(demo.permutation)
+    za, zb = demo.without_pe.trace_a.output, demo.without_pe.trace_b.output
+    aa, ab = demo.without_pe.trace_a.attention, demo.without_pe.trace_b.attention
+    np.testing.assert_allclose(zb, p @ za, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(ab, p @ aa @ p.T, rtol=0, atol=1e-12)
+    assert "same rows permuted" in demo.without_pe.verdict
+
+
+@settings(max_examples=40, deadline=None)
+@given(pair=sentence_and_permutation(min_size=2), d_model=st.integers(4, 32))
+def test_with_sinusoidal_position_outputs_differ(pair, d_model):
+    a, b = pair
+    assume(a != b)  # a real reordering, not the same sentence
+    demo = permutation_demo(" ".join(a), " ".join(b), d_model=d_model, scheme="sinusoidal",
+                            scheme_kwargs={"base": 10000.0, "layout": "interleaved"})
+    assert demo.with_pe.max_abs_diff_output > 1e-6
+    p = permutation_matrix(demo.permutation)
+    diff = np.max(np.abs(demo.with_pe.trace_b.output - p @ demo.with_pe.trace_a.output))
+    assert diff == pytest.approx(demo.with_pe.max_abs_diff_output, abs=1e-14)
+    assert f"{demo.with_pe.max_abs_diff_output:.2g}" in demo.with_pe.verdict
+
+
+def test_dog_bites_man():
+    demo = permutation_demo("dog bites man", "man bites dog")
+    assert demo.tokens_a == ("dog", "bites", "man") and demo.tokens_b == ("man", "bites", "dog")
+    assert demo.permutation == (2, 1, 0)
+    assert demo.without_pe.same and not demo.with_pe.same
+    assert demo.with_pe.max_abs_diff_output > 0.05
+
+
+def test_same_order_with_position_is_the_same():
+    demo = permutation_demo("dog bites man", "Dog bites man.")
+    assert demo.with_pe.max_abs_diff_output == 0.0 and demo.with_pe.same
+
+
+@pytest.mark.parametrize("scheme", list(SCHEMES))
+def test_every_scheme_of_the_app_breaks_the_symmetry(scheme):
+    kwargs = EncodingParams(scheme=scheme).scheme_kwargs()
+    demo = permutation_demo("dog bites man", "man bites dog", scheme=scheme, scheme_kwargs=kwargs)
+    assert demo.without_pe.max_abs_diff_output <= 1e-12
+    assert demo.with_pe.max_abs_diff_output > 1e-6
+
+
+def test_repeated_words_have_identical_rows_without_position():
+    demo = permutation_demo("the dog chased another dog", "dog bites man")
+    assert not demo.is_permutation
+    z = demo.without_pe.trace_a.output
+    np.testing.assert_allclose(z[1], z[4], rtol=0, atol=1e-12)
+    zp = demo.with_pe.trace_a.output
+    assert np.max(np.abs(zp[1] - zp[4])) > 1e-6
+    plain, positioned = demo.repeated["a"]["dog"]
+    assert plain <= 1e-12 and positioned > 1e-6
+    assert any("“dog”" in line for line in demo.verdict_lines())
+
+
+# --------------------------------------------------------------------------- four-term split
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    words=st.lists(WORDS, min_size=1, max_size=10),
+    d_model=st.integers(2, 24),
+    scheme=st.sampled_from(sorted(SCHEMES)),
+)
+def test_four_terms_sum_to_the_logits(words, d_model, scheme):
+    kwargs = EncodingParams(scheme=scheme, seq_len=16).scheme_kwargs()
+    trace = self_attention(words, d_model, scheme=scheme, scheme_kwargs=kwargs)
+    split = logit_split(trace)
+    total = split.ee + split.ep + split.pe + split.pp
+    scale = max(1.0, float(np.max(np.abs(trace.scores))))
+    assert np.max(np.abs(total - trace.scores)) <= 1e-12 * scale
+    assert split.max_abs_residual <= 1e-12 * scale
+    # e·e is exactly the logits of the sentence without position.
+    plain = self_attention(words, d_model)
+    np.testing.assert_allclose(split.ee, plain.scores, rtol=0, atol=1e-12 * scale)
+    shares = split.shares()
+    assert sum(shares.values()) == pytest.approx(1.0)
+
+
+def test_split_needs_position():
+    with pytest.raises(ValueError, match="positional"):
+        logit_split(self_attention(("dog",), 4))
+
+
+# --------------------------------------------------------------------------- edge cases and JSON
+
+
+def test_not_a_permutation_is_a_result_not_an_error():
+    demo = permutation_demo("dog bites man", "the cat sat")
+    assert not demo.is_permutation
+    assert demo.without_pe.max_abs_diff_output is None and demo.with_pe.max_abs_diff_attention is None
+    assert "not a reordering" in demo.message and "only in b: cat, sat, the" in demo.message
+    assert demo.verdict_lines()[0] == demo.message
+    assert demo.without_pe.trace_b.output.shape == (3, 8)
+
+
+def test_different_lengths_are_not_a_permutation():
+    demo = permutation_demo("dog bites man", "man bites")
+    assert not demo.is_permutation and "only in a: dog" in demo.message
+
+
+def test_five_hundred_words_work():
+    rng = np.random.default_rng(7)
+    vocabulary = [f"w{i}" for i in range(60)]
+    words = list(rng.choice(vocabulary, size=500))
+    shuffled = list(np.array(words)[rng.permutation(500)])
+    demo = permutation_demo(" ".join(words), " ".join(shuffled), d_model=16)
+    assert len(demo.tokens_a) == 500
+    assert demo.without_pe.max_abs_diff_output <= 1e-12
+    assert demo.with_pe.max_abs_diff_output > 1e-6
+    assert demo.split_a.max_abs_residual <= 1e-10
+
+
+def test_naive_positions_on_long_sentences_stay_finite():
+    words = " ".join(f"w{i % 37}" for i in range(MAX_WORDS))
+    demo = permutation_demo(words, words, d_model=8, scheme="naive")
+    assert np.all(np.isfinite(demo.with_pe.trace_a.attention))
+    np.testing.assert_allclose(demo.with_pe.trace_a.attention.sum(axis=1), 1.0, atol=1e-12)
+
+
+def test_json_dict_has_the_issue_keys_and_round_trips():
+    demo = permutation_demo("dog bites man", "man bites dog", d_model=4)
+    data = json.loads(json.dumps(demo.to_dict(), allow_nan=False))
+    assert data["tokens_a"] == ["dog", "bites", "man"] and data["tokens_b"] == ["man", "bites", "dog"]
+    for key, comparison in (("without_pe", demo.without_pe), ("with_pe", demo.with_pe)):
+        block = data[key]
+        for name in ("attention_a", "attention_b", "output_a", "output_b",
+                     "max_abs_diff_output", "max_abs_diff_attention"):
+            assert name in block
+        np.testing.assert_array_equal(np.array(block["attention_b"]), comparison.trace_b.attention)
+        np.testing.assert_array_equal(np.array(block["output_a"]), comparison.trace_a.output)
+        assert block["max_abs_diff_output"] == comparison.max_abs_diff_output
+    split = data["logit_split"]["a"]
+    np.testing.assert_array_equal(np.array(split["p·p"]), demo.split_a.pp)
+
+
+def test_json_of_a_non_permutation_uses_null():
+    data = json.loads(json.dumps(permutation_demo("dog", "cat").to_dict(), allow_nan=False))
+    assert data["is_permutation"] is False and data["permutation"] is None
+    assert data["with_pe"]["max_abs_diff_output"] is None
+    assert data["message"]
