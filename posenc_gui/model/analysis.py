@@ -245,21 +245,47 @@ def uniqueness_max_positions(d_model: int, work: int = MAX_UNIQUENESS_WORK) -> i
     return max(2, min(by_work, by_pairs, by_encode, limits.MAX_SEQ_LEN))
 
 
+def _tie_groups(dist: np.ndarray, tol: float) -> np.ndarray:
+    """Group ids for sorted ``dist``: a new group starts where the gap to the previous value exceeds ``tol``."""
+    if dist.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    return np.concatenate(([0], np.cumsum(np.diff(dist) > tol)))
+
+
+def _order_pairs(dist: np.ndarray, i: np.ndarray, j: np.ndarray, tol: float) -> tuple[np.ndarray, np.ndarray]:
+    """Order by distance, distances within ``tol`` (rounding) counting as equal, then by (i, j).
+
+    Returns the order and the tie-group id of each ordered entry.
+    """
+    order = np.lexsort((j, i, dist))
+    group = _tie_groups(dist[order], tol)
+    perm = np.lexsort((j[order], i[order], group))
+    return order[perm], group[perm]
+
+
 def _merge_top(
     best: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
     new: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
     top: int,
     by_offset: bool,
+    tol: float,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Merge candidate pairs ``(dist, i, j, offset)``; keep the ``top`` best (one per offset if asked)."""
+    """Merge candidate pairs ``(dist, i, j, offset)``; keep the ``top`` best (one per offset if asked).
+
+    Pairs tied with the ``top``-th (within ``tol``) are kept too, so the
+    earliest of tied pairs can still win after later blocks are merged.
+    """
     dist, i, j, off = (np.concatenate(pair) for pair in zip(best, new))
-    order = np.lexsort((j, i, dist))
+    order, group = _order_pairs(dist, i, j, tol)
     dist, i, j, off = dist[order], i[order], j[order], off[order]
     if by_offset:
         _, first = np.unique(off, return_index=True)
         first.sort()
-        dist, i, j, off = dist[first], i[first], j[first], off[first]
-    return dist[:top], i[:top], j[:top], off[:top]
+        dist, i, j, off, group = dist[first], i[first], j[first], off[first], group[first]
+    if dist.size > top:
+        keep = group <= group[top - 1]
+        dist, i, j, off = dist[keep], i[keep], j[keep], off[keep]
+    return dist, i, j, off
 
 
 def uniqueness(
@@ -313,6 +339,8 @@ def uniqueness(
     pe = encode(scheme, pos, d_model, **params)
     sq = np.einsum("ij,ij->i", pe, pe)
     nearest = np.empty(n, dtype=np.int64)
+    # Distances this close are equal up to rounding: ties go to the earlier position.
+    tol = 1e-9 * math.sqrt(float(sq.max())) if n else 0.0
     empty = (np.empty(0), np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64), np.empty(0))
     best = empty
     columns_index = np.arange(n)
@@ -322,10 +350,11 @@ def uniqueness(
         rows_index = np.arange(start, stop)
         block = _distance_block(pe[start:stop], sq[start:stop], pe, sq)
         block[rows_index - start, rows_index] = np.inf  # not itself
-        nearest[start:stop] = np.argmin(block, axis=1)
+        row_min = block.min(axis=1)
+        nearest[start:stop] = np.argmax(block <= (row_min + tol)[:, None], axis=1)
         # distinct pairs i < j only
         block[columns_index[None, :] <= rows_index[:, None]] = np.inf
-        threshold = best[0][-1] if best[0].size >= top else np.inf
+        threshold = best[0][-1] + tol if best[0].size >= top else np.inf
         r, c = np.nonzero(block <= threshold) if np.isfinite(threshold) else np.nonzero(np.isfinite(block))
         if r.size == 0:
             continue
@@ -334,14 +363,14 @@ def uniqueness(
         if not distinct_offsets and dist.size > top:
             keep = np.argpartition(dist, top - 1)[:top]
             kth = dist[keep].max()
-            keep = np.flatnonzero(dist <= kth)  # keep ties so the earliest pair wins
+            keep = np.flatnonzero(dist <= kth + tol)  # keep ties so the earliest pair wins
             dist, i, j = dist[keep], i[keep], j[keep]
-        best = _merge_top(best, (dist, i, j, np.abs(pos[j] - pos[i])), top, distinct_offsets)
+        best = _merge_top(best, (dist, i, j, np.abs(pos[j] - pos[i])), top, distinct_offsets, tol)
     nearest_distance = _row_distances(pe, pe[nearest])
     pair_distance = _row_distances(pe[best[1]], pe[best[2]])
-    order = np.lexsort((best[2], best[1], pair_distance))
+    order, _ = _order_pairs(pair_distance, best[1], best[2], tol)
     repeats = tuple(
-        (float(pos[best[1][m]]), float(pos[best[2][m]]), float(pair_distance[m])) for m in order
+        (float(pos[best[1][m]]), float(pos[best[2][m]]), float(pair_distance[m])) for m in order[:top]
     )
     return Uniqueness(
         positions=pos,
