@@ -133,6 +133,8 @@ class MainWindow(QMainWindow):
             dock.show()
             dock.raise_()
         self.resizeDocks([parameters], [330], Qt.Orientation.Horizontal)
+        if len(primary) == 3:
+            self.resizeDocks(primary[1:], [600, 600], Qt.Orientation.Horizontal)
 
     def _build_status_bar(self) -> None:
         status = self.statusBar()

@@ -1,0 +1,197 @@
+"""Heatmap: positions × dimensions, evaluated at about one sample per pixel."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from PySide6.QtCore import QPointF, QRectF, QTimer
+from PySide6.QtWidgets import QLabel, QWidget
+
+from ..model import AxisSample, EncodingParams, aliased, sample_axis, wavelengths
+from ..model import limits
+from .base import Panel
+from .matrixplot import MatrixPlot, new_layout_widget
+
+#: Used before the plot has been laid out and has a real pixel size.
+FALLBACK_PIXELS = 1024
+#: Greys out aliased dimensions (RGBA) without hiding their values.
+ALIAS_SHADE = (128, 128, 128, 120)
+
+
+@dataclass(frozen=True)
+class HeatmapData:
+    """What the heatmap shows: exact values at the sampled positions and dimensions."""
+
+    params: EncodingParams
+    positions: AxisSample
+    dims: AxisSample
+    values: np.ndarray
+    wavelength: np.ndarray
+    aliased: np.ndarray
+
+    @property
+    def full(self) -> bool:
+        """True when every position and dimension is shown (no sampling)."""
+        p = self.params
+        return (self.positions.stride == 1 and self.dims.stride == 1
+                and self.positions.count == p.seq_len and self.dims.count == p.d_model)
+
+
+def compute_heatmap(params: EncodingParams, positions: AxisSample, dims: AxisSample) -> HeatmapData:
+    """Evaluate the sampled grid (runs in a worker)."""
+    pos = positions.indices().astype(np.float64)
+    dim = dims.indices()
+    values = params.encode(pos, dims=dim)
+    wl = wavelengths(params.scheme, params.d_model, dim, **params.scheme_kwargs())
+    return HeatmapData(params, positions, dims, values, wl, aliased(wl, positions.stride))
+
+
+class HeatmapPanel(Panel):
+    """PE matrix with position 0 at the top, diverging colours centred at 0."""
+
+    panel_id = "heatmap"
+    title = "Heatmap"
+    help_text = (
+        "Each row is the encoding vector of one position, each column one dimension: "
+        "PE(pos, 2i) = sin(pos / base<sup>2i/d</sup>), PE(pos, 2i+1) = cos(pos / base<sup>2i/d</sup>) "
+        "for the sinusoidal scheme. Blue is negative, red positive, white 0. Low dimensions "
+        "oscillate fast (short wavelengths), high ones barely change. Hover a cell for its exact "
+        "value and formula; scroll to zoom. Large matrices are drawn at about one sample per "
+        "pixel (stated above the plot); every drawn value is exact. Columns greyed out are "
+        "sampled below their wavelength (aliased), so their stripes are moiré, not the function."
+    )
+
+    def __init__(self, state, compute, parent: QWidget | None = None) -> None:
+        super().__init__(state, compute, parent)
+        self.sampling_label = QLabel(self)
+        self.header.addWidget(self.sampling_label)
+        self.finish_header()
+        self.canvas = new_layout_widget(self)
+        self.matrix = MatrixPlot(self.canvas.ci, "dimension (column)", "position (row)")
+        self.alias_overlay = None
+        self.body.addWidget(self.canvas, 1)
+        self.hover_label = QLabel("Hover over the heatmap for a cell's value and formula.", self)
+        self.hover_label.setWordWrap(True)
+        self.body.addWidget(self.hover_label)
+        self.data: HeatmapData | None = None
+        self._shown_shape: tuple[int, int] | None = None
+        self._range_timer = QTimer(self)
+        self._range_timer.setSingleShot(True)
+        self._range_timer.setInterval(30)
+        self._range_timer.timeout.connect(self.request_update)
+        self.matrix.view_box.sigRangeChangedManually.connect(lambda *_: self._range_timer.start())
+        self.matrix.view_box.sigResized.connect(lambda *_: self._range_timer.start())
+        self.canvas.scene().sigMouseMoved.connect(self._hover)
+        state.paramsChanged.connect(self._on_params)
+        self._on_params(state.params)
+
+    # ------------------------------------------------------------------ data
+    def _on_params(self, params: EncodingParams) -> None:
+        shape = (params.seq_len, params.d_model)
+        if shape != self._shown_shape:
+            self._shown_shape = shape
+            self.matrix.set_full_range((-0.5, params.d_model - 0.5), (-0.5, params.seq_len - 0.5))
+        self.request_update()
+
+    def visible_samples(self) -> tuple[AxisSample, AxisSample]:
+        """The positions and dimensions to evaluate for the current view and size."""
+        params = self.state.params
+        (x0, x1), (y0, y1) = self.matrix.view_box.viewRange()
+        width = int(self.matrix.view_box.width()) or FALLBACK_PIXELS
+        height = int(self.matrix.view_box.height()) or FALLBACK_PIXELS
+        width = width if width > 8 else FALLBACK_PIXELS
+        height = height if height > 8 else FALLBACK_PIXELS
+        return (sample_axis(y0, y1, params.seq_len, height), sample_axis(x0, x1, params.d_model, width))
+
+    def request_update(self) -> None:
+        """Evaluate the visible grid in a worker; the newest request wins."""
+        params = self.state.params
+        positions, dims = self.visible_samples()
+        self.compute.submit(self, lambda: compute_heatmap(params, positions, dims), self._show, self._failed)
+
+    def _failed(self, error: Exception) -> None:
+        self.show_message(str(error), "error")
+
+    def _show(self, data: HeatmapData) -> None:
+        self.data = data
+        (y0, y1), (x0, x1) = data.positions.extent, data.dims.extent
+        self.matrix.set_matrix(data.values, QRectF(x0, y0, x1 - x0, y1 - y0))
+        self._show_aliasing(data, QRectF(x0, y0, x1 - x0, y1 - y0))
+        self.matrix.plot.setTitle(self._title(data), size="10pt")
+        sampled = data.positions.stride > 1 or data.dims.stride > 1
+        text = (f"Showing {data.positions.describe('position')} and {data.dims.describe('dimension')}"
+                f" ({data.positions.count:,} × {data.dims.count:,} samples, exact values)")
+        self.sampling_label.setText(text if sampled else
+                                    f"{data.positions.count:,} positions × {data.dims.count:,} dimensions")
+        n_aliased = int(data.aliased.sum())
+        if n_aliased:
+            self.show_message(
+                f"{n_aliased:,} of the {data.dims.count:,} shown dimensions have a wavelength shorter than "
+                f"2 × the position step ({data.positions.stride:,}); they are greyed: their stripes are "
+                "aliasing. Zoom in on positions to resolve them.", "warning")
+        else:
+            self.show_message("")
+
+    def _show_aliasing(self, data: HeatmapData, rect: QRectF) -> None:
+        import pyqtgraph as pg
+
+        if not data.aliased.any():
+            if self.alias_overlay is not None:
+                self.alias_overlay.hide()
+            return
+        if self.alias_overlay is None:
+            self.alias_overlay = pg.ImageItem(axisOrder="row-major")
+            self.alias_overlay.setZValue(5)
+            self.matrix.plot.addItem(self.alias_overlay)
+        shade = np.zeros((1, data.aliased.size, 4), dtype=np.uint8)
+        shade[0, data.aliased] = ALIAS_SHADE
+        self.alias_overlay.setImage(shade, autoLevels=False, levels=(0, 255))
+        self.alias_overlay.setRect(rect)
+        self.alias_overlay.show()
+
+    @staticmethod
+    def _title(data: HeatmapData) -> str:
+        p = data.params
+        extra = f", base {p.base:g}" if "base" in p.scheme_kwargs() else ""
+        extra += f", {p.layout}" if "layout" in p.scheme_kwargs() else ""
+        return f"{p.scheme}: {p.seq_len:,} positions × d_model {p.d_model:,}{extra}"
+
+    # ----------------------------------------------------------------- hover
+    def _hover(self, scene_pos: QPointF) -> None:
+        data = self.data
+        if data is None or not self.matrix.plot.sceneBoundingRect().contains(scene_pos):
+            return
+        point = self.matrix.view_box.mapSceneToView(scene_pos)
+        pos, dim = int(round(point.y())), int(round(point.x()))
+        p = data.params
+        if not (0 <= pos < p.seq_len and 0 <= dim < p.d_model):
+            return
+        self.hover_label.setText(self.describe_cell(pos, dim))
+
+    def describe_cell(self, pos: int, dim: int) -> str:
+        """``"pos 12, dim 7: 0.84147… = cos(pos / 10000^(2·3/512))"`` with the exact value."""
+        p = self.state.params
+        value = float(p.encode(np.array([pos], dtype=np.float64), dims=np.array([dim]))[0, 0])
+        formula = p.columns(np.array([dim])).label(0)
+        return f"pos {pos:,}, dim {dim:,}: {value:.10g} = {formula}"
+
+    # ---------------------------------------------------------------- export
+    def figure_widget(self) -> QWidget:
+        return self.canvas
+
+    def export_data(self) -> dict[str, Any]:
+        """The full matrix when it fits the limits, else the shown samples (said in meta)."""
+        p = self.state.params
+        meta: dict[str, Any] = {"panel": self.panel_id, "params": p.__dict__.copy()}
+        if p.seq_len * p.d_model <= limits.MAX_ENCODE_ELEMENTS:
+            values = p.encode()
+            meta.update(rows="position 0…seq_len−1", columns="dimension 0…d_model−1", sampled=False)
+            return {"arrays": {"encoding": values}, "meta": meta}
+        data = self.data or compute_heatmap(p, *self.visible_samples())
+        meta.update(sampled=True, rows=data.positions.describe("position"),
+                    columns=data.dims.describe("dimension"))
+        return {"arrays": {"encoding": data.values,
+                           "positions": data.positions.indices(),
+                           "dimensions": data.dims.indices()}, "meta": meta}

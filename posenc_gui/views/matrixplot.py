@@ -1,0 +1,125 @@
+"""A matrix shown as an image: row 0 at the top, a colormap and a colorbar.
+
+Every matrix view of the app (heatmap, similarity, T_k, …) uses this so the
+orientation and the colour scale are the same everywhere.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QRectF
+
+DIVERGING = "CET-D1A"  # blue–white–red, perceptually uniform, white at the centre
+SEQUENTIAL = "viridis"
+
+
+FOREGROUND = "#222222"
+
+
+def new_layout_widget(parent=None) -> pg.GraphicsLayoutWidget:
+    """A white-background plot canvas, as figures for slides and papers want."""
+    widget = pg.GraphicsLayoutWidget(parent=parent)
+    widget.setBackground("w")
+    widget.ci.setContentsMargins(6, 6, 6, 6)
+    return widget
+
+
+def style_plot(plot: pg.PlotItem) -> None:
+    """Dark axes and labels on the white canvas."""
+    for name in ("left", "bottom", "right", "top"):
+        axis = plot.getAxis(name)
+        axis.setPen(FOREGROUND)
+        axis.setTextPen(FOREGROUND)
+    plot.titleLabel.setAttr("color", FOREGROUND)
+
+
+def symmetric_levels(values: np.ndarray) -> tuple[float, float]:
+    """Colour levels centred at 0: ``(−m, m)`` with ``m = max |finite value|`` (1 if none)."""
+    finite = np.abs(values[np.isfinite(values)])
+    m = float(finite.max()) if finite.size else 1.0
+    m = m if m > 0 else 1.0
+    return -m, m
+
+
+class MatrixPlot:
+    """A :class:`pg.PlotItem` holding one row-major image with a colorbar.
+
+    Parameters
+    ----------
+    layout : pg.GraphicsLayout
+        Where to add the plot (``GraphicsLayoutWidget.ci`` or a sub-layout).
+    x_label, y_label : str
+        Axis titles (columns, rows).
+    colorbar_label : str
+        Title of the colorbar.
+    """
+
+    def __init__(self, layout: pg.GraphicsLayout, x_label: str, y_label: str, colorbar_label: str = "value",
+                 row: int | None = None, col: int | None = None) -> None:
+        self.plot: pg.PlotItem = layout.addPlot(row=row, col=col)
+        style_plot(self.plot)
+        self.plot.setLabel("bottom", x_label)
+        self.plot.setLabel("left", y_label)
+        self.plot.invertY(True)  # matrix orientation: row 0 at the top
+        self.plot.setMenuEnabled(False)
+        self.plot.hideButtons()
+        self.image = pg.ImageItem(axisOrder="row-major")
+        self.plot.addItem(self.image)
+        self.colormap_name = DIVERGING
+        self.colorbar = pg.ColorBarItem(
+            values=(-1, 1), colorMap=pg.colormap.get(DIVERGING), interactive=False, label=colorbar_label,
+            width=18, pen=FOREGROUND,
+        )
+        self.colorbar.setImageItem(self.image, insert_in=self.plot)
+        for axis_name in ("left", "right"):
+            axis = self.colorbar.getAxis(axis_name)
+            axis.setPen(FOREGROUND)
+            axis.setTextPen(FOREGROUND)
+        self.values: np.ndarray | None = None
+        self.rect: QRectF | None = None
+
+    @property
+    def view_box(self) -> pg.ViewBox:
+        return self.plot.getViewBox()
+
+    def set_colorbar_label(self, text: str) -> None:
+        """Title of the colour scale."""
+        self.colorbar.getAxis("left").setLabel(text, color=FOREGROUND)
+
+    def set_colormap(self, name: str) -> None:
+        """Switch to the colormap ``name`` (pyqtgraph's registry)."""
+        if name != self.colormap_name:
+            self.colormap_name = name
+            self.colorbar.setColorMap(pg.colormap.get(name))
+
+    def set_matrix(self, values: np.ndarray, rect: QRectF, levels: tuple[float, float] | None = None,
+                   diverging: bool | None = True) -> None:
+        """Show ``values`` (rows × columns) over ``rect`` in data coordinates.
+
+        Diverging data get levels symmetric about 0 unless ``levels`` is given;
+        ``diverging=None`` picks diverging only when the values take both signs.
+        """
+        if diverging is None:
+            finite = values[np.isfinite(values)]
+            diverging = bool(finite.size) and finite.min() < 0 < finite.max()
+        self.set_colormap(DIVERGING if diverging else SEQUENTIAL)
+        if levels is None:
+            if diverging:
+                levels = symmetric_levels(values)
+            else:
+                finite = values[np.isfinite(values)]
+                low, high = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
+                levels = (low, high if high > low else low + 1.0)
+        self.values = values
+        self.rect = QRectF(rect)
+        self.image.setImage(values, autoLevels=False)
+        self.image.setRect(rect)
+        self.colorbar.setLevels(levels)
+
+    def set_full_range(self, x_extent: tuple[float, float], y_extent: tuple[float, float]) -> None:
+        """Limit panning/zooming to the matrix and show all of it."""
+        vb = self.view_box
+        vb.setLimits(xMin=x_extent[0], xMax=x_extent[1], yMin=y_extent[0], yMax=y_extent[1],
+                     minXRange=1.0, minYRange=1.0)
+        vb.setRange(xRange=x_extent, yRange=y_extent, padding=0)

@@ -1,0 +1,178 @@
+"""Similarity: position × position matrix and the profile against offset k."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QRectF, QTimer
+from PySide6.QtWidgets import QComboBox, QLabel, QSpinBox, QWidget
+
+from ..model import METRICS, AxisSample, EncodingParams, limits, pairwise, sample_axis
+from ..model.similarity import METRIC_LABELS
+from .base import Panel
+from .matrixplot import FOREGROUND, MatrixPlot, new_layout_widget, style_plot
+
+FALLBACK_PIXELS = 600
+#: The offset profile is evaluated at no more than this many offsets.
+MAX_PROFILE_POINTS = 4096
+
+
+@dataclass(frozen=True)
+class SimilarityData:
+    """Matrix over sampled rows × columns, and the offset profile from ``reference``."""
+
+    params: EncodingParams
+    metric: str
+    rows: AxisSample
+    cols: AxisSample
+    matrix: np.ndarray
+    reference: int
+    offsets: np.ndarray
+    profile: np.ndarray
+
+
+def compute_similarity(params: EncodingParams, metric: str, rows: AxisSample, cols: AxisSample,
+                       reference: int) -> SimilarityData:
+    """Evaluate the visible matrix and the offset profile (runs in a worker)."""
+    row_pe = params.encode(rows.indices().astype(np.float64))
+    col_pe = row_pe if cols == rows else params.encode(cols.indices().astype(np.float64))
+    matrix = pairwise(row_pe, col_pe, metric)
+    offset_axis = sample_axis(0, params.seq_len - 1, params.seq_len, MAX_PROFILE_POINTS)
+    targets = offset_axis.indices()
+    if reference not in set(targets.tolist()):
+        targets = np.sort(np.append(targets, reference))
+    profile = pairwise(params.encode([float(reference)]), params.encode(targets.astype(np.float64)), metric)[0]
+    return SimilarityData(params, metric, rows, cols, matrix, reference, targets - reference, profile)
+
+
+class SimilarityPanel(Panel):
+    """Position × position similarity (Toeplitz for sinusoidal) and its offset profile."""
+
+    panel_id = "similarity"
+    title = "Similarity"
+    help_text = (
+        "Left: the similarity of PE(p) and PE(q) for every pair of positions (row p, column q), "
+        "as dot product, cosine or Euclidean distance. For the sinusoidal scheme "
+        "PE(p)·PE(p+k) = Σ<sub>i</sub> cos(k·ω<sub>i</sub>) depends only on the offset k, so the "
+        "matrix is constant along diagonals (Toeplitz): position is encoded relatively. "
+        "Right: the row of the reference position, plotted against the offset k = q − p."
+    )
+
+    def __init__(self, state, compute, parent: QWidget | None = None) -> None:
+        super().__init__(state, compute, parent)
+        self.header.addWidget(QLabel("Metric:"))
+        self.metric_box = QComboBox(self)
+        for metric in METRICS:
+            self.metric_box.addItem(METRIC_LABELS[metric], metric)
+        self.metric_box.currentIndexChanged.connect(lambda _: self.request_update())
+        self.header.addWidget(self.metric_box)
+        self.header.addWidget(QLabel("Reference position:"))
+        self.reference_box = QSpinBox(self)
+        self.reference_box.setGroupSeparatorShown(True)
+        self.reference_box.setKeyboardTracking(True)
+        self.reference_box.valueChanged.connect(lambda _: self.request_update())
+        self.header.addWidget(self.reference_box)
+        self.sampling_label = QLabel(self)
+        self.header.addWidget(self.sampling_label)
+        self.finish_header()
+        self.canvas = new_layout_widget(self)
+        self.matrix = MatrixPlot(self.canvas.ci, "position q (column)", "position p (row)", "similarity",
+                                 row=0, col=0)
+        self.reference_line = pg.InfiniteLine(angle=0, pen=pg.mkPen("#444444", width=1, style=pg.QtCore.Qt.PenStyle.DashLine))
+        self.matrix.plot.addItem(self.reference_line)
+        self.profile_plot: pg.PlotItem = self.canvas.addPlot(row=0, col=1)
+        style_plot(self.profile_plot)
+        self.profile_plot.setLabel("bottom", "offset k = q − reference")
+        self.profile_plot.setLabel("left", "similarity")
+        self.profile_plot.showGrid(x=True, y=True, alpha=0.25)
+        self.profile_plot.setMenuEnabled(False)
+        self.profile_curve = self.profile_plot.plot(pen=pg.mkPen("#0072B2", width=2))
+        self.profile_zero = pg.InfiniteLine(angle=90, pos=0, pen=pg.mkPen(FOREGROUND, width=1))
+        self.profile_plot.addItem(self.profile_zero)
+        self.canvas.ci.layout.setColumnStretchFactor(0, 3)
+        self.canvas.ci.layout.setColumnStretchFactor(1, 2)
+        self.body.addWidget(self.canvas, 1)
+        self.data: SimilarityData | None = None
+        self._length: int | None = None
+        self._range_timer = QTimer(self)
+        self._range_timer.setSingleShot(True)
+        self._range_timer.setInterval(30)
+        self._range_timer.timeout.connect(self.request_update)
+        self.matrix.view_box.sigRangeChangedManually.connect(lambda *_: self._range_timer.start())
+        self.matrix.view_box.sigResized.connect(lambda *_: self._range_timer.start())
+        state.paramsChanged.connect(self._on_params)
+        self._on_params(state.params)
+
+    @property
+    def metric(self) -> str:
+        return self.metric_box.currentData()
+
+    def set_options(self, metric: str | None = None, reference: int | None = None) -> None:
+        """Choose the metric and/or reference position (used by scripts and export)."""
+        if metric is not None:
+            if metric not in METRICS:
+                raise ValueError(f"metric must be one of {', '.join(METRICS)}; got {metric!r}")
+            self.metric_box.setCurrentIndex(self.metric_box.findData(metric))
+        if reference is not None:
+            limit = self.state.params.seq_len - 1
+            limits.check_int("reference", reference, 0, limit)
+            self.reference_box.setValue(reference)
+
+    def _on_params(self, params: EncodingParams) -> None:
+        self.reference_box.blockSignals(True)
+        self.reference_box.setRange(0, params.seq_len - 1)
+        if params.seq_len != self._length:
+            if self._length is None or self.reference_box.value() >= params.seq_len:
+                self.reference_box.setValue(params.seq_len // 2)
+            self._length = params.seq_len
+            extent = (-0.5, params.seq_len - 0.5)
+            self.matrix.set_full_range(extent, extent)
+        self.reference_box.blockSignals(False)
+        self.request_update()
+
+    def request_update(self) -> None:
+        """Evaluate the visible matrix and the profile in a worker; newest request wins."""
+        params, metric, reference = self.state.params, self.metric, self.reference_box.value()
+        vb = self.matrix.view_box
+        (x0, x1), (y0, y1) = vb.viewRange()
+        width = int(vb.width()) if vb.width() > 8 else FALLBACK_PIXELS
+        height = int(vb.height()) if vb.height() > 8 else FALLBACK_PIXELS
+        rows = sample_axis(y0, y1, params.seq_len, height)
+        cols = sample_axis(x0, x1, params.seq_len, width)
+        self.compute.submit(self, lambda: compute_similarity(params, metric, rows, cols, reference),
+                            self._show, lambda e: self.show_message(str(e), "error"))
+
+    def _show(self, data: SimilarityData) -> None:
+        self.data = data
+        (y0, y1), (x0, x1) = data.rows.extent, data.cols.extent
+        # Distances are never negative; a dot product or cosine gets the
+        # diverging scale centred at 0 only when it takes both signs.
+        diverging = False if data.metric == "distance" else None
+        self.matrix.set_colorbar_label(METRIC_LABELS[data.metric])
+        self.matrix.set_matrix(data.matrix, QRectF(x0, y0, x1 - x0, y1 - y0), diverging=diverging)
+        self.reference_line.setPos(data.reference)
+        self.profile_curve.setData(data.offsets, data.profile)
+        self.profile_plot.setLabel("left", METRIC_LABELS[data.metric])
+        self.profile_plot.setTitle(f"from position {data.reference:,}", size="10pt")
+        self.matrix.plot.setTitle(f"{data.params.scheme}, d_model {data.params.d_model:,}", size="10pt")
+        sampled = data.rows.stride > 1 or data.cols.stride > 1
+        self.sampling_label.setText(
+            f"showing {data.rows.describe('position')}" if sampled else "")
+        self.show_message("")
+
+    def figure_widget(self) -> QWidget:
+        return self.canvas
+
+    def export_data(self) -> dict[str, Any]:
+        """The full matrix when it fits the limits, else refused with the reason."""
+        p = self.state.params
+        limits.check_size("similarity export", p.seq_len, p.seq_len, limits.MAX_SIMILARITY_ELEMENTS)
+        pe = p.encode()
+        matrix = pairwise(pe, pe, self.metric)
+        reference = self.reference_box.value()
+        meta = {"panel": self.panel_id, "params": p.__dict__.copy(), "metric": self.metric,
+                "reference": reference, "rows": "position p", "columns": "position q"}
+        return {"arrays": {"similarity": matrix, "profile": matrix[reference]}, "meta": meta}

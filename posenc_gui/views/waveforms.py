@@ -1,0 +1,228 @@
+"""Waveforms: value against position for chosen dimensions."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtWidgets import QCheckBox, QLabel, QLineEdit, QWidget
+
+from ..model import AxisSample, EncodingParams, curve_positions, sample_axis, wavelengths
+from .base import Panel
+from .matrixplot import FOREGROUND, new_layout_widget, style_plot
+
+#: Colour-blind-safe qualitative palette (Okabe–Ito), cycled over dimensions.
+PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#D55E00", "#56B4E9", "#000000", "#F0E442")
+MAX_DIMS = 12
+#: Dots at integer positions are drawn only while they are at least this many pixels apart.
+MIN_DOT_SPACING_PX = 4
+FALLBACK_PIXELS = 800
+
+
+def parse_dims(text: str, d_model: int) -> tuple[int, ...]:
+    """Parse ``"0, 1, 6-9"`` into dimension indices in ``0 … d_model−1``.
+
+    Raises
+    ------
+    ValueError
+        Naming ``dims`` and the allowed range, for malformed text, an index
+        out of range, or more than :data:`MAX_DIMS` dimensions.
+    """
+    dims: list[int] = []
+    for part in filter(None, (p.strip() for p in re.split(r"[,\s]+", text))):
+        match = re.fullmatch(r"(\d+)(?:\s*[-–]\s*(\d+))?", part)
+        if not match:
+            raise ValueError(f"dims must be integers or ranges like 4-7 in 0…{d_model - 1}; got {part!r}")
+        first = int(match.group(1))
+        last = int(match.group(2)) if match.group(2) else first
+        if last < first or last >= d_model:
+            raise ValueError(f"dims must be in 0…{d_model - 1}; got {part!r}")
+        dims.extend(d for d in range(first, last + 1) if d not in dims)
+        if len(dims) > MAX_DIMS:
+            raise ValueError(f"dims: choose at most {MAX_DIMS} dimensions at once")
+    if not dims:
+        raise ValueError(f"dims: choose at least one dimension in 0…{d_model - 1}")
+    return tuple(dims)
+
+
+def default_dims(d_model: int) -> tuple[int, ...]:
+    """A fast, a middle and a slow (sin, cos) pair that exist for ``d_model``."""
+    middle = (d_model // 4) // 2 * 2
+    slow = (d_model - 2) // 2 * 2
+    picks = [0, 1, middle, middle + 1, slow]
+    return tuple(sorted({d for d in picks if d < d_model}))
+
+
+@dataclass(frozen=True)
+class WaveformData:
+    """Curves (real positions) and dots (integer positions) for each chosen dimension."""
+
+    params: EncodingParams
+    dims: tuple[int, ...]
+    curve_x: np.ndarray
+    curve_y: np.ndarray  # (len(curve_x), len(dims))
+    dots: AxisSample | None
+    dot_y: np.ndarray | None
+    wavelength: np.ndarray
+    labels: tuple[str, ...]
+
+    @property
+    def curve_step(self) -> float:
+        return float(self.curve_x[1] - self.curve_x[0]) if self.curve_x.size > 1 else 0.0
+
+
+def compute_waveforms(params: EncodingParams, dims: tuple[int, ...], low: float, high: float,
+                      pixels: int) -> WaveformData:
+    """Evaluate the curves and dots for the visible range (runs in a worker)."""
+    dim_index = np.array(dims, dtype=np.int64)
+    curve_x = curve_positions(low, high, params.seq_len, pixels)
+    curve_y = params.encode(curve_x, dims=dim_index)
+    integers = sample_axis(max(low, 0.0), high, params.seq_len, max(1, pixels // MIN_DOT_SPACING_PX))
+    dots, dot_y = None, None
+    if integers.stride == 1:
+        dots = integers
+        dot_y = params.encode(integers.indices().astype(np.float64), dims=dim_index)
+    columns = params.columns(dim_index)
+    labels = tuple(columns.label(j) for j in range(dim_index.size))
+    wl = wavelengths(params.scheme, params.d_model, dim_index, **params.scheme_kwargs())
+    return WaveformData(params, dims, curve_x, curve_y, dots, dot_y, wl, labels)
+
+
+class WaveformsPanel(Panel):
+    """Value against position: the continuous curve plus dots at integer positions."""
+
+    panel_id = "waveforms"
+    title = "Waveforms"
+    help_text = (
+        "Each curve is one dimension j of the encoding as a function of position, PE(pos, j), "
+        "drawn as a continuous curve with dots at the integer positions a model actually sees. "
+        "For the sinusoidal scheme, dimension pair i oscillates with wavelength "
+        "λ<sub>i</sub> = 2π·base<sup>2i/d</sup>, shown in the legend. Type dimensions as "
+        "<code>0, 1, 100-101</code>. Scroll to zoom, drag to pan."
+    )
+
+    def __init__(self, state, compute, parent: QWidget | None = None) -> None:
+        super().__init__(state, compute, parent)
+        self.header.addWidget(QLabel("Dimensions:"))
+        self.dims_edit = QLineEdit(self)
+        self.dims_edit.setPlaceholderText("e.g. 0, 1, 6-7")
+        self.dims_edit.setMinimumWidth(140)
+        self.dims_edit.textEdited.connect(self._dims_edited)
+        self.header.addWidget(self.dims_edit)
+        self.dots_box = QCheckBox("dots at integer positions", self)
+        self.dots_box.setChecked(True)
+        self.dots_box.toggled.connect(lambda _: self._redraw())
+        self.header.addWidget(self.dots_box)
+        self.finish_header()
+        self.canvas = new_layout_widget(self)
+        self.plot: pg.PlotItem = self.canvas.addPlot()
+        style_plot(self.plot)
+        self.plot.setLabel("bottom", "position")
+        self.plot.setLabel("left", "PE(pos, j)")
+        self.plot.showGrid(x=True, y=True, alpha=0.25)
+        self.plot.setMenuEnabled(False)
+        self.legend = self.plot.addLegend(offset=(-5, 5), labelTextColor=FOREGROUND, verSpacing=-6,
+                                          brush=pg.mkBrush(255, 255, 255, 200), pen=pg.mkPen("#999999"))
+        self.body.addWidget(self.canvas, 1)
+        self.note_label = QLabel(self)
+        self.note_label.setWordWrap(True)
+        self.note_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.body.addWidget(self.note_label)
+        self.dims: tuple[int, ...] = default_dims(state.params.d_model)
+        self._user_dims = False
+        self.dims_edit.setText(", ".join(map(str, self.dims)))
+        self.data: WaveformData | None = None
+        self._length = None
+        self._range_timer = QTimer(self)
+        self._range_timer.setSingleShot(True)
+        self._range_timer.setInterval(30)
+        self._range_timer.timeout.connect(self.request_update)
+        self.plot.getViewBox().sigXRangeChanged.connect(lambda *_: self._range_timer.start())
+        self.plot.getViewBox().sigResized.connect(lambda *_: self._range_timer.start())
+        state.paramsChanged.connect(self._on_params)
+        self._on_params(state.params)
+
+    def set_dims(self, dims: tuple[int, ...] | str) -> None:
+        """Show these dimensions (a tuple, or text like ``"0, 1, 6-7"``)."""
+        text = dims if isinstance(dims, str) else ", ".join(map(str, dims))
+        self.dims_edit.setText(text)
+        self._dims_edited(text)
+
+    def _dims_edited(self, text: str) -> None:
+        try:
+            self.dims = parse_dims(text, self.state.params.d_model)
+        except ValueError as error:
+            self.show_message(str(error), "error")
+            return
+        self._user_dims = True
+        self.show_message("")
+        self.request_update()
+
+    def _on_params(self, params: EncodingParams) -> None:
+        if any(d >= params.d_model for d in self.dims) or not self._user_dims:
+            self.dims = tuple(d for d in self.dims if d < params.d_model) if self._user_dims else ()
+            self.dims = self.dims or default_dims(params.d_model)
+            self.dims_edit.setText(", ".join(map(str, self.dims)))
+        if params.seq_len != self._length:
+            self._length = params.seq_len
+            vb = self.plot.getViewBox()
+            vb.setLimits(xMin=-0.5, xMax=max(params.seq_len - 0.5, 0.5))
+            vb.setXRange(0, max(params.seq_len - 1, 1), padding=0.02)
+        self.request_update()
+
+    def request_update(self) -> None:
+        """Evaluate the visible curves in a worker; the newest request wins."""
+        params, dims = self.state.params, self.dims
+        vb = self.plot.getViewBox()
+        (low, high), _ = vb.viewRange()
+        pixels = int(vb.width()) if vb.width() > 8 else FALLBACK_PIXELS
+        self.compute.submit(self, lambda: compute_waveforms(params, dims, low, high, pixels),
+                            self._show, lambda e: self.show_message(str(e), "error"))
+
+    def _show(self, data: WaveformData) -> None:
+        self.data = data
+        self._redraw()
+
+    def _redraw(self) -> None:
+        data = self.data
+        if data is None:
+            return
+        self.plot.clear()
+        self.legend.clear()
+        aliased_dims = []
+        for j, dim in enumerate(data.dims):
+            color = PALETTE[j % len(PALETTE)]
+            wl = data.wavelength[j]
+            wl_text = "not periodic" if not np.isfinite(wl) else f"λ = {wl:,.4g}"
+            name = f"dim {dim} ({wl_text})"
+            if np.isfinite(wl) and wl < 2 * data.curve_step:
+                aliased_dims.append(dim)
+                name += " aliased"
+            self.plot.plot(data.curve_x, data.curve_y[:, j], pen=pg.mkPen(color, width=2), name=name)
+            if data.dots is not None and self.dots_box.isChecked():
+                self.plot.plot(data.dots.indices(), data.dot_y[:, j], pen=None, symbol="o", symbolSize=5,
+                               symbolBrush=color, symbolPen=pg.mkPen("w", width=0.5))
+        notes = ["; ".join(f"dim {dim} = {label}" for dim, label in zip(data.dims, data.labels)) + "."]
+        if data.dots is None and self.dots_box.isChecked():
+            notes.append("Integer positions are closer than a few pixels: zoom in to see the dots.")
+        if aliased_dims:
+            notes.append(f"Dimensions {', '.join(map(str, aliased_dims))} oscillate faster than the curve's "
+                         f"sampling ({data.curve_step:.3g} positions): zoom in to see their shape.")
+        self.note_label.setText(" ".join(notes))
+        self.plot.setTitle(f"{data.params.scheme}, d_model {data.params.d_model:,}", size="10pt")
+
+    def figure_widget(self) -> QWidget:
+        return self.canvas
+
+    def export_data(self) -> dict[str, Any]:
+        """Values at every integer position of the chosen dimensions (refused past the limits)."""
+        p = self.state.params
+        dims = np.array(self.dims, dtype=np.int64)
+        values = p.encode(dims=dims)
+        meta = {"panel": self.panel_id, "params": p.__dict__.copy(), "dims": list(self.dims),
+                "rows": "position 0…seq_len−1", "columns": [f"dim {d}" for d in self.dims]}
+        return {"arrays": {"waveforms": values, "dims": dims}, "meta": meta}
