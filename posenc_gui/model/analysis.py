@@ -110,8 +110,9 @@ class LinearRelation:
         Number of positions p the residual (and a fit) used.
     rank : int
         Rank of the matrix of encodings PE(P) the fit saw (``d`` for a
-        rotation). When ``rank ≥ n_positions`` a least-squares fit can
-        interpolate the positions and a small residual proves nothing.
+        rotation). With fewer than 2·d positions a least-squares fit can
+        (nearly) interpolate them and a small residual proves nothing; the
+        note says so.
     note : str
         A sentence for the user about caveats (unpaired dimensions, an
         under-determined fit); empty when there are none.
@@ -531,10 +532,11 @@ def linear_relation(scheme: str, positions, d_model: int, k: float, **params) ->
                 f"{n_fit} dimension(s) have no sin/cos partner of the same frequency; "
                 "their rows are least-squares fits, so T_k is not exact."
             )
-        if rank >= p.size:
+        if p.size < 2 * d_model:
             notes.append(
-                f"Only {p.size} positions for rank {rank}: a least-squares fit can pass through every "
-                "position, so a small residual proves nothing; use more positions than dimensions."
+                f"Only {p.size} positions for {d_model} unknowns per row: a least-squares fit can (nearly) "
+                f"pass through every position, so a small residual proves nothing; use at least "
+                f"2·d = {2 * d_model} positions."
             )
     # Residual; pairs applied as rotations (T is block-structured), fitted rows by product.
     predicted = np.zeros_like(y)
@@ -650,9 +652,12 @@ def offset_profiles(scheme: str, references, offsets, d_model: int, **params) ->
             f"{limits.MAX_SIMILARITY_ELEMENTS:,}"
         )
     out = np.full((refs.size, offs.size), np.nan)
+    rows = _rows_per_block(d_model)
     for row, r in enumerate(refs):
+        reference = encode(scheme, [r], d_model, **params)[0]
         shifted = r + offs
         keep = np.flatnonzero((shifted >= 0) & (shifted <= limits.MAX_POSITION))
-        if keep.size:
-            out[row, keep] = _dots(scheme, np.full(keep.size, r), shifted[keep], d_model, params)
+        for start in range(0, keep.size, rows):
+            part = keep[start:start + rows]
+            out[row, part] = encode(scheme, shifted[part], d_model, **params) @ reference
     return out

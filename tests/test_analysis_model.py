@@ -1,0 +1,325 @@
+"""Known answers for the analysis model (uniqueness, norms, T_k, offset spread).
+
+Expected values are derived independently here (math.sin/cos loops, the
+2π-multiples, closed forms), never copied from the code under test.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from posenc_gui.model import analysis, encode, limits, pairwise
+
+
+# ---------------------------------------------------------------------------
+# uniqueness
+
+
+def _brute_force_pairs(vectors):
+    """All (distance, p, q) for p < q, with plain Python arithmetic."""
+    out = []
+    for p in range(len(vectors)):
+        for q in range(p + 1, len(vectors)):
+            out.append((math.sqrt(sum((a - b) ** 2 for a, b in zip(vectors[p], vectors[q]))), p, q))
+    return out
+
+
+def test_closest_pair_of_sincos_pair_within_0_to_100_is_the_best_2pi_multiple():
+    # By hand: [sin p, cos p] and [sin q, cos q] are close when q − p is close
+    # to a multiple of 2π. Best offset in 1…100:
+    gaps = {delta: min(abs(delta - 2 * math.pi * m) for m in range(1, 17)) for delta in range(1, 101)}
+    best_offset = min(gaps, key=gaps.get)
+    assert best_offset == 44  # 44 ≈ 7·2π
+    # Brute force with math.sin/cos: the smallest distance, earliest pair on ties (rounding).
+    vectors = [(math.sin(p), math.cos(p)) for p in range(101)]
+    pairs = _brute_force_pairs(vectors)
+    smallest = min(d for d, _, _ in pairs)
+    expected = min((p, q) for d, p, q in pairs if d - smallest <= 1e-12)
+    assert expected[1] - expected[0] == best_offset
+
+    result = analysis.uniqueness("sincos_pair", np.arange(101), 2)
+    p, q, distance = result.closest_pair
+    assert (p, q) == expected
+    # |[sin p, cos p] − [sin q, cos q]| = 2·|sin((q − p)/2)|
+    assert distance == pytest.approx(2 * abs(math.sin(best_offset / 2)), rel=1e-12)
+    assert result.near_repeats[0] == result.closest_pair
+
+
+def test_near_repeats_with_distinct_offsets_list_the_2pi_multiples():
+    result = analysis.uniqueness("sincos_pair", np.arange(1000), 2, top=5, distinct_offsets=True)
+    offsets = [q - p for p, q, _ in result.near_repeats]
+    assert len(set(offsets)) == len(offsets) == 5
+    # Independently: the 5 offsets in 1…999 closest (on the circle) to a multiple of 2π.
+    def circle_gap(delta):
+        return abs(math.remainder(delta, 2 * math.pi))
+    expected = sorted(range(1, 1000), key=circle_gap)[:5]
+    assert offsets == expected
+    assert 710 in offsets  # 710 ≈ 113·2π (355 ≈ 113π)
+    distances = [d for _, _, d in result.near_repeats]
+    assert all(b >= a - 1e-12 for a, b in zip(distances, distances[1:]))
+
+
+def test_near_repeats_are_the_top_closest_pairs_sorted():
+    positions = np.arange(60)
+    vectors = [
+        (math.sin(p), math.cos(p), math.sin(p / 2), math.cos(p / 2)) for p in range(60)
+    ]
+    pairs = sorted(_brute_force_pairs(vectors))
+    result = analysis.uniqueness("four_vector", positions, 4, top=7)
+    got = [d for _, _, d in result.near_repeats]
+    assert len(got) == 7
+    assert all(b >= a - 1e-12 for a, b in zip(got, got[1:]))  # sorted; rounding ties by order
+    np.testing.assert_allclose(got, [d for d, _, _ in pairs[:7]], rtol=1e-12)
+
+
+def test_nearest_position_matches_brute_force():
+    vectors = [(math.sin(p), math.cos(p), math.sin(p / 2), math.cos(p / 2)) for p in range(40)]
+    result = analysis.uniqueness("four_vector", np.arange(40), 4)
+    for p in range(40):
+        dists = [
+            math.dist(vectors[p], vectors[q]) if q != p else math.inf for q in range(40)
+        ]
+        best = min(dists)
+        assert result.nearest_distance[p] == pytest.approx(best, rel=1e-12)
+        assert math.isclose(dists[int(result.nearest_position[p])], best, rel_tol=1e-9)
+
+
+def test_uniqueness_in_small_blocks_equals_the_full_matrix(monkeypatch):
+    positions = np.arange(0, 150, 1.5)
+    pe = encode("harmonic", positions, 6)
+    full = pairwise(pe, pe, "distance")
+    np.fill_diagonal(full, np.inf)
+    monkeypatch.setattr(analysis, "BLOCK_ELEMENTS", 37)  # many blocks, uneven
+    result = analysis.uniqueness("harmonic", positions, 6, top=12)
+    np.testing.assert_allclose(result.nearest_distance, full.min(axis=1), rtol=1e-12)
+    upper = full[np.triu_indices(positions.size, 1)]
+    np.testing.assert_allclose([d for *_, d in result.near_repeats], np.sort(upper)[:12], rtol=1e-12)
+
+
+def test_uniqueness_distance_is_exact_for_nearly_equal_large_encodings():
+    # naive: PE(p) = p·(1, …, 1), so ‖PE(p) − PE(q)‖ = |p − q|·√d exactly.
+    result = analysis.uniqueness("naive", [1e9, 1e9 + 1e-3, 3.0], 16)
+    p, q, distance = result.closest_pair
+    assert {p, q} == {1e9, 1e9 + 1e-3}
+    assert distance == pytest.approx(abs((1e9 + 1e-3) - 1e9) * 4.0, rel=1e-12)
+
+
+def test_more_frequencies_push_the_minimum_distance_up():
+    positions = np.arange(128)
+    minimum = {
+        scheme: analysis.uniqueness(scheme, positions, 64).closest_pair[2]
+        for scheme in ("sine", "sincos_pair", "four_vector", "sinusoidal")
+    }
+    assert minimum["sine"] < minimum["sincos_pair"] < minimum["four_vector"] < minimum["sinusoidal"]
+
+
+def test_single_sine_collides():
+    # sin(p) = sin(q) nearly when q ≈ π − p + 2πm: 11 and 344 (11 + 344 = 355 ≈ 113π).
+    result = analysis.uniqueness("sine", np.arange(400), 2)
+    p, q, distance = result.closest_pair
+    assert distance == pytest.approx(abs(math.sin(p) - math.sin(q)) * math.sqrt(2), rel=1e-9, abs=1e-15)
+    by_hand = min(
+        (abs(math.sin(a) - math.sin(b)), a, b) for a in range(400) for b in range(a + 1, 400)
+    )
+    assert (p, q) == by_hand[1:]
+    assert distance < 1e-5
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "name"),
+    [
+        ({"positions": [3.0]}, "positions"),
+        ({"top": 0}, "top"),
+        ({"d_model": 1}, "d_model"),
+        ({"positions": np.arange(5000)}, "positions"),
+        ({"positions": [0, -1]}, "positions"),
+        ({"base": 100.0}, "base"),
+    ],
+)
+def test_uniqueness_bad_input_names_the_parameter(kwargs, name):
+    args = {"scheme": "sine", "positions": np.arange(10), "d_model": 4} | kwargs
+    with pytest.raises(ValueError, match=name):
+        analysis.uniqueness(**args)
+
+
+def test_uniqueness_refuses_a_million_positions_before_allocating():
+    with pytest.raises(ValueError, match="positions"):
+        analysis.uniqueness("sinusoidal", np.arange(limits.MAX_SEQ_LEN), 512)
+    most = analysis.uniqueness_max_positions(512)
+    assert most**2 <= limits.MAX_SIMILARITY_ELEMENTS
+    assert most**2 * 512 <= analysis.MAX_UNIQUENESS_WORK
+
+
+# ---------------------------------------------------------------------------
+# magnitude
+
+
+@pytest.mark.parametrize("d_model", [2, 64, 512])
+def test_sinusoidal_norm_squared_is_half_d(d_model):
+    norms = analysis.pe_norms("sinusoidal", [0, 1, 17.5, 1e5], d_model)
+    np.testing.assert_allclose(norms**2, d_model / 2, rtol=1e-12)
+
+
+def test_naive_norm_grows_like_position_times_sqrt_d(monkeypatch):
+    monkeypatch.setattr(analysis, "BLOCK_ELEMENTS", 50)  # several blocks
+    positions = np.arange(0, 40, 3.0)
+    norms = analysis.pe_norms("naive", positions, 16)
+    np.testing.assert_allclose(norms, positions * 4.0, rtol=1e-14)
+
+
+def test_embedding_norm_is_rms_norm_of_gaussian_vectors():
+    rng = np.random.default_rng(5)
+    samples = rng.normal(0.0, 0.3, size=(4000, 256))
+    rms = math.sqrt(np.mean(np.sum(samples**2, axis=1)))
+    assert analysis.embedding_norm(256, 0.3) == pytest.approx(rms, rel=0.01)
+
+
+@pytest.mark.parametrize("scale", [0.0, -1.0, math.nan, "big", 1e9])
+def test_embedding_norm_rejects_bad_scale(scale):
+    with pytest.raises(ValueError, match="scale"):
+        analysis.embedding_norm(64, scale)
+
+
+# ---------------------------------------------------------------------------
+# linear relation
+
+
+@pytest.mark.parametrize("layout", ["interleaved", "halves"])
+def test_sinusoidal_tk_is_exact_rotation(layout):
+    relation = analysis.linear_relation("sinusoidal", np.arange(128), 64, 5, layout=layout)
+    assert relation.exact
+    assert relation.method == "rotation"
+    assert relation.max_residual < 1e-9
+    # Holds for positions it never saw, too.
+    unseen = np.array([1000.25, 5000.0])
+    np.testing.assert_allclose(
+        encode("sinusoidal", unseen, 64, layout=layout) @ relation.T.T,
+        encode("sinusoidal", unseen + 5, 64, layout=layout),
+        atol=1e-9,
+    )
+
+
+def test_sinusoidal_tk_entries_by_hand():
+    d, k, base = 6, 3.0, 10000.0
+    expected = np.zeros((d, d))
+    for i in range(d // 2):
+        omega = 1.0 / base ** (2 * i / d)
+        c, s = math.cos(k * omega), math.sin(k * omega)
+        expected[2 * i, 2 * i], expected[2 * i, 2 * i + 1] = c, s
+        expected[2 * i + 1, 2 * i], expected[2 * i + 1, 2 * i + 1] = -s, c
+    relation = analysis.linear_relation("sinusoidal", np.arange(10), d, k)
+    np.testing.assert_allclose(relation.T, expected, atol=1e-15)
+
+
+def test_all_sine_has_no_exact_tk_at_d64():
+    relation = analysis.linear_relation("all_sine", np.arange(256), 64, 1)
+    assert not relation.exact
+    assert relation.method == "least-squares"
+    assert relation.max_residual > 0.1
+    assert relation.rank < relation.n_positions
+
+
+def test_naive_least_squares_tk_has_a_residual():
+    # naive: PE(p+k) = PE(p) + k·1 is affine, not linear; the best linear map
+    # leaves a residual. rank is 1 (all columns equal).
+    relation = analysis.linear_relation("naive", np.arange(50), 8, 2)
+    assert relation.rank == 1
+    assert relation.rms_residual > 0.1
+
+
+def test_odd_d_sinusoidal_is_not_claimed_exact():
+    relation = analysis.linear_relation("sinusoidal", np.arange(200), 7, 2)
+    assert not relation.exact
+    assert "partner" in relation.note
+    assert relation.max_residual < 1e-3  # the unpaired sine is slow; the fit is good, not exact
+
+
+def test_least_squares_note_warns_when_fit_can_interpolate():
+    relation = analysis.linear_relation("all_sine", np.arange(10), 64, 1)
+    assert relation.n_positions < 2 * 64
+    assert "proves nothing" in relation.note
+    assert analysis.linear_relation("all_sine", np.arange(128), 64, 1).note == ""
+
+
+def test_negative_offset_leaves_out_positions_below_zero():
+    relation = analysis.linear_relation("sinusoidal", np.arange(10), 8, -3)
+    assert relation.n_positions == 7
+    assert relation.max_residual < 1e-12
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "name"),
+    [
+        ({"k": math.nan}, "k"),
+        ({"k": "x"}, "k"),
+        ({"d_model": 8192}, "d_model"),
+        ({"positions": [0.0, 1.0], "k": -5}, "positions"),
+        ({"scheme": "naive", "positions": np.arange(100_000), "d_model": 512}, "positions"),
+        ({"layout": "diagonal"}, "layout"),
+    ],
+)
+def test_linear_relation_bad_input_names_the_parameter(kwargs, name):
+    args = {"scheme": "sinusoidal", "positions": np.arange(10), "d_model": 8, "k": 1} | kwargs
+    with pytest.raises(ValueError, match=name):
+        analysis.linear_relation(**args)
+
+
+# ---------------------------------------------------------------------------
+# relative vs absolute
+
+
+def test_sinusoidal_offset_spread_is_zero_and_equals_sum_of_cosines():
+    d = 64
+    offsets = np.arange(0, 40)
+    spread = analysis.offset_spread("sinusoidal", np.arange(128), d, offsets)
+    assert np.all(spread.spread <= 1e-9)
+    for k, value in zip(offsets, spread.mean):
+        by_hand = sum(math.cos(k / 10000 ** (2 * i / d)) for i in range(d // 2))
+        assert value == pytest.approx(by_hand, abs=1e-9)
+
+
+@pytest.mark.parametrize("scheme", ["naive", "all_sine"])
+def test_absolute_schemes_have_large_spread(scheme):
+    spread = analysis.offset_spread(scheme, np.arange(128), 64, [1, 5, 10])
+    assert np.all(spread.spread > 1.0)
+
+
+def test_offset_spread_by_hand_for_naive():
+    # naive: PE(p)·PE(p+k) = d·p·(p+k); over p in 0…9, k = 2: min 0, max d·9·11.
+    spread = analysis.offset_spread("naive", np.arange(10), 4, [2, -3])
+    assert spread.minimum[0] == 0 and spread.maximum[0] == 4 * 9 * 11
+    assert spread.count[1] == 7  # p = 3 … 9
+    assert spread.minimum[1] == 0 and spread.maximum[1] == 4 * 9 * 6
+
+
+def test_offset_spread_blocks_agree(monkeypatch):
+    direct = analysis.offset_spread("all_sine", np.arange(30), 16, np.arange(8))
+    monkeypatch.setattr(analysis, "BLOCK_ELEMENTS", 40)
+    blocked = analysis.offset_spread("all_sine", np.arange(30), 16, np.arange(8))
+    np.testing.assert_allclose(blocked.spread, direct.spread, rtol=1e-12)
+
+
+def test_offset_profiles_nan_below_zero_and_match_dot():
+    profiles = analysis.offset_profiles("harmonic", [0, 10], [-2, 0, 3], 6)
+    assert np.isnan(profiles[0, 0])
+    a = [math.sin(10), math.cos(10), math.sin(5), math.cos(5), math.sin(10 / 3), math.cos(10 / 3)]
+    b = [math.sin(13), math.cos(13), math.sin(6.5), math.cos(6.5), math.sin(13 / 3), math.cos(13 / 3)]
+    assert profiles[1, 2] == pytest.approx(sum(x * y for x, y in zip(a, b)), rel=1e-12)
+    assert profiles[1, 1] == pytest.approx(3.0, rel=1e-12)  # ‖PE(10)‖² = d/2
+
+
+@pytest.mark.parametrize(
+    ("offsets", "name"),
+    [([], "offsets"), ([math.inf], "offsets"), (np.zeros((2, 2)), "offsets"), (np.arange(70_000), "offsets")],
+)
+def test_offset_spread_bad_offsets(offsets, name):
+    with pytest.raises(ValueError, match=name):
+        analysis.offset_spread("sinusoidal", np.arange(4), 8, offsets)
+
+
+def test_offset_spread_refuses_too_many_pairs():
+    with pytest.raises(ValueError, match="positions"):
+        analysis.offset_spread("sinusoidal", np.arange(limits.MAX_SEQ_LEN), 8, np.arange(100))
