@@ -1,0 +1,425 @@
+"""Why add the positional encoding instead of concatenating it?
+
+Three measurements answer the notes' question:
+
+1. **Cost** (:func:`projection_cost`). A projection ``W`` (one of W_q, W_k,
+   W_v) maps the model input to ``d_out`` outputs. Adding keeps the input at
+   ``d`` dimensions: ``d·d_out`` parameters and ``N·d·d_out`` multiply-adds
+   for ``N`` tokens. Concatenating ``[e | p]`` doubles the input to ``2d``:
+   ``2d·d_out`` parameters and ``2·N·d·d_out`` multiply-adds, per projection.
+
+2. **Interference** (:func:`scale_sweep`). With ``x = e + p`` the attention
+   logit ``(e_i + p_i) W_q · ((e_j + p_j) W_k)ᵀ / √d_k`` is the sum of four
+   terms e·e, e·p, p·e, p·p (split by
+   :func:`posenc_gui.model.attention.logit_split`, the permutation demo's
+   code). How large each term is, and how close ``e + p`` stays to ``e``
+   (``cos(e, e + p)``), depends on the embedding scale ``σ``: embedding
+   entries are i.i.d. ``N(0, σ²)``, so ``‖e‖ ≈ σ·√d`` (as in
+   :func:`posenc_gui.model.analysis.embedding_norm`).
+
+3. **Near-orthogonality** (:func:`orthogonality`). In high ``d`` a random
+   embedding and a positional vector are almost orthogonal: ``|cos(e, p)|``
+   concentrates near 0 like ``√(2/(π d))``, so after the addition the two
+   still occupy nearly separate directions that ``W_q``, ``W_k`` can tell
+   apart.
+
+Everything is seeded and deterministic.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import limits
+from .attention import MAX_DEMO_D_MODEL, AttentionTrace, attention_weights, logit_split, softmax_rows
+from .params import EncodingParams
+from .schemes import encode
+
+#: Names of the four logit terms, in order (the same as ``attention.SPLIT_TERMS``).
+TERMS = ("e·e", "e·p", "p·e", "p·p")
+#: At most this many positions are used for cos(e, e + p) (evenly sampled from 0 … N−1).
+MAX_COSINE_POSITIONS = 512
+#: At most this many tokens (positions 0 … n−1) go through the toy head for the logit split.
+MAX_SPLIT_TOKENS = 64
+#: Scale range accepted by the sweep.
+MIN_SCALE = 1e-6
+MAX_SCALE = 1e6
+#: Most scales one sweep evaluates.
+MAX_SCALES = 1024
+#: Samples per dimension in :func:`orthogonality`.
+DEFAULT_ORTHO_SAMPLES = 512
+MAX_ORTHO_SAMPLES = 4096
+#: Largest samples × d the orthogonality sweep allocates at once.
+MAX_ORTHO_ELEMENTS = 2**23
+
+
+def default_scales() -> np.ndarray:
+    """Log-spaced embedding scales σ from 10⁻² to 10³ (51 values)."""
+    return np.logspace(-2.0, 3.0, 51)
+
+
+# --------------------------------------------------------------------------- cost
+
+
+@dataclass(frozen=True)
+class ProjectionCost:
+    """Parameters and multiply-adds of one projection, adding vs concatenating.
+
+    Attributes
+    ----------
+    d_model, d_out, seq_len : int
+        Embedding size d, projection outputs, tokens N.
+    input_add, input_concat : int
+        Input width: ``d`` when adding, ``2d`` when concatenating.
+    params_add, params_concat : int
+        ``input · d_out`` weights (no bias).
+    macs_add, macs_concat : int
+        ``N · input · d_out`` multiply-adds for a sequence of N tokens.
+    """
+
+    d_model: int
+    d_out: int
+    seq_len: int
+    input_add: int
+    input_concat: int
+    params_add: int
+    params_concat: int
+    macs_add: int
+    macs_concat: int
+
+    @property
+    def params_ratio(self) -> float:
+        """``params_concat / params_add`` (2 for concatenating a d-dimensional p)."""
+        return self.params_concat / self.params_add
+
+    @property
+    def macs_ratio(self) -> float:
+        """``macs_concat / macs_add``."""
+        return self.macs_concat / self.macs_add
+
+
+def projection_cost(d_model: int, seq_len: int, d_out: int | None = None) -> ProjectionCost:
+    """Cost of one attention projection ``x W`` for ``x = e + p`` vs ``x = [e | p]``.
+
+    Parameters
+    ----------
+    d_model : int
+        Embedding (and positional encoding) size d.
+    seq_len : int
+        Tokens N in the sequence.
+    d_out : int, optional
+        Columns of W; ``d_model`` by default (the notes' 512 × 512).
+
+    Returns
+    -------
+    ProjectionCost
+
+    Examples
+    --------
+    >>> c = projection_cost(512, 128)
+    >>> (c.params_add, c.params_concat)
+    (262144, 524288)
+    """
+    d = limits.check_int("d_model", d_model, limits.MIN_D_MODEL, limits.MAX_D_MODEL)
+    n = limits.check_int("seq_len", seq_len, limits.MIN_SEQ_LEN, limits.MAX_SEQ_LEN)
+    out = d if d_out is None else limits.check_int("d_out", d_out, 1, limits.MAX_D_MODEL)
+    return ProjectionCost(d, out, n, d, 2 * d, d * out, 2 * d * out, n * d * out, 2 * n * d * out)
+
+
+# --------------------------------------------------------------------------- scale sweep
+
+
+@dataclass(frozen=True, eq=False)
+class ScaleSweep:
+    """cos(e, e + p) and the four logit terms against the embedding scale σ.
+
+    Attributes
+    ----------
+    params : EncodingParams
+    scales : ndarray, (m,)
+        Embedding scales σ (entries of e are N(0, σ²)).
+    cosine_mean, cosine_min : ndarray, (m,)
+        Mean and minimum over the sampled positions of cos(e_i, e_i + p_i),
+        at the full ``d_model``. 1 means the position left the embedding's
+        direction untouched.
+    cosine_positions : ndarray
+        The positions used for the cosine (all of 0 … N−1 up to
+        :data:`MAX_COSINE_POSITIONS`, else evenly sampled).
+    term_rms : ndarray, (m, 4)
+        Root mean square of each term's n × n matrix, in the order of :data:`TERMS`.
+    term_share : ndarray, (m, 4)
+        Each term's share of the summed |values| of all four (rows sum to 1).
+    split_residual : ndarray, (m,)
+        ``max |e·e + e·p + p·e + p·p − logits|`` (rounding only).
+    split_d_model, split_tokens : int
+        The toy head's size: ``min(d_model, 64)`` dimensions (the permutation
+        demo's limit), tokens at positions ``0 … split_tokens−1``.
+    pe_norm_rms : float
+        RMS of ‖p_i‖ over the cosine positions.
+    balance_scale : float
+        The σ at which ‖e‖ ≈ σ√d equals that RMS ‖p‖ (0 if p is all zeros).
+    seed : int
+    """
+
+    params: EncodingParams
+    scales: np.ndarray
+    cosine_mean: np.ndarray
+    cosine_min: np.ndarray
+    cosine_positions: np.ndarray
+    term_rms: np.ndarray
+    term_share: np.ndarray
+    split_residual: np.ndarray
+    split_d_model: int
+    split_tokens: int
+    pe_norm_rms: float
+    balance_scale: float
+    seed: int
+
+
+def _check_scales(scales: object) -> np.ndarray:
+    try:
+        array = np.asarray(scales, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"scales must be numbers in {MIN_SCALE:g}…{MAX_SCALE:g}") from None
+    if array.ndim == 0:
+        array = array.reshape(1)
+    if array.ndim != 1 or not 1 <= array.size <= MAX_SCALES:
+        raise ValueError(f"scales must be a 1-D array of 1…{MAX_SCALES} values, got shape {array.shape}")
+    if not np.all(np.isfinite(array)) or array.min() < MIN_SCALE or array.max() > MAX_SCALE:
+        raise ValueError(f"scales must be in {MIN_SCALE:g}…{MAX_SCALE:g}")
+    return array
+
+
+def _check_seed(seed: object) -> int:
+    return limits.check_int("seed", seed, 0, 2**32 - 1)
+
+
+def sample_positions(seq_len: int, count: int) -> np.ndarray:
+    """``0 … seq_len−1`` if at most ``count`` of them, else ``count`` evenly spaced integers (ends included)."""
+    if seq_len <= count:
+        return np.arange(seq_len, dtype=np.float64)
+    return np.unique(np.round(np.linspace(0, seq_len - 1, count)))
+
+
+def split_at_scale(params: EncodingParams, scale: float, seed: int = 0):
+    """The four-term logit split for embedding scale ``σ`` in the toy head.
+
+    Builds the permutation demo's head (``attention.attention_weights``) at
+    ``min(d_model, 64)`` dimensions, with seeded embeddings ``σ·z`` (z
+    standard normal) for positions ``0 … n−1`` (``n = min(seq_len, 64)``),
+    adds ``PE`` of the current scheme, and splits the logits with
+    :func:`posenc_gui.model.attention.logit_split`.
+
+    Returns
+    -------
+    posenc_gui.model.attention.LogitSplit
+    """
+    params = params.validate()
+    scale = float(_check_scales([scale])[0])
+    seed = _check_seed(seed)
+    d = min(params.d_model, MAX_DEMO_D_MODEL)
+    n = min(params.seq_len, MAX_SPLIT_TOKENS)
+    z = np.random.default_rng([seed, 0xADD, d, n]).standard_normal((n, d))
+    pe = encode(params.scheme, np.arange(n, dtype=np.float64), d, **params.scheme_kwargs())
+    return _split(z * scale, pe, seed)
+
+
+def _split(e: np.ndarray, pe: np.ndarray, seed: int):
+    n, d = e.shape
+    weights = attention_weights(d, seed)
+    x = e + pe
+    q, k, v = x @ weights.w_q, x @ weights.w_k, x @ weights.w_v
+    scores = (q @ k.T) / math.sqrt(weights.d_k)
+    a = softmax_rows(scores)
+    tokens = tuple(f"t{i}" for i in range(n))
+    trace = AttentionTrace(tokens, e, pe, x, q, k, v, scores, a, a @ v)
+    return logit_split(trace, seed)
+
+
+def scale_sweep(params: EncodingParams, scales=None, seed: int = 0) -> ScaleSweep:
+    """cos(e, e + p) and the four logit terms for each embedding scale σ.
+
+    Parameters
+    ----------
+    params : EncodingParams
+        Scheme, ``seq_len``, ``d_model``, …
+    scales : array_like, optional
+        Embedding scales σ in ``1e-6 … 1e6``; :func:`default_scales` by default.
+    seed : int
+        Seed of the embeddings (and of the toy head's weights).
+
+    Returns
+    -------
+    ScaleSweep
+    """
+    params = params.validate()
+    scales = default_scales() if scales is None else _check_scales(scales)
+    seed = _check_seed(seed)
+    d = params.d_model
+    positions = sample_positions(params.seq_len, MAX_COSINE_POSITIONS)
+    pe = encode(params.scheme, positions, d, **params.scheme_kwargs())
+    z = np.random.default_rng([seed, 0xC05, d, positions.size]).standard_normal((positions.size, d))
+    zz = np.einsum("ij,ij->i", z, z)
+    zp = np.einsum("ij,ij->i", z, pe)
+    pp = np.einsum("ij,ij->i", pe, pe)
+    # cos(σz, σz + p) = (σ zz + zp) / (√zz · ‖σz + p‖), ‖σz + p‖² = σ² zz + 2σ zp + pp
+    s = scales[:, None]
+    norm_x = np.sqrt(np.maximum(s * s * zz + 2.0 * s * zp + pp, 0.0))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        cosine = (s * zz + zp) / (np.sqrt(zz) * norm_x)
+    cosine = np.clip(cosine, -1.0, 1.0)
+    pe_rms = float(math.sqrt(pp.mean()))
+    # Four-term split in the permutation demo's toy head, for every scale.
+    d_split = min(d, MAX_DEMO_D_MODEL)
+    n_split = min(params.seq_len, MAX_SPLIT_TOKENS)
+    z_split = np.random.default_rng([seed, 0xADD, d_split, n_split]).standard_normal((n_split, d_split))
+    pe_split = encode(params.scheme, np.arange(n_split, dtype=np.float64), d_split, **params.scheme_kwargs())
+    rms = np.empty((scales.size, 4))
+    share = np.empty((scales.size, 4))
+    residual = np.empty(scales.size)
+    for row, sigma in enumerate(scales):
+        split = _split(z_split * sigma, pe_split, seed)
+        terms = split.terms()
+        rms[row] = [math.sqrt(float(np.mean(terms[name] ** 2))) for name in TERMS]
+        shares = split.shares()
+        share[row] = [shares[name] for name in TERMS]
+        residual[row] = split.max_abs_residual
+    return ScaleSweep(
+        params=params,
+        scales=_ro(scales),
+        cosine_mean=_ro(np.nanmean(cosine, axis=1) if positions.size else np.full(scales.size, np.nan)),
+        cosine_min=_ro(np.nanmin(cosine, axis=1)),
+        cosine_positions=_ro(positions),
+        term_rms=_ro(rms),
+        term_share=_ro(share),
+        split_residual=_ro(residual),
+        split_d_model=d_split,
+        split_tokens=n_split,
+        pe_norm_rms=pe_rms,
+        balance_scale=pe_rms / math.sqrt(d),
+        seed=seed,
+    )
+
+
+# --------------------------------------------------------------------------- orthogonality
+
+
+@dataclass(frozen=True, eq=False)
+class Orthogonality:
+    """|cos| between random embeddings and positional vectors, against d.
+
+    Attributes
+    ----------
+    dims : ndarray of int, (m,)
+        The dimensions d measured (powers of two and the current ``d_model``).
+    pe_mean, pe_q95, pe_max : ndarray, (m,)
+        Mean, 95th percentile and maximum of |cos(e, p)| over the samples:
+        e standard normal, p = PE(position) of the scheme at that d, position
+        drawn uniformly from 0 … N−1 (zero vectors p, e.g. sin(0), left out).
+    random_mean, random_q95 : ndarray, (m,)
+        The same for two independent random embeddings, for reference.
+    reference : ndarray, (m,)
+        √(2/(π d)), the mean |cos| of a random direction with any fixed
+        vector in high d (cos·√d tends to a standard normal).
+    current_values : ndarray
+        The |cos(e, p)| samples at the current ``d_model`` (for a histogram).
+    n_samples : int
+    seed : int
+    """
+
+    params: EncodingParams
+    dims: np.ndarray
+    pe_mean: np.ndarray
+    pe_q95: np.ndarray
+    pe_max: np.ndarray
+    random_mean: np.ndarray
+    random_q95: np.ndarray
+    reference: np.ndarray
+    current_values: np.ndarray
+    n_samples: int
+    seed: int
+
+
+def default_dims(d_model: int) -> np.ndarray:
+    """Powers of two from 2 to ``max(1024, d_model)`` (at most 8192), plus ``d_model``."""
+    top = min(max(1024, d_model), limits.MAX_D_MODEL)
+    powers = 2 ** np.arange(1, int(math.log2(top)) + 1)
+    return np.unique(np.concatenate([powers, [d_model]])).astype(np.int64)
+
+
+def _abs_cos(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    na = np.linalg.norm(a, axis=1)
+    nb = np.linalg.norm(b, axis=1)
+    dot = np.abs(np.einsum("ij,ij->i", a, b))
+    ok = (na > 0) & (nb > 0)
+    return np.clip(dot[ok] / (na[ok] * nb[ok]), 0.0, 1.0)
+
+
+def orthogonality(params: EncodingParams, dims=None, n_samples: int = DEFAULT_ORTHO_SAMPLES,
+                  seed: int = 0) -> Orthogonality:
+    """How orthogonal random embeddings are to positional vectors, as d grows.
+
+    Parameters
+    ----------
+    params : EncodingParams
+        Scheme, ``seq_len`` (positions are drawn from 0 … N−1), base, layout;
+        ``d_model`` is added to the dimensions measured.
+    dims : array_like of int, optional
+        Dimensions to measure, each in 2 … 8192; :func:`default_dims` by default.
+    n_samples : int
+        Pairs per dimension, 16 … 4096.
+    seed : int
+
+    Returns
+    -------
+    Orthogonality
+    """
+    params = params.validate()
+    n_samples = limits.check_int("n_samples", n_samples, 16, MAX_ORTHO_SAMPLES)
+    seed = _check_seed(seed)
+    if dims is None:
+        dims_arr = default_dims(params.d_model)
+    else:
+        dims_arr = np.unique(np.asarray(dims))
+        if dims_arr.ndim != 1 or dims_arr.size == 0 or not np.issubdtype(dims_arr.dtype, np.integer):
+            raise ValueError(f"dims must be integers in {limits.MIN_D_MODEL}…{limits.MAX_D_MODEL}")
+        if dims_arr.min() < limits.MIN_D_MODEL or dims_arr.max() > limits.MAX_D_MODEL:
+            raise ValueError(f"dims must be in {limits.MIN_D_MODEL}…{limits.MAX_D_MODEL}")
+    kwargs = params.scheme_kwargs()
+    m = dims_arr.size
+    out = {name: np.full(m, np.nan) for name in ("pe_mean", "pe_q95", "pe_max", "random_mean", "random_q95")}
+    current = np.empty(0)
+    for index, d in enumerate(dims_arr.tolist()):
+        rng = np.random.default_rng([seed, 0x0A7, d])
+        count = min(n_samples, max(16, MAX_ORTHO_ELEMENTS // d))
+        positions = rng.integers(0, params.seq_len, size=count).astype(np.float64)
+        e = rng.standard_normal((count, d))
+        e2 = rng.standard_normal((count, d))
+        values = _abs_cos(e, encode(params.scheme, positions, d, **kwargs))
+        rand = _abs_cos(e, e2)
+        if values.size:
+            out["pe_mean"][index] = values.mean()
+            out["pe_q95"][index] = np.quantile(values, 0.95)
+            out["pe_max"][index] = values.max()
+        out["random_mean"][index] = rand.mean()
+        out["random_q95"][index] = np.quantile(rand, 0.95)
+        if d == params.d_model:
+            current = values
+    return Orthogonality(
+        params=params,
+        dims=_ro(dims_arr.astype(np.int64)),
+        reference=_ro(np.sqrt(2.0 / (math.pi * dims_arr))),
+        current_values=_ro(current),
+        n_samples=n_samples,
+        seed=seed,
+        **{name: _ro(value) for name, value in out.items()},
+    )
+
+
+def _ro(array: np.ndarray) -> np.ndarray:
+    array = np.asarray(array)
+    array.setflags(write=False)
+    return array
