@@ -78,6 +78,14 @@ class Uniqueness:
     near_repeats: tuple[tuple[float, float, float], ...]
     d_model: int
 
+    def offset_turns(self) -> np.ndarray:
+        """|q − p| / 2π for each near-repeat: how many turns of the fastest (period 2π) circle apart.
+
+        A value close to an integer m means q − p ≈ m·2π (e.g. 44 ≈ 7·2π).
+        """
+        offsets = np.array([abs(q - p) for p, q, _ in self.near_repeats], dtype=np.float64)
+        return offsets / (2.0 * math.pi)
+
 
 @dataclass(frozen=True)
 class LinearRelation:

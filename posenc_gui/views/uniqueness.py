@@ -1,0 +1,221 @@
+"""Uniqueness: how close does each position's encoding come to another's?"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QCheckBox,
+    QHeaderView,
+    QLabel,
+    QSpinBox,
+    QSplitter,
+    QTableWidget,
+    QTableWidgetItem,
+    QWidget,
+)
+
+from ..model import EncodingParams
+from ..model.analysis import Uniqueness, pe_norms, uniqueness, uniqueness_max_positions
+from .base import Panel
+from .matrixplot import FOREGROUND, new_layout_widget, style_plot
+
+#: Work budget (n²·d multiply-adds) of one live update; longer sequences are cut to their start.
+VIEW_WORK = 2**29
+#: Draw a dot per position while there are at most this many.
+MAX_DOTS = 300
+BLUE, ORANGE = "#0072B2", "#D55E00"
+
+
+@dataclass(frozen=True)
+class UniquenessData:
+    """The analysis of positions ``0 … count−1`` (``count ≤ params.seq_len``)."""
+
+    params: EncodingParams
+    count: int
+    result: Uniqueness
+    typical_norm: float
+
+    @property
+    def truncated(self) -> bool:
+        return self.count < self.params.seq_len
+
+
+def view_positions(params: EncodingParams) -> int:
+    """How many leading positions the live view compares (all pairs)."""
+    return min(params.seq_len, uniqueness_max_positions(params.d_model, VIEW_WORK))
+
+
+def compute_uniqueness(params: EncodingParams, top: int, distinct_offsets: bool) -> UniquenessData:
+    """Run the analysis for the view (in a worker)."""
+    count = view_positions(params)
+    if count < 2:
+        raise ValueError("seq_len: uniqueness needs at least 2 positions")
+    positions = np.arange(count, dtype=np.float64)
+    kwargs = params.scheme_kwargs()
+    result = uniqueness(params.scheme, positions, params.d_model, top=top,
+                        distinct_offsets=distinct_offsets, **kwargs)
+    norms = pe_norms(params.scheme, positions, params.d_model, **kwargs)
+    return UniquenessData(params, count, result, float(np.median(norms)))
+
+
+class UniquenessPanel(Panel):
+    """Nearest other position of each position, the closest pair and the near-repeats."""
+
+    panel_id = "uniqueness"
+    title = "Uniqueness"
+    help_text = (
+        "A position is only recoverable if no other position has (almost) the same encoding. "
+        "Top: for each position p the distance to its nearest other position, "
+        "min<sub>q≠p</sub> ‖PE(p) − PE(q)‖. Bottom: which position q that is. Table: the closest "
+        "pairs. A single sine collides (sin x = sin y when y ≈ π − x + 2πm); the pair "
+        "[sin p, cos p] is a point on a circle, so p and q nearly repeat when q − p ≈ m·2π "
+        "(44 ≈ 7·2π, 710 ≈ 113·2π): ‖PE(p) − PE(q)‖ = √(d/2)·2|sin((q−p)/2)|. "
+        "More frequencies push the minimum distance up. The column (q−p)/2π shows how many "
+        "turns of the period-2π circle apart the pair is."
+    )
+
+    def __init__(self, state, compute, parent: QWidget | None = None) -> None:
+        super().__init__(state, compute, parent)
+        self.header.addWidget(QLabel("Near-repeats listed:"))
+        self.top_box = QSpinBox(self)
+        self.top_box.setRange(1, 200)
+        self.top_box.setValue(10)
+        self.top_box.valueChanged.connect(lambda _: self.request_update())
+        self.header.addWidget(self.top_box)
+        self.offsets_box = QCheckBox("one pair per offset q − p", self)
+        self.offsets_box.setChecked(True)
+        self.offsets_box.setToolTip("List the closest pair for each distinct offset, not every shifted copy")
+        self.offsets_box.toggled.connect(lambda _: self.request_update())
+        self.header.addWidget(self.offsets_box)
+        self.finish_header()
+
+        self.summary_label = QLabel(self)
+        self.summary_label.setWordWrap(True)
+        self.summary_label.setTextFormat(Qt.TextFormat.RichText)
+        self.summary_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.body.addWidget(self.summary_label)
+
+        splitter = QSplitter(Qt.Orientation.Horizontal, self)
+        self.canvas = new_layout_widget(splitter)
+        self.distance_plot: pg.PlotItem = self.canvas.addPlot(row=0, col=0)
+        self.nearest_plot: pg.PlotItem = self.canvas.addPlot(row=1, col=0)
+        for plot in (self.distance_plot, self.nearest_plot):
+            style_plot(plot)
+            plot.showGrid(x=True, y=True, alpha=0.25)
+            plot.setMenuEnabled(False)
+            plot.getAxis("left").setWidth(64)  # align the two x axes
+        self.distance_plot.setLabel("left", "distance to nearest")
+        self.distance_plot.setTitle("min over q ≠ p of ‖PE(p) − PE(q)‖", size="10pt")
+        self.nearest_plot.setLabel("left", "nearest position q")
+        self.nearest_plot.setLabel("bottom", "position p")
+        self.nearest_plot.setXLink(self.distance_plot)
+        self.distance_curve = self.distance_plot.plot(pen=pg.mkPen(BLUE, width=1.5))
+        self.minimum_line = pg.InfiniteLine(angle=0, pen=pg.mkPen(ORANGE, width=1, style=Qt.PenStyle.DashLine),
+                                            label="closest pair", labelOpts={"color": ORANGE, "position": 0.98,
+                                                                           "anchors": [(1, 1), (1, 1)]})
+        self.distance_plot.addItem(self.minimum_line)
+        self.nearest_scatter = pg.ScatterPlotItem(size=4, pen=None, brush=pg.mkBrush(BLUE))
+        self.nearest_plot.addItem(self.nearest_scatter)
+        self.closest_marker = pg.ScatterPlotItem(size=11, pen=pg.mkPen(ORANGE, width=2), brush=None,
+                                                 symbol="o")
+        self.nearest_plot.addItem(self.closest_marker)
+
+        self.table = QTableWidget(0, 5, splitter)
+        self.table.setHorizontalHeaderLabels(["p", "q", "q − p", "(q − p)/2π", "distance"])
+        self.table.verticalHeader().setVisible(False)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.table.setToolTip("The closest pairs of distinct positions, closest first")
+        splitter.addWidget(self.canvas)
+        splitter.addWidget(self.table)
+        splitter.setStretchFactor(0, 3)
+        splitter.setStretchFactor(1, 1)
+        splitter.setSizes([700, 330])
+        self.body.addWidget(splitter, 1)
+
+        self.data: UniquenessData | None = None
+        state.paramsChanged.connect(lambda _: self.request_update())
+        self.request_update()
+
+    def request_update(self) -> None:
+        """Recompute in a worker; the newest request wins."""
+        params, top, distinct = self.state.params, self.top_box.value(), self.offsets_box.isChecked()
+        self.compute.submit(self, lambda: compute_uniqueness(params, top, distinct), self._show, self._error)
+
+    def _error(self, error: Exception) -> None:
+        self.show_message(str(error), "error")
+
+    def _show(self, data: UniquenessData) -> None:
+        self.data = data
+        result = data.result
+        positions = result.positions
+        dots = positions.size <= MAX_DOTS
+        self.distance_curve.setData(
+            positions, result.nearest_distance, symbol="o" if dots else None, symbolSize=4,
+            symbolBrush=BLUE, symbolPen=None)
+        p, q, distance = result.closest_pair
+        self.minimum_line.setPos(distance)
+        self.nearest_scatter.setData(positions, result.nearest_position)
+        self.closest_marker.setData([p, q], [q, p])
+        # Distances start at 0 on the axis: equal-up-to-rounding values must look equal.
+        top = float(np.max(result.nearest_distance))
+        self.distance_plot.setYRange(0, top * 1.08 if top > 0 else 1.0, padding=0)
+        for plot in (self.distance_plot, self.nearest_plot):
+            plot.setXRange(0, max(positions[-1], 1), padding=0.02)
+        self.nearest_plot.setYRange(0, max(positions[-1], 1), padding=0.02)
+
+        turns = result.offset_turns()
+        self.table.setRowCount(len(result.near_repeats))
+        for row, ((a, b, dist), turn) in enumerate(zip(result.near_repeats, turns)):
+            cells = (f"{a:,.0f}", f"{b:,.0f}", f"{abs(b - a):,.0f}", f"{turn:.4f}", f"{dist:.6g}")
+            for col, text in enumerate(cells):
+                item = QTableWidgetItem(text)
+                item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+                self.table.setItem(row, col, item)
+
+        params = data.params
+        self.summary_label.setText(
+            f"<b>Closest pair:</b> positions {p:,.0f} and {q:,.0f}, ‖PE(p) − PE(q)‖ = <b>{distance:.6g}</b> "
+            f"(typical ‖PE‖ = {data.typical_norm:.4g}); {params.scheme}, d_model {params.d_model:,}, "
+            f"positions 0…{data.count - 1:,}."
+        )
+        self.summary_label.setStyleSheet(f"color:{FOREGROUND};")
+        if data.truncated:
+            self.show_message(
+                f"Comparing positions 0…{data.count - 1:,} of {params.seq_len:,}: all pairs of "
+                f"{params.seq_len:,} positions at d_model {params.d_model:,} are too many for a live view.",
+                "info",
+            )
+        else:
+            self.show_message("")
+
+    def figure_widget(self) -> QWidget:
+        return self.canvas
+
+    def export_data(self) -> dict[str, Any]:
+        """Nearest position and distance per position, and the near-repeats table."""
+        if self.data is None:
+            raise ValueError("uniqueness: nothing computed yet")
+        result, params = self.data.result, self.data.params
+        repeats = np.array(result.near_repeats, dtype=np.float64).reshape(-1, 3)
+        return {
+            "arrays": {
+                "nearest": np.column_stack([result.positions, result.nearest_position, result.nearest_distance]),
+                "near_repeats": repeats,
+            },
+            "meta": {
+                "panel": self.panel_id,
+                "params": params.__dict__.copy(),
+                "positions_compared": self.data.count,
+                "columns": {"nearest": ["position", "nearest_position", "distance"],
+                            "near_repeats": ["p", "q", "distance"]},
+                "closest_pair": list(result.closest_pair),
+                "one_pair_per_offset": self.offsets_box.isChecked(),
+            },
+        }
