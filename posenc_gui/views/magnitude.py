@@ -1,0 +1,151 @@
+"""Magnitude: ‖p_i‖ against position, next to the size of a typical embedding ‖e_i‖."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QDoubleSpinBox, QLabel, QWidget
+
+from ..model import AxisSample, EncodingParams, sample_axis
+from ..model.analysis import MAX_EMBEDDING_SCALE, embedding_norm, pe_norms
+from .base import Panel
+from .matrixplot import FOREGROUND, new_layout_widget, style_plot
+
+#: At most this many positions are evaluated (evenly strided, always including the last).
+MAX_POINTS = 2048
+MAX_DOTS = 300
+BLUE, ORANGE = "#0072B2", "#D55E00"
+
+
+@dataclass(frozen=True)
+class MagnitudeData:
+    """‖PE(p)‖ at sampled positions and the typical embedding norm for ``scale``."""
+
+    params: EncodingParams
+    sample: AxisSample
+    positions: np.ndarray
+    norms: np.ndarray
+    scale: float
+    embedding: float
+
+
+def compute_magnitude(params: EncodingParams, scale: float) -> MagnitudeData:
+    """Evaluate the norms for the view (in a worker)."""
+    sample = sample_axis(0, params.seq_len - 1, params.seq_len, MAX_POINTS)
+    positions = sample.indices().astype(np.float64)
+    if positions[-1] != params.seq_len - 1:
+        positions = np.append(positions, float(params.seq_len - 1))
+    norms = pe_norms(params.scheme, positions, params.d_model, **params.scheme_kwargs())
+    return MagnitudeData(params, sample, positions, norms, scale, embedding_norm(params.d_model, scale))
+
+
+class MagnitudePanel(Panel):
+    """How large the position vector is compared with the word embedding it is added to."""
+
+    panel_id = "magnitude"
+    title = "Magnitude"
+    help_text = (
+        "The encoding p<sub>i</sub> is added to the word embedding e<sub>i</sub>; if ‖p<sub>i</sub>‖ "
+        "is much larger than ‖e<sub>i</sub>‖, position swamps meaning. Blue: ‖PE(i)‖ = "
+        "√(Σ<sub>j</sub> PE(i, j)²) against position i. Orange: the typical norm of an embedding "
+        "with independent N(0, σ²) entries, √(E‖e‖²) = σ·√d (σ is the embedding scale above). "
+        "Naive: ‖p<sub>i</sub>‖ = i·√d grows without bound. Sinusoidal: each (sin, cos) pair "
+        "contributes sin² + cos² = 1, so ‖p<sub>i</sub>‖² = d/2 at every position."
+    )
+
+    def __init__(self, state, compute, parent: QWidget | None = None) -> None:
+        super().__init__(state, compute, parent)
+        self.header.addWidget(QLabel("Embedding scale σ:"))
+        self.scale_box = QDoubleSpinBox(self)
+        self.scale_box.setDecimals(3)
+        self.scale_box.setRange(0.001, min(1000.0, MAX_EMBEDDING_SCALE))
+        self.scale_box.setSingleStep(0.1)
+        self.scale_box.setValue(1.0)
+        self.scale_box.setToolTip("Standard deviation of each embedding entry, e ~ N(0, σ²·I)")
+        self.scale_box.valueChanged.connect(lambda _: self.request_update())
+        self.header.addWidget(self.scale_box)
+        self.finish_header()
+        self.summary_label = QLabel(self)
+        self.summary_label.setWordWrap(True)
+        self.summary_label.setTextFormat(Qt.TextFormat.RichText)
+        self.summary_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.body.addWidget(self.summary_label)
+        self.canvas = new_layout_widget(self)
+        self.plot: pg.PlotItem = self.canvas.addPlot()
+        style_plot(self.plot)
+        self.plot.setMenuEnabled(False)
+        self.plot.showGrid(x=True, y=True, alpha=0.25)
+        self.plot.setLabel("bottom", "position i")
+        self.plot.setLabel("left", "norm")
+        self.legend = self.plot.addLegend(offset=(10, 10), labelTextColor=FOREGROUND,
+                                          brush=pg.mkBrush(255, 255, 255, 220), pen=pg.mkPen("#999999"))
+        self.norm_curve = self.plot.plot(pen=pg.mkPen(BLUE, width=2), name="‖p_i‖ (positional encoding)")
+        self.embedding_curve = self.plot.plot(
+            pen=pg.mkPen(ORANGE, width=2, style=Qt.PenStyle.DashLine), name="typical ‖e_i‖ = σ·√d")
+        self.body.addWidget(self.canvas, 1)
+        self.data: MagnitudeData | None = None
+        state.paramsChanged.connect(lambda _: self.request_update())
+        self.request_update()
+
+    def set_scale(self, scale: float) -> None:
+        """Set the embedding scale σ (walkthrough, scripts)."""
+        if not self.scale_box.minimum() <= scale <= self.scale_box.maximum():
+            raise ValueError(f"scale must be in {self.scale_box.minimum():g}…{self.scale_box.maximum():g}, "
+                             f"got {scale!r}")
+        self.scale_box.setValue(scale)
+
+    def request_update(self) -> None:
+        """Recompute in a worker; the newest request wins."""
+        params, scale = self.state.params, self.scale_box.value()
+        self.compute.submit(self, lambda: compute_magnitude(params, scale), self._show,
+                            lambda e: self.show_message(str(e), "error"))
+
+    def _show(self, data: MagnitudeData) -> None:
+        self.data = data
+        x = data.positions
+        dots = x.size <= MAX_DOTS
+        self.norm_curve.setData(x, data.norms, symbol="o" if dots else None, symbolSize=4,
+                                symbolBrush=BLUE, symbolPen=None)
+        self.embedding_curve.setData([x[0], x[-1]], [data.embedding, data.embedding])
+        top = max(float(np.max(data.norms)), data.embedding)
+        self.plot.setXRange(0, max(x[-1], 1), padding=0.02)
+        self.plot.setYRange(0, top * 1.1 if top > 0 else 1.0, padding=0)
+        params = data.params
+        last = data.norms[-1]
+        self.summary_label.setText(
+            f"‖p‖ from <b>{np.min(data.norms):.4g}</b> to <b>{np.max(data.norms):.4g}</b> over positions "
+            f"0…{params.seq_len - 1:,}; typical ‖e‖ = σ·√d = <b>{data.embedding:.4g}</b> "
+            f"(σ = {data.scale:g}, d = {params.d_model:,}). At the last position ‖p‖ / ‖e‖ = "
+            f"<b>{last / data.embedding:.3g}</b>."
+        )
+        self.summary_label.setStyleSheet(f"color:{FOREGROUND};")
+        self.plot.setTitle(f"{params.scheme}, d_model {params.d_model:,}", size="10pt")
+        if data.sample.stride > 1:
+            self.show_message(f"Showing {data.sample.describe('position')} (and the last).", "info")
+        else:
+            self.show_message("")
+
+    def figure_widget(self) -> QWidget:
+        return self.canvas
+
+    def export_data(self) -> dict[str, Any]:
+        """Positions and ‖p‖ (sampled as shown), and the typical embedding norm."""
+        if self.data is None:
+            raise ValueError("magnitude: nothing computed yet")
+        data = self.data
+        return {
+            "arrays": {"norms": np.column_stack([data.positions, data.norms])},
+            "meta": {
+                "panel": self.panel_id,
+                "params": data.params.__dict__.copy(),
+                "columns": ["position", "pe_norm"],
+                "embedding_scale": data.scale,
+                "embedding_norm": data.embedding,
+                "embedding_norm_estimate": "sqrt(E||e||^2) = scale * sqrt(d_model)",
+                "position_stride": data.sample.stride,
+            },
+        }
