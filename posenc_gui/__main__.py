@@ -55,6 +55,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--no-restore", action="store_true", help="start with the default layout and parameters"
     )
+    parser.add_argument(
+        "--quit-after-first-paint",
+        action="store_true",
+        help=argparse.SUPPRESS,  # smoke tests and the start-up benchmark
+    )
     add_parameter_flags(parser)
     return parser
 
@@ -73,6 +78,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as error:
         parser.error(str(error))
 
+    from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication
 
     from .mainwindow import MainWindow
@@ -83,7 +89,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     app.setApplicationVersion(__version__)
     window = MainWindow(overrides=overrides_from_args(args), restore=not args.no_restore)
     window.show()
+    if args.quit_after_first_paint:
+        QTimer.singleShot(0, lambda: _report_first_paint(window, app))
     return app.exec()
+
+
+def _report_first_paint(window, app) -> None:
+    """Wait until every panel drew its first data, paint, print a line, quit."""
+    window.compute.wait_idle()
+    window.repaint()
+    print(f"first paint: {len(window.panels)} panels, {window.state.params.slug()}", flush=True)
+    window.close()  # saves the settings, as a user's close would
+    app.quit()
 
 
 if __name__ == "__main__":

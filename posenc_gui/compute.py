@@ -39,6 +39,7 @@ class ComputeService(QObject):
         self._pending: set[Any] = set()
         self._counter = itertools.count(1)
         self._busy = False
+        self._closed = False
         self._busy_timer = QTimer(self)
         self._busy_timer.setSingleShot(True)
         self._busy_timer.setInterval(BUSY_DELAY_MS)
@@ -55,8 +56,11 @@ class ComputeService(QObject):
         """Run ``function()`` in a worker; call ``on_result`` with its value on the GUI thread.
 
         A later ``submit`` with the same ``key`` supersedes this one: its
-        result (or error) is never delivered.
+        result (or error) is never delivered. After :meth:`shutdown` this
+        does nothing (a closing window may still ask for a redraw).
         """
+        if self._closed:
+            return
         generation = next(self._counter)
         self._latest[key] = generation
         self._callbacks[key] = (on_result, on_error)
@@ -89,15 +93,16 @@ class ComputeService(QObject):
     def wait_idle(self, timeout: float = 30.0) -> bool:
         """Process events until every request is delivered (tests, benchmarks, export)."""
         deadline = time.monotonic() + timeout
-        while self._pending and time.monotonic() < deadline:
-            QCoreApplication.processEvents()
-            if self._pending:
-                time.sleep(0.0005)
-        QCoreApplication.processEvents()
-        return not self._pending
+        while time.monotonic() < deadline:
+            QCoreApplication.processEvents()  # may deliver results, or start new requests
+            if not self._pending:
+                return True
+            time.sleep(0.0005)
+        return False
 
     def shutdown(self) -> None:
         """Drop pending requests and stop the workers."""
+        self._closed = True
         self._latest.clear()
         self._pending.clear()
         self._executor.shutdown(wait=True, cancel_futures=True)

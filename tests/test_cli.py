@@ -1,0 +1,48 @@
+"""The command line, run as a user would (subprocess)."""
+
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from posenc_gui import __version__
+
+
+def run(*args, env_extra=None, timeout=120):
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", **(env_extra or {})}
+    return subprocess.run([sys.executable, "-m", "posenc_gui", *args], capture_output=True, text=True,
+                          timeout=timeout, env=env)
+
+
+def test_version():
+    result = run("--version")
+    assert result.returncode == 0
+    assert result.stdout.strip() == f"posenc-gui {__version__}"
+
+
+def test_help_lists_the_parameter_flags():
+    result = run("--help")
+    assert result.returncode == 0
+    for flag in ("--scheme", "--seq-len", "--d-model", "--base", "--layout"):
+        assert flag in result.stdout
+
+
+@pytest.mark.parametrize("args, name", [(["--d-model", "0"], "d_model"), (["--base", "1"], "base"),
+                                        (["--seq-len", "-3"], "seq_len")])
+def test_bad_flag_gives_the_model_message_and_no_window(args, name):
+    result = run(*args)
+    assert result.returncode == 2
+    assert name in result.stderr and "must be" in result.stderr
+
+
+def test_installed_entry_point_starts_the_window_offscreen(tmp_path):
+    exe = shutil.which("posenc-gui", path=os.path.dirname(sys.executable)) or shutil.which("posenc-gui")
+    assert exe, "the posenc-gui console script is not installed"
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "POSENC_GUI_SETTINGS": str(tmp_path / "s.ini")}
+    result = subprocess.run([exe, "--quit-after-first-paint", "--scheme", "harmonic", "--d-model", "64"],
+                            capture_output=True, text=True, timeout=120, env=env)
+    assert result.returncode == 0, result.stderr
+    assert "first paint" in result.stdout and "harmonic_n128_d64" in result.stdout
+    assert (tmp_path / "s.ini").exists()  # settings written on close

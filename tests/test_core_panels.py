@@ -1,0 +1,177 @@
+"""Parameters, heatmap, waveforms and similarity panels: change the state, check the views."""
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QPointF
+from PySide6.QtGui import QColor
+
+from posenc_gui.model import encode, pairwise
+from posenc_gui.views.heatmap import HeatmapPanel
+from posenc_gui.views.parameters import ParametersPanel
+from posenc_gui.views.similarity import SimilarityPanel
+from posenc_gui.views.waveforms import WaveformsPanel, default_dims, parse_dims
+
+
+def settle(qtbot, panel, compute):
+    qtbot.addWidget(panel)
+    panel.resize(900, 650)
+    panel.show()
+    qtbot.waitExposed(panel)
+    panel.state.flush()
+    assert compute.wait_idle()
+    qtbot.wait(80)  # let the resize-triggered re-sampling run
+    assert compute.wait_idle()
+
+
+def test_heatmap_shows_the_new_parameters(qtbot, state, compute):
+    panel = HeatmapPanel(state, compute)
+    settle(qtbot, panel, compute)
+    state.update(scheme="harmonic", seq_len=40, d_model=12)
+    state.flush()
+    assert compute.wait_idle()
+    np.testing.assert_array_equal(panel.data.values, encode("harmonic", np.arange(40.0), 12))
+    np.testing.assert_array_equal(panel.matrix.image.image, panel.data.values)
+
+
+def test_heatmap_puts_position_zero_at_the_top(qtbot, state, compute):
+    # naive: value = position, so the top of the image must be the low (blue) end of the scale
+    state.update(scheme="naive", seq_len=50, d_model=8)
+    panel = HeatmapPanel(state, compute)
+    settle(qtbot, panel, compute)
+    image = panel.canvas.grab().toImage()
+    vb = panel.matrix.view_box
+
+    def colour_at(pos, dim):
+        scene = vb.mapViewToScene(QPointF(dim, pos))
+        point = panel.canvas.mapFromScene(scene)
+        return QColor(image.pixel(point.x(), point.y()))
+
+    top, bottom = colour_at(1, 4), colour_at(48, 4)
+    assert bottom.red() > bottom.blue() + 80, bottom.name()
+    assert abs(top.red() - top.blue()) < 60 or top.blue() > top.red(), top.name()
+    assert panel.matrix.plot.getViewBox().yInverted()
+
+
+def test_heatmap_hover_describes_value_and_formula(qtbot, state, compute):
+    panel = HeatmapPanel(state, compute)
+    settle(qtbot, panel, compute)
+    text = panel.describe_cell(12, 7)
+    assert "pos 12, dim 7" in text and "cos(pos / 10000^(2·3/512))" in text
+    value = float(text.split(": ")[1].split(" =")[0])
+    assert value == pytest.approx(np.cos(12 / 10000 ** (6 / 512)), abs=1e-9)
+
+
+def test_heatmap_samples_large_sizes_off_the_gui_thread(qtbot, state, compute):
+    panel = HeatmapPanel(state, compute)
+    settle(qtbot, panel, compute)
+    state.update(seq_len=1_048_576, d_model=8192)
+    state.flush()
+    assert panel.data.params.seq_len == 128  # nothing computed synchronously
+    assert compute.wait_idle()
+    data = panel.data
+    assert data.params.seq_len == 1_048_576
+    assert data.values.size <= 1100 * 1100
+    assert data.positions.stride > 1 and "every" in panel.sampling_label.text()
+    rows = data.positions.indices()[[0, 5, -1]].astype(float)
+    cols = data.dims.indices()[[0, 3, -1]]
+    np.testing.assert_array_equal(data.values[[0, 5, -1]][:, [0, 3, -1]],
+                                  encode("sinusoidal", rows, 8192, dims=cols))
+    assert data.aliased.any() and not panel.message_label.isHidden()
+
+
+def test_heatmap_zoom_at_the_end_of_a_long_context_is_exact(qtbot, state, compute):
+    state.update(seq_len=1_048_576, d_model=512)
+    panel = HeatmapPanel(state, compute)
+    settle(qtbot, panel, compute)
+    panel.matrix.view_box.setRange(xRange=(0, 64), yRange=(1_000_000, 1_000_050), padding=0)
+    panel.request_update()
+    assert compute.wait_idle()
+    data = panel.data
+    assert data.positions.stride == 1 and data.dims.stride == 1
+    positions = data.positions.indices()
+    assert positions[0] <= 1_000_000 and positions[-1] >= 1_000_050
+    np.testing.assert_array_equal(data.values, encode("sinusoidal", positions, 512, dims=data.dims.indices()))
+
+
+def test_parameters_invalid_base_shows_the_message_and_keeps_the_view(qtbot, state, compute):
+    params_panel = ParametersPanel(state, compute)
+    heatmap = HeatmapPanel(state, compute)
+    settle(qtbot, params_panel, compute)
+    settle(qtbot, heatmap, compute)
+    before = heatmap.data.values.copy()
+    qtbot.keyClicks(params_panel.base, "")  # focus
+    params_panel.base.clear()
+    qtbot.keyClicks(params_panel.base, "0.5")
+    state.flush()
+    compute.wait_idle()
+    assert state.params.base == 10000.0
+    assert params_panel.errors["base"].isVisible()
+    assert "base must be > 1" in params_panel.errors["base"].text()
+    np.testing.assert_array_equal(heatmap.data.values, before)
+    params_panel.base.clear()
+    qtbot.keyClicks(params_panel.base, "500")
+    state.flush()
+    assert compute.wait_idle()
+    assert state.params.base == 500.0 and not params_panel.errors["base"].isVisible()
+    np.testing.assert_array_equal(heatmap.data.values, encode("sinusoidal", np.arange(128.0), 512, base=500.0))
+
+
+def test_parameters_show_only_options_of_the_scheme(qtbot, state, compute):
+    panel = ParametersPanel(state, compute)
+    settle(qtbot, panel, compute)
+    assert panel.base_row.isVisible() and panel.layout_box.isVisible()
+    panel.scheme.setCurrentIndex(panel.scheme.findData("naive"))
+    state.flush()
+    assert state.params.scheme == "naive"
+    assert not panel.base_row.isVisible() and not panel.layout_box.isVisible()
+    panel.scheme.setCurrentIndex(panel.scheme.findData("all_sine"))
+    state.flush()
+    assert panel.base_row.isVisible() and not panel.layout_box.isVisible()
+
+
+def test_dragging_the_size_slider_applies_immediately(qtbot, state, compute):
+    panel = ParametersPanel(state, compute)
+    settle(qtbot, panel, compute)
+    panel.d_slider.setValue(panel.d_slider.value() - 8)  # one octave down
+    state.flush()
+    assert state.params.d_model == 256 and panel.d_model.value() == 256
+
+
+def test_waveforms_hold_curves_and_dots_of_the_chosen_dims(qtbot, state, compute):
+    panel = WaveformsPanel(state, compute)
+    settle(qtbot, panel, compute)
+    panel.set_dims("3, 10-11")
+    assert compute.wait_idle()
+    data = panel.data
+    assert data.dims == (3, 10, 11)
+    np.testing.assert_array_equal(data.curve_y, encode("sinusoidal", data.curve_x, 512, dims=[3, 10, 11]))
+    assert data.curve_x[0] == 0 and data.curve_x[-1] == 127
+    expected_wavelength = 2 * np.pi * 10000 ** (2 * 5 / 512)  # dim 11 is the cosine of pair i = 5
+    assert len(panel.legend.items) == 3
+    assert f"λ = {expected_wavelength:.4g}" in panel.legend.items[2][1].text
+    panel.set_dims("600")
+    assert "dims must be in 0…511" in panel.message_label.text()
+    assert panel.data.dims == (3, 10, 11)
+
+
+def test_waveform_dims_parser():
+    assert parse_dims("0, 1, 6-8", 10) == (0, 1, 6, 7, 8)
+    with pytest.raises(ValueError, match="dims"):
+        parse_dims("9", 8)
+    assert default_dims(512) == (0, 1, 128, 129, 510)
+    assert default_dims(3) == (0, 1)
+
+
+def test_similarity_metric_and_reference(qtbot, state, compute):
+    state.update(seq_len=60, d_model=32)
+    panel = SimilarityPanel(state, compute)
+    settle(qtbot, panel, compute)
+    panel.set_options(metric="cosine", reference=10)
+    assert compute.wait_idle()
+    pe = encode("sinusoidal", np.arange(60.0), 32)
+    expected = pairwise(pe, pe, "cosine")
+    np.testing.assert_allclose(panel.data.matrix, expected, atol=1e-15)
+    np.testing.assert_allclose(panel.data.profile, expected[10], atol=1e-15)
+    assert panel.data.offsets[0] == -10 and panel.data.offsets[-1] == 49
+    with pytest.raises(ValueError, match="reference"):
+        panel.set_options(reference=60)

@@ -1,0 +1,107 @@
+"""Main window: docks, View menu, layout reset and settings that survive a restart."""
+
+import numpy as np
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QDockWidget
+
+from posenc_gui.mainwindow import MainWindow
+from posenc_gui.model import EncodingParams, encode
+
+CORE_PANELS = ("parameters", "heatmap", "waveforms", "similarity")
+
+
+@pytest.fixture
+def make_window(qtbot, settings_path):
+    windows = []
+
+    def make(**kwargs):
+        window = MainWindow(**kwargs)
+        qtbot.addWidget(window)
+        window.show()
+        qtbot.waitExposed(window)
+        assert window.compute.wait_idle()
+        windows.append(window)
+        return window
+
+    return make
+
+
+def test_every_panel_has_a_dock_listed_in_the_view_menu(make_window):
+    window = make_window(restore=False)
+    view_actions = {a.text() for a in window.view_menu.actions()}
+    for panel_id in CORE_PANELS:
+        dock = window.docks[panel_id]
+        assert isinstance(dock, QDockWidget)
+        assert dock.toggleViewAction().text() in view_actions
+        features = dock.features()
+        assert features & QDockWidget.DockWidgetFeature.DockWidgetMovable
+        assert features & QDockWidget.DockWidgetFeature.DockWidgetFloatable
+        assert features & QDockWidget.DockWidgetFeature.DockWidgetClosable
+    assert "&Reset layout" in view_actions
+
+
+def test_one_parameter_change_updates_all_core_views(make_window):
+    window = make_window(restore=False)
+    window.panels["parameters"].d_model.setValue(64)
+    window.state.flush()
+    assert window.compute.wait_idle()
+    expected = encode("sinusoidal", np.arange(128.0), 64)
+    np.testing.assert_array_equal(window.panels["heatmap"].data.values, expected)
+    assert window.panels["waveforms"].data.params.d_model == 64
+    assert window.panels["similarity"].data.params.d_model == 64
+
+
+def test_reset_layout_brings_closed_docks_back(make_window):
+    window = make_window(restore=False)
+    window.docks["heatmap"].close()
+    window.docks["similarity"].setFloating(True)
+    assert not window.docks["heatmap"].isVisible()
+    window.reset_layout()
+    assert window.docks["heatmap"].isVisible()
+    assert not window.docks["similarity"].isFloating()
+
+
+def test_parameters_and_layout_are_restored_at_next_launch(make_window):
+    first = make_window()
+    first.state.update(scheme="four_vector", seq_len=300, d_model=20)
+    first.state.flush()
+    first.docks["waveforms"].close()
+    first.close()
+    second = make_window()
+    assert second.state.params == EncodingParams("four_vector", 300, 20)
+    assert not second.docks["waveforms"].isVisible()
+    assert second.docks["heatmap"].isVisible()
+
+
+def test_command_line_flags_override_restored_parameters(make_window):
+    first = make_window()
+    first.state.update(scheme="harmonic", d_model=30)
+    first.state.flush()
+    first.close()
+    second = make_window(overrides={"seq_len": 77})
+    assert second.state.params == EncodingParams("harmonic", 77, 30)
+
+
+def test_corrupt_settings_fall_back_to_defaults_with_a_warning(make_window, settings_path):
+    settings_path.write_text(
+        "[General]\nparams=\"{not json\"\nwindowState=@ByteArray(garbage)\ngeometry=12\n", encoding="utf-8"
+    )
+    window = make_window()
+    assert window.state.params == EncodingParams()
+    assert "ignored" in window.statusBar().currentMessage() or "unreadable" in window.statusBar().currentMessage()
+    assert all(window.docks[p].isVisible() for p in CORE_PANELS)
+
+
+def test_settings_with_out_of_range_values_fall_back(make_window, settings_path):
+    settings_path.write_text('[General]\nparams="{\\"d_model\\": 0}"\n', encoding="utf-8")
+    window = make_window()
+    assert window.state.params == EncodingParams()
+    assert "d_model" in window.statusBar().currentMessage()
+
+
+def test_busy_indicator_is_in_the_status_bar(make_window):
+    window = make_window(restore=False)
+    assert window.busy_indicator.isHidden()
+    assert window.statusBar().isAncestorOf(window.busy_indicator)
+    assert window.docks["parameters"].isAreaAllowed(Qt.DockWidgetArea.LeftDockWidgetArea)
