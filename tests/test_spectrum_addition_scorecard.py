@@ -1,0 +1,275 @@
+"""Known answers for the spectrum, addition-vs-concatenation and scorecard models."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from posenc_gui.model import EncodingParams, encode
+from posenc_gui.model.addition import (
+    TERMS,
+    orthogonality,
+    projection_cost,
+    sample_positions,
+    scale_sweep,
+    split_at_scale,
+)
+from posenc_gui.model.scorecard import GROWTH_TOL, TK_TOL, UNIQUE_TOL, sample_range, score_scheme, scorecard
+from posenc_gui.model.spectrum import spectrum
+
+# --------------------------------------------------------------------------- spectrum
+
+
+@pytest.mark.parametrize("d_model, base", [(512, 10000.0), (64, 10000.0), (16, 500.0)])
+@pytest.mark.parametrize("layout", ["interleaved", "halves"])
+def test_sinusoidal_wavelengths_at_the_ends(d_model, base, layout):
+    s = spectrum(EncodingParams("sinusoidal", 128, d_model, base, layout))
+    assert s.n_components == d_model // 2
+    assert s.wavelength[0] == pytest.approx(2 * math.pi, rel=1e-12)
+    assert s.wavelength[-1] == pytest.approx(2 * math.pi * base ** ((d_model - 2) / d_model), rel=1e-12)
+    assert np.all(np.diff(s.wavelength) > 0)  # geometric, increasing
+    assert set(s.kinds) == {"sin+cos"}
+
+
+def test_sinusoidal_pairs_are_the_right_dimensions():
+    inter = spectrum(EncodingParams("sinusoidal", 128, 8))
+    halves = spectrum(EncodingParams("sinusoidal", 128, 8, layout="halves"))
+    assert inter.component_dims == ((0, 1), (2, 3), (4, 5), (6, 7))
+    assert halves.component_dims == ((0, 4), (1, 5), (2, 6), (3, 7))
+
+
+def test_phase_step_and_total_phase():
+    n = 100
+    s = spectrum(EncodingParams("sinusoidal", n, 512))
+    omega = 10000.0 ** (-2 * np.arange(256) / 512)
+    np.testing.assert_allclose(s.omega, omega, rtol=1e-12)
+    np.testing.assert_allclose(s.total_phase, omega * (n - 1), rtol=1e-12)
+    # The chord between PE(p) and PE(p+1) restricted to pair i, measured from encode.
+    pe = encode("sinusoidal", [37.0, 38.0], 512)
+    chord = np.hypot(pe[1, 0::2] - pe[0, 0::2], pe[1, 1::2] - pe[0, 1::2])
+    np.testing.assert_allclose(s.step_chord, chord, atol=1e-12)
+
+
+def test_categories_follow_the_criteria():
+    s = spectrum(EncodingParams("sinusoidal", 128, 512), step_tol=0.1, static_tol=0.1)
+    fine = s.step_chord >= 0.1
+    static = ~fine & (s.total_phase < 0.1)
+    assert np.array_equal(s.category == "fine", fine)
+    assert np.array_equal(s.category == "static", static)
+    assert s.count("fine") + s.count("coarse") + s.count("static") == 256
+    # the first pair (λ = 2π) resolves neighbours and wraps; the last barely moves over 128 positions
+    assert s.category[0] == "fine" and s.wraps[0]
+    assert s.category[-1] == "static" and not s.wraps[-1]
+    # a longer sequence: fewer static pairs
+    longer = spectrum(EncodingParams("sinusoidal", 100_000, 512))
+    assert longer.count("static") < s.count("static")
+
+
+def test_seq_len_crossing_lies_between_the_wavelengths_around_it():
+    s = spectrum(EncodingParams("sinusoidal", 128, 512))
+    x = s.seq_len_crossing
+    j = int(math.floor(x))
+    assert s.wavelength[j] < 128 <= s.wavelength[j + 1]
+    assert math.isnan(spectrum(EncodingParams("sincos_pair", 128, 512)).seq_len_crossing)
+
+
+def test_other_schemes_components():
+    assert spectrum(EncodingParams("sincos_pair", 128, 512)).n_components == 1
+    four = spectrum(EncodingParams("four_vector", 128, 512))
+    np.testing.assert_allclose(four.wavelength, [2 * math.pi, 4 * math.pi])
+    naive = spectrum(EncodingParams("naive", 128, 16))
+    assert naive.kinds == ("linear",) and np.isinf(naive.wavelength[0]) and naive.category[0] == "fine"
+    normalized = spectrum(EncodingParams("normalized", 128, 16))
+    assert normalized.step_chord[0] == pytest.approx(1 / 127) and normalized.category[0] == "coarse"
+    all_sine = spectrum(EncodingParams("all_sine", 128, 32))
+    assert all_sine.n_components == 32 and set(all_sine.kinds) == {"sin"}
+
+
+def test_spectrum_rejects_bad_tolerance():
+    with pytest.raises(ValueError, match="step_tol"):
+        spectrum(EncodingParams(), step_tol=0)
+    with pytest.raises(ValueError, match="static_tol"):
+        spectrum(EncodingParams(), static_tol=float("nan"))
+
+
+# --------------------------------------------------------------------------- addition
+
+
+@pytest.mark.parametrize("d", [2, 64, 512, 8192])
+def test_concatenation_doubles_the_projection(d):
+    cost = projection_cost(d, 128)
+    assert cost.params_add == d * d
+    assert cost.params_concat == 2 * d * d
+    assert cost.macs_add == 128 * d * d
+    assert cost.macs_concat == 2 * 128 * d * d
+    assert cost.params_ratio == 2.0 and cost.macs_ratio == 2.0
+
+
+def test_projection_cost_validates():
+    with pytest.raises(ValueError, match="d_model"):
+        projection_cost(1, 128)
+    with pytest.raises(ValueError, match="seq_len"):
+        projection_cost(512, 0)
+
+
+def test_four_terms_sum_to_the_logit():
+    params = EncodingParams("sinusoidal", 20, 16)
+    split = split_at_scale(params, 0.7, seed=3)
+    total = split.ee + split.ep + split.pe + split.pp
+    np.testing.assert_allclose(total, split.total, atol=1e-12)
+    # and the logit is the formula applied to x = e + p, recomputed here independently
+    from posenc_gui.model.attention import attention_weights
+
+    w = attention_weights(16, 3)
+    rng = np.random.default_rng([3, 0xADD, 16, 20])
+    x = 0.7 * rng.standard_normal((20, 16)) + encode("sinusoidal", np.arange(20), 16)
+    logits = (x @ w.w_q) @ (x @ w.w_k).T / math.sqrt(w.d_k)
+    np.testing.assert_allclose(split.total, logits, atol=1e-12)
+
+
+def test_scale_sweep_terms_scale_as_powers_of_sigma():
+    params = EncodingParams("sinusoidal", 32, 64)
+    sweep = scale_sweep(params, scales=[0.1, 1.0, 10.0], seed=0)
+    ee, ep, pe, pp = sweep.term_rms.T
+    np.testing.assert_allclose(ee[1:] / ee[:-1], 100.0, rtol=1e-9)  # e·e ∝ σ²
+    np.testing.assert_allclose(ep[1:] / ep[:-1], 10.0, rtol=1e-9)  # e·p ∝ σ
+    np.testing.assert_allclose(pe[1:] / pe[:-1], 10.0, rtol=1e-9)
+    np.testing.assert_allclose(pp, pp[0], rtol=1e-12)  # p·p does not depend on σ
+    np.testing.assert_allclose(sweep.term_share.sum(axis=1), 1.0)
+    assert np.all(sweep.split_residual < 1e-9)
+    assert len(TERMS) == 4
+
+
+def test_cosine_of_e_and_e_plus_p():
+    params = EncodingParams("sinusoidal", 128, 512)
+    sweep = scale_sweep(params, scales=[0.01, 0.7071, 100.0])
+    # tiny embeddings: e + p ≈ p, almost orthogonal to e; huge ones: e + p ≈ e
+    assert sweep.cosine_mean[0] < 0.05
+    assert sweep.cosine_mean[2] > 0.999
+    # balanced (‖e‖ ≈ ‖p‖, e ⟂ p): cos ≈ 1/√2
+    assert sweep.cosine_mean[1] == pytest.approx(1 / math.sqrt(2), abs=0.03)
+    assert sweep.balance_scale == pytest.approx(math.sqrt(0.5))
+    assert sweep.split_d_model == 64 and sweep.split_tokens == 64
+
+
+def test_naive_positions_swamp_the_embedding():
+    sweep = scale_sweep(EncodingParams("naive", 128, 512), scales=[1.0])
+    assert sweep.cosine_mean[0] < 0.1
+    assert sweep.term_share[0, 3] > 0.9  # p·p dominates the logits
+
+
+def test_near_orthogonality_grows_with_d():
+    o = orthogonality(EncodingParams("sinusoidal", 128, 512), dims=[4, 64, 1024], n_samples=2000, seed=1)
+    assert np.all(np.diff(o.pe_mean) < 0)
+    # the mean |cos| follows √(2/(π d)) within sampling error in high d
+    np.testing.assert_allclose(o.pe_mean[1:], o.reference[1:], rtol=0.1)
+    np.testing.assert_allclose(o.random_mean[1:], o.reference[1:], rtol=0.1)
+    assert o.pe_q95[-1] < 0.1
+    assert o.current_values.size == 0  # 512 was not among the requested dims
+    with_current = orthogonality(EncodingParams("sinusoidal", 128, 512), n_samples=64)
+    assert 512 in with_current.dims.tolist() and with_current.current_values.size == 64
+
+
+def test_orthogonality_leaves_out_zero_vectors():
+    # sine at position 0 is the zero vector: its cosine is undefined and left out
+    o = orthogonality(EncodingParams("sine", 1, 16), dims=[16], n_samples=32)
+    assert np.isnan(o.pe_mean[0]) and o.current_values.size == 0
+
+
+def test_sample_positions():
+    assert np.array_equal(sample_positions(5, 10), np.arange(5.0))
+    s = sample_positions(1_000_000, 100)
+    assert s[0] == 0 and s[-1] == 999_999 and s.size == 100
+    assert np.array_equal(sample_range(10, 20, 100), np.arange(10.0, 20.0))
+
+
+# --------------------------------------------------------------------------- scorecard
+
+
+@pytest.fixture(scope="module")
+def card():
+    return scorecard(EncodingParams("sinusoidal", 128, 64))
+
+
+def test_sinusoidal_is_bounded_unique_and_exact(card):
+    s = card.score("sinusoidal")
+    assert s.bounded and s.unique and s.deterministic and s.generalizes and s.tk_exact
+    assert s.max_norm[0] == pytest.approx(math.sqrt(32))
+    assert s.tk_residual < TK_TOL and s.tk_method == "rotation"
+    # the closest pair is a pair of neighbours: every offset-1 pair is equally far
+    p, q = s.closest_pair
+    assert abs(q - p) == 1
+
+
+def test_naive_grows(card):
+    s = card.score("naive")
+    assert not s.bounded and not s.generalizes and not s.tk_exact
+    assert s.unique  # every position distinct
+    assert s.max_norm[1] / s.max_norm[0] > 5  # ~×10 per decade
+    assert s.max_norm[0] == pytest.approx(127 * 8)  # ‖p_127‖ = 127·√64
+
+
+def test_normalized_leaves_its_range_past_n(card):
+    s = card.score("normalized")
+    assert s.max_norm[0] == pytest.approx(8.0)  # ‖p_{N−1}‖ = √d
+    assert not s.generalizes and s.unseen_ratio > GROWTH_TOL
+
+
+def test_sine_is_not_unique(card):
+    s = card.score("sine")
+    assert s.bounded and not s.unique and not s.tk_exact
+    assert s.unique_ratio < UNIQUE_TOL
+    p, q = s.closest_pair
+    # a near-collision: sin(p) ≈ sin(q) with p ≠ q
+    assert p != q and abs(math.sin(p) - math.sin(q)) < 0.01
+
+
+def test_sincos_pair_nearly_repeats_at_44(card):
+    s = card.score("sincos_pair")
+    assert s.closest_pair == (0.0, 44.0)  # 44 ≈ 7·2π
+    assert not s.unique and s.tk_exact and s.bounded
+
+
+def test_more_frequencies_restore_uniqueness(card):
+    assert card.score("harmonic").unique
+    assert card.score("sinusoidal").unique_ratio > card.score("four_vector").unique_ratio
+    assert card.score("four_vector").unique_ratio > card.score("sincos_pair").unique_ratio
+
+
+def test_all_sine_has_no_exact_tk(card):
+    s = card.score("all_sine")
+    assert s.bounded and not s.tk_exact and s.tk_residual > 0.1
+    assert s.tk_method == "least-squares" and s.tk_positions > s.tk_d_model
+
+
+def test_every_scheme_is_deterministic(card):
+    assert all(s.deterministic for s in card.scores)
+    assert len(card.table()) == len(card.scores) == 8
+
+
+def test_scorecard_stays_bounded_for_long_sequences():
+    s = score_scheme(EncodingParams("sinusoidal", 1_000_000, 1024))
+    assert s.bounded and s.tk_exact and s.unique
+    assert s.unique_positions < 1_000_000
+    assert any("uniqueness checked on positions" in note for note in s.notes)
+    naive = score_scheme(EncodingParams("naive", 1_000_000, 1024))
+    assert not naive.bounded and any("d_model" in note for note in naive.notes)  # least-squares T_k reduced
+
+
+def test_single_position():
+    s = score_scheme(EncodingParams("sinusoidal", 1, 16))
+    assert s.unique and math.isnan(s.min_distance) and s.closest_pair is None
+
+
+def test_odd_d_model_breaks_exactness():
+    s = score_scheme(EncodingParams("sinusoidal", 128, 7))
+    assert not s.tk_exact  # the last sine has no cosine partner
+
+
+def test_scorecard_rejects_unknown_scheme():
+    with pytest.raises(ValueError, match="schemes"):
+        scorecard(EncodingParams(), schemes=["rope?"])
+    with pytest.raises(ValueError, match="scheme"):
+        scorecard(EncodingParams(), schemes=["sine"]).score("naive")
