@@ -67,6 +67,27 @@ class Panel(QWidget):
         self.body.setSpacing(4)
         outer.addLayout(self.body, 1)
 
+    def request_update(self) -> None:
+        """Recompute what the panel shows (subclasses submit model work here)."""
+
+    def schedule_update(self, *_: Any) -> None:
+        """Update now if the panel is on screen, else when it is next shown.
+
+        Hidden docks (tabbed behind others, closed) cost nothing while the
+        user drags a slider.
+        """
+        if self.isVisible():
+            self._stale = False
+            self.request_update()
+        else:
+            self._stale = True
+
+    def showEvent(self, event) -> None:  # noqa: N802 (Qt override)
+        super().showEvent(event)
+        if getattr(self, "_stale", False):
+            self._stale = False
+            self.request_update()
+
     def finish_header(self) -> None:
         """Push the help button to the right end of the header; call after adding controls."""
         self.header.addStretch(1)

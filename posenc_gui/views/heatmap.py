@@ -80,7 +80,7 @@ class HeatmapPanel(Panel):
         self._range_timer = QTimer(self)
         self._range_timer.setSingleShot(True)
         self._range_timer.setInterval(30)
-        self._range_timer.timeout.connect(self.request_update)
+        self._range_timer.timeout.connect(self.schedule_update)
         self.matrix.view_box.sigRangeChangedManually.connect(lambda *_: self._range_timer.start())
         self.matrix.view_box.sigResized.connect(lambda *_: self._range_timer.start())
         self.canvas.scene().sigMouseMoved.connect(self._hover)
@@ -93,7 +93,7 @@ class HeatmapPanel(Panel):
         if shape != self._shown_shape:
             self._shown_shape = shape
             self.matrix.set_full_range((-0.5, params.d_model - 0.5), (-0.5, params.seq_len - 0.5))
-        self.request_update()
+        self.schedule_update()
 
     def visible_samples(self) -> tuple[AxisSample, AxisSample]:
         """The positions and dimensions to evaluate for the current view and size."""

@@ -18,6 +18,17 @@ from .matrixplot import FOREGROUND, MatrixPlot, new_layout_widget, style_plot
 FALLBACK_PIXELS = 600
 #: The offset profile is evaluated at no more than this many offsets.
 MAX_PROFILE_POINTS = 4096
+#: Work budget of one update, in multiply-adds (rows × columns × d_model for
+#: the matrix, offsets × d_model for the profile): keeps an update near 30 ms
+#: on two cores at any d_model. Past it, fewer positions are sampled (said on
+#: the plot); zooming in brings back every position.
+MAX_MATRIX_WORK = 2**27
+MAX_PROFILE_WORK = 2**22
+
+
+def samples_within_budget(pixels: int, d_model: int) -> int:
+    """Positions per axis (n) so that the matrix work n² · d_model stays within budget."""
+    return max(16, min(pixels, int((MAX_MATRIX_WORK / d_model) ** 0.5)))
 
 
 @dataclass(frozen=True)
@@ -40,7 +51,8 @@ def compute_similarity(params: EncodingParams, metric: str, rows: AxisSample, co
     row_pe = params.encode(rows.indices().astype(np.float64))
     col_pe = row_pe if cols == rows else params.encode(cols.indices().astype(np.float64))
     matrix = pairwise(row_pe, col_pe, metric)
-    offset_axis = sample_axis(0, params.seq_len - 1, params.seq_len, MAX_PROFILE_POINTS)
+    profile_points = max(64, min(MAX_PROFILE_POINTS, MAX_PROFILE_WORK // params.d_model))
+    offset_axis = sample_axis(0, params.seq_len - 1, params.seq_len, profile_points)
     targets = offset_axis.indices()
     if reference not in set(targets.tolist()):
         targets = np.sort(np.append(targets, reference))
@@ -67,13 +79,13 @@ class SimilarityPanel(Panel):
         self.metric_box = QComboBox(self)
         for metric in METRICS:
             self.metric_box.addItem(METRIC_LABELS[metric], metric)
-        self.metric_box.currentIndexChanged.connect(lambda _: self.request_update())
+        self.metric_box.currentIndexChanged.connect(lambda _: self.schedule_update())
         self.header.addWidget(self.metric_box)
         self.header.addWidget(QLabel("Reference position:"))
         self.reference_box = QSpinBox(self)
         self.reference_box.setGroupSeparatorShown(True)
         self.reference_box.setKeyboardTracking(True)
-        self.reference_box.valueChanged.connect(lambda _: self.request_update())
+        self.reference_box.valueChanged.connect(lambda _: self.schedule_update())
         self.header.addWidget(self.reference_box)
         self.sampling_label = QLabel(self)
         self.header.addWidget(self.sampling_label)
@@ -100,7 +112,7 @@ class SimilarityPanel(Panel):
         self._range_timer = QTimer(self)
         self._range_timer.setSingleShot(True)
         self._range_timer.setInterval(30)
-        self._range_timer.timeout.connect(self.request_update)
+        self._range_timer.timeout.connect(self.schedule_update)
         self.matrix.view_box.sigRangeChangedManually.connect(lambda *_: self._range_timer.start())
         self.matrix.view_box.sigResized.connect(lambda *_: self._range_timer.start())
         state.paramsChanged.connect(self._on_params)
@@ -131,7 +143,7 @@ class SimilarityPanel(Panel):
             extent = (-0.5, params.seq_len - 0.5)
             self.matrix.set_full_range(extent, extent)
         self.reference_box.blockSignals(False)
-        self.request_update()
+        self.schedule_update()
 
     def request_update(self) -> None:
         """Evaluate the visible matrix and the profile in a worker; newest request wins."""
@@ -140,8 +152,9 @@ class SimilarityPanel(Panel):
         (x0, x1), (y0, y1) = vb.viewRange()
         width = int(vb.width()) if vb.width() > 8 else FALLBACK_PIXELS
         height = int(vb.height()) if vb.height() > 8 else FALLBACK_PIXELS
-        rows = sample_axis(y0, y1, params.seq_len, height)
-        cols = sample_axis(x0, x1, params.seq_len, width)
+        budget = samples_within_budget(max(width, height), params.d_model)
+        rows = sample_axis(y0, y1, params.seq_len, min(height, budget))
+        cols = sample_axis(x0, x1, params.seq_len, min(width, budget))
         self.compute.submit(self, lambda: compute_similarity(params, metric, rows, cols, reference),
                             self._show, lambda e: self.show_message(str(e), "error"))
 

@@ -140,7 +140,7 @@ class WaveformsPanel(Panel):
         self._range_timer = QTimer(self)
         self._range_timer.setSingleShot(True)
         self._range_timer.setInterval(30)
-        self._range_timer.timeout.connect(self.request_update)
+        self._range_timer.timeout.connect(self.schedule_update)
         self.plot.getViewBox().sigXRangeChanged.connect(lambda *_: self._range_timer.start())
         self.plot.getViewBox().sigResized.connect(lambda *_: self._range_timer.start())
         state.paramsChanged.connect(self._on_params)
@@ -160,7 +160,7 @@ class WaveformsPanel(Panel):
             return
         self._user_dims = True
         self.show_message("")
-        self.request_update()
+        self.schedule_update()
 
     def _on_params(self, params: EncodingParams) -> None:
         if any(d >= params.d_model for d in self.dims) or not self._user_dims:
@@ -172,7 +172,7 @@ class WaveformsPanel(Panel):
             vb = self.plot.getViewBox()
             vb.setLimits(xMin=-0.5, xMax=max(params.seq_len - 0.5, 0.5))
             vb.setXRange(0, max(params.seq_len - 1, 1), padding=0.02)
-        self.request_update()
+        self.schedule_update()
 
     def request_update(self) -> None:
         """Evaluate the visible curves in a worker; the newest request wins."""
