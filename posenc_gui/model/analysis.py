@@ -463,6 +463,18 @@ def _rotation_pairs(kind: np.ndarray, divisor: np.ndarray) -> tuple[np.ndarray, 
     return np.array(sin_cols, dtype=np.int64), np.array(cos_cols, dtype=np.int64), unpaired
 
 
+def unpaired_dimensions(scheme: str, d_model: int, **params) -> np.ndarray:
+    """Dimensions without a (sin, cos) partner of the same frequency.
+
+    :func:`linear_relation` builds exact rotations for every other dimension
+    and fits these by least squares; all of them for naive, normalized,
+    single sine and all-sine, the last sine for sinusoidal with odd d, none
+    for sinusoidal with even d.
+    """
+    cols = columns(scheme, d_model, **params)
+    return _rotation_pairs(cols.kind, cols.divisor)[2]
+
+
 def linear_relation(scheme: str, positions, d_model: int, k: float, **params) -> LinearRelation:
     """The matrix T_k with PE(p + k) = T_k · PE(p), and its residual over ``positions``.
 

@@ -9,10 +9,18 @@ def panel_classes() -> list[type]:
     from .parameters import ParametersPanel
     from .similarity import SimilarityPanel
     from .waveforms import WaveformsPanel
+    from .uniqueness import UniquenessPanel
+    from .magnitude import MagnitudePanel
+    from .linear_relation import LinearRelationPanel
+    from .relative import RelativePanel
 
     return [
         ParametersPanel,
         HeatmapPanel,
         WaveformsPanel,
         SimilarityPanel,
+        UniquenessPanel,
+        MagnitudePanel,
+        LinearRelationPanel,
+        RelativePanel,
     ]

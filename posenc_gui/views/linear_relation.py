@@ -1,0 +1,226 @@
+"""Linear relation: the matrix T_k with PE(p + k) = T_k · PE(p), and how well it holds."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from PySide6.QtCore import QRectF, Qt
+from PySide6.QtWidgets import QComboBox, QLabel, QSpinBox, QWidget
+
+from ..model import EncodingParams, sample_axis
+from ..model.analysis import MAX_TK_D_MODEL, LinearRelation, linear_relation, unpaired_dimensions
+from .base import Panel
+from .matrixplot import FOREGROUND, MatrixPlot, new_layout_widget
+
+#: Largest positions × d_model evaluated for the residual of an exact rotation.
+VIEW_ELEMENTS = 2**21
+#: Largest n·d² of a live least-squares fit.
+VIEW_LSTSQ_WORK = 2**30
+#: Offsets the spin box allows.
+MAX_K = 1_000_000
+#: Choices of the displayed block of T_k: label, number of leading dimensions (0 = all).
+SHOW_CHOICES = (("first 8 dims", 8), ("first 16 dims", 16), ("first 64 dims", 64), ("first 256 dims", 256),
+                ("all dims", 0))
+#: "all dims" shows at most this many (a larger image would stall the window).
+MAX_SHOWN = 1024
+
+
+@dataclass(frozen=True)
+class LinearRelationData:
+    """T_k and its residual over ``positions``."""
+
+    params: EncodingParams
+    positions: np.ndarray
+    stride: int
+    extended: bool
+    relation: LinearRelation
+
+
+def fit_positions(params: EncodingParams, fitted: int) -> tuple[np.ndarray, int, bool]:
+    """Positions the view uses: ``(positions, stride, extended past seq_len)``.
+
+    An exact rotation needs no fit: positions ``0 … seq_len−1``, strided to at
+    most :data:`VIEW_ELEMENTS` / d. A least-squares fit needs at least 2·d
+    positions so it cannot just interpolate them (so it may use positions past
+    ``seq_len``) and at most :data:`VIEW_LSTSQ_WORK` / d².
+
+    Raises
+    ------
+    ValueError
+        When even 2·d positions are too many for a live least-squares fit.
+    """
+    d = params.d_model
+    n = params.seq_len
+    extended = False
+    if fitted:
+        if 2 * d * d * d > VIEW_LSTSQ_WORK:
+            largest = int(round((VIEW_LSTSQ_WORK / 2) ** (1 / 3)))
+            raise ValueError(
+                f"d_model: a least-squares T_k for {params.scheme} needs ≥ 2·d positions and n·d² work; "
+                f"the live view fits d_model ≤ {largest}, got {d:,}"
+            )
+        if n < 2 * d:
+            n, extended = 2 * d, True
+        budget = max(2 * d, VIEW_LSTSQ_WORK // (d * d))
+    else:
+        budget = max(2, VIEW_ELEMENTS // d)
+    sample = sample_axis(0, n - 1, n, budget)
+    return sample.indices().astype(np.float64), sample.stride, extended
+
+
+def compute_linear_relation(params: EncodingParams, k: int) -> LinearRelationData:
+    """T_k for the view (in a worker)."""
+    kwargs = params.scheme_kwargs()
+    if params.d_model > MAX_TK_D_MODEL:
+        raise ValueError(f"d_model: T_k is a dense d × d matrix; at most {MAX_TK_D_MODEL:,}, got {params.d_model:,}")
+    fitted = unpaired_dimensions(params.scheme, params.d_model, **kwargs).size
+    positions, stride, extended = fit_positions(params, fitted)
+    relation = linear_relation(params.scheme, positions, params.d_model, k, **kwargs)
+    return LinearRelationData(params, positions, stride, extended, relation)
+
+
+class LinearRelationPanel(Panel):
+    """T_k as a heatmap; residual and method as numbers."""
+
+    panel_id = "linear_relation"
+    title = "Linear relation T_k"
+    help_text = (
+        "Vaswani et al.: for any fixed offset k there is a matrix T<sub>k</sub> with "
+        "PE(p + k) = T<sub>k</sub>·PE(p) for every position p. For a (sin, cos) pair of frequency ω, "
+        "sin((p+k)ω) = cos(kω)·sin(pω) + sin(kω)·cos(pω) and "
+        "cos((p+k)ω) = −sin(kω)·sin(pω) + cos(kω)·cos(pω): a 2×2 rotation by k·ω, so T<sub>k</sub> is "
+        "block-diagonal (row j = dimension j of PE(p+k), column = dimension of PE(p)). "
+        "The residual max<sub>p,j</sub> |PE(p+k) − T<sub>k</sub>·PE(p)|<sub>j</sub> is rounding only (≈ 1e-15). "
+        "Without cosines (all-sine) or without sines at all (naive, normalized) no such matrix exists: "
+        "the best least-squares T<sub>k</sub> leaves a large residual — which is why the encoding uses "
+        "sin <i>and</i> cos. Scroll to zoom the matrix, drag to pan."
+    )
+
+    def __init__(self, state, compute, parent: QWidget | None = None) -> None:
+        super().__init__(state, compute, parent)
+        self.header.addWidget(QLabel("Offset k:"))
+        self.k_box = QSpinBox(self)
+        self.k_box.setRange(-MAX_K, MAX_K)
+        self.k_box.setValue(1)
+        self.k_box.setGroupSeparatorShown(True)
+        self.k_box.valueChanged.connect(lambda _: self.request_update())
+        self.header.addWidget(self.k_box)
+        self.header.addWidget(QLabel("Show:"))
+        self.show_box = QComboBox(self)
+        for label, count in SHOW_CHOICES:
+            self.show_box.addItem(label, count)
+        self.show_box.setCurrentIndex(1)
+        self.show_box.currentIndexChanged.connect(lambda _: self._redraw())
+        self.header.addWidget(self.show_box)
+        self.finish_header()
+        self.summary_label = QLabel(self)
+        self.summary_label.setWordWrap(True)
+        self.summary_label.setTextFormat(Qt.TextFormat.RichText)
+        self.summary_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.body.addWidget(self.summary_label)
+        self.canvas = new_layout_widget(self)
+        self.matrix = MatrixPlot(self.canvas.ci, "column: dimension of PE(p)", "row: dimension of PE(p + k)",
+                                 "T_k entry")
+        self.body.addWidget(self.canvas, 1)
+        self.data: LinearRelationData | None = None
+        self.shown: np.ndarray | None = None
+        state.paramsChanged.connect(lambda _: self.request_update())
+        self.request_update()
+
+    def set_k(self, k: int) -> None:
+        """Choose the offset k (walkthrough, scripts)."""
+        if not -MAX_K <= k <= MAX_K:
+            raise ValueError(f"k must be in {-MAX_K:,}…{MAX_K:,}, got {k!r}")
+        self.k_box.setValue(int(k))
+
+    def request_update(self) -> None:
+        """Recompute in a worker; the newest request wins."""
+        params, k = self.state.params, self.k_box.value()
+        self.compute.submit(self, lambda: compute_linear_relation(params, k), self._show,
+                            lambda e: self.show_message(str(e), "error"))
+
+    def _show(self, data: LinearRelationData) -> None:
+        self.data = data
+        rel, params = data.relation, data.params
+        if rel.exact:
+            verdict = "<b>exact</b>: 2×2 rotations by k·ω<sub>i</sub>"
+        elif rel.method == "rotation":
+            verdict = "rotations for the (sin, cos) pairs, <b>least squares</b> for unpaired dimensions"
+        else:
+            verdict = "<b>no exact T<sub>k</sub></b>: best least-squares fit"
+        first, last = data.positions[0], data.positions[-1]
+        where = f"positions {first:,.0f}…{last:,.0f}"
+        if data.stride > 1:
+            where += f" (every {data.stride:,}th)"
+        self.summary_label.setText(
+            f"{params.scheme}, d_model {params.d_model:,}, k = {rel.k:g}: {verdict}. "
+            f"Residual over {rel.n_positions:,} {where}: max |PE(p+k) − T<sub>k</sub>PE(p)| = "
+            f"<b>{rel.max_residual:.3g}</b>, rms {rel.rms_residual:.3g}, "
+            f"relative {rel.relative_residual:.3g}; method: {rel.method}; "
+            f"largest |T<sub>k</sub> entry| {np.abs(rel.T).max():.3g}."
+        )
+        self.summary_label.setStyleSheet(f"color:{FOREGROUND};")
+        messages = []
+        if data.extended:
+            messages.append(
+                f"The fit uses positions 0…{last:,.0f} (2·d, past seq_len) so it cannot simply pass "
+                "through every position.")
+        if rel.note:
+            messages.append(rel.note)
+        self.show_message(" ".join(messages), "warning" if messages else "info")
+        self._redraw()
+
+    def _redraw(self) -> None:
+        if self.data is None:
+            return
+        T = self.data.relation.T
+        d = T.shape[0]
+        count = self.show_box.currentData() or d
+        count = min(count, d, MAX_SHOWN)
+        self.shown = T[:count, :count]
+        levels = None
+        label = "T_k entry"
+        if not self.data.relation.exact:
+            # A least-squares T_k of nearly collinear columns has a few huge, cancelling
+            # entries; clip the colour scale so the rest stay visible (numbers in the summary).
+            magnitude = np.abs(self.shown[np.isfinite(self.shown)])
+            clip = float(np.percentile(magnitude, 99)) if magnitude.size else 1.0
+            if clip > 0 and clip < magnitude.max():
+                levels = (-clip, clip)
+                label = "T_k entry (colours clipped at 99th percentile)"
+        self.matrix.set_colorbar_label(label)
+        self.matrix.set_matrix(self.shown, QRectF(-0.5, -0.5, count, count), levels=levels)
+        self.matrix.set_full_range((-0.5, count - 0.5), (-0.5, count - 0.5))
+        title = f"T_k, k = {self.data.relation.k:g}"
+        if count < d:
+            title += f" (dimensions 0…{count - 1} of {d:,})"
+        self.matrix.plot.setTitle(title, size="10pt")
+
+    def figure_widget(self) -> QWidget:
+        return self.canvas
+
+    def export_data(self) -> dict[str, Any]:
+        """The full T_k and the residual numbers."""
+        if self.data is None:
+            raise ValueError("linear relation: nothing computed yet")
+        rel, data = self.data.relation, self.data
+        return {
+            "arrays": {"T_k": rel.T, "positions": data.positions},
+            "meta": {
+                "panel": self.panel_id,
+                "params": data.params.__dict__.copy(),
+                "k": rel.k,
+                "method": rel.method,
+                "exact": rel.exact,
+                "max_residual": rel.max_residual,
+                "rms_residual": rel.rms_residual,
+                "relative_residual": rel.relative_residual,
+                "n_positions": rel.n_positions,
+                "rank": rel.rank,
+                "note": rel.note,
+                "rows": "dimension of PE(p + k)",
+                "columns": "dimension of PE(p)",
+            },
+        }

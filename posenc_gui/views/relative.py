@@ -1,0 +1,208 @@
+"""Relative vs absolute: does PE(p)·PE(p + k) depend only on the offset k?"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QLabel, QSpinBox, QWidget
+
+from ..model import EncodingParams, sample_axis
+from ..model.analysis import MAX_OFFSETS, OffsetSpread, offset_profiles, offset_spread
+from .base import Panel
+from .matrixplot import FOREGROUND, new_layout_widget, style_plot
+
+#: Colour-blind-safe palette (Okabe–Ito) for the reference positions.
+PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#D55E00", "#56B4E9", "#000000", "#F0E442")
+#: At most this many offsets are evaluated (evenly strided over 0 … max k).
+MAX_OFFSET_POINTS = 512
+#: Work budget of one update: positions × offsets × d_model.
+VIEW_WORK = 2**25
+MAX_REFERENCES = len(PALETTE)
+BLUE, ORANGE = "#0072B2", "#D55E00"
+
+
+@dataclass(frozen=True)
+class RelativeData:
+    """Spread across sampled positions p for each offset k, and profiles from reference positions."""
+
+    params: EncodingParams
+    positions: np.ndarray
+    position_stride: int
+    spread: OffsetSpread
+    references: np.ndarray
+    profiles: np.ndarray  # (len(references), len(offsets))
+
+
+def reference_positions(seq_len: int, count: int) -> np.ndarray:
+    """``count`` reference positions spread evenly over the first half of ``0 … seq_len−1``."""
+    last = max((seq_len - 1) // 2, 0)
+    return np.unique(np.round(np.linspace(0, last, count))).astype(np.float64)
+
+
+def compute_relative(params: EncodingParams, max_offset: int, n_references: int) -> RelativeData:
+    """Spread and profiles for the view (in a worker)."""
+    kwargs = params.scheme_kwargs()
+    offsets = sample_axis(0, max_offset, max_offset + 1, MAX_OFFSET_POINTS).indices().astype(np.float64)
+    if offsets[-1] != max_offset:
+        offsets = np.append(offsets, float(max_offset))
+    budget = max(16, VIEW_WORK // (params.d_model * offsets.size))
+    sample = sample_axis(0, params.seq_len - 1, params.seq_len, budget)
+    positions = sample.indices().astype(np.float64)
+    spread = offset_spread(params.scheme, positions, params.d_model, offsets, **kwargs)
+    references = reference_positions(params.seq_len, n_references)
+    profiles = offset_profiles(params.scheme, references, offsets, params.d_model, **kwargs)
+    return RelativeData(params, positions, sample.stride, spread, references, profiles)
+
+
+class RelativePanel(Panel):
+    """Spread across p of PE(p)·PE(p+k) per offset, and the offset profile from several positions."""
+
+    panel_id = "relative"
+    title = "Relative vs absolute"
+    help_text = (
+        "Does the similarity of two positions depend only on how far apart they are (relative), or also "
+        "on where they are (absolute)? For the sinusoidal encoding "
+        "PE(p)·PE(p+k) = Σ<sub>i</sub> [sin(pω<sub>i</sub>)sin((p+k)ω<sub>i</sub>) + "
+        "cos(pω<sub>i</sub>)cos((p+k)ω<sub>i</sub>)] = Σ<sub>i</sub> cos(k·ω<sub>i</sub>): "
+        "independent of p. Left: for each offset k, the spread max<sub>p</sub> − min<sub>p</sub> of "
+        "PE(p)·PE(p+k) over the positions p of the sequence (0 up to rounding for sinusoidal; large for "
+        "naive and all-sine). Right: the profile k ↦ PE(r)·PE(r+k) from several reference positions r, "
+        "overlaid: the curves coincide exactly when the encoding is relative."
+    )
+
+    def __init__(self, state, compute, parent: QWidget | None = None) -> None:
+        super().__init__(state, compute, parent)
+        self.header.addWidget(QLabel("Offsets k up to:"))
+        self.max_offset_box = QSpinBox(self)
+        self.max_offset_box.setRange(1, 1_000_000)
+        self.max_offset_box.setValue(64)
+        self.max_offset_box.setGroupSeparatorShown(True)
+        self.max_offset_box.valueChanged.connect(lambda _: self.request_update())
+        self.header.addWidget(self.max_offset_box)
+        self.header.addWidget(QLabel("Reference positions:"))
+        self.references_box = QSpinBox(self)
+        self.references_box.setRange(1, MAX_REFERENCES)
+        self.references_box.setValue(4)
+        self.references_box.valueChanged.connect(lambda _: self.request_update())
+        self.header.addWidget(self.references_box)
+        self.finish_header()
+        self.summary_label = QLabel(self)
+        self.summary_label.setWordWrap(True)
+        self.summary_label.setTextFormat(Qt.TextFormat.RichText)
+        self.summary_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.body.addWidget(self.summary_label)
+        self.canvas = new_layout_widget(self)
+        self.spread_plot: pg.PlotItem = self.canvas.addPlot(row=0, col=0)
+        self.profile_plot: pg.PlotItem = self.canvas.addPlot(row=0, col=1)
+        for plot in (self.spread_plot, self.profile_plot):
+            style_plot(plot)
+            plot.showGrid(x=True, y=True, alpha=0.25)
+            plot.setMenuEnabled(False)
+            plot.setLabel("bottom", "offset k")
+        self.spread_plot.setLabel("left", "spread over p")
+        self.spread_plot.setTitle("max<sub>p</sub> − min<sub>p</sub> of PE(p)·PE(p+k)", size="10pt")
+        self.profile_plot.setLabel("left", "PE(r)·PE(r+k)")
+        self.profile_plot.setTitle("offset profile from reference positions r", size="10pt")
+        self.spread_curve = self.spread_plot.plot(pen=pg.mkPen(ORANGE, width=2))
+        self.legend = self.profile_plot.addLegend(offset=(-5, 5), labelTextColor=FOREGROUND,
+                                                  brush=pg.mkBrush(255, 255, 255, 210), pen=pg.mkPen("#999999"))
+        self.profile_curves: list[pg.PlotDataItem] = []
+        self.body.addWidget(self.canvas, 1)
+        self.data: RelativeData | None = None
+        self._length: int | None = None
+        state.paramsChanged.connect(self._on_params)
+        self._on_params(state.params)
+
+    def set_options(self, max_offset: int | None = None, references: int | None = None) -> None:
+        """Choose the largest offset and the number of reference positions (walkthrough, scripts)."""
+        if max_offset is not None:
+            if not 1 <= max_offset <= self.max_offset_box.maximum():
+                raise ValueError(f"max_offset must be in 1…{self.max_offset_box.maximum():,}, got {max_offset!r}")
+            self.max_offset_box.setValue(int(max_offset))
+        if references is not None:
+            if not 1 <= references <= MAX_REFERENCES:
+                raise ValueError(f"references must be in 1…{MAX_REFERENCES}, got {references!r}")
+            self.references_box.setValue(int(references))
+
+    def _on_params(self, params: EncodingParams) -> None:
+        if params.seq_len != self._length:
+            self._length = params.seq_len
+            self.max_offset_box.blockSignals(True)
+            self.max_offset_box.setValue(max(1, min(64, params.seq_len - 1)))
+            self.max_offset_box.blockSignals(False)
+        self.request_update()
+
+    def request_update(self) -> None:
+        """Recompute in a worker; the newest request wins."""
+        params = self.state.params
+        max_offset, n_refs = self.max_offset_box.value(), self.references_box.value()
+        self.compute.submit(self, lambda: compute_relative(params, max_offset, n_refs), self._show,
+                            lambda e: self.show_message(str(e), "error"))
+
+    def _show(self, data: RelativeData) -> None:
+        self.data = data
+        spread = data.spread
+        k = spread.offsets
+        self.spread_curve.setData(k, spread.spread, symbol="o" if k.size <= 128 else None, symbolSize=4,
+                                  symbolBrush=ORANGE, symbolPen=None)
+        # The spread axis starts at 0 and spans at least 1 % of the largest |dot product|, so
+        # rounding noise (1e-14) of a relative encoding is drawn as the flat zero it is.
+        scale = float(np.nanmax(np.abs(np.concatenate([spread.minimum, spread.maximum]))))
+        top = max(float(np.nanmax(spread.spread)), 0.01 * scale, 1e-12)
+        self.spread_plot.setYRange(0, top * 1.08, padding=0)
+        self.spread_plot.setXRange(0, max(k[-1], 1), padding=0.02)
+
+        self.legend.clear()
+        for curve in self.profile_curves:
+            self.profile_plot.removeItem(curve)
+        self.profile_curves = []
+        for row, reference in enumerate(data.references):
+            color = PALETTE[row % len(PALETTE)]
+            width = 3.5 if row == 0 else 1.8
+            style = Qt.PenStyle.SolidLine if row == 0 else Qt.PenStyle.DashLine
+            curve = self.profile_plot.plot(k, data.profiles[row], pen=pg.mkPen(color, width=width, style=style),
+                                           name=f"r = {reference:,.0f}")
+            self.profile_curves.append(curve)
+        self.profile_plot.setXRange(0, max(k[-1], 1), padding=0.02)
+
+        params = data.params
+        largest = float(np.nanmax(spread.spread))
+        worst = int(np.nanargmax(spread.spread))
+        self.summary_label.setText(
+            f"{params.scheme}, d_model {params.d_model:,}: largest spread over p of PE(p)·PE(p+k) is "
+            f"<b>{largest:.3g}</b> (at k = {k[worst]:,.0f}), while the dot products reach "
+            f"{scale:.3g} in size; positions p = {data.positions[0]:,.0f}…{data.positions[-1]:,.0f}"
+            + (f" (every {data.position_stride:,}th)" if data.position_stride > 1 else "")
+            + f", offsets k = 0…{k[-1]:,.0f}" + (f" ({k.size:,} sampled)" if k.size < k[-1] + 1 else "") + "."
+        )
+        self.summary_label.setStyleSheet(f"color:{FOREGROUND};")
+        self.show_message("")
+
+    def figure_widget(self) -> QWidget:
+        return self.canvas
+
+    def export_data(self) -> dict[str, Any]:
+        """Spread per offset (min, max, spread) and the reference profiles."""
+        if self.data is None:
+            raise ValueError("relative: nothing computed yet")
+        data, spread = self.data, self.data.spread
+        return {
+            "arrays": {
+                "spread": np.column_stack([spread.offsets, spread.minimum, spread.maximum, spread.spread]),
+                "profiles": data.profiles,
+                "references": data.references,
+            },
+            "meta": {
+                "panel": self.panel_id,
+                "params": data.params.__dict__.copy(),
+                "columns": {"spread": ["k", "min", "max", "spread"],
+                            "profiles": "rows: reference positions, columns: offsets k"},
+                "positions_used": int(data.positions.size),
+                "position_stride": data.position_stride,
+                "max_offsets": MAX_OFFSETS,
+            },
+        }
