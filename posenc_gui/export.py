@@ -1,0 +1,808 @@
+"""Figure and data export: PNG, SVG, PDF for figures; CSV, NPY, JSON for numbers.
+
+Every file is written atomically: the bytes are produced in memory, written
+to a temporary file in the target folder, flushed to disk and only then
+moved over the target with :func:`os.replace`. A failure at any step
+(unwritable folder, full disk, bad format, a panel that refuses) raises
+:class:`ExportError` with a one-line message and leaves an existing file at
+the target exactly as it was.
+
+Figures are rendered from the live widget (``Panel.figure_widget()``):
+
+- PNG: the widget is painted through a scaled painter, so text, lines and
+  heatmap cells are drawn at the output resolution (not an upscaled grab);
+- SVG: :class:`QSvgGenerator` (pyqtgraph 0.14's ``SVGExporter`` fails with
+  PySide6 6.12). Qt's SVG writer either drops clipping (SVG Tiny) or writes
+  wrong clip references (SVG 1.1), so plot areas are clipped here instead,
+  and heatmap images are embedded at their data resolution with
+  nearest-neighbour rendering;
+- PDF: :class:`QPdfWriter`, vector, one page the size of the figure.
+"""
+
+from __future__ import annotations
+
+import base64
+import errno
+import io
+import json
+import math
+import os
+import re
+import stat
+import tempfile
+from contextlib import contextmanager
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any, Iterator, Mapping
+
+import numpy as np
+from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QMarginsF, QMimeData, QPoint, QRectF, QSize, QSizeF, Qt
+from PySide6.QtGui import QColor, QGuiApplication, QImage, QPageLayout, QPageSize, QPainter, QPdfWriter
+from PySide6.QtSvg import QSvgGenerator
+from PySide6.QtWidgets import QApplication, QGraphicsRectItem, QGraphicsView, QWidget
+
+from . import __version__
+
+IMAGE_FORMATS = ("png", "svg", "pdf")
+DATA_FORMATS = ("csv", "npy", "json")
+FORMATS = IMAGE_FORMATS + DATA_FORMATS
+FORMAT_DESCRIPTIONS = {
+    "png": "PNG image",
+    "svg": "SVG vector image",
+    "pdf": "PDF document",
+    "csv": "CSV table (main matrix)",
+    "npy": "NumPy array (main matrix)",
+    "json": "JSON (all arrays and settings)",
+}
+#: Logical size of a figure that has never been laid out (headless export).
+DEFAULT_FIGURE_SIZE = QSize(960, 640)
+#: Bounds on a PNG's pixel width / height and on its scale factor.
+MIN_PNG_WIDTH = 16
+MAX_PNG_SIDE = 16384
+MIN_SCALE, MAX_SCALE = 0.1, 16.0
+#: Default PNG scale: sharp on slides and HiDPI screens.
+DEFAULT_PNG_SCALE = 2.0
+#: CSV and JSON are text; past this many values they are refused (use NPY).
+MAX_TEXT_VALUES = 2**22
+#: Heatmap images in SVG are replicated by an integer factor until they are
+#: this many times the size they are drawn at, so viewers that smooth images
+#: (librsvg, some converters) keep the cells sharp.
+SVG_IMAGE_OVERSAMPLE = 2
+MAX_SVG_IMAGE_PIXELS = 2**23
+
+
+class ExportError(Exception):
+    """An export that did not happen; the message is one line meant for the user."""
+
+
+# --------------------------------------------------------------------- names
+def format_for_path(path: str | os.PathLike) -> str:
+    """The export format given by ``path``'s extension.
+
+    Raises
+    ------
+    ExportError
+        For a missing or unknown extension, naming the known ones.
+    """
+    suffix = Path(path).suffix.lower().lstrip(".")
+    if suffix not in FORMATS:
+        known = ", ".join(f".{f}" for f in FORMATS)
+        shown = f"'.{suffix}'" if suffix else "no extension"
+        raise ExportError(f"Unknown export format ({shown}) for {Path(path).name}: use one of {known}")
+    return suffix
+
+
+def suggested_name(params: Any, panel_id: str, fmt: str) -> str:
+    """A descriptive file name, e.g. ``sinusoidal_n128_d512_b10000_heatmap.png``."""
+    slug = params.slug() if hasattr(params, "slug") else str(params)
+    safe = re.sub(r"[^A-Za-z0-9._+-]+", "-", f"{slug}_{panel_id}").strip("-.") or "figure"
+    return f"{safe}.{fmt}"
+
+
+# ------------------------------------------------------------- atomic write
+def _write_all(stream: io.BufferedWriter, data: bytes) -> None:
+    """Write ``data`` to ``stream`` (a seam for tests that simulate a full disk)."""
+    view = memoryview(data)
+    step = 1 << 20
+    for start in range(0, len(view), step):
+        stream.write(view[start:start + step])
+
+
+def _reason(error: OSError) -> str:
+    if error.errno == errno.ENOSPC or error.errno == getattr(errno, "EDQUOT", -1):
+        return "the disk is full"
+    if error.errno in (errno.EACCES, errno.EPERM):
+        return "permission denied"
+    if error.errno == errno.EROFS:
+        return "the file system is read-only"
+    return error.strerror or str(error)
+
+
+def check_target(path: str | os.PathLike) -> Path:
+    """Fail early (before rendering) when ``path`` cannot be written.
+
+    Returns
+    -------
+    Path
+        ``path`` made absolute.
+    """
+    target = Path(path).expanduser().absolute()
+    folder = target.parent
+    if not folder.is_dir():
+        raise ExportError(f"Cannot write {target}: the folder {folder} does not exist")
+    if target.is_dir():
+        raise ExportError(f"Cannot write {target}: it is a folder")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise ExportError(f"Cannot write {target}: no permission to write in {folder}")
+    return target
+
+
+def _new_file_mode() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
+def atomic_write(path: str | os.PathLike, data: bytes) -> Path:
+    """Write ``data`` to ``path`` through a temporary file in the same folder.
+
+    The target is replaced only once every byte is on disk; on any failure
+    the temporary file is removed and an existing target is left untouched.
+
+    Raises
+    ------
+    ExportError
+        With the reason (folder missing or not writable, disk full, …).
+    """
+    target = check_target(path)
+    folder = target.parent
+    try:
+        fd, temp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=folder)
+    except OSError as error:
+        raise ExportError(f"Cannot write {target}: {_reason(error)} (folder {folder})") from None
+    try:
+        with os.fdopen(fd, "wb") as stream:
+            _write_all(stream, data)
+            stream.flush()
+            os.fsync(stream.fileno())
+        try:
+            mode = stat.S_IMODE(os.stat(target).st_mode) if target.exists() else _new_file_mode()
+            os.chmod(temp_name, mode)
+        except OSError:
+            pass  # keep mkstemp's private mode rather than fail the export
+        os.replace(temp_name, target)
+    except BaseException as error:
+        try:
+            os.unlink(temp_name)
+        except OSError:
+            pass
+        if isinstance(error, OSError):
+            kept = " (the existing file was left unchanged)" if target.exists() else ""
+            raise ExportError(f"Could not write {target}: {_reason(error)}{kept}") from None
+        raise
+    return target
+
+
+# ------------------------------------------------------------ preparation
+def process_events(rounds: int = 3) -> None:
+    """Let pending layout, resize and paint events run."""
+    app = QApplication.instance()
+    if app is None:
+        return
+    for _ in range(rounds):
+        app.processEvents()
+
+
+def prepare_widget(widget: QWidget, size: QSize | None = None) -> None:
+    """Make sure ``widget`` is laid out at a real size before it is rendered.
+
+    A plot that was never shown has no size and renders empty; give it
+    ``size`` (or :data:`DEFAULT_FIGURE_SIZE` when it has none) and process
+    the resulting layout events.
+    """
+    if size is not None and size.isValid() and not size.isEmpty():
+        widget.resize(size)
+    elif widget.width() < 50 or widget.height() < 50:
+        widget.resize(DEFAULT_FIGURE_SIZE)
+    layout = widget.layout()
+    if layout is not None:
+        layout.activate()
+    process_events()
+
+
+def _graphics_views(widget: QWidget) -> list[QGraphicsView]:
+    views = [widget] if isinstance(widget, QGraphicsView) else []
+    views += [v for v in widget.findChildren(QGraphicsView) if v.isVisibleTo(widget) or not widget.isVisible()]
+    return [v for v in views if v.scene() is not None]
+
+
+@contextmanager
+def _export_mode(widget: QWidget, antialias: bool = True) -> Iterator[None]:
+    """Tell pyqtgraph items they are being exported (vector symbols, scaled markers).
+
+    Items cached as pixmaps are switched to direct painting meanwhile so
+    vector outputs get vectors.
+    """
+    items = []
+    views = _graphics_views(widget)
+    hints = [(view, view.renderHints(), view.cacheMode()) for view in views]
+    for view in views:
+        items.extend(view.scene().items())
+        # PDF: embed images losslessly (Qt would otherwise pick JPEG, whose
+        # chroma subsampling blends neighbouring heatmap cells)
+        view.setRenderHint(QPainter.RenderHint.LosslessImageRendering, True)
+        view.setRenderHint(QPainter.RenderHint.Antialiasing, antialias)
+        view.setCacheMode(QGraphicsView.CacheModeFlag.CacheNone)  # background as a vector fill
+    # QWidget.render keeps the painter's scale even where pyqtgraph resets
+    # the world transform (scatter symbols), so sizes already scale with the
+    # output: resolutionScale stays 1.
+    opts = {"antialias": antialias, "resolutionScale": 1.0, "background": None}
+    cached = []
+    for item in items:
+        if hasattr(item, "setExportMode"):
+            item.setExportMode(True, dict(opts))
+        if item.cacheMode() != item.CacheMode.NoCache:
+            cached.append((item, item.cacheMode()))
+            item.setCacheMode(item.CacheMode.NoCache)
+    try:
+        yield
+    finally:
+        for item in items:
+            if hasattr(item, "setExportMode"):
+                item.setExportMode(False)
+        for item, mode in cached:
+            item.setCacheMode(mode)
+        for view, previous, cache in hints:
+            view.setRenderHints(previous)
+            view.setCacheMode(cache)
+
+
+def _render_widget(widget: QWidget, painter: QPainter) -> None:
+    # QGraphicsView overrides render() with a scene renderer; the widget's own
+    # (frame, child widgets, scroll offset) is QWidget.render.
+    QWidget.render(widget, painter, QPoint(0, 0))
+
+
+# -------------------------------------------------------------------- PNG
+def _output_scale(widget: QWidget, width: int | None, scale: float | None) -> float:
+    logical = widget.width()
+    if width is not None:
+        if isinstance(width, bool) or not isinstance(width, (int, np.integer)):
+            raise ExportError(f"width must be a whole number of pixels in {MIN_PNG_WIDTH}…{MAX_PNG_SIDE}, got {width!r}")
+        if not MIN_PNG_WIDTH <= width <= MAX_PNG_SIDE:
+            raise ExportError(f"width must be in {MIN_PNG_WIDTH}…{MAX_PNG_SIDE} pixels, got {width}")
+        return width / logical
+    scale = DEFAULT_PNG_SCALE if scale is None else scale
+    if not (isinstance(scale, (int, float)) and math.isfinite(scale) and MIN_SCALE <= scale <= MAX_SCALE):
+        raise ExportError(f"scale must be in {MIN_SCALE:g}…{MAX_SCALE:g}, got {scale!r}")
+    return float(scale)
+
+
+def render_image(
+    widget: QWidget, *, width: int | None = None, scale: float | None = None, background: QColor | None = None
+) -> QImage:
+    """Paint ``widget`` into an image ``width`` pixels wide (or ``scale`` × its size).
+
+    The painter is scaled, so every line, glyph and image cell is drawn at
+    the output resolution.
+    """
+    factor = _output_scale(widget, width, scale)
+    out_w = width if width is not None else max(1, round(widget.width() * factor))
+    out_h = max(1, round(widget.height() * factor))
+    if out_w > MAX_PNG_SIDE or out_h > MAX_PNG_SIDE:
+        raise ExportError(
+            f"A {out_w:,} × {out_h:,} pixel image exceeds the limit of {MAX_PNG_SIDE:,} pixels per side; "
+            "choose a smaller width or scale"
+        )
+    image = QImage(out_w, out_h, QImage.Format.Format_ARGB32_Premultiplied)
+    if image.isNull():
+        raise ExportError(f"Not enough memory for a {out_w:,} × {out_h:,} pixel image")
+    image.fill(background or QColor(Qt.GlobalColor.white))
+    painter = QPainter(image)
+    try:
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
+        painter.setRenderHint(QPainter.RenderHint.TextAntialiasing, True)
+        painter.scale(out_w / widget.width(), out_h / widget.height())
+        with _export_mode(widget):
+            _render_widget(widget, painter)
+    finally:
+        painter.end()
+    return image
+
+
+def image_png_bytes(image: QImage, description: str = "") -> bytes:
+    """Encode ``image`` as PNG (with a Description text chunk)."""
+    if description:
+        image.setText("Description", description)
+    image.setText("Software", f"posenc_gui {__version__}")
+    buffer = QBuffer()
+    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+    if not image.save(buffer, "PNG"):
+        raise ExportError("Could not encode the image as PNG")
+    return bytes(buffer.data())
+
+
+def png_bytes(widget: QWidget, *, width: int | None = None, scale: float | None = None, description: str = "") -> bytes:
+    """The figure as PNG bytes; see :func:`render_image`."""
+    return image_png_bytes(render_image(widget, width=width, scale=scale), description)
+
+
+# -------------------------------------------------------------------- SVG
+_MARK_BASE = (0x01, 0xA7)  # red, green of the marker colours; blue counts markers
+
+
+class _ClipMarker(QGraphicsRectItem):
+    """A nearly invisible rectangle whose unique colour finds it in the SVG text."""
+
+    def __init__(self, index: int, parent, rect: QRectF, z: float) -> None:
+        super().__init__(rect, parent)
+        self.color = QColor(_MARK_BASE[0], _MARK_BASE[1], index, 1)
+        self.setBrush(self.color)
+        self.setPen(Qt.PenStyle.NoPen)
+        self.setZValue(z)
+
+
+def _plot_clips(widget: QWidget) -> list[tuple[Any, QRectF]]:
+    """Every visible pyqtgraph ViewBox in ``widget`` and its rectangle in widget coordinates."""
+    try:
+        import pyqtgraph as pg
+    except ImportError:  # pragma: no cover - pyqtgraph is a dependency
+        return []
+    clips = []
+    for view in _graphics_views(widget):
+        origin = view.viewport().mapTo(widget, QPoint(0, 0))
+        for item in view.scene().items():
+            if isinstance(item, pg.ViewBox) and item.isVisible() and item.width() > 0 and item.height() > 0:
+                scene_rect = item.mapRectToScene(item.boundingRect())
+                rect = view.mapFromScene(scene_rect).boundingRect()
+                clips.append((item, QRectF(rect.translated(origin))))
+    return clips
+
+
+def _add_markers(clips: list[tuple[Any, QRectF]]) -> list[tuple[_ClipMarker, _ClipMarker, QRectF]]:
+    markers = []
+    for index, (view_box, rect) in enumerate(clips[:120]):
+        (x0, x1), (y0, y1) = view_box.viewRange()
+        cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
+        w, h = abs(x1 - x0) * 1e-3 or 1e-3, abs(y1 - y0) * 1e-3 or 1e-3
+        small = QRectF(cx - w / 2, cy - h / 2, w, h)
+        group = view_box.childGroup
+        start = _ClipMarker(2 * index + 1, group, small, -1e300)
+        end = _ClipMarker(2 * index + 2, group, small, 1e300)
+        markers.append((start, end, rect))
+    return markers
+
+
+def _marker_pattern(color: QColor) -> re.Pattern:
+    return re.compile(
+        r'<g\b[^>]*fill="' + color.name() + r'"[^>]*>\s*<rect\b[^>]*/>\s*</g>\s*', re.IGNORECASE
+    )
+
+
+def _apply_clips(svg: str, markers: list[tuple[_ClipMarker, _ClipMarker, QRectF]]) -> str:
+    """Wrap each plot area's content (between its two markers) in a clip path."""
+    defs = []
+    for index, (start, end, rect) in enumerate(markers):
+        clip_id = f"plot-area-{index + 1}"
+        begin = _marker_pattern(start.color).search(svg)
+        finish = _marker_pattern(end.color).search(svg)
+        if begin is None or finish is None or finish.start() < begin.end():
+            # not drawn (e.g. hidden): just drop whatever marker was found
+            svg = _marker_pattern(start.color).sub("", svg)
+            svg = _marker_pattern(end.color).sub("", svg)
+            continue
+        svg = (svg[:begin.start()] + f'<g clip-path="url(#{clip_id})">\n' + svg[begin.end():finish.start()]
+               + "</g>\n" + svg[finish.end():])
+        defs.append(
+            f'<clipPath id="{clip_id}" clipPathUnits="userSpaceOnUse">'
+            f'<rect x="{rect.x():g}" y="{rect.y():g}" width="{rect.width():g}" height="{rect.height():g}"/>'
+            "</clipPath>"
+        )
+    if defs:
+        svg = svg.replace("<desc>", "<defs>\n" + "\n".join(defs) + "\n</defs>\n<desc>", 1) \
+            if "<desc>" in svg else re.sub(r"(<svg\b[^>]*>)", r"\1\n<defs>" + "".join(defs) + "</defs>", svg, count=1)
+    return svg
+
+
+_IMAGE_RE = re.compile(r'<image\b([^>]*?)xlink:href="data:image/png;base64,([A-Za-z0-9+/=\s]+)"([^>]*)/>')
+_MATRIX_RE = re.compile(r'transform="matrix\(([^)]*)\)"')
+
+
+def _replicate(image: QImage, kx: int, ky: int) -> QImage:
+    """``image`` with every pixel repeated ``kx`` × ``ky`` times (exact, no interpolation)."""
+    src = image.convertToFormat(QImage.Format.Format_ARGB32)
+    w, h = src.width(), src.height()
+    row_bytes = src.bytesPerLine()
+    pixels = np.frombuffer(src.constBits(), dtype=np.uint8, count=row_bytes * h).reshape(h, row_bytes)
+    pixels = pixels[:, : w * 4].reshape(h, w, 4)
+    big = np.ascontiguousarray(np.repeat(np.repeat(pixels, ky, axis=0), kx, axis=1))
+    out = QImage(big.data, w * kx, h * ky, w * kx * 4, QImage.Format.Format_ARGB32)
+    return out.copy()  # own the memory
+
+
+def _sharpen_images(svg: str) -> str:
+    """Ask viewers for nearest-neighbour image scaling, and oversample by whole pixels for those that ignore it."""
+    out, last = [], 0
+    for match in _IMAGE_RE.finditer(svg):
+        before, payload, after = match.groups()
+        # the enclosing group's transform gives the drawn size of the image
+        group_start = svg.rfind("<g ", 0, match.start())
+        transform = _MATRIX_RE.search(svg, group_start, match.start()) if group_start >= 0 else None
+        sx = sy = 1.0
+        if transform:
+            a, b, c, d = (float(v) for v in transform.group(1).split(",")[:4])
+            sx, sy = math.hypot(a, b), math.hypot(c, d)
+        width = float(re.search(r'width="([\d.eE+-]+)"', before + after).group(1))
+        height = float(re.search(r'height="([\d.eE+-]+)"', before + after).group(1))
+        image = QImage.fromData(QByteArray(base64.b64decode(payload)), "PNG")
+        if not image.isNull() and image.width() > 0 and image.height() > 0:
+            shown_w, shown_h = width * sx, height * sy
+            kx = max(1, math.ceil(SVG_IMAGE_OVERSAMPLE * shown_w / image.width()))
+            ky = max(1, math.ceil(SVG_IMAGE_OVERSAMPLE * shown_h / image.height()))
+            while kx * ky * image.width() * image.height() > MAX_SVG_IMAGE_PIXELS and (kx > 1 or ky > 1):
+                kx, ky = max(1, kx // 2), max(1, ky // 2)
+            if kx > 1 or ky > 1:
+                big = _replicate(image, kx, ky)
+                buffer = QBuffer()
+                buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+                if big.save(buffer, "PNG"):
+                    payload = base64.b64encode(bytes(buffer.data())).decode("ascii")
+        attrs = before
+        if "image-rendering" not in before + after:
+            attrs += 'image-rendering="optimizeSpeed" '
+        attrs += 'style="image-rendering:pixelated" '
+        out.append(svg[last:match.start()])
+        out.append(f'<image{attrs}xlink:href="data:image/png;base64,{payload}"{after}/>')
+        last = match.end()
+    out.append(svg[last:])
+    return "".join(out)
+
+
+_LEAF_GROUP_RE = re.compile(r"<g\b([^>]*)>((?:(?!<g\b|</g>).)*)</g>", re.DOTALL)
+_NUMBER = r"-?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
+_PAIR_RE = re.compile(rf"({_NUMBER}),({_NUMBER})")
+_BAKEABLE_RE = re.compile(r"<(path|polyline|polygon|rect)\b([^>]*)/>")
+
+
+def _bake_group(match: re.Match) -> str:
+    """Apply a group's transform to its shapes' coordinates when they use non-scaling strokes.
+
+    Qt draws cosmetic pens (pyqtgraph's curves and axes) inside groups scaled
+    to data coordinates, with ``vector-effect="non-scaling-stroke"``. Viewers
+    without that SVG 1.2 feature (librsvg, Inkscape) would scale the stroke
+    by the data transform — a curve 2 px wide becomes hundreds of pixels.
+    With the coordinates transformed here the group needs no transform and
+    every viewer draws the intended width.
+    """
+    attrs, body = match.groups()
+    transform = _MATRIX_RE.search(attrs)
+    if not transform or 'vector-effect="non-scaling-stroke"' not in body or "url(" in attrs:
+        return match.group(0)
+    remainder = _BAKEABLE_RE.sub("", body)
+    if remainder.strip():
+        return match.group(0)  # text, images, …: keep the transform
+    a, b, c, d, e, f = (float(v) for v in transform.group(1).split(","))
+    if a == 1 and b == 0 and c == 0 and d == 1:
+        return match.group(0)  # a translation does not scale strokes
+
+    def point(m: re.Match) -> str:
+        x, y = float(m.group(1)), float(m.group(2))
+        return f"{a * x + c * y + e:.6g},{b * x + d * y + f:.6g}"
+
+    def shape(m: re.Match) -> str:
+        tag, shape_attrs = m.groups()
+        if tag == "rect":
+            values = {k: float(v) for k, v in re.findall(r'\b(x|y|width|height)="([^"]+)"', shape_attrs)}
+            x, y = values.get("x", 0.0), values.get("y", 0.0)
+            w, h = values.get("width", 0.0), values.get("height", 0.0)
+            others = re.sub(r'\s*\b(x|y|width|height)="[^"]*"', "", shape_attrs)
+            corners = f"{x},{y} {x + w},{y} {x + w},{y + h} {x},{y + h}"
+            return f'<polygon{others} points="{_PAIR_RE.sub(point, corners)}"/>'
+        attr = "d" if tag == "path" else "points"
+        return re.sub(
+            rf'\b{attr}="([^"]*)"', lambda v: f'{attr}="{_PAIR_RE.sub(point, v.group(1))}"', f"<{tag}{shape_attrs}/>"
+        )
+
+    new_attrs = _MATRIX_RE.sub("", attrs)
+    return f"<g{new_attrs}>{_BAKEABLE_RE.sub(shape, body)}</g>"
+
+
+def _bake_nonscaling_strokes(svg: str) -> str:
+    return _LEAF_GROUP_RE.sub(_bake_group, svg)
+
+
+def svg_bytes(widget: QWidget, *, title: str = "", description: str = "") -> bytes:
+    """The figure as SVG: text and lines as vectors, images at data resolution, plot areas clipped."""
+    size = widget.size()
+    markers = _add_markers(_plot_clips(widget))
+    buffer = QBuffer()
+    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+    generator = QSvgGenerator()  # SVG Tiny: no (broken) clip output; clips are added below
+    generator.setOutputDevice(buffer)
+    generator.setSize(size)
+    generator.setViewBox(QRectF(0, 0, size.width(), size.height()))
+    # The generator's resolution must match the screen's logical DPI, or
+    # items painted through QPicture (pyqtgraph's axes) are scaled by 72/96.
+    generator.setResolution(widget.logicalDpiX())
+    generator.setTitle(title or "posenc_gui figure")
+    generator.setDescription(description or f"posenc_gui {__version__}")
+    painter = QPainter(generator)
+    try:
+        with _export_mode(widget):
+            _render_widget(widget, painter)
+    finally:
+        painter.end()
+        for start, end, _ in markers:
+            for marker in (start, end):
+                scene = marker.scene()
+                if scene is not None:
+                    scene.removeItem(marker)
+    svg = bytes(buffer.data()).decode("utf-8")
+    svg = _apply_clips(svg, markers)
+    svg = _bake_nonscaling_strokes(svg)
+    svg = _sharpen_images(svg)
+    return svg.encode("utf-8")
+
+
+# -------------------------------------------------------------------- PDF
+def pdf_bytes(widget: QWidget, *, title: str = "", description: str = "") -> bytes:
+    """The figure as a one-page vector PDF the size of the widget (1 px = 0.75 pt)."""
+    size = widget.size()
+    dpi = widget.logicalDpiX()
+    buffer = QBuffer()
+    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+    writer = QPdfWriter(buffer)
+    writer.setResolution(dpi)
+    points = QSizeF(size.width() * 72.0 / dpi, size.height() * 72.0 / dpi)
+    writer.setPageLayout(
+        QPageLayout(QPageSize(points, QPageSize.Unit.Point, "figure", QPageSize.SizeMatchPolicy.ExactMatch),
+                    QPageLayout.Orientation.Portrait, QMarginsF(0, 0, 0, 0))
+    )
+    writer.setTitle(title or "posenc_gui figure")
+    writer.setCreator(f"posenc_gui {__version__}" + (f" — {description}" if description else ""))
+    painter = QPainter()
+    if not painter.begin(writer):
+        raise ExportError("Could not start the PDF writer")
+    try:
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
+        painter.setRenderHint(QPainter.RenderHint.LosslessImageRendering, True)
+        with _export_mode(widget):
+            _render_widget(widget, painter)
+    finally:
+        painter.end()
+    data = bytes(buffer.data())
+    if not data.startswith(b"%PDF"):
+        raise ExportError("The PDF writer produced no document")
+    return data
+
+
+# ------------------------------------------------------------------- data
+def _check_data(data: Any, name: str) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    if not isinstance(data, Mapping) or not isinstance(data.get("arrays"), Mapping) or not data["arrays"]:
+        raise ExportError(f"{name} has no numbers to export")
+    arrays = {}
+    for key, value in data["arrays"].items():
+        array = np.asarray(value)
+        if array.dtype == object:
+            raise ExportError(f"{name}: array {key!r} is not numeric")
+        arrays[str(key)] = array
+    meta = data.get("meta") or {}
+    return arrays, dict(meta)
+
+
+def _jsonable(value: Any) -> Any:
+    """Plain JSON values: arrays → lists, NaN/inf → null, dataclasses → dicts."""
+    if isinstance(value, np.ndarray):
+        return _jsonable(value.tolist())
+    if isinstance(value, (np.integer,)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        return float(value) if math.isfinite(value) else None
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if hasattr(value, "__dataclass_fields__"):
+        return _jsonable(asdict(value))
+    if isinstance(value, (str, int, bool)) or value is None:
+        return value
+    return str(value)
+
+
+def _params_dict(params: Any) -> dict[str, Any]:
+    if params is None:
+        return {}
+    if hasattr(params, "__dataclass_fields__"):
+        return _jsonable(asdict(params))
+    return _jsonable(dict(params))
+
+
+def _text_size_check(arrays: Mapping[str, np.ndarray], fmt: str, name: str) -> None:
+    total = sum(int(a.size) for a in arrays.values())
+    if total > MAX_TEXT_VALUES:
+        raise ExportError(
+            f"{name}: {total:,} values are too many for {fmt.upper()} (limit {MAX_TEXT_VALUES:,}); export .npy instead"
+        )
+
+
+def _format_number(value: Any) -> str:
+    if isinstance(value, float):
+        return repr(value)  # shortest text that reads back to the same float
+    return str(value)
+
+
+def csv_bytes(data: Mapping[str, Any], *, name: str = "figure", params: Any = None) -> bytes:
+    """The main (first) array as CSV: ``#`` comment lines, then one row per matrix row.
+
+    ``numpy.loadtxt(path, delimiter=",")`` reads it back exactly.
+    """
+    arrays, meta = _check_data(data, name)
+    key, main = next(iter(arrays.items()))
+    if main.ndim > 2:
+        raise ExportError(f"{name}: array {key!r} has {main.ndim} dimensions; CSV holds at most 2 (use .npy)")
+    _text_size_check({key: main}, "csv", name)
+    matrix = main.reshape(-1, 1) if main.ndim < 2 else main
+    if matrix.dtype == bool:
+        matrix = matrix.astype(np.int8)
+    lines = [f"# posenc_gui {__version__} export: {name}"]
+    p = _params_dict(params or meta.get("params"))
+    if p:
+        lines.append("# parameters: " + ", ".join(f"{k}={v}" for k, v in p.items()))
+    lines.append(f"# array: {key}, {matrix.shape[0]} rows x {matrix.shape[1]} columns, {main.dtype}")
+    for label in ("rows", "columns", "metric", "reference", "dims", "sampled"):
+        if label in meta:
+            value = meta[label]
+            text = ", ".join(map(str, value)) if isinstance(value, (list, tuple)) else str(value)
+            lines.append(f"# {label}: {text}".replace("\n", " "))
+    body = io.StringIO()
+    body.write("\n".join(lines) + "\n")
+    for row in matrix.tolist():
+        body.write(",".join(_format_number(v) for v in row))
+        body.write("\n")
+    return body.getvalue().encode("utf-8")
+
+
+def npy_bytes(data: Mapping[str, Any], *, name: str = "figure") -> bytes:
+    """The main (first) array, bit for bit, in NumPy's ``.npy`` format (no pickle)."""
+    arrays, _ = _check_data(data, name)
+    main = next(iter(arrays.values()))
+    buffer = io.BytesIO()
+    np.save(buffer, main, allow_pickle=False)
+    return buffer.getvalue()
+
+
+def json_bytes(data: Mapping[str, Any], *, name: str = "figure", panel_id: str = "", params: Any = None) -> bytes:
+    """Every array and setting as JSON.
+
+    A panel whose ``meta`` holds a ``"permutation"`` dict (the permutation
+    demo) is written as that dict: it is already the structured record of
+    the figure. Non-finite numbers become ``null``.
+    """
+    arrays, meta = _check_data(data, name)
+    if isinstance(meta.get("permutation"), Mapping):
+        document = _jsonable(meta["permutation"])
+    else:
+        _text_size_check(arrays, "json", name)
+        document = {
+            "format": "posenc_gui export",
+            "version": __version__,
+            "panel": panel_id or meta.get("panel", ""),
+            "title": name,
+            "params": _params_dict(params or meta.get("params")),
+            "meta": _jsonable({k: v for k, v in meta.items() if k != "params"}),
+            "arrays": {
+                key: {"shape": list(array.shape), "dtype": str(array.dtype), "data": _jsonable(array)}
+                for key, array in arrays.items()
+            },
+        }
+    try:
+        text = json.dumps(document, indent=1, allow_nan=False, ensure_ascii=False)
+    except (TypeError, ValueError) as error:
+        raise ExportError(f"{name}: data cannot be written as JSON ({error})") from None
+    return (text + "\n").encode("utf-8")
+
+
+# ------------------------------------------------------------------ panels
+def describe(panel: Any) -> str:
+    """One line naming the figure and its parameters (image metadata)."""
+    params = getattr(getattr(panel, "state", None), "params", None)
+    text = f"posenc_gui {getattr(panel, 'title', '') or 'figure'}"
+    if params is not None:
+        text += " — " + ", ".join(f"{k}={v}" for k, v in _params_dict(params).items())
+    return text
+
+
+def panel_data(panel: Any) -> dict[str, Any]:
+    """``panel.export_data()``, with refusals turned into :class:`ExportError`."""
+    name = getattr(panel, "title", "") or type(panel).__name__
+    try:
+        data = panel.export_data()
+    except NotImplementedError:
+        raise ExportError(f"The {name} panel has no data export; export it as an image") from None
+    except (ValueError, RuntimeError, MemoryError) as error:
+        raise ExportError(f"{name}: {error}") from None
+    _check_data(data, name)
+    return data
+
+
+def export_bytes(
+    panel: Any, fmt: str, *, width: int | None = None, scale: float | None = None, size: QSize | None = None
+) -> bytes:
+    """The bytes of ``panel`` exported as ``fmt`` (figure formats render ``figure_widget()``)."""
+    if fmt not in FORMATS:
+        raise ExportError(f"Unknown export format {fmt!r}: use one of {', '.join(FORMATS)}")
+    compute = getattr(panel, "compute", None)
+    name = getattr(panel, "title", "") or type(panel).__name__
+    params = getattr(getattr(panel, "state", None), "params", None)
+    if fmt in IMAGE_FORMATS:
+        widget = panel.figure_widget()
+        prepare_widget(widget, size)
+        if compute is not None:
+            compute.wait_idle()
+            process_events()
+        title = describe(panel)
+        if fmt == "png":
+            return png_bytes(widget, width=width, scale=scale, description=title)
+        if fmt == "svg":
+            return svg_bytes(widget, title=title)
+        return pdf_bytes(widget, title=title)
+    if compute is not None:
+        compute.wait_idle()
+    data = panel_data(panel)
+    if fmt == "csv":
+        return csv_bytes(data, name=name, params=params)
+    if fmt == "npy":
+        return npy_bytes(data, name=name)
+    return json_bytes(data, name=name, panel_id=getattr(panel, "panel_id", ""), params=params)
+
+
+def export_panel(
+    panel: Any,
+    path: str | os.PathLike,
+    *,
+    fmt: str | None = None,
+    width: int | None = None,
+    scale: float | None = None,
+    size: QSize | None = None,
+) -> Path:
+    """Write ``panel``'s figure or data to ``path`` (format from the extension unless ``fmt``).
+
+    Returns
+    -------
+    Path
+        The absolute path written.
+
+    Raises
+    ------
+    ExportError
+        One line saying why; nothing was written and an existing file is intact.
+    """
+    fmt = fmt or format_for_path(path)
+    check_target(path)
+    return atomic_write(path, export_bytes(panel, fmt, width=width, scale=scale, size=size))
+
+
+def export_widget_png(widget: QWidget, path: str | os.PathLike, *, width: int | None = None,
+                      scale: float | None = None, description: str = "") -> Path:
+    """Write any widget (e.g. the whole main window) as PNG."""
+    if format_for_path(path) != "png":
+        raise ExportError(f"{Path(path).name}: a window is exported as .png")
+    check_target(path)
+    process_events()
+    return atomic_write(path, png_bytes(widget, width=width, scale=scale, description=description))
+
+
+def copy_to_clipboard(widget: QWidget, *, scale: float | None = None, with_svg: bool = True) -> QImage:
+    """Put the figure on the clipboard as an image (and as SVG for apps that take it)."""
+    factor = scale if scale is not None else max(1.0, widget.devicePixelRatioF())
+    image = render_image(widget, scale=factor)
+    image.setDevicePixelRatio(factor)
+    mime = QMimeData()
+    mime.setImageData(image)
+    if with_svg:
+        try:
+            mime.setData("image/svg+xml", QByteArray(svg_bytes(widget)))
+        except ExportError:
+            pass
+    QGuiApplication.clipboard().setMimeData(mime)
+    return image
