@@ -66,7 +66,7 @@ def fit_positions(params: EncodingParams, fitted: int) -> tuple[np.ndarray, int,
         budget = max(2 * d, VIEW_LSTSQ_WORK // (d * d))
     else:
         budget = max(2, VIEW_ELEMENTS // d)
-    sample = sample_axis(0, n - 1, n, budget)
+    sample = sample_axis(0, n - 1, n, min(budget, n))
     return sample.indices().astype(np.float64), sample.stride, extended
 
 

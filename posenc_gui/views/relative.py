@@ -50,7 +50,7 @@ def compute_relative(params: EncodingParams, max_offset: int, n_references: int)
     if offsets[-1] != max_offset:
         offsets = np.append(offsets, float(max_offset))
     budget = max(16, VIEW_WORK // (params.d_model * offsets.size))
-    sample = sample_axis(0, params.seq_len - 1, params.seq_len, budget)
+    sample = sample_axis(0, params.seq_len - 1, params.seq_len, min(budget, params.seq_len))
     positions = sample.indices().astype(np.float64)
     spread = offset_spread(params.scheme, positions, params.d_model, offsets, **kwargs)
     references = reference_positions(params.seq_len, n_references)

@@ -1,0 +1,275 @@
+"""Widget tests of the uniqueness, magnitude, linear-relation and relative-vs-absolute docks."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from posenc_gui.model import limits
+from posenc_gui.views import panel_classes
+from posenc_gui.views.linear_relation import VIEW_ELEMENTS, LinearRelationPanel
+from posenc_gui.views.magnitude import MAX_POINTS, MagnitudePanel
+from posenc_gui.views.relative import RelativePanel
+from posenc_gui.views.uniqueness import UniquenessPanel
+
+PANELS = (UniquenessPanel, MagnitudePanel, LinearRelationPanel, RelativePanel)
+
+
+def make(panel_class, state, compute, qtbot):
+    panel = panel_class(state, compute)
+    qtbot.addWidget(panel)
+    assert compute.wait_idle()
+    return panel
+
+
+def change(state, compute, **params):
+    assert state.update(**params) is None
+    state.flush()
+    assert compute.wait_idle()
+
+
+def table_row(panel, row):
+    return [panel.table.item(row, col).text() for col in range(panel.table.columnCount())]
+
+
+# ---------------------------------------------------------------------------
+# common contract
+
+
+def test_panels_are_registered():
+    registered = panel_classes()
+    for panel_class in PANELS:
+        assert panel_class in registered
+    assert len({c.panel_id for c in registered}) == len(registered)
+
+
+@pytest.mark.parametrize(
+    ("panel_class", "formula"),
+    [
+        (UniquenessPanel, "‖PE(p) − PE(q)‖"),
+        (MagnitudePanel, "σ·√d"),
+        (LinearRelationPanel, "cos(kω)·sin(pω)"),
+        (RelativePanel, "cos(k·ω<sub>i</sub>)"),
+    ],
+)
+def test_help_text_has_the_formula(panel_class, formula):
+    assert formula in panel_class.help_text
+
+
+@pytest.mark.parametrize("panel_class", PANELS)
+def test_export_data_is_numbers_and_json_meta(panel_class, state, compute, qtbot):
+    panel = make(panel_class, state, compute, qtbot)
+    exported = panel.export_data()
+    arrays = exported["arrays"]
+    assert arrays and all(isinstance(a, np.ndarray) and a.size for a in arrays.values())
+    assert all(np.all(np.isfinite(a)) for a in arrays.values())
+    meta = json.loads(json.dumps(exported["meta"]))
+    assert meta["panel"] == panel_class.panel_id
+    assert meta["params"]["scheme"] == state.params.scheme
+    assert panel.figure_widget() is not panel  # the plot canvas, without the controls
+
+
+@pytest.mark.parametrize("panel_class", PANELS)
+def test_figure_renders_something(panel_class, state, compute, qtbot):
+    panel = make(panel_class, state, compute, qtbot)
+    figure = panel.figure_widget()
+    figure.resize(600, 400)
+    image = figure.grab().toImage()
+    assert not image.isNull()
+    colours = {image.pixel(x, y) for x in range(0, image.width(), 7) for y in range(0, image.height(), 7)}
+    assert len(colours) > 5  # not a blank canvas
+
+
+# ---------------------------------------------------------------------------
+# uniqueness
+
+
+def test_uniqueness_shows_the_sincos_pair_near_repeat(state, compute, qtbot):
+    panel = make(UniquenessPanel, state, compute, qtbot)
+    change(state, compute, scheme="sincos_pair", seq_len=101, d_model=2)
+    assert panel.data.params.scheme == "sincos_pair"
+    p, q, distance = panel.data.result.closest_pair
+    assert (p, q) == (0.0, 44.0)  # 44 ≈ 7·2π
+    assert distance == pytest.approx(2 * abs(math.sin(22)), rel=1e-12)
+    assert table_row(panel, 0)[:3] == ["0", "44", "44"]
+    assert float(table_row(panel, 0)[3]) == pytest.approx(44 / (2 * math.pi), abs=1e-4)
+    assert "44" in panel.summary_label.text()
+    assert panel.minimum_line.value() == pytest.approx(distance)
+
+
+def test_uniqueness_controls_change_the_table(state, compute, qtbot):
+    panel = make(UniquenessPanel, state, compute, qtbot)
+    change(state, compute, scheme="sincos_pair", seq_len=101, d_model=2)
+    panel.top_box.setValue(3)
+    assert compute.wait_idle()
+    assert panel.table.rowCount() == 3
+    panel.offsets_box.setChecked(False)  # every shifted copy: 0 vs 44, 1 vs 45, …
+    assert compute.wait_idle()
+    offsets = [int(table_row(panel, row)[2]) for row in range(3)]
+    assert offsets == [44, 44, 44]
+
+
+def test_uniqueness_minimum_distance_grows_with_frequencies(state, compute, qtbot):
+    panel = make(UniquenessPanel, state, compute, qtbot)
+    minimum = {}
+    for scheme in ("sine", "sincos_pair", "sinusoidal"):
+        change(state, compute, scheme=scheme, d_model=64)
+        minimum[scheme] = panel.data.result.closest_pair[2]
+    assert minimum["sine"] < minimum["sincos_pair"] < minimum["sinusoidal"]
+
+
+def test_uniqueness_long_sequence_is_cut_with_a_message(state, compute, qtbot):
+    panel = make(UniquenessPanel, state, compute, qtbot)
+    change(state, compute, seq_len=limits.MAX_SEQ_LEN)
+    count = panel.data.count
+    assert 2 <= count < limits.MAX_SEQ_LEN
+    assert count**2 <= limits.MAX_SIMILARITY_ELEMENTS
+    assert panel.data.result.positions.size == count
+    assert not panel.message_label.isHidden()
+    assert f"{limits.MAX_SEQ_LEN:,}" in panel.message_label.text()
+
+
+# ---------------------------------------------------------------------------
+# magnitude
+
+
+def test_magnitude_sinusoidal_is_constant_and_naive_blows_up(state, compute, qtbot):
+    panel = make(MagnitudePanel, state, compute, qtbot)
+    d = state.params.d_model
+    np.testing.assert_allclose(panel.data.norms, math.sqrt(d / 2), rtol=1e-12)
+    change(state, compute, scheme="naive")
+    assert panel.data.params.scheme == "naive"
+    np.testing.assert_allclose(panel.data.norms, panel.data.positions * math.sqrt(d), rtol=1e-12)
+    assert panel.data.norms[-1] > 100 * panel.data.embedding
+    x, y = panel.norm_curve.getData()
+    np.testing.assert_array_equal(y, panel.data.norms)
+
+
+def test_magnitude_embedding_scale(state, compute, qtbot):
+    panel = make(MagnitudePanel, state, compute, qtbot)
+    panel.set_scale(0.25)
+    assert compute.wait_idle()
+    assert panel.data.embedding == pytest.approx(0.25 * math.sqrt(state.params.d_model))
+    _, y = panel.embedding_curve.getData()
+    assert np.all(y == panel.data.embedding)
+    with pytest.raises(ValueError, match="scale"):
+        panel.set_scale(-1.0)
+
+
+def test_magnitude_long_sequence_is_sampled_including_the_last(state, compute, qtbot):
+    panel = make(MagnitudePanel, state, compute, qtbot)
+    change(state, compute, seq_len=limits.MAX_SEQ_LEN, d_model=8192)
+    assert panel.data.positions.size <= MAX_POINTS + 1
+    assert panel.data.positions[-1] == limits.MAX_SEQ_LEN - 1
+    np.testing.assert_allclose(panel.data.norms, math.sqrt(8192 / 2), rtol=1e-12)
+    assert "every" in panel.message_label.text()
+
+
+# ---------------------------------------------------------------------------
+# linear relation
+
+
+def test_linear_relation_sinusoidal_is_an_exact_rotation(state, compute, qtbot):
+    panel = make(LinearRelationPanel, state, compute, qtbot)
+    rel = panel.data.relation
+    assert rel.exact and rel.method == "rotation"
+    assert rel.max_residual < 1e-9
+    assert panel.shown.shape == (16, 16)
+    omega = 1.0  # first pair: ω_0 = base^0
+    assert panel.shown[0, 0] == pytest.approx(math.cos(omega))
+    assert panel.shown[0, 1] == pytest.approx(math.sin(omega))
+    assert panel.shown[1, 0] == pytest.approx(-math.sin(omega))
+    assert panel.shown[0, 2] == 0.0
+    assert "exact" in panel.summary_label.text()
+
+
+def test_linear_relation_offset_and_show_controls(state, compute, qtbot):
+    panel = make(LinearRelationPanel, state, compute, qtbot)
+    panel.set_k(5)
+    assert compute.wait_idle()
+    assert panel.data.relation.k == 5
+    assert panel.shown[0, 0] == pytest.approx(math.cos(5.0))
+    panel.show_box.setCurrentIndex(panel.show_box.findData(0))  # all dims
+    assert panel.shown.shape == (state.params.d_model, state.params.d_model)
+    with pytest.raises(ValueError, match="k"):
+        panel.set_k(10**9)
+
+
+def test_linear_relation_all_sine_has_large_residual(state, compute, qtbot):
+    panel = make(LinearRelationPanel, state, compute, qtbot)
+    change(state, compute, scheme="all_sine", d_model=64)
+    rel = panel.data.relation
+    assert rel.method == "least-squares" and not rel.exact
+    assert rel.max_residual > 0.1
+    assert rel.n_positions >= 2 * 64
+
+
+def test_linear_relation_fit_extends_past_short_sequences(state, compute, qtbot):
+    panel = make(LinearRelationPanel, state, compute, qtbot)
+    change(state, compute, scheme="all_sine", seq_len=16, d_model=32)
+    assert panel.data.extended
+    assert panel.data.positions[-1] == 63  # 2·d positions
+    assert "2·d" in panel.message_label.text()
+
+
+def test_linear_relation_refusal_keeps_last_good_view(state, compute, qtbot):
+    panel = make(LinearRelationPanel, state, compute, qtbot)
+    change(state, compute, scheme="all_sine", d_model=64)
+    before = panel.data
+    change(state, compute, d_model=4096)  # least squares over 2·d positions: too slow live
+    assert panel.data is before
+    assert "d_model" in panel.message_label.text()
+    change(state, compute, scheme="sinusoidal", d_model=8192)  # dense 8192² T_k: refused
+    assert panel.data is before
+    assert "d_model" in panel.message_label.text()
+    change(state, compute, d_model=4096, seq_len=limits.MAX_SEQ_LEN)
+    assert panel.data.relation.exact
+    assert panel.data.positions.size * 4096 <= VIEW_ELEMENTS
+    assert panel.data.relation.max_residual < 1e-6
+    assert panel.shown.shape == (16, 16)
+
+
+# ---------------------------------------------------------------------------
+# relative vs absolute
+
+
+def test_relative_sinusoidal_has_zero_spread_and_coinciding_profiles(state, compute, qtbot):
+    panel = make(RelativePanel, state, compute, qtbot)
+    spread = panel.data.spread
+    assert np.all(spread.spread <= 1e-9)
+    profiles = panel.data.profiles
+    assert profiles.shape == (4, spread.offsets.size)
+    np.testing.assert_allclose(profiles, np.broadcast_to(profiles[0], profiles.shape), rtol=0, atol=1e-9)
+    assert len(panel.profile_curves) == 4
+
+
+@pytest.mark.parametrize("scheme", ["naive", "all_sine"])
+def test_relative_absolute_schemes_have_large_spread(scheme, state, compute, qtbot):
+    panel = make(RelativePanel, state, compute, qtbot)
+    change(state, compute, scheme=scheme)
+    assert panel.data.params.scheme == scheme
+    assert np.max(panel.data.spread.spread) > 1.0
+    _, y = panel.spread_curve.getData()
+    np.testing.assert_array_equal(y, panel.data.spread.spread)
+
+
+def test_relative_controls(state, compute, qtbot):
+    panel = make(RelativePanel, state, compute, qtbot)
+    panel.set_options(max_offset=10, references=2)
+    assert compute.wait_idle()
+    np.testing.assert_array_equal(panel.data.spread.offsets, np.arange(11))
+    assert panel.data.profiles.shape == (2, 11)
+    with pytest.raises(ValueError, match="references"):
+        panel.set_options(references=99)
+
+
+def test_relative_long_sequence_stays_bounded(state, compute, qtbot):
+    panel = make(RelativePanel, state, compute, qtbot)
+    change(state, compute, seq_len=limits.MAX_SEQ_LEN)
+    assert panel.data.positions[-1] <= limits.MAX_SEQ_LEN - 1
+    assert panel.data.positions.size * panel.data.spread.offsets.size * 512 <= 2**26
+    assert np.all(panel.data.spread.spread <= 1e-6)
+    assert "every" in panel.summary_label.text()
