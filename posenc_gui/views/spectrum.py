@@ -1,0 +1,210 @@
+"""Spectrum: the wavelength of each (sin, cos) pair on a log axis, with the sequence length marked."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QLabel, QWidget
+
+from ..model import EncodingParams
+from ..model.spectrum import CATEGORIES, Spectrum, spectrum
+from .base import Panel
+from .matrixplot import FOREGROUND, new_layout_widget, style_plot
+
+#: Colour per category (Okabe–Ito): resolves neighbours, coarse, barely moves.
+CATEGORY_COLOURS = {"fine": "#0072B2", "coarse": "#009E73", "static": "#D55E00"}
+CATEGORY_NAMES = {
+    "fine": "resolves neighbours (step chord ≥ {step:g})",
+    "coarse": "coarse",
+    "static": "barely moves (total phase &lt; {static:g} rad)",
+}
+SEQ_COLOUR = "#444444"
+#: Above this many components the markers are drawn without outlines (speed).
+MAX_OUTLINED = 1024
+#: Up to this many components the phase curves also get markers (one component is a single point).
+MAX_SYMBOLS = 64
+
+
+def _log_span(low: float, high: float, minimum: float = 2.0) -> tuple[float, float]:
+    """A log10 range around ``[low, high]`` spanning at least ``minimum`` decades (readable ticks)."""
+    low, high = low - 0.2, high + 0.3
+    if high - low < minimum:
+        middle = (low + high) / 2
+        low, high = middle - minimum / 2, middle + minimum / 2
+    return low, high
+
+
+_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def decade_ticks(low: float, high: float) -> list[list[tuple[float, str]]]:
+    """Ticks for a log10 axis over ``[low, high]``: labelled decades, unlabelled 2…9 in between."""
+    major, minor = [], []
+    for k in range(math.floor(low), math.ceil(high) + 1):
+        if low <= k <= high:
+            label = f"{10.0 ** k:g}" if -2 <= k <= 3 else f"10{str(k).translate(_SUPERSCRIPT)}"
+            major.append((float(k), label))
+        for m in range(2, 10):
+            value = k + math.log10(m)
+            if low <= value <= high:
+                minor.append((value, ""))
+    return [major, minor]
+
+
+class SpectrumPanel(Panel):
+    """Wavelength, phase step and total phase of each frequency of the encoding."""
+
+    panel_id = "spectrum"
+    title = "Spectrum"
+    help_text = (
+        "Each (sin, cos) pair i of the sinusoidal encoding turns with angular frequency "
+        "ω<sub>i</sub> = base<sup>−2i/d</sup>, so its wavelength is λ<sub>i</sub> = 2π·base<sup>2i/d</sup> "
+        "positions: 2π for the first pair up to 2π·base<sup>(d−2)/d</sup> for the last. "
+        "<b>Top:</b> λ<sub>i</sub> on a log axis; the dashed line is the sequence length N. "
+        "<b>Bottom:</b> phase turned per position, ω<sub>i</sub>, and over the whole sequence, "
+        "ω<sub>i</sub>·(N−1). A pair <i>resolves neighbouring positions</i> when one step moves its "
+        "point on the unit circle by a chord 2|sin(ω/2)| ≥ 0.1 (blue); it <i>barely moves</i> when its "
+        "total phase over the sequence is below 0.1 rad (orange); green pairs are in between. Pairs whose "
+        "total phase exceeds 2π repeat inside the sequence on their own; only together do they stay unique. "
+        "Other schemes show their distinct frequencies the same way (linear columns have no wavelength)."
+    )
+
+    def __init__(self, state, compute, parent: QWidget | None = None) -> None:
+        super().__init__(state, compute, parent)
+        self.finish_header()
+        self.summary_label = QLabel(self)
+        self.summary_label.setWordWrap(True)
+        self.summary_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.summary_label.setStyleSheet(f"color:{FOREGROUND};")
+        self.body.addWidget(self.summary_label)
+        self.canvas = new_layout_widget(self)
+        self.wave_key = self.canvas.addLabel("", row=0, col=0, color=FOREGROUND, size="9pt")
+        self.wave_plot: pg.PlotItem = self.canvas.addPlot(row=1, col=0)
+        self.phase_key = self.canvas.addLabel("", row=2, col=0, color=FOREGROUND, size="9pt")
+        self.phase_plot: pg.PlotItem = self.canvas.addPlot(row=3, col=0)
+        for plot in (self.wave_plot, self.phase_plot):
+            style_plot(plot)
+            plot.setMenuEnabled(False)
+            plot.hideButtons()
+            plot.showGrid(x=True, y=True, alpha=0.25)
+            plot.setLogMode(x=False, y=True)
+        self.phase_plot.setXLink(self.wave_plot)
+        for plot in (self.wave_plot, self.phase_plot):
+            plot.getAxis("bottom").enableAutoSIPrefix(False)
+        self.wave_plot.setLabel("left", "wavelength λ (positions)")
+        self.phase_plot.setLabel("left", "phase (rad)")
+        self.phase_plot.setLabel("bottom", "component i (pair of dimensions)")
+        self.phase_key.setText(
+            f'<span style="color:#0072B2">━ ω per position</span> &nbsp; '
+            f'<span style="color:#D55E00">━ ω·(N−1) over the sequence</span> &nbsp; '
+            f'<span style="color:{SEQ_COLOUR}">┈ 2π (one full turn)</span>')
+        self.scatter: dict[str, pg.PlotDataItem] = {}
+        for category in CATEGORIES:
+            colour = CATEGORY_COLOURS[category]
+            self.scatter[category] = self.wave_plot.plot(
+                pen=None, symbol="o", symbolSize=5, symbolBrush=colour, symbolPen=None)
+        self.seq_line = pg.InfiniteLine(angle=0, pen=pg.mkPen(SEQ_COLOUR, width=1.5, style=Qt.PenStyle.DashLine),
+                                        label="N = {value}", labelOpts={"color": SEQ_COLOUR, "position": 0.08})
+        self.wave_plot.addItem(self.seq_line)
+        self.crossing_line = pg.InfiniteLine(angle=90, pen=pg.mkPen(SEQ_COLOUR, width=1, style=Qt.PenStyle.DotLine))
+        self.wave_plot.addItem(self.crossing_line)
+        self.step_curve = self.phase_plot.plot(pen=pg.mkPen("#0072B2", width=2), antialias=True)
+        self.total_curve = self.phase_plot.plot(pen=pg.mkPen("#D55E00", width=2), antialias=True)
+        self.static_line = pg.InfiniteLine(angle=0, pen=pg.mkPen("#D55E00", width=1, style=Qt.PenStyle.DotLine),
+                                           label="0.1 rad", labelOpts={"color": "#D55E00", "position": 0.85})
+        self.wrap_line = pg.InfiniteLine(angle=0, pen=pg.mkPen(SEQ_COLOUR, width=1, style=Qt.PenStyle.DotLine),
+                                         label="2π (one full turn)", labelOpts={"color": SEQ_COLOUR, "position": 0.8})
+        self.phase_plot.addItem(self.static_line)
+        self.phase_plot.addItem(self.wrap_line)
+        self.body.addWidget(self.canvas, 1)
+        self.data: Spectrum | None = None
+        state.paramsChanged.connect(lambda _: self.request_update())
+        self.request_update()
+
+    def request_update(self) -> None:
+        """Recompute in a worker; the newest request wins."""
+        params: EncodingParams = self.state.params
+        self.compute.submit(self, lambda: spectrum(params), self._show, self._failed)
+
+    def _failed(self, error: Exception) -> None:
+        self.show_message(str(error), "error")
+
+    def _show(self, data: Spectrum) -> None:
+        self.data = data
+        params = data.params
+        x = np.arange(data.n_components, dtype=np.float64)
+        periodic = np.isfinite(data.wavelength)
+        names = {key: text.format(step=data.step_tol, static=data.static_tol) for key, text in CATEGORY_NAMES.items()}
+        outline = data.n_components <= MAX_OUTLINED
+        for category, item in self.scatter.items():
+            mask = periodic & (data.category == category)
+            item.setData(x[mask], data.wavelength[mask], symbolPen=pg.mkPen("w", width=0.5) if outline else None)
+        keys = [f'<span style="color:{CATEGORY_COLOURS[c]}">● {names[c]}</span>'
+                for c in CATEGORIES if np.any(periodic & (data.category == c))]
+        keys.append(f'<span style="color:{SEQ_COLOUR}">╌ sequence length</span>')
+        self.wave_key.setText(" &nbsp; ".join(keys))
+        self.seq_line.setValue(math.log10(max(params.seq_len, 1)))
+        self.seq_line.label.setFormat(f"N = {params.seq_len:,}")
+        crossing = data.seq_len_crossing
+        self.crossing_line.setVisible(math.isfinite(crossing))
+        if math.isfinite(crossing):
+            self.crossing_line.setValue(crossing)
+        positive = data.omega > 0
+        few = data.n_components <= MAX_SYMBOLS
+        symbols = {"symbol": "o", "symbolSize": 6, "symbolPen": None} if few else {"symbol": None}
+        self.step_curve.setData(x[positive], data.omega[positive], symbolBrush="#0072B2", **symbols)
+        total_ok = positive & (data.total_phase > 0)
+        self.total_curve.setData(x[total_ok], data.total_phase[total_ok], symbolBrush="#D55E00", **symbols)
+        self.static_line.setValue(math.log10(data.static_tol))
+        self.wrap_line.setValue(math.log10(2 * math.pi))
+        self.wave_plot.setXRange(-1.0 if data.n_components < 3 else -0.5, max(data.n_components - 0.5, 1.0),
+                                 padding=0.02)
+        if periodic.any():
+            low = math.log10(max(min(float(data.wavelength[periodic].min()), params.seq_len), 1e-12))
+            high = math.log10(max(float(data.wavelength[periodic].max()), params.seq_len))
+        else:
+            low, high = 0.0, math.log10(max(params.seq_len, 10))
+        span = _log_span(low, high)
+        self.wave_plot.setYRange(*span, padding=0)
+        self.wave_plot.getAxis("left").setTicks(decade_ticks(*span))
+        phases = np.concatenate([data.omega[positive], data.total_phase[total_ok], [data.static_tol, 2 * math.pi]])
+        span = _log_span(math.log10(phases.min()), math.log10(phases.max()))
+        self.phase_plot.setYRange(*span, padding=0)
+        self.phase_plot.getAxis("left").setTicks(decade_ticks(*span))
+        self.wave_plot.setTitle(f"{params.scheme}, d_model {params.d_model:,}, base {params.base:g}", size="10pt")
+        self.summary_label.setText(data.summary())
+        if not periodic.any():
+            self.show_message(
+                f"The {params.scheme} scheme has no periodic columns: each value is pos / c, so there is no "
+                "wavelength to plot (the bottom plot shows its change per position and over the sequence).", "info")
+        else:
+            self.show_message("")
+
+    def figure_widget(self) -> QWidget:
+        return self.canvas
+
+    def export_data(self) -> dict[str, Any]:
+        """One row per component: wavelength, ω, step chord, total phase, category code."""
+        if self.data is None:
+            raise ValueError("spectrum: nothing computed yet")
+        data = self.data
+        codes = np.array([CATEGORIES.index(c) for c in data.category.tolist()], dtype=np.float64)
+        table = np.column_stack([np.arange(data.n_components), data.wavelength, data.omega, data.step_chord,
+                                 data.total_phase, codes, data.wraps.astype(np.float64)])
+        return {
+            "arrays": {"spectrum": table},
+            "meta": {
+                "panel": self.panel_id,
+                "params": data.params.__dict__.copy(),
+                "columns": ["component", "wavelength", "omega", "step_chord", "total_phase", "category", "wraps"],
+                "categories": list(CATEGORIES),
+                "component_dims": [list(d) for d in data.component_dims],
+                "step_tol": data.step_tol,
+                "static_tol": data.static_tol,
+                "summary": data.summary(),
+            },
+        }
