@@ -270,6 +270,6 @@ def test_relative_long_sequence_stays_bounded(state, compute, qtbot):
     panel = make(RelativePanel, state, compute, qtbot)
     change(state, compute, seq_len=limits.MAX_SEQ_LEN)
     assert panel.data.positions[-1] <= limits.MAX_SEQ_LEN - 1
-    assert panel.data.positions.size * panel.data.spread.offsets.size * 512 <= 2**26
+    assert panel.data.positions.size * panel.data.spread.offsets.size * 512 <= 2**24
     assert np.all(panel.data.spread.spread <= 1e-6)
     assert "every" in panel.summary_label.text()

@@ -600,6 +600,40 @@ def _dots(
     return out
 
 
+def _offset_spread_shared(
+    scheme: str, pos: np.ndarray, d_model: int, offs: np.ndarray, params: dict
+) -> OffsetSpread | None:
+    """Fast path when the shifted positions p + k overlap a lot (contiguous p, k).
+
+    Encodes each distinct position once and takes all dot products with one
+    matrix product; returns None when the temporaries would exceed
+    ``4 · BLOCK_ELEMENTS`` values (the caller then loops over offsets).
+    """
+    budget = 4 * BLOCK_ELEMENTS
+    if pos.size * offs.size > budget:
+        return None
+    shifted = pos[:, None] + offs[None, :]
+    valid = (shifted >= 0) & (shifted <= limits.MAX_POSITION)
+    union = np.unique(shifted[valid])
+    if union.size * d_model > budget or pos.size * union.size > budget or pos.size * d_model > budget:
+        return None
+    gram = encode(scheme, pos, d_model, **params) @ encode(scheme, union, d_model, **params).T
+    index = np.searchsorted(union, np.where(valid, shifted, union[0] if union.size else 0.0))
+    index = np.minimum(index, max(union.size - 1, 0))
+    values = np.take_along_axis(gram, index, axis=1) if union.size else np.zeros(shifted.shape)
+    count = valid.sum(axis=0)
+    some = count > 0
+    minimum = np.where(some, np.where(valid, values, np.inf).min(axis=0), np.nan)
+    maximum = np.where(some, np.where(valid, values, -np.inf).max(axis=0), np.nan)
+    total = np.where(valid, values, 0.0).sum(axis=0)
+    mean = np.full(offs.size, np.nan)
+    mean[some] = total[some] / count[some]
+    return OffsetSpread(
+        offsets=offs, minimum=minimum, maximum=maximum, mean=mean, spread=maximum - minimum,
+        count=count.astype(np.int64),
+    )
+
+
 def offset_spread(scheme: str, positions, d_model: int, offsets, **params) -> OffsetSpread:
     """Min, max and spread over p of PE(p) · PE(p + k), for each offset k.
 
@@ -633,6 +667,9 @@ def offset_spread(scheme: str, positions, d_model: int, offsets, **params) -> Of
     m = offs.size
     minimum, maximum, mean = np.full(m, np.nan), np.full(m, np.nan), np.full(m, np.nan)
     count = np.zeros(m, dtype=np.int64)
+    fast = _offset_spread_shared(scheme, pos, d_model, offs, params)
+    if fast is not None:
+        return fast
     base = np.empty((0, d_model))
     base_ok = pos.size * d_model <= BLOCK_ELEMENTS
     if base_ok:

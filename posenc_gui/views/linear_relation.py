@@ -17,7 +17,9 @@ from .matrixplot import FOREGROUND, MatrixPlot, new_layout_widget
 #: Largest positions × d_model evaluated for the residual of an exact rotation.
 VIEW_ELEMENTS = 2**21
 #: Largest n·d² of a live least-squares fit.
-VIEW_LSTSQ_WORK = 2**30
+VIEW_LSTSQ_WORK = 2**28
+#: A least-squares fit uses at most max(2·d, this many) positions.
+MAX_FIT_POSITIONS = 4096
 #: Offsets the spin box allows.
 MAX_K = 1_000_000
 #: Choices of the displayed block of T_k: label, number of leading dimensions (0 = all).
@@ -63,7 +65,7 @@ def fit_positions(params: EncodingParams, fitted: int) -> tuple[np.ndarray, int,
             )
         if n < 2 * d:
             n, extended = 2 * d, True
-        budget = max(2 * d, VIEW_LSTSQ_WORK // (d * d))
+        budget = max(2 * d, min(VIEW_LSTSQ_WORK // (d * d), MAX_FIT_POSITIONS))
     else:
         budget = max(2, VIEW_ELEMENTS // d)
     sample = sample_axis(0, n - 1, n, min(budget, n))

@@ -15,8 +15,10 @@ from ..model.analysis import MAX_EMBEDDING_SCALE, embedding_norm, pe_norms
 from .base import Panel
 from .matrixplot import FOREGROUND, new_layout_widget, style_plot
 
-#: At most this many positions are evaluated (evenly strided, always including the last).
+#: At most this many positions are evaluated (evenly strided, always including the last) ...
 MAX_POINTS = 2048
+#: ... and at most this many positions × d_model values.
+VIEW_ELEMENTS = 2**22
 MAX_DOTS = 300
 BLUE, ORANGE = "#0072B2", "#D55E00"
 
@@ -35,7 +37,8 @@ class MagnitudeData:
 
 def compute_magnitude(params: EncodingParams, scale: float) -> MagnitudeData:
     """Evaluate the norms for the view (in a worker)."""
-    sample = sample_axis(0, params.seq_len - 1, params.seq_len, MAX_POINTS)
+    points = min(MAX_POINTS, max(256, VIEW_ELEMENTS // params.d_model), params.seq_len)
+    sample = sample_axis(0, params.seq_len - 1, params.seq_len, points)
     positions = sample.indices().astype(np.float64)
     if positions[-1] != params.seq_len - 1:
         positions = np.append(positions, float(params.seq_len - 1))

@@ -20,7 +20,7 @@ PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#D55E00", "#56B4E9", "#0
 #: At most this many offsets are evaluated (evenly strided over 0 … max k).
 MAX_OFFSET_POINTS = 512
 #: Work budget of one update: positions × offsets × d_model.
-VIEW_WORK = 2**25
+VIEW_WORK = 2**23
 MAX_REFERENCES = len(PALETTE)
 BLUE, ORANGE = "#0072B2", "#D55E00"
 
