@@ -119,7 +119,7 @@ class HeatmapPanel(Panel):
         (y0, y1), (x0, x1) = data.positions.extent, data.dims.extent
         self.matrix.set_matrix(data.values, QRectF(x0, y0, x1 - x0, y1 - y0))
         self._show_aliasing(data, QRectF(x0, y0, x1 - x0, y1 - y0))
-        self.matrix.plot.setTitle(self._title(data), size="10pt")
+        self.matrix.set_title(self._title(data))
         sampled = data.positions.stride > 1 or data.dims.stride > 1
         text = (f"Showing {data.positions.describe('position')} and {data.dims.describe('dimension')}"
                 f" ({data.positions.count:,} × {data.dims.count:,} samples, exact values)")

@@ -34,6 +34,18 @@ def style_plot(plot: pg.PlotItem) -> None:
     plot.titleLabel.setAttr("color", FOREGROUND)
 
 
+def set_title(plot: pg.PlotItem, title: str) -> None:
+    """Set a plot's title only when it changes: relaying out a title costs more than a redraw."""
+    if plot.titleLabel.text != title or not plot.titleLabel.isVisible():
+        plot.setTitle(title, size="10pt")
+
+
+def set_axis_label(axis: pg.AxisItem, text: str) -> None:
+    """Set an axis title only when it changes (same reason as :func:`set_title`)."""
+    if axis.labelText != text:
+        axis.setLabel(text, color=FOREGROUND)
+
+
 def symmetric_levels(values: np.ndarray) -> tuple[float, float]:
     """Colour levels centred at 0: ``(−m, m)`` with ``m = max |finite value|`` (1 if none)."""
     finite = np.abs(values[np.isfinite(values)])
@@ -79,13 +91,17 @@ class MatrixPlot:
         self.values: np.ndarray | None = None
         self.rect: QRectF | None = None
 
+    def set_title(self, title: str) -> None:
+        """Set the plot title (only if it changed)."""
+        set_title(self.plot, title)
+
     @property
     def view_box(self) -> pg.ViewBox:
         return self.plot.getViewBox()
 
     def set_colorbar_label(self, text: str) -> None:
         """Title of the colour scale."""
-        self.colorbar.getAxis("left").setLabel(text, color=FOREGROUND)
+        set_axis_label(self.colorbar.getAxis("left"), text)
 
     def set_colormap(self, name: str) -> None:
         """Switch to the colormap ``name`` (pyqtgraph's registry)."""

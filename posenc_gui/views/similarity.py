@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QComboBox, QLabel, QSpinBox, QWidget
 from ..model import METRICS, AxisSample, EncodingParams, limits, pairwise, sample_axis
 from ..model.similarity import METRIC_LABELS
 from .base import Panel
-from .matrixplot import FOREGROUND, MatrixPlot, new_layout_widget, style_plot
+from .matrixplot import FOREGROUND, MatrixPlot, new_layout_widget, set_axis_label, set_title, style_plot
 
 FALLBACK_PIXELS = 600
 #: The offset profile is evaluated at no more than this many offsets.
@@ -168,9 +168,9 @@ class SimilarityPanel(Panel):
         self.matrix.set_matrix(data.matrix, QRectF(x0, y0, x1 - x0, y1 - y0), diverging=diverging)
         self.reference_line.setPos(data.reference)
         self.profile_curve.setData(data.offsets, data.profile)
-        self.profile_plot.setLabel("left", METRIC_LABELS[data.metric])
-        self.profile_plot.setTitle(f"from position {data.reference:,}", size="10pt")
-        self.matrix.plot.setTitle(f"{data.params.scheme}, d_model {data.params.d_model:,}", size="10pt")
+        set_axis_label(self.profile_plot.getAxis("left"), METRIC_LABELS[data.metric])
+        set_title(self.profile_plot, f"from position {data.reference:,}")
+        self.matrix.set_title(f"{data.params.scheme}, d_model {data.params.d_model:,}")
         sampled = data.rows.stride > 1 or data.cols.stride > 1
         self.sampling_label.setText(
             f"showing {data.rows.describe('position')}" if sampled else "")

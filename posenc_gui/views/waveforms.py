@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QCheckBox, QLabel, QLineEdit, QWidget
 
 from ..model import AxisSample, EncodingParams, curve_positions, sample_axis, wavelengths
 from .base import Panel
-from .matrixplot import FOREGROUND, new_layout_widget, style_plot
+from .matrixplot import FOREGROUND, new_layout_widget, set_title, style_plot
 
 #: Colour-blind-safe qualitative palette (Okabe–Ito), cycled over dimensions.
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#D55E00", "#56B4E9", "#000000", "#F0E442")
@@ -136,6 +136,8 @@ class WaveformsPanel(Panel):
         self._user_dims = False
         self.dims_edit.setText(", ".join(map(str, self.dims)))
         self.data: WaveformData | None = None
+        self._items: list[tuple[pg.PlotDataItem, pg.PlotDataItem]] = []
+        self._legend_names: list[str] = []
         self._length = None
         self._range_timer = QTimer(self)
         self._range_timer.setSingleShot(True)
@@ -191,21 +193,27 @@ class WaveformsPanel(Panel):
         data = self.data
         if data is None:
             return
-        self.plot.clear()
-        self.legend.clear()
-        aliased_dims = []
+        names, aliased_dims = [], []
         for j, dim in enumerate(data.dims):
-            color = PALETTE[j % len(PALETTE)]
             wl = data.wavelength[j]
-            wl_text = "not periodic" if not np.isfinite(wl) else f"λ = {wl:,.4g}"
-            name = f"dim {dim} ({wl_text})"
+            name = f"dim {dim} ({'not periodic' if not np.isfinite(wl) else f'λ = {wl:,.4g}'})"
             if np.isfinite(wl) and wl < 2 * data.curve_step:
                 aliased_dims.append(dim)
                 name += " aliased"
-            self.plot.plot(data.curve_x, data.curve_y[:, j], pen=pg.mkPen(color, width=2), name=name)
-            if data.dots is not None and self.dots_box.isChecked():
-                self.plot.plot(data.dots.indices(), data.dot_y[:, j], pen=None, symbol="o", symbolSize=5,
-                               symbolBrush=color, symbolPen=pg.mkPen("w", width=0.5))
+            names.append(name)
+        if len(names) != len(self._items):
+            self._rebuild_items(names)
+        else:
+            for (_, label), name, old in zip(self.legend.items, names, self._legend_names):
+                if name != old:
+                    label.setText(name)
+            self._legend_names = names
+        show_dots = data.dots is not None and self.dots_box.isChecked()
+        for j, (curve, dots) in enumerate(self._items):
+            curve.setData(data.curve_x, data.curve_y[:, j])
+            if show_dots:
+                dots.setData(data.dots.indices(), data.dot_y[:, j])
+            dots.setVisible(show_dots)
         notes = ["; ".join(f"dim {dim} = {label}" for dim, label in zip(data.dims, data.labels)) + "."]
         if data.dots is None and self.dots_box.isChecked():
             notes.append("Integer positions are closer than a few pixels: zoom in to see the dots.")
@@ -213,7 +221,22 @@ class WaveformsPanel(Panel):
             notes.append(f"Dimensions {', '.join(map(str, aliased_dims))} oscillate faster than the curve's "
                          f"sampling ({data.curve_step:.3g} positions): zoom in to see their shape.")
         self.note_label.setText(" ".join(notes))
-        self.plot.setTitle(f"{data.params.scheme}, d_model {data.params.d_model:,}", size="10pt")
+        set_title(self.plot, f"{data.params.scheme}, d_model {data.params.d_model:,}")
+
+    def _rebuild_items(self, names: list[str]) -> None:
+        """One curve and one dot series per dimension, made only when the legend changes."""
+        for curve, dots in self._items:
+            self.plot.removeItem(curve)
+            self.plot.removeItem(dots)
+        self.legend.clear()
+        self._items = []
+        for j, name in enumerate(names):
+            color = PALETTE[j % len(PALETTE)]
+            curve = self.plot.plot(pen=pg.mkPen(color, width=2), name=name)
+            dots = self.plot.plot(pen=None, symbol="o", symbolSize=5, symbolBrush=color,
+                                  symbolPen=pg.mkPen("w", width=0.5))
+            self._items.append((curve, dots))
+        self._legend_names = names
 
     def figure_widget(self) -> QWidget:
         return self.canvas

@@ -1,0 +1,185 @@
+"""Benchmarks of the budgets in DESIGN.md and issue #6. Run from the repository root:
+
+    python tests/benchmarks/run.py            # all sizes, prints a table
+    python tests/benchmarks/run.py --quick    # default size and the largest only
+
+For each size it builds the real main window (offscreen, 1500×950), then:
+
+- parameter change → repaint: ``state.update`` of d_model, wait for every
+  visible panel's worker result, repaint the window; median over repeats;
+- zoom → repaint: set a new heatmap view range, same measurement;
+- GUI stall: the longest gap seen by a 2 ms timer on the GUI thread while
+  updates run (how long the window was unresponsive);
+- peak memory: the process's peak RSS growth during the size's runs
+  (``resource.getrusage``), plus tracemalloc's peak for NumPy arrays;
+- start-up: wall time of ``posenc-gui --quit-after-first-paint`` (a fresh
+  process, imports included) to the first fully drawn window.
+
+Budgets: default size ≤ 16 ms median; 1,048,576 × 8192 ≤ 100 ms median and
+< 1 GiB peak; 1,048,576 positions within 3× of 1,024 at the same window size;
+GUI stall ≤ 50 ms; start-up ≤ 1.5 s. Exit status 1 if a budget is missed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import time
+import tracemalloc
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+from PySide6.QtCore import QElapsedTimer, QTimer  # noqa: E402
+from PySide6.QtWidgets import QApplication  # noqa: E402
+
+from posenc_gui.mainwindow import MainWindow  # noqa: E402
+from posenc_gui.model import EncodingParams  # noqa: E402
+
+SIZES = [(128, 512), (1024, 512), (8192, 512), (1_048_576, 512),
+         (128, 8192), (1024, 8192), (8192, 8192), (1_048_576, 8192)]
+QUICK_SIZES = [(128, 512), (1024, 8192), (1_048_576, 8192)]
+
+
+class StallMonitor:
+    """Longest interval between ticks of a 2 ms timer on the GUI thread."""
+
+    def __init__(self) -> None:
+        self.clock = QElapsedTimer()
+        self.timer = QTimer()
+        self.timer.setInterval(2)
+        self.timer.timeout.connect(self._tick)
+        self.longest = 0.0
+
+    def start(self) -> None:
+        self.longest = 0.0
+        self.clock.start()
+        self.timer.start()
+
+    def _tick(self) -> None:
+        self.longest = max(self.longest, self.clock.restart() / 1000.0)
+
+    def stop(self) -> float:
+        self.timer.stop()
+        return self.longest
+
+
+def settle(window: MainWindow) -> None:
+    window.state.flush()
+    window.compute.wait_idle(120)
+    QApplication.processEvents()
+    window.compute.wait_idle(120)
+
+
+def timed_update(window: MainWindow, change) -> float:
+    """Seconds from a change to the repainted window with every visible panel's new data."""
+    start = time.perf_counter()
+    change()
+    window.state.flush()
+    window.compute.wait_idle(120)
+    window.repaint()
+    return time.perf_counter() - start
+
+
+def bench_size(app: QApplication, seq_len: int, d_model: int, repeats: int) -> dict:
+    window = MainWindow(params=EncodingParams(seq_len=seq_len, d_model=d_model), restore=False)
+    window.resize(1500, 950)
+    window.show()
+    for _ in range(3):
+        settle(window)
+    rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    tracemalloc.start()
+    monitor = StallMonitor()
+    monitor.start()
+    alternatives = [d_model, d_model - 2]
+    param_times = [timed_update(window, lambda i=i: window.state.update(d_model=alternatives[i % 2]))
+                   for i in range(1, repeats + 1)]
+    stall_params = monitor.stop()
+    heatmap = window.panels["heatmap"]
+    vb = heatmap.matrix.view_box
+    last = seq_len - 1
+    windows = [(max(0, last - 50), last), (0, last), (last // 2, last // 2 + 300), (0, last)]
+    monitor.start()
+
+    def zoom(i):
+        low, high = windows[i % len(windows)]
+        vb.setRange(yRange=(low, high), padding=0)
+        heatmap.schedule_update()
+
+    zoom_times = [timed_update(window, lambda i=i: zoom(i)) for i in range(repeats)]
+    stall_zoom = monitor.stop()
+    _, traced_peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    rss_growth = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss_before  # KiB on Linux
+    window.close()
+    window.deleteLater()
+    QApplication.processEvents()
+    return {
+        "size": f"{seq_len:,} × {d_model:,}",
+        "seq_len": seq_len,
+        "d_model": d_model,
+        "param_ms": 1000 * statistics.median(param_times),
+        "zoom_ms": 1000 * statistics.median(zoom_times),
+        "stall_ms": 1000 * max(stall_params, stall_zoom),
+        "traced_mib": traced_peak / 2**20,
+        "rss_growth_mib": rss_growth / 1024,
+    }
+
+
+def bench_startup(repeats: int = 3) -> float:
+    """Median wall time of a fresh ``posenc-gui`` process to its first fully drawn window."""
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "POSENC_GUI_SETTINGS": os.devnull + ".ini"}
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "posenc_gui", "--no-restore", "--quit-after-first-paint"],
+                       check=True, capture_output=True, env={**env, "POSENC_GUI_SETTINGS": "/tmp/posenc-bench.ini"})
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="fewer sizes")
+    parser.add_argument("--repeats", type=int, default=15)
+    args = parser.parse_args()
+    app = QApplication.instance() or QApplication([])
+    rows = [bench_size(app, n, d, args.repeats) for n, d in (QUICK_SIZES if args.quick else SIZES)]
+    print(f"{'size (positions × d_model)':>28} {'param→paint ms':>15} {'zoom→paint ms':>14} "
+          f"{'GUI stall ms':>13} {'numpy peak MiB':>15} {'RSS growth MiB':>15}")
+    for r in rows:
+        print(f"{r['size']:>28} {r['param_ms']:>15.1f} {r['zoom_ms']:>14.1f} {r['stall_ms']:>13.1f} "
+              f"{r['traced_mib']:>15.1f} {r['rss_growth_mib']:>15.1f}")
+    startup = bench_startup()
+    print(f"start-up to first painted window: {startup:.2f} s")
+
+    failures = []
+    by_size = {(r["seq_len"], r["d_model"]): r for r in rows}
+    default = by_size.get((128, 512))
+    if default and default["param_ms"] > 16:
+        failures.append(f"default size: {default['param_ms']:.1f} ms > 16 ms")
+    largest = by_size.get((1_048_576, 8192))
+    if largest:
+        if largest["param_ms"] > 100 or largest["zoom_ms"] > 100:
+            failures.append(f"1,048,576 × 8192: {largest['param_ms']:.1f} / {largest['zoom_ms']:.1f} ms > 100 ms")
+        if largest["rss_growth_mib"] > 1024:
+            failures.append(f"1,048,576 × 8192: peak memory growth {largest['rss_growth_mib']:.0f} MiB > 1 GiB")
+    for d in (512, 8192):
+        small, big = by_size.get((1024, d)), by_size.get((1_048_576, d))
+        if small and big and big["param_ms"] > 3 * max(small["param_ms"], 1.0):
+            failures.append(f"d_model {d}: 1,048,576 positions {big['param_ms']:.1f} ms > 3 × "
+                            f"1,024 positions {small['param_ms']:.1f} ms")
+    for r in rows:
+        if r["stall_ms"] > 50:
+            failures.append(f"{r['size']}: GUI thread stalled {r['stall_ms']:.0f} ms > 50 ms")
+    if startup > 1.5:
+        failures.append(f"start-up {startup:.2f} s > 1.5 s")
+    print("budgets: all met" if not failures else "budgets missed:\n  " + "\n  ".join(failures))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
