@@ -1,0 +1,290 @@
+"""Addition vs concatenation: cost, the four-term logit split against embedding scale, near-orthogonality."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QDoubleSpinBox, QLabel, QWidget
+
+from ..model import EncodingParams
+from ..model.analysis import embedding_norm
+from ..model.addition import (
+    MAX_SCALE,
+    TERMS,
+    Orthogonality,
+    ProjectionCost,
+    ScaleSweep,
+    orthogonality,
+    projection_cost,
+    scale_sweep,
+)
+from .base import Panel
+from .matrixplot import FOREGROUND, new_layout_widget, style_plot
+from .spectrum import decade_ticks
+
+TERM_COLOURS = {"e·e": "#0072B2", "e·p": "#009E73", "p·e": "#CC79A7", "p·p": "#D55E00"}
+ADD_COLOUR, CONCAT_COLOUR = "#0072B2", "#D55E00"
+GREY = "#555555"
+#: Largest σ offered by the spin box.
+MAX_SPIN_SCALE = min(1000.0, MAX_SCALE)
+
+
+@dataclass(frozen=True, eq=False)
+class AdditionData:
+    """Everything the dock shows, from the model."""
+
+    params: EncodingParams
+    scale: float
+    cost: ProjectionCost
+    sweep: ScaleSweep
+    current: ScaleSweep
+    ortho: Orthogonality
+    embedding_norm: float
+
+
+def compute_addition(params: EncodingParams, scale: float, cached: AdditionData | None = None,
+                     seed: int = 0) -> AdditionData:
+    """Run the model for the dock (in a worker); reuses the sweeps of ``cached`` if ``params`` are the same."""
+    if cached is not None and cached.params == params:
+        sweep, ortho, cost = cached.sweep, cached.ortho, cached.cost
+    else:
+        sweep = scale_sweep(params, seed=seed)
+        ortho = orthogonality(params, seed=seed)
+        cost = projection_cost(params.d_model, params.seq_len)
+    current = scale_sweep(params, [scale], seed=seed)
+    return AdditionData(params, scale, cost, sweep, current, ortho, embedding_norm(params.d_model, scale))
+
+
+def _key(items: list[tuple[str, str]]) -> str:
+    return " &nbsp; ".join(f'<span style="color:{colour}">━ {text}</span>' for colour, text in items)
+
+
+class AdditionPanel(Panel):
+    """Why the positional encoding is added, not concatenated, and how meaning and position stay apart."""
+
+    panel_id = "addition"
+    title = "Addition vs concatenation"
+    help_text = (
+        "<b>Cost</b> (top left): a projection W of the input x costs d<sub>in</sub>·d<sub>out</sub> weights "
+        "and N·d<sub>in</sub>·d<sub>out</sub> multiply-adds. Adding, x = e + p, keeps d<sub>in</sub> = d; "
+        "concatenating, x = [e | p], makes it 2d: twice the weights and work in every W<sub>q</sub>, "
+        "W<sub>k</sub>, W<sub>v</sub>. "
+        "<b>Four terms</b> (top right): the logit (e<sub>i</sub>+p<sub>i</sub>)W<sub>q</sub>·"
+        "((e<sub>j</sub>+p<sub>j</sub>)W<sub>k</sub>)ᵀ/√d<sub>k</sub> = e·e + e·p + p·e + p·p "
+        "(e<sub>i</sub>W<sub>q</sub>W<sub>k</sub>ᵀe<sub>j</sub>ᵀ/√d<sub>k</sub>, …), each term's RMS "
+        "against the embedding scale σ (entries of e are N(0, σ²), ‖e‖ ≈ σ√d), in the permutation "
+        "demo's toy head (d ≤ 64). e·e grows like σ², the cross terms like σ, p·p stays. "
+        "<b>cos(e, e+p)</b> (bottom left): how much adding p turns the embedding; 1 = not at all. "
+        "<b>Near-orthogonality</b> (bottom right): |cos(e, p)| for random e against d; it shrinks like "
+        "√(2/(πd)), so in high d meaning and position occupy almost separate directions. "
+        "Dashed vertical lines: the chosen σ (or d); dotted: the σ where ‖e‖ = ‖p‖."
+    )
+
+    def __init__(self, state, compute, parent: QWidget | None = None) -> None:
+        super().__init__(state, compute, parent)
+        self.header.addWidget(QLabel("Embedding scale σ:"))
+        self.scale_box = QDoubleSpinBox(self)
+        self.scale_box.setDecimals(3)
+        self.scale_box.setRange(0.01, MAX_SPIN_SCALE)
+        self.scale_box.setSingleStep(0.1)
+        self.scale_box.setValue(1.0)
+        self.scale_box.setToolTip("Standard deviation of each embedding entry, e ~ N(0, σ²·I)")
+        self.scale_box.valueChanged.connect(lambda _: self.request_update())
+        self.header.addWidget(self.scale_box)
+        self.finish_header()
+        self.summary_label = QLabel(self)
+        self.summary_label.setWordWrap(True)
+        self.summary_label.setTextFormat(Qt.TextFormat.RichText)
+        self.summary_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.summary_label.setStyleSheet(f"color:{FOREGROUND};")
+        self.body.addWidget(self.summary_label)
+        self.canvas = new_layout_widget(self)
+        self.cost_plot = self._plot(0, 0, "", "relative to adding (= 1)")
+        self.terms_plot = self._plot(0, 1, "embedding scale σ", "RMS of the term", log=(True, True))
+        self.cosine_plot = self._plot(1, 0, "embedding scale σ", "cos(e, e + p)", log=(True, False))
+        self.ortho_plot = self._plot(1, 1, "dimension d", "|cos(e, p)|", log=(True, True))
+        self.cost_plot.getAxis("bottom").setTicks([[(0.5, "parameters of W"), (3.0, "multiply-adds, N tokens")]])
+        self.cost_plot.setXRange(-0.6, 4.1, padding=0)
+        self.cost_plot.setYRange(0, 2.6, padding=0)
+        self.cost_bars = pg.BarGraphItem(x=[0, 1, 2.5, 3.5], height=[1, 2, 1, 2], width=0.8,
+                                         brushes=[ADD_COLOUR, CONCAT_COLOUR] * 2, pens=[pg.mkPen(None)] * 4)
+        self.cost_plot.addItem(self.cost_bars)
+        self.cost_texts = [pg.TextItem("", color=FOREGROUND, anchor=(0.5, 1.0)) for _ in range(4)]
+        for item in self.cost_texts:
+            self.cost_plot.addItem(item)
+        self.cost_plot.setTitle(_key([(ADD_COLOUR, "add: d inputs"), (CONCAT_COLOUR, "concatenate: 2d")]),
+                                size="9pt")
+        self.term_curves = {name: self.terms_plot.plot(pen=pg.mkPen(TERM_COLOURS[name], width=2), antialias=True)
+                            for name in TERMS}
+        self.terms_plot.setTitle(_key([(TERM_COLOURS[n], n) for n in TERMS]), size="9pt")
+        self.cos_mean_curve = self.cosine_plot.plot(pen=pg.mkPen(ADD_COLOUR, width=2), antialias=True)
+        self.cos_min_curve = self.cosine_plot.plot(
+            pen=pg.mkPen(ADD_COLOUR, width=1.5, style=Qt.PenStyle.DashLine), antialias=True)
+        self.cosine_plot.setTitle(_key([(ADD_COLOUR, "mean over positions"), (ADD_COLOUR, "minimum (dashed)")]),
+                                  size="9pt")
+        self.ortho_pe = self.ortho_plot.plot(pen=pg.mkPen(ADD_COLOUR, width=2), symbol="o", symbolSize=5,
+                                             symbolBrush=ADD_COLOUR, symbolPen=None, antialias=True)
+        self.ortho_q95 = self.ortho_plot.plot(pen=pg.mkPen(ADD_COLOUR, width=1.5, style=Qt.PenStyle.DashLine),
+                                              antialias=True)
+        self.ortho_random = self.ortho_plot.plot(pen=pg.mkPen(CONCAT_COLOUR, width=1.5), symbol="t", symbolSize=5,
+                                                 symbolBrush=CONCAT_COLOUR, symbolPen=None, antialias=True)
+        self.ortho_reference = self.ortho_plot.plot(pen=pg.mkPen(GREY, width=1, style=Qt.PenStyle.DotLine),
+                                                    antialias=True)
+        self.ortho_plot.setTitle(_key([(ADD_COLOUR, "e vs p: mean (95 % dashed)"), (CONCAT_COLOUR, "e vs random e′"),
+                                       (GREY, "√(2/(πd))")]), size="9pt")
+        dashed = pg.mkPen(GREY, width=1, style=Qt.PenStyle.DashLine)
+        dotted = pg.mkPen(GREY, width=1, style=Qt.PenStyle.DotLine)
+        self.scale_lines = [pg.InfiniteLine(angle=90, pen=dashed) for _ in range(2)]
+        self.balance_lines = [pg.InfiniteLine(angle=90, pen=dotted) for _ in range(2)]
+        for plot, line, balance in zip((self.terms_plot, self.cosine_plot), self.scale_lines, self.balance_lines):
+            plot.addItem(line)
+            plot.addItem(balance)
+        self.d_line = pg.InfiniteLine(angle=90, pen=dashed)
+        self.ortho_plot.addItem(self.d_line)
+        self.body.addWidget(self.canvas, 1)
+        self.data: AdditionData | None = None
+        state.paramsChanged.connect(lambda _: self.request_update())
+        self.request_update()
+
+    def _plot(self, row: int, col: int, x_label: str, y_label: str, log: tuple[bool, bool] = (False, False)):
+        plot: pg.PlotItem = self.canvas.addPlot(row=row, col=col)
+        style_plot(plot)
+        plot.setMenuEnabled(False)
+        plot.hideButtons()
+        plot.showGrid(x=True, y=True, alpha=0.25)
+        plot.setLogMode(x=log[0], y=log[1])
+        if x_label:
+            plot.setLabel("bottom", x_label)
+        plot.setLabel("left", y_label)
+        for name in ("bottom", "left"):
+            plot.getAxis(name).enableAutoSIPrefix(False)
+        return plot
+
+    # ------------------------------------------------------------------ data
+    def set_scale(self, scale: float) -> None:
+        """Set the embedding scale σ (walkthrough, scripts)."""
+        if not self.scale_box.minimum() <= scale <= self.scale_box.maximum():
+            raise ValueError(f"scale must be in {self.scale_box.minimum():g}…{self.scale_box.maximum():g}, "
+                             f"got {scale!r}")
+        self.scale_box.setValue(scale)
+
+    def request_update(self) -> None:
+        """Recompute in a worker; the newest request wins."""
+        params, scale, cached = self.state.params, self.scale_box.value(), self.data
+        self.compute.submit(self, lambda: compute_addition(params, scale, cached), self._show, self._failed)
+
+    def _failed(self, error: Exception) -> None:
+        self.show_message(str(error), "error")
+
+    def _show(self, data: AdditionData) -> None:
+        self.data = data
+        params, cost, sweep, current, ortho = data.params, data.cost, data.sweep, data.current, data.ortho
+        # cost
+        heights = [1.0, cost.params_ratio, 1.0, cost.macs_ratio]
+        self.cost_bars.setOpts(height=heights)
+        labels = [cost.params_add, cost.params_concat, cost.macs_add, cost.macs_concat]
+        for item, x, height, value in zip(self.cost_texts, (0, 1, 2.5, 3.5), heights, labels):
+            item.setText(_short(value))
+            item.setPos(x, height + 0.05)
+        self.cost_plot.setYRange(0, max(heights) * 1.3, padding=0)
+        # four terms
+        for index, name in enumerate(TERMS):
+            values = sweep.term_rms[:, index]
+            ok = values > 0
+            self.term_curves[name].setData(sweep.scales[ok], values[ok])
+        positive = sweep.term_rms[sweep.term_rms > 0]
+        if positive.size:
+            low, high = math.log10(positive.min()), math.log10(positive.max())
+            self.terms_plot.setYRange(low - 0.3, high + 0.3, padding=0)
+            self.terms_plot.getAxis("left").setTicks(decade_ticks(low - 0.3, high + 0.3))
+        # cosine
+        self.cos_mean_curve.setData(sweep.scales, sweep.cosine_mean)
+        self.cos_min_curve.setData(sweep.scales, sweep.cosine_min)
+        finite = sweep.cosine_min[np.isfinite(sweep.cosine_min)]
+        self.cosine_plot.setYRange(min(-0.05, float(finite.min()) - 0.05) if finite.size else -0.05, 1.05,
+                                   padding=0)
+        x_span = (math.log10(sweep.scales[0]), math.log10(sweep.scales[-1]))
+        for plot in (self.terms_plot, self.cosine_plot):
+            plot.setXRange(*x_span, padding=0.02)
+            plot.getAxis("bottom").setTicks(decade_ticks(*x_span))
+        for line in self.scale_lines:
+            line.setValue(math.log10(data.scale))
+        for line in self.balance_lines:
+            line.setVisible(sweep.balance_scale > 0)
+            if sweep.balance_scale > 0:
+                line.setValue(math.log10(sweep.balance_scale))
+        # orthogonality
+        dims = ortho.dims.astype(np.float64)
+        ok = np.isfinite(ortho.pe_mean)
+        self.ortho_pe.setData(dims[ok], ortho.pe_mean[ok])
+        self.ortho_q95.setData(dims[ok], ortho.pe_q95[ok])
+        self.ortho_random.setData(dims, ortho.random_mean)
+        self.ortho_reference.setData(dims, ortho.reference)
+        self.d_line.setValue(math.log10(params.d_model))
+        d_span = (math.log10(dims.min()), math.log10(dims.max()))
+        self.ortho_plot.setXRange(*d_span, padding=0.03)
+        self.ortho_plot.getAxis("bottom").setTicks(decade_ticks(*d_span))
+        values = np.concatenate([ortho.pe_q95[ok], ortho.pe_mean[ok], ortho.random_mean, ortho.reference])
+        y_span = (math.log10(values.min()) - 0.2, math.log10(min(values.max(), 1.0)) + 0.2)
+        self.ortho_plot.setYRange(*y_span, padding=0)
+        self.ortho_plot.getAxis("left").setTicks(decade_ticks(*y_span))
+        self._summary(data)
+
+    def _summary(self, data: AdditionData) -> None:
+        params, cost, current = data.params, data.cost, data.current
+        shares = ", ".join(f"{name} {100 * current.term_share[0, i]:.0f} %" for i, name in enumerate(TERMS))
+        where = np.flatnonzero(data.ortho.dims == params.d_model)
+        at_d = data.ortho.pe_mean[where[0]] if where.size else math.nan
+        ortho = (f"; at d = {params.d_model:,}, mean |cos(e, p)| = <b>{at_d:.3f}</b>"
+                 if math.isfinite(at_d) else "")
+        self.summary_label.setText(
+            f"One {cost.d_model}×{cost.d_out} projection: <b>{cost.params_add:,}</b> weights when adding, "
+            f"<b>{cost.params_concat:,}</b> when concatenating (×{cost.params_ratio:g}); "
+            f"{cost.macs_add:,} vs {cost.macs_concat:,} multiply-adds for {cost.seq_len:,} tokens. "
+            f"At σ = {data.scale:g} (‖e‖ ≈ σ√d = {data.embedding_norm:.3g}, "
+            f"RMS ‖p‖ = {current.pe_norm_rms:.3g}): mean cos(e, e + p) = <b>{current.cosine_mean[0]:.3f}</b>; "
+            f"logit shares {shares} (toy head, d = {current.split_d_model}, {current.split_tokens} tokens)"
+            f"{ortho}."
+        )
+        self.cost_plot.setLabel("bottom", f"d = {params.d_model:,}, N = {params.seq_len:,}")
+
+    def figure_widget(self) -> QWidget:
+        return self.canvas
+
+    def export_data(self) -> dict[str, Any]:
+        """The sweep (σ, cosines, term RMS), the orthogonality table and the costs."""
+        if self.data is None:
+            raise ValueError("addition: nothing computed yet")
+        data = self.data
+        sweep, ortho, cost = data.sweep, data.ortho, data.cost
+        table = np.column_stack([sweep.scales, sweep.cosine_mean, sweep.cosine_min, sweep.term_rms])
+        ortho_table = np.column_stack([ortho.dims, ortho.pe_mean, ortho.pe_q95, ortho.pe_max, ortho.random_mean,
+                                       ortho.random_q95, ortho.reference])
+        return {
+            "arrays": {"scale_sweep": table, "orthogonality": ortho_table},
+            "meta": {
+                "panel": self.panel_id,
+                "params": data.params.__dict__.copy(),
+                "columns": ["scale", "cos_mean", "cos_min", *[f"rms_{t}" for t in TERMS]],
+                "orthogonality_columns": ["d", "pe_mean", "pe_q95", "pe_max", "random_mean", "random_q95",
+                                          "reference"],
+                "scale": data.scale,
+                "cost": cost.__dict__.copy(),
+                "split_d_model": sweep.split_d_model,
+                "split_tokens": sweep.split_tokens,
+                "balance_scale": sweep.balance_scale,
+                "seed": sweep.seed,
+            },
+        }
+
+
+def _short(value: int) -> str:
+    """``262,144`` or ``33.6 M`` (display only)."""
+    if value >= 10_000_000:
+        return f"{value / 1e6:.1f} M"
+    return f"{value:,}"
