@@ -189,7 +189,7 @@ class LinearRelationPanel(Panel):
             # entries; clip the colour scale so the rest stay visible (numbers in the summary).
             magnitude = np.abs(self.shown[np.isfinite(self.shown)])
             clip = float(np.percentile(magnitude, 99)) if magnitude.size else 1.0
-            if clip > 0 and clip < magnitude.max():
+            if clip > 0 and magnitude.max() > 2 * clip:
                 levels = (-clip, clip)
                 label = "T_k entry (colours clipped at 99th percentile)"
         self.matrix.set_colorbar_label(label)
