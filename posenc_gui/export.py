@@ -237,10 +237,16 @@ def _export_mode(widget: QWidget, antialias: bool = True) -> Iterator[None]:
     # the world transform (scatter symbols), so sizes already scale with the
     # output: resolutionScale stays 1.
     opts = {"antialias": antialias, "resolutionScale": 1.0, "background": None}
-    cached = []
+    cached, segmented = [], []
     for item in items:
         if hasattr(item, "setExportMode"):
             item.setExportMode(True, dict(opts))
+        options = getattr(item, "opts", None)
+        if isinstance(options, dict) and options.get("segmentedLineMode", "off") != "off":
+            # one path per curve (not thousands of 2-point segments): smaller
+            # SVG/PDF and proper line joins
+            segmented.append((item, options["segmentedLineMode"]))
+            options["segmentedLineMode"] = "off"
         if item.cacheMode() != item.CacheMode.NoCache:
             cached.append((item, item.cacheMode()))
             item.setCacheMode(item.CacheMode.NoCache)
@@ -252,6 +258,8 @@ def _export_mode(widget: QWidget, antialias: bool = True) -> Iterator[None]:
                 item.setExportMode(False)
         for item, mode in cached:
             item.setCacheMode(mode)
+        for item, mode in segmented:
+            item.opts["segmentedLineMode"] = mode
         for view, previous, cache in hints:
             view.setRenderHints(previous)
             view.setCacheMode(cache)
@@ -577,11 +585,13 @@ def pdf_bytes(widget: QWidget, *, title: str = "", description: str = "") -> byt
 
 
 # ------------------------------------------------------------------- data
-def _check_data(data: Any, name: str) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
-    if not isinstance(data, Mapping) or not isinstance(data.get("arrays"), Mapping) or not data["arrays"]:
+def _check_data(data: Any, name: str, allow_empty: bool = False) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    if not isinstance(data, Mapping) or not isinstance(data.get("arrays", {}), Mapping):
         raise ExportError(f"{name} has no numbers to export")
+    if not data.get("arrays") and not allow_empty:
+        raise ExportError(f"{name} has no matrix to export; export it as .json or as an image")
     arrays = {}
-    for key, value in data["arrays"].items():
+    for key, value in (data.get("arrays") or {}).items():
         array = np.asarray(value)
         if array.dtype == object:
             raise ExportError(f"{name}: array {key!r} is not numeric")
@@ -663,8 +673,18 @@ def csv_bytes(data: Mapping[str, Any], *, name: str = "figure", params: Any = No
 
 
 def npy_bytes(data: Mapping[str, Any], *, name: str = "figure") -> bytes:
-    """The main (first) array, bit for bit, in NumPy's ``.npy`` format (no pickle)."""
-    arrays, _ = _check_data(data, name)
+    """The main (first) array, bit for bit, in NumPy's ``.npy`` format (no pickle).
+
+    A panel that could only give sampled values (``meta["sampled"]``) is
+    refused: a bare array cannot say which rows and columns it holds.
+    """
+    arrays, meta = _check_data(data, name)
+    if meta.get("sampled"):
+        raise ExportError(
+            f"{name}: the full matrix is larger than the export limit, and a .npy file cannot say which rows and "
+            "columns a sample holds; export .json (with the sampled positions and dimensions) or .csv, "
+            "or reduce seq_len or d_model"
+        )
     main = next(iter(arrays.values()))
     buffer = io.BytesIO()
     np.save(buffer, main, allow_pickle=False)
@@ -678,7 +698,7 @@ def json_bytes(data: Mapping[str, Any], *, name: str = "figure", panel_id: str =
     demo) is written as that dict: it is already the structured record of
     the figure. Non-finite numbers become ``null``.
     """
-    arrays, meta = _check_data(data, name)
+    arrays, meta = _check_data(data, name, allow_empty=True)
     if isinstance(meta.get("permutation"), Mapping):
         document = _jsonable(meta["permutation"])
     else:
@@ -721,7 +741,7 @@ def panel_data(panel: Any) -> dict[str, Any]:
         raise ExportError(f"The {name} panel has no data export; export it as an image") from None
     except (ValueError, RuntimeError, MemoryError) as error:
         raise ExportError(f"{name}: {error}") from None
-    _check_data(data, name)
+    _check_data(data, name, allow_empty=True)
     return data
 
 
