@@ -21,6 +21,9 @@ PANELS = (UniquenessPanel, MagnitudePanel, LinearRelationPanel, RelativePanel)
 def make(panel_class, state, compute, qtbot):
     panel = panel_class(state, compute)
     qtbot.addWidget(panel)
+    panel.resize(900, 600)
+    panel.show()
+    qtbot.waitExposed(panel)
     assert compute.wait_idle()
     return panel
 
@@ -70,6 +73,18 @@ def test_export_data_is_numbers_and_json_meta(panel_class, state, compute, qtbot
     assert meta["panel"] == panel_class.panel_id
     assert meta["params"]["scheme"] == state.params.scheme
     assert panel.figure_widget() is not panel  # the plot canvas, without the controls
+
+
+@pytest.mark.parametrize("panel_class", PANELS)
+def test_hidden_panel_waits_until_shown(panel_class, state, compute, qtbot):
+    panel = make(panel_class, state, compute, qtbot)
+    panel.hide()
+    change(state, compute, scheme="naive")
+    assert panel.data.params.scheme == "sinusoidal"  # no work while hidden
+    panel.show()
+    qtbot.waitExposed(panel)
+    assert compute.wait_idle()
+    assert panel.data.params.scheme == "naive"
 
 
 @pytest.mark.parametrize("panel_class", PANELS)

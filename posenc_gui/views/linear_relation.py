@@ -107,7 +107,7 @@ class LinearRelationPanel(Panel):
         self.k_box.setRange(-MAX_K, MAX_K)
         self.k_box.setValue(1)
         self.k_box.setGroupSeparatorShown(True)
-        self.k_box.valueChanged.connect(lambda _: self.request_update())
+        self.k_box.valueChanged.connect(self.schedule_update)
         self.header.addWidget(self.k_box)
         self.header.addWidget(QLabel("Show:"))
         self.show_box = QComboBox(self)
@@ -128,8 +128,8 @@ class LinearRelationPanel(Panel):
         self.body.addWidget(self.canvas, 1)
         self.data: LinearRelationData | None = None
         self.shown: np.ndarray | None = None
-        state.paramsChanged.connect(lambda _: self.request_update())
-        self.request_update()
+        state.paramsChanged.connect(self.schedule_update)
+        self.schedule_update()
 
     def set_k(self, k: int) -> None:
         """Choose the offset k (walkthrough, scripts)."""

@@ -69,7 +69,7 @@ class MagnitudePanel(Panel):
         self.scale_box.setSingleStep(0.1)
         self.scale_box.setValue(1.0)
         self.scale_box.setToolTip("Standard deviation of each embedding entry, e ~ N(0, σ²·I)")
-        self.scale_box.valueChanged.connect(lambda _: self.request_update())
+        self.scale_box.valueChanged.connect(self.schedule_update)
         self.header.addWidget(self.scale_box)
         self.finish_header()
         self.summary_label = QLabel(self)
@@ -91,8 +91,8 @@ class MagnitudePanel(Panel):
             pen=pg.mkPen(ORANGE, width=2, style=Qt.PenStyle.DashLine), name="typical ‖e_i‖ = σ·√d")
         self.body.addWidget(self.canvas, 1)
         self.data: MagnitudeData | None = None
-        state.paramsChanged.connect(lambda _: self.request_update())
-        self.request_update()
+        state.paramsChanged.connect(self.schedule_update)
+        self.schedule_update()
 
     def set_scale(self, scale: float) -> None:
         """Set the embedding scale σ (walkthrough, scripts)."""

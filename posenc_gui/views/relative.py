@@ -81,13 +81,13 @@ class RelativePanel(Panel):
         self.max_offset_box.setRange(1, 1_000_000)
         self.max_offset_box.setValue(64)
         self.max_offset_box.setGroupSeparatorShown(True)
-        self.max_offset_box.valueChanged.connect(lambda _: self.request_update())
+        self.max_offset_box.valueChanged.connect(self.schedule_update)
         self.header.addWidget(self.max_offset_box)
         self.header.addWidget(QLabel("Reference positions:"))
         self.references_box = QSpinBox(self)
         self.references_box.setRange(1, MAX_REFERENCES)
         self.references_box.setValue(4)
-        self.references_box.valueChanged.connect(lambda _: self.request_update())
+        self.references_box.valueChanged.connect(self.schedule_update)
         self.header.addWidget(self.references_box)
         self.finish_header()
         self.summary_label = QLabel(self)
@@ -134,7 +134,7 @@ class RelativePanel(Panel):
             self.max_offset_box.blockSignals(True)
             self.max_offset_box.setValue(max(1, min(64, params.seq_len - 1)))
             self.max_offset_box.blockSignals(False)
-        self.request_update()
+        self.schedule_update()
 
     def request_update(self) -> None:
         """Recompute in a worker; the newest request wins."""

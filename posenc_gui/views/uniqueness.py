@@ -86,12 +86,12 @@ class UniquenessPanel(Panel):
         self.top_box = QSpinBox(self)
         self.top_box.setRange(1, 200)
         self.top_box.setValue(10)
-        self.top_box.valueChanged.connect(lambda _: self.request_update())
+        self.top_box.valueChanged.connect(self.schedule_update)
         self.header.addWidget(self.top_box)
         self.offsets_box = QCheckBox("one pair per offset q − p", self)
         self.offsets_box.setChecked(True)
         self.offsets_box.setToolTip("List the closest pair for each distinct offset, not every shifted copy")
-        self.offsets_box.toggled.connect(lambda _: self.request_update())
+        self.offsets_box.toggled.connect(self.schedule_update)
         self.header.addWidget(self.offsets_box)
         self.finish_header()
 
@@ -140,8 +140,8 @@ class UniquenessPanel(Panel):
         self.body.addWidget(splitter, 1)
 
         self.data: UniquenessData | None = None
-        state.paramsChanged.connect(lambda _: self.request_update())
-        self.request_update()
+        state.paramsChanged.connect(self.schedule_update)
+        self.schedule_update()
 
     def request_update(self) -> None:
         """Recompute in a worker; the newest request wins."""
