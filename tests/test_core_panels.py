@@ -170,8 +170,8 @@ def test_similarity_metric_and_reference(qtbot, state, compute):
     assert compute.wait_idle()
     pe = encode("sinusoidal", np.arange(60.0), 32)
     expected = pairwise(pe, pe, "cosine")
-    np.testing.assert_allclose(panel.data.matrix, expected, atol=1e-15)
-    np.testing.assert_allclose(panel.data.profile, expected[10], atol=1e-15)
-    assert panel.data.offsets[0] == -10 and panel.data.offsets[-1] == 49
+    np.testing.assert_allclose(panel.matrix_data.matrix, expected, atol=1e-15)
+    np.testing.assert_allclose(panel.profile_data.profile, expected[10], atol=1e-15)
+    assert panel.profile_data.offsets[0] == -10 and panel.profile_data.offsets[-1] == 49
     with pytest.raises(ValueError, match="reference"):
         panel.set_options(reference=60)

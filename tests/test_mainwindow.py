@@ -49,7 +49,8 @@ def test_one_parameter_change_updates_all_core_views(make_window):
     expected = encode("sinusoidal", np.arange(128.0), 64)
     np.testing.assert_array_equal(window.panels["heatmap"].data.values, expected)
     assert window.panels["waveforms"].data.params.d_model == 64
-    assert window.panels["similarity"].data.params.d_model == 64
+    assert window.panels["similarity"].matrix_data.params.d_model == 64
+    assert window.panels["similarity"].profile_data.params.d_model == 64
 
 
 def test_reset_layout_brings_closed_docks_back(make_window):

@@ -84,6 +84,9 @@ class MatrixPlot:
             width=18, pen=FOREGROUND,
         )
         self.colorbar.setImageItem(self.image, insert_in=self.plot)
+        # pyqtgraph fixes the colour scale's axis at 45 px, which hides labels
+        # such as "5e+07"; let it grow with its labels instead.
+        self.colorbar.getAxis("right").setWidth(None)
         for axis_name in ("left", "right"):
             axis = self.colorbar.getAxis(axis_name)
             axis.setPen(FOREGROUND)

@@ -10,54 +10,64 @@ import pyqtgraph as pg
 from PySide6.QtCore import QRectF, QTimer
 from PySide6.QtWidgets import QComboBox, QLabel, QSpinBox, QWidget
 
-from ..model import METRICS, AxisSample, EncodingParams, limits, pairwise, sample_axis
+from ..model import METRICS, AxisSample, EncodingParams, limits, offset_profile, pairwise, sample_axis
 from ..model.similarity import METRIC_LABELS
 from .base import Panel
 from .matrixplot import FOREGROUND, MatrixPlot, new_layout_widget, set_axis_label, set_title, style_plot
 
 FALLBACK_PIXELS = 600
-#: The offset profile is evaluated at no more than this many offsets.
-MAX_PROFILE_POINTS = 4096
-#: Work budget of one update, in multiply-adds (rows × columns × d_model for
-#: the matrix, offsets × d_model for the profile): keeps an update near 30 ms
-#: on two cores at any d_model. Past it, fewer positions are sampled (said on
-#: the plot); zooming in brings back every position.
+#: Work budgets of one update, in multiply-adds (rows × columns × d_model for
+#: the matrix; offsets × d_model for the profile, whose cost is mostly sin/cos):
+#: each keeps its part of an update within about 30 ms on this 2-core machine
+#: at any d_model. Past them fewer positions are sampled (said on the plot);
+#: zooming in brings back every position.
 MAX_MATRIX_WORK = 2**27
-MAX_PROFILE_WORK = 2**22
+MAX_PROFILE_WORK = 2**20
 
 
-def samples_within_budget(pixels: int, d_model: int) -> int:
-    """Positions per axis (n) so that the matrix work n² · d_model stays within budget."""
-    return max(16, min(pixels, int((MAX_MATRIX_WORK / d_model) ** 0.5)))
+def samples_within_budget(pixels: int, d_model: int, work: int = MAX_MATRIX_WORK, square: bool = True) -> int:
+    """Samples per axis so that n² · d_model (or n · d_model) stays within ``work``."""
+    n = (work / d_model) ** 0.5 if square else work / d_model
+    return max(16, min(pixels, int(n)))
 
 
 @dataclass(frozen=True)
-class SimilarityData:
-    """Matrix over sampled rows × columns, and the offset profile from ``reference``."""
+class MatrixData:
+    """Similarity over sampled rows × columns."""
 
     params: EncodingParams
     metric: str
     rows: AxisSample
     cols: AxisSample
     matrix: np.ndarray
+
+
+@dataclass(frozen=True)
+class ProfileData:
+    """Similarity of PE(reference) with PE(reference + k) for the sampled offsets k."""
+
+    params: EncodingParams
+    metric: str
     reference: int
     offsets: np.ndarray
     profile: np.ndarray
 
 
-def compute_similarity(params: EncodingParams, metric: str, rows: AxisSample, cols: AxisSample,
-                       reference: int) -> SimilarityData:
-    """Evaluate the visible matrix and the offset profile (runs in a worker)."""
+def compute_matrix(params: EncodingParams, metric: str, rows: AxisSample, cols: AxisSample) -> MatrixData:
+    """Evaluate the visible part of the matrix (runs in a worker)."""
     row_pe = params.encode(rows.indices().astype(np.float64))
     col_pe = row_pe if cols == rows else params.encode(cols.indices().astype(np.float64))
-    matrix = pairwise(row_pe, col_pe, metric)
-    profile_points = max(64, min(MAX_PROFILE_POINTS, MAX_PROFILE_WORK // params.d_model))
-    offset_axis = sample_axis(0, params.seq_len - 1, params.seq_len, profile_points)
-    targets = offset_axis.indices()
-    if reference not in set(targets.tolist()):
-        targets = np.sort(np.append(targets, reference))
-    profile = pairwise(params.encode([float(reference)]), params.encode(targets.astype(np.float64)), metric)[0]
-    return SimilarityData(params, metric, rows, cols, matrix, reference, targets - reference, profile)
+    return MatrixData(params, metric, rows, cols, pairwise(row_pe, col_pe, metric))
+
+
+def compute_profile(params: EncodingParams, metric: str, reference: int, targets: AxisSample) -> ProfileData:
+    """Evaluate the profile at the sampled target positions, plus the reference itself."""
+    positions = targets.indices()
+    if not np.any(positions == reference):
+        positions = np.sort(np.append(positions, reference))
+    profile = offset_profile(params.scheme, reference, positions - reference, params.d_model, metric,
+                             **params.scheme_kwargs())
+    return ProfileData(params, metric, reference, positions - reference, profile)
 
 
 class SimilarityPanel(Panel):
@@ -85,7 +95,7 @@ class SimilarityPanel(Panel):
         self.reference_box = QSpinBox(self)
         self.reference_box.setGroupSeparatorShown(True)
         self.reference_box.setKeyboardTracking(True)
-        self.reference_box.valueChanged.connect(lambda _: self.schedule_update())
+        self.reference_box.valueChanged.connect(lambda _: self._request_profile())
         self.header.addWidget(self.reference_box)
         self.sampling_label = QLabel(self)
         self.header.addWidget(self.sampling_label)
@@ -107,7 +117,9 @@ class SimilarityPanel(Panel):
         self.canvas.ci.layout.setColumnStretchFactor(0, 3)
         self.canvas.ci.layout.setColumnStretchFactor(1, 2)
         self.body.addWidget(self.canvas, 1)
-        self.data: SimilarityData | None = None
+        self.matrix_data: MatrixData | None = None
+        self.profile_data: ProfileData | None = None
+        self._profile_key: tuple[int, int] | None = None
         self._length: int | None = None
         self._range_timer = QTimer(self)
         self._range_timer.setSingleShot(True)
@@ -115,6 +127,11 @@ class SimilarityPanel(Panel):
         self._range_timer.timeout.connect(self.schedule_update)
         self.matrix.view_box.sigRangeChangedManually.connect(lambda *_: self._range_timer.start())
         self.matrix.view_box.sigResized.connect(lambda *_: self._range_timer.start())
+        self._profile_timer = QTimer(self)
+        self._profile_timer.setSingleShot(True)
+        self._profile_timer.setInterval(30)
+        self._profile_timer.timeout.connect(self._request_profile)
+        self.profile_plot.getViewBox().sigRangeChangedManually.connect(lambda *_: self._profile_timer.start())
         state.paramsChanged.connect(self._on_params)
         self._on_params(state.params)
 
@@ -146,8 +163,12 @@ class SimilarityPanel(Panel):
         self.schedule_update()
 
     def request_update(self) -> None:
-        """Evaluate the visible matrix and the profile in a worker; newest request wins."""
-        params, metric, reference = self.state.params, self.metric, self.reference_box.value()
+        """Evaluate the visible matrix and profile in workers; the newest request wins."""
+        self._request_matrix()
+        self._request_profile()
+
+    def _request_matrix(self) -> None:
+        params, metric = self.state.params, self.metric
         vb = self.matrix.view_box
         (x0, x1), (y0, y1) = vb.viewRange()
         width = int(vb.width()) if vb.width() > 8 else FALLBACK_PIXELS
@@ -155,26 +176,46 @@ class SimilarityPanel(Panel):
         budget = samples_within_budget(max(width, height), params.d_model)
         rows = sample_axis(y0, y1, params.seq_len, min(height, budget))
         cols = sample_axis(x0, x1, params.seq_len, min(width, budget))
-        self.compute.submit(self, lambda: compute_similarity(params, metric, rows, cols, reference),
-                            self._show, lambda e: self.show_message(str(e), "error"))
+        self.compute.submit((self, "matrix"), lambda: compute_matrix(params, metric, rows, cols),
+                            self._show_matrix, self._failed)
 
-    def _show(self, data: SimilarityData) -> None:
-        self.data = data
+    def _request_profile(self) -> None:
+        params, metric, reference = self.state.params, self.metric, self.reference_box.value()
+        vb = self.profile_plot.getViewBox()
+        (k0, k1), _ = vb.viewRange()
+        if self._profile_key != (params.seq_len, reference):  # new extent: show all offsets
+            self._profile_key = (params.seq_len, reference)
+            k0, k1 = -reference, params.seq_len - 1 - reference
+            vb.setLimits(xMin=k0 - 0.5, xMax=k1 + 0.5)
+            vb.setXRange(k0, k1, padding=0.02)
+        width = int(vb.width()) if vb.width() > 8 else FALLBACK_PIXELS
+        points = samples_within_budget(2 * width, params.d_model, MAX_PROFILE_WORK, square=False)
+        targets = sample_axis(reference + k0, reference + k1, params.seq_len, points)
+        self.compute.submit((self, "profile"), lambda: compute_profile(params, metric, reference, targets),
+                            self._show_profile, self._failed)
+
+    def _failed(self, error: Exception) -> None:
+        self.show_message(str(error), "error")
+
+    def _show_matrix(self, data: MatrixData) -> None:
+        self.matrix_data = data
         (y0, y1), (x0, x1) = data.rows.extent, data.cols.extent
         # Distances are never negative; a dot product or cosine gets the
         # diverging scale centred at 0 only when it takes both signs.
         diverging = False if data.metric == "distance" else None
         self.matrix.set_colorbar_label(METRIC_LABELS[data.metric])
         self.matrix.set_matrix(data.matrix, QRectF(x0, y0, x1 - x0, y1 - y0), diverging=diverging)
+        self.matrix.set_title(f"{data.params.scheme}, d_model {data.params.d_model:,}")
+        sampled = data.rows.stride > 1 or data.cols.stride > 1
+        self.sampling_label.setText(f"matrix: {data.rows.describe('position')}" if sampled else "")
+        self.show_message("")
+
+    def _show_profile(self, data: ProfileData) -> None:
+        self.profile_data = data
         self.reference_line.setPos(data.reference)
         self.profile_curve.setData(data.offsets, data.profile)
         set_axis_label(self.profile_plot.getAxis("left"), METRIC_LABELS[data.metric])
         set_title(self.profile_plot, f"from position {data.reference:,}")
-        self.matrix.set_title(f"{data.params.scheme}, d_model {data.params.d_model:,}")
-        sampled = data.rows.stride > 1 or data.cols.stride > 1
-        self.sampling_label.setText(
-            f"showing {data.rows.describe('position')}" if sampled else "")
-        self.show_message("")
 
     def figure_widget(self) -> QWidget:
         return self.canvas
