@@ -401,17 +401,22 @@ def permutation_matrix(perm: Sequence[int]) -> np.ndarray:
     return p
 
 
-def _not_permutation_message(tokens_a: tuple[str, ...], tokens_b: tuple[str, ...]) -> str:
+def word_difference(tokens_a: Sequence[str], tokens_b: Sequence[str]) -> str:
+    """Which words (with multiplicity) one sentence has and the other lacks, e.g.
+    ``"only in a: dog; only in b: cat"``; empty if they hold the same words."""
     count_a, count_b = Counter(tokens_a), Counter(tokens_b)
     only_a = sorted((count_a - count_b).elements())
     only_b = sorted((count_b - count_a).elements())
     parts = []
-    if only_a:
-        parts.append("only in a: " + ", ".join(only_a[:8]) + (" …" if len(only_a) > 8 else ""))
-    if only_b:
-        parts.append("only in b: " + ", ".join(only_b[:8]) + (" …" if len(only_b) > 8 else ""))
+    for key, words in (("a", only_a), ("b", only_b)):
+        if words:
+            parts.append(f"only in {key}: " + ", ".join(words[:8]) + (" …" if len(words) > 8 else ""))
+    return "; ".join(parts)
+
+
+def _not_permutation_message(tokens_a: tuple[str, ...], tokens_b: tuple[str, ...]) -> str:
     return (
-        "Sentence b is not a reordering of sentence a (" + "; ".join(parts) + "), so there is no "
+        f"Sentence b is not a reordering of sentence a ({word_difference(tokens_a, tokens_b)}), so there is no "
         "permutation to compare. Each sentence is still traced on its own; use the same words in "
         "another order to compare."
     )

@@ -9,6 +9,7 @@ def panel_classes() -> list[type]:
     from .parameters import ParametersPanel
     from .similarity import SimilarityPanel
     from .waveforms import WaveformsPanel
+    from .permutation import PermutationPanel
     from .uniqueness import UniquenessPanel
     from .magnitude import MagnitudePanel
     from .linear_relation import LinearRelationPanel
@@ -19,6 +20,7 @@ def panel_classes() -> list[type]:
         HeatmapPanel,
         WaveformsPanel,
         SimilarityPanel,
+        PermutationPanel,
         UniquenessPanel,
         MagnitudePanel,
         LinearRelationPanel,

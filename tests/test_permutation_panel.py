@@ -1,0 +1,209 @@
+"""Permutation demo dock: what the panel holds after the user changes its inputs."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from posenc_gui.model.attention import permutation_demo
+from posenc_gui.views.permutation import PermutationPanel
+
+
+@pytest.fixture
+def panel(qtbot, state, compute):
+    widget = PermutationPanel(state, compute)
+    qtbot.addWidget(widget)
+    compute.wait_idle()
+    return widget
+
+
+def _settle(panel) -> None:
+    panel.state.flush()
+    assert panel.compute.wait_idle()
+
+
+def test_registered_in_the_view_menu():
+    from posenc_gui.views import panel_classes
+
+    assert PermutationPanel in panel_classes()
+    assert PermutationPanel.panel_id == "permutation" and PermutationPanel.title == "Permutation demo"
+    assert "softmax" in PermutationPanel.help_text
+
+
+def test_default_sentences_with_position(panel):
+    demo = panel.demo
+    assert demo is not None
+    assert demo.tokens_a == ("dog", "bites", "man") and demo.tokens_b == ("man", "bites", "dog")
+    assert demo.d_model == 8 and demo.scheme == panel.state.params.scheme
+    z_a = panel.matrices["Z_a"]
+    np.testing.assert_array_equal(z_a.values, demo.with_pe.trace_a.output)
+    assert z_a.row_words == ("dog", "bites", "man")
+    np.testing.assert_array_equal(panel.matrices["PE_b"].values, demo.with_pe.trace_b.positional)
+    # The verdict states the measured numbers of both modes.
+    text = panel.verdict_label.text()
+    assert f"{demo.without_pe.max_abs_diff_output:.1e}" in text
+    assert f"they differ by {demo.with_pe.max_abs_diff_output:.2g}" in text
+    assert "same rows permuted" in text
+    assert not panel.message_label.isVisible() or panel.message_label.text() == ""
+
+
+def test_rows_are_words_with_the_first_word_on_top(panel):
+    matrix = panel.matrices["A_b"]
+    assert matrix.plot.getViewBox().yInverted()
+    ticks = matrix.plot.getAxis("left")._tickLevels[0]
+    assert [label for _pos, label in ticks] == ["man", "bites", "dog"]
+    assert [pos for pos, _label in ticks] == [0.0, 1.0, 2.0]
+    # The image holds the matrix row-major: row i of A is word i.
+    np.testing.assert_array_equal(matrix.image.image, panel.demo.with_pe.trace_b.attention)
+    assert matrix.image.axisOrder == "row-major"
+
+
+def test_cells_show_the_numbers(panel):
+    matrix = panel.matrices["A_a"]
+    values = panel.demo.with_pe.trace_a.attention
+    texts = matrix.annotations()
+    assert len(texts) == values.size
+    assert [float(t) for t in texts] == pytest.approx(values.ravel().tolist(), abs=0.005)
+
+
+def test_changing_a_sentence_updates_the_view(panel, qtbot):
+    panel.sentence_b_edit.setText("bites man dog")
+    _settle(panel)
+    demo = panel.demo
+    assert demo.tokens_b == ("bites", "man", "dog")
+    assert demo.permutation == (1, 2, 0)
+    assert panel.matrices["Z_b"].row_words == ("bites", "man", "dog")
+    np.testing.assert_array_equal(panel.matrices["Z_b"].values, demo.with_pe.trace_b.output)
+    expected = permutation_demo("dog bites man", "bites man dog", 8, panel.state.params.scheme,
+                                panel.state.params.scheme_kwargs())
+    np.testing.assert_array_equal(demo.with_pe.trace_b.output, expected.with_pe.trace_b.output)
+    assert f"they differ by {expected.with_pe.max_abs_diff_output:.2g}" in panel.verdict_text()
+
+
+def test_position_switch_shows_the_trace_without_position(panel):
+    panel.set_with_position(False)
+    _settle(panel)
+    demo = panel.demo
+    assert not panel.matrices["PE_a"].plot.isVisible() and not panel.matrices["E_b"].plot.isVisible()
+    np.testing.assert_array_equal(panel.matrices["X_a"].values, demo.without_pe.trace_a.embeddings)
+    np.testing.assert_array_equal(panel.matrices["Z_b"].values, demo.without_pe.trace_b.output)
+    # Without position the shown outputs are a's rows reordered.
+    z_a, z_b = panel.matrices["Z_a"].values, panel.matrices["Z_b"].values
+    np.testing.assert_allclose(z_b, z_a[list(demo.permutation)], rtol=0, atol=1e-12)
+    bold = panel.verdict_label.text().split("<b>")[1]
+    assert bold.startswith("Without position")
+    panel.set_with_position(True)
+    _settle(panel)
+    assert panel.matrices["PE_a"].plot.isVisible()
+    np.testing.assert_array_equal(panel.matrices["X_a"].values, demo.with_pe.trace_a.x)
+    assert panel.verdict_label.text().split("<b>")[1].startswith("With position")
+
+
+def test_demo_d_model_changes_the_matrices(panel):
+    panel.set_demo_d_model(5)
+    _settle(panel)
+    assert panel.demo.d_model == 5
+    assert panel.matrices["Q_a"].values.shape == (3, 5)
+    assert panel.matrices["S_a"].values.shape == (3, 3)
+    assert panel.d_model_spin.maximum() == 64 and panel.d_model_spin.minimum() == 2
+
+
+def test_scheme_of_the_parameters_panel_is_used(panel):
+    panel.state.update(scheme="naive")
+    _settle(panel)
+    assert panel.demo.scheme == "naive"
+    np.testing.assert_array_equal(panel.matrices["PE_a"].values, np.array([[0.0] * 8, [1.0] * 8, [2.0] * 8]))
+    assert "Naive" in panel.scheme_label.text()
+
+
+def test_four_term_split_adds_up(panel):
+    split = panel.demo.split_a
+    parts = [panel.matrices[f"split_a_{name}"].values for name in ("e·e", "e·p", "p·e", "p·p")]
+    total = panel.matrices["split_a_total"].values
+    np.testing.assert_allclose(sum(parts), total, rtol=0, atol=1e-12)
+    np.testing.assert_array_equal(total, panel.demo.with_pe.trace_a.scores)
+    assert f"{split.max_abs_residual:.1e}" in panel.split_checks["a"]
+    assert f"{split.max_abs_residual:.1e}" in panel.check_label.text
+
+
+def test_not_a_permutation_is_a_message_not_an_error(panel):
+    panel.set_sentences("the dog chased another dog", "dog bites man")
+    _settle(panel)
+    demo = panel.demo
+    assert not demo.is_permutation
+    text = panel.verdict_label.text()
+    assert "not a reordering" in text and "only in b: bites, man" in text
+    assert "“dog” occurs more than once" in text
+    assert panel.message_label.text() == ""
+    # Each sentence is still traced and shown; the two 'dog' rows are identical without position.
+    assert panel.matrices["Z_a"].values.shape == (5, 8)
+    panel.set_with_position(False)
+    _settle(panel)
+    z = panel.matrices["Z_a"].values
+    np.testing.assert_allclose(z[1], z[4], rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("which", ["a", "b"])
+def test_empty_sentence_shows_the_error_and_keeps_the_last_view(panel, which):
+    before = panel.demo
+    edit = panel.sentence_a_edit if which == "a" else panel.sentence_b_edit
+    edit.setText("  ,,, ")
+    _settle(panel)
+    assert panel.demo is before
+    assert not panel.message_label.isHidden()
+    assert f"sentence_{which}" in panel.message_label.text()
+    assert "c0392b" in edit.styleSheet()
+    edit.setText("man bites dog" if which == "b" else "dog bites man")
+    _settle(panel)
+    assert panel.message_label.isHidden() and edit.styleSheet() == ""
+
+
+def test_too_many_words_shows_the_limit(panel):
+    panel.set_sentences(None, " ".join(["dog"] * 600))
+    _settle(panel)
+    assert "512" in panel.message_label.text() and "sentence_b" in panel.message_label.text()
+
+
+def test_five_hundred_words_work(panel):
+    rng = np.random.default_rng(3)
+    words = [f"w{i}" for i in rng.integers(0, 50, 500)]
+    shuffled = [words[i] for i in rng.permutation(500)]
+    panel.set_sentences(" ".join(words), " ".join(shuffled))
+    _settle(panel)
+    demo = panel.demo
+    assert len(demo.tokens_a) == 500
+    assert panel.matrices["A_a"].values.shape == (500, 500)
+    assert panel.matrices["A_a"].annotations() == []  # too many cells to write numbers in
+    assert f"{demo.without_pe.max_abs_diff_output:.1e}" in panel.verdict_label.text()
+    ticks = panel.matrices["A_a"].plot.getAxis("left")._tickLevels[0]
+    assert 0 < len(ticks) <= 25
+
+
+def test_export_data_holds_the_json_dict(panel):
+    data = panel.export_data()
+    arrays, meta = data["arrays"], data["meta"]
+    first = next(iter(arrays))
+    assert first == "with_pe_Z_a"
+    np.testing.assert_array_equal(arrays[first], panel.demo.with_pe.trace_a.output)
+    document = json.loads(json.dumps(meta, allow_nan=False))
+    block = document["permutation"]
+    assert block["tokens_a"] == ["dog", "bites", "man"]
+    for mode in ("without_pe", "with_pe"):
+        for key in ("attention_a", "attention_b", "output_a", "output_b",
+                    "max_abs_diff_output", "max_abs_diff_attention"):
+            assert key in block[mode]
+    assert block["with_pe"]["max_abs_diff_output"] == panel.demo.with_pe.max_abs_diff_output
+    assert panel.figure_widget() is panel.canvas
+
+
+def test_figure_renders_with_cells_and_colour(panel, qtbot):
+    panel.resize(1200, 900)
+    panel.show()
+    qtbot.waitExposed(panel)
+    image = panel.figure_widget().grab().toImage()
+    assert image.width() >= 800 and image.height() > 900  # tall figure, shown in a scroll area
+    pixels = np.array([[image.pixelColor(x, y).rgb() for x in range(0, image.width(), 7)]
+                       for y in range(0, image.height(), 7)])
+    assert len(np.unique(pixels)) > 50  # heatmaps and text, not a blank canvas
