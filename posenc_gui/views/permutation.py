@@ -409,6 +409,21 @@ class PermutationPanel(Panel):
             bar.getAxis(axis_name).setTextPen(FOREGROUND)
         return bar
 
+    def _figure_verdict(self, demo: PermutationDemo) -> str:
+        """The comparison in two short lines for the figure (the long form is above the canvas)."""
+        if not demo.is_permutation:
+            return (f"<b>b is not a reordering of a</b> "
+                    f"({html.escape(word_difference(demo.tokens_a, demo.tokens_b))}): no permutation to compare")
+        lines = []
+        for with_position in (False, True):
+            c = demo.comparison(with_position)
+            label = "With position" if with_position else "Without position"
+            result = "the same rows, permuted" if c.same else "different: the head sees word order"
+            text = (f"{label}: max |Z<sub>b</sub> − P Z<sub>a</sub>| = {c.max_abs_diff_output:.2g}, "
+                    f"max |A<sub>b</sub> − P A<sub>a</sub> P<sup>T</sup>| = {c.max_abs_diff_attention:.2g} → {result}")
+            lines.append(f"<b>{text}</b>" if with_position == self.with_position else text)
+        return "<br>".join(lines)
+
     def _build(self) -> None:
         """Create every plot once; later changes only refill them and resize rows."""
         layout = self.canvas.ci
@@ -451,7 +466,7 @@ class PermutationPanel(Panel):
         """Row heights for sentences of ``n_a`` and ``n_b`` words; hide E and PE without position."""
         grid = self.canvas.ci.layout
         matrix_height = min(max(n_a, n_b) * ROW_PIXELS, MAX_MATRIX_PIXELS) + PLOT_CHROME_PIXELS
-        heights = {0: 62, self.split_header_row: 78, self.check_row: 30}
+        heights = {0: 84, self.split_header_row: 78, self.check_row: 30}
         for key, row in self.step_rows.items():
             visible = with_position or key not in ("E", "PE")
             for item in (self.step_labels[key], self.matrices[f"{key}_a"].plot, self.matrices[f"{key}_b"].plot,
@@ -481,14 +496,12 @@ class PermutationPanel(Panel):
         comparison = demo.comparison(self.with_position)
         traces = {"a": comparison.trace_a, "b": comparison.trace_b}
         pe_text = f"E + PE, PE: {html.escape(self._pe_description())}" if self.with_position else "E, no position"
-        verdict = (comparison.verdict if demo.is_permutation else
-                   f"b is not a reordering of a ({word_difference(demo.tokens_a, demo.tokens_b)}): no comparison")
         self.title_label.setText(
             f"<span style='color:{FOREGROUND}; font-size:10pt'>"
             f"<b>a:</b> {html.escape(_shorten(' '.join(demo.tokens_a), 60))} &nbsp; "
             f"<b>b:</b> {html.escape(_shorten(' '.join(demo.tokens_b), 60))}<br>"
-            f"X = {pe_text}; d<sub>model</sub> = d<sub>k</sub> = {demo.d_model}, seed {demo.seed}<br>"
-            f"<b>{html.escape(_shorten(verdict, 120))}</b></span>"
+            f"Shown: X = {pe_text}; d<sub>model</sub> = d<sub>k</sub> = {demo.d_model}, seed {demo.seed}<br>"
+            f"{self._figure_verdict(demo)}</span>"
         )
         for key, formula, what, get in steps(self.with_position):
             self.step_labels[key].setText(
