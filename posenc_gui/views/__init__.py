@@ -14,6 +14,10 @@ def panel_classes() -> list[type]:
     from .magnitude import MagnitudePanel
     from .linear_relation import LinearRelationPanel
     from .relative import RelativePanel
+    from .addition import AdditionPanel
+    from .scorecard import ScorecardPanel
+    from .spectrum import SpectrumPanel
+    from .walkthrough import WalkthroughPanel
 
     return [
         ParametersPanel,
@@ -25,4 +29,8 @@ def panel_classes() -> list[type]:
         MagnitudePanel,
         LinearRelationPanel,
         RelativePanel,
+        AdditionPanel,
+        SpectrumPanel,
+        ScorecardPanel,
+        WalkthroughPanel,
     ]

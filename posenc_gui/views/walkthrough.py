@@ -1,0 +1,344 @@
+"""Walkthrough: the notes, step by step, from attention without position to the sinusoidal encoding.
+
+Each step sets the parameters (``state.update``), brings forward the dock that
+shows the problem (``window().raise_panel``) and explains it in two or three
+sentences; a line under the text shows the current scheme's scorecard row,
+measured live, so the claims can be checked. The user may change any
+parameter at any step; Next/Back (or the step list) apply that step again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDockWidget,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QWidget,
+)
+
+from ..model import EncodingParams
+from ..model.scorecard import SchemeScore, score_scheme
+from .base import Panel
+from .matrixplot import FOREGROUND
+from .scorecard import HEADERS, cell_texts
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step of the walkthrough.
+
+    Attributes
+    ----------
+    title : str
+    panel_id : str
+        The dock brought forward.
+    params : dict
+        Passed to ``state.update`` (fields of :class:`EncodingParams`).
+    text : str
+        Two or three sentences (HTML).
+    actions : tuple of (panel_id, method, argument)
+        Calls on other panels (if present), e.g. ``("permutation", "set_with_position", False)``.
+    """
+
+    title: str
+    panel_id: str
+    params: dict
+    text: str
+    actions: tuple[tuple[str, str, Any], ...] = field(default=())
+
+
+STEPS: tuple[Step, ...] = (
+    Step(
+        "Attention cannot see word order", "permutation", {"scheme": "sinusoidal"},
+        "Self-attention computes softmax(QKᵀ/√d<sub>k</sub>)·V from the rows of X = E alone. Reorder the "
+        "words (“dog bites man” → “man bites dog”) and Q, K, V, the attention weights and the outputs are "
+        "only reordered the same way: the measured difference is rounding. Tick “Add positional encoding” "
+        "to give every word e<sub>i</sub> + p<sub>i</sub> and watch the outputs differ.",
+        (("permutation", "set_with_position", False),),
+    ),
+    Step(
+        "Naive: add the index", "magnitude", {"scheme": "naive", "seq_len": 128},
+        "p<sub>i</sub> = i in every dimension, so ‖p<sub>i</sub>‖ = i·√d grows without bound while a "
+        "word embedding stays the same size (orange line): the position swamps the meaning and skews the "
+        "scores. Drag the sequence length and watch the blue line climb.",
+        (("magnitude", "set_scale", 1.0),),
+    ),
+    Step(
+        "Normalized: divide by N − 1", "scorecard", {"scheme": "normalized", "seq_len": 128},
+        "p<sub>i</sub> = i/(N−1) stays in [0, 1], but the step between neighbours, 1/(N−1), depends on the "
+        "length: position 10 means something else in a short and a long text. Positions past the trained "
+        "length leave [0, 1] — the scorecard’s “unseen lengths” column fails.",
+    ),
+    Step(
+        "A single sine collides", "uniqueness", {"scheme": "sine", "seq_len": 128},
+        "sin(i) is bounded, continuous and defined for every i, but periodic: sin(x) = sin(y) whenever "
+        "y ≈ x + 2πm or y ≈ π − x + 2πm. The uniqueness view finds positions whose encodings nearly coincide "
+        "— far closer than one step between neighbours.",
+    ),
+    Step(
+        "A sin/cos pair still repeats", "uniqueness", {"scheme": "sincos_pair", "seq_len": 128},
+        "[sin i, cos i] is a point on the unit circle, so sin(x) = sin(y) no longer confuses x and y — but "
+        "the circle repeats every 2π. Since 44 ≈ 7·2π, position 44 lands almost on position 0 (try N = 1000: "
+        "710 ≈ 113·2π is closer still).",
+    ),
+    Step(
+        "Four vectors: two frequencies", "uniqueness", {"scheme": "four_vector", "seq_len": 128},
+        "Adding the slower pair sin(i/2), cos(i/2) means a repeat must hit both circles at once, so "
+        "near-repeats become rarer and less close (0 vs 88, since 88 ≈ 14·2π ≈ 7·4π). Two frequencies "
+        "are still not enough for long sequences.",
+    ),
+    Step(
+        "Many frequencies: quasi-periodic", "uniqueness", {"scheme": "harmonic", "seq_len": 128},
+        "With [sin(i/k), cos(i/k)] for k = 1 … d/2 every pair is periodic, but the combination is "
+        "quasi-periodic: the closest pair of distinct positions is now a pair of neighbours. More "
+        "frequencies push the minimum distance up.",
+    ),
+    Step(
+        "The sinusoidal encoding", "spectrum",
+        {"scheme": "sinusoidal", "seq_len": 128, "base": 10000.0, "layout": "interleaved"},
+        "PE(pos, 2i) = sin(pos/10000<sup>2i/d</sup>), PE(pos, 2i+1) = cos(pos/10000<sup>2i/d</sup>): "
+        "wavelengths grow geometrically from 2π to almost 2π·10000. Fast pairs separate neighbours, slow "
+        "ones barely move over the sequence and tell roughly where you are; ‖p‖² = d/2 at every position.",
+    ),
+    Step(
+        "The claim: PE(pos+k) = T_k·PE(pos)", "linear_relation", {"scheme": "sinusoidal", "base": 10000.0},
+        "Each (sin, cos) pair turns by k·ω<sub>i</sub> when the position moves by k, so T<sub>k</sub> is "
+        "block-diagonal, one 2×2 rotation per pair, the same for every pos; the residual is rounding. "
+        "Switch the scheme to “All sine”: no rotation exists, and the best least-squares T<sub>k</sub> "
+        "leaves a large residual — that is why sine and cosine come in pairs.",
+        (("linear_relation", "set_k", 5),),
+    ),
+    Step(
+        "Relative, not absolute", "relative", {"scheme": "sinusoidal"},
+        "PE(p)·PE(p+k) = Σ<sub>i</sub> cos(k·ω<sub>i</sub>) depends only on the offset k, not on where you "
+        "are: its spread across p is zero, so attention can learn patterns about distance and direction. "
+        "For naive or all-sine encodings the same offset gives different values at different p.",
+    ),
+    Step(
+        "Why add instead of concatenate", "addition", {"scheme": "sinusoidal"},
+        "Concatenating [e | p] doubles the input of every projection: 2d·d weights and twice the "
+        "multiply-adds instead of d·d. Adding is free, and in high d a random embedding is nearly "
+        "orthogonal to every positional vector (|cos| ≈ √(2/(πd))), so W<sub>q</sub>, W<sub>k</sub> can "
+        "still separate meaning (e·e) from position (p·p) in the four-term split of the logit.",
+        (("addition", "set_scale", 1.0),),
+    ),
+    Step(
+        "Scorecard: what p_i should be", "scorecard", {"scheme": "sinusoidal"},
+        "The notes ask for unique, bounded, deterministic encodings that generalize to unseen lengths; the "
+        "T<sub>k</sub> claim adds an exact relative map. Every scheme is measured against that list at the "
+        "current sizes — change N, d or base and see which verdicts flip.",
+    ),
+)
+
+
+def measure(params: EncodingParams) -> SchemeScore:
+    """The scorecard row of the current scheme (runs in a worker)."""
+    return score_scheme(params)
+
+
+class WalkthroughPanel(Panel):
+    """A guided tour through the notes; each step sets the parameters and shows the dock that answers it."""
+
+    panel_id = "walkthrough"
+    title = "Walkthrough"
+    help_text = (
+        "A guided sequence following the notes: attention without position, the naive and normalized "
+        "index, a single sine, a sin/cos pair, four vectors, many frequencies, the sinusoidal encoding "
+        "PE(pos, 2i) = sin(pos/base<sup>2i/d</sup>), PE(pos, 2i+1) = cos(pos/base<sup>2i/d</sup>), the "
+        "claim PE(pos+k) = T<sub>k</sub>·PE(pos), relative offsets and why the encoding is added. "
+        "Next/Back set that step’s parameters and bring its dock forward; you may change any parameter "
+        "at any step. The “Measured now” line is the scorecard row of the current scheme, recomputed "
+        "whenever a parameter changes."
+    )
+
+    def __init__(self, state, compute, parent: QWidget | None = None) -> None:
+        super().__init__(state, compute, parent)
+        self.steps = STEPS
+        self.index = -1  # -1: the introduction, nothing applied yet
+        self.counter_label = QLabel(self)
+        self.header.addWidget(self.counter_label)
+        self.step_list = QComboBox(self)
+        self.step_list.addItem("Introduction")
+        for number, step in enumerate(self.steps, start=1):
+            self.step_list.addItem(f"{number}. {step.title}")
+        self.step_list.setToolTip("Jump to a step")
+        self.step_list.activated.connect(lambda row: self.go_to(row - 1))
+        self.header.addWidget(self.step_list)
+        self.finish_header()
+        self.title_label = QLabel(self)
+        self.title_label.setStyleSheet(f"font-size: 12pt; font-weight: 600; color: {FOREGROUND};")
+        self.title_label.setWordWrap(True)
+        self.body.addWidget(self.title_label)
+        self.text_label = QLabel(self)
+        self.text_label.setWordWrap(True)
+        self.text_label.setTextFormat(Qt.TextFormat.RichText)
+        self.text_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.text_label.setStyleSheet(f"font-size: 10pt; color: {FOREGROUND};")
+        self.body.addWidget(self.text_label)
+        self.measured_label = QLabel(self)
+        self.measured_label.setWordWrap(True)
+        self.measured_label.setTextFormat(Qt.TextFormat.RichText)
+        self.measured_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.measured_label.setStyleSheet("background:#f4f6f8; border:1px solid #d5dbe1; padding:4px;")
+        self.body.addWidget(self.measured_label)
+        self.body.addStretch(1)
+        buttons = QHBoxLayout()
+        self.back_button = QPushButton("◀ Back", self)
+        self.back_button.clicked.connect(self.back)
+        self.reapply_button = QPushButton("Reset this step", self)
+        self.reapply_button.setToolTip("Set this step’s parameters again and bring its dock forward")
+        self.reapply_button.clicked.connect(lambda: self.go_to(self.index))
+        self.next_button = QPushButton("Next ▶", self)
+        self.next_button.setDefault(True)
+        self.next_button.clicked.connect(self.next)
+        buttons.addWidget(self.back_button)
+        buttons.addStretch(1)
+        buttons.addWidget(self.reapply_button)
+        buttons.addWidget(self.next_button)
+        self.body.addLayout(buttons)
+        self.score: SchemeScore | None = None
+        self.raised: list[str] = []  # panel ids brought forward, newest last (for tests and scripts)
+        state.paramsChanged.connect(lambda _: self.request_update())
+        self._render()
+
+    # ------------------------------------------------------------ navigation
+    @property
+    def step(self) -> Step | None:
+        """The current step, or None on the introduction."""
+        return self.steps[self.index] if self.index >= 0 else None
+
+    def next(self) -> None:
+        """Go to the next step and apply it."""
+        if self.index < len(self.steps) - 1:
+            self.go_to(self.index + 1)
+
+    def back(self) -> None:
+        """Go to the previous step and apply it (the introduction applies nothing)."""
+        if self.index > -1:
+            self.go_to(self.index - 1)
+
+    def go_to(self, index: int) -> None:
+        """Show step ``index`` (−1 = introduction): set its parameters, raise its dock, run its actions."""
+        if not -1 <= index < len(self.steps):
+            raise ValueError(f"index must be in -1…{len(self.steps) - 1}, got {index}")
+        self.index = index
+        step = self.step
+        if step is not None:
+            error = self.state.update(**step.params)
+            if error:
+                self.show_message(error, "error")
+            else:
+                self.show_message("")
+            self._run_actions(step)
+            self._raise(step.panel_id)
+        self._render()
+        self.request_update()
+
+    def _window_panels(self) -> dict:
+        return getattr(self.window(), "panels", None) or {}
+
+    def _run_actions(self, step: Step) -> None:
+        panels = self._window_panels()
+        for panel_id, method, argument in step.actions:
+            target = panels.get(panel_id)
+            if target is not None and hasattr(target, method):
+                getattr(target, method)(argument)
+
+    def _raise(self, panel_id: str) -> None:
+        window = self.window()
+        raise_panel = getattr(window, "raise_panel", None)
+        panels = getattr(window, "panels", None)
+        if raise_panel is None or (panels is not None and panel_id not in panels):
+            return
+        self._keep_visible(panel_id)
+        try:
+            raise_panel(panel_id)
+        except KeyError:
+            return
+        self.raised.append(panel_id)
+
+    def _keep_visible(self, panel_id: str) -> None:
+        """If this walkthrough is tabbed behind the dock it is about to raise, move it beside Parameters."""
+        window = self.window()
+        own = self.parentWidget()
+        docks = getattr(window, "docks", None) or {}
+        target = docks.get(panel_id)
+        if not isinstance(own, QDockWidget) or target is None or own.isFloating():
+            return
+        if target not in window.tabifiedDockWidgets(own):
+            return
+        parameters = docks.get("parameters")
+        window.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, own)
+        own.show()
+        if parameters is not None and not parameters.isFloating() and parameters.isVisible():
+            window.splitDockWidget(parameters, own, Qt.Orientation.Vertical)
+            height = max(window.height(), 600)
+            window.resizeDocks([parameters, own], [int(height * 0.4), int(height * 0.6)], Qt.Orientation.Vertical)
+
+    # ------------------------------------------------------------------ view
+    def _render(self) -> None:
+        n = len(self.steps)
+        step = self.step
+        self.step_list.setCurrentIndex(self.index + 1)
+        self.back_button.setEnabled(self.index > -1)
+        self.next_button.setEnabled(self.index < n - 1)
+        self.next_button.setText("Start ▶" if step is None else "Next ▶")
+        self.reapply_button.setEnabled(step is not None)
+        if step is None:
+            self.counter_label.setText(f"{n} steps")
+            self.title_label.setText("From “dog bites man” to the sinusoidal encoding")
+            self.text_label.setText(
+                "This tour follows the notes: why attention needs position at all, why the naive fixes fail, "
+                "and why sines and cosines of many frequencies work. Each step sets the parameters and brings "
+                "forward the view that shows the problem; change anything you like, then press Next.")
+            self.measured_label.hide()
+            return
+        self.counter_label.setText(f"Step {self.index + 1} of {n}")
+        self.title_label.setText(step.title)
+        self.text_label.setText(step.text)
+        self.measured_label.show()
+
+    def request_update(self) -> None:
+        """Measure the current scheme's scorecard row in a worker (after the tour has started)."""
+        if self.index < 0:
+            return
+        params = self.state.params
+        self.measured_label.setText(f"Measuring {params.scheme} at N = {params.seq_len:,}, d = {params.d_model:,} …")
+        self.compute.submit(self, lambda: measure(params), self._show_score, self._failed)
+
+    def _failed(self, error: Exception) -> None:
+        self.measured_label.setText("")
+        self.show_message(str(error), "error")
+
+    def _show_score(self, score: SchemeScore) -> None:
+        self.score = score
+        params = self.state.params
+        cells = cell_texts(score)
+        parts = [f"<b>{HEADERS[key].splitlines()[0]}</b> {cells[key][0]}" for key in HEADERS]
+        self.measured_label.setText(
+            f"<b>Measured now</b> ({score.label}, N = {params.seq_len:,}, d = {params.d_model:,}): "
+            + " &nbsp;|&nbsp; ".join(parts))
+
+    def figure_widget(self) -> QWidget:
+        return self
+
+    def export_data(self) -> dict[str, Any]:
+        """The current step and its measured scorecard row."""
+        step = self.step
+        meta: dict[str, Any] = {
+            "panel": self.panel_id,
+            "params": self.state.params.__dict__.copy(),
+            "step": self.index + 1,
+            "steps": len(self.steps),
+            "title": step.title if step else "Introduction",
+            "dock": step.panel_id if step else None,
+        }
+        if self.score is not None:
+            meta["measured"] = {**self.score.verdicts(), "scheme": self.score.scheme}
+        return {"arrays": {}, "meta": meta}
