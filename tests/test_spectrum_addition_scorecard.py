@@ -273,3 +273,25 @@ def test_scorecard_rejects_unknown_scheme():
         scorecard(EncodingParams(), schemes=["rope?"])
     with pytest.raises(ValueError, match="scheme"):
         scorecard(EncodingParams(), schemes=["sine"]).score("naive")
+
+
+def test_these_model_modules_load_no_qt():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, posenc_gui.model.spectrum, posenc_gui.model.addition, posenc_gui.model.scorecard;"
+        "bad = [k for k in sys.modules if k.split('.')[0] in ('PySide6', 'shiboken6', 'pyqtgraph')];"
+        "print(bad); sys.exit(1 if bad else 0)"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_unique_work_budget_is_validated_and_used():
+    small = score_scheme(EncodingParams("sincos_pair", 1000, 512))
+    large = score_scheme(EncodingParams("sincos_pair", 1000, 512), unique_work=2**29)
+    assert small.unique_positions < 1000 == large.unique_positions
+    assert large.closest_pair == (0.0, 710.0)  # 710 ≈ 113·2π
+    with pytest.raises(ValueError, match="unique_work"):
+        score_scheme(EncodingParams(), unique_work=1)

@@ -213,9 +213,18 @@ def _ratio(a: float, b: float) -> float:
     return 1.0 if a == 0 else math.inf
 
 
-def score_scheme(params: EncodingParams) -> SchemeScore:
-    """Measure the five criteria for ``params.scheme`` (see the module docstring)."""
+def score_scheme(params: EncodingParams, unique_work: int = UNIQUE_WORK) -> SchemeScore:
+    """Measure the five criteria for ``params.scheme`` (see the module docstring).
+
+    Parameters
+    ----------
+    params : EncodingParams
+    unique_work : int
+        Budget n²·max(d, 64) of the uniqueness check, 2¹⁶ … 2³³; a caller
+        scoring a single scheme can afford more than :data:`UNIQUE_WORK`.
+    """
     params = params.validate()
+    unique_work = limits.check_int("unique_work", unique_work, 2**16, 2**33)
     n, d, kwargs = params.seq_len, params.d_model, params.scheme_kwargs()
     notes: list[str] = []
     budget = _norm_budget(d)
@@ -239,7 +248,7 @@ def score_scheme(params: EncodingParams) -> SchemeScore:
     deterministic = bool(np.array_equal(first.view(np.uint64), second.view(np.uint64))
                          and np.array_equal(first.view(np.uint64), backwards.view(np.uint64)))
     # unique at this length
-    most = min(uniqueness_max_positions(d), max(2, math.isqrt(UNIQUE_WORK // max(d, 64))))
+    most = min(uniqueness_max_positions(d), max(2, math.isqrt(unique_work // max(d, 64))))
     m = min(n, most)
     if m < 2:
         min_distance, pair, step, ratio, unique = math.nan, None, math.nan, math.nan, True

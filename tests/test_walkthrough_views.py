@@ -1,0 +1,289 @@
+"""Walkthrough, spectrum, addition and scorecard docks: change the state, check what they hold."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QDockWidget, QMainWindow
+
+from posenc_gui.model import EncodingParams, wavelengths
+from posenc_gui.model.addition import projection_cost
+from posenc_gui.model.analysis import uniqueness
+from posenc_gui.views.addition import AdditionPanel
+from posenc_gui.views.base import Panel
+from posenc_gui.views.scorecard import ScorecardPanel
+from posenc_gui.views.spectrum import SpectrumPanel
+from posenc_gui.views.walkthrough import STEPS, WalkthroughPanel
+
+
+def settle(qtbot, widget, compute):
+    qtbot.addWidget(widget)
+    widget.resize(1000, 700)
+    widget.show()
+    qtbot.waitExposed(widget)
+    assert compute.wait_idle()
+
+
+def change(state, compute, qtbot=None, **values):
+    assert state.update(**values) is None
+    state.flush()
+    if qtbot is not None:
+        qtbot.wait(ScorecardPanelDebounce + 50)
+    assert compute.wait_idle()
+
+
+ScorecardPanelDebounce = 150
+
+
+class StubPanel(Panel):
+    """A stand-in for the docks the walkthrough raises; records calls to its setters."""
+
+    help_text = "stub"
+
+    def __init__(self, state, compute, panel_id):
+        super().__init__(state, compute)
+        self.setObjectName(f"stub-{panel_id}")
+        self.calls: list[tuple[str, object]] = []
+
+    def set_with_position(self, on):
+        self.calls.append(("set_with_position", on))
+
+    def set_scale(self, scale):
+        self.calls.append(("set_scale", scale))
+
+    def set_k(self, k):
+        self.calls.append(("set_k", k))
+
+    def export_data(self):
+        return {"arrays": {}, "meta": {}}
+
+
+class StandInWindow(QMainWindow):
+    """A small main window with the docks the walkthrough needs, and ``raise_panel``."""
+
+    def __init__(self, state, compute):
+        super().__init__()
+        self.panels, self.docks = {}, {}
+        self.raised: list[str] = []
+        self.walkthrough = WalkthroughPanel(state, compute, self)
+        self._add("walkthrough", self.walkthrough)
+        for step in STEPS:
+            if step.panel_id not in self.panels:
+                self._add(step.panel_id, StubPanel(state, compute, step.panel_id))
+
+    def _add(self, panel_id, panel):
+        dock = QDockWidget(panel_id, self)
+        dock.setWidget(panel)
+        self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, dock)
+        self.panels[panel_id] = panel
+        self.docks[panel_id] = dock
+
+    def raise_panel(self, panel_id):
+        self.raised.append(panel_id)
+        self.docks[panel_id].show()
+        self.docks[panel_id].raise_()
+
+
+# --------------------------------------------------------------------------- walkthrough
+
+
+def test_next_applies_each_step_and_back_returns(qtbot, state, compute):
+    window = StandInWindow(state, compute)
+    settle(qtbot, window, compute)
+    walk = window.walkthrough
+    assert walk.index == -1 and "12 steps" in walk.counter_label.text()
+    start = state.params
+    walk.next()
+    state.flush()
+    assert state.params.scheme == STEPS[0].params["scheme"]
+    assert window.raised[-1] == STEPS[0].panel_id == "permutation"
+    assert ("set_with_position", False) in window.panels["permutation"].calls
+    assert walk.counter_label.text() == f"Step 1 of {len(STEPS)}"
+    walk.next()
+    state.flush()
+    assert state.params.scheme == "naive" and window.raised[-1] == "magnitude"
+    walk.next()
+    state.flush()
+    assert state.params.scheme == "normalized"
+    walk.back()
+    state.flush()
+    assert state.params.scheme == "naive" and walk.counter_label.text() == f"Step 2 of {len(STEPS)}"
+    walk.back()
+    walk.back()
+    assert walk.index == -1 and not walk.back_button.isEnabled()
+    assert start.scheme == "sinusoidal"
+
+
+def test_every_step_sets_its_scheme_and_raises_its_dock(qtbot, state, compute):
+    window = StandInWindow(state, compute)
+    settle(qtbot, window, compute)
+    walk = window.walkthrough
+    for number, step in enumerate(STEPS, start=1):
+        walk.next()
+        state.flush()
+        assert walk.index == number - 1
+        assert state.params.scheme == step.params["scheme"]
+        for name, value in step.params.items():
+            assert getattr(state.params, name) == value
+        assert window.raised[-1] == step.panel_id
+        assert 40 < len(step.text) < 520  # two or three sentences
+        assert walk.title_label.text() == step.title
+    assert not walk.next_button.isEnabled()
+    assert set(window.raised) >= {"permutation", "magnitude", "uniqueness", "linear_relation", "addition",
+                                  "spectrum", "scorecard"}
+
+
+def test_user_can_change_parameters_at_a_step(qtbot, state, compute):
+    window = StandInWindow(state, compute)
+    settle(qtbot, window, compute)
+    walk = window.walkthrough
+    walk.go_to(4)  # sin/cos pair
+    state.flush()
+    assert compute.wait_idle()
+    assert walk.score is not None and walk.score.scheme == "sincos_pair"
+    assert walk.score.closest_pair == (0.0, 44.0)
+    assert "0 vs 44" in walk.measured_label.text()
+    change(state, compute, seq_len=1000)
+    assert walk.index == 4 and state.params.seq_len == 1000  # the step did not override the user
+    assert walk.score.closest_pair == (0.0, 710.0)  # the measured line follows the new length
+    walk.go_to(4)  # "Reset this step"
+    state.flush()
+    assert state.params.seq_len == 128
+
+
+def test_walkthrough_without_a_main_window_does_not_fail(qtbot, state, compute):
+    walk = WalkthroughPanel(state, compute)
+    settle(qtbot, walk, compute)
+    walk.next()
+    state.flush()
+    assert state.params.scheme == STEPS[0].params["scheme"] and walk.raised == []
+    with pytest.raises(ValueError, match="index"):
+        walk.go_to(len(STEPS))
+
+
+def test_walkthrough_in_the_real_window(qtbot, settings_path):
+    from posenc_gui.mainwindow import MainWindow
+
+    window = MainWindow(restore=False)
+    qtbot.addWidget(window)
+    window.show()
+    qtbot.waitExposed(window)
+    walk = window.panels["walkthrough"]
+    window.raise_panel("walkthrough")
+    for step in STEPS[:5]:
+        walk.next()
+        window.state.flush()
+        assert window.state.params.scheme == step.params["scheme"]
+        assert window.docks[step.panel_id].isVisible() and not window.docks[step.panel_id].visibleRegion().isEmpty()
+        assert walk.isVisible()  # the walkthrough stays on screen next to the dock it raised
+    assert window.compute.wait_idle()
+    assert window.panels["uniqueness"].state.params.scheme == "sincos_pair"
+
+
+# --------------------------------------------------------------------------- spectrum
+
+
+def test_spectrum_panel_follows_the_parameters(qtbot, state, compute):
+    panel = SpectrumPanel(state, compute)
+    settle(qtbot, panel, compute)
+    assert panel.data.n_components == 256
+    change(state, compute, d_model=64, base=500.0, seq_len=300)
+    data = panel.data
+    assert data.params.d_model == 64 and data.n_components == 32
+    expected = wavelengths("sinusoidal", 64, np.arange(0, 64, 2), base=500.0)
+    np.testing.assert_allclose(data.wavelength, expected)
+    datasets = [item.getOriginalDataset()[1] for item in panel.scatter.values()]
+    shown = np.concatenate([y for y in datasets if y is not None])
+    np.testing.assert_allclose(np.sort(shown), np.sort(expected))
+    assert panel.seq_line.value() == pytest.approx(math.log10(300))
+    assert "32 components" in panel.summary_label.text()
+    exported = panel.export_data()
+    assert exported["arrays"]["spectrum"].shape == (32, 7)
+    assert "2π" in panel.help_text and "base" in panel.help_text
+
+
+def test_spectrum_panel_explains_linear_schemes(qtbot, state, compute):
+    panel = SpectrumPanel(state, compute)
+    settle(qtbot, panel, compute)
+    change(state, compute, scheme="naive")
+    assert panel.data.kinds == ("linear",)
+    assert panel.message_label.isVisible() and "no periodic" in panel.message_label.text()
+    assert all(item.getOriginalDataset()[0] is None or len(item.getOriginalDataset()[0]) == 0
+               for item in panel.scatter.values())
+
+
+# --------------------------------------------------------------------------- addition
+
+
+def test_addition_panel_follows_parameters_and_scale(qtbot, state, compute):
+    panel = AdditionPanel(state, compute)
+    settle(qtbot, panel, compute)
+    assert panel.data.cost == projection_cost(512, 128)
+    change(state, compute, d_model=64, seq_len=40, scheme="naive")
+    data = panel.data
+    assert data.params.scheme == "naive" and data.cost.params_add == 64 * 64
+    assert data.cost.params_concat == 2 * 64 * 64
+    assert panel.cost_bars.opts["height"] == [1.0, 2.0, 1.0, 2.0]
+    assert "4,096" in panel.summary_label.text() and "8,192" in panel.summary_label.text()
+    before = data.current.cosine_mean[0]
+    panel.set_scale(50.0)
+    assert compute.wait_idle()
+    assert panel.data.scale == 50.0 and panel.data.current.cosine_mean[0] > before
+    assert panel.data.sweep is data.sweep  # same parameters: the sweep is reused, only σ recomputed
+    x, y = panel.term_curves["p·p"].getOriginalDataset()
+    assert len(x) == data.sweep.scales.size
+    exported = panel.export_data()
+    assert exported["arrays"]["scale_sweep"].shape == (data.sweep.scales.size, 7)
+    with pytest.raises(ValueError, match="scale"):
+        panel.set_scale(0.0)
+
+
+# --------------------------------------------------------------------------- scorecard
+
+
+def test_scorecard_panel_is_live(qtbot, state, compute):
+    change(state, compute, d_model=32)
+    panel = ScorecardPanel(state, compute)
+    settle(qtbot, panel, compute)
+    assert panel.data is not None and panel.table.rowCount() == 8
+    assert panel.cell_text("sinusoidal", "bounded").startswith("✓")
+    assert panel.cell_text("naive", "bounded").startswith("✗")
+    assert panel.cell_text("sine", "unique").startswith("✗")
+    assert panel.cell_text("sincos_pair", "unique").startswith("✗ 0 vs 44")
+    assert panel.cell_text("all_sine", "exact_tk").startswith("✗")
+    # longer sequence: the model's closest pair of the sin/cos pair moves to 0 vs 710
+    change(state, compute, qtbot, seq_len=800)
+    assert panel.data.params.seq_len == 800
+    closest = uniqueness("sincos_pair", np.arange(800.0), 32, top=1).closest_pair
+    assert panel.cell_text("sincos_pair", "unique").startswith(f"✗ 0 vs {closest[1]:.0f}")
+    # changing only the scheme re-highlights, without measuring again
+    measured = panel.data
+    change(state, compute, scheme="harmonic")
+    assert panel.data is measured
+    assert panel.table.item(5, 0).text().startswith("▶")
+    exported = panel.export_data()
+    assert exported["arrays"]["verdicts"].shape == (8, 5)
+    assert exported["meta"]["rows"][6] == "sinusoidal" and exported["arrays"]["verdicts"][6].all()
+
+
+def test_hidden_scorecard_measures_when_shown(qtbot, state, compute):
+    panel = ScorecardPanel(state, compute)
+    qtbot.addWidget(panel)
+    assert panel.data is None  # hidden: nothing measured
+    change(state, compute, d_model=16)
+    qtbot.wait(ScorecardPanelDebounce + 50)
+    assert compute.wait_idle() and panel.data is None
+    panel.show()
+    qtbot.waitExposed(panel)
+    assert compute.wait_idle()
+    assert panel.data.params == EncodingParams(d_model=16)
+
+
+def test_every_dock_has_help_with_a_formula():
+    for cls in (SpectrumPanel, AdditionPanel, ScorecardPanel, WalkthroughPanel):
+        assert len(cls.help_text) > 200
+        assert any(token in cls.help_text for token in ("=", "·"))
+        assert cls.panel_id and cls.title
