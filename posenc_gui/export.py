@@ -29,6 +29,7 @@ import math
 import os
 import re
 import stat
+import sys
 import tempfile
 from contextlib import contextmanager
 from dataclasses import asdict
@@ -202,7 +203,8 @@ def prepare_widget(widget: QWidget, size: QSize | None = None) -> None:
     """
     if size is not None and size.isValid() and not size.isEmpty():
         widget.resize(size)
-    elif widget.width() < 50 or widget.height() < 50:
+    elif (widget.width() < 50 or widget.height() < 50
+          or not (widget.isVisible() or widget.testAttribute(Qt.WidgetAttribute.WA_Resized))):
         widget.resize(DEFAULT_FIGURE_SIZE)
     layout = widget.layout()
     if layout is not None:
@@ -553,6 +555,34 @@ def svg_bytes(widget: QWidget, *, title: str = "", description: str = "") -> byt
 
 
 # -------------------------------------------------------------------- PDF
+#: Qt's PDF engine cannot write a gradient whose stops mix colour specs (the
+#: Fusion style's table headers) and says so for every one; it falls back
+#: to a plain fill, which is fine for a figure.
+_PDF_NOISE = ("QPdfEngine: unable to create a gradient between colors of different spec",)
+
+
+@contextmanager
+def _without_qt_messages(noise: tuple[str, ...]) -> Iterator[None]:
+    """Drop the Qt messages that start with ``noise``; pass every other one on."""
+    from PySide6.QtCore import qInstallMessageHandler
+
+    previous = None
+
+    def handler(mode, context, message):  # noqa: ANN001 - Qt callback
+        if message.startswith(noise):
+            return
+        if previous is not None:
+            previous(mode, context, message)
+        else:
+            print(message, file=sys.stderr)
+
+    previous = qInstallMessageHandler(handler)
+    try:
+        yield
+    finally:
+        qInstallMessageHandler(previous)
+
+
 def pdf_bytes(widget: QWidget, *, title: str = "", description: str = "") -> bytes:
     """The figure as a one-page vector PDF the size of the widget (1 px = 0.75 pt)."""
     size = widget.size()
@@ -574,7 +604,7 @@ def pdf_bytes(widget: QWidget, *, title: str = "", description: str = "") -> byt
     try:
         painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
         painter.setRenderHint(QPainter.RenderHint.LosslessImageRendering, True)
-        with _export_mode(widget):
+        with _export_mode(widget), _without_qt_messages(_PDF_NOISE):
             _render_widget(widget, painter)
     finally:
         painter.end()

@@ -16,6 +16,7 @@ from .model import EncodingParams
 from .state import AppState
 from .views import panel_classes
 from .views.base import Panel
+from .views.export_ui import install_export_actions
 
 SETTINGS_VERSION = 1
 #: Panels shown side by side at first launch; the others are tabbed behind them.
@@ -80,6 +81,7 @@ class MainWindow(QMainWindow):
             self._restore_layout()
         for warning in self._startup_warnings:
             self.statusBar().showMessage(warning, 15_000)
+        self.export_actions = install_export_actions(self)
 
     # ----------------------------------------------------------------- build
     def _build_menus(self) -> None:

@@ -1,0 +1,447 @@
+"""Export from the window: a button on every dock, File ▸ Export…, window PNG, clipboard.
+
+:func:`install_export_actions` adds everything to a :class:`MainWindow`.
+Dialogs go through :func:`ask_save_path` and :func:`show_error` so tests
+(and scripts) can replace them.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import (
+    QApplication,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QDoubleSpinBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QMenu,
+    QMessageBox,
+    QPushButton,
+    QRadioButton,
+    QSpinBox,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from ..export import (
+    DEFAULT_PNG_SCALE,
+    FORMAT_DESCRIPTIONS,
+    FORMATS,
+    IMAGE_FORMATS,
+    MAX_PNG_SIDE,
+    MAX_SCALE,
+    MIN_PNG_WIDTH,
+    MIN_SCALE,
+    ExportError,
+    copy_to_clipboard,
+    export_panel,
+    export_widget_png,
+    format_for_path,
+    suggested_name,
+)
+
+SETTINGS_FOLDER = "export/last_folder"
+SETTINGS_SCALE = "export/png_scale"
+SETTINGS_FORMAT = "export/last_format"
+
+
+# ------------------------------------------------------------- dialog hooks
+def ask_save_path(parent: QWidget, title: str, proposed: str, fmt: str | None) -> str | None:
+    """Ask where to save; ``None`` when cancelled. Tests replace this function."""
+    if fmt:
+        filters = f"{FORMAT_DESCRIPTIONS[fmt]} (*.{fmt});;All files (*)"
+    else:
+        filters = "PNG image (*.png);;All files (*)"
+    path, _ = QFileDialog.getSaveFileName(parent, title, proposed, filters)
+    return path or None
+
+
+def show_error(parent: QWidget, message: str) -> None:
+    """Tell the user why an export failed. Tests replace this function."""
+    QMessageBox.critical(parent, "Export failed", message)
+
+
+def _status(window: Any, message: str) -> None:
+    bar = getattr(window, "statusBar", None)
+    if callable(bar):
+        bar().showMessage(message, 10_000)
+
+
+# ----------------------------------------------------------------- settings
+def last_folder(window: Any) -> str:
+    """The folder of the last export (or the home folder)."""
+    folder = window.settings.value(SETTINGS_FOLDER)
+    if folder and os.path.isdir(str(folder)):
+        return str(folder)
+    return str(Path.home())
+
+
+def png_scale(window: Any) -> float:
+    try:
+        value = float(window.settings.value(SETTINGS_SCALE, DEFAULT_PNG_SCALE))
+    except (TypeError, ValueError):
+        return DEFAULT_PNG_SCALE
+    return value if MIN_SCALE <= value <= MAX_SCALE else DEFAULT_PNG_SCALE
+
+
+def proposed_path(window: Any, panel_id: str, fmt: str) -> str:
+    """Last folder + a descriptive name (scheme, sizes, panel)."""
+    return os.path.join(last_folder(window), suggested_name(window.state.params, panel_id, fmt))
+
+
+def _remember(window: Any, path: Path, fmt: str | None = None) -> None:
+    window.settings.setValue(SETTINGS_FOLDER, str(path.parent))
+    if fmt:
+        window.settings.setValue(SETTINGS_FORMAT, fmt)
+
+
+# ------------------------------------------------------------------ actions
+class _Busy:
+    def __enter__(self) -> None:
+        QApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
+
+    def __exit__(self, *exc: object) -> None:
+        QApplication.restoreOverrideCursor()
+
+
+def _ready(window: Any, panel_id: str, fmt: str) -> Any:
+    """The panel, shown (a figure in a hidden tab was never laid out) and up to date."""
+    panel = window.panels[panel_id]
+    if fmt in IMAGE_FORMATS and not panel.figure_widget().isVisible():
+        window.raise_panel(panel_id)
+        QApplication.processEvents()
+    window.state.flush()
+    window.compute.wait_idle()
+    QApplication.processEvents()
+    return panel
+
+
+def export_panel_to(window: Any, panel_id: str, path: str, *, width: int | None = None,
+                    scale: float | None = None) -> Path | None:
+    """Export ``panel_id`` to ``path`` (format from the extension); report errors in a dialog."""
+    try:
+        fmt = format_for_path(path)
+        panel = _ready(window, panel_id, fmt)
+        if fmt == "png" and width is None and scale is None:
+            scale = png_scale(window)
+        with _Busy():
+            written = export_panel(panel, path, fmt=fmt, width=width if fmt == "png" else None,
+                                   scale=scale if fmt == "png" else None)
+    except ExportError as error:
+        show_error(window, str(error))
+        return None
+    _remember(window, written, fmt)
+    _status(window, f"Exported {panel.title} to {written}")
+    return written
+
+
+def export_panel_interactive(window: Any, panel_id: str, fmt: str) -> Path | None:
+    """Ask for a file name (proposed: last folder + descriptive name) and export."""
+    title = window.panels[panel_id].title
+    path = ask_save_path(window, f"Export {title} as {fmt.upper()}", proposed_path(window, panel_id, fmt), fmt)
+    if not path:
+        return None
+    if not Path(path).suffix:
+        path += f".{fmt}"
+    return export_panel_to(window, panel_id, path)
+
+
+def export_window_png(window: Any, path: str | None = None, *, scale: float | None = None) -> Path | None:
+    """The whole window (every visible dock) as one PNG."""
+    if path is None:
+        name = suggested_name(window.state.params, "window", "png")
+        path = ask_save_path(window, "Export window as PNG", os.path.join(last_folder(window), name), "png")
+        if not path:
+            return None
+        if not Path(path).suffix:
+            path += ".png"
+    window.compute.wait_idle()
+    try:
+        with _Busy():
+            written = export_widget_png(window, path, scale=scale or png_scale(window),
+                                        description=f"posenc_gui window — {window.state.params.slug()}")
+    except ExportError as error:
+        show_error(window, str(error))
+        return None
+    _remember(window, written)
+    _status(window, f"Exported the window to {written}")
+    return written
+
+
+def copy_panel_figure(window: Any, panel_id: str | None = None) -> bool:
+    """Copy a panel's figure (the current one by default) to the clipboard."""
+    panel_id = panel_id or current_panel_id(window)
+    if panel_id is None:
+        return False
+    try:
+        panel = _ready(window, panel_id, "png")
+        copy_to_clipboard(panel.figure_widget())
+    except ExportError as error:
+        show_error(window, str(error))
+        return False
+    _status(window, f"Copied the {panel.title} figure to the clipboard")
+    return True
+
+
+def current_panel_id(window: Any) -> str | None:
+    """The panel the user last worked in, else the first visible one."""
+    current = getattr(window, "_export_current_panel", None)
+    if current in window.panels and window.docks[current].isVisible():
+        return current
+    for panel_id, dock in window.docks.items():
+        if dock.isVisible() and panel_id != "parameters":
+            return panel_id
+    return next(iter(window.panels), None)
+
+
+def _track_focus(window: Any) -> None:
+    def changed(_old: QWidget | None, new: QWidget | None) -> None:
+        widget = new
+        while widget is not None:
+            for panel_id, panel in window.panels.items():
+                if widget is panel:
+                    window._export_current_panel = panel_id
+                    return
+            widget = widget.parentWidget()
+
+    app = QApplication.instance()
+    if app is not None:
+        app.focusChanged.connect(changed)
+        # disconnect with the window, so a closed window is not kept alive
+        window.destroyed.connect(lambda *_: _safe_disconnect(app.focusChanged, changed))
+
+
+def _safe_disconnect(signal: Any, slot: Any) -> None:
+    try:
+        signal.disconnect(slot)
+    except (RuntimeError, TypeError):
+        pass
+
+
+# ------------------------------------------------------------ export dialog
+class ExportDialog(QDialog):
+    """File ▸ Export…: choose the panel, the format, the PNG size and the file."""
+
+    def __init__(self, window: Any, panel_id: str | None = None) -> None:
+        super().__init__(window)
+        self.window_ = window
+        self.setWindowTitle("Export figure or data")
+        self.panel_box = QComboBox(self)
+        for pid, panel in window.panels.items():
+            self.panel_box.addItem(panel.title, pid)
+        start = panel_id or current_panel_id(window)
+        if start is not None:
+            self.panel_box.setCurrentIndex(max(0, self.panel_box.findData(start)))
+        self.format_box = QComboBox(self)
+        for fmt in FORMATS:
+            self.format_box.addItem(f"{fmt.upper()} — {FORMAT_DESCRIPTIONS[fmt]}", fmt)
+        last = str(window.settings.value(SETTINGS_FORMAT, "png"))
+        self.format_box.setCurrentIndex(max(0, self.format_box.findData(last)))
+
+        self.scale_radio = QRadioButton("Scale", self)
+        self.scale_spin = QDoubleSpinBox(self)
+        self.scale_spin.setRange(MIN_SCALE, MAX_SCALE)
+        self.scale_spin.setSingleStep(0.5)
+        self.scale_spin.setValue(png_scale(window))
+        self.scale_spin.setSuffix(" ×")
+        self.width_radio = QRadioButton("Width", self)
+        self.width_spin = QSpinBox(self)
+        self.width_spin.setRange(MIN_PNG_WIDTH, MAX_PNG_SIDE)
+        self.width_spin.setSuffix(" px")
+        self.width_spin.setValue(1920)
+        self.scale_radio.setChecked(True)
+        self.size_label = QLabel(self)
+        png_row = QHBoxLayout()
+        for w in (self.scale_radio, self.scale_spin, self.width_radio, self.width_spin):
+            png_row.addWidget(w)
+        png_row.addStretch(1)
+        self.png_widget = QWidget(self)
+        png_column = QVBoxLayout(self.png_widget)
+        png_column.setContentsMargins(0, 0, 0, 0)
+        png_column.addLayout(png_row)
+        png_column.addWidget(self.size_label)
+
+        self.path_edit = QLineEdit(self)
+        self.path_edit.setMinimumWidth(420)
+        self.path_edit.textEdited.connect(self._path_edited)
+        browse = QPushButton("Browse…", self)
+        browse.clicked.connect(self._browse)
+        path_row = QHBoxLayout()
+        path_row.addWidget(self.path_edit, 1)
+        path_row.addWidget(browse)
+
+        form = QFormLayout()
+        form.addRow("Panel:", self.panel_box)
+        form.addRow("Format:", self.format_box)
+        form.addRow("PNG size:", self.png_widget)
+        form.addRow("File:", path_row)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel, self)
+        self.export_button = buttons.addButton("Export", QDialogButtonBox.ButtonRole.AcceptRole)
+        buttons.accepted.connect(self._export)
+        buttons.rejected.connect(self.reject)
+        layout = QVBoxLayout(self)
+        layout.addLayout(form)
+        layout.addWidget(buttons)
+
+        self._user_named = False
+        self.written: Path | None = None
+        for signal in (self.panel_box.currentIndexChanged, self.format_box.currentIndexChanged):
+            signal.connect(self._refresh)
+        for signal in (self.scale_spin.valueChanged, self.width_spin.valueChanged, self.scale_radio.toggled):
+            signal.connect(self._update_size)
+        self._refresh()
+
+    @property
+    def panel_id(self) -> str:
+        return self.panel_box.currentData()
+
+    @property
+    def fmt(self) -> str:
+        return self.format_box.currentData()
+
+    def _path_edited(self, _text: str) -> None:
+        self._user_named = True
+
+    def _refresh(self, *_args: object) -> None:
+        self.png_widget.setEnabled(self.fmt == "png")
+        text = self.path_edit.text()
+        if not self._user_named or not text:
+            self.path_edit.setText(proposed_path(self.window_, self.panel_id, self.fmt))
+        else:  # keep the user's name, switch the extension
+            self.path_edit.setText(str(Path(text).with_suffix(f".{self.fmt}")))
+        self._update_size()
+
+    def _update_size(self, *_args: object) -> None:
+        figure = self.window_.panels[self.panel_id].figure_widget()
+        w, h = max(1, figure.width()), max(1, figure.height())
+        if self.width_radio.isChecked():
+            out_w = self.width_spin.value()
+            out_h = round(h * out_w / w)
+        else:
+            out_w, out_h = round(w * self.scale_spin.value()), round(h * self.scale_spin.value())
+        self.size_label.setText(f"{out_w:,} × {out_h:,} pixels (figure on screen: {w} × {h})")
+
+    def _browse(self) -> None:
+        path = ask_save_path(self, "Export to", self.path_edit.text(), self.fmt)
+        if path:
+            self._user_named = True
+            self.path_edit.setText(path)
+
+    def png_options(self) -> dict[str, Any]:
+        if self.fmt != "png":
+            return {}
+        if self.width_radio.isChecked():
+            return {"width": self.width_spin.value()}
+        return {"scale": self.scale_spin.value()}
+
+    def _export(self) -> None:
+        path = self.path_edit.text().strip()
+        if not path:
+            show_error(self, "Choose a file to export to.")
+            return
+        if not Path(path).suffix:
+            path += f".{self.fmt}"
+        if self.fmt == "png" and self.scale_radio.isChecked():
+            self.window_.settings.setValue(SETTINGS_SCALE, self.scale_spin.value())
+        written = export_panel_to(self.window_, self.panel_id, path, **self.png_options())
+        if written is not None:  # on failure the dialog stays open with the error shown
+            self.written = written
+            self.accept()
+
+
+def open_export_dialog(window: Any, panel_id: str | None = None) -> ExportDialog:
+    dialog = ExportDialog(window, panel_id)
+    dialog.open()
+    return dialog
+
+
+# --------------------------------------------------------------- installing
+def _panel_menu(window: Any, panel_id: str, parent: QWidget) -> QMenu:
+    menu = QMenu(parent)
+    title = window.panels[panel_id].title
+    for fmt in FORMATS:
+        action = menu.addAction(f"Export {title} as {fmt.upper()}…")
+        action.setObjectName(f"export-{panel_id}-{fmt}")
+        action.triggered.connect(lambda _=False, f=fmt: export_panel_interactive(window, panel_id, f))
+        if fmt == IMAGE_FORMATS[-1]:
+            menu.addSeparator()
+    menu.addSeparator()
+    copy = menu.addAction("Copy figure to clipboard")
+    copy.setObjectName(f"copy-{panel_id}")
+    copy.triggered.connect(lambda: copy_panel_figure(window, panel_id))
+    more = menu.addAction("Export…")
+    more.triggered.connect(lambda: open_export_dialog(window, panel_id))
+    return menu
+
+
+def _add_dock_button(window: Any, panel_id: str) -> QToolButton:
+    panel = window.panels[panel_id]
+    button = QToolButton(panel)
+    button.setText("Export")
+    button.setObjectName(f"export-button-{panel_id}")
+    button.setToolTip("Export this figure (PNG, SVG, PDF) or its numbers (CSV, NPY, JSON), or copy it")
+    button.setAccessibleName(f"Export {panel.title}")
+    button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+    button.setMenu(_panel_menu(window, panel_id, button))
+    header = panel.header
+    # before the help button that finish_header() put at the end
+    header.insertWidget(max(0, header.count() - 1), button)
+    dock = window.docks[panel_id]
+    dock.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
+    for action in button.menu().actions():
+        dock.addAction(action)
+    return button
+
+
+def install_export_actions(window: Any) -> dict[str, QAction]:
+    """Add File ▸ Export…, Export window as PNG, Copy figure, and an Export button on every dock.
+
+    Returns
+    -------
+    dict
+        The File-menu actions by name (``export``, ``export_window``, ``copy``).
+    """
+    file_menu = window.file_menu
+    first = file_menu.actions()[0] if file_menu.actions() else None
+    export = QAction("&Export…", window)
+    export.setShortcut(QKeySequence("Ctrl+E"))
+    export.setStatusTip("Export a panel as PNG, SVG, PDF, CSV, NPY or JSON")
+    export.triggered.connect(lambda: open_export_dialog(window))
+    window_png = QAction("Export &window as PNG…", window)
+    window_png.triggered.connect(lambda: export_window_png(window))
+    copy = QAction("&Copy figure to clipboard", window)
+    copy.setShortcut(QKeySequence("Ctrl+Shift+C"))
+    copy.setStatusTip("Copy the current panel's figure as an image")
+    copy.triggered.connect(lambda: copy_panel_figure(window))
+    for action in (export, window_png, copy):
+        file_menu.insertAction(first, action)
+    if first is not None:
+        file_menu.insertSeparator(first)
+    window.export_buttons = {pid: _add_dock_button(window, pid) for pid in window.panels}
+    _track_focus(window)
+    return {"export": export, "export_window": window_png, "copy": copy}
+
+
+__all__ = [
+    "ExportDialog",
+    "ask_save_path",
+    "copy_panel_figure",
+    "current_panel_id",
+    "export_panel_interactive",
+    "export_panel_to",
+    "export_window_png",
+    "install_export_actions",
+    "open_export_dialog",
+    "show_error",
+]

@@ -1,0 +1,638 @@
+"""Export: every panel in every format, sharp images, exact data, and failures that never lose a file."""
+
+import base64
+import errno
+import json
+import os
+import re
+import xml.etree.ElementTree as ET
+
+import numpy as np
+import pyqtgraph as pg
+import pytest
+from PySide6.QtCore import QByteArray, QPointF, QRectF, Qt
+from PySide6.QtGui import QColor, QGuiApplication, QImage, QPainter
+from PySide6.QtSvg import QSvgRenderer
+
+from posenc_gui import export
+from posenc_gui.export import ExportError
+from posenc_gui.model import encode, limits, pairwise
+from posenc_gui.views import panel_classes
+from posenc_gui.views.matrixplot import MatrixPlot, new_layout_widget
+
+PANEL_IDS = [cls.panel_id for cls in panel_classes()]
+SVG = "{http://www.w3.org/2000/svg}"
+XLINK = "{http://www.w3.org/1999/xlink}"
+
+
+# ----------------------------------------------------------------- helpers
+def pixels(image: QImage) -> np.ndarray:
+    """(h, w, 4) uint8 array of an image (B, G, R, A on little-endian)."""
+    image = image.convertToFormat(QImage.Format.Format_ARGB32)
+    h, w, stride = image.height(), image.width(), image.bytesPerLine()
+    return np.frombuffer(image.constBits(), np.uint8, count=stride * h).reshape(h, stride)[:, : w * 4] \
+        .reshape(h, w, 4).copy()
+
+
+def decode_png(data: bytes) -> QImage:
+    image = QImage.fromData(QByteArray(data), "PNG")
+    assert not image.isNull(), "not a PNG"
+    return image
+
+
+def assert_not_blank(image: QImage) -> None:
+    values = pixels(image)[..., :3].astype(float)
+    assert values.std() > 5, "the image is (nearly) a single colour"
+
+
+def show(qtbot, widget, size=(640, 420)):
+    qtbot.addWidget(widget)
+    widget.resize(*size)
+    widget.setAttribute(Qt.WidgetAttribute.WA_DontShowOnScreen, True)
+    widget.show()
+    qtbot.wait(30)
+    return widget
+
+
+def settle(qtbot, panel, compute):
+    panel.state.flush()
+    assert compute.wait_idle()
+    qtbot.wait(80)  # resize-triggered re-sampling timers
+    assert compute.wait_idle()
+    qtbot.wait(10)
+
+
+def make_panel(qtbot, cls, state, compute, size=(960, 720)):
+    panel = cls(state, compute)
+    show(qtbot, panel, size)
+    settle(qtbot, panel, compute)
+    return panel
+
+
+@pytest.fixture
+def matrix_figure(qtbot):
+    """A stand-alone matrix plot (house style) with a known 6 × 4 matrix and a curve on top."""
+    canvas = new_layout_widget()
+    plot = MatrixPlot(canvas.ci, "dimension", "position")
+    values = np.array([[(-1) ** (i + j) * (0.2 + 0.8 * (i * 4 + j) / 23) for j in range(4)] for i in range(6)])
+    plot.set_matrix(values, QRectF(-0.5, -0.5, 4, 6))
+    plot.set_full_range((-0.5, 3.5), (-0.5, 5.5))
+    plot.plot.plot([0, 1, 2, 3], [0, 5, 1, 4], pen=pg.mkPen("#00aa00", width=2))
+    plot.plot.addItem(pg.InfiniteLine(pos=2.5, angle=0, pen=pg.mkPen("#ff00ff", width=1)))  # hairline at y = 2.5
+    show(qtbot, canvas)
+    return canvas, plot, values
+
+
+def cell_centre(canvas, plot, row, col):
+    """Widget coordinates of the centre of matrix cell (row, col)."""
+    scene = plot.view_box.mapViewToScene(QPointF(col, row))
+    return canvas.mapFromScene(scene)
+
+
+def svg_to_image(data: bytes, width: int, height: int) -> QImage:
+    renderer = QSvgRenderer(QByteArray(data))
+    assert renderer.isValid()
+    image = QImage(width, height, QImage.Format.Format_ARGB32)
+    image.fill(QColor("white"))
+    painter = QPainter(image)
+    renderer.render(painter)
+    painter.end()
+    return image
+
+
+# ------------------------------------------------------------------ names
+def test_format_comes_from_the_extension_and_unknown_ones_are_named():
+    assert export.format_for_path("a/b/fig.SVG") == "svg"
+    with pytest.raises(ExportError, match=r"\.png.*\.json"):
+        export.format_for_path("fig.jpeg")
+    with pytest.raises(ExportError, match="no extension"):
+        export.format_for_path("figure")
+
+
+def test_suggested_name_says_scheme_sizes_and_panel(state):
+    state.update(scheme="harmonic", seq_len=300, d_model=64)
+    name = export.suggested_name(state.params, "heatmap", "svg")
+    assert name == f"{state.params.slug()}_heatmap.svg"
+    assert "harmonic" in name and "n300" in name and "d64" in name
+
+
+# -------------------------------------------------------------------- PNG
+def test_png_has_the_requested_width_and_is_not_blank(matrix_figure):
+    canvas, _, _ = matrix_figure
+    image = decode_png(export.png_bytes(canvas, width=1000))
+    assert image.width() == 1000
+    assert image.height() == round(canvas.height() * 1000 / canvas.width())
+    assert_not_blank(image)
+
+
+def test_png_is_rendered_at_its_resolution_not_upscaled(matrix_figure):
+    canvas, plot, values = matrix_figure
+    scale = 4
+    big = pixels(export.render_image(canvas, scale=scale))
+    # a 1 px hairline stays thin (an upscaled 1x grab would make it >= 4 px wide)
+    x = cell_centre(canvas, plot, 0, 3).x() * scale
+    column = big[:, x, :3].astype(int)  # B, G, R
+    magenta = (column[:, 0] > 150) & (column[:, 2] > 150) & (column[:, 1] < 100)
+    assert 1 <= np.count_nonzero(magenta) <= 3, f"hairline is {np.count_nonzero(magenta)} px thick at {scale}x"
+    line_y = canvas.mapFromScene(plot.view_box.mapViewToScene(QPointF(3, 2.5))).y() * scale
+    assert abs(np.flatnonzero(magenta).mean() - line_y) <= scale
+    # and the cells have the colours of the data, top row = row 0
+    low, high = pixels(export.render_image(canvas, scale=1)), big
+    for row, col in [(0, 0), (5, 3), (2, 1)]:
+        point = cell_centre(canvas, plot, row, col)
+        a = low[point.y(), point.x(), :3].astype(int)
+        b = high[point.y() * scale, point.x() * scale, :3].astype(int)
+        assert np.abs(a - b).max() <= 2
+
+
+def test_png_rejects_absurd_sizes(matrix_figure):
+    canvas, _, _ = matrix_figure
+    for kwargs in ({"width": 0}, {"width": 10**6}, {"scale": 0.0}, {"scale": float("nan")}, {"width": 2.5}):
+        with pytest.raises(ExportError, match="width|scale"):
+            export.png_bytes(canvas, **kwargs)
+
+
+def test_a_widget_never_laid_out_still_exports_a_figure(qtbot):
+    canvas = new_layout_widget()
+    qtbot.addWidget(canvas)
+    plot = canvas.addPlot()
+    plot.plot([0, 1, 2, 3], [3, 1, 2, 0], pen=pg.mkPen("k", width=2))
+    export.prepare_widget(canvas)  # never shown: gets the default size
+    assert canvas.width() == export.DEFAULT_FIGURE_SIZE.width()
+    image = decode_png(export.png_bytes(canvas, width=480))
+    assert image.width() == 480
+    assert_not_blank(image)
+
+
+# -------------------------------------------------------------------- SVG
+def test_svg_keeps_text_and_lines_as_vectors(matrix_figure):
+    canvas, _, _ = matrix_figure
+    root = ET.fromstring(export.svg_bytes(canvas))
+    texts = "".join(t.text or "" for t in root.iter(f"{SVG}text"))
+    assert "dimension" in texts and "position" in texts
+    shapes = [e for tag in ("path", "polyline", "polygon") for e in root.iter(f"{SVG}{tag}")]
+    assert len(shapes) > 10
+    assert len(list(root.iter(f"{SVG}image"))) >= 1
+
+
+def test_svg_heatmap_is_embedded_at_data_resolution_with_sharp_cells(matrix_figure):
+    canvas, plot, values = matrix_figure
+    root = ET.fromstring(export.svg_bytes(canvas))
+    rows, cols = values.shape
+    found = None
+    for image in root.iter(f"{SVG}image"):
+        if float(image.get("width")) == cols and float(image.get("height")) == rows:
+            found = image
+    assert found is not None, "no image with the matrix's size"
+    assert "pixelated" in found.get("style", "")
+    payload = found.get(f"{XLINK}href").split("base64,")[1]
+    embedded = pixels(decode_png(base64.b64decode(payload)))
+    ky, kx = embedded.shape[0] // rows, embedded.shape[1] // cols
+    assert embedded.shape[:2] == (rows * ky, cols * kx)  # whole-pixel replication only
+    cells = embedded[::ky, ::kx]
+    blocks = embedded.reshape(rows, ky, cols, kx, 4)
+    assert (blocks == cells[:, None, :, None, :]).all(), "cells are not uniform blocks"
+    # the colours are the displayed heatmap's, cell by cell
+    shown = pixels(plot.image.qimage)
+    np.testing.assert_array_equal(cells[..., :3], shown[..., :3])
+
+
+def test_svg_rendered_back_matches_the_png(matrix_figure):
+    canvas, plot, values = matrix_figure
+    w, h = canvas.width(), canvas.height()
+    from_svg = pixels(svg_to_image(export.svg_bytes(canvas), w, h))
+    from_png = pixels(export.render_image(canvas, scale=1))
+    for row in range(values.shape[0]):
+        for col in range(values.shape[1]):
+            point = cell_centre(canvas, plot, row, col)
+            a = from_svg[point.y(), point.x(), :3].astype(int)
+            b = from_png[point.y(), point.x(), :3].astype(int)
+            assert np.abs(a - b).max() <= 3, (row, col, a, b)
+
+
+def test_svg_clips_the_zoomed_heatmap_to_the_plot_area(matrix_figure):
+    canvas, plot, _ = matrix_figure
+    plot.view_box.setLimits(xMin=None, xMax=None, yMin=None, yMax=None, minXRange=None, minYRange=None)
+    plot.view_box.setRange(xRange=(1, 2), yRange=(1, 3), padding=0)
+    export.process_events()
+    root = ET.fromstring(export.svg_bytes(canvas))
+    clips = {c.get("id"): c for c in root.iter(f"{SVG}clipPath")}
+    parents = {child: parent for parent in root.iter() for child in parent}
+    image = next(i for i in root.iter(f"{SVG}image") if float(i.get("width")) == 4)
+    node, clip_id = image, None
+    while node in parents and clip_id is None:
+        node = parents[node]
+        match = re.match(r"url\(#(.+)\)", node.get("clip-path", ""))
+        clip_id = match.group(1) if match else None
+    assert clip_id in clips, "the heatmap image is not clipped"
+    rect = clips[clip_id].find(f"{SVG}rect")
+    vb = plot.view_box
+    area = canvas.mapFromScene(vb.mapRectToScene(vb.boundingRect())).boundingRect()
+    assert abs(float(rect.get("x")) - area.x()) <= 1 and abs(float(rect.get("width")) - area.width()) <= 1
+
+
+def test_svg_strokes_do_not_depend_on_non_scaling_stroke_support(matrix_figure):
+    """Shapes with cosmetic pens carry no scaling transform, so every viewer draws their width right."""
+    canvas, _, _ = matrix_figure
+    root = ET.fromstring(export.svg_bytes(canvas))
+    parents = {child: parent for parent in root.iter() for child in parent}
+    checked = 0
+    for element in root.iter():
+        if element.get("vector-effect") != "non-scaling-stroke":
+            continue
+        node = element
+        while node in parents:
+            node = parents[node]
+            match = re.search(r"matrix\(([^)]*)\)", node.get("transform", ""))
+            if match:
+                a, b, c, d = (float(v) for v in match.group(1).split(",")[:4])
+                assert (a, b, c, d) == (1, 0, 0, 1), f"{element.tag} is drawn under a scaling transform"
+        checked += 1
+    assert checked > 5
+
+
+def test_svg_of_a_plain_widget_with_no_plot(qtbot, state, compute):
+    from posenc_gui.views.parameters import ParametersPanel
+
+    panel = make_panel(qtbot, ParametersPanel, state, compute, size=(420, 320))
+    root = ET.fromstring(export.svg_bytes(panel))
+    assert any("Scheme" in (t.text or "") for t in root.iter(f"{SVG}text"))
+
+
+# -------------------------------------------------------------------- PDF
+def test_pdf_is_a_vector_document_with_lossless_images(matrix_figure):
+    canvas, _, _ = matrix_figure
+    data = export.pdf_bytes(canvas, title="test figure")
+    assert data.startswith(b"%PDF") and data.rstrip().endswith(b"%%EOF")
+    assert b"/DCTDecode" not in data, "an image was stored as JPEG (blends heatmap cells)"
+    assert b"/Image" in data
+
+
+# ------------------------------------------------------------------- data
+def test_csv_round_trips_exactly():
+    values = np.array([[0.1, -2.5e-300, 1e300], [np.pi, -0.0, 123456789.123456789]])
+    text = export.csv_bytes({"arrays": {"m": values, "other": np.zeros(3)},
+                             "meta": {"rows": "position", "columns": ["a", "b", "c"]}}, name="t")
+    path_values = np.loadtxt(text.decode().splitlines(), delimiter=",")
+    np.testing.assert_array_equal(path_values, values)
+    assert text.decode().startswith("# posenc_gui")
+    vector = export.csv_bytes({"arrays": {"v": np.array([1.5, np.nan, 3.0])}}, name="t")
+    np.testing.assert_array_equal(np.loadtxt(vector.decode().splitlines(), delimiter=","),
+                                  np.array([1.5, np.nan, 3.0]))
+
+
+def test_csv_refuses_three_dimensional_arrays():
+    with pytest.raises(ExportError, match="2"):
+        export.csv_bytes({"arrays": {"cube": np.zeros((2, 2, 2))}}, name="t")
+
+
+def test_npy_is_the_main_array_bit_for_bit():
+    import io
+
+    values = np.random.default_rng(1).standard_normal((7, 5))
+    data = export.npy_bytes({"arrays": {"main": values, "second": np.ones(2)}}, name="t")
+    loaded = np.load(io.BytesIO(data), allow_pickle=False)
+    assert loaded.dtype == values.dtype
+    np.testing.assert_array_equal(loaded, values)
+
+
+def test_json_holds_every_array_and_nan_as_null():
+    data = export.json_bytes({"arrays": {"a": np.array([[1.0, np.nan]]), "b": np.arange(3)},
+                              "meta": {"metric": "cosine", "params": {"scheme": "sine"}}},
+                             name="t", panel_id="x")
+    doc = json.loads(data)
+    assert doc["arrays"]["a"]["data"] == [[1.0, None]] and doc["arrays"]["b"]["data"] == [0, 1, 2]
+    assert doc["meta"]["metric"] == "cosine" and doc["params"] == {"scheme": "sine"} and doc["panel"] == "x"
+
+
+def test_json_of_the_permutation_demo_is_its_dict():
+    record = {"sentence_a": "dog bites man", "difference": 0.25, "nested": {"x": [1, 2]}}
+    doc = json.loads(export.json_bytes({"arrays": {"z": np.eye(2)}, "meta": {"permutation": record}}, name="t"))
+    assert doc == record
+
+
+def test_text_formats_refuse_huge_data(monkeypatch, tmp_path):
+    monkeypatch.setattr(export, "MAX_TEXT_VALUES", 10)
+    for writer in (export.csv_bytes, export.json_bytes):
+        with pytest.raises(ExportError, match="npy"):
+            writer({"arrays": {"m": np.zeros((4, 4))}}, name="big")
+
+
+# ------------------------------------------------------- atomic writing
+def test_atomic_write_replaces_and_keeps_the_file_mode(tmp_path):
+    target = tmp_path / "out.csv"
+    target.write_bytes(b"old")
+    os.chmod(target, 0o640)
+    export.atomic_write(target, b"new contents")
+    assert target.read_bytes() == b"new contents"
+    assert oct(os.stat(target).st_mode & 0o777) == oct(0o640)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.csv"]  # no temp file left
+
+
+def test_full_disk_leaves_the_old_file_intact(monkeypatch, tmp_path):
+    target = tmp_path / "figure.png"
+    target.write_bytes(b"precious old figure")
+
+    def full(stream, data):
+        stream.write(data[:10])
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(export, "_write_all", full)
+    with pytest.raises(ExportError, match="disk is full") as info:
+        export.atomic_write(target, b"x" * 1000)
+    assert "\n" not in str(info.value)
+    assert target.read_bytes() == b"precious old figure"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["figure.png"]
+
+
+def test_unwritable_folder_gives_a_clear_message(monkeypatch, tmp_path):
+    target = tmp_path / "figure.svg"
+    target.write_bytes(b"old")
+
+    def denied(*args, **kwargs):
+        raise PermissionError(errno.EACCES, "Permission denied")
+
+    monkeypatch.setattr(export.tempfile, "mkstemp", denied)
+    with pytest.raises(ExportError, match="permission denied"):
+        export.atomic_write(target, b"new")
+    assert target.read_bytes() == b"old"
+    with pytest.raises(ExportError, match="does not exist"):
+        export.atomic_write(tmp_path / "missing" / "f.png", b"new")
+    with pytest.raises(ExportError, match="is a folder"):
+        export.atomic_write(tmp_path, b"new")
+
+
+def test_failed_rename_removes_the_temp_file(monkeypatch, tmp_path):
+    target = tmp_path / "data.npy"
+    target.write_bytes(b"old")
+
+    def cross_device(src, dst):
+        raise OSError(errno.EXDEV, "Invalid cross-device link")
+
+    monkeypatch.setattr(export.os, "replace", cross_device)
+    with pytest.raises(ExportError, match="unchanged"):
+        export.atomic_write(target, b"new")
+    assert target.read_bytes() == b"old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data.npy"]
+
+
+# ----------------------------------------------------- every panel × format
+def check_image(fmt: str, data: bytes, width: int) -> None:
+    if fmt == "png":
+        image = decode_png(data)
+        assert image.width() == width
+        assert_not_blank(image)
+    elif fmt == "svg":
+        root = ET.fromstring(data)
+        drawn = [e for tag in ("path", "polyline", "polygon", "text", "image", "rect") for e in root.iter(f"{SVG}{tag}")]
+        assert len(drawn) > 5
+        assert any(True for _ in root.iter(f"{SVG}text")), "no text in the SVG"
+    else:
+        assert data.startswith(b"%PDF") and data.rstrip().endswith(b"%%EOF")
+        assert b"/DCTDecode" not in data
+
+
+def check_data(fmt: str, path, expected: dict) -> None:
+    arrays = expected.get("arrays") or {}
+    if not arrays:
+        assert fmt == "json"
+        json.loads(path.read_text())
+        return
+    main = np.asarray(next(iter(arrays.values())))
+    if fmt == "npy":
+        loaded = np.load(path, allow_pickle=False)
+        assert loaded.dtype == main.dtype and loaded.shape == main.shape
+        np.testing.assert_array_equal(loaded, main)
+    elif fmt == "csv":
+        loaded = np.loadtxt(path, delimiter=",", ndmin=2)
+        np.testing.assert_array_equal(loaded, main.reshape(main.shape[0], -1) if main.ndim else main.reshape(1, 1))
+    else:
+        doc = json.loads(path.read_text())
+        assert isinstance(doc, dict) and doc
+
+
+@pytest.mark.parametrize("panel_id", PANEL_IDS)
+def test_every_panel_exports_every_format(qtbot, state, compute, tmp_path, panel_id):
+    cls = next(c for c in panel_classes() if c.panel_id == panel_id)
+    assert cls.export_data is not export_data_of_base(), f"{panel_id} has no export_data"
+    panel = make_panel(qtbot, cls, state, compute)
+    expected = panel.export_data()
+    for fmt in export.FORMATS:
+        path = tmp_path / f"{panel_id}.{fmt}"
+        if fmt in ("csv", "npy") and not expected.get("arrays"):
+            with pytest.raises(ExportError, match="json"):
+                export.export_panel(panel, path)
+            assert not path.exists()
+            continue
+        written = export.export_panel(panel, path, width=700 if fmt == "png" else None)
+        assert written == path and path.stat().st_size > 0, (panel_id, fmt)
+        if fmt in export.IMAGE_FORMATS:
+            check_image(fmt, path.read_bytes(), 700)
+        else:
+            check_data(fmt, path, expected)
+    assert sorted(p.suffix for p in tmp_path.iterdir()) == sorted(
+        f".{f}" for f in export.FORMATS if expected.get("arrays") or f not in ("csv", "npy"))
+
+
+def export_data_of_base():
+    from posenc_gui.views.base import Panel
+
+    return Panel.export_data
+
+
+def test_heatmap_npy_is_the_full_encoding_even_when_the_view_is_sampled(qtbot, state, compute, tmp_path):
+    from posenc_gui.views.heatmap import HeatmapPanel
+
+    state.update(scheme="harmonic", seq_len=3000, d_model=1024)
+    panel = make_panel(qtbot, HeatmapPanel, state, compute, size=(700, 500))
+    shown = panel.data
+    assert shown.positions.count < 3000 or shown.dims.count < 1024, "the view is not sampled; test is moot"
+    export.export_panel(panel, tmp_path / "pe.npy")
+    full = encode("harmonic", np.arange(3000.0), 1024, **state.params.scheme_kwargs())
+    loaded = np.load(tmp_path / "pe.npy")
+    assert loaded.shape == (3000, 1024)
+    np.testing.assert_array_equal(loaded, full)
+
+
+def test_heatmap_past_the_limit_refuses_npy_and_keeps_the_old_file(qtbot, state, compute, tmp_path):
+    from posenc_gui.views.heatmap import HeatmapPanel
+
+    state.update(seq_len=limits.MAX_SEQ_LEN, d_model=64)
+    assert limits.MAX_SEQ_LEN * 64 > limits.MAX_ENCODE_ELEMENTS
+    panel = make_panel(qtbot, HeatmapPanel, state, compute, size=(700, 500))
+    target = tmp_path / "pe.npy"
+    target.write_bytes(b"old")
+    with pytest.raises(ExportError, match="limit"):
+        export.export_panel(panel, target)
+    assert target.read_bytes() == b"old"
+    written = export.export_panel(panel, tmp_path / "pe.json")  # JSON says which samples it holds
+    doc = json.loads(written.read_text())
+    assert doc["meta"]["sampled"] is True and "positions" in doc["arrays"]
+
+
+def test_similarity_export_matches_the_model(qtbot, state, compute, tmp_path):
+    from posenc_gui.views.similarity import SimilarityPanel
+
+    state.update(seq_len=40, d_model=16)
+    panel = make_panel(qtbot, SimilarityPanel, state, compute)
+    panel.set_options(metric="cosine", reference=7)
+    settle(qtbot, panel, compute)
+    export.export_panel(panel, tmp_path / "s.npy")
+    pe = encode("sinusoidal", np.arange(40.0), 16, base=10000.0, layout="interleaved")
+    np.testing.assert_array_equal(np.load(tmp_path / "s.npy"), pairwise(pe, pe, "cosine"))
+
+
+def test_panel_refusal_is_an_export_error_and_keeps_the_old_file(qtbot, state, compute, tmp_path):
+    from posenc_gui.views.similarity import SimilarityPanel
+
+    state.update(seq_len=5000, d_model=8)
+    assert 5000 * 5000 > limits.MAX_SIMILARITY_ELEMENTS
+    panel = make_panel(qtbot, SimilarityPanel, state, compute, size=(700, 500))
+    target = tmp_path / "sim.csv"
+    target.write_text("old,data\n")
+    with pytest.raises(ExportError, match="Similarity") as info:
+        export.export_panel(panel, target)
+    assert "\n" not in str(info.value)
+    assert target.read_text() == "old,data\n"
+
+
+def test_unknown_extension_and_bad_width_keep_the_old_file(qtbot, state, compute, tmp_path):
+    from posenc_gui.views.heatmap import HeatmapPanel
+
+    panel = make_panel(qtbot, HeatmapPanel, state, compute, size=(600, 400))
+    old = tmp_path / "fig.tiff"
+    old.write_bytes(b"old")
+    with pytest.raises(ExportError, match="Unknown export format"):
+        export.export_panel(panel, old)
+    assert old.read_bytes() == b"old"
+    png = tmp_path / "fig.png"
+    png.write_bytes(b"old png")
+    with pytest.raises(ExportError, match="width"):
+        export.export_panel(panel, png, width=3)
+    assert png.read_bytes() == b"old png"
+
+
+# ------------------------------------------------------------ the window
+@pytest.fixture
+def window(qtbot, settings_path, monkeypatch):
+    from posenc_gui.mainwindow import MainWindow
+    from posenc_gui.views import export_ui
+
+    errors = []
+    monkeypatch.setattr(export_ui, "show_error", lambda parent, message: errors.append(message))
+    win = MainWindow(restore=False)
+    qtbot.addWidget(win)
+    win.show()
+    qtbot.waitExposed(win)
+    assert win.compute.wait_idle()
+    win.errors = errors
+    return win
+
+
+def test_window_has_export_actions_and_a_button_on_every_dock(window):
+    texts = [a.text().replace("&", "") for a in window.file_menu.actions()]
+    assert "Export…" in texts and "Export window as PNG…" in texts and "Copy figure to clipboard" in texts
+    assert set(window.export_buttons) == set(window.panels)
+    for panel_id, button in window.export_buttons.items():
+        names = {a.objectName() for a in button.menu().actions()}
+        assert {f"export-{panel_id}-{fmt}" for fmt in export.FORMATS} <= names
+        assert f"copy-{panel_id}" in names
+        assert button.parent() is window.panels[panel_id]
+
+
+def test_dock_export_proposes_a_descriptive_name_in_the_last_folder(window, tmp_path, monkeypatch):
+    from posenc_gui.views import export_ui
+
+    asked = []
+    folder = tmp_path / "figures"
+    folder.mkdir()
+
+    def answer(parent, title, proposed, fmt):
+        asked.append(proposed)
+        return str(folder / f"answer{len(asked)}.{fmt}")
+
+    monkeypatch.setattr(export_ui, "ask_save_path", answer)
+    window.state.update(scheme="harmonic", seq_len=96, d_model=32)
+    window.state.flush()
+    action = next(a for a in window.export_buttons["heatmap"].menu().actions()
+                  if a.objectName() == "export-heatmap-png")
+    action.trigger()
+    assert (folder / "answer1.png").exists()
+    assert_not_blank(decode_png((folder / "answer1.png").read_bytes()))
+    export_ui.export_panel_interactive(window, "waveforms", "csv")
+    assert asked[1] == str(folder / "harmonic_n96_d32_waveforms.csv")  # remembered folder + descriptive name
+    data = np.loadtxt(folder / "answer2.csv", delimiter=",")
+    np.testing.assert_array_equal(data, window.panels["waveforms"].export_data()["arrays"]["waveforms"])
+    assert window.errors == []
+
+
+def test_window_export_error_is_shown_and_the_old_file_kept(window, tmp_path, monkeypatch):
+    from posenc_gui.views import export_ui
+
+    target = tmp_path / "fig.svg"
+    target.write_bytes(b"old svg")
+    monkeypatch.setattr(export, "_write_all", lambda stream, data: (_ for _ in ()).throw(
+        OSError(errno.ENOSPC, "No space left on device")))
+    assert export_ui.export_panel_to(window, "heatmap", str(target)) is None
+    assert len(window.errors) == 1 and "disk is full" in window.errors[0]
+    assert target.read_bytes() == b"old svg"
+
+
+def test_export_dialog_writes_the_chosen_panel_format_and_width(window, tmp_path, qtbot):
+    from posenc_gui.views.export_ui import ExportDialog
+
+    dialog = ExportDialog(window, "similarity")
+    qtbot.addWidget(dialog)
+    assert dialog.path_edit.text().endswith(f"{window.state.params.slug()}_similarity.png")
+    dialog.format_box.setCurrentIndex(dialog.format_box.findData("svg"))
+    assert dialog.path_edit.text().endswith("_similarity.svg")
+    dialog.format_box.setCurrentIndex(dialog.format_box.findData("png"))
+    dialog.width_radio.setChecked(True)
+    dialog.width_spin.setValue(900)
+    assert dialog.size_label.text().startswith("900 ×")
+    dialog.path_edit.setText(str(tmp_path / "dialog.png"))
+    dialog.export_button.click()
+    image = decode_png((tmp_path / "dialog.png").read_bytes())
+    assert image.width() == 900
+    assert dialog.result() == dialog.DialogCode.Accepted
+    assert window.settings.value("export/last_folder") == str(tmp_path)
+
+
+def test_export_dialog_stays_open_on_failure(window, tmp_path, qtbot):
+    from posenc_gui.views.export_ui import ExportDialog
+
+    dialog = ExportDialog(window, "heatmap")
+    qtbot.addWidget(dialog)
+    dialog.path_edit.setText(str(tmp_path / "no" / "such" / "folder" / "x.png"))
+    dialog.export_button.click()
+    assert dialog.written is None and dialog.result() != dialog.DialogCode.Accepted
+    assert window.errors and "does not exist" in window.errors[-1]
+
+
+def test_whole_window_png_and_clipboard(window, tmp_path):
+    from posenc_gui.views import export_ui
+
+    written = export_ui.export_window_png(window, str(tmp_path / "window.png"), scale=1.5)
+    image = decode_png(written.read_bytes())
+    assert image.width() == round(window.width() * 1.5)
+    assert_not_blank(image)
+    assert export_ui.copy_panel_figure(window, "similarity")
+    copied = QGuiApplication.clipboard().image()
+    assert not copied.isNull() and copied.width() >= window.panels["similarity"].figure_widget().width()
+
+
+def test_a_panel_in_a_hidden_tab_is_raised_and_exported(window, tmp_path):
+    from posenc_gui.views import export_ui
+
+    hidden = [pid for pid, dock in window.docks.items() if not dock.isVisible() or
+              not window.panels[pid].figure_widget().isVisible()]
+    if not hidden:  # every dock visible: tab one behind another to make the case
+        window.tabifyDockWidget(window.docks["heatmap"], window.docks["similarity"])
+        window.docks["heatmap"].raise_()
+        export.process_events()
+        hidden = ["similarity"]
+    panel_id = hidden[0]
+    written = export_ui.export_panel_to(window, panel_id, str(tmp_path / "hidden.png"))
+    assert written is not None, window.errors
+    assert_not_blank(decode_png(written.read_bytes()))
+    assert window.panels[panel_id].figure_widget().isVisible()
