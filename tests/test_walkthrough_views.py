@@ -287,3 +287,16 @@ def test_every_dock_has_help_with_a_formula():
         assert len(cls.help_text) > 200
         assert any(token in cls.help_text for token in ("=", "·"))
         assert cls.panel_id and cls.title
+
+
+def test_hidden_addition_panel_catches_up_when_shown(qtbot, state, compute):
+    panel = AdditionPanel(state, compute)
+    qtbot.addWidget(panel)
+    change(state, compute, d_model=32, scheme="harmonic")
+    assert panel.data is None  # hidden: no work
+    exported = panel.export_data()  # export still works, computed on demand
+    assert exported["meta"]["cost"]["params_add"] == 32 * 32
+    panel.show()
+    qtbot.waitExposed(panel)
+    assert compute.wait_idle()
+    assert panel.data.params == EncodingParams("harmonic", d_model=32)

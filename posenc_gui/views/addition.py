@@ -173,10 +173,22 @@ class AdditionPanel(Panel):
                              f"got {scale!r}")
         self.scale_box.setValue(scale)
 
+    def is_stale(self) -> bool:
+        """True when the plots do not show the current parameters and σ."""
+        data = self.data
+        return data is None or data.params != self.state.params or data.scale != self.scale_box.value()
+
     def request_update(self) -> None:
-        """Recompute in a worker; the newest request wins."""
+        """Recompute in a worker (only while visible; a hidden dock catches up when shown)."""
+        if not self.isVisible():
+            return
         params, scale, cached = self.state.params, self.scale_box.value(), self.data
         self.compute.submit(self, lambda: compute_addition(params, scale, cached), self._show, self._failed)
+
+    def showEvent(self, event) -> None:  # noqa: N802 (Qt override)
+        super().showEvent(event)
+        if self.is_stale():
+            self.request_update()
 
     def _failed(self, error: Exception) -> None:
         self.show_message(str(error), "error")
@@ -258,9 +270,9 @@ class AdditionPanel(Panel):
 
     def export_data(self) -> dict[str, Any]:
         """The sweep (σ, cosines, term RMS), the orthogonality table and the costs."""
-        if self.data is None:
-            raise ValueError("addition: nothing computed yet")
         data = self.data
+        if data is None or self.is_stale():  # export of a hidden dock: compute now
+            data = compute_addition(self.state.params, self.scale_box.value(), self.data)
         sweep, ortho, cost = data.sweep, data.ortho, data.cost
         table = np.column_stack([sweep.scales, sweep.cosine_mean, sweep.cosine_min, sweep.term_rms])
         ortho_table = np.column_stack([ortho.dims, ortho.pe_mean, ortho.pe_q95, ortho.pe_max, ortho.random_mean,
