@@ -94,7 +94,7 @@ class AdditionPanel(Panel):
         self.scale_box.setSingleStep(0.1)
         self.scale_box.setValue(1.0)
         self.scale_box.setToolTip("Standard deviation of each embedding entry, e ~ N(0, σ²·I)")
-        self.scale_box.valueChanged.connect(lambda _: self.request_update())
+        self.scale_box.valueChanged.connect(self.schedule_update)
         self.header.addWidget(self.scale_box)
         self.finish_header()
         self.summary_label = QLabel(self)
@@ -148,8 +148,8 @@ class AdditionPanel(Panel):
         self.ortho_plot.addItem(self.d_line)
         self.body.addWidget(self.canvas, 1)
         self.data: AdditionData | None = None
-        state.paramsChanged.connect(lambda _: self.request_update())
-        self.request_update()
+        state.paramsChanged.connect(self.schedule_update)
+        self.schedule_update()
 
     def _plot(self, row: int, col: int, x_label: str, y_label: str, log: tuple[bool, bool] = (False, False)):
         plot: pg.PlotItem = self.canvas.addPlot(row=row, col=col)
@@ -179,16 +179,9 @@ class AdditionPanel(Panel):
         return data is None or data.params != self.state.params or data.scale != self.scale_box.value()
 
     def request_update(self) -> None:
-        """Recompute in a worker (only while visible; a hidden dock catches up when shown)."""
-        if not self.isVisible():
-            return
+        """Recompute in a worker; the newest request wins (see ``schedule_update``)."""
         params, scale, cached = self.state.params, self.scale_box.value(), self.data
         self.compute.submit(self, lambda: compute_addition(params, scale, cached), self._show, self._failed)
-
-    def showEvent(self, event) -> None:  # noqa: N802 (Qt override)
-        super().showEvent(event)
-        if self.is_stale():
-            self.request_update()
 
     def _failed(self, error: Exception) -> None:
         self.show_message(str(error), "error")

@@ -128,9 +128,9 @@ class ScorecardPanel(Panel):
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(DEBOUNCE_MS)
-        self._timer.timeout.connect(self.request_update)
+        self._timer.timeout.connect(self.schedule_update)
         state.paramsChanged.connect(self._on_params)
-        self.request_update()
+        self.schedule_update()
 
     # ------------------------------------------------------------------ data
     def _on_params(self, params: EncodingParams) -> None:
@@ -144,20 +144,14 @@ class ScorecardPanel(Panel):
         return self.data is None or _measure_key(self.data.params) != _measure_key(self.state.params)
 
     def request_update(self) -> None:
-        """Measure in a worker (only while visible; a hidden dock measures when shown)."""
+        """Measure in a worker (via ``schedule_update``: a hidden dock measures when shown)."""
         params = self.state.params
         key = _measure_key(params)
-        if not self.isVisible() or key == self._requested or not self.is_stale():
+        if key == self._requested or not self.is_stale():
             return
         self._requested = key
         self.status_label.setText(f"Measuring 8 schemes at N = {params.seq_len:,}, d = {params.d_model:,} …")
         self.compute.submit(self, lambda: scorecard(params), self._show, self._failed)
-
-    def showEvent(self, event) -> None:  # noqa: N802 (Qt override)
-        super().showEvent(event)
-        if self.is_stale():
-            self._requested = None
-            self.request_update()
 
     def _failed(self, error: Exception) -> None:
         self._requested = None

@@ -122,8 +122,8 @@ class SpectrumPanel(Panel):
         self.phase_plot.addItem(self.wrap_line)
         self.body.addWidget(self.canvas, 1)
         self.data: Spectrum | None = None
-        state.paramsChanged.connect(lambda _: self.request_update())
-        self.request_update()
+        state.paramsChanged.connect(self.schedule_update)
+        self.schedule_update()
 
     def request_update(self) -> None:
         """Recompute in a worker; the newest request wins."""

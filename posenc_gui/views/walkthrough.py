@@ -208,7 +208,7 @@ class WalkthroughPanel(Panel):
         self.body.addLayout(buttons)
         self.score: SchemeScore | None = None
         self.raised: list[str] = []  # panel ids brought forward, newest last (for tests and scripts)
-        state.paramsChanged.connect(lambda _: self.request_update())
+        state.paramsChanged.connect(self.schedule_update)
         self._render()
 
     # ------------------------------------------------------------ navigation
@@ -242,7 +242,7 @@ class WalkthroughPanel(Panel):
             self._run_actions(step)
             self._raise(step.panel_id)
         self._render()
-        self.request_update()
+        self.schedule_update()
 
     def _window_panels(self) -> dict:
         return getattr(self.window(), "panels", None) or {}
