@@ -252,9 +252,35 @@ def _fit_figure(panel: Any, size: tuple[int, int]) -> None:
         _wait(0.02)
 
 
+def _dispose(panel: Any, compute: Any) -> None:
+    """Delete the panel and its scenes now, while Qt is fully alive.
+
+    Left to interpreter shutdown, pyqtgraph items of a panel that rebuilt
+    its plots can be destroyed after their scene and crash the process
+    after the file was written.
+    """
+    from PySide6.QtCore import QCoreApplication, QEvent
+
+    compute.shutdown()
+    panel.hide()
+    panel.deleteLater()
+    QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+    QCoreApplication.processEvents()
+
+
 def run(args: argparse.Namespace, classes: Sequence[type], parser: argparse.ArgumentParser) -> int:
     from .__main__ import params_from_args
-    from .export import DEFAULT_FIGURE_SIZE, IMAGE_FORMATS, check_target, export_panel, format_for_path
+    from .export import (
+        DEFAULT_FIGURE_SIZE,
+        IMAGE_FORMATS,
+        MAX_PNG_SIDE,
+        MAX_SCALE,
+        MIN_PNG_WIDTH,
+        MIN_SCALE,
+        check_target,
+        export_panel,
+        format_for_path,
+    )
 
     by_id = {cls.panel_id: cls for cls in classes}
     if args.list:
@@ -278,6 +304,10 @@ def run(args: argparse.Namespace, classes: Sequence[type], parser: argparse.Argu
         raise UsageError("give either --width or --scale, not both")
     if (args.width is not None or args.scale is not None) and fmt != "png":
         raise UsageError(f"--width and --scale apply to .png output, not .{fmt}")
+    if args.width is not None and not MIN_PNG_WIDTH <= args.width <= MAX_PNG_SIDE:
+        raise UsageError(f"--width must be in {MIN_PNG_WIDTH}…{MAX_PNG_SIDE} pixels, got {args.width}")
+    if args.scale is not None and not MIN_SCALE <= args.scale <= MAX_SCALE:
+        raise UsageError(f"--scale must be in {MIN_SCALE:g}…{MAX_SCALE:g}, got {args.scale:g}")
     if args.size is not None and fmt not in IMAGE_FORMATS:
         raise UsageError(f"--size applies to figure output (.png .svg .pdf), not .{fmt}")
     try:
@@ -334,9 +364,7 @@ def run(args: argparse.Namespace, classes: Sequence[type], parser: argparse.Argu
         print(f"wrote {written} ({written.stat().st_size:,} bytes)")
         return EXIT_OK
     finally:
-        panel.hide()
-        compute.shutdown()
-        panel.deleteLater()
+        _dispose(panel, compute)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
