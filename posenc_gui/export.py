@@ -267,6 +267,64 @@ def _export_mode(widget: QWidget, antialias: bool = True) -> Iterator[None]:
             view.setCacheMode(cache)
 
 
+def _pens_of(item: Any) -> Iterator[Any]:
+    """The QPen objects an item keeps (attributes, option dicts, per-point pens)."""
+    from PySide6.QtGui import QPen
+
+    for value in list(vars(item).values()):
+        if isinstance(value, QPen):
+            yield value
+        elif isinstance(value, dict):
+            yield from (v for v in value.values() if isinstance(v, QPen))
+    data = getattr(item, "data", None)
+    if isinstance(data, np.ndarray) and data.dtype.names and "pen" in data.dtype.names:
+        yield from (v for v in data["pen"] if isinstance(v, QPen))
+
+
+@contextmanager
+def _scaled_cosmetic_pens(widget: QWidget, factor: float) -> Iterator[None]:
+    """Widen cosmetic pens by ``factor`` so lines keep their on-screen weight in a scaled PNG.
+
+    Qt draws a cosmetic pen a fixed number of *device* pixels wide, so at
+    2× a 2 px curve would come out half as heavy as on screen (and than in
+    the SVG/PDF). Pens are changed in place and restored afterwards.
+    """
+    if abs(factor - 1.0) < 0.01:
+        yield
+        return
+    from PySide6.QtWidgets import QAbstractGraphicsShapeItem
+
+    changed: dict[int, tuple[Any, float]] = {}
+    shapes: list[tuple[Any, Any]] = []
+    axes = []
+    for view in _graphics_views(widget):
+        for item in view.scene().items():
+            if isinstance(item, QAbstractGraphicsShapeItem):
+                pen = item.pen()
+                if pen.isCosmetic() and pen.style() != Qt.PenStyle.NoPen:
+                    shapes.append((item, pen))
+                    wider = type(pen)(pen)
+                    wider.setWidthF(max(pen.widthF(), 1.0) * factor)
+                    item.setPen(wider)
+            for pen in _pens_of(item):
+                if id(pen) not in changed and pen.isCosmetic() and pen.style() != Qt.PenStyle.NoPen:
+                    changed[id(pen)] = (pen, pen.widthF())
+                    pen.setWidthF(max(pen.widthF(), 1.0) * factor)
+            if hasattr(item, "picture") and hasattr(item, "generateDrawSpecs"):  # pyqtgraph AxisItem cache
+                axes.append(item)
+                item.picture = None
+    try:
+        yield
+    finally:
+        for pen, width in changed.values():
+            pen.setWidthF(width)
+        for item, pen in shapes:
+            item.setPen(pen)
+        for item in axes:
+            item.picture = None
+            item.update()
+
+
 def _render_widget(widget: QWidget, painter: QPainter) -> None:
     # QGraphicsView overrides render() with a scene renderer; the widget's own
     # (frame, child widgets, scroll offset) is QWidget.render.
@@ -313,7 +371,7 @@ def render_image(
         painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
         painter.setRenderHint(QPainter.RenderHint.TextAntialiasing, True)
         painter.scale(out_w / widget.width(), out_h / widget.height())
-        with _export_mode(widget):
+        with _export_mode(widget), _scaled_cosmetic_pens(widget, factor):
             _render_widget(widget, painter)
     finally:
         painter.end()

@@ -128,21 +128,37 @@ def test_png_has_the_requested_width_and_is_not_blank(matrix_figure):
 def test_png_is_rendered_at_its_resolution_not_upscaled(matrix_figure):
     canvas, plot, values = matrix_figure
     scale = 4
-    big = pixels(export.render_image(canvas, scale=scale))
-    # a 1 px hairline stays thin (an upscaled 1x grab would make it >= 4 px wide)
+    low, big = pixels(export.render_image(canvas, scale=1)), pixels(export.render_image(canvas, scale=scale))
+    # text is drawn at the output resolution: a nearest-neighbour upscale of the 1x image differs from it
+    upscaled = np.repeat(np.repeat(low, scale, axis=0), scale, axis=1)
+    label = canvas.mapFromScene(plot.plot.getAxis("bottom").label.sceneBoundingRect().center())
+    box = np.s_[(label.y() - 6) * scale:(label.y() + 6) * scale, (label.x() - 30) * scale:(label.x() + 30) * scale, :3]
+    assert np.abs(big[box].astype(int) - upscaled[box].astype(int)).mean() > 3
+    # lines keep their on-screen weight: a 1 px hairline is about `scale` px thick, centred on its position
     x = cell_centre(canvas, plot, 0, 3).x() * scale
     column = big[:, x, :3].astype(int)  # B, G, R
     magenta = (column[:, 0] > 150) & (column[:, 2] > 150) & (column[:, 1] < 100)
-    assert 1 <= np.count_nonzero(magenta) <= 3, f"hairline is {np.count_nonzero(magenta)} px thick at {scale}x"
+    assert scale - 1 <= np.count_nonzero(magenta) <= scale + 2, np.count_nonzero(magenta)
     line_y = canvas.mapFromScene(plot.view_box.mapViewToScene(QPointF(3, 2.5))).y() * scale
     assert abs(np.flatnonzero(magenta).mean() - line_y) <= scale
-    # and the cells have the colours of the data, top row = row 0
-    low, high = pixels(export.render_image(canvas, scale=1)), big
+    # and the cells have the colours of the data
     for row, col in [(0, 0), (5, 3), (2, 1)]:
         point = cell_centre(canvas, plot, row, col)
         a = low[point.y(), point.x(), :3].astype(int)
-        b = high[point.y() * scale, point.x() * scale, :3].astype(int)
+        b = big[point.y() * scale, point.x() * scale, :3].astype(int)
         assert np.abs(a - b).max() <= 2
+
+
+def test_png_export_leaves_the_widget_as_it_was(matrix_figure):
+    canvas, plot, _ = matrix_figure
+    before = pixels(canvas.grab().toImage())
+    pens = [plot.plot.getAxis("left").pen().widthF(), plot.plot.listDataItems()[0].opts["pen"].widthF()]
+    export.png_bytes(canvas, scale=3)
+    export.svg_bytes(canvas)
+    export.pdf_bytes(canvas)
+    export.process_events()
+    assert pens == [plot.plot.getAxis("left").pen().widthF(), plot.plot.listDataItems()[0].opts["pen"].widthF()]
+    np.testing.assert_array_equal(pixels(canvas.grab().toImage()), before)
 
 
 def test_png_rejects_absurd_sizes(matrix_figure):
