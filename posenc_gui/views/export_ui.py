@@ -300,6 +300,9 @@ class ExportDialog(QDialog):
             signal.connect(self._refresh)
         for signal in (self.scale_spin.valueChanged, self.width_spin.valueChanged, self.scale_radio.toggled):
             signal.connect(self._update_size)
+        # editing a value chooses it
+        self.scale_spin.valueChanged.connect(lambda _v: self.scale_radio.setChecked(True))
+        self.width_spin.valueChanged.connect(lambda _v: self.width_radio.setChecked(True))
         self._refresh()
 
     @property
