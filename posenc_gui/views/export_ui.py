@@ -8,6 +8,8 @@ Dialogs go through :func:`ask_save_path` and :func:`show_error` so tests
 from __future__ import annotations
 
 import os
+import time
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -120,7 +122,11 @@ def _ready(window: Any, panel_id: str, fmt: str) -> Any:
     panel = window.panels[panel_id]
     if fmt in IMAGE_FORMATS and not panel.figure_widget().isVisible():
         window.raise_panel(panel_id)
-        QApplication.processEvents()
+        # the newly sized plots re-sample after a short timer: let it fire
+        deadline = time.monotonic() + 0.1
+        while time.monotonic() < deadline:
+            QApplication.processEvents()
+            time.sleep(0.005)
     window.state.flush()
     window.compute.wait_idle()
     QApplication.processEvents()
@@ -223,10 +229,12 @@ def _track_focus(window: Any) -> None:
 
 
 def _safe_disconnect(signal: Any, slot: Any) -> None:
-    try:
-        signal.disconnect(slot)
-    except (RuntimeError, TypeError):
-        pass
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # PySide warns when the connection is already gone
+        try:
+            signal.disconnect(slot)
+        except (RuntimeError, TypeError, RuntimeWarning):
+            pass
 
 
 # ------------------------------------------------------------ export dialog
