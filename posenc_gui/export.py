@@ -334,6 +334,8 @@ def _render_widget(widget: QWidget, painter: QPainter) -> None:
 # -------------------------------------------------------------------- PNG
 def _output_scale(widget: QWidget, width: int | None, scale: float | None) -> float:
     logical = widget.width()
+    if logical <= 0 or widget.height() <= 0:
+        raise ExportError("The figure has no size yet (it was never laid out); show its panel and try again")
     if width is not None:
         if isinstance(width, bool) or not isinstance(width, (int, np.integer)):
             raise ExportError(f"width must be a whole number of pixels in {MIN_PNG_WIDTH}…{MAX_PNG_SIDE}, got {width!r}")
