@@ -21,6 +21,8 @@ from .views.export_ui import install_export_actions
 SETTINGS_VERSION = 1
 #: Panels shown side by side at first launch; the others are tabbed behind them.
 PRIMARY_PANELS = ("heatmap", "waveforms", "similarity")
+#: Shown below Parameters, so the guide stays in view while it raises other docks.
+LEFT_PANELS = ("walkthrough",)
 
 
 def settings_file() -> str:
@@ -127,7 +129,12 @@ class MainWindow(QMainWindow):
             # heatmap on top, waveforms and similarity side by side below it
             self.splitDockWidget(primary[0], primary[1], Qt.Orientation.Vertical)
             self.splitDockWidget(primary[1], primary[2], Qt.Orientation.Horizontal)
-        others = [d for k, d in self.docks.items() if k != "parameters" and k not in PRIMARY_PANELS]
+        for panel_id in LEFT_PANELS:
+            if panel_id in self.docks:
+                self.addDockWidget(area.LeftDockWidgetArea, self.docks[panel_id])
+                self.splitDockWidget(parameters, self.docks[panel_id], Qt.Orientation.Vertical)
+        others = [d for k, d in self.docks.items()
+                  if k != "parameters" and k not in PRIMARY_PANELS and k not in LEFT_PANELS]
         for dock in others:
             self.addDockWidget(area.RightDockWidgetArea, dock)
             self.tabifyDockWidget(primary[0] if primary else parameters, dock)
@@ -171,7 +178,9 @@ class MainWindow(QMainWindow):
             dock.setFloating(False)
         self.restoreState(self._default_state, SETTINGS_VERSION)
         for dock in self.docks.values():
-            if dock.isHidden() and dock.objectName() in {f"dock-{p}" for p in ("parameters", *PRIMARY_PANELS)}:
+            if dock.isHidden() and dock.objectName() in {
+                f"dock-{p}" for p in ("parameters", *PRIMARY_PANELS, *LEFT_PANELS)
+            }:
                 dock.show()
 
     # ------------------------------------------------------------- settings
