@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator, Mapping
 from dataclasses import asdict
+from typing import Callable
 
-from PySide6.QtCore import QByteArray, QSettings, QStandardPaths, Qt
+from PySide6.QtCore import QByteArray, QSettings, QStandardPaths, Qt, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QIcon, QKeySequence
 from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QMessageBox, QProgressBar, QWidget
 
@@ -37,6 +39,43 @@ def settings_file() -> str:
     return os.path.join(folder or os.path.expanduser("~/.config/posenc-gui"), "posenc-gui.ini")
 
 
+class PanelRegistry(Mapping):
+    """The window's panels by id; each is built the first time it is asked for.
+
+    Building every panel up front took seconds (the permutation demo alone
+    makes dozens of plots); a dock builds its panel when it is first shown,
+    and ``panels[panel_id]`` builds it on demand (export, scripts, tests).
+    """
+
+    def __init__(self, panel_ids: list[str], build: Callable[[str], Panel],
+                 on_built: Callable[[str], None]) -> None:
+        self._ids = list(panel_ids)
+        self._build = build
+        self._on_built = on_built
+        self._built: dict[str, Panel] = {}
+
+    def __getitem__(self, panel_id: str) -> Panel:
+        if panel_id not in self._ids:
+            raise KeyError(panel_id)
+        if panel_id not in self._built:
+            self._built[panel_id] = self._build(panel_id)
+            self._on_built(panel_id)
+        return self._built[panel_id]
+
+    def __contains__(self, panel_id: object) -> bool:
+        return panel_id in self._ids
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._ids)
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    def built(self) -> dict[str, Panel]:
+        """The panels built so far, without building the others."""
+        return dict(self._built)
+
+
 class MainWindow(QMainWindow):
     """Docks for every panel, sharing one :class:`AppState` and :class:`ComputeService`.
 
@@ -48,7 +87,14 @@ class MainWindow(QMainWindow):
         Fields set on top of the starting parameters (the command line's flags).
     restore : bool
         Restore layout, geometry and (unless ``params`` is given) parameters.
+
+    Signals
+    -------
+    panelCreated(str)
+        A dock's panel was built (see :class:`PanelRegistry`).
     """
+
+    panelCreated = Signal(str)
 
     def __init__(
         self, params: EncodingParams | None = None, overrides: dict | None = None, restore: bool = True
@@ -72,7 +118,8 @@ class MainWindow(QMainWindow):
                 start = EncodingParams.validated(**{**asdict(EncodingParams()), **overrides})
         self.state = AppState(start, self)
         self.compute = ComputeService(self)
-        self.panels: dict[str, Panel] = {}
+        self._panel_classes = {cls.panel_id: cls for cls in panel_classes()}
+        self.panels = PanelRegistry(list(self._panel_classes), self._build_panel, self.panelCreated.emit)
         self.docks: dict[str, QDockWidget] = {}
         self._build_menus()
         self._build_docks()
@@ -101,22 +148,32 @@ class MainWindow(QMainWindow):
         help_menu.addAction(about)
 
     def _build_docks(self) -> None:
-        for panel_class in panel_classes():
-            panel = panel_class(self.state, self.compute, self)
+        for panel_id, panel_class in self._panel_classes.items():
             dock = QDockWidget(panel_class.title, self)
-            dock.setObjectName(f"dock-{panel_class.panel_id}")
-            dock.setWidget(panel)
+            dock.setObjectName(f"dock-{panel_id}")
+            dock.setWidget(QWidget(dock))  # replaced by the panel when the dock is first shown
             dock.setFeatures(
                 QDockWidget.DockWidgetFeature.DockWidgetMovable
                 | QDockWidget.DockWidgetFeature.DockWidgetFloatable
                 | QDockWidget.DockWidgetFeature.DockWidgetClosable
             )
-            self.panels[panel_class.panel_id] = panel
-            self.docks[panel_class.panel_id] = dock
+            dock.visibilityChanged.connect(
+                lambda visible, pid=panel_id: visible and self.panels[pid]
+            )
+            self.docks[panel_id] = dock
             self.view_menu.addAction(dock.toggleViewAction())
         self.view_menu.addSeparator()
         self.view_menu.addAction(self.reset_layout_action)
         self._arrange_default()
+
+    def _build_panel(self, panel_id: str) -> Panel:
+        panel = self._panel_classes[panel_id](self.state, self.compute, self)
+        dock = self.docks[panel_id]
+        placeholder = dock.widget()
+        dock.setWidget(panel)
+        if placeholder is not None and placeholder is not panel:
+            placeholder.deleteLater()
+        return panel
 
     def _arrange_default(self) -> None:
         area = Qt.DockWidgetArea

@@ -548,6 +548,12 @@ def window(qtbot, settings_path, monkeypatch):
 def test_window_has_export_actions_and_a_button_on_every_dock(window):
     texts = [a.text().replace("&", "") for a in window.file_menu.actions()]
     assert "Export…" in texts and "Export window as PNG…" in texts and "Copy figure to clipboard" in texts
+    for panel_id in window.docks:  # right-click menu on every dock, built or not
+        names = {a.objectName() for a in window.docks[panel_id].actions()}
+        assert f"export-{panel_id}-png" in names
+    assert set(window.export_buttons) == set(window.panels.built())
+    for panel_id in window.panels:  # panels are built lazily; each gets its button when built
+        window.panels[panel_id]
     assert set(window.export_buttons) == set(window.panels)
     for panel_id, button in window.export_buttons.items():
         names = {a.objectName() for a in button.menu().actions()}

@@ -215,7 +215,7 @@ def _track_focus(window: Any) -> None:
     def changed(_old: QWidget | None, new: QWidget | None) -> None:
         widget = new
         while widget is not None:
-            for panel_id, panel in window.panels.items():
+            for panel_id, panel in _built_panels(window).items():
                 if widget is panel:
                     window._export_current_panel = panel_id
                     return
@@ -226,6 +226,12 @@ def _track_focus(window: Any) -> None:
         app.focusChanged.connect(changed)
         # disconnect with the window, so a closed window is not kept alive
         window.destroyed.connect(lambda *_: _safe_disconnect(app.focusChanged, changed))
+
+
+def _built_panels(window: Any) -> dict:
+    """The panels that exist, without building the others (the window builds them lazily)."""
+    panels = window.panels
+    return panels.built() if hasattr(panels, "built") else dict(panels)
 
 
 def _safe_disconnect(signal: Any, slot: Any) -> None:
@@ -246,8 +252,8 @@ class ExportDialog(QDialog):
         self.window_ = window
         self.setWindowTitle("Export figure or data")
         self.panel_box = QComboBox(self)
-        for pid, panel in window.panels.items():
-            self.panel_box.addItem(panel.title, pid)
+        for pid, dock in window.docks.items():
+            self.panel_box.addItem(dock.windowTitle(), pid)
         start = panel_id or current_panel_id(window)
         if start is not None:
             self.panel_box.setCurrentIndex(max(0, self.panel_box.findData(start)))
@@ -380,7 +386,7 @@ def open_export_dialog(window: Any, panel_id: str | None = None) -> ExportDialog
 # --------------------------------------------------------------- installing
 def _panel_menu(window: Any, panel_id: str, parent: QWidget) -> QMenu:
     menu = QMenu(parent)
-    title = window.panels[panel_id].title
+    title = window.docks[panel_id].windowTitle()
     for fmt in FORMATS:
         action = menu.addAction(f"Export {title} as {fmt.upper()}…")
         action.setObjectName(f"export-{panel_id}-{fmt}")
@@ -396,6 +402,14 @@ def _panel_menu(window: Any, panel_id: str, parent: QWidget) -> QMenu:
     return menu
 
 
+def _add_dock_actions(window: Any, panel_id: str) -> None:
+    """The export actions on the dock's right-click menu (the dock exists before its panel)."""
+    dock = window.docks[panel_id]
+    dock.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
+    for action in _panel_menu(window, panel_id, dock).actions():
+        dock.addAction(action)
+
+
 def _add_dock_button(window: Any, panel_id: str) -> QToolButton:
     panel = window.panels[panel_id]
     button = QToolButton(panel)
@@ -408,10 +422,6 @@ def _add_dock_button(window: Any, panel_id: str) -> QToolButton:
     header = panel.header
     # before the help button that finish_header() put at the end
     header.insertWidget(max(0, header.count() - 1), button)
-    dock = window.docks[panel_id]
-    dock.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
-    for action in button.menu().actions():
-        dock.addAction(action)
     return button
 
 
@@ -439,7 +449,15 @@ def install_export_actions(window: Any) -> dict[str, QAction]:
         file_menu.insertAction(first, action)
     if first is not None:
         file_menu.insertSeparator(first)
-    window.export_buttons = {pid: _add_dock_button(window, pid) for pid in window.panels}
+    for panel_id in window.docks:
+        _add_dock_actions(window, panel_id)
+    window.export_buttons = {pid: _add_dock_button(window, pid) for pid in _built_panels(window)}
+    if hasattr(window, "panelCreated"):
+        def add_button(panel_id: str) -> None:
+            if panel_id not in window.export_buttons:
+                window.export_buttons[panel_id] = _add_dock_button(window, panel_id)
+
+        window.panelCreated.connect(add_button)
     _track_focus(window)
     return {"export": export, "export_window": window_png, "copy": copy}
 
