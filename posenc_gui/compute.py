@@ -16,6 +16,10 @@ from PySide6.QtCore import QCoreApplication, QObject, QTimer, Signal, Slot
 
 #: An update that takes longer than this shows the busy indicator.
 BUSY_DELAY_MS = 100
+#: Requests whose declared cost (about the number of values computed) is at
+#: most this run at once on the GUI thread: a few milliseconds, less than the
+#: round trip through a worker, and all panels then repaint in one frame.
+INLINE_COST = 2**18
 
 
 class ComputeService(QObject):
@@ -52,16 +56,33 @@ class ComputeService(QObject):
         function: Callable[[], Any],
         on_result: Callable[[Any], None],
         on_error: Callable[[Exception], None] | None = None,
+        cost: int | None = None,
     ) -> None:
         """Run ``function()`` in a worker; call ``on_result`` with its value on the GUI thread.
 
         A later ``submit`` with the same ``key`` supersedes this one: its
-        result (or error) is never delivered. After :meth:`shutdown` this
-        does nothing (a closing window may still ask for a redraw).
+        result (or error) is never delivered. A request declaring a ``cost``
+        of at most :data:`INLINE_COST` runs at once, before this returns.
+        After :meth:`shutdown` this does nothing (a closing window may still
+        ask for a redraw).
         """
         if self._closed:
             return
         generation = next(self._counter)
+        if cost is not None and cost <= INLINE_COST:
+            self._latest[key] = generation  # supersedes any request still in a worker
+            self._pending.discard(key)
+            self._callbacks.pop(key, None)
+            self._update_busy()
+            try:
+                result = function()
+            except Exception as error:
+                if on_error is None:
+                    raise
+                on_error(error)
+            else:
+                on_result(result)
+            return
         self._latest[key] = generation
         self._callbacks[key] = (on_result, on_error)
         self._pending.add(key)

@@ -201,6 +201,10 @@ class MainWindow(QMainWindow):
         self.resizeDocks([parameters], [330], Qt.Orientation.Horizontal)
         if len(primary) == 3:
             self.resizeDocks(primary[1:], [600, 600], Qt.Orientation.Horizontal)
+            self.resizeDocks(primary[:2], [480, 440], Qt.Orientation.Vertical)
+        if all(p in self.docks for p in LEFT_PANELS):
+            self.resizeDocks([parameters, *(self.docks[p] for p in LEFT_PANELS)], [420, 500],
+                             Qt.Orientation.Vertical)
 
     def _build_status_bar(self) -> None:
         status = self.statusBar()

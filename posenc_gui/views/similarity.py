@@ -13,7 +13,9 @@ from PySide6.QtWidgets import QComboBox, QLabel, QSpinBox, QWidget
 from ..model import METRICS, AxisSample, EncodingParams, limits, offset_profile, pairwise, sample_axis
 from ..model.similarity import METRIC_LABELS
 from .base import Panel
-from .matrixplot import FOREGROUND, MatrixPlot, new_layout_widget, set_axis_label, set_title, style_plot
+from .matrixplot import (
+    FOREGROUND, MatrixPlot, fit_y_range, new_layout_widget, set_axis_label, set_title, style_plot,
+)
 
 FALLBACK_PIXELS = 600
 #: Work budgets of one update, in multiply-adds (rows × columns × d_model for
@@ -177,7 +179,8 @@ class SimilarityPanel(Panel):
         rows = sample_axis(y0, y1, params.seq_len, min(height, budget))
         cols = sample_axis(x0, x1, params.seq_len, min(width, budget))
         self.compute.submit((self, "matrix"), lambda: compute_matrix(params, metric, rows, cols),
-                            self._show_matrix, self._failed)
+                            self._show_matrix, self._failed,
+                            cost=(rows.count + cols.count) * params.d_model + rows.count * cols.count)
 
     def _request_profile(self) -> None:
         params, metric, reference = self.state.params, self.metric, self.reference_box.value()
@@ -192,7 +195,7 @@ class SimilarityPanel(Panel):
         points = samples_within_budget(2 * width, params.d_model, MAX_PROFILE_WORK, square=False)
         targets = sample_axis(reference + k0, reference + k1, params.seq_len, points)
         self.compute.submit((self, "profile"), lambda: compute_profile(params, metric, reference, targets),
-                            self._show_profile, self._failed)
+                            self._show_profile, self._failed, cost=(targets.count + 1) * params.d_model)
 
     def _failed(self, error: Exception) -> None:
         self.show_message(str(error), "error")
@@ -214,6 +217,7 @@ class SimilarityPanel(Panel):
         self.profile_data = data
         self.reference_line.setPos(data.reference)
         self.profile_curve.setData(data.offsets, data.profile)
+        fit_y_range(self.profile_plot, data.profile)
         set_axis_label(self.profile_plot.getAxis("left"), METRIC_LABELS[data.metric])
         set_title(self.profile_plot, f"from position {data.reference:,}")
 

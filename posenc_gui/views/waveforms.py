@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QCheckBox, QLabel, QLineEdit, QWidget
 
 from ..model import AxisSample, EncodingParams, curve_positions, sample_axis, wavelengths
 from .base import Panel
-from .matrixplot import FOREGROUND, new_layout_widget, set_title, style_plot
+from .matrixplot import FOREGROUND, fit_y_range, new_layout_widget, set_title, style_plot
 
 #: Colour-blind-safe qualitative palette (Okabe–Ito), cycled over dimensions.
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#D55E00", "#56B4E9", "#000000", "#F0E442")
@@ -126,7 +126,7 @@ class WaveformsPanel(Panel):
         self.plot.showGrid(x=True, y=True, alpha=0.25)
         self.plot.setMenuEnabled(False)
         self.legend = self.plot.addLegend(offset=(-5, 5), labelTextColor=FOREGROUND, verSpacing=-6,
-                                          brush=pg.mkBrush(255, 255, 255, 200), pen=pg.mkPen("#999999"))
+                                          brush=pg.mkBrush(255, 255, 255), pen=pg.mkPen("#999999"))
         self.body.addWidget(self.canvas, 1)
         self.note_label = QLabel(self)
         self.note_label.setWordWrap(True)
@@ -183,7 +183,8 @@ class WaveformsPanel(Panel):
         (low, high), _ = vb.viewRange()
         pixels = int(vb.width()) if vb.width() > 8 else FALLBACK_PIXELS
         self.compute.submit(self, lambda: compute_waveforms(params, dims, low, high, pixels),
-                            self._show, lambda e: self.show_message(str(e), "error"))
+                            self._show, lambda e: self.show_message(str(e), "error"),
+                            cost=(2 * pixels + 1) * len(dims) * 2)
 
     def _show(self, data: WaveformData) -> None:
         self.data = data
@@ -208,6 +209,7 @@ class WaveformsPanel(Panel):
                 if name != old:
                     label.setText(name)
             self._legend_names = names
+        fit_y_range(self.plot, data.curve_y, data.dot_y)
         show_dots = data.dots is not None and self.dots_box.isChecked()
         for j, (curve, dots) in enumerate(self._items):
             curve.setData(data.curve_x, data.curve_y[:, j])
