@@ -58,8 +58,24 @@ def set_axis_label(axis: pg.AxisItem, text: str) -> None:
         axis.setLabel(text, color=FOREGROUND)
 
 
-def fit_y_range(plot: pg.PlotItem, *series: np.ndarray, padding: float = 0.05) -> None:
-    """Set the y range to the finite values of ``series`` now, instead of auto-ranging.
+def nice_bounds(low: float, high: float) -> tuple[float, float]:
+    """``[low, high]`` widened to multiples of a round step (½, 1 × 10^k).
+
+    Axis and colour-scale ranges snap to these, so a small change of the
+    data (another base, d_model ± 2) keeps the same ticks: pyqtgraph then
+    reuses the axis instead of laying out its labels again on every update.
+    """
+    span = high - low
+    if not np.isfinite(span) or span <= 0:
+        magnitude = max(abs(low), abs(high), 1e-300)
+        return low - 0.5 * magnitude, high + 0.5 * magnitude
+    step = 10.0 ** np.floor(np.log10(span)) / 2
+    # %.12g drops the last-bit noise of n·step (17 · 0.05 = 0.8500000000000001)
+    return float(f"{np.floor(low / step) * step:.12g}"), float(f"{np.ceil(high / step) * step:.12g}")
+
+
+def fit_y_range(plot: pg.PlotItem, *series: np.ndarray, padding: float = 0.03) -> None:
+    """Set the y range from the finite values of ``series`` now, instead of auto-ranging.
 
     pyqtgraph auto-ranges while painting, which changes the range and so
     paints the plot a second time after every data update.
@@ -68,16 +84,15 @@ def fit_y_range(plot: pg.PlotItem, *series: np.ndarray, padding: float = 0.05) -
     finite = [f for f in finite if f.size]
     if not finite:
         return
-    low, high = min(float(f.min()) for f in finite), max(float(f.max()) for f in finite)
-    span = high - low if high > low else max(abs(high), 1.0)
-    plot.getViewBox().setYRange(low - padding * span, high + padding * span, padding=0)
+    low, high = nice_bounds(min(float(f.min()) for f in finite), max(float(f.max()) for f in finite))
+    plot.getViewBox().setYRange(low, high, padding=padding)
 
 
 def symmetric_levels(values: np.ndarray) -> tuple[float, float]:
-    """Colour levels centred at 0: ``(−m, m)`` with ``m = max |finite value|`` (1 if none)."""
+    """Colour levels centred at 0: ``(−m, m)``, ``m`` = max |finite value| rounded up (1 if none)."""
     finite = np.abs(values[np.isfinite(values)])
     m = float(finite.max()) if finite.size else 1.0
-    m = m if m > 0 else 1.0
+    m = nice_bounds(0.0, m)[1] if m > 0 else 1.0
     return -m, m
 
 
@@ -153,8 +168,7 @@ class MatrixPlot:
                 levels = symmetric_levels(values)
             else:
                 finite = values[np.isfinite(values)]
-                low, high = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
-                levels = (low, high if high > low else low + 1.0)
+                levels = nice_bounds(float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
         self.values = values
         self.rect = QRectF(rect)
         self.image.setImage(values, autoLevels=False)
