@@ -18,6 +18,7 @@ from .matrixplot import FOREGROUND, fit_y_range, new_layout_widget, set_title, s
 #: Colour-blind-safe qualitative palette (Okabe–Ito), cycled over dimensions.
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#D55E00", "#56B4E9", "#000000", "#F0E442")
 MAX_DIMS = 12
+CURVE_WIDTH = 2
 #: Dots at integer positions are drawn only while they are at least this many pixels apart.
 MIN_DOT_SPACING_PX = 4
 FALLBACK_PIXELS = 800
@@ -212,6 +213,12 @@ class WaveformsPanel(Panel):
         fit_y_range(self.plot, data.curve_y, data.dot_y)
         show_dots = data.dots is not None and self.dots_box.isChecked()
         for j, (curve, dots) in enumerate(self._items):
+            # A curve that zigzags faster than its samples is drawn 1 px wide:
+            # Qt strokes wide pens several times slower, and the width of a
+            # moiré carries no information.
+            width = 1 if data.dims[j] in aliased_dims else CURVE_WIDTH
+            if curve.opts["pen"].width() != width:
+                curve.setPen(pg.mkPen(PALETTE[j % len(PALETTE)], width=width))
             curve.setData(data.curve_x, data.curve_y[:, j])
             if show_dots:
                 dots.setData(data.dots.indices(), data.dot_y[:, j])
@@ -234,7 +241,7 @@ class WaveformsPanel(Panel):
         self._items = []
         for j, name in enumerate(names):
             color = PALETTE[j % len(PALETTE)]
-            curve = self.plot.plot(pen=pg.mkPen(color, width=2), name=name)
+            curve = self.plot.plot(pen=pg.mkPen(color, width=CURVE_WIDTH), name=name)
             dots = self.plot.plot(pen=None, symbol="o", symbolSize=5, symbolBrush=color,
                                   symbolPen=pg.mkPen("w", width=0.5))
             self._items.append((curve, dots))
