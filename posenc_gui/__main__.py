@@ -6,6 +6,7 @@ without showing a window.
 from __future__ import annotations
 
 import argparse
+import gc
 import sys
 from typing import Sequence
 
@@ -78,7 +79,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as error:
         parser.error(str(error))
 
-    from PySide6.QtCore import QTimer
+    from PySide6.QtCore import QEvent, QTimer
     from PySide6.QtWidgets import QApplication
 
     from .mainwindow import MainWindow
@@ -91,7 +92,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     window.show()
     if args.quit_after_first_paint:
         QTimer.singleShot(0, lambda: _report_first_paint(window, app))
-    return app.exec()
+    status = app.exec()
+    # Tear Qt down in order while Python is still whole: the window and its
+    # scenes first, then the application. Left to interpreter shutdown, the
+    # objects die in arbitrary order and Qt intermittently segfaults at exit.
+    window.deleteLater()
+    del window
+    QApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+    gc.collect()
+    app.shutdown()
+    return status
 
 
 def _report_first_paint(window, app) -> None:
