@@ -31,3 +31,24 @@ def settings_path(tmp_path, monkeypatch):
     path = tmp_path / "settings.ini"
     monkeypatch.setenv("POSENC_GUI_SETTINGS", str(path))
     return path
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """Delete leftover Qt widgets while Python is intact.
+
+    Left to interpreter shutdown, windows, scenes and the QApplication are
+    destroyed in arbitrary order, and Qt can segfault after every test passed.
+    """
+    import gc
+
+    from PySide6.QtCore import QEvent
+    from PySide6.QtWidgets import QApplication
+
+    app = QApplication.instance()
+    if app is None:
+        return
+    for widget in app.topLevelWidgets():
+        widget.close()
+        widget.deleteLater()
+    QApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+    gc.collect()
