@@ -175,3 +175,26 @@ def test_similarity_metric_and_reference(qtbot, state, compute):
     assert panel.profile_data.offsets[0] == -10 and panel.profile_data.offsets[-1] == 49
     with pytest.raises(ValueError, match="reference"):
         panel.set_options(reference=60)
+
+
+def test_a_million_positions_allocate_no_n_by_d_array(qtbot, state, compute):
+    import tracemalloc
+
+    heatmap = HeatmapPanel(state, compute)
+    waveforms = WaveformsPanel(state, compute)
+    similarity = SimilarityPanel(state, compute)
+    for panel in (heatmap, waveforms, similarity):
+        settle(qtbot, panel, compute)
+    tracemalloc.start()
+    try:
+        state.update(seq_len=1_048_576, d_model=8192)
+        state.flush()
+        assert compute.wait_idle(120)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert heatmap.data.params.seq_len == 1_048_576
+    assert similarity.matrix_data.params.seq_len == 1_048_576
+    assert waveforms.data.params.seq_len == 1_048_576
+    one_row_of_n = 1_048_576 * 8  # bytes of a single float64 column over all positions
+    assert peak < 16 * one_row_of_n, f"peak {peak / 2**20:.0f} MiB"  # an N×d array would be 64 GiB
