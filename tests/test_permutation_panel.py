@@ -7,8 +7,11 @@ import json
 import numpy as np
 import pytest
 
+from PySide6.QtCore import QPointF
+
 from posenc_gui.model.attention import permutation_demo
-from posenc_gui.views.permutation import PermutationPanel
+from posenc_gui.views.matrixplot import SEQUENTIAL
+from posenc_gui.views.permutation import PermutationPanel, colour_indices, lookup_table
 
 
 @pytest.fixture
@@ -49,15 +52,31 @@ def test_default_sentences_with_position(panel):
     assert not panel.message_label.isVisible() or panel.message_label.text() == ""
 
 
-def test_rows_are_words_with_the_first_word_on_top(panel):
+def test_rows_are_words_with_the_first_word_on_top(panel, qtbot):
     matrix = panel.matrices["A_b"]
-    assert matrix.plot.getViewBox().yInverted()
-    ticks = matrix.plot.getAxis("left")._tickLevels[0]
-    assert [label for _pos, label in ticks] == ["man", "bites", "dog"]
-    assert [pos for pos, _label in ticks] == [0.0, 1.0, 2.0]
-    # The image holds the matrix row-major: row i of A is word i.
-    np.testing.assert_array_equal(matrix.image.image, panel.demo.with_pe.trace_b.attention)
-    assert matrix.image.axisOrder == "row-major"
+    assert matrix.row_labels() == [(0, "man"), (1, "bites"), (2, "dog")]
+    attention = panel.demo.with_pe.trace_b.attention
+    np.testing.assert_array_equal(matrix.values, attention)
+    # The image holds the matrix row-major: pixel (j, i) is A[i, j] ...
+    table = lookup_table(SEQUENTIAL)
+    image = matrix.image
+    assert (image.width(), image.height()) == (3, 3)
+    for i, j in ((0, 0), (0, 2), (2, 1)):
+        expected = table[colour_indices(attention[i, j], (0.0, 1.0))]
+        assert image.pixelColor(j, i).getRgb()[:3] == tuple(int(c) for c in expected)
+    # ... and on screen row 0 (the first word) is at the top: sample each cell's corner.
+    panel.resize(1200, 900)
+    panel.show()
+    qtbot.waitExposed(panel)
+    grabbed = panel.canvas.grab().toImage()
+    ratio = grabbed.devicePixelRatio()
+    for i, j in ((0, 0), (1, 2), (2, 0)):
+        cell = matrix.cell_rect(i, j)
+        corner = panel.canvas.mapFromScene(matrix.mapToScene(cell.topLeft() + QPointF(2, 2)))
+        expected = table[colour_indices(attention[i, j], (0.0, 1.0))]
+        got = grabbed.pixelColor(int(corner.x() * ratio), int(corner.y() * ratio)).getRgb()[:3]
+        assert np.abs(np.array(got) - expected).max() <= 2, (i, j, got, expected)
+    assert matrix.cell_rect(0, 0).y() < matrix.cell_rect(1, 0).y() < matrix.cell_rect(2, 0).y()
 
 
 def test_cells_show_the_numbers(panel):
@@ -86,7 +105,7 @@ def test_position_switch_shows_the_trace_without_position(panel):
     panel.set_with_position(False)
     _settle(panel)
     demo = panel.demo
-    assert not panel.matrices["PE_a"].plot.isVisible() and not panel.matrices["E_b"].plot.isVisible()
+    assert not panel.matrices["PE_a"].isVisible() and not panel.matrices["E_b"].isVisible()
     np.testing.assert_array_equal(panel.matrices["X_a"].values, demo.without_pe.trace_a.embeddings)
     np.testing.assert_array_equal(panel.matrices["Z_b"].values, demo.without_pe.trace_b.output)
     # Without position the shown outputs are a's rows reordered.
@@ -96,7 +115,7 @@ def test_position_switch_shows_the_trace_without_position(panel):
     assert bold.startswith("Without position")
     panel.set_with_position(True)
     _settle(panel)
-    assert panel.matrices["PE_a"].plot.isVisible()
+    assert panel.matrices["PE_a"].isVisible()
     np.testing.assert_array_equal(panel.matrices["X_a"].values, demo.with_pe.trace_a.x)
     assert panel.verdict_label.text().split("<b>")[1].startswith("With position")
 
@@ -177,8 +196,8 @@ def test_five_hundred_words_work(panel):
     assert panel.matrices["A_a"].values.shape == (500, 500)
     assert panel.matrices["A_a"].annotations() == []  # too many cells to write numbers in
     assert f"{demo.without_pe.max_abs_diff_output:.1e}" in panel.verdict_label.text()
-    ticks = panel.matrices["A_a"].plot.getAxis("left")._tickLevels[0]
-    assert 0 < len(ticks) <= 25
+    ticks = panel.matrices["A_a"].row_labels()
+    assert 0 < len(ticks) <= 25 and ticks[0] == (0, f"0: {words[0]}")
 
 
 def test_export_data_holds_the_json_dict(panel):
@@ -207,3 +226,63 @@ def test_figure_renders_with_cells_and_colour(panel, qtbot):
     pixels = np.array([[image.pixelColor(x, y).rgb() for x in range(0, image.width(), 7)]
                        for y in range(0, image.height(), 7)])
     assert len(np.unique(pixels)) > 50  # heatmaps and text, not a blank canvas
+
+
+def test_no_graphics_item_is_owned_by_python(panel, qtbot):
+    """Python-owned items in a scene are deleted on their own at exit, out of order: a segfault."""
+    import shiboken6
+
+    panel.set_sentences("the dog chased another dog", "another dog chased the dog")
+    _settle(panel)
+    items = panel.canvas.scene().items()
+    owned = [type(item).__name__ for item in items if shiboken6.ownedByPython(item)]
+    assert owned == []
+    # One light item per matrix, not a pyqtgraph plot (axes, view box, menus) each.
+    assert len(panel.matrices) == 2 * 9 + 2 * 5
+    assert len(items) < 100
+    assert all(matrix.scene() is panel.canvas.scene() for matrix in panel.matrices.values())
+
+
+_EXIT_SCRIPT = r"""
+import sys
+from PySide6.QtWidgets import QApplication
+app = QApplication([])
+from posenc_gui.compute import ComputeService
+from posenc_gui.state import AppState
+from posenc_gui.views.permutation import PermutationPanel
+if sys.argv[1] == "window":
+    from posenc_gui.mainwindow import MainWindow
+    window = MainWindow(restore=False)
+    window.show()
+    window.raise_panel("permutation")
+    panel, compute = window.panels["permutation"], window.compute
+else:
+    compute = ComputeService()
+    panel = PermutationPanel(AppState(), compute)
+    panel.resize(1000, 800)
+    panel.show()
+compute.wait_idle()
+for a, b in [("the dog chased another dog", "another dog chased the dog"), ("dog bites man", "man bites dog"),
+             ("x y", "y x")]:
+    panel.set_sentences(a, b)
+    compute.wait_idle()
+    app.processEvents()
+panel.canvas.grab()
+if sys.argv[1] == "window":
+    window.close()
+    app.processEvents()
+print("done", flush=True)
+"""
+
+
+@pytest.mark.parametrize("where", ["panel", "window"])
+def test_exit_after_rebuilding_the_plots_does_not_crash(tmp_path, where):
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "POSENC_GUI_SETTINGS": str(tmp_path / "s.ini")}
+    result = subprocess.run([sys.executable, "-c", _EXIT_SCRIPT, where], capture_output=True, text=True,
+                            env=env, timeout=120)
+    assert result.stdout.strip() == "done"
+    assert result.returncode == 0, result.stderr[-2000:]

@@ -4,24 +4,37 @@ Every matrix of ``X → Q, K, V → QKᵀ/√d_k → softmax → AV`` is drawn f
 sentences side by side, as small heatmaps with the numbers written in the
 cells and the rows labelled by the words. All numbers come from
 :mod:`posenc_gui.model.attention`; this module only draws them.
+
+The figure has some thirty matrices. Each is one light :class:`MatrixItem`
+that paints its title, words, colours and numbers itself, not a
+``pg.PlotItem`` (a plot item with its axes, view box and menus costs about
+30 ms to build, which made the first showing of the dock take over a
+second on the GUI thread). Every graphics item is handed to the scene's
+item tree (``setParentItem`` or a layout), so none is owned by Python: a
+Python-owned item inside a scene is deleted on its own at interpreter exit,
+before or after its scene, and took the process down with a segfault.
 """
 
 from __future__ import annotations
 
 import html
+import math
 from typing import Any, Callable
 
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt
-from PySide6.QtGui import QColor, QFont, QPainter, QTransform
+from PySide6.QtGui import QColor, QFont, QFontMetricsF, QImage, QPainter, QPen, QTextDocument, QTextOption
 from PySide6.QtWidgets import (
     QCheckBox,
-    QGraphicsObject,
+    QGraphicsGridLayout,
+    QGraphicsItem,
+    QGraphicsWidget,
     QGridLayout,
     QLabel,
     QLineEdit,
     QScrollArea,
+    QSizePolicy,
     QSpinBox,
     QWidget,
 )
@@ -41,7 +54,7 @@ from ..model.attention import (
     word_difference,
 )
 from .base import MESSAGE_STYLES, Panel
-from .matrixplot import DIVERGING, FOREGROUND, SEQUENTIAL, new_layout_widget, style_plot, symmetric_levels
+from .matrixplot import DIVERGING, FOREGROUND, SEQUENTIAL, new_layout_widget, symmetric_levels
 
 #: Numbers are written into a matrix's cells only up to this size.
 MAX_ANNOTATED_ROWS = 16
@@ -51,12 +64,21 @@ MAX_LABELLED_ROWS = 20
 #: Pixel height of one matrix row, and the cap on a matrix's height.
 ROW_PIXELS = 24
 MAX_MATRIX_PIXELS = 320
-#: Height of a plot's title and bottom axis.
-PLOT_CHROME_PIXELS = 58
+#: Largest and smallest font of the numbers in the cells (smaller cells: smaller font, then none).
 CELL_FONT_PT = 8
+MIN_CELL_FONT_PT = 6
+LABEL_FONT_PT = 8
+TITLE_FONT_PT = 9
+#: Length of the tick marks on a matrix's axes.
+TICK_PIXELS = 3
 
 LABEL_PIXELS = 150
+COLORBAR_PIXELS = 58
+SPLIT_LABEL_PIXELS = 70
 MIN_CANVAS_PIXELS = 900
+#: Colour of a cell holding NaN or ±inf.
+NAN_RGB = (190, 190, 190)
+GREY = "#555555"
 
 #: (key, formula, what the matrix is, how to get it from a trace)
 Step = tuple[str, str, str, Callable[[AttentionTrace], np.ndarray]]
@@ -88,7 +110,7 @@ def _sentence_title(key: str, tokens: tuple[str, ...], shape: tuple[int, int]) -
     text = " ".join(tokens)
     if len(text) > 40:
         text = text[:39].rstrip() + "…"
-    return f"{key}: {html.escape(text)} &nbsp;({shape[0]}×{shape[1]})"
+    return f"{key}: {text}  ({shape[0]}×{shape[1]})"
 
 
 def format_cell(value: float) -> str:
@@ -110,125 +132,358 @@ def _shorten(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
-def _tick_rows(words: tuple[str, ...]) -> list[tuple[float, str]]:
+def _tick_rows(words: tuple[str, ...]) -> list[tuple[int, str]]:
     n = len(words)
     step = 1 if n <= MAX_LABELLED_ROWS else int(np.ceil(n / MAX_LABELLED_ROWS))
-    return [(float(i), words[i] if step == 1 else f"{i}: {words[i]}") for i in range(0, n, step)]
+    return [(i, words[i] if step == 1 else f"{i}: {words[i]}") for i in range(0, n, step)]
 
 
-def _tick_columns(count: int) -> list[tuple[float, str]]:
+def _tick_columns(count: int) -> list[tuple[int, str]]:
     step = 1 if count <= MAX_ANNOTATED_COLUMNS else int(np.ceil(count / MAX_ANNOTATED_COLUMNS))
-    return [(float(j), str(j)) for j in range(0, count, step)]
+    return [(j, str(j)) for j in range(0, count, step)]
 
 
-class CellTexts(QGraphicsObject):
-    """The numbers written in a matrix's cells, drawn upright and unscaled.
+_FONTS: dict[float, tuple[QFont, QFontMetricsF]] = {}
 
-    One item per matrix (not one ``pg.TextItem`` per cell): it maps each cell
-    centre through the painter's transform and draws the text in device
-    pixels, so the text stays crisp and the same size whatever the cell size.
-    (``pg.TextItem`` is avoided also because its transform update calls
-    ``QTransform.setMatrix``, which corrupts ``None``'s reference count under
-    PySide6 6.12 and eventually aborts the interpreter.)
+
+def _font(points: float) -> QFont:
+    """A shared font of ``points`` (fonts and their metrics are made once, not per paint)."""
+    return _font_and_metrics(points)[0]
+
+
+def _metrics(points: float) -> QFontMetricsF:
+    return _font_and_metrics(points)[1]
+
+
+def _font_and_metrics(points: float) -> tuple[QFont, QFontMetricsF]:
+    if points not in _FONTS:
+        font = QFont()
+        font.setPointSizeF(points)
+        _FONTS[points] = (font, QFontMetricsF(font))
+    return _FONTS[points]
+
+
+_LUTS: dict[str, np.ndarray] = {}
+_STRIPS: dict[str, QImage] = {}
+
+
+def lookup_table(name: str) -> np.ndarray:
+    """The colormap ``name`` as a ``(256, 3)`` uint8 table (display only), cached."""
+    if name not in _LUTS:
+        table = pg.colormap.get(name).getLookupTable(nPts=256, alpha=False)
+        _LUTS[name] = np.ascontiguousarray(table[:, :3], dtype=np.uint8)
+    return _LUTS[name]
+
+
+def _strip(name: str) -> QImage:
+    """The colormap as a 1-pixel-wide image, high values at the top (for the colour bars)."""
+    if name not in _STRIPS:
+        pixels = np.ascontiguousarray(_packed(lookup_table(name)[::-1]))
+        _STRIPS[name] = QImage(pixels.tobytes(), 1, len(pixels), 4, QImage.Format.Format_RGB32).copy()
+    return _STRIPS[name]
+
+
+def colour_indices(values: np.ndarray, levels: tuple[float, float], count: int = 256) -> np.ndarray:
+    """Each value's row in a lookup table of ``count`` colours spanning ``levels`` (display transform)."""
+    low, high = levels
+    span = high - low if high > low else 1.0
+    with np.errstate(invalid="ignore", over="ignore"):
+        scaled = np.nan_to_num((values - low) / span, nan=0.0, posinf=1.0, neginf=0.0)
+    return np.clip(np.rint(scaled * (count - 1)), 0, count - 1).astype(np.intp)
+
+
+def _packed(table: np.ndarray) -> np.ndarray:
+    """RGB rows as 32-bit ``0xffRRGGBB`` pixels (QImage's native format: drawn without conversion)."""
+    rgb = table.astype(np.uint32)
+    return (0xFF000000 | (rgb[..., 0] << 16) | (rgb[..., 1] << 8) | rgb[..., 2]).astype(np.uint32)
+
+
+def colour_image(values: np.ndarray, table: np.ndarray, levels: tuple[float, float]) -> QImage:
+    """``values`` as an RGB image, row-major: pixel ``(x=j, y=i)`` is ``values[i, j]``."""
+    rows, cols = values.shape
+    pixels = _packed(table)[colour_indices(values, levels, len(table))]
+    pixels[~np.isfinite(values)] = _packed(np.array(NAN_RGB))
+    data = np.ascontiguousarray(pixels, dtype=np.uint32).tobytes()
+    return QImage(data, cols, rows, 4 * cols, QImage.Format.Format_RGB32).copy()
+
+
+def _chrome() -> tuple[float, float]:
+    """Heights of a matrix's title (above the colours) and column labels (below)."""
+    top = _metrics(TITLE_FONT_PT).height() + 6
+    bottom = _metrics(LABEL_FONT_PT).height() + TICK_PIXELS + 3
+    return top, bottom
+
+
+def _own(item: QGraphicsItem, parent: QGraphicsItem | None) -> None:
+    """Give ``item`` to ``parent``'s item tree (``setParentItem`` also hands ownership to C++)."""
+    if parent is not None:
+        item.setParentItem(parent)
+
+
+_CENTER = int(Qt.AlignmentFlag.AlignCenter)
+_RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+_LEFT = int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
+_TITLE = int(Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignBottom)
+
+
+class MatrixItem(QGraphicsWidget):
+    """One small heatmap: title, words on the axes, colours and numbers, all painted by this item.
+
+    Row 0 is at the top (matrix orientation). :meth:`set_matrix` only keeps
+    the numbers; the image, the cell texts and where everything goes are
+    made when the item is first painted (or asked for them), so a matrix
+    scrolled out of view costs nothing when the sentences change.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, parent: QGraphicsItem | None = None) -> None:
         super().__init__()
-        self.cells: list[tuple[float, float, str, QColor]] = []
-        self.rect = QRectF()
-        self.font = QFont()
-        self.font.setPointSize(CELL_FONT_PT)
-
-    def set_cells(self, cells: list[tuple[float, float, str, QColor]], rect: QRectF) -> None:
-        """``cells`` = ``(x, y, text, colour)`` in data coordinates; ``rect`` covers them."""
-        self.prepareGeometryChange()
-        self.cells = cells
-        self.rect = QRectF(rect)
-        self.update()
-
-    def boundingRect(self) -> QRectF:  # noqa: N802 (Qt API)
-        return QRectF(self.rect)
-
-    def paint(self, painter: QPainter, option, widget=None) -> None:  # noqa: ARG002
-        if not self.cells:
-            return
-        transform = painter.transform()
-        painter.save()
-        painter.setWorldTransform(QTransform())
-        painter.setFont(self.font)
-        metrics = painter.fontMetrics()
-        half_height = metrics.height() / 2.0
-        # One setPen per colour, not per cell: under PySide6 6.12 on Python 3.11 every
-        # void Qt call costs a reference to None, so keep paint() frugal.
-        for colour in {id(c): c for *_rest, c in self.cells}.values():
-            painter.setPen(colour)
-            for x, y, text, cell_colour in self.cells:
-                if cell_colour is not colour:
-                    continue
-                centre = transform.map(QPointF(x, y))
-                width = metrics.horizontalAdvance(text) + 2.0
-                painter.drawText(QRectF(centre.x() - width / 2.0, centre.y() - half_height, width, 2 * half_height),
-                                 int(Qt.AlignmentFlag.AlignCenter), text)
-        painter.restore()
-
-
-class AnnotatedMatrix:
-    """One small heatmap: row-major image, numbers in the cells, words on the axes."""
-
-    def __init__(self, layout: pg.GraphicsLayout, row: int, col: int) -> None:
-        self.plot: pg.PlotItem = layout.addPlot(row=row, col=col)
-        style_plot(self.plot)
-        self.plot.invertY(True)  # row 0 (the first word) at the top
-        self.plot.setMenuEnabled(False)
-        self.plot.hideButtons()
-        self.plot.setMouseEnabled(x=False, y=False)
-        self.image = pg.ImageItem(axisOrder="row-major")
-        self.plot.addItem(self.image)
-        self.texts = CellTexts()
-        self.texts.setZValue(10)
-        self.plot.addItem(self.texts, ignoreBounds=True)
+        _own(self, parent)
+        self.setMinimumSize(0, 0)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
+        # Painted into a pixmap once per change: scrolling the canvas is a blit.
+        self.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
         self.values: np.ndarray | None = None
         self.row_words: tuple[str, ...] = ()
+        self.column_labels: list[tuple[int, str]] = []
+        self.title = ""
+        self.colormap = DIVERGING
+        self.levels: tuple[float, float] = (0.0, 1.0)
+        #: False: the rows are not labelled (the matrix to the left shows the same words).
+        self.label_rows = True
+        self._image: QImage | None = None
+        self._texts: list[str] | None = None
+        self._dark_text = np.zeros(0, dtype=bool)
+        self._layout: tuple | None = None
+        self._layout_key: tuple | None = None
 
     def set_matrix(self, values: np.ndarray, row_words: tuple[str, ...], column_words: tuple[str, ...] | None,
-                   colormap: pg.ColorMap, levels: tuple[float, float], title: str) -> None:
-        """Show ``values`` with row labels ``row_words`` (and word column labels if given)."""
-        rows, cols = values.shape
-        self.values = values
-        self.row_words = row_words
-        self.image.setImage(values, autoLevels=False, levels=levels)
-        self.image.setLookupTable(colormap.getLookupTable(nPts=256))
-        rect = QRectF(-0.5, -0.5, cols, rows)
-        self.image.setRect(rect)
-        view = self.plot.getViewBox()
-        view.setRange(xRange=(-0.5, cols - 0.5), yRange=(-0.5, rows - 0.5), padding=0)
-        self.plot.getAxis("left").setTicks([_tick_rows(row_words)])
-        bottom = _tick_rows(column_words) if column_words is not None else _tick_columns(cols)
-        self.plot.getAxis("bottom").setTicks([bottom])
-        self.plot.setTitle(title, size="9pt")
-        self._annotate(values, colormap, levels, rect)
+                   colormap: str, levels: tuple[float, float], title: str) -> None:
+        """Show ``values`` with row labels ``row_words`` (and word column labels if given).
 
-    def _annotate(self, values: np.ndarray, colormap: pg.ColorMap, levels: tuple[float, float],
-                  rect: QRectF) -> None:
-        rows, cols = values.shape
-        if rows > MAX_ANNOTATED_ROWS or cols > MAX_ANNOTATED_COLUMNS:
-            self.texts.set_cells([], rect)
-            return
-        low, high = levels
-        span = high - low if high > low else 1.0
-        fractions = np.clip((values - low) / span, 0.0, 1.0)
-        colours = colormap.map(fractions.ravel(), mode="float")
-        luminance = colours[:, :3] @ np.array([0.299, 0.587, 0.114])
-        dark, light = QColor("#000000"), QColor("#ffffff")
-        cells = []
-        for index, value in enumerate(values.ravel()):
-            i, j = divmod(index, cols)
-            cells.append((float(j), float(i), format_cell(float(value)), dark if luminance[index] > 0.5 else light))
-        self.texts.set_cells(cells, rect)
+        ``colormap`` is a pyqtgraph colormap name spanning ``levels``.
+        """
+        values = np.asarray(values, dtype=np.float64)
+        self.values = values
+        self.row_words = tuple(row_words)
+        self.column_labels = (_tick_rows(tuple(column_words)) if column_words is not None
+                              else _tick_columns(values.shape[1]))
+        self.title = title
+        self.colormap = colormap
+        self.levels = (float(levels[0]), float(levels[1]))
+        self._image, self._texts, self._layout_key = None, None, None
+        self.update()
+
+    # ----------------------------------------------------------- display form
+    @property
+    def image(self) -> QImage | None:
+        """The colours, row-major: pixel ``(j, i)`` shows ``values[i, j]``."""
+        if self._image is None and self.values is not None:
+            self._image = colour_image(self.values, lookup_table(self.colormap), self.levels)
+        return self._image
 
     def annotations(self) -> list[str]:
-        """The texts written in the cells (row by row)."""
-        return [text for _x, _y, text, _colour in self.texts.cells]
+        """The texts written in the cells (row by row); empty for a matrix too large to annotate."""
+        if self._texts is None:
+            self._make_texts()
+        return list(self._texts or [])
+
+    def _make_texts(self) -> None:
+        values = self.values
+        if values is None or values.shape[0] > MAX_ANNOTATED_ROWS or values.shape[1] > MAX_ANNOTATED_COLUMNS:
+            self._texts, self._dark_text = [], np.zeros(0, dtype=bool)
+            return
+        table = lookup_table(self.colormap)
+        self._texts = [format_cell(v) for v in values.ravel().tolist()]
+        colours = table[colour_indices(values.ravel(), self.levels, len(table))] / 255.0
+        self._dark_text = colours @ np.array([0.299, 0.587, 0.114]) > 0.5
+
+    def row_labels(self) -> list[tuple[int, str]]:
+        """``(row, word)`` of the labelled rows, top to bottom."""
+        return _tick_rows(self.row_words) if self.label_rows else []
+
+    def label_width(self) -> float:
+        """Width the row labels and their ticks take left of the colours."""
+        metrics = _metrics(LABEL_FONT_PT)
+        widest = max((metrics.horizontalAdvance(t) for _i, t in self.row_labels()), default=0.0)
+        return widest + TICK_PIXELS + 4 if widest else 2.0
+
+    def plot_rect(self) -> QRectF:
+        """Where the colours are drawn, in item coordinates."""
+        top, bottom = _chrome()
+        width, height = self.size().width(), self.size().height()
+        left = min(self.label_width(), max(0.4 * width, 2.0))
+        return QRectF(left, top, max(width - left - 6, 1.0), max(height - top - bottom, 1.0))
+
+    def cell_rect(self, row: int, col: int) -> QRectF:
+        """Where cell ``(row, col)`` is drawn, in item coordinates (row 0 at the top)."""
+        rect = self.plot_rect()
+        rows, cols = self.values.shape if self.values is not None else (1, 1)
+        width, height = rect.width() / cols, rect.height() / rows
+        return QRectF(rect.left() + col * width, rect.top() + row * height, width, height)
+
+    def _layout_now(self) -> tuple:
+        """Everything's place for the current size and data (cached until either changes)."""
+        key = (self.size().width(), self.size().height(), self.label_rows)
+        if self._layout_key == key and self._layout is not None:
+            return self._layout
+        rows, cols = self.values.shape
+        rect = self.plot_rect()
+        cell_w, cell_h = rect.width() / cols, rect.height() / rows
+        metrics = _metrics(LABEL_FONT_PT)
+        line = metrics.height()
+        title = _metrics(TITLE_FONT_PT).elidedText(self.title, Qt.TextElideMode.ElideRight, self.size().width())
+        ticks, labels = [], []
+        last = -math.inf
+        for i, text in self.row_labels():  # skip any that would overlap the one above
+            y = rect.top() + (i + 0.5) * cell_h
+            if y - last < line * 0.95:
+                continue
+            last = y
+            ticks.append((QPointF(rect.left() - TICK_PIXELS, y), QPointF(rect.left(), y)))
+            labels.append((QRectF(0, y - line / 2, rect.left() - TICK_PIXELS - 2, line), _RIGHT, text))
+        step = self.column_labels[1][0] - self.column_labels[0][0] if len(self.column_labels) > 1 else 1
+        room = max(cell_w * step - 2, metrics.horizontalAdvance("m…"))
+        right = -math.inf
+        for j, text in self.column_labels:  # shortened to their column's width
+            x = rect.left() + (j + 0.5) * cell_w
+            shown = metrics.elidedText(text, Qt.TextElideMode.ElideRight, room)
+            width = metrics.horizontalAdvance(shown)
+            if x - width / 2 < right + 2:
+                continue
+            right = x + width / 2
+            ticks.append((QPointF(x, rect.bottom()), QPointF(x, rect.bottom() + TICK_PIXELS)))
+            labels.append((QRectF(x - width / 2 - 1, rect.bottom() + TICK_PIXELS, width + 2, line), _CENTER, shown))
+        numbers = self._number_layout(rect, cell_w, cell_h)
+        self._layout = (rect, title, ticks, labels, numbers)
+        self._layout_key = key
+        return self._layout
+
+    def _number_layout(self, rect: QRectF, cell_w: float, cell_h: float) -> tuple | None:
+        """``(font, [(dark, [(cell rect, text), ...]) ...])``, or None when the cells are too small."""
+        texts = self.annotations()
+        if not texts:
+            return None
+        for points in range(CELL_FONT_PT, MIN_CELL_FONT_PT - 1, -1):
+            metrics = _metrics(points)
+            widest = max(metrics.horizontalAdvance(t) for t in texts)
+            if widest <= cell_w - 2 and metrics.height() <= cell_h + 1:
+                break
+        else:
+            return None  # cells too small to write in: colours only
+        cols = self.values.shape[1]
+        groups = []
+        for dark in (True, False):
+            cells = []
+            for index in np.flatnonzero(self._dark_text == dark).tolist():
+                i, j = divmod(index, cols)
+                cells.append((QRectF(rect.left() + j * cell_w, rect.top() + i * cell_h, cell_w, cell_h), texts[index]))
+            groups.append((dark, cells))
+        return _font(points), groups
+
+    def paint(self, painter: QPainter, option, widget=None) -> None:  # noqa: ARG002 (Qt API)
+        if self.values is None:
+            return
+        rect, title, ticks, labels, numbers = self._layout_now()
+        painter.setRenderHint(QPainter.RenderHint.SmoothPixmapTransform, False)
+        painter.drawImage(rect, self.image)
+        painter.setPen(QPen(QColor(FOREGROUND), 1.0))
+        painter.setBrush(Qt.BrushStyle.NoBrush)
+        painter.drawRect(rect)
+        painter.setFont(_font(TITLE_FONT_PT))
+        painter.drawText(QRectF(0, 0, self.size().width(), rect.top() - 2), _TITLE, title)
+        painter.setFont(_font(LABEL_FONT_PT))
+        for start, end in ticks:
+            painter.drawLine(start, end)
+        for box, flags, text in labels:
+            painter.drawText(box, flags, text)
+        if numbers is not None:
+            font, groups = numbers
+            painter.setFont(font)
+            for dark, cells in groups:
+                painter.setPen(QColor("#000000" if dark else "#ffffff"))
+                for box, text in cells:
+                    painter.drawText(box, _CENTER, text)
+
+
+class ColorBar(QGraphicsWidget):
+    """The colour scale of one row of matrices: the colours, high at the top, with a few values."""
+
+    def __init__(self, parent: QGraphicsItem | None = None) -> None:
+        super().__init__()
+        _own(self, parent)
+        self.setMinimumSize(0, 0)
+        self.setPreferredWidth(COLORBAR_PIXELS)
+        self.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Expanding)
+        self.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
+        self.colormap = DIVERGING
+        self.levels: tuple[float, float] = (-1.0, 1.0)
+
+    def set_scale(self, colormap: str, levels: tuple[float, float]) -> None:
+        """Show ``colormap`` spanning ``levels``."""
+        self.colormap, self.levels = colormap, (float(levels[0]), float(levels[1]))
+        self.update()
+
+    def ticks(self) -> list[tuple[float, str]]:
+        """Round values within the levels and their labels."""
+        low, high = self.levels
+        span = high - low
+        if not (np.isfinite(span) and span > 0):
+            return [(low, f"{low:.3g}")]
+        raw = span / 4
+        magnitude = 10 ** math.floor(math.log10(raw))
+        step = next(m * magnitude for m in (1, 2, 2.5, 5, 10) if m * magnitude >= raw)
+        values = np.arange(math.ceil(low / step - 1e-9) * step, high + step * 1e-9, step)
+        return [(float(v), f"{0.0 if abs(v) < step * 1e-9 else v:.3g}") for v in values]
+
+    def paint(self, painter: QPainter, option, widget=None) -> None:  # noqa: ARG002 (Qt API)
+        top, bottom = _chrome()
+        bar = QRectF(2, top, 12, max(self.size().height() - top - bottom, 1.0))
+        painter.setRenderHint(QPainter.RenderHint.SmoothPixmapTransform, False)
+        painter.drawImage(bar, _strip(self.colormap))
+        painter.setPen(QPen(QColor(FOREGROUND), 1.0))
+        painter.setBrush(Qt.BrushStyle.NoBrush)
+        painter.drawRect(bar)
+        painter.setFont(_font(LABEL_FONT_PT))
+        line = _metrics(LABEL_FONT_PT).height()
+        low, high = self.levels
+        span = high - low if high > low else 1.0
+        for value, text in self.ticks():
+            y = bar.bottom() - (value - low) / span * bar.height()
+            painter.drawLine(QPointF(bar.right(), y), QPointF(bar.right() + TICK_PIXELS, y))
+            painter.drawText(QRectF(bar.right() + TICK_PIXELS + 2, y - line / 2, self.size().width(), line),
+                             _LEFT, text)
+
+
+class RichText(QGraphicsWidget):
+    """A block of rich text (sub- and superscripts) filling its cell of the layout."""
+
+    def __init__(self, parent: QGraphicsItem | None = None, align: Qt.AlignmentFlag = Qt.AlignmentFlag.AlignLeft,
+                 top: float = 0.0) -> None:
+        super().__init__()
+        _own(self, parent)
+        self.setMinimumSize(0, 0)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
+        self.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
+        self.text = ""
+        self._top = top
+        self._document = QTextDocument(self)
+        self._document.setDocumentMargin(2)
+        self._document.setDefaultFont(_font(TITLE_FONT_PT))
+        self._document.setDefaultTextOption(QTextOption(align))
+
+    def setText(self, text: str) -> None:  # noqa: N802 (same name as pg.LabelItem)
+        """Show ``text`` (HTML)."""
+        if text != self.text:
+            self.text = text
+            self._document.setHtml(text)
+            self.update()
+
+    def paint(self, painter: QPainter, option, widget=None) -> None:  # noqa: ARG002 (Qt API)
+        if not self.text:
+            return
+        self._document.setTextWidth(self.size().width())
+        painter.translate(0, self._top)
+        self._document.drawContents(painter, QRectF(0, 0, self.size().width(), self.size().height() - self._top))
 
 
 class PermutationPanel(Panel):
@@ -295,7 +550,6 @@ class PermutationPanel(Panel):
         self.body.addWidget(self.verdict_label)
 
         self.canvas = new_layout_widget()
-        self.canvas.ci.setSpacing(2)
         self.scroll = QScrollArea(self)
         self.scroll.setWidgetResizable(True)
         self.scroll.setWidget(self.canvas)
@@ -305,7 +559,7 @@ class PermutationPanel(Panel):
         self.with_position = True
         self._params_used: EncodingParams | None = None
         self.canvas.setMinimumWidth(MIN_CANVAS_PIXELS)
-        self.matrices: dict[str, AnnotatedMatrix] = {}
+        self.matrices: dict[str, MatrixItem] = {}
         self._build()
         self.split_checks: dict[str, str] = {}
         self._shape: tuple | None = None
@@ -400,15 +654,6 @@ class PermutationPanel(Panel):
         self.verdict_label.setStyleSheet(style)
         self.scheme_label.setText(f"PE scheme: {html.escape(self._pe_description())}")
 
-    def _colorbar(self, images: list[pg.ImageItem]) -> pg.ColorBarItem:
-        bar = pg.ColorBarItem(values=(-1, 1), colorMap=pg.colormap.get(DIVERGING), interactive=False,
-                              width=14, pen=FOREGROUND)
-        bar.setImageItem(images)
-        for axis_name in ("left", "right"):
-            bar.getAxis(axis_name).setPen(FOREGROUND)
-            bar.getAxis(axis_name).setTextPen(FOREGROUND)
-        return bar
-
     def _figure_verdict(self, demo: PermutationDemo) -> str:
         """The comparison in two short lines for the figure (the long form is above the canvas)."""
         if not demo.is_permutation:
@@ -425,65 +670,100 @@ class PermutationPanel(Panel):
         return "<br>".join(lines)
 
     def _build(self) -> None:
-        """Create every plot once; later changes only refill them and resize rows."""
-        layout = self.canvas.ci
-        self.colorbars: dict[str, pg.ColorBarItem] = {}
-        self.step_labels: dict[str, pg.LabelItem] = {}
+        """Create every item once (a few milliseconds); later changes only refill them and resize rows.
+
+        The figure is one :class:`QGraphicsWidget` with a grid layout, set as
+        the canvas's central item (pyqtgraph's own layout is not used). Items
+        go into layouts, which hands their ownership to the scene's tree.
+        """
+        self.figure = QGraphicsWidget()
+        grid = QGraphicsGridLayout()
+        grid.setContentsMargins(6, 6, 6, 6)
+        grid.setVerticalSpacing(2)
+        grid.setHorizontalSpacing(6)
+        self.figure.setLayout(grid)
+        self.grid = grid
+        top, _bottom = _chrome()
+        self.colorbars: dict[str, ColorBar] = {}
+        self.step_labels: dict[str, RichText] = {}
         self.step_rows: dict[str, int] = {}
-        self.title_label = layout.addLabel("", row=0, col=0, colspan=4, justify="left")
+        self.title_label = RichText()
+        grid.addItem(self.title_label, 0, 0, 1, 4)
         row = 1
         for key, _formula, _what, _get in POSITION_STEPS + COMMON_STEPS:
-            label = layout.addLabel("", row=row, col=0, justify="right")
-            label.setFixedWidth(LABEL_PIXELS)
+            label = RichText(align=Qt.AlignmentFlag.AlignRight, top=top)
+            grid.addItem(label, row, 0)
             self.step_labels[key] = label
-            a, b = AnnotatedMatrix(layout, row, 1), AnnotatedMatrix(layout, row, 2)
-            self.matrices[f"{key}_a"], self.matrices[f"{key}_b"] = a, b
-            self.colorbars[key] = self._colorbar([a.image, b.image])
-            layout.addItem(self.colorbars[key], row=row, col=3)
+            for col, sentence in ((1, "a"), (2, "b")):
+                matrix = MatrixItem()
+                grid.addItem(matrix, row, col)
+                self.matrices[f"{key}_{sentence}"] = matrix
+            self.colorbars[key] = ColorBar()
+            grid.addItem(self.colorbars[key], row, 3)
             self.step_rows[key] = row
             row += 1
-        self.split_header = layout.addLabel("", row=row, col=0, colspan=4, justify="left")
+        self.split_header = RichText()
+        grid.addItem(self.split_header, row, 0, 1, 4)
         self.split_header_row = row
         row += 1
         self.split_rows: dict[str, int] = {}
+        self.split_layouts: dict[str, QGraphicsGridLayout] = {}
+        self.split_strips: dict[str, QGraphicsWidget] = {}
         for sentence in ("a", "b"):
-            sub = layout.addLayout(row=row, col=0, colspan=4)
-            sub.setSpacing(2)
-            label = sub.addLabel(f"<span style='color:{FOREGROUND}'>sentence {sentence}</span>", row=0, col=0,
-                                 justify="right")
-            label.setFixedWidth(70)
+            strip = QGraphicsWidget()
+            sub = QGraphicsGridLayout()
+            sub.setContentsMargins(0, 0, 0, 0)
+            sub.setHorizontalSpacing(4)
+            strip.setLayout(sub)
+            label = RichText(align=Qt.AlignmentFlag.AlignRight, top=top)
+            label.setText(f"<span style='color:{FOREGROUND}'>sentence&nbsp;{sentence}</span>")
+            sub.addItem(label, 0, 0)
+            sub.setColumnFixedWidth(0, SPLIT_LABEL_PIXELS)
             for col, name in enumerate(SPLIT_NAMES, start=1):
-                self.matrices[f"split_{sentence}_{name}"] = AnnotatedMatrix(sub, 0, col)
-            bar = self._colorbar([self.matrices[f"split_{sentence}_{name}"].image for name in SPLIT_NAMES])
-            sub.addItem(bar, row=0, col=len(SPLIT_NAMES) + 1)
+                matrix = MatrixItem()
+                matrix.label_rows = col == 1  # the same words in every matrix of the strip
+                sub.addItem(matrix, 0, col)
+                sub.setColumnStretchFactor(col, 1)
+                self.matrices[f"split_{sentence}_{name}"] = matrix
+            bar = ColorBar()
+            sub.addItem(bar, 0, len(SPLIT_NAMES) + 1)
+            sub.setColumnFixedWidth(len(SPLIT_NAMES) + 1, COLORBAR_PIXELS)
             self.colorbars[f"split_{sentence}"] = bar
+            grid.addItem(strip, row, 0, 1, 4)
             self.split_rows[sentence] = row
+            self.split_layouts[sentence] = sub
+            strip.geometryChanged.connect(lambda sentence=sentence: self._fit_split_columns(sentence))
+            self.split_strips[sentence] = strip
             row += 1
-        self.check_label = layout.addLabel("", row=row, col=0, colspan=4, justify="left")
+        self.check_label = RichText()
+        grid.addItem(self.check_label, row, 0, 1, 4)
         self.check_row = row
+        grid.setColumnFixedWidth(0, LABEL_PIXELS)
+        grid.setColumnFixedWidth(3, COLORBAR_PIXELS)
+        grid.setColumnStretchFactor(1, 1)
+        grid.setColumnStretchFactor(2, 1)
+        self.canvas.setCentralItem(self.figure)
 
     def _apply_shape(self, n_a: int, n_b: int, with_position: bool) -> None:
         """Row heights for sentences of ``n_a`` and ``n_b`` words; hide E and PE without position."""
-        grid = self.canvas.ci.layout
-        matrix_height = min(max(n_a, n_b) * ROW_PIXELS, MAX_MATRIX_PIXELS) + PLOT_CHROME_PIXELS
+        grid = self.grid
+        chrome = sum(_chrome()) + 4
+        matrix_height = min(max(n_a, n_b) * ROW_PIXELS, MAX_MATRIX_PIXELS) + chrome
         heights = {0: 84, self.split_header_row: 78, self.check_row: 30}
         for key, row in self.step_rows.items():
             visible = with_position or key not in ("E", "PE")
-            for item in (self.step_labels[key], self.matrices[f"{key}_a"].plot, self.matrices[f"{key}_b"].plot,
+            for item in (self.step_labels[key], self.matrices[f"{key}_a"], self.matrices[f"{key}_b"],
                          self.colorbars[key]):
                 item.setVisible(visible)
-                # A hidden item still claims its minimum size in a QGraphicsGridLayout:
-                # collapse it explicitly (-1 restores the item's own size hints).
-                item.setMinimumHeight(-1 if visible else 0)
-                item.setMaximumHeight(-1 if visible else 0)
             heights[row] = matrix_height if visible else 0
         for sentence, n in (("a", n_a), ("b", n_b)):
-            heights[self.split_rows[sentence]] = min(n * ROW_PIXELS, MAX_MATRIX_PIXELS) + PLOT_CHROME_PIXELS
+            heights[self.split_rows[sentence]] = min(n * ROW_PIXELS, MAX_MATRIX_PIXELS) + chrome
+        spacing = grid.verticalSpacing()
         for row, height in heights.items():
             grid.setRowFixedHeight(row, height)
-            grid.setRowSpacing(row, grid.verticalSpacing() if height else 0)
+            grid.setRowSpacing(row, spacing if height else 0)
         shown = sum(1 for h in heights.values() if h)
-        self.canvas.setMinimumHeight(int(sum(heights.values()) + grid.verticalSpacing() * shown + 40))
+        self.canvas.setMinimumHeight(int(sum(heights.values()) + spacing * shown + 16))
 
     def _redraw(self) -> None:
         demo = self.demo
@@ -513,13 +793,11 @@ class PermutationPanel(Panel):
 
     def _draw_step(self, key: str, values: dict[str, np.ndarray], traces: dict[str, AttentionTrace]) -> None:
         if key == "A":
-            colormap, levels = pg.colormap.get(SEQUENTIAL), (0.0, 1.0)
+            colormap, levels = SEQUENTIAL, (0.0, 1.0)
         else:
-            colormap = pg.colormap.get(DIVERGING)
+            colormap = DIVERGING
             levels = symmetric_levels(np.concatenate([v.ravel() for v in values.values()]))
-        bar = self.colorbars[key]
-        bar.setColorMap(colormap)
-        bar.setLevels(levels)
+        self.colorbars[key].set_scale(colormap, levels)
         for sentence, trace in traces.items():
             matrix = values[sentence]
             self.matrices[f"{key}_{sentence}"].set_matrix(
@@ -548,19 +826,31 @@ class PermutationPanel(Panel):
         )
 
     def _draw_split_row(self, sentence: str, split: LogitSplit) -> None:
-        colormap = pg.colormap.get(DIVERGING)
         terms = split.terms()
         levels = symmetric_levels(np.concatenate([t.ravel() for t in (*terms.values(), split.total)]))
-        self.colorbars[f"split_{sentence}"].setLevels(levels)
+        self.colorbars[f"split_{sentence}"].set_scale(DIVERGING, levels)
         shares = split.shares()
         for name, term in terms.items():
             self.matrices[f"split_{sentence}_{name}"].set_matrix(
-                term, split.tokens, split.tokens, colormap, levels, f"{sentence}: {name} &nbsp;{shares[name]:.0%}",
+                term, split.tokens, split.tokens, DIVERGING, levels, f"{sentence}: {name}  {shares[name]:.0%}",
             )
         self.split_checks[sentence] = f"max |e·e + e·p + p·e + p·p − S| = {split.max_abs_residual:.1e}"
         self.matrices[f"split_{sentence}_total"].set_matrix(
-            split.total, split.tokens, split.tokens, colormap, levels, f"{sentence}: total S",
+            split.total, split.tokens, split.tokens, DIVERGING, levels, f"{sentence}: total S",
         )
+        self._fit_split_columns(sentence)
+
+    def _fit_split_columns(self, sentence: str) -> None:
+        """Only the first matrix of a strip labels its rows: widen its column by the labels' width
+        so all five draw their cells the same size."""
+        layout, strip = self.split_layouts[sentence], self.split_strips[sentence]
+        labels = self.matrices[f"split_{sentence}_{SPLIT_NAMES[0]}"].label_width()
+        count = len(SPLIT_NAMES)
+        spare = (strip.size().width() - SPLIT_LABEL_PIXELS - COLORBAR_PIXELS
+                 - layout.horizontalSpacing() * (count + 1) - labels)
+        width = max(spare / count, 10.0)
+        for col in range(1, count + 1):
+            layout.setColumnFixedWidth(col, width + (labels if col == 1 else 0.0))
 
     # ------------------------------------------------------------------ export
     def figure_widget(self) -> QWidget:
