@@ -129,7 +129,9 @@ def test_demo_d_model_changes_the_matrices(panel):
     assert panel.d_model_spin.maximum() == 64 and panel.d_model_spin.minimum() == 2
 
 
-def test_scheme_of_the_parameters_panel_is_used(panel):
+def test_scheme_of_the_parameters_panel_is_used(panel, qtbot):
+    panel.show()
+    qtbot.waitExposed(panel)
     panel.state.update(scheme="naive")
     _settle(panel)
     assert panel.demo.scheme == "naive"
@@ -286,3 +288,17 @@ def test_exit_after_rebuilding_the_plots_does_not_crash(tmp_path, where):
                             env=env, timeout=120)
     assert result.stdout.strip() == "done"
     assert result.returncode == 0, result.stderr[-2000:]
+
+
+def test_a_hidden_dock_waits_for_parameter_changes_until_shown(panel, qtbot):
+    before = panel.demo
+    panel.state.update(scheme="naive")
+    _settle(panel)
+    assert panel.demo is before  # hidden: no work
+    data = panel.export_data()  # export of a hidden panel computes the current demo itself
+    assert data["meta"]["permutation"]["scheme"] == "naive" and data["meta"]["params"]["scheme"] == "naive"
+    panel.show()
+    qtbot.waitExposed(panel)
+    _settle(panel)
+    assert panel.demo.scheme == "naive"
+    np.testing.assert_array_equal(panel.matrices["PE_a"].values, np.array([[0.0] * 8, [1.0] * 8, [2.0] * 8]))

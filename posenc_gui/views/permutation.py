@@ -568,7 +568,7 @@ class PermutationPanel(Panel):
         self.sentence_b_edit.textChanged.connect(self.request_update)
         self.d_model_spin.valueChanged.connect(self.request_update)
         self.pe_check.toggled.connect(self._toggle_position)
-        state.paramsChanged.connect(self.request_update)
+        state.paramsChanged.connect(self.schedule_update)  # a hidden dock catches up when shown
         self.request_update()
 
     # ------------------------------------------------------------------ inputs
@@ -858,9 +858,10 @@ class PermutationPanel(Panel):
 
     def export_data(self) -> dict[str, Any]:
         """Both sentences' matrices (the shown mode first) and the JSON dict under ``meta["permutation"]``."""
-        demo = self.demo
-        if demo is None:  # not delivered yet: compute now (raises ValueError for bad input)
-            params = self.state.params
+        demo, params_used = self.demo, self._params_used
+        if demo is None or getattr(self, "_stale", False):  # not delivered or out of date: compute now
+            # (raises ValueError for bad input)
+            params = params_used = self.state.params
             demo = permutation_demo(self.sentence_a_edit.text(), self.sentence_b_edit.text(),
                                     self.d_model_spin.value(), params.scheme, params.scheme_kwargs())
         arrays: dict[str, np.ndarray] = {}
@@ -881,7 +882,7 @@ class PermutationPanel(Panel):
         meta = {
             "panel": self.panel_id,
             "with_position": self.with_position,
-            "params": dict((self._params_used or self.state.params).__dict__),
+            "params": dict((params_used or self.state.params).__dict__),
             "verdict": demo.verdict_lines(),
             "permutation": demo.to_dict(),
         }
