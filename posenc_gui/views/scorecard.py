@@ -8,7 +8,17 @@ from typing import Any
 import numpy as np
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QBrush, QColor, QFont
-from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLabel, QTableWidget, QTableWidgetItem, QWidget
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHeaderView,
+    QLabel,
+    QLayout,
+    QScrollArea,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
 
 from ..model import EncodingParams
 from ..model.scorecard import CRITERIA, GROWTH_TOL, TK_OFFSET, TK_TOL, UNIQUE_TOL, Scorecard, SchemeScore, scorecard
@@ -21,12 +31,13 @@ CURRENT_BRUSH = QColor("#fff3c4")
 #: Parameter changes within this many milliseconds are measured once.
 DEBOUNCE_MS = 150
 COLUMNS = ("scheme", *CRITERIA.keys())
+#: Column headers, broken into short lines so the cells, not the headers, set the widths.
 HEADERS = {
-    "bounded": "bounded\nmax ‖p‖ over N · 10N · 100N",
-    "unique": "unique at N\nclosest pair, in steps",
+    "bounded": "bounded\nmax ‖p‖ over\nN · 10N · 100N",
+    "unique": "unique at N\nclosest pair,\nin steps",
     "deterministic": "deterministic",
-    "generalizes": "unseen lengths\nmax ‖p‖ past N vs up to N",
-    "exact_tk": "exact relative T_k\nrelative residual, k = 1",
+    "generalizes": "unseen lengths\nmax ‖p‖ past N\nvs up to N",
+    "exact_tk": "exact relative T_k\nrelative residual,\nk = 1",
 }
 
 
@@ -110,19 +121,39 @@ class ScorecardPanel(Panel):
         self.status_label = QLabel(self)
         self.header.addWidget(self.status_label, 1)
         self.finish_header()
-        self.table = QTableWidget(0, len(COLUMNS), self)
+        # The figure: caption, the whole table (sized to its contents, never scrolled) and the
+        # sampling notes, in a scroll area. Export renders the figure, so a dock narrower than
+        # the table still exports every column.
+        self.figure = QWidget()
+        self.figure.setObjectName("scorecard-figure")
+        self.figure.setStyleSheet(f"QWidget#scorecard-figure {{ background: white; }} QLabel {{ color: {FOREGROUND}; }}")
+        figure_layout = QVBoxLayout(self.figure)
+        figure_layout.setContentsMargins(8, 8, 8, 8)
+        figure_layout.setSpacing(6)
+        figure_layout.setSizeConstraint(QLayout.SizeConstraint.SetFixedSize)
+        self.caption_label = QLabel(self.figure)
+        self.caption_label.setTextFormat(Qt.TextFormat.RichText)
+        figure_layout.addWidget(self.caption_label)
+        self.table = QTableWidget(0, len(COLUMNS), self.figure)
         self.table.setHorizontalHeaderLabels(["scheme", *HEADERS.values()])
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
         self.table.verticalHeader().setVisible(False)
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        self.table.horizontalHeader().setStretchLastSection(True)
+        self.table.horizontalHeader().setStretchLastSection(False)
+        self.table.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.table.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.table.setStyleSheet(f"QTableWidget {{ background: white; color: {FOREGROUND}; }}")
-        self.body.addWidget(self.table, 1)
-        self.notes_label = QLabel(self)
+        figure_layout.addWidget(self.table)
+        self.notes_label = QLabel(self.figure)
         self.notes_label.setWordWrap(True)
         self.notes_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.body.addWidget(self.notes_label)
+        figure_layout.addWidget(self.notes_label)
+        self.scroll = QScrollArea(self)
+        self.scroll.setWidgetResizable(False)
+        self.scroll.setWidget(self.figure)
+        self.scroll.setStyleSheet("QScrollArea { background: white; }")
+        self.body.addWidget(self.scroll, 1)
         self.data: Scorecard | None = None
         self._requested: tuple | None = None
         self._timer = QTimer(self)
@@ -188,11 +219,26 @@ class ScorecardPanel(Panel):
                     item.setFont(bold)
                 self.table.setItem(row, col, item)
         self.table.resizeColumnsToContents()
-        self.status_label.setText(
-            f"Measured at N = {params.seq_len:,}, d_model = {params.d_model:,}, base = {params.base:g}, "
-            f"layout = {params.layout}")
+        self.table.resizeRowsToContents()
+        self._fit_table()
+        measured = (f"Measured at N = {params.seq_len:,}, d_model = {params.d_model:,}, base = {params.base:g}, "
+                    f"layout = {params.layout}")
+        self.status_label.setText("")  # the figure's caption says what was measured
+        self.caption_label.setText(f"<b>Scorecard</b> — each scheme against the wish list. {measured}.")
         notes = sorted({note for s in data.scores for note in s.notes})
         self.notes_label.setText("Sampling: " + "; ".join(notes) + "." if notes else "Every position checked.")
+        self.figure.adjustSize()
+
+    def _fit_table(self) -> None:
+        """Size the table to show every row and column: it never scrolls, the scroll area around the figure does."""
+        table = self.table
+        frame = 2 * table.frameWidth()
+        width = sum(table.columnWidth(c) for c in range(table.columnCount())) + frame
+        height = (table.horizontalHeader().sizeHint().height()
+                  + sum(table.rowHeight(r) for r in range(table.rowCount())) + frame)
+        table.setFixedSize(width, height)
+        for label in (self.caption_label, self.notes_label):
+            label.setFixedWidth(width)
 
     # ------------------------------------------------------------------ access
     def cell_text(self, scheme: str, criterion: str) -> str:
@@ -204,7 +250,8 @@ class ScorecardPanel(Panel):
         raise ValueError(f"scheme {scheme!r} is not in the table")
 
     def figure_widget(self) -> QWidget:
-        return self.table
+        """Caption, the whole table and the sampling notes (not only the part scrolled into view)."""
+        return self.figure
 
     def export_data(self) -> dict[str, Any]:
         """Verdicts as a 0/1 matrix (schemes × criteria) and every number behind them."""

@@ -1,0 +1,78 @@
+"""Scorecard dock: the exported figure is the whole table, whatever the dock's width."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from posenc_gui import export
+from posenc_gui.model import EncodingParams
+from posenc_gui.views.scorecard import COLUMNS, FAIL_BRUSH, PASS_BRUSH, ScorecardPanel
+
+
+@pytest.fixture
+def narrow_panel(qtbot, state, compute):
+    state.update(d_model=32)
+    state.flush()
+    panel = ScorecardPanel(state, compute)
+    qtbot.addWidget(panel)
+    panel.resize(420, 300)  # much narrower and lower than the table
+    panel.show()
+    qtbot.waitExposed(panel)
+    assert compute.wait_idle()
+    assert panel.data is not None and panel.data.params == EncodingParams(d_model=32)
+    return panel
+
+
+def _cell_centre(panel, row: int, col: int) -> tuple[int, int]:
+    """Centre of a table cell in figure coordinates."""
+    table = panel.table
+    rect = table.visualRect(table.model().index(row, col))
+    centre = table.viewport().mapTo(panel.figure, rect.center())
+    return centre.x(), centre.y()
+
+
+def test_the_table_never_scrolls_the_figure_holds_all_of_it(narrow_panel):
+    panel = narrow_panel
+    table, figure = panel.table, panel.figure_widget()
+    assert figure is panel.figure and table.parent() is figure
+    assert table.horizontalScrollBar().maximum() == 0 and table.verticalScrollBar().maximum() == 0
+    columns = sum(table.columnWidth(c) for c in range(table.columnCount()))
+    rows = sum(table.rowHeight(r) for r in range(table.rowCount()))
+    assert table.viewport().width() >= columns and table.viewport().height() >= rows
+    assert table.geometry().right() < figure.width() and table.geometry().bottom() < figure.height()
+    # The dock is narrower than the figure: it scrolls the figure instead.
+    assert panel.scroll.viewport().width() < figure.width()
+    assert panel.scroll.horizontalScrollBar().maximum() > 0
+
+
+def test_png_export_shows_the_last_column_and_row(narrow_panel):
+    panel = narrow_panel
+    figure = panel.figure_widget()
+    image = export.render_image(figure, scale=1.0)
+    assert (image.width(), image.height()) == (figure.width(), figure.height())
+    verdicts = [s.verdicts() for s in panel.data.scores]
+    last_row, last_col = len(verdicts) - 1, len(COLUMNS) - 1
+    for row in (0, last_row):
+        for col in (1, last_col):
+            x, y = _cell_centre(panel, row, col)
+            # sample just left of the cell's centre line, below the text baseline area
+            colour = image.pixelColor(x, y - panel.table.rowHeight(row) // 2 + 2)
+            passed = verdicts[row][COLUMNS[col]]
+            expected = PASS_BRUSH if passed else FAIL_BRUSH
+            got = np.array(colour.getRgb()[:3])
+            assert np.abs(got - np.array(expected.getRgb()[:3])).max() <= 3, (row, col, colour.name())
+    # The caption names the sizes measured; the notes are in the figure too.
+    assert "N = 128" in panel.caption_label.text() and "d_model = 32" in panel.caption_label.text()
+    assert panel.notes_label.parent() is figure
+
+
+def test_svg_and_pdf_exports_hold_every_column(narrow_panel):
+    panel = narrow_panel
+    svg = export.svg_bytes(panel.figure_widget()).decode("utf-8")
+    last_header = panel.table.horizontalHeaderItem(len(COLUMNS) - 1).text().splitlines()[0]
+    assert last_header.split()[0] in svg  # "exact"
+    last_cell = panel.table.item(panel.table.rowCount() - 1, len(COLUMNS) - 1).text()
+    assert last_cell.split()[-1] in svg
+    pdf = export.pdf_bytes(panel.figure_widget())
+    assert pdf.startswith(b"%PDF") and len(pdf) > 2000
