@@ -288,3 +288,35 @@ def test_relative_long_sequence_stays_bounded(state, compute, qtbot):
     assert panel.data.positions.size * panel.data.spread.offsets.size * 512 <= 2**24
     assert np.all(panel.data.spread.spread <= 1e-6)
     assert "every" in panel.summary_label.text()
+
+
+# ---------------------------------------------------------------------------
+# review regressions: extreme sizes, readable axes and labels
+
+
+def _inside(item, plot):
+    """True if ``item``'s on-screen rectangle lies inside ``plot``'s view box."""
+    box = plot.getViewBox().sceneBoundingRect().adjusted(-5, -5, 5, 5)  # text items carry a margin
+    return box.contains(item.sceneBoundingRect())
+
+
+def test_linear_relation_exact_rotation_at_a_million_positions_and_d2(state, compute, qtbot):
+    # The residual's position budget (elements / d) allowed all 1,048,576 positions at d = 2,
+    # past what the sampler accepts: the dock showed "pixels must be in 1…1000000".
+    panel = make(LinearRelationPanel, state, compute, qtbot)
+    change(state, compute, seq_len=limits.MAX_SEQ_LEN, d_model=2)
+    assert panel.data.params == state.params
+    assert panel.data.relation.exact and panel.data.relation.max_residual < 1e-6
+    assert panel.data.positions[-1] <= limits.MAX_SEQ_LEN - 1
+    assert "pixels" not in panel.message_label.text()
+
+
+def test_relative_tiny_d_and_offsets_at_a_million_positions(state, compute, qtbot):
+    panel = make(RelativePanel, state, compute, qtbot)
+    change(state, compute, seq_len=limits.MAX_SEQ_LEN, d_model=2)
+    panel.set_options(max_offset=1, references=1)
+    assert compute.wait_idle()
+    assert panel.data.params == state.params
+    assert panel.data.spread.offsets.tolist() == [0.0, 1.0]
+    assert panel.message_label.isHidden()
+    assert float(np.nanmax(panel.data.spread.spread)) < 1e-9  # still relative

@@ -16,6 +16,9 @@ from .matrixplot import FOREGROUND, MatrixPlot, new_layout_widget
 
 #: Largest positions × d_model evaluated for the residual of an exact rotation.
 VIEW_ELEMENTS = 2**21
+#: An exact rotation's residual is evaluated at most at this many (strided) positions; at d = 2
+#: the element budget alone would allow every one of 1,048,576 positions.
+MAX_EXACT_POSITIONS = 2**16
 #: Largest n·d² of a live least-squares fit.
 VIEW_LSTSQ_WORK = 2**28
 #: A least-squares fit uses at most max(2·d, this many) positions.
@@ -67,7 +70,7 @@ def fit_positions(params: EncodingParams, fitted: int) -> tuple[np.ndarray, int,
             n, extended = 2 * d, True
         budget = max(2 * d, min(VIEW_LSTSQ_WORK // (d * d), MAX_FIT_POSITIONS))
     else:
-        budget = max(2, VIEW_ELEMENTS // d)
+        budget = max(2, min(VIEW_ELEMENTS // d, MAX_EXACT_POSITIONS))
     sample = sample_axis(0, n - 1, n, min(budget, n))
     return sample.indices().astype(np.float64), sample.stride, extended
 

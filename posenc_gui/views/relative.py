@@ -22,6 +22,8 @@ MAX_OFFSET_POINTS = 512
 #: Work budget of one update: positions × offsets × d_model.
 VIEW_WORK = 2**23
 MAX_REFERENCES = len(PALETTE)
+#: At most this many positions p (evenly strided) enter the spread, however small d and the offsets are.
+MAX_POSITIONS = 2**16
 BLUE, ORANGE = "#0072B2", "#D55E00"
 
 
@@ -49,7 +51,7 @@ def compute_relative(params: EncodingParams, max_offset: int, n_references: int)
     offsets = sample_axis(0, max_offset, max_offset + 1, MAX_OFFSET_POINTS).indices().astype(np.float64)
     if offsets[-1] != max_offset:
         offsets = np.append(offsets, float(max_offset))
-    budget = max(16, VIEW_WORK // (params.d_model * offsets.size))
+    budget = max(16, min(VIEW_WORK // (params.d_model * offsets.size), MAX_POSITIONS))
     sample = sample_axis(0, params.seq_len - 1, params.seq_len, min(budget, params.seq_len))
     positions = sample.indices().astype(np.float64)
     spread = offset_spread(params.scheme, positions, params.d_model, offsets, **kwargs)
