@@ -320,3 +320,26 @@ def test_relative_tiny_d_and_offsets_at_a_million_positions(state, compute, qtbo
     assert panel.data.spread.offsets.tolist() == [0.0, 1.0]
     assert panel.message_label.isHidden()
     assert float(np.nanmax(panel.data.spread.spread)) < 1e-9  # still relative
+
+
+def test_uniqueness_distance_axis_shows_plain_distances(state, compute, qtbot):
+    # A single sine's nearest distances are 0.005…0.4: the axis must read 0.1…0.4,
+    # not 100…400 with a "(x0.001)" tucked into its title.
+    panel = make(UniquenessPanel, state, compute, qtbot)
+    change(state, compute, scheme="sine")
+    assert float(np.max(panel.data.result.nearest_distance)) < 1
+    for plot in (panel.distance_plot, panel.nearest_plot):
+        for name in ("left", "bottom"):
+            assert "(x" not in plot.getAxis(name).labelString()
+
+
+@pytest.mark.parametrize("scheme", ["sincos_pair", "harmonic", "sine"])
+def test_uniqueness_closest_pair_label_stays_inside_the_plot(scheme, state, compute, qtbot):
+    # With every position at the same nearest distance (sin/cos pair, harmonic) the line sits at the
+    # top of the plot and the label drawn above it was cut off.
+    panel = make(UniquenessPanel, state, compute, qtbot)
+    change(state, compute, scheme=scheme)
+    qtbot.wait(20)
+    label = panel.minimum_line.label
+    assert label.isVisible() and label.toPlainText() == "closest pair"
+    assert _inside(label, panel.distance_plot)

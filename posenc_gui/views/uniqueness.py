@@ -110,6 +110,9 @@ class UniquenessPanel(Panel):
             plot.showGrid(x=True, y=True, alpha=0.25)
             plot.setMenuEnabled(False)
             plot.getAxis("left").setWidth(64)  # align the two x axes
+            for name in ("left", "bottom"):
+                # "distance (x0.001)" with ticks 100…400 reads as distances of 100…400
+                plot.getAxis(name).enableAutoSIPrefix(False)
         self.distance_plot.setLabel("left", "distance to nearest")
         self.distance_plot.setTitle("min over q ≠ p of ‖PE(p) − PE(q)‖", size="10pt")
         self.nearest_plot.setLabel("left", "nearest position q")
@@ -118,7 +121,7 @@ class UniquenessPanel(Panel):
         self.distance_curve = self.distance_plot.plot(pen=pg.mkPen(BLUE, width=1.5))
         self.minimum_line = pg.InfiniteLine(angle=0, pen=pg.mkPen(ORANGE, width=1, style=Qt.PenStyle.DashLine),
                                             label="closest pair", labelOpts={"color": ORANGE, "position": 0.98,
-                                                                           "anchors": [(1, 1), (1, 1)]})
+                                                                           "anchors": [(1, 0), (1, 1)]})
         self.distance_plot.addItem(self.minimum_line)
         self.nearest_scatter = pg.ScatterPlotItem(size=4, pen=None, brush=pg.mkBrush(BLUE))
         self.nearest_plot.addItem(self.nearest_scatter)
