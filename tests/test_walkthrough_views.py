@@ -300,3 +300,53 @@ def test_hidden_addition_panel_catches_up_when_shown(qtbot, state, compute):
     qtbot.waitExposed(panel)
     assert compute.wait_idle()
     assert panel.data.params == EncodingParams("harmonic", d_model=32)
+
+
+# --------------------------------------------------------------------------- review regressions
+
+
+def _inside(item, plot):
+    box = plot.getViewBox().sceneBoundingRect().adjusted(-5, -5, 5, 5)  # text items carry a margin
+    return box.contains(item.sceneBoundingRect())
+
+
+def test_decade_ticks_label_at_most_a_few_decades():
+    from posenc_gui.views.spectrum import MAX_DECADE_LABELS, decade_ticks
+
+    major, minor = decade_ticks(-3.3, 5.3)  # nine decades, as the four-term plot spans
+    labelled = [value for value, text in major if text]
+    assert 2 <= len(labelled) <= MAX_DECADE_LABELS
+    assert (0.0, "1") in major  # 1 stays labelled
+    every_decade = {round(v, 9) for v, _ in major + minor if float(v).is_integer()}
+    assert every_decade == {float(k) for k in range(-3, 6)}  # unlabelled decades keep a tick
+    few_major, few_minor = decade_ticks(-0.5, 2.5)  # few decades: all labelled, with 2…9 ticks
+    assert [text for _, text in few_major] == ["1", "10", "100"]
+    assert len(few_minor) > 8
+
+
+def test_spectrum_phase_labels_do_not_overlap(qtbot, state, compute):
+    # At the default window size the "2π (one full turn)" and "0.1 rad" labels were drawn on
+    # top of each other between their two lines.
+    panel = SpectrumPanel(state, compute)
+    qtbot.addWidget(panel)
+    panel.resize(960, 380)  # the dock's size in the default 1500 × 950 window
+    panel.show()
+    qtbot.waitExposed(panel)
+    for values in ({}, {"seq_len": 2, "d_model": 2}, {"seq_len": 1_048_576, "d_model": 8192}):
+        if values:
+            change(state, compute, **values)
+        assert compute.wait_idle()
+        qtbot.wait(20)
+        wrap, static = panel.wrap_line.label, panel.static_line.label
+        assert not wrap.sceneBoundingRect().intersects(static.sceneBoundingRect()), values
+        assert _inside(wrap, panel.phase_plot) and _inside(static, panel.phase_plot), values
+
+
+def test_addition_terms_axis_is_readable_and_both_cross_terms_show(qtbot, state, compute):
+    panel = AdditionPanel(state, compute)
+    settle(qtbot, panel, compute)
+    major = panel.terms_plot.getAxis("left")._tickLevels[0]
+    assert 2 <= len([text for _, text in major if text]) <= 5
+    # e·p and p·e have the same size: drawn the same way, one hides the other
+    pens = {name: panel.term_curves[name].opts["pen"] for name in ("e·p", "p·e")}
+    assert pens["e·p"].style() != pens["p·e"].style()

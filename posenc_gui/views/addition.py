@@ -28,6 +28,7 @@ from .matrixplot import FOREGROUND, new_layout_widget, style_plot
 from .spectrum import decade_ticks
 
 TERM_COLOURS = {"e·e": "#0072B2", "e·p": "#009E73", "p·e": "#CC79A7", "p·p": "#D55E00"}
+TERM_STYLES = {"p·e": Qt.PenStyle.DashLine}
 ADD_COLOUR, CONCAT_COLOUR = "#0072B2", "#D55E00"
 GREY = "#555555"
 #: Largest σ offered by the spin box.
@@ -60,8 +61,9 @@ def compute_addition(params: EncodingParams, scale: float, cached: AdditionData 
     return AdditionData(params, scale, cost, sweep, current, ortho, embedding_norm(params.d_model, scale))
 
 
-def _key(items: list[tuple[str, str]]) -> str:
-    return " &nbsp; ".join(f'<span style="color:{colour}">━ {text}</span>' for colour, text in items)
+def _key(items: list[tuple[str, str]], dashed: set[str] = frozenset()) -> str:
+    return " &nbsp; ".join(f'<span style="color:{colour}">{"╍" if text in dashed else "━"} {text}</span>'
+                           for colour, text in items)
 
 
 class AdditionPanel(Panel):
@@ -119,13 +121,17 @@ class AdditionPanel(Panel):
             self.cost_plot.addItem(item)
         self.cost_plot.setTitle(_key([(ADD_COLOUR, "add: d inputs"), (CONCAT_COLOUR, "concatenate: 2d")]),
                                 size="9pt")
-        self.term_curves = {name: self.terms_plot.plot(pen=pg.mkPen(TERM_COLOURS[name], width=2), antialias=True)
-                            for name in TERMS}
-        self.terms_plot.setTitle(_key([(TERM_COLOURS[n], n) for n in TERMS]), size="9pt")
+        # e·p and p·e have the same size, so their curves lie on top of each other: p·e is
+        # drawn dashed over a solid e·p, and both stay visible.
+        self.term_curves = {name: self.terms_plot.plot(
+            pen=pg.mkPen(TERM_COLOURS[name], width=2, style=TERM_STYLES.get(name, Qt.PenStyle.SolidLine)),
+            antialias=True) for name in TERMS}
+        self.terms_plot.setTitle(_key([(TERM_COLOURS[n], n) for n in TERMS], dashed={"p·e"}), size="9pt")
         self.cos_mean_curve = self.cosine_plot.plot(pen=pg.mkPen(ADD_COLOUR, width=2), antialias=True)
         self.cos_min_curve = self.cosine_plot.plot(
             pen=pg.mkPen(ADD_COLOUR, width=1.5, style=Qt.PenStyle.DashLine), antialias=True)
-        self.cosine_plot.setTitle(_key([(ADD_COLOUR, "mean over positions"), (ADD_COLOUR, "minimum (dashed)")]),
+        self.cosine_plot.setTitle(_key([(ADD_COLOUR, "mean over positions"), (ADD_COLOUR, "minimum (dashed)")],
+                                       dashed={"minimum (dashed)"}),
                                   size="9pt")
         self.ortho_pe = self.ortho_plot.plot(pen=pg.mkPen(ADD_COLOUR, width=2), symbol="o", symbolSize=5,
                                              symbolBrush=ADD_COLOUR, symbolPen=None, antialias=True)
@@ -133,6 +139,9 @@ class AdditionPanel(Panel):
                                               antialias=True)
         self.ortho_random = self.ortho_plot.plot(pen=pg.mkPen(CONCAT_COLOUR, width=1.5), symbol="t", symbolSize=5,
                                                  symbolBrush=CONCAT_COLOUR, symbolPen=None, antialias=True)
+        # e vs p is the claim, e vs e′ the reference it nearly equals: draw the claim on top.
+        self.ortho_pe.setZValue(2)
+        self.ortho_q95.setZValue(2)
         self.ortho_reference = self.ortho_plot.plot(pen=pg.mkPen(GREY, width=1, style=Qt.PenStyle.DotLine),
                                                     antialias=True)
         self.ortho_plot.setTitle(_key([(ADD_COLOUR, "e vs p: mean (95 % dashed)"), (CONCAT_COLOUR, "e vs random e′"),

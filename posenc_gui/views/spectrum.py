@@ -27,6 +27,8 @@ SEQ_COLOUR = "#444444"
 MAX_OUTLINED = 1024
 #: Up to this many components the phase curves also get markers (one component is a single point).
 MAX_SYMBOLS = 64
+#: Decades kept free above the 2π line and below the 0.1 rad line for their labels.
+LABEL_ROOM = 0.6
 
 
 def _log_span(low: float, high: float, minimum: float = 2.0) -> tuple[float, float]:
@@ -41,17 +43,35 @@ def _log_span(low: float, high: float, minimum: float = 2.0) -> tuple[float, flo
 _SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 
 
-def decade_ticks(low: float, high: float) -> list[list[tuple[float, str]]]:
-    """Ticks for a log10 axis over ``[low, high]``: labelled decades, unlabelled 2…9 in between."""
+#: A log axis labels at most this many decades (a short plot spanning ten decades
+#: would otherwise stack its labels on top of each other).
+MAX_DECADE_LABELS = 5
+#: Label every 1st, 2nd, 3rd, 5th or 10th decade …
+_DECADE_STEPS = (1, 2, 3, 5, 10, 20, 50, 100)
+
+
+def decade_ticks(low: float, high: float, max_labels: int = MAX_DECADE_LABELS) -> list[list[tuple[float, str]]]:
+    """Ticks for a log10 axis over ``[low, high]``: labelled decades, unlabelled ones and 2…9 in between.
+
+    When more than ``max_labels`` decades fall in the range, only every 2nd,
+    3rd, 5th, … decade (multiples of the step, so 1 stays labelled) gets a
+    label; the others keep an unlabelled tick.
+    """
+    decades = [k for k in range(math.floor(low), math.ceil(high) + 1) if low <= k <= high]
+    step = next((s for s in _DECADE_STEPS if len(decades) <= s * max(int(max_labels), 1)), _DECADE_STEPS[-1])
     major, minor = [], []
     for k in range(math.floor(low), math.ceil(high) + 1):
         if low <= k <= high:
-            label = f"{10.0 ** k:g}" if -2 <= k <= 3 else f"10{str(k).translate(_SUPERSCRIPT)}"
-            major.append((float(k), label))
-        for m in range(2, 10):
-            value = k + math.log10(m)
-            if low <= value <= high:
-                minor.append((value, ""))
+            if k % step == 0:
+                label = f"{10.0 ** k:g}" if -2 <= k <= 3 else f"10{str(k).translate(_SUPERSCRIPT)}"
+                major.append((float(k), label))
+            else:
+                minor.append((float(k), ""))
+        if step == 1:
+            for m in range(2, 10):
+                value = k + math.log10(m)
+                if low <= value <= high:
+                    minor.append((value, ""))
     return [major, minor]
 
 
@@ -114,10 +134,14 @@ class SpectrumPanel(Panel):
         self.wave_plot.addItem(self.crossing_line)
         self.step_curve = self.phase_plot.plot(pen=pg.mkPen("#0072B2", width=2), antialias=True)
         self.total_curve = self.phase_plot.plot(pen=pg.mkPen("#D55E00", width=2), antialias=True)
+        # The 2π label sits above its line and the 0.1 rad label below its own, so the two never
+        # meet between the lines however short the plot is (the y range leaves room for both).
         self.static_line = pg.InfiniteLine(angle=0, pen=pg.mkPen("#D55E00", width=1, style=Qt.PenStyle.DotLine),
-                                           label="0.1 rad", labelOpts={"color": "#D55E00", "position": 0.85})
+                                           label="0.1 rad", labelOpts={"color": "#D55E00", "position": 0.97,
+                                                                       "anchors": [(1, 0), (1, 0)]})
         self.wrap_line = pg.InfiniteLine(angle=0, pen=pg.mkPen(SEQ_COLOUR, width=1, style=Qt.PenStyle.DotLine),
-                                         label="2π (one full turn)", labelOpts={"color": SEQ_COLOUR, "position": 0.8})
+                                         label="2π (one full turn)", labelOpts={"color": SEQ_COLOUR, "position": 0.97,
+                                                                                "anchors": [(1, 1), (1, 1)]})
         self.phase_plot.addItem(self.static_line)
         self.phase_plot.addItem(self.wrap_line)
         self.body.addWidget(self.canvas, 1)
@@ -172,7 +196,9 @@ class SpectrumPanel(Panel):
         self.wave_plot.setYRange(*span, padding=0)
         self.wave_plot.getAxis("left").setTicks(decade_ticks(*span))
         phases = np.concatenate([data.omega[positive], data.total_phase[total_ok], [data.static_tol, 2 * math.pi]])
-        span = _log_span(math.log10(phases.min()), math.log10(phases.max()))
+        # room for the 2π label above its line and the 0.1 rad label below its line
+        span = _log_span(min(math.log10(phases.min()), math.log10(data.static_tol) - LABEL_ROOM),
+                         max(math.log10(phases.max()), math.log10(2 * math.pi) + LABEL_ROOM))
         self.phase_plot.setYRange(*span, padding=0)
         self.phase_plot.getAxis("left").setTicks(decade_ticks(*span))
         self.wave_plot.setTitle(f"{params.scheme}, d_model {params.d_model:,}, base {params.base:g}", size="10pt")
