@@ -350,3 +350,31 @@ def test_addition_terms_axis_is_readable_and_both_cross_terms_show(qtbot, state,
     # e·p and p·e have the same size: drawn the same way, one hides the other
     pens = {name: panel.term_curves[name].opts["pen"] for name in ("e·p", "p·e")}
     assert pens["e·p"].style() != pens["p·e"].style()
+
+
+def test_linear_relation_step_sets_the_interleaved_layout(qtbot, state, compute):
+    # T_k is block-diagonal only in the interleaved layout; the step says so, so it sets it.
+    window = StandInWindow(state, compute)
+    settle(qtbot, window, compute)
+    change(state, compute, layout="halves")
+    index = next(i for i, step in enumerate(STEPS) if step.panel_id == "linear_relation")
+    window.walkthrough.go_to(index)
+    assert state.params.layout == "interleaved" and state.params.scheme == "sinusoidal"
+
+
+def test_measured_line_says_what_each_number_is(qtbot, state, compute):
+    from posenc_gui.views.scorecard import HEADERS
+
+    window = StandInWindow(state, compute)
+    settle(qtbot, window, compute)
+    walkthrough = window.walkthrough
+    walkthrough.go_to(4)  # sin/cos pair
+    assert compute.wait_idle()
+    text = walkthrough.measured_label.text()
+    assert walkthrough.score is not None and walkthrough.score.scheme == "sincos_pair"
+    for header in HEADERS.values():
+        name, _, detail = header.partition("\n")
+        assert name in text
+        if detail:
+            assert detail in text.replace("&amp;", "&")  # the explanation of its numbers
+    assert "0 vs 44" in text

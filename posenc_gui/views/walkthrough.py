@@ -10,6 +10,7 @@ parameter at any step; Next/Back (or the step list) apply that step again.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from html import escape
 from typing import Any
 
 from PySide6.QtCore import Qt
@@ -27,6 +28,9 @@ from ..model.scorecard import SchemeScore, score_scheme
 from .base import Panel
 from .matrixplot import FOREGROUND
 from .scorecard import HEADERS, cell_texts
+
+#: Colour of the criteria's explanations under their names.
+MUTED = "#5a6470"
 
 
 @dataclass(frozen=True)
@@ -107,7 +111,8 @@ STEPS: tuple[Step, ...] = (
         "ones barely move over the sequence and tell roughly where you are; ‖p‖² = d/2 at every position.",
     ),
     Step(
-        "The claim: PE(pos+k) = T_k·PE(pos)", "linear_relation", {"scheme": "sinusoidal", "base": 10000.0},
+        "The claim: PE(pos+k) = T_k·PE(pos)", "linear_relation",
+        {"scheme": "sinusoidal", "base": 10000.0, "layout": "interleaved"},
         "Each (sin, cos) pair turns by k·ω<sub>i</sub> when the position moves by k, so T<sub>k</sub> is "
         "block-diagonal, one 2×2 rotation per pair, the same for every pos; the residual is rounding. "
         "Switch the scheme to “All sine”: no rotation exists, and the best least-squares T<sub>k</sub> "
@@ -324,10 +329,17 @@ class WalkthroughPanel(Panel):
         self.score = score
         params = self.state.params
         cells = cell_texts(score)
-        parts = [f"<b>{HEADERS[key].splitlines()[0]}</b> {cells[key][0]}" for key in HEADERS]
+        rows = []
+        for key, header in HEADERS.items():
+            name, _, detail = header.partition("\n")
+            detail = f'<br><span style="color:{MUTED}">{escape(detail)}</span>' if detail else ""
+            rows.append(f"<tr><td><b>{escape(name)}</b>{detail}</td>"
+                        f"<td style=\"padding-left:10px\">{escape(cells[key][0])}</td></tr>")
+        # One criterion per row, with what its numbers are ("16 · 16 · 16" alone says nothing).
         self.measured_label.setText(
-            f"<b>Measured now</b> ({score.label}, N = {params.seq_len:,}, d = {params.d_model:,}): "
-            + " &nbsp;|&nbsp; ".join(parts))
+            f"<b>Measured now</b> ({escape(score.label)}, N = {params.seq_len:,}, d = {params.d_model:,}):"
+            f"<table cellspacing=\"0\" cellpadding=\"1\">{''.join(rows)}</table>")
+        self.measured_label.setToolTip("<br>".join(escape(cells[key][1]) for key in HEADERS))
 
     def figure_widget(self) -> QWidget:
         return self
