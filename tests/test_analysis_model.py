@@ -214,6 +214,28 @@ def test_sinusoidal_tk_entries_by_hand():
     np.testing.assert_allclose(relation.T, expected, atol=1e-15)
 
 
+def test_t1_at_d4_by_hand():
+    # d = 4, base 10000: ω_0 = 1, ω_1 = 10000^(−2/4) = 0.01. T_1 holds the rotations by 1 and by 0.01 rad:
+    # cos 1 = 0.5403023058681398, sin 1 = 0.8414709848078965,
+    # cos 0.01 = 0.9999500004166653, sin 0.01 = 0.009999833334166664 (Taylor series, by hand).
+    c1, s1, c2, s2 = 0.5403023058681398, 0.8414709848078965, 0.9999500004166653, 0.009999833334166664
+    expected = np.array([
+        [c1, s1, 0, 0],
+        [-s1, c1, 0, 0],
+        [0, 0, c2, s2],
+        [0, 0, -s2, c2],
+    ])
+    relation = analysis.linear_relation("sinusoidal", np.arange(32), 4, 1)
+    np.testing.assert_allclose(relation.T, expected, atol=1e-15)
+    assert relation.exact and relation.max_residual < 1e-14
+    # halves layout [sin ω0, sin ω1 | cos ω0, cos ω1]: the same rotations on channels (0, 2) and (1, 3)
+    halves = analysis.linear_relation("sinusoidal", np.arange(32), 4, 1, layout="halves")
+    order = [0, 2, 1, 3]
+    np.testing.assert_allclose(halves.T[np.ix_(order, order)], expected, atol=1e-15)
+    # p = 0: PE(0) = [0, 1, 0, 1], so T_1·PE(0) is the second and fourth columns = PE(1) = [sin 1, cos 1, sin .01, cos .01]
+    np.testing.assert_allclose(relation.T @ [0, 1, 0, 1], [s1, c1, s2, c2], atol=1e-15)
+
+
 def test_all_sine_has_no_exact_tk_at_d64():
     relation = analysis.linear_relation("all_sine", np.arange(256), 64, 1)
     assert not relation.exact
