@@ -31,6 +31,8 @@ TERM_COLOURS = {"e·e": "#0072B2", "e·p": "#009E73", "p·e": "#CC79A7", "p·p":
 TERM_STYLES = {"p·e": Qt.PenStyle.DashLine}
 ADD_COLOUR, CONCAT_COLOUR = "#0072B2", "#D55E00"
 GREY = "#555555"
+#: Labelled decades on a horizontal log axis (labels there sit side by side, not stacked).
+HORIZONTAL_DECADE_LABELS = 8
 #: Largest σ offered by the spin box.
 MAX_SPIN_SCALE = min(1000.0, MAX_SCALE)
 
@@ -225,7 +227,7 @@ class AdditionPanel(Panel):
         x_span = (math.log10(sweep.scales[0]), math.log10(sweep.scales[-1]))
         for plot in (self.terms_plot, self.cosine_plot):
             plot.setXRange(*x_span, padding=0.02)
-            plot.getAxis("bottom").setTicks(decade_ticks(*x_span))
+            plot.getAxis("bottom").setTicks(decade_ticks(*x_span, max_labels=HORIZONTAL_DECADE_LABELS))
         for line in self.scale_lines:
             line.setValue(math.log10(data.scale))
         for line in self.balance_lines:
@@ -242,7 +244,7 @@ class AdditionPanel(Panel):
         self.d_line.setValue(math.log10(params.d_model))
         d_span = (math.log10(dims.min()), math.log10(dims.max()))
         self.ortho_plot.setXRange(*d_span, padding=0.03)
-        self.ortho_plot.getAxis("bottom").setTicks(decade_ticks(*d_span))
+        self.ortho_plot.getAxis("bottom").setTicks(decade_ticks(*d_span, max_labels=HORIZONTAL_DECADE_LABELS))
         values = np.concatenate([ortho.pe_q95[ok], ortho.pe_mean[ok], ortho.random_mean, ortho.reference])
         y_span = (math.log10(values.min()) - 0.2, math.log10(min(values.max(), 1.0)) + 0.2)
         self.ortho_plot.setYRange(*y_span, padding=0)
