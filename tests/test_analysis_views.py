@@ -343,3 +343,15 @@ def test_uniqueness_closest_pair_label_stays_inside_the_plot(scheme, state, comp
     label = panel.minimum_line.label
     assert label.isVisible() and label.toPlainText() == "closest pair"
     assert _inside(label, panel.distance_plot)
+
+
+def test_strided_positions_are_described_with_ordinals(state, compute, qtbot):
+    # "every 2th" → "every 2nd position"
+    linear = make(LinearRelationPanel, state, compute, qtbot)
+    change(state, compute, seq_len=5000)
+    assert linear.data.stride == 2
+    assert "every 2nd position" in linear.summary_label.text() and "2th" not in linear.summary_label.text()
+    relative = make(RelativePanel, state, compute, qtbot)
+    change(state, compute, seq_len=300)
+    assert relative.data.position_stride == 2
+    assert "every 2nd position" in relative.summary_label.text() and "2th" not in relative.summary_label.text()

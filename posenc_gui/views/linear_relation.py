@@ -9,7 +9,7 @@ import numpy as np
 from PySide6.QtCore import QRectF, Qt
 from PySide6.QtWidgets import QComboBox, QLabel, QSpinBox, QWidget
 
-from ..model import EncodingParams, sample_axis
+from ..model import AxisSample, EncodingParams, sample_axis
 from ..model.analysis import MAX_TK_D_MODEL, LinearRelation, linear_relation, unpaired_dimensions
 from .base import Panel
 from .matrixplot import FOREGROUND, MatrixPlot, new_layout_widget
@@ -158,7 +158,7 @@ class LinearRelationPanel(Panel):
         first, last = data.positions[0], data.positions[-1]
         where = f"positions {first:,.0f}…{last:,.0f}"
         if data.stride > 1:
-            where += f" (every {data.stride:,}th)"
+            where += f" ({AxisSample(0, data.stride, 1).describe('position')})"  # "every 2nd", not "every 2th"
         self.summary_label.setText(
             f"{params.scheme}, d_model {params.d_model:,}, k = {rel.k:g}: {verdict}. "
             f"Residual over {rel.n_positions:,} {where}: max |PE(p+k) − T<sub>k</sub>PE(p)| = "

@@ -10,7 +10,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QSpinBox, QWidget
 
-from ..model import EncodingParams, sample_axis
+from ..model import AxisSample, EncodingParams, sample_axis
 from ..model.analysis import MAX_OFFSETS, OffsetSpread, offset_profiles, offset_spread
 from .base import Panel
 from .matrixplot import FOREGROUND, new_layout_widget, style_plot
@@ -178,7 +178,8 @@ class RelativePanel(Panel):
             f"{params.scheme}, d_model {params.d_model:,}: largest spread over p of PE(p)·PE(p+k) is "
             f"<b>{largest:.3g}</b> (at k = {k[worst]:,.0f}), while the dot products reach "
             f"{scale:.3g} in size; positions p = {data.positions[0]:,.0f}…{data.positions[-1]:,.0f}"
-            + (f" (every {data.position_stride:,}th)" if data.position_stride > 1 else "")
+            + (f" ({AxisSample(0, data.position_stride, 1).describe('position')})"  # "every 2nd", not "2th"
+               if data.position_stride > 1 else "")
             + f", offsets k = 0…{k[-1]:,.0f}" + (f" ({k.size:,} sampled)" if k.size < k[-1] + 1 else "") + "."
         )
         self.summary_label.setStyleSheet(f"color:{FOREGROUND};")
