@@ -378,3 +378,24 @@ def test_measured_line_says_what_each_number_is(qtbot, state, compute):
         if detail:
             assert detail in text.replace("&amp;", "&")  # the explanation of its numbers
     assert "0 vs 44" in text
+
+
+def test_a_failed_measurement_message_clears_when_the_next_one_succeeds(qtbot, state, compute, monkeypatch):
+    import posenc_gui.views.walkthrough as walkthrough_module
+
+    window = StandInWindow(state, compute)
+    settle(qtbot, window, compute)
+    real = walkthrough_module.measure
+
+    def broken(params):
+        raise ValueError("seq_len: measurement refused")
+
+    monkeypatch.setattr(walkthrough_module, "measure", broken)
+    window.walkthrough.go_to(3)
+    assert compute.wait_idle()
+    assert window.walkthrough.message_label.isVisible()
+    assert "refused" in window.walkthrough.message_label.text()
+    monkeypatch.setattr(walkthrough_module, "measure", real)
+    change(state, compute, seq_len=100)
+    assert window.walkthrough.score is not None and window.walkthrough.score.scheme == "sine"
+    assert window.walkthrough.message_label.isHidden()

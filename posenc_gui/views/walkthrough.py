@@ -324,9 +324,13 @@ class WalkthroughPanel(Panel):
     def _failed(self, error: Exception) -> None:
         self.measured_label.setText("")
         self.show_message(str(error), "error")
+        self._measure_failed = True
 
     def _show_score(self, score: SchemeScore) -> None:
         self.score = score
+        if getattr(self, "_measure_failed", False):  # the error is about an earlier measurement
+            self._measure_failed = False
+            self.show_message("")
         params = self.state.params
         cells = cell_texts(score)
         rows = []
