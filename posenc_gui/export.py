@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 import numpy as np
-from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QMarginsF, QMimeData, QPoint, QRectF, QSize, QSizeF, Qt
+from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QMarginsF, QPoint, QRectF, QSize, QSizeF, Qt
 from PySide6.QtGui import QColor, QGuiApplication, QImage, QPageLayout, QPageSize, QPainter, QPdfWriter
 from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import QApplication, QGraphicsRectItem, QGraphicsView, QWidget
@@ -907,12 +907,17 @@ def copy_to_clipboard(widget: QWidget, *, scale: float | None = None, with_svg: 
     factor = scale if scale is not None else max(1.0, widget.devicePixelRatioF())
     image = render_image(widget, scale=factor)
     image.setDevicePixelRatio(factor)
-    mime = QMimeData()
-    mime.setImageData(image)
+    svg = None
     if with_svg:
         try:
-            mime.setData("image/svg+xml", QByteArray(svg_bytes(widget)))
+            svg = QByteArray(svg_bytes(widget))
         except ExportError:
             pass
-    QGuiApplication.clipboard().setMimeData(mime)
+    # Let Qt create the clipboard's QMimeData (setImage): one made in Python
+    # is destroyed by Qt after the interpreter has finalized (at process exit,
+    # on platforms where the clipboard is a global) and segfaults the exit.
+    clipboard = QGuiApplication.clipboard()
+    clipboard.setImage(image)
+    if svg is not None:
+        clipboard.mimeData().setData("image/svg+xml", svg)
     return image

@@ -46,3 +46,30 @@ def test_installed_entry_point_starts_the_window_offscreen(tmp_path):
     assert result.returncode == 0, result.stderr
     assert "first paint" in result.stdout and "harmonic_n128_d64" in result.stdout
     assert (tmp_path / "s.ini").exists()  # settings written on close
+
+
+def test_quitting_after_copying_a_figure_exits_cleanly(tmp_path):
+    # Qt used to destroy a Python-made clipboard QMimeData after the
+    # interpreter had finalized: a segfault on every exit after a copy.
+    script = tmp_path / "copy_then_quit.py"
+    script.write_text(
+        "import sys\n"
+        "import posenc_gui.__main__ as cli\n"
+        "from posenc_gui.views.export_ui import copy_panel_figure\n"
+        "from PySide6.QtGui import QGuiApplication\n"
+        "report = cli._report_first_paint\n"
+        "def copy_and_report(window, app):\n"
+        "    window.compute.wait_idle()\n"
+        "    assert copy_panel_figure(window, 'heatmap')\n"
+        "    mime = QGuiApplication.clipboard().mimeData()\n"
+        "    print('formats', sorted(mime.formats()))\n"
+        "    report(window, app)\n"
+        "cli._report_first_paint = copy_and_report\n"
+        "sys.exit(cli.main(['--quit-after-first-paint', '--no-restore']))\n",
+        encoding="utf-8",
+    )
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "POSENC_GUI_SETTINGS": str(tmp_path / "s.ini")}
+    for _ in range(3):
+        result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120, env=env)
+        assert result.returncode == 0, result.stderr[-2000:]
+        assert "image/svg+xml" in result.stdout and "application/x-qt-image" in result.stdout
