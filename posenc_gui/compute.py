@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import itertools
 import time
+import weakref
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable
 
+import shiboken6
 from PySide6.QtCore import QCoreApplication, QObject, QTimer, Signal, Slot
 
 #: An update that takes longer than this shows the busy indicator.
@@ -20,6 +22,35 @@ BUSY_DELAY_MS = 100
 #: most this run at once on the GUI thread: a few milliseconds, less than the
 #: round trip through a worker, and all panels then repaint in one frame.
 INLINE_COST = 2**18
+
+
+class _Relay(QObject):
+    """Carries results from worker threads to the GUI thread.
+
+    Workers never emit on a :class:`ComputeService` itself: a window may
+    delete its service (a Qt child) while a job is still running, and a
+    signal emitted on a deleted QObject crashes the process. The relay lives
+    as long as the module; results for a service that is gone are dropped.
+    """
+
+    done = Signal(object, object, int, object, object)
+
+    @Slot(object, object, int, object, object)
+    def deliver(self, service_ref: weakref.ref, key: Any, generation: int, result: Any, error: Any) -> None:
+        service = service_ref()
+        if service is not None and shiboken6.isValid(service) and not service._closed:
+            service._deliver(key, generation, result, error)
+
+
+_relay: _Relay | None = None
+
+
+def _get_relay() -> _Relay:
+    global _relay
+    if _relay is None:
+        _relay = _Relay()
+        _relay.done.connect(_relay.deliver)
+    return _relay
 
 
 class ComputeService(QObject):
@@ -33,7 +64,6 @@ class ComputeService(QObject):
     """
 
     busyChanged = Signal(bool)
-    _done = Signal(object, int, object, object)
 
     def __init__(self, parent: QObject | None = None, workers: int = 2) -> None:
         super().__init__(parent)
@@ -48,7 +78,7 @@ class ComputeService(QObject):
         self._busy_timer.setSingleShot(True)
         self._busy_timer.setInterval(BUSY_DELAY_MS)
         self._busy_timer.timeout.connect(self._show_busy)
-        self._done.connect(self._deliver)
+        self._relay = _get_relay()
 
     def submit(
         self,
@@ -89,14 +119,16 @@ class ComputeService(QObject):
         if not self._busy_timer.isActive() and not self._busy:
             self._busy_timer.start()
 
+        service_ref, relay, latest = weakref.ref(self), self._relay, self._latest
+
         def job() -> None:
-            if self._latest.get(key) != generation:
+            if latest.get(key) != generation:
                 return  # superseded before it started
             try:
                 result, error = function(), None
             except Exception as exc:  # delivered to on_error on the GUI thread
                 result, error = None, exc
-            self._done.emit(key, generation, result, error)
+            relay.done.emit(service_ref, key, generation, result, error)
 
         self._executor.submit(job)
 
@@ -128,7 +160,6 @@ class ComputeService(QObject):
         self._pending.clear()
         self._executor.shutdown(wait=True, cancel_futures=True)
 
-    @Slot(object, int, object, object)
     def _deliver(self, key: Any, generation: int, result: Any, error: Any) -> None:
         if self._latest.get(key) != generation:
             return
