@@ -198,3 +198,23 @@ def test_a_million_positions_allocate_no_n_by_d_array(qtbot, state, compute):
     assert waveforms.data.params.seq_len == 1_048_576
     one_row_of_n = 1_048_576 * 8  # bytes of a single float64 column over all positions
     assert peak < 16 * one_row_of_n, f"peak {peak / 2**20:.0f} MiB"  # an N×d array would be 64 GiB
+
+
+def test_presets_are_installed_and_apply_all_their_parameters(qtbot, state, compute):
+    import json
+
+    from posenc_gui import resources_path
+    from posenc_gui.model import EncodingParams
+    from posenc_gui.views.parameters import load_presets
+
+    files = sorted(resources_path("presets").glob("*.json"))
+    presets = load_presets()
+    assert len(presets) == len(files) >= 1
+    panel = ParametersPanel(state, compute)
+    settle(qtbot, panel, compute)
+    for index, path in enumerate(files, start=1):
+        expected = EncodingParams(**json.loads(path.read_text(encoding="utf-8"))["params"])
+        panel.presets.setCurrentIndex(index)
+        panel.presets.activated.emit(index)
+        state.flush()
+        assert state.params == expected, path.name
