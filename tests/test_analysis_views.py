@@ -355,3 +355,30 @@ def test_strided_positions_are_described_with_ordinals(state, compute, qtbot):
     change(state, compute, seq_len=300)
     assert relative.data.position_stride == 2
     assert "every 2nd position" in relative.summary_label.text() and "2th" not in relative.summary_label.text()
+
+
+def test_relative_update_reuses_its_profile_curves(state, compute, qtbot):
+    # Rebuilding the curves and legend on every update cost ~20 ms of the GUI thread.
+    panel = make(RelativePanel, state, compute, qtbot)
+    curves = list(panel.profile_curves)
+    change(state, compute, scheme="all_sine")
+    assert panel.profile_curves == curves
+    np.testing.assert_array_equal(curves[1].getOriginalDataset()[1], panel.data.profiles[1])
+    assert len(panel.legend.items) == len(panel.data.references)
+    panel.set_options(references=2)  # other reference positions: new curves, legend follows
+    assert compute.wait_idle()
+    assert len(panel.profile_curves) == 2 and len(panel.legend.items) == 2
+
+
+def test_uniqueness_table_is_sized_once_per_update(state, compute, qtbot):
+    # In ResizeToContents mode every setItem re-measured all columns (12 ms per update).
+    from PySide6.QtWidgets import QHeaderView
+
+    panel = make(UniquenessPanel, state, compute, qtbot)
+    header = panel.table.horizontalHeader()
+    assert all(header.sectionResizeMode(c) != QHeaderView.ResizeMode.ResizeToContents
+               for c in range(panel.table.columnCount()))
+    change(state, compute, scheme="sine", seq_len=1000)
+    panel.grab()
+    for column in range(panel.table.columnCount()):
+        assert panel.table.columnWidth(column) >= panel.table.sizeHintForColumn(column)

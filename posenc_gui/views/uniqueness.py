@@ -133,7 +133,9 @@ class UniquenessPanel(Panel):
         self.table.setHorizontalHeaderLabels(["p", "q", "q − p", "(q − p)/2π", "distance"])
         self.table.verticalHeader().setVisible(False)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        # Sized once per update (resizeColumnsToContents): in ResizeToContents mode every setItem
+        # re-measured every column, 12 ms of a 20 ms update once the table had been painted.
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         self.table.setToolTip("The closest pairs of distinct positions, closest first")
         splitter.addWidget(self.canvas)
         splitter.addWidget(self.table)
@@ -181,6 +183,7 @@ class UniquenessPanel(Panel):
                 item = QTableWidgetItem(text)
                 item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                 self.table.setItem(row, col, item)
+        self.table.resizeColumnsToContents()
 
         params = data.params
         self.summary_label.setText(
