@@ -399,3 +399,25 @@ def test_a_failed_measurement_message_clears_when_the_next_one_succeeds(qtbot, s
     change(state, compute, seq_len=100)
     assert window.walkthrough.score is not None and window.walkthrough.score.scheme == "sine"
     assert window.walkthrough.message_label.isHidden()
+
+
+@pytest.mark.parametrize(("values", "present", "absent"), [
+    ({"scheme": "harmonic"}, "harmonic", "base"),
+    ({"scheme": "naive"}, "naive", "base"),
+    ({"scheme": "sinusoidal", "layout": "halves"}, "halves", None),
+])
+def test_spectrum_title_names_only_the_parameters_the_scheme_has(qtbot, state, compute, values, present, absent):
+    panel = SpectrumPanel(state, compute)
+    settle(qtbot, panel, compute)
+    change(state, compute, **values)
+    title = panel.wave_plot.titleLabel.text
+    assert present in title and (absent is None or absent not in title)
+
+
+def test_spectrum_component_axis_has_integer_ticks_for_few_components(qtbot, state, compute):
+    panel = SpectrumPanel(state, compute)
+    settle(qtbot, panel, compute)
+    change(state, compute, d_model=7)  # four components: ticks 0, 1, 2, 3 (not 0.5, 1.5, …)
+    assert panel.data.n_components == 4
+    assert [v for v, _ in panel.phase_plot.getAxis("bottom")._tickLevels[0]] == [0.0, 1.0, 2.0, 3.0]
+    assert "single column" in panel.phase_plot.getAxis("bottom").labelText

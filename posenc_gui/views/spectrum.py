@@ -10,10 +10,10 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QWidget
 
-from ..model import EncodingParams
+from ..model import SCHEMES, EncodingParams
 from ..model.spectrum import CATEGORIES, Spectrum, spectrum
 from .base import Panel
-from .matrixplot import FOREGROUND, new_layout_widget, style_plot
+from .matrixplot import FOREGROUND, new_layout_widget, set_axis_label, set_title, style_plot
 
 #: Colour per category (Okabe–Ito): resolves neighbours, coarse, barely moves.
 CATEGORY_COLOURS = {"fine": "#0072B2", "coarse": "#009E73", "static": "#D55E00"}
@@ -73,6 +73,30 @@ def decade_ticks(low: float, high: float, max_labels: int = MAX_DECADE_LABELS) -
                 if low <= value <= high:
                     minor.append((value, ""))
     return [major, minor]
+
+
+#: Up to this many integer indices on an axis, ticks are put on integers (auto ticks would
+#: label 0.5, 1.5, … between a handful of components or dimensions).
+MAX_INTEGER_AXIS = 50
+
+
+def integer_ticks(first: int, last: int, max_labels: int = 12) -> list[list[tuple[float, str]]] | None:
+    """Ticks on the integers ``first … last`` (every 1st, 2nd, 5th, … so at most ``max_labels``).
+
+    Returns None (let the axis choose) when the range holds more than
+    :data:`MAX_INTEGER_AXIS` integers.
+    """
+    count = last - first + 1
+    if count > MAX_INTEGER_AXIS:
+        return None
+    step = next(s for s in (1, 2, 5, 10, 20, 50) if count <= s * max(int(max_labels), 1))
+    start = -(-first // step) * step
+    return [[(float(i), f"{i:,}") for i in range(start, last + 1, step)], []]
+
+
+def set_integer_ticks(axis: pg.AxisItem, first: int, last: int) -> None:
+    """Integer ticks on ``axis`` for a short range, the axis's own ticks otherwise."""
+    axis.setTicks(integer_ticks(first, last))
 
 
 class SpectrumPanel(Panel):
@@ -201,7 +225,18 @@ class SpectrumPanel(Panel):
                          max(math.log10(phases.max()), math.log10(2 * math.pi) + LABEL_ROOM))
         self.phase_plot.setYRange(*span, padding=0)
         self.phase_plot.getAxis("left").setTicks(decade_ticks(*span))
-        self.wave_plot.setTitle(f"{params.scheme}, d_model {params.d_model:,}, base {params.base:g}", size="10pt")
+        set_integer_ticks(self.phase_plot.getAxis("bottom"), 0, data.n_components - 1)
+        set_integer_ticks(self.wave_plot.getAxis("bottom"), 0, data.n_components - 1)
+        # base and layout only where the scheme has them ("naive, base 10000" misleads)
+        title = f"{params.scheme}, d_model {params.d_model:,}"
+        if "base" in SCHEMES[params.scheme].parameters:
+            title += f", base {params.base:g}"
+        if "layout" in SCHEMES[params.scheme].parameters:
+            title += f", {params.layout}"
+        set_title(self.wave_plot, title)
+        paired = all(kind == "sin+cos" for kind in data.kinds)
+        set_axis_label(self.phase_plot.getAxis("bottom"), "component i (pair of dimensions)" if paired
+                       else "component i (one frequency: its sin/cos pair or single column)")
         self.summary_label.setText(data.summary())
         if not periodic.any():
             self.show_message(
