@@ -382,3 +382,52 @@ def test_uniqueness_table_is_sized_once_per_update(state, compute, qtbot):
     panel.grab()
     for column in range(panel.table.columnCount()):
         assert panel.table.columnWidth(column) >= panel.table.sizeHintForColumn(column)
+
+
+def _tick_values(axis):
+    levels = axis._tickLevels
+    return None if levels is None else [value for value, _ in levels[0]]
+
+
+def test_small_matrices_and_short_axes_get_integer_ticks(state, compute, qtbot):
+    # A 2 × 2 T_k was labelled −0.4, −0.2, 0, 0.2, … and rows −0.5, 0, 0.5: dimensions are integers.
+    linear = make(LinearRelationPanel, state, compute, qtbot)
+    change(state, compute, scheme="sincos_pair", seq_len=2, d_model=2)
+    for name in ("bottom", "left"):
+        assert _tick_values(linear.matrix.plot.getAxis(name)) == [0.0, 1.0]
+    unique = make(UniquenessPanel, state, compute, qtbot)
+    assert _tick_values(unique.nearest_plot.getAxis("bottom")) == [0.0, 1.0]
+    # the closest-pair circles at (0, 1) and (1, 0) are not cut in half by the plot's edges
+    (x_low, x_high), (y_low, y_high) = unique.nearest_plot.viewRange()
+    assert x_low < -0.03 and x_high > 1.03 and y_low < -0.1 and y_high > 1.1
+    relative = make(RelativePanel, state, compute, qtbot)
+    assert _tick_values(relative.spread_plot.getAxis("bottom")) == [0.0, 1.0]
+    change(state, compute, scheme="sinusoidal", seq_len=128, d_model=512)  # long axes: the axis chooses
+    ticks = _tick_values(linear.matrix.plot.getAxis("bottom"))  # 16 dims: integers, at most 12 labels
+    assert ticks[0] == 0 and ticks[-1] >= 14 and len(ticks) <= 12 and all(t.is_integer() for t in ticks)
+    assert _tick_values(unique.nearest_plot.getAxis("bottom")) is None
+
+
+def test_relative_axes_show_plain_numbers(state, compute, qtbot):
+    panel = make(RelativePanel, state, compute, qtbot)
+    change(state, compute, d_model=7)  # spread 0.003: was drawn as 1…3 "(x0.001)"
+    for plot in (panel.spread_plot, panel.profile_plot):
+        for name in ("left", "bottom"):
+            assert "(x" not in plot.getAxis(name).labelString()
+
+
+def test_linear_relation_halves_layout_explains_where_the_rotations_are(state, compute, qtbot):
+    panel = make(LinearRelationPanel, state, compute, qtbot)
+    assert "Halves" not in panel.message_label.text()
+    change(state, compute, layout="halves")
+    assert panel.data.relation.exact
+    text = panel.message_label.text()
+    assert not panel.message_label.isHidden() and "Halves layout" in text and "256" in text
+
+
+def test_magnitude_single_position_still_draws_the_embedding_line(state, compute, qtbot):
+    panel = make(MagnitudePanel, state, compute, qtbot)
+    change(state, compute, scheme="naive", seq_len=1, d_model=2)
+    x, y = panel.embedding_curve.getOriginalDataset()
+    assert x[-1] - x[0] >= 1  # a line from 0 to 0 is not drawn at all
+    np.testing.assert_allclose(y, math.sqrt(2))

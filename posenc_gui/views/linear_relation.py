@@ -9,10 +9,11 @@ import numpy as np
 from PySide6.QtCore import QRectF, Qt
 from PySide6.QtWidgets import QComboBox, QLabel, QSpinBox, QWidget
 
-from ..model import AxisSample, EncodingParams, sample_axis
+from ..model import SCHEMES, AxisSample, EncodingParams, sample_axis
 from ..model.analysis import MAX_TK_D_MODEL, LinearRelation, linear_relation, unpaired_dimensions
 from .base import Panel
 from .matrixplot import FOREGROUND, MatrixPlot, new_layout_widget
+from .spectrum import set_integer_ticks
 
 #: Largest positions × d_model evaluated for the residual of an exact rotation.
 VIEW_ELEMENTS = 2**21
@@ -174,7 +175,13 @@ class LinearRelationPanel(Panel):
                 "through every position.")
         if rel.note:
             messages.append(rel.note)
-        self.show_message(" ".join(messages), "warning" if messages else "info")
+        if "layout" in SCHEMES[params.scheme].parameters and params.layout == "halves":
+            half = (params.d_model + 1) // 2
+            messages.append(
+                f"Halves layout: sine i pairs with cosine i + {half:,}, so each 2×2 rotation sits in rows and "
+                f"columns i and i + {half:,}: T_k is the diagonal plus two off-diagonals {half:,} away, "
+                "seen only with “all dims” (the interleaved layout puts the blocks on the diagonal).")
+        self.show_message(" ".join(messages), "warning" if (data.extended or rel.note) else "info")
         self._redraw()
 
     def _redraw(self) -> None:
@@ -198,6 +205,8 @@ class LinearRelationPanel(Panel):
         self.matrix.set_colorbar_label(label)
         self.matrix.set_matrix(self.shown, QRectF(-0.5, -0.5, count, count), levels=levels)
         self.matrix.set_full_range((-0.5, count - 0.5), (-0.5, count - 0.5))
+        for name in ("bottom", "left"):  # dimensions are integers: no ticks at 0.5 for a 2 × 2 T_k
+            set_integer_ticks(self.matrix.plot.getAxis(name), 0, count - 1)
         title = f"T_k, k = {self.data.relation.k:g}"
         if count < d:
             title += f" (dimensions 0…{count - 1} of {d:,})"

@@ -57,7 +57,8 @@ class MagnitudePanel(Panel):
         "√(Σ<sub>j</sub> PE(i, j)²) against position i. Orange: the typical norm of an embedding "
         "with independent N(0, σ²) entries, √(E‖e‖²) = σ·√d (σ is the embedding scale above). "
         "Naive: ‖p<sub>i</sub>‖ = i·√d grows without bound. Sinusoidal: each (sin, cos) pair "
-        "contributes sin² + cos² = 1, so ‖p<sub>i</sub>‖² = d/2 at every position."
+        "contributes sin² + cos² = 1, so ‖p<sub>i</sub>‖² = d/2 at every position (odd d: "
+        "the unpaired last sine adds sin² ≤ 1, so ‖p<sub>i</sub>‖² varies between ⌊d/2⌋ and ⌊d/2⌋ + 1)."
     )
 
     def __init__(self, state, compute, parent: QWidget | None = None) -> None:
@@ -113,9 +114,10 @@ class MagnitudePanel(Panel):
         dots = x.size <= MAX_DOTS
         self.norm_curve.setData(x, data.norms, symbol="o" if dots else None, symbolSize=4,
                                 symbolBrush=BLUE, symbolPen=None)
-        self.embedding_curve.setData([x[0], x[-1]], [data.embedding, data.embedding])
+        right = max(x[-1], 1)  # one position: a line from 0 to 0 would not be drawn at all
+        self.embedding_curve.setData([0.0, right], [data.embedding, data.embedding])
         top = max(float(np.max(data.norms)), data.embedding)
-        self.plot.setXRange(0, max(x[-1], 1), padding=0.02)
+        self.plot.setXRange(0, right, padding=0.02)
         self.plot.setYRange(0, top * 1.1 if top > 0 else 1.0, padding=0)
         params = data.params
         last = data.norms[-1]

@@ -14,6 +14,7 @@ from ..model import AxisSample, EncodingParams, sample_axis
 from ..model.analysis import MAX_OFFSETS, OffsetSpread, offset_profiles, offset_spread
 from .base import Panel
 from .matrixplot import FOREGROUND, new_layout_widget, style_plot
+from .spectrum import set_integer_ticks
 
 #: Colour-blind-safe palette (Okabe–Ito) for the reference positions.
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#D55E00", "#56B4E9", "#000000", "#F0E442")
@@ -105,6 +106,8 @@ class RelativePanel(Panel):
             plot.showGrid(x=True, y=True, alpha=0.25)
             plot.setMenuEnabled(False)
             plot.setLabel("bottom", "offset k")
+            for name in ("left", "bottom"):  # "spread (x1e-12)" with ticks 0.2…1 reads as 0.2…1
+                plot.getAxis(name).enableAutoSIPrefix(False)
         self.spread_plot.setLabel("left", "spread over p")
         self.spread_plot.setTitle("max<sub>p</sub> − min<sub>p</sub> of PE(p)·PE(p+k)", size="10pt")
         self.profile_plot.setLabel("left", "PE(r)·PE(r+k)")
@@ -177,6 +180,8 @@ class RelativePanel(Panel):
         for row, curve in enumerate(self.profile_curves):
             curve.setData(k, data.profiles[row])
         self.profile_plot.setXRange(0, max(k[-1], 1), padding=0.02)
+        for plot in (self.spread_plot, self.profile_plot):  # offsets are integers
+            set_integer_ticks(plot.getAxis("bottom"), 0, int(k[-1]))
 
         params = data.params
         largest = float(np.nanmax(spread.spread))

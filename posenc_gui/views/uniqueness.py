@@ -24,6 +24,7 @@ from ..model import EncodingParams
 from ..model.analysis import Uniqueness, pe_norms, uniqueness, uniqueness_max_positions
 from .base import Panel
 from .matrixplot import FOREGROUND, new_layout_widget, style_plot
+from .spectrum import set_integer_ticks
 
 #: Work budget (n²·d multiply-adds) of one live update; longer sequences are cut to their start.
 VIEW_WORK = 2**29
@@ -171,9 +172,13 @@ class UniquenessPanel(Panel):
         # Distances start at 0 on the axis: equal-up-to-rounding values must look equal.
         top = float(np.max(result.nearest_distance))
         self.distance_plot.setYRange(0, top * 1.08 if top > 0 else 1.0, padding=0)
+        # room for the closest-pair circles (11 px) at the ends, even with two positions
         for plot in (self.distance_plot, self.nearest_plot):
-            plot.setXRange(0, max(positions[-1], 1), padding=0.02)
-        self.nearest_plot.setYRange(0, max(positions[-1], 1), padding=0.02)
+            plot.setXRange(0, max(positions[-1], 1), padding=0.04)
+        self.nearest_plot.setYRange(0, max(positions[-1], 1), padding=0.12)
+        for plot in (self.distance_plot, self.nearest_plot):
+            set_integer_ticks(plot.getAxis("bottom"), 0, int(positions[-1]))
+        set_integer_ticks(self.nearest_plot.getAxis("left"), 0, int(positions[-1]))
 
         turns = result.offset_turns()
         self.table.setRowCount(len(result.near_repeats))
