@@ -421,3 +421,12 @@ def test_spectrum_component_axis_has_integer_ticks_for_few_components(qtbot, sta
     assert panel.data.n_components == 4
     assert [v for v, _ in panel.phase_plot.getAxis("bottom")._tickLevels[0]] == [0.0, 1.0, 2.0, 3.0]
     assert "single column" in panel.phase_plot.getAxis("bottom").labelText
+
+
+def test_cost_bar_labels_stay_short_for_huge_sizes():
+    from posenc_gui.views.addition import _short
+
+    cost = projection_cost(8192, 1_048_576)
+    labels = [_short(v) for v in (cost.params_add, cost.params_concat, cost.macs_add, cost.macs_concat)]
+    assert labels == ["67.1 M", "134.2 M", "70.4 T", "140.7 T"]  # not "70368744.2 M"
+    assert _short(262_144) == "262,144" and _short(33_554_432) == "33.6 M" and _short(12_000_000_000) == "12.0 G"

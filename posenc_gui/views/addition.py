@@ -300,7 +300,8 @@ class AdditionPanel(Panel):
 
 
 def _short(value: int) -> str:
-    """``262,144`` or ``33.6 M`` (display only)."""
-    if value >= 10_000_000:
-        return f"{value / 1e6:.1f} M"
+    """``262,144``, ``33.6 M``, ``134.2 G`` or ``70.4 T`` (display only; a bar label fits ~8 characters)."""
+    for scale, suffix in ((1e12, "T"), (1e9, "G"), (1e6, "M")):
+        if value >= 10 * scale:
+            return f"{value / scale:,.1f} {suffix}"
     return f"{value:,}"
