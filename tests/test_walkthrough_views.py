@@ -430,3 +430,22 @@ def test_cost_bar_labels_stay_short_for_huge_sizes():
     labels = [_short(v) for v in (cost.params_add, cost.params_concat, cost.macs_add, cost.macs_concat)]
     assert labels == ["67.1 M", "134.2 M", "70.4 T", "140.7 T"]  # not "70368744.2 M"
     assert _short(262_144) == "262,144" and _short(33_554_432) == "33.6 M" and _short(12_000_000_000) == "12.0 G"
+
+
+def test_addition_error_clears_when_the_next_update_succeeds(qtbot, state, compute, monkeypatch):
+    import posenc_gui.views.addition as addition_module
+
+    panel = AdditionPanel(state, compute)
+    settle(qtbot, panel, compute)
+    real = addition_module.compute_addition
+
+    def broken(*args, **kwargs):
+        raise ValueError("d_model: refused for the test")
+
+    monkeypatch.setattr(addition_module, "compute_addition", broken)
+    change(state, compute, d_model=32)
+    assert panel.message_label.isVisible() and "refused" in panel.message_label.text()
+    monkeypatch.setattr(addition_module, "compute_addition", real)
+    change(state, compute, d_model=64)
+    assert panel.data.params.d_model == 64
+    assert panel.message_label.isHidden()
