@@ -431,3 +431,14 @@ def test_magnitude_single_position_still_draws_the_embedding_line(state, compute
     x, y = panel.embedding_curve.getOriginalDataset()
     assert x[-1] - x[0] >= 1  # a line from 0 to 0 is not drawn at all
     np.testing.assert_allclose(y, math.sqrt(2))
+
+
+def test_linear_relation_large_odd_d_says_why_and_what_to_do(state, compute, qtbot):
+    # d = 1023 sinusoidal was refused with "a least-squares T_k for sinusoidal needs ≥ 2·d positions…",
+    # which does not tell a reader why a sinusoidal T_k needs a fit, nor that d = 1022 or 1024 works.
+    panel = make(LinearRelationPanel, state, compute, qtbot)
+    change(state, compute, d_model=1023)
+    text = panel.message_label.text()
+    assert "odd" in text and "no cosine partner" in text and "1,022" in text and "1,024" in text
+    change(state, compute, d_model=1024)
+    assert panel.data.params.d_model == 1024 and panel.data.relation.exact

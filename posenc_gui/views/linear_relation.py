@@ -63,6 +63,13 @@ def fit_positions(params: EncodingParams, fitted: int) -> tuple[np.ndarray, int,
     if fitted:
         if 2 * d * d * d > VIEW_LSTSQ_WORK:
             largest = int(round((VIEW_LSTSQ_WORK / 2) ** (1 / 3)))
+            if fitted < d:
+                # Paired scheme with odd d: say why a sinusoidal T_k needs a fit at all.
+                raise ValueError(
+                    f"d_model: with d_model = {d:,} (odd) the last sine has no cosine partner, so its row of "
+                    f"T_k is a least-squares fit, which the live view does only for d_model ≤ {largest}; "
+                    f"choose an even d_model ({d - 1:,} or {d + 1:,}) to see the exact rotations"
+                )
             raise ValueError(
                 f"d_model: a least-squares T_k for {params.scheme} needs ≥ 2·d positions and n·d² work; "
                 f"the live view fits d_model ≤ {largest}, got {d:,}"
