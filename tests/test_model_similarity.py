@@ -85,7 +85,7 @@ def test_sample_axis_is_exact_when_there_is_room():
 
 def test_curve_positions_stay_inside_the_sequence():
     xs = curve_positions(-10, 1e9, 100, 50)
-    assert xs[0] == 0 and xs[-1] == 99 and xs.size == 101
+    assert xs[0] == 0 and xs[-1] == 99 and xs.size == 51
 
 
 def test_sampled_values_equal_the_full_computation():

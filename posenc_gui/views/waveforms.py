@@ -185,7 +185,7 @@ class WaveformsPanel(Panel):
         pixels = int(vb.width()) if vb.width() > 8 else FALLBACK_PIXELS
         self.compute.submit(self, lambda: compute_waveforms(params, dims, low, high, pixels),
                             self._show, lambda e: self.show_message(str(e), "error"),
-                            cost=(2 * pixels + 1) * len(dims) * 2)
+                            cost=(pixels + 1) * len(dims) * 2)
 
     def _show(self, data: WaveformData) -> None:
         self.data = data
