@@ -449,3 +449,28 @@ def test_addition_error_clears_when_the_next_update_succeeds(qtbot, state, compu
     change(state, compute, d_model=64)
     assert panel.data.params.d_model == 64
     assert panel.message_label.isHidden()
+
+
+def test_spectrum_with_thousands_of_components_draws_lines_and_long_log_axes_skip_minor_ticks(
+        qtbot, state, compute):
+    # 8192 markers (all-sine at d = 8192) took 30–140 ms of the GUI thread per update, and the
+    # 2…9 ticks of a 6-decade axis (each also a grid line) another 25 ms per repaint.
+    from posenc_gui.views.spectrum import MAX_MARKERS, decade_ticks
+
+    panel = SpectrumPanel(state, compute)
+    settle(qtbot, panel, compute)
+    change(state, compute, scheme="all_sine", d_model=2 * MAX_MARKERS)
+    data = panel.data
+    shown = []
+    for category, item in panel.scatter.items():
+        assert item.opts["symbol"] is None and item.opts["pen"] is not None
+        x, y = item.getOriginalDataset()
+        mask = data.category == category
+        np.testing.assert_array_equal(y[mask], data.wavelength[mask])  # exact values, not resampled
+        assert np.all(np.isnan(y[~mask]))
+        shown.append(np.count_nonzero(np.isfinite(y)))
+    assert sum(shown) == data.n_components
+    change(state, compute, d_model=64)  # few components: markers again
+    assert all(item.opts["symbol"] == "o" for item in panel.scatter.values())
+    long_minor = decade_ticks(-3.6, 2.4)[1]
+    assert all(float(v).is_integer() for v, _ in long_minor)

@@ -23,8 +23,10 @@ CATEGORY_NAMES = {
     "static": "barely moves (total phase &lt; {static:g} rad)",
 }
 SEQ_COLOUR = "#444444"
-#: Above this many components the markers are drawn without outlines (speed).
+#: Above this many components the markers are drawn without outlines (speed) …
 MAX_OUTLINED = 1024
+#: … and above this many, each category is drawn as a thick line instead of markers.
+MAX_MARKERS = 1024
 #: Up to this many components the phase curves also get markers (one component is a single point).
 MAX_SYMBOLS = 64
 #: Decades kept free above the 2π line and below the 0.1 rad line for their labels.
@@ -46,16 +48,20 @@ _SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 #: A log axis labels at most this many decades (a short plot spanning ten decades
 #: would otherwise stack its labels on top of each other).
 MAX_DECADE_LABELS = 5
+#: The 2…9 ticks inside each decade only while the axis spans at most this many decades: each
+#: tick is also a grid line, and 8 per decade made a repaint of the spectrum 25 ms slower.
+MAX_MINOR_DECADES = 3
 #: Label every 1st, 2nd, 3rd, 5th or 10th decade …
 _DECADE_STEPS = (1, 2, 3, 5, 10, 20, 50, 100)
 
 
 def decade_ticks(low: float, high: float, max_labels: int = MAX_DECADE_LABELS) -> list[list[tuple[float, str]]]:
-    """Ticks for a log10 axis over ``[low, high]``: labelled decades, unlabelled ones and 2…9 in between.
+    """Ticks for a log10 axis over ``[low, high]``: labelled decades, unlabelled ones, 2…9 in between.
 
     When more than ``max_labels`` decades fall in the range, only every 2nd,
     3rd, 5th, … decade (multiples of the step, so 1 stays labelled) gets a
-    label; the others keep an unlabelled tick.
+    label; the others keep an unlabelled tick. The 2…9 ticks appear only on
+    short axes (at most :data:`MAX_MINOR_DECADES` decades).
     """
     decades = [k for k in range(math.floor(low), math.ceil(high) + 1) if low <= k <= high]
     step = next((s for s in _DECADE_STEPS if len(decades) <= s * max(int(max_labels), 1)), _DECADE_STEPS[-1])
@@ -67,7 +73,7 @@ def decade_ticks(low: float, high: float, max_labels: int = MAX_DECADE_LABELS) -
                 major.append((float(k), label))
             else:
                 minor.append((float(k), ""))
-        if step == 1:
+        if len(decades) <= MAX_MINOR_DECADES:
             for m in range(2, 10):
                 value = k + math.log10(m)
                 if low <= value <= high:
@@ -158,6 +164,10 @@ class SpectrumPanel(Panel):
         self.wave_plot.addItem(self.crossing_line)
         self.step_curve = self.phase_plot.plot(pen=pg.mkPen("#0072B2", width=2), antialias=True)
         self.total_curve = self.phase_plot.plot(pen=pg.mkPen("#D55E00", width=2), antialias=True)
+        # thousands of components: draw about one point per pixel (smooth curves, exact at any zoom)
+        for item in (self.step_curve, self.total_curve, *self.scatter.values()):
+            item.setDownsampling(auto=True, method="peak")
+            item.setClipToView(True)
         # The 2π label sits above its line and the 0.1 rad label below its own, so the two never
         # meet between the lines however short the plot is (the y range leaves room for both).
         self.static_line = pg.InfiniteLine(angle=0, pen=pg.mkPen("#D55E00", width=1, style=Qt.PenStyle.DotLine),
@@ -190,7 +200,14 @@ class SpectrumPanel(Panel):
         outline = data.n_components <= MAX_OUTLINED
         for category, item in self.scatter.items():
             mask = periodic & (data.category == category)
-            item.setData(x[mask], data.wavelength[mask], symbolPen=pg.mkPen("w", width=0.5) if outline else None)
+            if data.n_components <= MAX_MARKERS:
+                item.setData(x[mask], data.wavelength[mask], pen=None, symbol="o",
+                             symbolPen=pg.mkPen("w", width=0.5) if outline else None)
+            else:
+                # Thousands of markers (all-sine, harmonic at d = 8192) cost 30–140 ms of the GUI
+                # thread; markers a pixel apart read as a line anyway, so draw the line.
+                item.setData(x, np.where(mask, data.wavelength, np.nan), symbol=None, connect="finite",
+                             pen=pg.mkPen(CATEGORY_COLOURS[category], width=3))
         keys = [f'<span style="color:{CATEGORY_COLOURS[c]}">● {names[c]}</span>'
                 for c in CATEGORIES if np.any(periodic & (data.category == c))]
         keys.append(f'<span style="color:{SEQ_COLOUR}">╌ sequence length</span>')
