@@ -11,8 +11,20 @@ import pyqtgraph as pg
 from PySide6.QtCore import QRectF
 from PySide6.QtWidgets import QGraphicsItem
 
-DIVERGING = "CET-D1A"  # blue–white–red, perceptually uniform, white at the centre
+DIVERGING = "RdBu"  # ColorBrewer's blue–white–red, see get_colormap
 SEQUENTIAL = "viridis"
+#: ColorBrewer RdBu (11 classes, reversed: blue < 0 < red), colour-blind safe.
+#: pyqtgraph ships it only through matplotlib; its own CET-D1A diverging map
+#: has a pink-grey centre (#eee3e8) that makes exact zeros look tinted.
+_RDBU = ("#053061", "#2166ac", "#4393c3", "#92c5de", "#d1e5f0", "#f7f7f7",
+         "#fddbc7", "#f4a582", "#d6604d", "#b2182b", "#67001f")
+
+
+def get_colormap(name: str) -> pg.ColorMap:
+    """A colormap by name: the app's ``"RdBu"`` or any of pyqtgraph's."""
+    if name == "RdBu":
+        return pg.ColorMap(np.linspace(0.0, 1.0, len(_RDBU)), list(_RDBU), name="RdBu")
+    return pg.colormap.get(name)
 
 
 FOREGROUND = "#222222"
@@ -122,7 +134,7 @@ class MatrixPlot:
         self.plot.addItem(self.image)
         self.colormap_name = DIVERGING
         self.colorbar = pg.ColorBarItem(
-            values=(-1, 1), colorMap=pg.colormap.get(DIVERGING), interactive=False, label=colorbar_label,
+            values=(-1, 1), colorMap=get_colormap(DIVERGING), interactive=False, label=colorbar_label,
             width=18, pen=FOREGROUND,
         )
         self.colorbar.setImageItem(self.image, insert_in=self.plot)
@@ -150,7 +162,7 @@ class MatrixPlot:
         """Switch to the colormap ``name`` (pyqtgraph's registry)."""
         if name != self.colormap_name:
             self.colormap_name = name
-            self.colorbar.setColorMap(pg.colormap.get(name))
+            self.colorbar.setColorMap(get_colormap(name))
 
     def set_matrix(self, values: np.ndarray, rect: QRectF, levels: tuple[float, float] | None = None,
                    diverging: bool | None = True) -> None:

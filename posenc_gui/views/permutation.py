@@ -54,7 +54,7 @@ from ..model.attention import (
     word_difference,
 )
 from .base import MESSAGE_STYLES, Panel
-from .matrixplot import DIVERGING, FOREGROUND, SEQUENTIAL, new_layout_widget, symmetric_levels
+from .matrixplot import DIVERGING, FOREGROUND, SEQUENTIAL, get_colormap, new_layout_widget, symmetric_levels
 
 #: Numbers are written into a matrix's cells only up to this size.
 MAX_ANNOTATED_ROWS = 16
@@ -170,7 +170,7 @@ _STRIPS: dict[str, QImage] = {}
 def lookup_table(name: str) -> np.ndarray:
     """The colormap ``name`` as a ``(256, 3)`` uint8 table (display only), cached."""
     if name not in _LUTS:
-        table = pg.colormap.get(name).getLookupTable(nPts=256, alpha=False)
+        table = get_colormap(name).getLookupTable(nPts=256, alpha=False)
         _LUTS[name] = np.ascontiguousarray(table[:, :3], dtype=np.uint8)
     return _LUTS[name]
 
