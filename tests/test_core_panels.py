@@ -47,7 +47,7 @@ def test_heatmap_puts_position_zero_at_the_top(qtbot, state, compute):
         return QColor(image.pixel(point.x(), point.y()))
 
     top, bottom = colour_at(1, 4), colour_at(48, 4)
-    assert bottom.red() > bottom.blue() + 80, bottom.name()
+    assert bottom.red() > 2 * bottom.blue() and bottom.red() > bottom.green() + 60, bottom.name()
     assert abs(top.red() - top.blue()) < 60 or top.blue() > top.red(), top.name()
     assert panel.matrix.plot.getViewBox().yInverted()
 

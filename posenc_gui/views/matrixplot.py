@@ -71,7 +71,7 @@ def set_axis_label(axis: pg.AxisItem, text: str) -> None:
 
 
 def nice_bounds(low: float, high: float) -> tuple[float, float]:
-    """``[low, high]`` widened to multiples of a round step (½, 1 × 10^k).
+    """``[low, high]`` widened to multiples of a round step (a tenth of the span's decade).
 
     Axis and colour-scale ranges snap to these, so a small change of the
     data (another base, d_model ± 2) keeps the same ticks: pyqtgraph then
@@ -81,7 +81,7 @@ def nice_bounds(low: float, high: float) -> tuple[float, float]:
     if not np.isfinite(span) or span <= 0:
         magnitude = max(abs(low), abs(high), 1e-300)
         return low - 0.5 * magnitude, high + 0.5 * magnitude
-    step = 10.0 ** np.floor(np.log10(span)) / 2
+    step = 10.0 ** np.floor(np.log10(span)) / 10
     # %.12g drops the last-bit noise of n·step (17 · 0.05 = 0.8500000000000001)
     return float(f"{np.floor(low / step) * step:.12g}"), float(f"{np.ceil(high / step) * step:.12g}")
 
