@@ -8,6 +8,7 @@ skipped, and a result that arrives after a newer request is dropped.
 from __future__ import annotations
 
 import itertools
+import threading
 import time
 import weakref
 from concurrent.futures import ThreadPoolExecutor
@@ -27,21 +28,45 @@ INLINE_COST = 2**18
 class _Relay(QObject):
     """Carries results from worker threads to the GUI thread.
 
-    Workers never emit on a :class:`ComputeService` itself: a window may
-    delete its service (a Qt child) while a job is still running, and a
-    signal emitted on a deleted QObject crashes the process. The relay lives
-    as long as the module; results for a service that is gone are dropped.
+    Two rules keep Qt objects out of harm's way:
+
+    - workers never emit on a :class:`ComputeService`: a window may delete
+      its service (a Qt child) while a job runs, and emitting on a deleted
+      QObject crashes; the relay lives as long as the module;
+    - a worker never drops the last reference to anything the request
+      carried (its key and callable may hold a panel): it parks them in the
+      outbox and emits only a ticket, so they are released on the GUI
+      thread. A widget freed from a worker thread crashes Qt.
     """
 
-    done = Signal(object, object, int, object, object)
+    done = Signal(int)
 
-    @Slot(object, object, int, object, object)
-    def deliver(self, service_ref: weakref.ref, key: Any, generation: int, result: Any, error: Any) -> None:
+    def __init__(self) -> None:
+        super().__init__()
+        self._lock = threading.Lock()
+        self._outbox: dict[int, tuple] = {}
+        self._tickets = itertools.count(1)
+
+    def post(self, parcel: list) -> None:
+        """Called by a worker: take everything out of ``parcel`` and signal the GUI thread."""
+        with self._lock:
+            ticket = next(self._tickets)
+            self._outbox[ticket] = tuple(parcel)
+        parcel.clear()
+        self.done.emit(ticket)
+
+    @Slot(int)
+    def deliver(self, ticket: int) -> None:
+        with self._lock:
+            service_ref, key, generation, result, error, _function = self._outbox.pop(ticket)
         service = service_ref()
+        if result is _SUPERSEDED:
+            return
         if service is not None and shiboken6.isValid(service) and not service._closed:
             service._deliver(key, generation, result, error)
 
 
+_SUPERSEDED = object()
 _relay: _Relay | None = None
 
 
@@ -119,16 +144,24 @@ class ComputeService(QObject):
         if not self._busy_timer.isActive() and not self._busy:
             self._busy_timer.start()
 
-        service_ref, relay, latest = weakref.ref(self), self._relay, self._latest
+        relay, latest = self._relay, self._latest
+        # The closure holds only this box; the worker empties it into the relay.
+        box = [weakref.ref(self), key, generation, function]
 
         def job() -> None:
-            if latest.get(key) != generation:
-                return  # superseded before it started
-            try:
-                result, error = function(), None
-            except Exception as exc:  # delivered to on_error on the GUI thread
-                result, error = None, exc
-            relay.done.emit(service_ref, key, generation, result, error)
+            service_ref, request_key, request_generation, request = box
+            box.clear()
+            if latest.get(request_key) != request_generation:
+                parcel = [service_ref, request_key, request_generation, _SUPERSEDED, None, request]
+            else:
+                try:
+                    result, error = request(), None
+                except Exception as exc:  # delivered to on_error on the GUI thread
+                    result, error = None, exc
+                parcel = [service_ref, request_key, request_generation, result, error, request]
+                del result, error
+            del service_ref, request_key, request
+            relay.post(parcel)
 
         self._executor.submit(job)
 
