@@ -15,6 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable
 
 import shiboken6
+from pyqtgraph.util.garbage_collector import GarbageCollector
 from PySide6.QtCore import QCoreApplication, QObject, QTimer, Signal, Slot
 
 #: An update that takes longer than this shows the busy indicator.
@@ -68,13 +69,23 @@ class _Relay(QObject):
 
 _SUPERSEDED = object()
 _relay: _Relay | None = None
+_collector: GarbageCollector | None = None
 
 
 def _get_relay() -> _Relay:
-    global _relay
+    """The relay, created on first use (on the GUI thread, like the first service).
+
+    Creating it also moves Python's cyclic garbage collection to the GUI
+    thread (pyqtgraph's GarbageCollector: automatic collection off, a timer
+    collects). Otherwise a collection triggered by an allocation in a worker
+    frees unreachable Qt wrappers there, and a QObject destroyed off its
+    thread leaves dangling timers that crash Qt later (seen in the tests).
+    """
+    global _relay, _collector
     if _relay is None:
         _relay = _Relay()
         _relay.done.connect(_relay.deliver)
+        _collector = GarbageCollector(interval=0.5)
     return _relay
 
 
