@@ -6,6 +6,7 @@ without showing a window.
 from __future__ import annotations
 
 import argparse
+import functools
 import gc
 import sys
 from typing import Sequence
@@ -91,7 +92,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     window = MainWindow(overrides=overrides_from_args(args), restore=not args.no_restore)
     window.show()
     if args.quit_after_first_paint:
-        QTimer.singleShot(0, lambda: _report_first_paint(window, app))
+        QTimer.singleShot(0, functools.partial(_report_first_paint, window, app))
     status = app.exec()
     # Tear Qt down in order while Python is still whole: the window and its
     # scenes first, then the application. Left to interpreter shutdown, the

@@ -200,7 +200,7 @@ class AdditionPanel(Panel):
     def _show(self, data: AdditionData) -> None:
         self.data = data
         self.show_message("")  # an earlier error no longer applies
-        params, cost, sweep, current, ortho = data.params, data.cost, data.sweep, data.current, data.ortho
+        params, cost, sweep, ortho = data.params, data.cost, data.sweep, data.ortho
         # cost
         heights = [1.0, cost.params_ratio, 1.0, cost.macs_ratio]
         self.cost_bars.setOpts(height=heights)

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, Callable, ClassVar
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
 
 from ..compute import ComputeService
@@ -87,6 +87,20 @@ class Panel(QWidget):
         if getattr(self, "_stale", False):
             self._stale = False
             self.request_update()
+
+    def debounce(self, slot: Callable[[], None], *signals: Any, delay_ms: int = 30) -> QTimer:
+        """Call ``slot`` once, ``delay_ms`` after the last emission of any of ``signals``.
+
+        Dragging or zooming a plot emits a range change per mouse event; the
+        view re-samples once the user pauses instead of once per event.
+        """
+        timer = QTimer(self)
+        timer.setSingleShot(True)
+        timer.setInterval(delay_ms)
+        timer.timeout.connect(slot)
+        for signal in signals:
+            signal.connect(lambda *_: timer.start())
+        return timer
 
     def finish_header(self) -> None:
         """Push the help button to the right end of the header; call after adding controls."""

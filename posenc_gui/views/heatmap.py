@@ -6,13 +6,13 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from PySide6.QtCore import QPointF, QRectF, QTimer
+from PySide6.QtCore import QPointF, QRectF
 from PySide6.QtWidgets import QLabel, QWidget
 
 from ..model import AxisSample, EncodingParams, aliased, sample_axis, wavelengths
 from ..model import limits
 from .base import Panel
-from .matrixplot import MatrixPlot, new_layout_widget
+from .matrixplot import MatrixPlot, new_layout_widget, view_pixels
 
 #: Used before the plot has been laid out and has a real pixel size.
 FALLBACK_PIXELS = 1024
@@ -77,12 +77,8 @@ class HeatmapPanel(Panel):
         self.body.addWidget(self.hover_label)
         self.data: HeatmapData | None = None
         self._shown_shape: tuple[int, int] | None = None
-        self._range_timer = QTimer(self)
-        self._range_timer.setSingleShot(True)
-        self._range_timer.setInterval(30)
-        self._range_timer.timeout.connect(self.schedule_update)
-        self.matrix.view_box.sigRangeChangedManually.connect(lambda *_: self._range_timer.start())
-        self.matrix.view_box.sigResized.connect(lambda *_: self._range_timer.start())
+        self.debounce(self.schedule_update, self.matrix.view_box.sigRangeChangedManually,
+                      self.matrix.view_box.sigResized)
         self.canvas.scene().sigMouseMoved.connect(self._hover)
         state.paramsChanged.connect(self._on_params)
         self._on_params(state.params)
@@ -99,10 +95,7 @@ class HeatmapPanel(Panel):
         """The positions and dimensions to evaluate for the current view and size."""
         params = self.state.params
         (x0, x1), (y0, y1) = self.matrix.view_box.viewRange()
-        width = int(self.matrix.view_box.width()) or FALLBACK_PIXELS
-        height = int(self.matrix.view_box.height()) or FALLBACK_PIXELS
-        width = width if width > 8 else FALLBACK_PIXELS
-        height = height if height > 8 else FALLBACK_PIXELS
+        width, height = view_pixels(self.matrix.view_box, FALLBACK_PIXELS)
         return (sample_axis(y0, y1, params.seq_len, height), sample_axis(x0, x1, params.d_model, width))
 
     def request_update(self) -> None:

@@ -58,6 +58,12 @@ def style_plot(plot: pg.PlotItem) -> None:
     plot.titleLabel.setAttr("color", FOREGROUND)
 
 
+def view_pixels(view_box: pg.ViewBox, fallback: int) -> tuple[int, int]:
+    """The view's size in pixels, or ``fallback`` for a side not laid out yet."""
+    width, height = int(view_box.width()), int(view_box.height())
+    return (width if width > 8 else fallback), (height if height > 8 else fallback)
+
+
 def set_title(plot: pg.PlotItem, title: str) -> None:
     """Set a plot's title only when it changes: relaying out a title costs more than a redraw."""
     if plot.titleLabel.text != title or not plot.titleLabel.isVisible():

@@ -22,7 +22,6 @@ import math
 from typing import Any, Callable
 
 import numpy as np
-import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QImage, QPainter, QPen, QTextDocument, QTextOption
 from PySide6.QtWidgets import (

@@ -7,14 +7,14 @@ from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QRectF, QTimer
+from PySide6.QtCore import QRectF
 from PySide6.QtWidgets import QComboBox, QLabel, QSpinBox, QWidget
 
 from ..model import METRICS, AxisSample, EncodingParams, limits, offset_profile, pairwise, sample_axis
 from ..model.similarity import METRIC_LABELS
 from .base import Panel
 from .matrixplot import (
-    FOREGROUND, MatrixPlot, fit_y_range, new_layout_widget, set_axis_label, set_title, style_plot,
+    FOREGROUND, MatrixPlot, fit_y_range, new_layout_widget, set_axis_label, set_title, style_plot, view_pixels,
 )
 
 FALLBACK_PIXELS = 600
@@ -123,17 +123,9 @@ class SimilarityPanel(Panel):
         self.profile_data: ProfileData | None = None
         self._profile_key: tuple[int, int] | None = None
         self._length: int | None = None
-        self._range_timer = QTimer(self)
-        self._range_timer.setSingleShot(True)
-        self._range_timer.setInterval(30)
-        self._range_timer.timeout.connect(self.schedule_update)
-        self.matrix.view_box.sigRangeChangedManually.connect(lambda *_: self._range_timer.start())
-        self.matrix.view_box.sigResized.connect(lambda *_: self._range_timer.start())
-        self._profile_timer = QTimer(self)
-        self._profile_timer.setSingleShot(True)
-        self._profile_timer.setInterval(30)
-        self._profile_timer.timeout.connect(self._request_profile)
-        self.profile_plot.getViewBox().sigRangeChangedManually.connect(lambda *_: self._profile_timer.start())
+        self.debounce(self.schedule_update, self.matrix.view_box.sigRangeChangedManually,
+                      self.matrix.view_box.sigResized)
+        self.debounce(self._request_profile, self.profile_plot.getViewBox().sigRangeChangedManually)
         state.paramsChanged.connect(self._on_params)
         self._on_params(state.params)
 
@@ -173,8 +165,7 @@ class SimilarityPanel(Panel):
         params, metric = self.state.params, self.metric
         vb = self.matrix.view_box
         (x0, x1), (y0, y1) = vb.viewRange()
-        width = int(vb.width()) if vb.width() > 8 else FALLBACK_PIXELS
-        height = int(vb.height()) if vb.height() > 8 else FALLBACK_PIXELS
+        width, height = view_pixels(vb, FALLBACK_PIXELS)
         budget = samples_within_budget(max(width, height), params.d_model)
         rows = sample_axis(y0, y1, params.seq_len, min(height, budget))
         cols = sample_axis(x0, x1, params.seq_len, min(width, budget))
@@ -191,7 +182,7 @@ class SimilarityPanel(Panel):
             k0, k1 = -reference, params.seq_len - 1 - reference
             vb.setLimits(xMin=k0 - 0.5, xMax=k1 + 0.5)
             vb.setXRange(k0, k1, padding=0.02)
-        width = int(vb.width()) if vb.width() > 8 else FALLBACK_PIXELS
+        width, _ = view_pixels(vb, FALLBACK_PIXELS)
         points = samples_within_budget(2 * width, params.d_model, MAX_PROFILE_WORK, square=False)
         targets = sample_axis(reference + k0, reference + k1, params.seq_len, points)
         self.compute.submit((self, "profile"), lambda: compute_profile(params, metric, reference, targets),

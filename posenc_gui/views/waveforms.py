@@ -8,12 +8,12 @@ from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QCheckBox, QLabel, QLineEdit, QWidget
 
 from ..model import AxisSample, EncodingParams, curve_positions, sample_axis, wavelengths
 from .base import Panel
-from .matrixplot import FOREGROUND, fit_y_range, new_layout_widget, set_title, style_plot
+from .matrixplot import FOREGROUND, fit_y_range, new_layout_widget, set_title, style_plot, view_pixels
 
 #: Colour-blind-safe qualitative palette (Okabe–Ito), cycled over dimensions.
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#D55E00", "#56B4E9", "#000000", "#F0E442")
@@ -140,12 +140,8 @@ class WaveformsPanel(Panel):
         self._items: list[tuple[pg.PlotDataItem, pg.PlotDataItem]] = []
         self._legend_names: list[str] = []
         self._length = None
-        self._range_timer = QTimer(self)
-        self._range_timer.setSingleShot(True)
-        self._range_timer.setInterval(30)
-        self._range_timer.timeout.connect(self.schedule_update)
-        self.plot.getViewBox().sigXRangeChanged.connect(lambda *_: self._range_timer.start())
-        self.plot.getViewBox().sigResized.connect(lambda *_: self._range_timer.start())
+        self.debounce(self.schedule_update, self.plot.getViewBox().sigXRangeChanged,
+                      self.plot.getViewBox().sigResized)
         state.paramsChanged.connect(self._on_params)
         self._on_params(state.params)
 
@@ -182,7 +178,7 @@ class WaveformsPanel(Panel):
         params, dims = self.state.params, self.dims
         vb = self.plot.getViewBox()
         (low, high), _ = vb.viewRange()
-        pixels = int(vb.width()) if vb.width() > 8 else FALLBACK_PIXELS
+        pixels, _ = view_pixels(vb, FALLBACK_PIXELS)
         self.compute.submit(self, lambda: compute_waveforms(params, dims, low, high, pixels),
                             self._show, lambda e: self.show_message(str(e), "error"),
                             cost=(pixels + 1) * len(dims) * 2)
