@@ -10,7 +10,8 @@ import pyqtgraph as pg
 from PySide6.QtCore import QRectF
 from PySide6.QtWidgets import QComboBox, QLabel, QSpinBox, QWidget
 
-from ..model import METRICS, AxisSample, EncodingParams, limits, offset_profile, pairwise, sample_axis
+from ..model import METRICS, AxisSample, EncodingParams, limits, pairwise, sample_axis
+from ..model.cache import encode_sampled
 from ..model.similarity import METRIC_LABELS
 from .base import Panel
 from .matrixplot import (
@@ -57,18 +58,27 @@ class ProfileData:
 
 def compute_matrix(params: EncodingParams, metric: str, rows: AxisSample, cols: AxisSample) -> MatrixData:
     """Evaluate the visible part of the matrix (runs in a worker)."""
-    row_pe = params.encode(rows.indices().astype(np.float64))
-    col_pe = row_pe if cols == rows else params.encode(cols.indices().astype(np.float64))
+    row_pe = encode_sampled(params, rows)
+    col_pe = encode_sampled(params, cols)
     return MatrixData(params, metric, rows, cols, pairwise(row_pe, col_pe, metric))
 
 
 def compute_profile(params: EncodingParams, metric: str, reference: int, targets: AxisSample) -> ProfileData:
-    """Evaluate the profile at the sampled target positions, plus the reference itself."""
+    """Evaluate the profile at the sampled target positions, plus the reference itself.
+
+    The targets' rows come from the shared cache: at the default size they
+    are the rows the matrix and the heatmap already encoded.
+    """
     positions = targets.indices()
-    if not np.any(positions == reference):
-        positions = np.sort(np.append(positions, reference))
-    profile = offset_profile(params.scheme, reference, positions - reference, params.d_model, metric,
-                             **params.scheme_kwargs())
+    target_pe = encode_sampled(params, targets)
+    at = int(np.searchsorted(positions, reference))
+    if at < positions.size and positions[at] == reference:
+        reference_pe = target_pe[at:at + 1]
+    else:
+        reference_pe = params.encode(np.array([reference], dtype=np.float64))
+        positions = np.insert(positions, at, reference)
+        target_pe = np.insert(target_pe, at, reference_pe[0], axis=0)
+    profile = pairwise(reference_pe, target_pe, metric)[0]
     return ProfileData(params, metric, reference, positions - reference, profile)
 
 

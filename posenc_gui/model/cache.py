@@ -1,0 +1,91 @@
+"""A small shared cache of encoded rows, so views that sample the same grid encode it once.
+
+At the default size the heatmap, the similarity matrix and the offset
+profile all need PE at positions 0…127 in every dimension; evaluating it
+once instead of three times is a third of an update's model time. Entries
+are keyed by the (frozen, hashable) parameters and samples, so a stale
+entry can never be returned for new parameters; the cache only bounds its
+memory. ``functools.lru_cache`` does not fit: it cannot bound by bytes, and
+a large grid must not pin hundreds of MiB after the view has moved on.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+
+import numpy as np
+
+from .params import EncodingParams
+from .sampling import AxisSample
+
+#: Upper bound of the memory held by cached arrays.
+MAX_CACHE_BYTES = 64 * 2**20
+#: Arrays larger than this are computed but not kept (one would evict everything else).
+MAX_ENTRY_BYTES = 16 * 2**20
+
+_lock = threading.Lock()
+_entries: OrderedDict[tuple, np.ndarray] = OrderedDict()
+_bytes = 0
+
+
+def _dims_key(params: EncodingParams, dims: AxisSample | None) -> AxisSample | None:
+    if dims is None or (dims.start == 0 and dims.stride == 1 and dims.count == params.d_model):
+        return None
+    return dims
+
+
+def encode_sampled(params: EncodingParams, positions: AxisSample, dims: AxisSample | None = None) -> np.ndarray:
+    """``params.encode`` at the sampled positions (and dimensions), shared between callers.
+
+    Parameters
+    ----------
+    params : EncodingParams
+    positions : AxisSample
+        Rows to evaluate.
+    dims : AxisSample, optional
+        Columns to evaluate; all by default (a sample covering every
+        dimension is the same entry as ``None``).
+
+    Returns
+    -------
+    numpy.ndarray
+        Read-only float64 array of shape ``(positions.count, dims.count)``,
+        equal element for element to ``params.encode(...)``. Safe to call
+        from several threads.
+    """
+    global _bytes
+    dims = _dims_key(params, dims)
+    key = (params, positions, dims)
+    with _lock:
+        cached = _entries.get(key)
+        if cached is not None:
+            _entries.move_to_end(key)
+            return cached
+    values = params.encode(positions.indices().astype(np.float64),
+                           dims=None if dims is None else dims.indices())
+    values.setflags(write=False)
+    if values.nbytes > MAX_ENTRY_BYTES:
+        return values
+    with _lock:
+        if key not in _entries:
+            _entries[key] = values
+            _bytes += values.nbytes
+            while _bytes > MAX_CACHE_BYTES:
+                _, evicted = _entries.popitem(last=False)
+                _bytes -= evicted.nbytes
+    return values
+
+
+def clear() -> None:
+    """Drop every cached array."""
+    global _bytes
+    with _lock:
+        _entries.clear()
+        _bytes = 0
+
+
+def cached_bytes() -> int:
+    """Memory held by the cache now."""
+    with _lock:
+        return _bytes

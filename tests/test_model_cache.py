@@ -1,0 +1,94 @@
+"""The shared cache of encoded rows: same values as encode, bounded memory, no stale entries."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+from posenc_gui.model import AxisSample, EncodingParams, offset_profile
+from posenc_gui.model import cache
+from posenc_gui.views.similarity import compute_profile
+
+
+@pytest.fixture(autouse=True)
+def empty_cache():
+    cache.clear()
+    yield
+    cache.clear()
+
+
+def test_values_equal_encode_and_are_read_only():
+    params = EncodingParams(seq_len=1000, d_model=64, base=500.0)
+    rows, cols = AxisSample(3, 7, 40), AxisSample(1, 3, 20)
+    values = cache.encode_sampled(params, rows, cols)
+    expected = params.encode(rows.indices().astype(np.float64), dims=cols.indices())
+    assert np.array_equal(values, expected)
+    with pytest.raises(ValueError):
+        values[0, 0] = 1.0
+    assert cache.encode_sampled(params, rows, cols) is values  # served from the cache
+
+
+def test_a_sample_of_every_dimension_is_the_full_encoding_entry():
+    params = EncodingParams(seq_len=50, d_model=16)
+    rows = AxisSample(0, 1, 50)
+    full = cache.encode_sampled(params, rows)
+    assert cache.encode_sampled(params, rows, AxisSample(0, 1, 16)) is full
+    assert np.array_equal(full, params.encode())
+
+
+def test_new_parameters_never_get_old_values():
+    rows = AxisSample(0, 1, 30)
+    first = cache.encode_sampled(EncodingParams(seq_len=30, d_model=8, base=10000.0), rows)
+    second = cache.encode_sampled(EncodingParams(seq_len=30, d_model=8, base=100.0), rows)
+    assert not np.array_equal(first, second)
+    assert np.array_equal(second, EncodingParams(seq_len=30, d_model=8, base=100.0).encode())
+
+
+def test_memory_stays_within_its_bound(monkeypatch):
+    monkeypatch.setattr(cache, "MAX_CACHE_BYTES", 3 * 64 * 8 * 100)
+    params = EncodingParams(seq_len=10_000, d_model=64)
+    for start in range(0, 2000, 100):
+        cache.encode_sampled(params, AxisSample(start, 1, 100))
+        assert cache.cached_bytes() <= cache.MAX_CACHE_BYTES
+    assert cache.cached_bytes() == 3 * 64 * 8 * 100  # the three newest entries
+
+
+def test_an_entry_larger_than_its_limit_is_returned_but_not_kept(monkeypatch):
+    monkeypatch.setattr(cache, "MAX_ENTRY_BYTES", 1000)
+    params = EncodingParams(seq_len=100, d_model=8)
+    values = cache.encode_sampled(params, AxisSample(0, 1, 100))
+    assert values.shape == (100, 8)
+    assert cache.cached_bytes() == 0
+
+
+def test_threads_sharing_the_cache_get_correct_values():
+    params = EncodingParams(seq_len=4096, d_model=128)
+    samples = [AxisSample(s, 3, 200) for s in range(0, 400, 40)]
+    errors = []
+
+    def work():
+        for sample in samples * 3:
+            got = cache.encode_sampled(params, sample)
+            if not np.array_equal(got, params.encode(sample.indices().astype(np.float64))):
+                errors.append(sample)
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+
+
+@pytest.mark.parametrize("reference", [0, 37, 64, 99])
+def test_profile_from_cached_rows_matches_offset_profile(reference):
+    params = EncodingParams(seq_len=100, d_model=32)
+    targets = AxisSample(0, 3, 34)  # 0, 3, …, 99: some references are not among them
+    data = compute_profile(params, "cosine", reference, targets)
+    positions = np.union1d(targets.indices(), [reference])
+    assert np.array_equal(data.offsets, positions - reference)
+    expected = offset_profile("sinusoidal", reference, positions - reference, 32, "cosine")
+    np.testing.assert_allclose(data.profile, expected, rtol=0, atol=1e-14)
+    assert data.profile[np.flatnonzero(data.offsets == 0)[0]] == pytest.approx(1.0, abs=1e-15)
