@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 from PySide6.QtCore import QPointF
-from PySide6.QtGui import QColor
+from PySide6.QtGui import QColor, QImage
 
 from posenc_gui.model import encode, pairwise
 from posenc_gui.views.heatmap import HeatmapPanel
@@ -50,6 +50,25 @@ def test_heatmap_puts_position_zero_at_the_top(qtbot, state, compute):
     assert bottom.red() > 2 * bottom.blue() and bottom.red() > bottom.green() + 60, bottom.name()
     assert abs(top.red() - top.blue()) < 60 or top.blue() > top.red(), top.name()
     assert panel.matrix.plot.getViewBox().yInverted()
+
+
+def test_heatmap_image_is_rendered_in_the_format_qt_draws_natively(qtbot, state, compute):
+    # Converted once per render (not per paint); the colours must survive the conversion.
+    state.update(scheme="naive", seq_len=50, d_model=8)
+    panel = HeatmapPanel(state, compute)
+    settle(qtbot, panel, compute)
+    item = panel.matrix.image
+    item.render()
+    image = item.qimage
+    assert image.format() == QImage.Format.Format_ARGB32_Premultiplied
+    assert (image.width(), image.height()) == (8, 50)  # columns × rows, not transposed
+    low, high = panel.matrix.colorbar.levels()
+    colormap = panel.matrix.colorbar.colorMap()
+    for row, col in ((0, 0), (30, 5), (49, 7)):
+        expected = colormap.mapToQColor((panel.data.values[row, col] - low) / (high - low))
+        got = QColor(image.pixel(col, row))
+        assert max(abs(got.red() - expected.red()), abs(got.green() - expected.green()),
+                   abs(got.blue() - expected.blue())) <= 8, (row, col, got.name(), expected.name())
 
 
 def test_heatmap_hover_describes_value_and_formula(qtbot, state, compute):

@@ -61,6 +61,7 @@ class Panel(QWidget):
         self.message_label.setWordWrap(True)
         self.message_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.message_label.hide()
+        self._message: tuple[str, str] = ("", "")
         outer.addWidget(self._help_label)
         outer.addWidget(self.message_label)
         self.body = QVBoxLayout()
@@ -115,6 +116,9 @@ class Panel(QWidget):
 
     def show_message(self, text: str, level: str = "error") -> None:
         """Show ``text`` in the panel's message bar (empty text hides it)."""
+        if (text, level) == self._message or (not text and self.message_label.isHidden()):
+            return  # restyling a label re-polishes it: a millisecond per update for nothing
+        self._message = (text, level)
         self.message_label.setText(text)
         self.message_label.setStyleSheet(MESSAGE_STYLES.get(level, MESSAGE_STYLES["info"]))
         self.message_label.setVisible(bool(text))

@@ -11,8 +11,9 @@ from PySide6.QtWidgets import QLabel, QWidget
 
 from ..model import AxisSample, EncodingParams, aliased, sample_axis, wavelengths
 from ..model import limits
+from ..model.cache import encode_sampled
 from .base import Panel
-from .matrixplot import MatrixPlot, new_layout_widget, view_pixels
+from .matrixplot import MatrixImageItem, MatrixPlot, new_layout_widget, view_pixels
 
 #: Used before the plot has been laid out and has a real pixel size.
 FALLBACK_PIXELS = 1024
@@ -41,10 +42,8 @@ class HeatmapData:
 
 def compute_heatmap(params: EncodingParams, positions: AxisSample, dims: AxisSample) -> HeatmapData:
     """Evaluate the sampled grid (runs in a worker)."""
-    pos = positions.indices().astype(np.float64)
-    dim = dims.indices()
-    values = params.encode(pos, dims=dim)
-    wl = wavelengths(params.scheme, params.d_model, dim, **params.scheme_kwargs())
+    values = encode_sampled(params, positions, dims)
+    wl = wavelengths(params.scheme, params.d_model, dims.indices(), **params.scheme_kwargs())
     return HeatmapData(params, positions, dims, values, wl, aliased(wl, positions.stride))
 
 
@@ -129,14 +128,12 @@ class HeatmapPanel(Panel):
             self.show_message("")
 
     def _show_aliasing(self, data: HeatmapData, rect: QRectF) -> None:
-        import pyqtgraph as pg
-
         if not data.aliased.any():
             if self.alias_overlay is not None:
                 self.alias_overlay.hide()
             return
         if self.alias_overlay is None:
-            self.alias_overlay = pg.ImageItem(axisOrder="row-major")
+            self.alias_overlay = MatrixImageItem()
             self.alias_overlay.setZValue(5)
             self.matrix.plot.addItem(self.alias_overlay)
         shade = np.zeros((1, data.aliased.size, 4), dtype=np.uint8)

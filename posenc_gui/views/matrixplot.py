@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QRectF
+from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QGraphicsItem
 
 DIVERGING = "RdBu"  # ColorBrewer's blue–white–red, see get_colormap
@@ -36,6 +37,26 @@ def new_layout_widget(parent=None) -> pg.GraphicsLayoutWidget:
     widget.setBackground("w")
     widget.ci.setContentsMargins(6, 6, 6, 6)
     return widget
+
+
+class MatrixImageItem(pg.ImageItem):
+    """A row-major :class:`pg.ImageItem` that keeps its rendered image premultiplied ARGB32.
+
+    pyqtgraph renders a colormapped image as an 8-bit indexed QImage, which
+    Qt's raster engine converts on every paint: drawing a 128 × 512 heatmap
+    scaled to the plot took 2 ms, against 0.3 ms for the premultiplied
+    format it draws natively. Converting once per render moves that cost out
+    of every repaint (hover, zoom, the other panels' updates).
+    """
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(axisOrder="row-major", **kwargs)
+
+    def render(self) -> None:
+        super().render()
+        native = QImage.Format.Format_ARGB32_Premultiplied
+        if self.qimage is not None and self.qimage.format() != native:
+            self.qimage = self.qimage.convertToFormat(native)
 
 
 def style_axis(axis: pg.AxisItem) -> None:
@@ -136,7 +157,7 @@ class MatrixPlot:
         self.plot.invertY(True)  # matrix orientation: row 0 at the top
         self.plot.setMenuEnabled(False)
         self.plot.hideButtons()
-        self.image = pg.ImageItem(axisOrder="row-major")
+        self.image = MatrixImageItem()
         self.plot.addItem(self.image)
         self.colormap_name = DIVERGING
         self.colorbar = pg.ColorBarItem(
@@ -191,7 +212,10 @@ class MatrixPlot:
         self.rect = QRectF(rect)
         self.image.setImage(values, autoLevels=False)
         self.image.setRect(rect)
-        self.colorbar.setLevels(levels)
+        # The image keeps its levels across setImage; setting the colour bar
+        # again would redraw its axis labels (1–2 ms) for nothing.
+        if tuple(levels) != tuple(self.colorbar.levels()):
+            self.colorbar.setLevels(levels)
 
     def set_full_range(self, x_extent: tuple[float, float], y_extent: tuple[float, float]) -> None:
         """Limit panning/zooming to the matrix and show all of it."""
