@@ -10,7 +10,7 @@ from typing import Callable
 
 from PySide6.QtCore import QByteArray, QSettings, QStandardPaths, Qt, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QIcon, QKeySequence
-from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QMessageBox, QProgressBar, QWidget
+from PySide6.QtWidgets import QDockWidget, QMainWindow, QMessageBox, QProgressBar, QWidget
 
 from . import __version__, resources_path
 from .compute import ComputeService
@@ -18,6 +18,7 @@ from .model import EncodingParams
 from .state import AppState
 from .views import panel_classes
 from .views.base import Panel
+from .views.labels import StatusText
 from .views.export_ui import install_export_actions
 
 SETTINGS_VERSION = 1
@@ -214,7 +215,7 @@ class MainWindow(QMainWindow):
         self.busy_indicator.setToolTip("Computing the newest view…")
         self.busy_indicator.hide()
         status.addPermanentWidget(self.busy_indicator)
-        self.params_label = QLabel(self)
+        self.params_label = StatusText("normalized · 1,048,576 positions · d_model 8,192", self, expanding=False)
         status.addPermanentWidget(self.params_label)
         self.compute.busyChanged.connect(self.busy_indicator.setVisible)
         self.state.message.connect(lambda text: status.showMessage(text, 10_000))

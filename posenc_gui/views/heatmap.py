@@ -13,6 +13,7 @@ from ..model import AxisSample, EncodingParams, aliased, sample_axis, wavelength
 from ..model import limits
 from ..model.cache import encode_sampled
 from .base import Panel
+from .labels import StatusText
 from .matrixplot import MatrixImageItem, MatrixPlot, new_layout_widget, view_pixels
 
 #: Used before the plot has been laid out and has a real pixel size.
@@ -64,7 +65,7 @@ class HeatmapPanel(Panel):
 
     def __init__(self, state, compute, parent: QWidget | None = None) -> None:
         super().__init__(state, compute, parent)
-        self.sampling_label = QLabel(self)
+        self.sampling_label = StatusText("Showing every 512th position and every 8th dimension", self)
         self.header.addWidget(self.sampling_label)
         self.finish_header()
         self.canvas = new_layout_widget(self)

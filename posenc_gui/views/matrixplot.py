@@ -85,10 +85,30 @@ def view_pixels(view_box: pg.ViewBox, fallback: int) -> tuple[int, int]:
     return (width if width > 8 else fallback), (height if height > 8 else fallback)
 
 
+TITLE_SIZE = "10pt"
+
+
 def set_title(plot: pg.PlotItem, title: str) -> None:
-    """Set a plot's title only when it changes: relaying out a title costs more than a redraw."""
-    if plot.titleLabel.text != title or not plot.titleLabel.isVisible():
-        plot.setTitle(title, size="10pt")
+    """Set a plot's title, in place when the new text fits the title row.
+
+    ``PlotItem.setTitle`` re-lays out the whole plot (and, through the
+    scene, the canvas) on every call; titles that carry a parameter change
+    on every slider step, so a title that still fits its row only swaps its
+    text and re-centres it.
+    """
+    label = plot.titleLabel
+    if label.text == title and label.isVisible():
+        return
+    if label.isVisible() and label.text is not None:
+        label.item.setHtml(f"<span style='color: {FOREGROUND}; font-size: {TITLE_SIZE}'>{title}</span>")
+        label.item.setPos(0, 0)
+        bounds = label.itemRect()
+        if bounds.width() <= label.rect().width():
+            label.text = title
+            bounds.moveCenter(label.rect().center())
+            label.item.setPos(bounds.topLeft() - label.itemRect().topLeft())
+            return
+    plot.setTitle(title, size=TITLE_SIZE)
 
 
 def set_axis_label(axis: pg.AxisItem, text: str) -> None:

@@ -14,6 +14,7 @@ from ..model import METRICS, AxisSample, EncodingParams, limits, pairwise, sampl
 from ..model.cache import encode_sampled
 from ..model.similarity import METRIC_LABELS
 from .base import Panel
+from .labels import StatusText
 from .matrixplot import (
     FOREGROUND, MatrixPlot, fit_y_range, new_layout_widget, set_axis_label, set_title, style_plot, view_pixels,
 )
@@ -109,7 +110,7 @@ class SimilarityPanel(Panel):
         self.reference_box.setKeyboardTracking(True)
         self.reference_box.valueChanged.connect(lambda _: self._request_profile())
         self.header.addWidget(self.reference_box)
-        self.sampling_label = QLabel(self)
+        self.sampling_label = StatusText("matrix: every 512th position", self)
         self.header.addWidget(self.sampling_label)
         self.finish_header()
         self.canvas = new_layout_widget(self)

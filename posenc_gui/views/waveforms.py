@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QCheckBox, QLabel, QLineEdit, QWidget
 
 from ..model import AxisSample, EncodingParams, curve_positions, sample_axis, wavelengths
@@ -22,6 +22,8 @@ CURVE_WIDTH = 2
 #: Dots at integer positions are drawn only while they are at least this many pixels apart.
 MIN_DOT_SPACING_PX = 4
 FALLBACK_PIXELS = 800
+#: The note under the plot follows the curves this long after the last update.
+NOTE_DELAY_MS = 150
 
 
 def parse_dims(text: str, d_model: int) -> tuple[int, ...]:
@@ -133,6 +135,14 @@ class WaveformsPanel(Panel):
         self.note_label.setWordWrap(True)
         self.note_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.body.addWidget(self.note_label)
+        # The note (a word-wrapped label) re-lays out the dock and the window
+        # when its text changes, 3 ms that a slider step cannot afford: it
+        # follows the plot once the user pauses.
+        self._note_text = ""
+        self._note_timer = QTimer(self)
+        self._note_timer.setSingleShot(True)
+        self._note_timer.setInterval(NOTE_DELAY_MS)
+        self._note_timer.timeout.connect(lambda: self.note_label.setText(self._note_text))
         self.dims: tuple[int, ...] = default_dims(state.params.d_model)
         self._user_dims = False
         self.dims_edit.setText(", ".join(map(str, self.dims)))
@@ -225,7 +235,9 @@ class WaveformsPanel(Panel):
         if aliased_dims:
             notes.append(f"Dimensions {', '.join(map(str, aliased_dims))} oscillate faster than the curve's "
                          f"sampling ({data.curve_step:.3g} positions): zoom in to see their shape.")
-        self.note_label.setText(" ".join(notes))
+        self._note_text = " ".join(notes)
+        if self._note_text != self.note_label.text():
+            self._note_timer.start()
         set_title(self.plot, f"{data.params.scheme}, d_model {data.params.d_model:,}")
 
     def _rebuild_items(self, names: list[str]) -> None:

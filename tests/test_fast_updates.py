@@ -1,0 +1,122 @@
+"""Text that changes on every parameter step must not re-lay out the window."""
+
+from __future__ import annotations
+
+import pyqtgraph as pg
+import pytest
+from PySide6.QtCore import QEvent, QObject
+from PySide6.QtWidgets import QApplication, QLabel, QVBoxLayout, QWidget
+
+from posenc_gui.views.labels import StatusText
+from posenc_gui.views.matrixplot import new_layout_widget, set_title
+
+
+class LayoutRequests(QObject):
+    """Counts LayoutRequest events delivered to a widget (or a graphics widget: a plot)."""
+
+    def __init__(self, widget: QObject) -> None:
+        super().__init__()
+        self.count = 0
+        widget.installEventFilter(self)
+
+    def eventFilter(self, watched, event) -> bool:  # noqa: N802
+        if event.type() == QEvent.Type.LayoutRequest:
+            self.count += 1
+        return False
+
+
+@pytest.mark.parametrize("label_class, relayouts", [(StatusText, False), (QLabel, True)])
+def test_status_text_changes_without_a_layout_request(qtbot, label_class, relayouts):
+    # QLabel is the control: it does ask for a new layout, so the check can fail.
+    parent = QWidget()
+    qtbot.addWidget(parent)
+    layout = QVBoxLayout(parent)
+    label = label_class("128 positions × 512 dimensions", parent) if label_class is QLabel else \
+        label_class("Showing every 512th position and every 8th dimension", parent)
+    layout.addWidget(label)
+    parent.show()
+    qtbot.waitExposed(parent)
+    QApplication.processEvents()
+    requests = LayoutRequests(parent)
+    hint = label.sizeHint()
+    label.setText("Showing every 2,048th position and every 8th dimension (512 × 1,024 samples)")
+    QApplication.processEvents()
+    assert (requests.count > 0) == relayouts
+    if label_class is StatusText:
+        assert label.sizeHint() == hint
+        assert label.text() == label.toolTip() == \
+            "Showing every 2,048th position and every 8th dimension (512 × 1,024 samples)"
+
+
+def test_status_text_draws_its_text(qtbot):
+    label = StatusText("some sample text to size the label")
+    qtbot.addWidget(label)
+    label.resize(300, label.sizeHint().height())
+    label.show()
+    qtbot.waitExposed(label)
+    blank = label.grab().toImage()
+    label.setText("something to read")
+    drawn = label.grab().toImage()
+    assert blank != drawn
+
+
+def settle() -> None:
+    for _ in range(5):  # showing a canvas posts layout requests in several rounds
+        QApplication.processEvents()
+
+
+@pytest.mark.parametrize("in_place", [True, False])
+def test_title_swaps_in_place_and_stays_centred(qtbot, in_place):
+    # PlotItem.setTitle is the control: it re-lays out the plot.
+    canvas = new_layout_widget()
+    qtbot.addWidget(canvas)
+    canvas.resize(600, 300)
+    plot = canvas.addPlot()
+    set_title(plot, "sinusoidal, d_model 512")
+    canvas.show()
+    qtbot.waitExposed(canvas)
+    settle()
+    requests = LayoutRequests(plot)
+    if in_place:
+        set_title(plot, "sinusoidal, d_model 510")
+    else:
+        plot.setTitle("sinusoidal, d_model 510")
+    settle()
+    label = plot.titleLabel
+    assert label.text == "sinusoidal, d_model 510"
+    assert "d_model 510" in label.item.toPlainText()
+    centre = label.mapRectToParent(label.itemRect()).center().x()
+    assert centre == pytest.approx(label.geometry().center().x(), abs=1.0)
+    assert (requests.count == 0) == in_place
+
+
+def test_a_title_too_wide_for_its_row_is_laid_out(qtbot):
+    canvas = new_layout_widget()
+    qtbot.addWidget(canvas)
+    canvas.resize(600, 300)
+    plot: pg.PlotItem = canvas.addPlot()
+    set_title(plot, "short")
+    canvas.show()
+    qtbot.waitExposed(canvas)
+    long_title = "a title much longer than the short one, " * 3
+    set_title(plot, long_title)
+    QApplication.processEvents()
+    assert plot.titleLabel.text == long_title
+    assert plot.titleLabel.minimumWidth() >= plot.titleLabel.itemRect().width() - 1
+
+
+def test_waveform_note_follows_the_curves_once_the_user_pauses(qtbot, state, compute):
+    from posenc_gui.views.waveforms import NOTE_DELAY_MS, WaveformsPanel
+
+    panel = WaveformsPanel(state, compute)
+    qtbot.addWidget(panel)
+    panel.show()
+    qtbot.waitUntil(lambda: "/512))" in panel.note_label.text(), timeout=2000)
+    for d_model in (100, 80, 64):  # a drag: the note waits for the last step
+        state.update(d_model=d_model)
+        state.flush()
+        assert compute.wait_idle()
+        assert panel.data.params.d_model == d_model  # the curves are current at once
+    assert "/512))" in panel.note_label.text()
+    qtbot.waitUntil(lambda: "/64))" in panel.note_label.text(), timeout=NOTE_DELAY_MS + 2000)
+    assert "dim 0 = sin(pos / 10000^(2·0/64))" in panel.note_label.text()
