@@ -92,3 +92,38 @@ def test_profile_from_cached_rows_matches_offset_profile(reference):
     expected = offset_profile("sinusoidal", reference, positions - reference, 32, "cosine")
     np.testing.assert_allclose(data.profile, expected, rtol=0, atol=1e-14)
     assert data.profile[np.flatnonzero(data.offsets == 0)[0]] == pytest.approx(1.0, abs=1e-15)
+
+
+def test_concurrent_requests_for_the_same_rows_encode_them_once(monkeypatch):
+    params = EncodingParams(seq_len=10_000, d_model=256)
+    sample = AxisSample(0, 7, 1000)
+    calls = []
+    started = threading.Event()
+    original = EncodingParams.encode
+
+    def slow_encode(self, positions=None, dims=None):
+        calls.append(1)
+        started.set()
+        threading.Event().wait(0.2)  # long enough for the other thread to ask meanwhile
+        return original(self, positions, dims)
+
+    monkeypatch.setattr(EncodingParams, "encode", slow_encode)
+    results = []
+    first = threading.Thread(target=lambda: results.append(cache.encode_sampled(params, sample)))
+    first.start()
+    started.wait()
+    results.append(cache.encode_sampled(params, sample))
+    first.join()
+    assert len(calls) == 1
+    assert results[0] is results[1]
+
+
+def test_a_failed_computation_does_not_block_the_next_request(monkeypatch):
+    params = EncodingParams(seq_len=100, d_model=8)
+    sample = AxisSample(0, 1, 100)
+    original = EncodingParams.encode
+    monkeypatch.setattr(EncodingParams, "encode", lambda *a, **k: (_ for _ in ()).throw(MemoryError()))
+    with pytest.raises(MemoryError):
+        cache.encode_sampled(params, sample)
+    monkeypatch.setattr(EncodingParams, "encode", original)
+    assert np.array_equal(cache.encode_sampled(params, sample), params.encode())

@@ -26,6 +26,8 @@ MAX_ENTRY_BYTES = 16 * 2**20
 
 _lock = threading.Lock()
 _entries: OrderedDict[tuple, np.ndarray] = OrderedDict()
+#: Keys being computed now, with the event their computing thread sets when done.
+_in_flight: dict[tuple, threading.Event] = {}
 _bytes = 0
 
 
@@ -54,19 +56,38 @@ def encode_sampled(params: EncodingParams, positions: AxisSample, dims: AxisSamp
         equal element for element to ``params.encode(...)``. Safe to call
         from several threads.
     """
-    global _bytes
     dims = _dims_key(params, dims)
     key = (params, positions, dims)
-    with _lock:
-        cached = _entries.get(key)
-        if cached is not None:
-            _entries.move_to_end(key)
-            return cached
-    values = params.encode(positions.indices().astype(np.float64),
-                           dims=None if dims is None else dims.indices())
-    values.setflags(write=False)
-    if values.nbytes > MAX_ENTRY_BYTES:
-        return values
+    while True:
+        with _lock:
+            cached = _entries.get(key)
+            if cached is not None:
+                _entries.move_to_end(key)
+                return cached
+            running = _in_flight.get(key)
+            if running is None:  # this thread computes it; others asking meanwhile wait
+                running = _in_flight[key] = threading.Event()
+                break
+        # Two views often ask for the same rows at once from two workers (the
+        # similarity matrix and its profile); computing them twice would
+        # double the time of both. If the other thread's result was not kept
+        # (too large, or it failed), the next round computes it here.
+        running.wait()
+    try:
+        values = params.encode(positions.indices().astype(np.float64),
+                               dims=None if dims is None else dims.indices())
+        values.setflags(write=False)
+        if values.nbytes <= MAX_ENTRY_BYTES:
+            _store(key, values)
+    finally:
+        with _lock:
+            del _in_flight[key]
+        running.set()
+    return values
+
+
+def _store(key: tuple, values: np.ndarray) -> None:
+    global _bytes
     with _lock:
         if key not in _entries:
             _entries[key] = values
@@ -74,7 +95,6 @@ def encode_sampled(params: EncodingParams, positions: AxisSample, dims: AxisSamp
             while _bytes > MAX_CACHE_BYTES:
                 _, evicted = _entries.popitem(last=False)
                 _bytes -= evicted.nbytes
-    return values
 
 
 def clear() -> None:
