@@ -256,16 +256,33 @@ def encode(scheme: str, positions, d_model: int, *, dims=None, **params) -> np.n
     cols = columns(scheme, d_model, dims, **params)
     limits.check_size("encode", pos.size, cols.kind.size, limits.MAX_ENCODE_ELEMENTS)
     out = np.empty((pos.size, cols.kind.size), dtype=np.float64)
+    previous_divisor, angle = None, None
     for kind, func in (("sin", np.sin), ("cos", np.cos), ("linear", None)):
         index = np.flatnonzero(cols.kind == kind)
         if index.size == 0:
             continue
-        angle = pos[:, None] / cols.divisor[index][None, :]
+        divisor = cols.divisor[index]
+        # The sin and cos columns of the sinusoidal scheme share their
+        # divisors: the same quotient serves both (bit for bit).
+        if previous_divisor is None or not np.array_equal(divisor, previous_divisor):
+            angle = pos[:, None] / divisor[None, :]
+            previous_divisor = divisor
+        values = angle if func is None else func(angle)
         if index.size == cols.kind.size:
-            out[...] = angle if func is None else func(angle)
+            out[...] = values
         else:
-            out[:, index] = angle if func is None else func(angle)
+            out[:, _as_slice(index)] = values
     return out
+
+
+def _as_slice(index: np.ndarray) -> slice | np.ndarray:
+    """``index`` as a slice when it is evenly spaced (strided copies beat fancy indexing)."""
+    if index.size == 1:
+        return slice(int(index[0]), int(index[0]) + 1)
+    step = int(index[1] - index[0])
+    if step > 0 and np.all(np.diff(index) == step):
+        return slice(int(index[0]), int(index[-1]) + 1, step)
+    return index
 
 
 def wavelengths(scheme: str, d_model: int, dims=None, **params) -> np.ndarray:

