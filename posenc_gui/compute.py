@@ -23,7 +23,10 @@ BUSY_DELAY_MS = 100
 #: Requests whose declared cost (about the number of values computed) is at
 #: most this run at once on the GUI thread: a few milliseconds, less than the
 #: round trip through a worker, and all panels then repaint in one frame.
-INLINE_COST = 2**18
+#: Every view at the default size (128 × 512) fits; the heatmap's ~230,000
+#: samples at d_model 8192 do not (inline, they lengthened the GUI thread's
+#: longest turn from ~46 to ~59 ms, measured in alternation in one process).
+INLINE_COST = 150_000
 
 
 class _Relay(QObject):

@@ -237,3 +237,12 @@ def test_presets_are_installed_and_apply_all_their_parameters(qtbot, state, comp
         panel.presets.activated.emit(index)
         state.flush()
         assert state.params == expected, path.name
+
+
+def test_symmetric_colour_levels_ignore_non_finite_values():
+    from posenc_gui.views.matrixplot import symmetric_levels
+
+    assert symmetric_levels(np.array([[0.2, -0.734], [0.5, 0.1]])) == (-0.74, 0.74)
+    assert symmetric_levels(np.array([[np.nan, -0.734], [np.inf, 0.1]])) == (-0.74, 0.74)
+    assert symmetric_levels(np.full((2, 2), np.nan)) == (-1.0, 1.0)
+    assert symmetric_levels(np.zeros((0, 3))) == (-1.0, 1.0)

@@ -158,13 +158,17 @@ def fit_y_range(plot: pg.PlotItem, *series: np.ndarray, padding: float = 0.03) -
     if not finite:
         return
     low, high = nice_bounds(min(float(f.min()) for f in finite), max(float(f.max()) for f in finite))
-    plot.getViewBox().setYRange(low, high, padding=padding)
+    view_box = plot.getViewBox()
+    view_box.setYRange(low, high, padding=padding)
+    view_box.updateMatrix()  # now, not during the next paint (which would then paint twice)
 
 
 def symmetric_levels(values: np.ndarray) -> tuple[float, float]:
     """Colour levels centred at 0: ``(−m, m)``, ``m`` = max |finite value| rounded up (1 if none)."""
-    finite = np.abs(values[np.isfinite(values)])
-    m = float(finite.max()) if finite.size else 1.0
+    m = float(np.max(np.abs(values))) if values.size else 1.0
+    if not np.isfinite(m):  # rare (NaN cosines of zero vectors): filter, which copies
+        finite = np.abs(values[np.isfinite(values)])
+        m = float(finite.max()) if finite.size else 1.0
     m = nice_bounds(0.0, m)[1] if m > 0 else 1.0
     return -m, m
 
@@ -257,3 +261,6 @@ class MatrixPlot:
         vb.setLimits(xMin=x_extent[0], xMax=x_extent[1], yMin=y_extent[0], yMax=y_extent[1],
                      minXRange=1.0, minYRange=1.0)
         vb.setRange(xRange=x_extent, yRange=y_extent, padding=0)
+        # Apply the new transform now: pyqtgraph defers it to the next paint,
+        # and moving the items during that paint makes Qt paint the plot twice.
+        vb.updateMatrix()

@@ -25,6 +25,7 @@ GUI stall ≤ 50 ms; start-up ≤ 1.5 s. Exit status 1 if a budget is missed.
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import resource
 import statistics
@@ -98,6 +99,7 @@ def bench_size(app: QApplication, seq_len: int, d_model: int, repeats: int) -> d
     window.show()
     for _ in range(3):
         settle(window)
+    gc.freeze()  # as posenc-gui does once its window is up (see __main__)
     rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     heatmap = window.panels["heatmap"]
     vb = heatmap.matrix.view_box
@@ -131,6 +133,8 @@ def bench_size(app: QApplication, seq_len: int, d_model: int, repeats: int) -> d
     window.close()
     window.deleteLater()
     QApplication.processEvents()
+    gc.unfreeze()  # let the next size's run start clean
+    gc.collect()
     return {
         "size": f"{seq_len:,} × {d_model:,}",
         "seq_len": seq_len,
