@@ -246,3 +246,26 @@ def test_symmetric_colour_levels_ignore_non_finite_values():
     assert symmetric_levels(np.array([[np.nan, -0.734], [np.inf, 0.1]])) == (-0.74, 0.74)
     assert symmetric_levels(np.full((2, 2), np.nan)) == (-1.0, 1.0)
     assert symmetric_levels(np.zeros((0, 3))) == (-1.0, 1.0)
+
+
+def test_waveforms_draw_an_exact_band_for_dimensions_sampled_below_their_wavelength(qtbot, state, compute):
+    state.update(seq_len=100_000, d_model=512)
+    panel = WaveformsPanel(state, compute)
+    settle(qtbot, panel, compute)
+    panel.set_dims("0, 510")  # λ = 2π (aliased over 100,000 positions) and λ ≈ 60,000 (not)
+    assert compute.wait_idle()
+    data = panel.data
+    assert data.aliased.tolist() == [True, False]
+    (fast_curve, _, fast_band), (slow_curve, _, slow_band) = panel._items
+    assert fast_band.isVisible() and fast_curve.xData.size == 0  # no moiré polyline
+    assert slow_curve.xData.size == data.curve_x.size and not slow_band.isVisible()
+    # λ = 2π is far below a pixel's worth of positions: every column sweeps [−1, 1]
+    assert (data.band_low[:, 0] == -1.0).all() and (data.band_high[:, 0] == 1.0).all()
+    outline = fast_band.path().boundingRect()
+    assert outline.top() == pytest.approx(-1.0) and outline.bottom() == pytest.approx(1.0)
+    assert "aliased" in panel.legend.items[0][1].text
+    # zoomed in to a few periods, the same dimension is a curve again
+    panel.plot.getViewBox().setXRange(50_000, 50_030, padding=0)
+    panel.request_update()
+    assert compute.wait_idle()
+    assert not panel.data.aliased[0] and fast_curve.xData.size > 0 and not fast_band.isVisible()

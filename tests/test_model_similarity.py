@@ -93,3 +93,44 @@ def test_sampled_values_equal_the_full_computation():
     sample = sample_axis(0, 4095, 4096, 300)
     sampled = encode("sinusoidal", sample.indices(), 64)
     np.testing.assert_array_equal(sampled, full[sample.indices()])
+
+
+def test_value_range_hand_cases():
+    from posenc_gui.model import columns, value_range
+
+    cols = columns("harmonic", 2)  # sin(pos), cos(pos)
+    low, high = value_range(cols, np.array([0.0, 0.1, 3.0]), np.array([np.pi, 0.2, 3.0 + 2 * np.pi]))
+    # [0, π]: the sine peaks at π/2; the cosine falls from 1 to −1
+    assert high[0, 0] == 1.0 and abs(low[0, 0]) < 1e-15
+    assert high[0, 1] == 1.0 and low[0, 1] == -1.0
+    # [0.1, 0.2]: both monotonic, the ends are the model's values
+    np.testing.assert_array_equal(low[1], [np.sin(0.1), np.cos(0.2)])
+    np.testing.assert_array_equal(high[1], [np.sin(0.2), np.cos(0.1)])
+    # a whole period: the full range
+    assert (low[2] == -1.0).all() and (high[2] == 1.0).all()
+    naive_low, naive_high = value_range(columns("naive", 3), np.array([2.0]), np.array([5.5]))
+    assert (naive_low == 2.0).all() and (naive_high == 5.5).all()
+
+
+@given(
+    scheme=st.sampled_from(["sinusoidal", "harmonic", "all_sine", "four_vector", "normalized"]),
+    start=st.floats(0, 1e6),
+    width=st.floats(0, 50),
+    dim=st.integers(0, 63),
+)
+@settings(max_examples=200, deadline=None)
+def test_value_range_bounds_dense_samples_tightly(scheme, start, width, dim):
+    from posenc_gui.model import columns, value_range
+
+    cols = columns(scheme, 64, np.array([dim]))
+    low, high = value_range(cols, np.array([start]), np.array([start + width]))
+    dense = encode(scheme, np.linspace(start, start + width, 4001), 64, dims=np.array([dim]))[:, 0]
+    tolerance = 1e-9 * max(1.0, abs(dense).max())
+    assert low[0, 0] <= dense.min() + tolerance and dense.max() <= high[0, 0] + tolerance
+    # Tight: next to an extremum a sinusoid departs from it quadratically, so
+    # samples spaced Δθ apart in angle come within Δθ²/2 of it; linear
+    # columns take their extremes at the ends, which are sampled.
+    spacing = (width / 4000) / cols.divisor[0]
+    allowance = 0.0 if cols.kind[0] == "linear" else spacing**2 / 2
+    assert high[0, 0] - dense.max() <= allowance + tolerance
+    assert dense.min() - low[0, 0] <= allowance + tolerance

@@ -18,7 +18,7 @@ from .attention import (
     tokenize,
 )
 from .params import EncodingParams
-from .sampling import AxisSample, aliased, curve_positions, sample_axis
+from .sampling import AxisSample, aliased, curve_positions, sample_axis, value_range
 from .schemes import LAYOUTS, SCHEMES, SchemeInfo, columns, encode, formula_term, wavelengths
 from .similarity import METRICS, offset_profile, pairwise, similarity_matrix
 
@@ -27,6 +27,7 @@ __all__ = [
     "aliased",
     "curve_positions",
     "sample_axis",
+    "value_range",
     "LAYOUTS",
     "METRICS",
     "SCHEMES",

@@ -101,3 +101,51 @@ def curve_positions(low: float, high: float, size: int, pixels: int) -> np.ndarr
     if high <= low:
         return np.array([max(0.0, min(low, size - 1.0))])
     return np.linspace(low, high, pixels + 1)
+
+
+def value_range(columns, low: np.ndarray, high: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Exact minimum and maximum of each column over each position interval.
+
+    A curve sampled more coarsely than its wavelength cannot show its
+    shape; the honest picture is the band it sweeps over each pixel column.
+    The extremes are found analytically, not by denser sampling: a sine
+    reaches +1 inside ``[a, b]`` exactly when some angle π/2 + 2πk lies in
+    ``[a/D, b/D]`` (and −1 at −π/2 + 2πk; cosine is the sine shifted by
+    π/2); otherwise the extremes are at the ends. Linear columns are
+    monotonic.
+
+    Parameters
+    ----------
+    columns : Columns
+        From :func:`~posenc_gui.model.columns` (kinds and divisors).
+    low, high : ndarray, shape (n,)
+        Interval ends in positions, ``0 ≤ low ≤ high``.
+
+    Returns
+    -------
+    (ndarray, ndarray)
+        Minimum and maximum, each of shape ``(n, len(columns.kind))``.
+    """
+    low = np.asarray(low, dtype=np.float64)[:, None]
+    high = np.asarray(high, dtype=np.float64)[:, None]
+    if low.shape != high.shape or np.any(high < low) or np.any(low < 0):
+        raise ValueError("low and high must have the same length with 0 ≤ low ≤ high")
+    divisor = columns.divisor[None, :]
+    kind = columns.kind[None, :]
+    angle_low, angle_high = low / divisor, high / divisor
+    # The same expressions as encode(), so the ends equal the model's values bit for bit.
+    at_low = np.where(kind == "sin", np.sin(angle_low), np.where(kind == "cos", np.cos(angle_low), angle_low))
+    at_high = np.where(kind == "sin", np.sin(angle_high), np.where(kind == "cos", np.cos(angle_high), angle_high))
+    minimum, maximum = np.minimum(at_low, at_high), np.maximum(at_low, at_high)
+    phase = np.where(kind == "cos", 0.5 * np.pi, 0.0)  # cos θ = sin(θ + π/2)
+    two_pi = 2.0 * np.pi
+
+    def contains(peak: float) -> np.ndarray:
+        """Whether θ + phase = peak + 2πk for some integer k, with θ in the interval."""
+        first = np.ceil((angle_low + phase - peak) / two_pi)
+        last = np.floor((angle_high + phase - peak) / two_pi)
+        return (first <= last) & (kind != "linear")
+
+    maximum = np.where(contains(0.5 * np.pi), 1.0, maximum)
+    minimum = np.where(contains(-0.5 * np.pi), -1.0, minimum)
+    return minimum, maximum

@@ -9,9 +9,10 @@ from typing import Any
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer
-from PySide6.QtWidgets import QCheckBox, QLabel, QLineEdit, QWidget
+from PySide6.QtGui import QColor, QPainterPath, QPen
+from PySide6.QtWidgets import QCheckBox, QGraphicsPathItem, QLabel, QLineEdit, QWidget
 
-from ..model import AxisSample, EncodingParams, curve_positions, sample_axis, wavelengths
+from ..model import AxisSample, EncodingParams, aliased, curve_positions, sample_axis, value_range, wavelengths
 from .base import Panel
 from .matrixplot import FOREGROUND, fit_y_range, new_layout_widget, set_title, style_plot, view_pixels
 
@@ -22,6 +23,8 @@ CURVE_WIDTH = 2
 #: Dots at integer positions are drawn only while they are at least this many pixels apart.
 MIN_DOT_SPACING_PX = 4
 FALLBACK_PIXELS = 800
+#: Opacity (0–255) of the band drawn for a dimension sampled below its wavelength.
+BAND_ALPHA = 70
 #: The note under the plot follows the curves this long after the last update.
 NOTE_DELAY_MS = 150
 
@@ -72,6 +75,9 @@ class WaveformData:
     dot_y: np.ndarray | None
     wavelength: np.ndarray
     labels: tuple[str, ...]
+    aliased: np.ndarray  # (len(dims),) bool: wavelength < 2 × the curve's sample step
+    band_low: np.ndarray  # (len(curve_x), len(dims)): exact range over each sample's
+    band_high: np.ndarray  # pixel column, filled in for aliased dimensions only
 
     @property
     def curve_step(self) -> float:
@@ -92,7 +98,22 @@ def compute_waveforms(params: EncodingParams, dims: tuple[int, ...], low: float,
     columns = params.columns(dim_index)
     labels = tuple(columns.label(j) for j in range(dim_index.size))
     wl = wavelengths(params.scheme, params.d_model, dim_index, **params.scheme_kwargs())
-    return WaveformData(params, dims, curve_x, curve_y, dots, dot_y, wl, labels)
+    step = float(curve_x[1] - curve_x[0]) if curve_x.size > 1 else 0.0
+    is_aliased = aliased(wl, step) if step > 0 else np.zeros(dim_index.size, dtype=bool)
+    band_low = band_high = np.empty((curve_x.size, 0))
+    if is_aliased.any():
+        # Each sample stands for its pixel column, [x − step/2, x + step/2].
+        edges_low = np.maximum(curve_x - step / 2, 0.0)
+        edges_high = np.minimum(curve_x + step / 2, params.seq_len - 1.0)
+        band_low, band_high = value_range(columns, edges_low, np.maximum(edges_high, edges_low))
+    return WaveformData(params, dims, curve_x, curve_y, dots, dot_y, wl, labels, is_aliased, band_low, band_high)
+
+
+def _band_path(x: np.ndarray, low: np.ndarray, high: np.ndarray) -> QPainterPath:
+    """The closed outline of the band between ``low`` and ``high`` over ``x``."""
+    path = pg.arrayToQPath(np.concatenate([x, x[::-1]]), np.concatenate([high, low[::-1]]))
+    path.closeSubpath()
+    return path
 
 
 class WaveformsPanel(Panel):
@@ -147,7 +168,7 @@ class WaveformsPanel(Panel):
         self._user_dims = False
         self.dims_edit.setText(", ".join(map(str, self.dims)))
         self.data: WaveformData | None = None
-        self._items: list[tuple[pg.PlotCurveItem, pg.ScatterPlotItem]] = []
+        self._items: list[tuple[pg.PlotCurveItem, pg.ScatterPlotItem, QGraphicsPathItem]] = []
         self._legend_names: list[str] = []
         self._length = None
         self.debounce(self.schedule_update, self.plot.getViewBox().sigXRangeChanged,
@@ -205,9 +226,9 @@ class WaveformsPanel(Panel):
         for j, dim in enumerate(data.dims):
             wl = data.wavelength[j]
             name = f"dim {dim} ({'not periodic' if not np.isfinite(wl) else f'λ = {wl:,.4g}'})"
-            if np.isfinite(wl) and wl < 2 * data.curve_step:
+            if data.aliased[j]:
                 aliased_dims.append(dim)
-                name += " aliased"
+                name += " aliased: band"
             names.append(name)
         if len(names) != len(self._items):
             self._rebuild_items(names)
@@ -218,14 +239,17 @@ class WaveformsPanel(Panel):
             self._legend_names = names
         fit_y_range(self.plot, data.curve_y, data.dot_y)
         show_dots = data.dots is not None and self.dots_box.isChecked()
-        for j, (curve, dots) in enumerate(self._items):
-            # A curve that zigzags faster than its samples is drawn 1 px wide:
-            # Qt strokes wide pens several times slower, and the width of a
-            # moiré carries no information.
-            width = 1 if data.dims[j] in aliased_dims else CURVE_WIDTH
-            if curve.opts["pen"].width() != width:
-                curve.setPen(pg.mkPen(PALETTE[j % len(PALETTE)], width=width))
-            curve.setData(data.curve_x, data.curve_y[:, j])
+        empty = np.empty(0)
+        for j, (curve, dots, band) in enumerate(self._items):
+            if data.aliased[j]:
+                # Sampled below its wavelength, the curve would draw moiré;
+                # the band is the exact range it sweeps in each pixel column.
+                curve.setData(empty, empty)
+                band.setPath(_band_path(data.curve_x, data.band_low[:, j], data.band_high[:, j]))
+                band.show()
+            else:
+                curve.setData(data.curve_x, data.curve_y[:, j])
+                band.hide()
             if show_dots:
                 dots.setData(data.dots.indices(), data.dot_y[:, j])
             dots.setVisible(show_dots)
@@ -234,7 +258,8 @@ class WaveformsPanel(Panel):
             notes.append("Integer positions are closer than a few pixels: zoom in to see the dots.")
         if aliased_dims:
             notes.append(f"Dimensions {', '.join(map(str, aliased_dims))} oscillate faster than the curve's "
-                         f"sampling ({data.curve_step:.3g} positions): zoom in to see their shape.")
+                         f"sampling ({data.curve_step:.3g} positions per pixel): each is drawn as the band of "
+                         "values it takes within each pixel (exact extremes). Zoom in to see their shape.")
         self._note_text = " ".join(notes)
         if self._note_text != self.note_label.text():
             self._note_timer.start()
@@ -247,18 +272,24 @@ class WaveformsPanel(Panel):
         and clipping bookkeeping cost 0.2 ms per series per update, and these
         series are already sampled at one point per pixel.
         """
-        for curve, dots in self._items:
-            self.plot.removeItem(curve)
-            self.plot.removeItem(dots)
+        for items in self._items:
+            for item in items:
+                self.plot.removeItem(item)
         self.legend.clear()
         self._items = []
         for j, name in enumerate(names):
             color = PALETTE[j % len(PALETTE)]
             curve = pg.PlotCurveItem(pen=pg.mkPen(color, width=CURVE_WIDTH), name=name, skipFiniteCheck=True)
             dots = pg.ScatterPlotItem(symbol="o", size=5, brush=color, pen=pg.mkPen("w", width=0.5))
-            self.plot.addItem(curve)
-            self.plot.addItem(dots)
-            self._items.append((curve, dots))
+            band = QGraphicsPathItem()
+            fill = QColor(color)
+            fill.setAlpha(BAND_ALPHA)
+            band.setBrush(fill)
+            band.setPen(QPen(Qt.PenStyle.NoPen))
+            band.hide()
+            for item in (band, curve, dots):
+                self.plot.addItem(item)
+            self._items.append((curve, dots, band))
         self._legend_names = names
 
     def figure_widget(self) -> QWidget:
