@@ -269,3 +269,18 @@ def test_waveforms_draw_an_exact_band_for_dimensions_sampled_below_their_wavelen
     panel.request_update()
     assert compute.wait_idle()
     assert not panel.data.aliased[0] and fast_curve.xData.size > 0 and not fast_band.isVisible()
+
+
+def test_waveform_curves_with_few_samples_per_period_are_drawn_thin(qtbot, state, compute):
+    state.update(seq_len=1024, d_model=512)
+    panel = WaveformsPanel(state, compute)
+    settle(qtbot, panel, compute)
+    panel.set_dims("0, 510")  # λ = 2π: a few pixels per period; λ ≈ 60,000: smooth
+    assert compute.wait_idle()
+    (fast, _, _), (slow, _, _) = panel._items
+    assert not panel.data.aliased.any()
+    assert fast.opts["pen"].width() == 1 and slow.opts["pen"].width() == 2
+    panel.plot.getViewBox().setXRange(0, 40, padding=0)  # zoomed in, the fast one is smooth too
+    panel.request_update()
+    assert compute.wait_idle()
+    assert fast.opts["pen"].width() == 2

@@ -31,6 +31,9 @@ class StatusText(QWidget):
         self._hint = QSize(self.fontMetrics().horizontalAdvance(sample) + 4, self.fontMetrics().height() + 2)
         horizontal = QSizePolicy.Policy.Expanding if expanding else QSizePolicy.Policy.Preferred
         self.setSizePolicy(horizontal, QSizePolicy.Policy.Fixed)
+        # Opaque: a new text repaints this widget only, not the panel and
+        # the dock frame behind it.
+        self.setAutoFillBackground(True)
 
     def text(self) -> str:
         """The full text (also when it is drawn elided)."""

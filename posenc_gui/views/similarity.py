@@ -156,15 +156,17 @@ class SimilarityPanel(Panel):
             self.reference_box.setValue(reference)
 
     def _on_params(self, params: EncodingParams) -> None:
-        self.reference_box.blockSignals(True)
-        self.reference_box.setRange(0, params.seq_len - 1)
+        # Only on a new length: QSpinBox.setRange re-lays out the dock and the
+        # window even when the range is unchanged (1 ms per slider step).
         if params.seq_len != self._length:
+            self.reference_box.blockSignals(True)
+            self.reference_box.setRange(0, params.seq_len - 1)
             if self._length is None or self.reference_box.value() >= params.seq_len:
                 self.reference_box.setValue(params.seq_len // 2)
+            self.reference_box.blockSignals(False)
             self._length = params.seq_len
             extent = (-0.5, params.seq_len - 0.5)
             self.matrix.set_full_range(extent, extent)
-        self.reference_box.blockSignals(False)
         self.schedule_update()
 
     def request_update(self) -> None:

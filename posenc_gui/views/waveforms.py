@@ -20,6 +20,8 @@ from .matrixplot import FOREGROUND, fit_y_range, new_layout_widget, set_title, s
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#D55E00", "#56B4E9", "#000000", "#F0E442")
 MAX_DIMS = 12
 CURVE_WIDTH = 2
+#: Curves with fewer samples (pixels) per period than this are drawn 1 px wide.
+DENSE_SAMPLES_PER_PERIOD = 8
 #: Dots at integer positions are drawn only while they are at least this many pixels apart.
 MIN_DOT_SPACING_PX = 4
 FALLBACK_PIXELS = 800
@@ -248,6 +250,14 @@ class WaveformsPanel(Panel):
                 band.setPath(_band_path(data.curve_x, data.band_low[:, j], data.band_high[:, j]))
                 band.show()
             else:
+                # A curve with few samples per period zigzags across the plot;
+                # Qt strokes a 2 px pen several times slower than a 1 px one
+                # (12 ms for the default dimensions at 1,024 × 8192), and a
+                # thin line reads better there anyway.
+                dense = data.wavelength[j] < DENSE_SAMPLES_PER_PERIOD * data.curve_step
+                width = 1 if dense else CURVE_WIDTH
+                if curve.opts["pen"].width() != width:
+                    curve.setPen(pg.mkPen(PALETTE[j % len(PALETTE)], width=width))
                 curve.setData(data.curve_x, data.curve_y[:, j])
                 band.hide()
             if show_dots:
