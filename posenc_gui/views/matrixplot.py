@@ -92,7 +92,7 @@ def view_pixels(view_box: pg.ViewBox, fallback: int) -> tuple[int, int]:
 
 
 TITLE_POINTS = 10.0
-_TITLE_COLOUR = QColor(FOREGROUND)
+_TEXT_COLOUR = QColor(FOREGROUND)
 _MARKUP = re.compile(r"[<&]")
 
 
@@ -107,22 +107,41 @@ def set_title(plot: pg.PlotItem, title: str) -> None:
     label = plot.titleLabel
     if label.text == title and label.isVisible():
         return
-    if label.isVisible() and label.text is not None and not _MARKUP.search(title):
-        item = label.item
-        if item.defaultTextColor() != _TITLE_COLOUR or item.font().pointSizeF() != TITLE_POINTS:
-            font = item.font()
-            font.setPointSizeF(TITLE_POINTS)
-            item.setFont(font)
-            item.setDefaultTextColor(_TITLE_COLOUR)
-        item.setPlainText(title)  # a third of the time of the HTML pyqtgraph would set
-        item.setPos(0, 0)
-        bounds = label.itemRect()
-        if bounds.width() <= label.rect().width():
-            label.text = title
-            bounds.moveCenter(label.rect().center())
-            item.setPos(bounds.topLeft() - label.itemRect().topLeft())
-            return
-    plot.setTitle(title, size=f"{TITLE_POINTS:g}pt")
+    if not (label.isVisible() and label.text is not None and replace_label_text(label, title, TITLE_POINTS)):
+        plot.setTitle(title, size=f"{TITLE_POINTS:g}pt")
+
+
+def replace_label_text(label: pg.LabelItem, text: str, points: float) -> bool:
+    """Swap the text of a laid-out label in place, as plain text, if it fits its current box.
+
+    Returns False (and changes nothing visible to the layout) when the text
+    has markup or is wider than the box: then the caller sets it the
+    ordinary way, which re-lays out. Plain text costs a third of the HTML
+    pyqtgraph would set, and no layout pass runs.
+    """
+    if _MARKUP.search(text):
+        return False
+    item = label.item
+    if item.defaultTextColor() != _TEXT_COLOUR or item.font().pointSizeF() != points:
+        font = item.font()
+        font.setPointSizeF(points)
+        item.setFont(font)
+        item.setDefaultTextColor(_TEXT_COLOUR)
+    previous_text, previous_pos = item.toPlainText(), item.pos()
+    item.setPlainText(text)
+    item.setPos(0, 0)
+    bounds, box = label.itemRect(), label.rect()
+    if bounds.width() > box.width():
+        item.setPlainText(previous_text)
+        item.setPos(previous_pos)
+        return False
+    if label.opts.get("justify") == "left":
+        bounds.moveLeft(box.left())
+    else:
+        bounds.moveCenter(box.center())
+    item.setPos(bounds.topLeft() - label.itemRect().topLeft())
+    label.text = text
+    return True
 
 
 def set_axis_label(axis: pg.AxisItem, text: str) -> None:

@@ -14,7 +14,9 @@ from PySide6.QtWidgets import QCheckBox, QGraphicsPathItem, QLabel, QLineEdit, Q
 
 from ..model import AxisSample, EncodingParams, aliased, curve_positions, sample_axis, value_range, wavelengths
 from .base import Panel
-from .matrixplot import FOREGROUND, fit_y_range, new_layout_widget, set_title, style_plot, view_pixels
+from .matrixplot import (
+    FOREGROUND, fit_y_range, new_layout_widget, replace_label_text, set_title, style_plot, view_pixels,
+)
 
 #: Colour-blind-safe qualitative palette (Okabe–Ito), cycled over dimensions.
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#D55E00", "#56B4E9", "#000000", "#F0E442")
@@ -25,6 +27,7 @@ DENSE_SAMPLES_PER_PERIOD = 8
 #: Dots at integer positions are drawn only while they are at least this many pixels apart.
 MIN_DOT_SPACING_PX = 4
 FALLBACK_PIXELS = 800
+LEGEND_POINTS = 9.0
 #: Opacity (0–255) of the band drawn for a dimension sampled below its wavelength.
 BAND_ALPHA = 70
 #: The note under the plot follows the curves this long after the last update.
@@ -152,6 +155,7 @@ class WaveformsPanel(Panel):
         self.plot.showGrid(x=True, y=True, alpha=0.25)
         self.plot.setMenuEnabled(False)
         self.legend = self.plot.addLegend(offset=(-5, 5), labelTextColor=FOREGROUND, verSpacing=-6,
+                                          labelTextSize=f"{LEGEND_POINTS:g}pt",
                                           brush=pg.mkBrush(255, 255, 255), pen=pg.mkPen("#999999"))
         self.body.addWidget(self.canvas, 1)
         self.note_label = QLabel(self)
@@ -236,7 +240,7 @@ class WaveformsPanel(Panel):
             self._rebuild_items(names)
         else:
             for (_, label), name, old in zip(self.legend.items, names, self._legend_names):
-                if name != old:
+                if name != old and not replace_label_text(label, name, LEGEND_POINTS):
                     label.setText(name)
             self._legend_names = names
         fit_y_range(self.plot, data.curve_y, data.dot_y)
