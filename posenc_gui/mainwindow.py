@@ -8,9 +8,9 @@ from collections.abc import Iterator, Mapping
 from dataclasses import asdict
 from typing import Callable
 
-from PySide6.QtCore import QByteArray, QSettings, QStandardPaths, Qt, Signal
+from PySide6.QtCore import QByteArray, QElapsedTimer, QSettings, QStandardPaths, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QIcon, QKeySequence
-from PySide6.QtWidgets import QDockWidget, QMainWindow, QMessageBox, QProgressBar, QWidget
+from PySide6.QtWidgets import QApplication, QDockWidget, QMainWindow, QMessageBox, QProgressBar, QWidget
 
 from . import __version__, resources_path
 from .compute import ComputeService
@@ -26,6 +26,12 @@ SETTINGS_VERSION = 1
 PRIMARY_PANELS = ("heatmap", "waveforms", "similarity")
 #: Shown below Parameters, so the guide stays in view while it raises other docks.
 LEFT_PANELS = ("walkthrough",)
+#: Hidden docks get their panels built in idle time, starting this long after the window appears.
+PREBUILD_DELAY_MS = 2000
+#: ... one at a time, this far apart, and only when the user has not changed
+#: a parameter for IDLE_MS and holds no mouse button.
+PREBUILD_STEP_MS = 300
+IDLE_MS = 1000
 
 
 def settings_file() -> str:
@@ -75,6 +81,53 @@ class PanelRegistry(Mapping):
     def built(self) -> dict[str, Panel]:
         """The panels built so far, without building the others."""
         return dict(self._built)
+
+
+class PanelPrebuilder:
+    """Builds the panels of hidden docks while the user is idle.
+
+    A panel is built the first time its dock shows, which blocks the window
+    for 15–150 ms (pyqtgraph builds its plots; the addition dock has six).
+    Showing a tabbed dock or a walkthrough step then hitches. Built ahead,
+    one panel per idle moment, a hidden panel costs nothing more: it
+    computes only once it is shown (:meth:`Panel.schedule_update`).
+    """
+
+    def __init__(self, window: "MainWindow") -> None:
+        self._window = window
+        self._timer = QTimer(window)
+        self._timer.setSingleShot(True)
+        self._timer.timeout.connect(self._step)
+        self._since_change = QElapsedTimer()
+        self._since_change.start()
+        self._stopped = False
+        window.state.paramsChanged.connect(lambda _: self._since_change.restart())
+
+    def start(self) -> None:
+        """Begin after :data:`PREBUILD_DELAY_MS` (the first time the window shows)."""
+        if not self._stopped and not self._timer.isActive() and self.pending():
+            self._timer.start(PREBUILD_DELAY_MS)
+
+    def stop(self) -> None:
+        self._stopped = True
+        self._timer.stop()
+
+    def pending(self) -> list[str]:
+        """Panels not built yet, in View-menu order."""
+        built = self._window.panels.built()
+        return [panel_id for panel_id in self._window.panels if panel_id not in built]
+
+    def _step(self) -> None:
+        pending = self.pending()
+        if self._stopped or not pending:
+            return
+        window = self._window
+        busy = (QApplication.mouseButtons() != Qt.MouseButton.NoButton
+                or self._since_change.elapsed() < IDLE_MS or not window.compute.is_idle())
+        if not busy:
+            window.panels[pending[0]]
+        if len(pending) > (0 if busy else 1):
+            self._timer.start(PREBUILD_STEP_MS)
 
 
 class MainWindow(QMainWindow):
@@ -132,6 +185,7 @@ class MainWindow(QMainWindow):
         for warning in self._startup_warnings:
             self.statusBar().showMessage(warning, 15_000)
         self.export_actions = install_export_actions(self)
+        self._prebuilder = PanelPrebuilder(self)
 
     # ----------------------------------------------------------------- build
     def _build_menus(self) -> None:
@@ -158,8 +212,10 @@ class MainWindow(QMainWindow):
                 | QDockWidget.DockWidgetFeature.DockWidgetFloatable
                 | QDockWidget.DockWidgetFeature.DockWidgetClosable
             )
+            # Selecting a dock's tab shows it without a show event (see
+            # Panel.on_screen): build its panel, or bring it up to date.
             dock.visibilityChanged.connect(
-                lambda visible, pid=panel_id: visible and self.panels[pid]
+                lambda visible, pid=panel_id: visible and self.panels[pid].ensure_current()
             )
             self.docks[panel_id] = dock
             self.view_menu.addAction(dock.toggleViewAction())
@@ -277,7 +333,12 @@ class MainWindow(QMainWindow):
         self.settings.setValue("params", json.dumps(asdict(self.state.params)))
         self.settings.sync()
 
+    def showEvent(self, event) -> None:  # noqa: N802 (Qt override)
+        super().showEvent(event)
+        self._prebuilder.start()
+
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 (Qt override)
+        self._prebuilder.stop()
         self.save_settings()
         self.compute.shutdown()
         super().closeEvent(event)

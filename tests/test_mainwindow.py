@@ -106,3 +106,57 @@ def test_busy_indicator_is_in_the_status_bar(make_window):
     assert window.busy_indicator.isHidden()
     assert window.statusBar().isAncestorOf(window.busy_indicator)
     assert window.docks["parameters"].isAreaAllowed(Qt.DockWidgetArea.LeftDockWidgetArea)
+
+
+def test_hidden_panels_are_built_ahead_while_the_user_is_idle(make_window, qtbot, monkeypatch):
+    import posenc_gui.mainwindow as mainwindow
+
+    monkeypatch.setattr(mainwindow, "PREBUILD_DELAY_MS", 10)
+    monkeypatch.setattr(mainwindow, "PREBUILD_STEP_MS", 10)
+    monkeypatch.setattr(mainwindow, "IDLE_MS", 50)
+    window = make_window(restore=False)
+    shown_first = set(window.panels.built())
+    assert "addition" not in shown_first and len(shown_first) < len(window.panels)
+    qtbot.waitUntil(lambda: len(window.panels.built()) == len(window.panels), timeout=30_000)
+    addition = window.panels["addition"]
+    assert not addition.on_screen() and addition.data is None  # built behind a tab: not computed
+    window.raise_panel("addition")
+    assert window.compute.wait_idle(60)
+    assert addition.data is not None
+
+
+def test_building_ahead_waits_while_parameters_are_changing(make_window, qtbot, monkeypatch):
+    import posenc_gui.mainwindow as mainwindow
+
+    monkeypatch.setattr(mainwindow, "PREBUILD_DELAY_MS", 10)
+    monkeypatch.setattr(mainwindow, "PREBUILD_STEP_MS", 10)
+    monkeypatch.setattr(mainwindow, "IDLE_MS", 3000)  # far longer than the gaps of the drag below
+    window = make_window(restore=False)
+    before = set(window.panels.built())
+    for step in range(12):  # a drag: a new value every 100 ms
+        window.state.update(d_model=64 + 2 * step)
+        qtbot.wait(100)
+        assert set(window.panels.built()) == before
+    monkeypatch.setattr(mainwindow, "IDLE_MS", 50)
+    qtbot.waitUntil(lambda: len(window.panels.built()) > len(before), timeout=10_000)  # the pause
+
+
+def test_a_panel_behind_a_tab_recomputes_only_when_its_tab_is_selected(make_window, qtbot):
+    # Qt keeps unselected tabbed docks "visible" (moved off screen): the panel
+    # must not compute on every step there, and must catch up when selected.
+    from PySide6.QtWidgets import QApplication
+
+    window = make_window(restore=False)
+    window.raise_panel("magnitude")
+    qtbot.waitUntil(lambda: window.panels["magnitude"].data is not None, timeout=10_000)
+    magnitude = window.panels["magnitude"]
+    window.raise_panel("heatmap")
+    QApplication.processEvents()
+    assert not magnitude.on_screen() and window.panels["heatmap"].on_screen()
+    window.state.update(d_model=64)
+    window.state.flush()
+    assert window.compute.wait_idle()
+    assert window.panels["heatmap"].data.params.d_model == 64
+    assert magnitude.data.params.d_model == 512  # untouched behind its tab
+    window.raise_panel("magnitude")
+    qtbot.waitUntil(lambda: magnitude.data.params.d_model == 64, timeout=10_000)

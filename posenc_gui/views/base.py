@@ -62,6 +62,7 @@ class Panel(QWidget):
         self.message_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.message_label.hide()
         self._message: tuple[str, str] = ("", "")
+        self._stale = False
         outer.addWidget(self._help_label)
         outer.addWidget(self.message_label)
         self.body = QVBoxLayout()
@@ -77,17 +78,31 @@ class Panel(QWidget):
         Hidden docks (tabbed behind others, closed) cost nothing while the
         user drags a slider.
         """
-        if self.isVisible():
+        if self.on_screen():
             self._stale = False
             self.request_update()
         else:
             self._stale = True
 
-    def showEvent(self, event) -> None:  # noqa: N802 (Qt override)
-        super().showEvent(event)
-        if getattr(self, "_stale", False):
+    def on_screen(self) -> bool:
+        """Shown and not behind another dock's tab.
+
+        Qt does not hide the docks of unselected tabs: it moves them out of
+        the window, and ``isVisible()`` stays true. Their visible region is
+        empty, though.
+        """
+        return self.isVisible() and not self.visibleRegion().isEmpty()
+
+    def ensure_current(self) -> None:
+        """Recompute now if parameters changed while the panel was off screen."""
+        if self._stale:
             self._stale = False
             self.request_update()
+
+    def showEvent(self, event) -> None:  # noqa: N802 (Qt override)
+        super().showEvent(event)
+        if self.on_screen():  # not when built into a dock that sits behind a tab
+            self.ensure_current()
 
     def debounce(self, slot: Callable[[], None], *signals: Any, delay_ms: int = 30) -> QTimer:
         """Call ``slot`` once, ``delay_ms`` after the last emission of any of ``signals``.

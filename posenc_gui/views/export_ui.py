@@ -120,7 +120,7 @@ class _Busy:
 def _ready(window: Any, panel_id: str, fmt: str) -> Any:
     """The panel, shown (a figure in a hidden tab was never laid out) and up to date."""
     panel = window.panels[panel_id]
-    if fmt in IMAGE_FORMATS and not panel.figure_widget().isVisible():
+    if fmt in IMAGE_FORMATS and not (panel.figure_widget().isVisible() and panel.on_screen()):
         window.raise_panel(panel_id)
         # the newly sized plots re-sample after a short timer: let it fire
         deadline = time.monotonic() + 0.1
@@ -128,6 +128,7 @@ def _ready(window: Any, panel_id: str, fmt: str) -> Any:
             QApplication.processEvents()
             time.sleep(0.005)
     window.state.flush()
+    panel.ensure_current()  # a data export of a panel behind a tab
     window.compute.wait_idle()
     QApplication.processEvents()
     return panel
