@@ -263,6 +263,8 @@ def test_waveforms_draw_an_exact_band_for_dimensions_sampled_below_their_wavelen
     assert (data.band_low[:, 0] == -1.0).all() and (data.band_high[:, 0] == 1.0).all()
     outline = fast_band.path().boundingRect()
     assert outline.top() == pytest.approx(-1.0) and outline.bottom() == pytest.approx(1.0)
+    y_low, y_high = panel.plot.getViewBox().viewRange()[1]
+    assert y_low <= -1.0 and y_high >= 1.0  # the whole band is in view
     assert "aliased" in panel.legend.items[0][1].text
     # zoomed in to a few periods, the same dimension is a curve again
     panel.plot.getViewBox().setXRange(50_000, 50_030, padding=0)

@@ -243,7 +243,7 @@ class WaveformsPanel(Panel):
                 if name != old and not replace_label_text(label, name, LEGEND_POINTS):
                     label.setText(name)
             self._legend_names = names
-        fit_y_range(self.plot, data.curve_y, data.dot_y)
+        fit_y_range(self.plot, data.curve_y, data.dot_y, data.band_low, data.band_high)
         show_dots = data.dots is not None and self.dots_box.isChecked()
         empty = np.empty(0)
         for j, (curve, dots, band) in enumerate(self._items):
