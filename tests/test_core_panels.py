@@ -286,3 +286,19 @@ def test_waveform_curves_with_few_samples_per_period_are_drawn_thin(qtbot, state
     panel.request_update()
     assert compute.wait_idle()
     assert fast.opts["pen"].width() == 2
+
+
+def test_similarity_says_under_the_plot_how_the_matrix_is_sampled(qtbot, state, compute):
+    panel = SimilarityPanel(state, compute)
+    settle(qtbot, panel, compute)
+    assert panel.sampling_label.isHidden()  # 128 positions: every one is shown
+    state.update(seq_len=1_048_576)
+    state.flush()
+    assert compute.wait_idle(60)
+    rows = panel.matrix_data.rows
+    assert rows.stride > 1 and not panel.sampling_label.isHidden()
+    assert f"every {rows.stride:,}" in panel.sampling_label.text()
+    state.update(seq_len=100)
+    state.flush()
+    assert compute.wait_idle(60)
+    assert panel.sampling_label.isHidden()

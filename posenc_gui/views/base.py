@@ -118,9 +118,14 @@ class Panel(QWidget):
             signal.connect(lambda *_: timer.start())
         return timer
 
-    def finish_header(self) -> None:
-        """Push the help button to the right end of the header; call after adding controls."""
-        self.header.addStretch(1)
+    def finish_header(self, stretch: bool = True) -> None:
+        """Push the help button to the right end of the header; call after adding controls.
+
+        ``stretch=False`` when a control added with a stretch factor already
+        takes the spare width (a StatusText that should not be elided early).
+        """
+        if stretch:
+            self.header.addStretch(1)
         self.header.addWidget(self.help_button)
 
     def _help_html(self) -> str:

@@ -66,8 +66,8 @@ class HeatmapPanel(Panel):
     def __init__(self, state, compute, parent: QWidget | None = None) -> None:
         super().__init__(state, compute, parent)
         self.sampling_label = StatusText("Showing every 512th position and every 8th dimension", self)
-        self.header.addWidget(self.sampling_label)
-        self.finish_header()
+        self.header.addWidget(self.sampling_label, 1)
+        self.finish_header(stretch=False)
         self.canvas = new_layout_widget(self)
         self.matrix = MatrixPlot(self.canvas.ci, "dimension (column)", "position (row)")
         self.alias_overlay = None

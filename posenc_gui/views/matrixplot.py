@@ -6,12 +6,13 @@ orientation and the colour scale are the same everywhere.
 
 from __future__ import annotations
 
+import math
 import re
 
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QRectF
-from PySide6.QtGui import QColor, QImage
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QImage
 from PySide6.QtWidgets import QGraphicsItem
 
 DIVERGING = "RdBu"  # ColorBrewer's blue–white–red, see get_colormap
@@ -78,8 +79,74 @@ def style_axis(axis: pg.AxisItem) -> None:
     axis.setStyle(maxTickLevel=1, maxTextLevel=1)
 
 
+class CompactAxisItem(pg.AxisItem):
+    """An axis whose tick labels stay readable for a million positions.
+
+    pyqtgraph labels 1,000,000 as ``1e+06`` and always draws its major
+    labels, even when a narrow plot makes them overlap (the similarity
+    matrix at 1,048,576 positions printed ``200000400000600000``). Here
+    large round values read ``200k`` and ``1.5M``, fine steps give exact
+    integers with separators (``1,000,010``), and a horizontal axis widens
+    its major step until the labels fit side by side.
+    """
+
+    #: Free space kept between two tick labels, in pixels.
+    LABEL_GAP_PX = 12
+
+    def tickStrings(self, values, scale, spacing):  # noqa: N802 (pyqtgraph override)
+        if self.logMode or not values:
+            return super().tickStrings(values, scale, spacing)
+        step = spacing * scale
+        largest = max(abs(v * scale) for v in values)
+        if largest < 10_000 or step < 1:
+            return super().tickStrings(values, scale, spacing)
+        if step < 1_000:  # zoomed in on large positions: exact integers
+            return [f"{round(v * scale):,}" for v in values]
+        unit, suffix = (1e6, "M") if largest >= 1e6 else (1e3, "k")
+        relative = step / unit  # as few decimals as show the step exactly: 0.25M, not 0.2M
+        decimals = next((d for d in range(7) if abs(round(relative, d) - relative) <= 1e-9 * relative), 6)
+        strings = []
+        for v in values:
+            text = f"{v * scale / unit:.{decimals}f}"
+            if decimals:
+                text = text.rstrip("0").rstrip(".")
+            strings.append("0" if text in ("0", "-0") else text + suffix)
+        return strings
+
+    def tickSpacing(self, minVal, maxVal, size):  # noqa: N802 (pyqtgraph override)
+        levels = super().tickSpacing(minVal, maxVal, size)
+        if not levels or self.orientation not in ("bottom", "top") or size <= 0:
+            return levels
+        major = levels[0][0]
+        metrics = QFontMetrics(self.style["tickFont"] or QFont())
+        span = abs(maxVal - minVal)
+        for _ in range(12):  # 1 → 2 → 5 → 10 …: a few steps always suffice
+            labels = self.tickStrings([minVal, maxVal, (minVal + maxVal) / 2], self.scale, major)
+            width = max(metrics.horizontalAdvance(text) for text in labels) + self.LABEL_GAP_PX
+            if span / major * width <= size:
+                break
+            major = _next_round_step(major)
+        if major == levels[0][0]:
+            return levels
+        return [(major, 0)] + [level for level in levels[1:] if level[0] < major]
+
+
+def _next_round_step(step: float) -> float:
+    """The next step in 1, 2, 5, 10, 20, 50, … above ``step``."""
+    exponent = math.floor(math.log10(step))
+    for factor in (2, 5, 10):
+        candidate = factor * 10.0**exponent
+        if candidate > step * (1 + 1e-9):
+            return candidate
+    return 20 * 10.0**exponent
+
+
 def style_plot(plot: pg.PlotItem) -> None:
-    """Dark axes and labels on the white canvas."""
+    """Dark axes (with :class:`CompactAxisItem` labels) and title on the white canvas.
+
+    Call it right after creating the plot: it replaces the left and bottom axes.
+    """
+    plot.setAxisItems({"left": CompactAxisItem("left"), "bottom": CompactAxisItem("bottom")})
     for name in ("left", "bottom", "right", "top"):
         style_axis(plot.getAxis(name))
     plot.titleLabel.setAttr("color", FOREGROUND)

@@ -110,8 +110,6 @@ class SimilarityPanel(Panel):
         self.reference_box.setKeyboardTracking(True)
         self.reference_box.valueChanged.connect(lambda _: self._request_profile())
         self.header.addWidget(self.reference_box)
-        self.sampling_label = StatusText("matrix: every 512th position", self)
-        self.header.addWidget(self.sampling_label)
         self.finish_header()
         self.canvas = new_layout_widget(self)
         self.matrix = MatrixPlot(self.canvas.ci, "position q (column)", "position p (row)", "similarity",
@@ -130,6 +128,11 @@ class SimilarityPanel(Panel):
         self.canvas.ci.layout.setColumnStretchFactor(0, 3)
         self.canvas.ci.layout.setColumnStretchFactor(1, 2)
         self.body.addWidget(self.canvas, 1)
+        # Under the plot, where it has the panel's width (the header is full).
+        self.sampling_label = StatusText(
+            "Matrix every 8,192nd position in both directions (exact values); zoom in for every position.", self)
+        self.sampling_label.hide()
+        self.body.addWidget(self.sampling_label)
         self.matrix_data: MatrixData | None = None
         self.profile_data: ProfileData | None = None
         self._profile_key: tuple[int, int] | None = None
@@ -214,7 +217,14 @@ class SimilarityPanel(Panel):
         self.matrix.set_matrix(data.matrix, QRectF(x0, y0, x1 - x0, y1 - y0), diverging=diverging)
         self.matrix.set_title(f"{data.params.scheme}, d_model {data.params.d_model:,}")
         sampled = data.rows.stride > 1 or data.cols.stride > 1
-        self.sampling_label.setText(f"matrix: {data.rows.describe('position')}" if sampled else "")
+        if data.rows.stride == data.cols.stride:
+            extent = f"{data.rows.describe('position')} in both directions"
+        else:
+            extent = f"rows: {data.rows.describe('position')}, columns: {data.cols.describe('position')}"
+        self.sampling_label.setText(
+            f"Matrix {extent} (exact values); zoom in for every position." if sampled else "")
+        if self.sampling_label.isHidden() == sampled:  # shown only while sampled (a relayout, rarely)
+            self.sampling_label.setVisible(sampled)
         self.show_message("")
 
     def _show_profile(self, data: ProfileData) -> None:
