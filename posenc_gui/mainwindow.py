@@ -271,7 +271,7 @@ class MainWindow(QMainWindow):
         self.busy_indicator.setToolTip("Computing the newest view…")
         self.busy_indicator.hide()
         status.addPermanentWidget(self.busy_indicator)
-        self.params_label = StatusText("normalized · 1,048,576 positions · d_model 8,192", self, expanding=False)
+        self.params_label = StatusText("four_vector · 1,048,576 positions · d_model 8,192", self, expanding=False)
         status.addPermanentWidget(self.params_label)
         self.compute.busyChanged.connect(self.busy_indicator.setVisible)
         self.state.message.connect(lambda text: status.showMessage(text, 10_000))

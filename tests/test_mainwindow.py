@@ -160,3 +160,26 @@ def test_a_panel_behind_a_tab_recomputes_only_when_its_tab_is_selected(make_wind
     assert magnitude.data.params.d_model == 512  # untouched behind its tab
     window.raise_panel("magnitude")
     qtbot.waitUntil(lambda: magnitude.data.params.d_model == 64, timeout=10_000)
+
+
+def test_a_panel_with_no_room_catches_up_once_it_gets_some(qtbot, state, compute):
+    # A dock collapsed to nothing has an empty visible region, like one behind a tab.
+    from PySide6.QtWidgets import QWidget
+
+    from posenc_gui.views.magnitude import MagnitudePanel
+
+    host = QWidget()
+    qtbot.addWidget(host)
+    host.resize(600, 400)
+    panel = MagnitudePanel(state, compute, host)
+    panel.setGeometry(0, 0, 600, 400)
+    host.show()
+    qtbot.waitExposed(host)
+    qtbot.waitUntil(lambda: panel.data is not None, timeout=10_000)
+    panel.setGeometry(0, 0, 0, 0)
+    state.update(d_model=64)
+    state.flush()
+    assert compute.wait_idle()
+    assert panel.data.params.d_model == 512 and not panel.on_screen()
+    panel.setGeometry(0, 0, 600, 400)
+    qtbot.waitUntil(lambda: panel.data.params.d_model == 64, timeout=10_000)

@@ -104,6 +104,11 @@ class Panel(QWidget):
         if self.on_screen():  # not when built into a dock that sits behind a tab
             self.ensure_current()
 
+    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt override)
+        super().resizeEvent(event)
+        if self._stale and self.on_screen():  # a dock collapsed to nothing, opened again
+            self.ensure_current()
+
     def debounce(self, slot: Callable[[], None], *signals: Any, delay_ms: int = 30) -> QTimer:
         """Call ``slot`` once, ``delay_ms`` after the last emission of any of ``signals``.
 
