@@ -24,12 +24,12 @@ from ..model.addition import (
     scale_sweep,
 )
 from .base import Panel
-from .matrixplot import FOREGROUND, new_layout_widget, style_plot
+from .matrixplot import BLUE, FOREGROUND, GREEN, ORANGE, PINK, new_layout_widget, style_plot
 from .spectrum import decade_ticks
 
-TERM_COLOURS = {"e·e": "#0072B2", "e·p": "#009E73", "p·e": "#CC79A7", "p·p": "#D55E00"}
+TERM_COLOURS = {"e·e": BLUE, "e·p": GREEN, "p·e": PINK, "p·p": ORANGE}
 TERM_STYLES = {"p·e": Qt.PenStyle.DashLine}
-ADD_COLOUR, CONCAT_COLOUR = "#0072B2", "#D55E00"
+ADD_COLOUR, CONCAT_COLOUR = BLUE, ORANGE
 GREY = "#555555"
 #: Labelled decades on a horizontal log axis (labels there sit side by side, not stacked).
 HORIZONTAL_DECADE_LABELS = 8
@@ -276,7 +276,7 @@ class AdditionPanel(Panel):
     def export_data(self) -> dict[str, Any]:
         """The sweep (σ, cosines, term RMS), the orthogonality table and the costs."""
         data = self.data
-        if data is None or self.is_stale():  # export of a hidden dock: compute now
+        if self.is_stale():  # not computed yet, or a hidden dock: compute now
             data = compute_addition(self.state.params, self.scale_box.value(), self.data)
         sweep, ortho, cost = data.sweep, data.ortho, data.cost
         table = np.column_stack([sweep.scales, sweep.cosine_mean, sweep.cosine_min, sweep.term_rms])

@@ -13,14 +13,12 @@ from PySide6.QtWidgets import QDoubleSpinBox, QLabel, QWidget
 from ..model import AxisSample, EncodingParams, sample_axis
 from ..model.analysis import MAX_EMBEDDING_SCALE, embedding_norm, pe_norms
 from .base import Panel
-from .matrixplot import FOREGROUND, new_layout_widget, style_plot
+from .matrixplot import BLUE, FOREGROUND, MAX_DOTS, ORANGE, new_layout_widget, style_plot
 
 #: At most this many positions are evaluated (evenly strided, always including the last) ...
 MAX_POINTS = 2048
 #: ... and at most this many positions × d_model values.
 VIEW_ELEMENTS = 2**22
-MAX_DOTS = 300
-BLUE, ORANGE = "#0072B2", "#D55E00"
 
 
 @dataclass(frozen=True)

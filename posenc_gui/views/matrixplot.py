@@ -32,6 +32,11 @@ def get_colormap(name: str) -> pg.ColorMap:
 
 
 FOREGROUND = "#222222"
+#: Colour-blind-safe qualitative palette (Okabe–Ito), cycled over series.
+PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#D55E00", "#56B4E9", "#000000", "#F0E442")
+BLUE, GREEN, PINK, ORANGE = PALETTE[0], PALETTE[2], PALETTE[3], PALETTE[4]  # ORANGE: Okabe–Ito vermillion
+#: Line plots draw a dot per position while there are at most this many.
+MAX_DOTS = 300
 
 
 def new_layout_widget(parent=None) -> pg.GraphicsLayoutWidget:

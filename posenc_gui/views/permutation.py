@@ -858,7 +858,7 @@ class PermutationPanel(Panel):
     def export_data(self) -> dict[str, Any]:
         """Both sentences' matrices (the shown mode first) and the JSON dict under ``meta["permutation"]``."""
         demo, params_used = self.demo, self._params_used
-        if demo is None or getattr(self, "_stale", False):  # not delivered or out of date: compute now
+        if demo is None or self._stale:  # not delivered or out of date: compute now
             # (raises ValueError for bad input)
             params = params_used = self.state.params
             demo = permutation_demo(self.sentence_a_edit.text(), self.sentence_b_edit.text(),

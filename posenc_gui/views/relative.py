@@ -13,19 +13,16 @@ from PySide6.QtWidgets import QLabel, QSpinBox, QWidget
 from ..model import AxisSample, EncodingParams, sample_axis
 from ..model.analysis import MAX_OFFSETS, OffsetSpread, offset_profiles, offset_spread
 from .base import Panel
-from .matrixplot import FOREGROUND, new_layout_widget, style_plot
+from .matrixplot import FOREGROUND, ORANGE, PALETTE, new_layout_widget, style_plot
 from .spectrum import set_integer_ticks
 
-#: Colour-blind-safe palette (Okabe–Ito) for the reference positions.
-PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#D55E00", "#56B4E9", "#000000", "#F0E442")
 #: At most this many offsets are evaluated (evenly strided over 0 … max k).
 MAX_OFFSET_POINTS = 512
 #: Work budget of one update: positions × offsets × d_model.
 VIEW_WORK = 2**23
-MAX_REFERENCES = len(PALETTE)
+MAX_REFERENCES = len(PALETTE)  # one palette colour per reference position
 #: At most this many positions p (evenly strided) enter the spread, however small d and the offsets are.
 MAX_POSITIONS = 2**16
-BLUE, ORANGE = "#0072B2", "#D55E00"
 
 
 @dataclass(frozen=True)

@@ -13,10 +13,10 @@ from PySide6.QtWidgets import QLabel, QWidget
 from ..model import SCHEMES, EncodingParams
 from ..model.spectrum import CATEGORIES, Spectrum, spectrum
 from .base import Panel
-from .matrixplot import FOREGROUND, new_layout_widget, set_axis_label, set_title, style_plot
+from .matrixplot import BLUE, FOREGROUND, GREEN, ORANGE, new_layout_widget, set_axis_label, set_title, style_plot
 
 #: Colour per category (Okabe–Ito): resolves neighbours, coarse, barely moves.
-CATEGORY_COLOURS = {"fine": "#0072B2", "coarse": "#009E73", "static": "#D55E00"}
+CATEGORY_COLOURS = {"fine": BLUE, "coarse": GREEN, "static": ORANGE}
 CATEGORY_NAMES = {
     "fine": "resolves neighbours (step chord ≥ {step:g})",
     "coarse": "coarse",
@@ -162,16 +162,16 @@ class SpectrumPanel(Panel):
         self.wave_plot.addItem(self.seq_line)
         self.crossing_line = pg.InfiniteLine(angle=90, pen=pg.mkPen(SEQ_COLOUR, width=1, style=Qt.PenStyle.DotLine))
         self.wave_plot.addItem(self.crossing_line)
-        self.step_curve = self.phase_plot.plot(pen=pg.mkPen("#0072B2", width=2), antialias=True)
-        self.total_curve = self.phase_plot.plot(pen=pg.mkPen("#D55E00", width=2), antialias=True)
+        self.step_curve = self.phase_plot.plot(pen=pg.mkPen(BLUE, width=2), antialias=True)
+        self.total_curve = self.phase_plot.plot(pen=pg.mkPen(ORANGE, width=2), antialias=True)
         # thousands of components: draw about one point per pixel (smooth curves, exact at any zoom)
         for item in (self.step_curve, self.total_curve, *self.scatter.values()):
             item.setDownsampling(auto=True, method="peak")
             item.setClipToView(True)
         # The 2π label sits above its line and the 0.1 rad label below its own, so the two never
         # meet between the lines however short the plot is (the y range leaves room for both).
-        self.static_line = pg.InfiniteLine(angle=0, pen=pg.mkPen("#D55E00", width=1, style=Qt.PenStyle.DotLine),
-                                           label="0.1 rad", labelOpts={"color": "#D55E00", "position": 0.97,
+        self.static_line = pg.InfiniteLine(angle=0, pen=pg.mkPen(ORANGE, width=1, style=Qt.PenStyle.DotLine),
+                                           label="0.1 rad", labelOpts={"color": ORANGE, "position": 0.97,
                                                                        "anchors": [(1, 0), (1, 0)]})
         self.wrap_line = pg.InfiniteLine(angle=0, pen=pg.mkPen(SEQ_COLOUR, width=1, style=Qt.PenStyle.DotLine),
                                          label="2π (one full turn)", labelOpts={"color": SEQ_COLOUR, "position": 0.97,
@@ -221,9 +221,9 @@ class SpectrumPanel(Panel):
         positive = data.omega > 0
         few = data.n_components <= MAX_SYMBOLS
         symbols = {"symbol": "o", "symbolSize": 6, "symbolPen": None} if few else {"symbol": None}
-        self.step_curve.setData(x[positive], data.omega[positive], symbolBrush="#0072B2", **symbols)
+        self.step_curve.setData(x[positive], data.omega[positive], symbolBrush=BLUE, **symbols)
         total_ok = positive & (data.total_phase > 0)
-        self.total_curve.setData(x[total_ok], data.total_phase[total_ok], symbolBrush="#D55E00", **symbols)
+        self.total_curve.setData(x[total_ok], data.total_phase[total_ok], symbolBrush=ORANGE, **symbols)
         self.static_line.setValue(math.log10(data.static_tol))
         self.wrap_line.setValue(math.log10(2 * math.pi))
         self.wave_plot.setXRange(-1.0 if data.n_components < 3 else -0.5, max(data.n_components - 0.5, 1.0),

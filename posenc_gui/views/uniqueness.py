@@ -23,14 +23,11 @@ from PySide6.QtWidgets import (
 from ..model import EncodingParams
 from ..model.analysis import Uniqueness, pe_norms, uniqueness, uniqueness_max_positions
 from .base import Panel
-from .matrixplot import FOREGROUND, new_layout_widget, style_plot
+from .matrixplot import BLUE, FOREGROUND, MAX_DOTS, ORANGE, new_layout_widget, style_plot
 from .spectrum import set_integer_ticks
 
 #: Work budget (n²·d multiply-adds) of one live update; longer sequences are cut to their start.
 VIEW_WORK = 2**29
-#: Draw a dot per position while there are at most this many.
-MAX_DOTS = 300
-BLUE, ORANGE = "#0072B2", "#D55E00"
 
 
 @dataclass(frozen=True)

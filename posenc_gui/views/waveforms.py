@@ -15,11 +15,9 @@ from PySide6.QtWidgets import QCheckBox, QGraphicsPathItem, QLabel, QLineEdit, Q
 from ..model import AxisSample, EncodingParams, aliased, curve_positions, sample_axis, value_range, wavelengths
 from .base import Panel
 from .matrixplot import (
-    FOREGROUND, fit_y_range, new_layout_widget, replace_label_text, set_title, style_plot, view_pixels,
+    FOREGROUND, PALETTE, fit_y_range, new_layout_widget, replace_label_text, set_title, style_plot, view_pixels,
 )
 
-#: Colour-blind-safe qualitative palette (Okabe–Ito), cycled over dimensions.
-PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#D55E00", "#56B4E9", "#000000", "#F0E442")
 MAX_DIMS = 12
 CURVE_WIDTH = 2
 #: Curves with fewer samples (pixels) per period than this are drawn 1 px wide.
