@@ -71,6 +71,34 @@ def test_heatmap_image_is_rendered_in_the_format_qt_draws_natively(qtbot, state,
                    abs(got.blue() - expected.blue())) <= 8, (row, col, got.name(), expected.name())
 
 
+@pytest.mark.parametrize("colormap_name", ["RdBu", "viridis"])
+def test_matrix_image_renders_the_same_pixels_as_pyqtgraph(qapp, colormap_name):
+    # The fast render must agree with pyqtgraph's own: values below, at and
+    # above the levels, exact boundaries, NaN (transparent), a non-square shape.
+    import pyqtgraph as pg
+
+    from posenc_gui.views.matrixplot import MatrixImageItem, get_colormap
+
+    rng = np.random.default_rng(7)
+    values = rng.uniform(-1.6, 1.6, size=(37, 53))
+    values[0, :5] = [-1.0, 1.0, 0.0, -0.25, 0.999999]
+    values[3, 7] = values[20, 50] = np.nan
+    lut = get_colormap(colormap_name).getLookupTable(nPts=256, alpha=False)
+    fast, reference = MatrixImageItem(), pg.ImageItem(axisOrder="row-major")
+    for item in (fast, reference):
+        item.setLookupTable(lut)
+        item.setImage(values, levels=(-1.0, 1.0), autoLevels=False)
+        item.render()
+    assert fast._pixels is not None  # the fast path ran, not pyqtgraph's
+    expected = reference.qimage.convertToFormat(QImage.Format.Format_ARGB32_Premultiplied)
+    got = fast.qimage
+    assert got.format() == QImage.Format.Format_ARGB32_Premultiplied
+    assert (got.width(), got.height()) == (53, 37)
+    differing = [(row, col) for row in range(37) for col in range(53) if got.pixel(col, row) != expected.pixel(col, row)]
+    assert not differing, differing[:5]
+    assert QColor.fromRgba(got.pixel(7, 3)).alpha() == 0
+
+
 def test_heatmap_hover_describes_value_and_formula(qtbot, state, compute):
     panel = HeatmapPanel(state, compute)
     settle(qtbot, panel, compute)

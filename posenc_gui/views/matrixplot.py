@@ -48,23 +48,61 @@ def new_layout_widget(parent=None) -> pg.GraphicsLayoutWidget:
 
 
 class MatrixImageItem(pg.ImageItem):
-    """A row-major :class:`pg.ImageItem` that keeps its rendered image premultiplied ARGB32.
+    """A row-major :class:`pg.ImageItem` that renders straight to premultiplied ARGB32.
 
     pyqtgraph renders a colormapped image as an 8-bit indexed QImage, which
     Qt's raster engine converts on every paint: drawing a 128 × 512 heatmap
     scaled to the plot took 2 ms, against 0.3 ms for the premultiplied
-    format it draws natively. Converting once per render moves that cost out
-    of every repaint (hover, zoom, the other panels' updates).
+    format it draws natively. For the case every matrix view uses (2-D float
+    values, scalar levels, an opaque lookup table of at most 256 colours)
+    the render maps values to colours in three NumPy passes; it gives the
+    same pixels as pyqtgraph's path followed by a conversion, in a quarter
+    of the time (1.1 → 0.3 ms for the default heatmap and similarity
+    matrix). Anything else goes through pyqtgraph and is converted once.
     """
 
     def __init__(self, **kwargs) -> None:
         super().__init__(axisOrder="row-major", **kwargs)
+        self._pixels: np.ndarray | None = None  # the buffer self.qimage points into
 
     def render(self) -> None:
-        super().render()
-        native = QImage.Format.Format_ARGB32_Premultiplied
-        if self.qimage is not None and self.qimage.format() != native:
-            self.qimage = self.qimage.convertToFormat(native)
+        palette = self._opaque_palette()
+        image = self.image
+        if palette is None or image is None or image.ndim != 2 or image.dtype.kind != "f" or not image.size:
+            self._pixels = None
+            super().render()
+            native = QImage.Format.Format_ARGB32_Premultiplied
+            if self.qimage is not None and self.qimage.format() != native:
+                self.qimage = self.qimage.convertToFormat(native)
+            return
+        low, high = (float(level) for level in self.levels)
+        colours = len(palette)
+        # pyqtgraph's rescaleData: (value − low) · colours / span, clipped, truncated.
+        scaled = np.subtract(image, low)
+        scaled *= colours / ((high - low) or 1.0)
+        np.clip(scaled, 0, colours - 1, out=scaled)
+        missing = np.isnan(scaled) if np.isnan(scaled.min()) else None
+        if missing is not None:
+            scaled[missing] = 0
+        pixels = palette[scaled.astype(np.uint8)]
+        if missing is not None:
+            pixels[missing] = 0  # transparent, as pyqtgraph shows NaN
+        height, width = pixels.shape
+        self._pixels = pixels
+        self.qimage = QImage(pixels.data, width, height, 4 * width, QImage.Format.Format_ARGB32_Premultiplied)
+        self._renderRequired = False
+        self._unrenderable = False
+
+    def _opaque_palette(self) -> np.ndarray | None:
+        """The lookup table as ARGB32 words, or None when the fast render does not apply."""
+        lut = self.lut
+        if (self.autoDownsample or self.levels is None or np.ndim(self.levels) != 1
+                or not isinstance(lut, np.ndarray) or lut.dtype != np.uint8 or lut.ndim != 2
+                or lut.shape[1] not in (3, 4) or not 0 < lut.shape[0] <= 256
+                or (lut.shape[1] == 4 and (lut[:, 3] != 255).any())):
+            return None
+        channels = lut.astype(np.uint32)
+        return (0xFF000000 | (channels[:, 0] << 16) | (channels[:, 1] << 8) | channels[:, 2]).astype(np.uint32)
 
 
 def style_axis(axis: pg.AxisItem) -> None:
