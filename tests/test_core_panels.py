@@ -330,3 +330,19 @@ def test_similarity_says_under_the_plot_how_the_matrix_is_sampled(qtbot, state, 
     state.flush()
     assert compute.wait_idle(60)
     assert panel.sampling_label.isHidden()
+
+
+def test_curve_bounds_match_pyqtgraph(qapp):
+    import pyqtgraph as pg
+
+    from posenc_gui.views.matrixplot import CurveItem
+
+    x = np.linspace(-3.0, 7.5, 41)
+    for y in (np.sin(x) * 4.0, np.where(x > 2, np.nan, x)):
+        for pen in (pg.mkPen("b", width=2), pg.mkPen("b", width=3, cosmetic=False)):
+            ours, theirs = CurveItem(pen=pen), pg.PlotCurveItem(pen=pen)
+            ours.setData(x, y)
+            theirs.setData(x, y)
+            for axis in (0, 1):
+                assert ours.dataBounds(axis) == theirs.dataBounds(axis), (axis, pen.isCosmetic())
+            assert ours.boundingRect() == theirs.boundingRect()

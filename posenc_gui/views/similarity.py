@@ -16,7 +16,8 @@ from ..model.similarity import METRIC_LABELS
 from .base import Panel
 from .labels import StatusText
 from .matrixplot import (
-    BLUE, FOREGROUND, MatrixPlot, fit_y_range, new_layout_widget, set_axis_label, set_title, style_plot, view_pixels,
+    BLUE, FOREGROUND, CurveItem, MatrixPlot, fit_y_range, new_layout_widget, set_axis_label, set_title, style_plot,
+    view_pixels,
 )
 
 FALLBACK_PIXELS = 600
@@ -122,7 +123,8 @@ class SimilarityPanel(Panel):
         self.profile_plot.setLabel("left", "similarity")
         self.profile_plot.showGrid(x=True, y=True, alpha=0.25)
         self.profile_plot.setMenuEnabled(False)
-        self.profile_curve = self.profile_plot.plot(pen=pg.mkPen(BLUE, width=2))
+        self.profile_curve = CurveItem(pen=pg.mkPen(BLUE, width=2))
+        self.profile_plot.addItem(self.profile_curve)
         self.profile_zero = pg.InfiniteLine(angle=90, pos=0, pen=pg.mkPen(FOREGROUND, width=1))
         self.profile_plot.addItem(self.profile_zero)
         self.canvas.ci.layout.setColumnStretchFactor(0, 3)

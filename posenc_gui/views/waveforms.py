@@ -15,7 +15,8 @@ from PySide6.QtWidgets import QCheckBox, QGraphicsPathItem, QLabel, QLineEdit, Q
 from ..model import AxisSample, EncodingParams, aliased, curve_positions, sample_axis, value_range, wavelengths
 from .base import Panel
 from .matrixplot import (
-    FOREGROUND, PALETTE, fit_y_range, new_layout_widget, replace_label_text, set_title, style_plot, view_pixels,
+    CurveItem, FOREGROUND, PALETTE, fit_y_range, new_layout_widget, replace_label_text, set_title, style_plot,
+    view_pixels,
 )
 
 MAX_DIMS = 12
@@ -293,7 +294,7 @@ class WaveformsPanel(Panel):
         self._items = []
         for j, name in enumerate(names):
             color = PALETTE[j % len(PALETTE)]
-            curve = pg.PlotCurveItem(pen=pg.mkPen(color, width=CURVE_WIDTH), name=name, skipFiniteCheck=True)
+            curve = CurveItem(pen=pg.mkPen(color, width=CURVE_WIDTH), name=name)
             dots = pg.ScatterPlotItem(symbol="o", size=5, brush=color, pen=pg.mkPen("w", width=0.5))
             band = QGraphicsPathItem()
             fill = QColor(color)
