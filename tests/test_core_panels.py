@@ -346,3 +346,62 @@ def test_curve_bounds_match_pyqtgraph(qapp):
             for axis in (0, 1):
                 assert ours.dataBounds(axis) == theirs.dataBounds(axis), (axis, pen.isCosmetic())
             assert ours.boundingRect() == theirs.boundingRect()
+
+
+def _ink(image: QImage) -> np.ndarray:
+    """Pixels of the curve's colour (blue dominant) as a boolean mask."""
+    pixels = np.frombuffer(image.constBits(), np.uint8).reshape(image.height(), image.bytesPerLine() // 4, 4)
+    blue, green, red = (pixels[:, : image.width(), c].astype(int) for c in range(3))
+    return (blue - red > 60) & (blue > 120)
+
+
+def _ink_within_one_pixel(image: QImage, reference: QImage) -> bool:
+    ink, near = _ink(image), _ink(reference)
+    grown = near.copy()
+    for dy in (-1, 0, 1):
+        for dx in (-1, 0, 1):
+            grown |= np.roll(np.roll(near, dy, axis=0), dx, axis=1)
+    return bool(ink.sum() > 100 and not (ink & ~grown).any())
+
+
+def test_curves_on_screen_skip_only_samples_that_do_not_show(qtbot):
+    # A smooth curve is stroked through fewer samples; the picture is the same
+    # as through all of them, a dense curve keeps every sample, and exports
+    # (export mode) draw them all.
+    import pyqtgraph as pg
+
+    from posenc_gui.views.matrixplot import CurveItem
+
+    widget = pg.PlotWidget(background="w")
+    qtbot.addWidget(widget)
+    widget.resize(500, 320)
+    widget.show()
+    qtbot.waitExposed(widget)
+    x = np.linspace(0.0, 127.0, 461)
+    curve = CurveItem(pen=pg.mkPen("#0072B2", width=2))
+    widget.addItem(curve)
+    widget.setRange(xRange=(0, 127), yRange=(-1.1, 1.1), padding=0)
+
+    def draw(y, tolerance):
+        curve.TOLERANCE_PX = tolerance
+        curve.setData(x, y)
+        image = widget.grab().toImage().convertToFormat(QImage.Format.Format_RGB32)
+        return image, curve.getPath().elementCount()
+
+    smooth = np.sin(x / 62.83 * 2 * np.pi)
+    full, full_points = draw(smooth, 0.0)
+    thinned, thinned_points = draw(smooth, CurveItem.TOLERANCE_PX)
+    assert full_points == x.size and thinned_points < x.size / 2
+    np.testing.assert_array_equal(curve.getData()[1], smooth)  # the data keep every sample
+    # Aliased strokes may flip single edge pixels; none may move by more than a pixel.
+    assert _ink_within_one_pixel(thinned, full) and _ink_within_one_pixel(full, thinned)
+
+    dense = np.sin(x * 1.0)  # about 20 px per period
+    assert draw(dense, CurveItem.TOLERANCE_PX)[1] == x.size
+    curve.setExportMode(True, {"antialias": True})
+    try:
+        curve.setData(x, smooth)
+        widget.grab()
+        assert curve.getPath().elementCount() == x.size
+    finally:
+        curve.setExportMode(False)
