@@ -120,3 +120,44 @@ def test_waveform_note_follows_the_curves_once_the_user_pauses(qtbot, state, com
     assert "/512))" in panel.note_label.text()
     qtbot.waitUntil(lambda: "/64))" in panel.note_label.text(), timeout=NOTE_DELAY_MS + 2000)
     assert "dim 0 = sin(pos / 10000^(2·0/64))" in panel.note_label.text()
+
+
+class Paints(QObject):
+    """Counts Paint events delivered to the watched widgets."""
+
+    def __init__(self, widgets) -> None:
+        super().__init__()
+        self.count = 0
+        for widget in widgets:
+            widget.installEventFilter(self)
+
+    def eventFilter(self, watched, event) -> bool:  # noqa: N802
+        if event.type() == QEvent.Type.Paint:
+            self.count += 1
+        return False
+
+
+@pytest.mark.parametrize("opaque_panels", [True, False])
+def test_a_parameter_step_does_not_repaint_the_docks(qtbot, settings_path, opaque_panels):
+    # The controls that change (the d_model spin box, the waveforms' dimension
+    # list) repaint from their panel down; with see-through panels (the
+    # control) Qt redraws each dock's frame and title under them as well.
+    from posenc_gui.mainwindow import MainWindow
+
+    window = MainWindow(restore=False)
+    qtbot.addWidget(window)
+    window.resize(1400, 900)
+    window.show()
+    qtbot.waitExposed(window)
+    assert window.compute.wait_idle()
+    for panel in window.panels.values():
+        panel.setAutoFillBackground(opaque_panels)
+    QApplication.processEvents()
+    docks = Paints(window.docks.values())
+    for d_model in (510, 512):
+        window.state.update(d_model=d_model)
+        window.state.flush()
+        assert window.compute.wait_idle()
+        QApplication.processEvents()
+    assert window.panels["waveforms"].data.params.d_model == 512
+    assert (docks.count == 0) == opaque_panels, docks.count

@@ -38,6 +38,9 @@ class Panel(QWidget):
     def __init__(self, state: AppState, compute: ComputeService, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName(f"panel-{self.panel_id}")
+        # Opaque: a control that changes inside the panel repaints from here
+        # down, not from the dock, whose frame and title cost 0.3 ms to redraw.
+        self.setAutoFillBackground(True)
         self.state = state
         self.compute = compute
         outer = QVBoxLayout(self)
