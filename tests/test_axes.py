@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pyqtgraph as pg
 import pytest
-from PySide6.QtGui import QImage, QPainter
+from PySide6.QtGui import QColor, QImage, QPainter, QPicture
+from PySide6.QtWidgets import QApplication
 
 from posenc_gui.views.matrixplot import CompactAxisItem
 from posenc_gui.views.similarity import SimilarityPanel
@@ -68,3 +69,47 @@ def test_a_wide_axis_keeps_pyqtgraphs_ticks(qapp):
     axis = CompactAxisItem("bottom")
     levels = axis.tickSpacing(0, 512, 1000)  # plenty of room: unchanged
     assert levels == super(CompactAxisItem, axis).tickSpacing(0, 512, 1000)
+
+
+def _specs(layout, axis):
+    picture = QPicture()
+    painter = QPainter(picture)
+    try:
+        if axis.style["tickFont"] is not None:
+            painter.setFont(axis.style["tickFont"])
+        axis_spec, ticks, texts = layout(axis, painter)
+    finally:
+        painter.end()
+    point = lambda p: (round(p.x(), 9), round(p.y(), 9))  # noqa: E731
+    return ((axis_spec[0].color().name(), point(axis_spec[1]), point(axis_spec[2])),
+            [(pen.color().name(QColor.NameFormat.HexArgb), point(a), point(b)) for pen, a, b in ticks],
+            [(rect.getRect(), int(flags), text) for rect, flags, text in texts])
+
+
+@pytest.mark.parametrize("x_range, y_range", [
+    ((-0.5, 511.5), (-0.5, 127.5)),              # the default heatmap
+    ((-0.5, 1_048_575.5), (1_000_000, 1_000_050)),  # a million positions; zoomed in at the end
+    ((0.25, 0.75), (-3e-4, 2e-4)),               # fractions, tiny values
+    ((-7.0, 7.0), (100.0, 260.0)),
+])
+def test_axis_layout_matches_pyqtgraph(qtbot, x_range, y_range):
+    # The fast layout must give pyqtgraph's ticks and labels on every side.
+    widget = pg.PlotWidget(axisItems={side: CompactAxisItem(side) for side in ("left", "bottom", "right", "top")})
+    qtbot.addWidget(widget)
+    widget.resize(640, 420)
+    plot = widget.getPlotItem()
+    for side in ("right", "top"):
+        plot.showAxis(side)
+    widget.setRange(xRange=x_range, yRange=y_range, padding=0)
+    widget.show()
+    qtbot.waitExposed(widget)
+    for _ in range(2):  # the first paint measures the labels and widens the axes to fit them
+        widget.grab()
+        QApplication.processEvents()
+    for side in ("left", "bottom", "right", "top"):
+        axis = plot.getAxis(side)
+        ours, theirs = _specs(CompactAxisItem.generateDrawSpecs, axis), _specs(pg.AxisItem.generateDrawSpecs, axis)
+        assert ours == theirs, side
+        assert ours[2], side  # some labels were laid out
+        low, high = axis.range
+        assert CompactAxisItem.tickValues(axis, low, high, 400) == pg.AxisItem.tickValues(axis, low, high, 400)
