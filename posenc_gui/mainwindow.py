@@ -18,7 +18,7 @@ from .model import EncodingParams
 from .state import AppState
 from .views import panel_classes
 from .views.base import Panel
-from .views.labels import StatusText
+from .views.labels import StatusText, counted
 from .views.export_ui import install_export_actions
 
 SETTINGS_VERSION = 1
@@ -280,7 +280,7 @@ class MainWindow(QMainWindow):
 
     def _show_params(self, params: EncodingParams) -> None:
         self.params_label.setText(
-            f"{params.scheme} · {params.seq_len:,} positions · d_model {params.d_model:,}"
+            f"{params.scheme} · {counted(params.seq_len, 'position')} · d_model {params.d_model:,}"
         )
 
     # ------------------------------------------------------------ public API

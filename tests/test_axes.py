@@ -113,3 +113,24 @@ def test_axis_layout_matches_pyqtgraph(qtbot, x_range, y_range):
         assert ours[2], side  # some labels were laid out
         low, high = axis.range
         assert CompactAxisItem.tickValues(axis, low, high, 400) == pg.AxisItem.tickValues(axis, low, high, 400)
+
+
+def test_matrix_axes_tick_whole_rows_and_columns_without_si_prefix(qtbot, state, compute):
+    # A one-position, two-dimension heatmap: pyqtgraph labelled its row axis
+    # −400 … 400 "(x0.001)" and its column axis in tenths.
+    from posenc_gui.views.heatmap import HeatmapPanel
+
+    state.update(seq_len=1, d_model=2)
+    panel = HeatmapPanel(state, compute)
+    qtbot.addWidget(panel)
+    panel.resize(700, 500)
+    panel.show()
+    qtbot.waitExposed(panel)
+    assert compute.wait_idle()
+    panel.grab()
+    rows, columns = (panel.matrix.plot.getAxis(side) for side in ("left", "bottom"))
+    assert [text for _, _, text in _specs(CompactAxisItem.generateDrawSpecs, rows)[2]] == ["0"]
+    assert [text for _, _, text in _specs(CompactAxisItem.generateDrawSpecs, columns)[2]] == ["0", "1"]
+    assert "x0.001" not in rows.labelString()
+    assert panel.matrix.plot.titleLabel.text.startswith("sinusoidal: 1 position × d_model 2")
+    assert panel.sampling_label.text() == "1 position × 2 dimensions"

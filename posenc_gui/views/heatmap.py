@@ -13,7 +13,7 @@ from ..model import AxisSample, EncodingParams, aliased, sample_axis, wavelength
 from ..model import limits
 from ..model.cache import encode_sampled
 from .base import Panel
-from .labels import StatusText
+from .labels import StatusText, counted
 from .matrixplot import MatrixImageItem, MatrixPlot, new_layout_widget, view_pixels
 
 #: Used before the plot has been laid out and has a real pixel size.
@@ -117,8 +117,9 @@ class HeatmapPanel(Panel):
         sampled = data.positions.stride > 1 or data.dims.stride > 1
         text = (f"Showing {data.positions.describe('position')} and {data.dims.describe('dimension')}"
                 f" ({data.positions.count:,} × {data.dims.count:,} samples, exact values)")
-        self.sampling_label.setText(text if sampled else
-                                    f"{data.positions.count:,} positions × {data.dims.count:,} dimensions")
+        if not sampled:
+            text = f"{counted(data.positions.count, 'position')} × {counted(data.dims.count, 'dimension')}"
+        self.sampling_label.setText(text)
         n_aliased = int(data.aliased.sum())
         if n_aliased:
             self.show_message(
@@ -148,7 +149,7 @@ class HeatmapPanel(Panel):
         p = data.params
         extra = f", base {p.base:g}" if "base" in p.scheme_kwargs() else ""
         extra += f", {p.layout}" if "layout" in p.scheme_kwargs() else ""
-        return f"{p.scheme}: {p.seq_len:,} positions × d_model {p.d_model:,}{extra}"
+        return f"{p.scheme}: {counted(p.seq_len, 'position')} × d_model {p.d_model:,}{extra}"
 
     # ----------------------------------------------------------------- hover
     def _hover(self, scene_pos: QPointF) -> None:

@@ -7,6 +7,11 @@ from PySide6.QtGui import QPainter
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
 
+def counted(n: int, noun: str) -> str:
+    """``"1 position"``, ``"1,024 positions"``."""
+    return f"{n:,} {noun}" if n == 1 else f"{n:,} {noun}s"
+
+
 class StatusText(QWidget):
     """One line of text, elided at the right when the space is short (the full text is the tooltip).
 

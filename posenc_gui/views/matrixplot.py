@@ -239,8 +239,13 @@ class CompactAxisItem(pg.AxisItem):
             strings.append("0" if text in ("0", "-0") else text + suffix)
         return strings
 
+    #: Ticks only at whole numbers (rows and columns of a matrix are indices).
+    integer_ticks = False
+
     def tickSpacing(self, minVal, maxVal, size):  # noqa: N802 (pyqtgraph override)
         levels = super().tickSpacing(minVal, maxVal, size)
+        if self.integer_ticks and levels:
+            levels = [level for level in levels if level[0] >= 1] or [(1.0, 0.0)]
         if not levels or self.orientation not in ("bottom", "top") or size <= 0:
             return levels
         major = levels[0][0]
@@ -565,6 +570,12 @@ class MatrixPlot:
         style_plot(self.plot)
         self.plot.setLabel("bottom", x_label)
         self.plot.setLabel("left", y_label)
+        for side in ("bottom", "left"):
+            # Rows and columns are indices: whole-number ticks, and no SI prefix
+            # (pyqtgraph labelled the row axis of a one-position matrix −400 … 400 "(x0.001)").
+            axis = self.plot.getAxis(side)
+            axis.enableAutoSIPrefix(False)
+            axis.integer_ticks = True
         self.plot.invertY(True)  # matrix orientation: row 0 at the top
         self.plot.setMenuEnabled(False)
         self.plot.hideButtons()
