@@ -386,7 +386,7 @@ def test_curves_on_screen_skip_only_samples_that_do_not_show(qtbot):
         curve.TOLERANCE_PX = tolerance
         curve.setData(x, y)
         image = widget.grab().toImage().convertToFormat(QImage.Format.Format_RGB32)
-        return image, curve.getPath().elementCount()
+        return image, curve.drawn_points
 
     smooth = np.sin(x / 62.83 * 2 * np.pi)
     full, full_points = draw(smooth, 0.0)
@@ -396,12 +396,26 @@ def test_curves_on_screen_skip_only_samples_that_do_not_show(qtbot):
     # Aliased strokes may flip single edge pixels; none may move by more than a pixel.
     assert _ink_within_one_pixel(thinned, full) and _ink_within_one_pixel(full, thinned)
 
+    # pyqtgraph's own curve, stroked as one path, is the reference picture.
+    reference = pg.PlotCurveItem(x, smooth, pen=pg.mkPen("#0072B2", width=2))
+    reference.setSegmentedLineMode("off")
+    curve.hide()
+    widget.addItem(reference)
+    theirs = widget.grab().toImage().convertToFormat(QImage.Format.Format_RGB32)
+    widget.removeItem(reference)
+    curve.show()
+    assert _ink_within_one_pixel(full, theirs) and _ink_within_one_pixel(theirs, full)
+
     dense = np.sin(x * 1.0)  # about 20 px per period
     assert draw(dense, CurveItem.TOLERANCE_PX)[1] == x.size
+    gappy = smooth.copy()
+    gappy[200:210] = np.nan  # pyqtgraph draws non-finite data its own way
+    image, _ = draw(gappy, CurveItem.TOLERANCE_PX)
+    assert curve._polyline is None and _ink(image).sum() > 100
     curve.setExportMode(True, {"antialias": True})
     try:
         curve.setData(x, smooth)
         widget.grab()
-        assert curve.getPath().elementCount() == x.size
+        assert curve.drawn_points == x.size
     finally:
         curve.setExportMode(False)
