@@ -8,7 +8,7 @@ from PySide6.QtCore import QEvent, QObject
 from PySide6.QtWidgets import QApplication, QLabel, QVBoxLayout, QWidget
 
 from posenc_gui.views.labels import StatusText
-from posenc_gui.views.matrixplot import new_layout_widget, set_title
+from posenc_gui.views.matrixplot import label_plain_text, new_layout_widget, set_title
 
 
 class LayoutRequests(QObject):
@@ -84,8 +84,11 @@ def test_title_swaps_in_place_and_stays_centred(qtbot, in_place):
     settle()
     label = plot.titleLabel
     assert label.text == "sinusoidal, d_model 510"
-    assert "d_model 510" in label.item.toPlainText()
-    centre = label.mapRectToParent(label.itemRect()).center().x()
+    assert "d_model 510" in label_plain_text(label)
+    plain = getattr(label, "_plain_text", None)
+    shown = plain if plain is not None and plain.isVisible() else label.item
+    assert shown.isVisible()
+    centre = label.mapRectToParent(shown.mapRectToParent(shown.boundingRect())).center().x()
     assert centre == pytest.approx(label.geometry().center().x(), abs=1.0)
     assert (requests.count == 0) == in_place
 
