@@ -64,6 +64,7 @@ class MatrixImageItem(pg.ImageItem):
     def __init__(self, **kwargs) -> None:
         super().__init__(axisOrder="row-major", **kwargs)
         self._pixels: np.ndarray | None = None  # the buffer self.qimage points into
+        self._palette: tuple[np.ndarray, np.ndarray | None] | None = None  # (lut, its ARGB32 words)
 
     def render(self) -> None:
         palette = self._opaque_palette()
@@ -96,13 +97,18 @@ class MatrixImageItem(pg.ImageItem):
     def _opaque_palette(self) -> np.ndarray | None:
         """The lookup table as ARGB32 words, or None when the fast render does not apply."""
         lut = self.lut
-        if (self.autoDownsample or self.levels is None or np.ndim(self.levels) != 1
-                or not isinstance(lut, np.ndarray) or lut.dtype != np.uint8 or lut.ndim != 2
-                or lut.shape[1] not in (3, 4) or not 0 < lut.shape[0] <= 256
-                or (lut.shape[1] == 4 and (lut[:, 3] != 255).any())):
+        if self.autoDownsample or self.levels is None or np.ndim(self.levels) != 1 or not isinstance(lut, np.ndarray):
             return None
-        channels = lut.astype(np.uint32)
-        return (0xFF000000 | (channels[:, 0] << 16) | (channels[:, 1] << 8) | channels[:, 2]).astype(np.uint32)
+        cached = self._palette
+        if cached is not None and cached[0] is lut:
+            return cached[1]
+        palette = None
+        if (lut.dtype == np.uint8 and lut.ndim == 2 and lut.shape[1] in (3, 4) and 0 < lut.shape[0] <= 256
+                and not (lut.shape[1] == 4 and (lut[:, 3] != 255).any())):
+            channels = lut.astype(np.uint32)
+            palette = (0xFF000000 | (channels[:, 0] << 16) | (channels[:, 1] << 8) | channels[:, 2]).astype(np.uint32)
+        self._palette = (lut, palette)
+        return palette
 
 
 class CurveItem(pg.PlotCurveItem):
@@ -708,8 +714,12 @@ class MatrixPlot:
     def set_full_range(self, x_extent: tuple[float, float], y_extent: tuple[float, float]) -> None:
         """Limit panning/zooming to the matrix and show all of it."""
         vb = self.view_box
-        vb.setLimits(xMin=x_extent[0], xMax=x_extent[1], yMin=y_extent[0], yMax=y_extent[1],
-                     minXRange=1.0, minYRange=1.0)
+        # The limits go straight into the view's state (what setLimits does,
+        # less its own re-ranging pass, 0.4 ms), so that the range below is
+        # applied, and the axes re-laid out, once.
+        limits = vb.state["limits"]
+        limits["xLimits"], limits["yLimits"] = list(x_extent), list(y_extent)
+        limits["xRange"][0] = limits["yRange"][0] = 1.0
         vb.setRange(xRange=x_extent, yRange=y_extent, padding=0)
         # Apply the new transform now: pyqtgraph defers it to the next paint,
         # and moving the items during that paint makes Qt paint the plot twice.
