@@ -164,3 +164,28 @@ def test_a_parameter_step_does_not_repaint_the_docks(qtbot, settings_path, opaqu
         QApplication.processEvents()
     assert window.panels["waveforms"].data.params.d_model == 512
     assert (docks.count == 0) == opaque_panels, docks.count
+
+
+def test_legend_text_swapped_in_place_stays_aligned_with_the_others(qtbot):
+    # The in-place text has no document margin; it must start where the
+    # neighbouring labels' rich text starts, not a margin to the left.
+    from posenc_gui.views.matrixplot import replace_label_text
+
+    canvas = new_layout_widget()
+    qtbot.addWidget(canvas)
+    canvas.resize(600, 300)
+    plot = canvas.addPlot()
+    legend = plot.addLegend()
+    for name in ("dim 0 (λ = 6.283)", "dim 128 (λ = 62.83)"):
+        plot.plot([0, 1], [0, 1], name=name)
+    canvas.show()
+    qtbot.waitExposed(canvas)
+    QApplication.processEvents()
+    (_, swapped), (_, rich) = legend.items
+    assert replace_label_text(swapped, "dim 1 (λ = 6.283)", 9.0)
+    plain = swapped._plain_text
+    assert plain.isVisible() and not swapped.item.isVisible()
+    text_left = swapped.mapToScene(plain.pos()).x()
+    rich_left = rich.mapToScene(rich.item.pos()).x() + rich.item.document().documentMargin()
+    assert text_left == pytest.approx(rich_left, abs=0.5)
+    assert label_plain_text(swapped) == "dim 1 (λ = 6.283)"

@@ -537,7 +537,10 @@ def replace_label_text(label: pg.LabelItem, text: str, points: float) -> bool:
     if label.item.isVisible():
         label.item.hide()
         plain.show()
-    left = box.left() if label.opts.get("justify") == "left" else box.center().x() - bounds.width() / 2
+    if label.opts.get("justify") == "left":  # where the rich text starts, inside its document margin
+        left = box.left() + label.item.document().documentMargin()
+    else:
+        left = box.center().x() - bounds.width() / 2
     plain.setPos(left, box.center().y() - bounds.height() / 2)
     label.text = text
     return True
