@@ -134,3 +134,38 @@ def test_matrix_axes_tick_whole_rows_and_columns_without_si_prefix(qtbot, state,
     assert "x0.001" not in rows.labelString()
     assert panel.matrix.plot.titleLabel.text.startswith("sinusoidal: 1 position × d_model 2")
     assert panel.sampling_label.text() == "1 position × 2 dimensions"
+
+
+def test_an_error_while_drawing_an_axis_is_reported_not_a_crash(tmp_path):
+    # With PySide6 6.11 an exception escaping a pyqtgraph axis's paint
+    # segfaults the process (pyqtgraph's own AxisItem is the control).
+    import subprocess
+    import sys
+    import textwrap
+
+    script = tmp_path / "raise_in_axis.py"
+    script.write_text(textwrap.dedent("""
+        import os, sys
+        os.environ["QT_QPA_PLATFORM"] = "offscreen"
+        from PySide6.QtWidgets import QApplication
+        app = QApplication([])
+        import pyqtgraph as pg
+        from posenc_gui.views.matrixplot import CompactAxisItem
+        base = CompactAxisItem if sys.argv[1] == "ours" else pg.AxisItem
+        class Failing(base):
+            def tickStrings(self, values, scale, spacing):
+                raise RuntimeError("tick labels failed")
+        widget = pg.PlotWidget(axisItems={"bottom": Failing("bottom")})
+        widget.resize(400, 300)
+        widget.show()
+        for _ in range(20):
+            app.processEvents()
+        widget.grab()
+        print("still running")
+    """))
+    results = {which: subprocess.run([sys.executable, str(script), which], capture_output=True, text=True, timeout=60)
+               for which in ("ours", "pyqtgraph")}
+    ours = results["ours"]
+    assert ours.returncode == 0 and "still running" in ours.stdout, ours.stderr[-2000:]
+    assert "tick labels failed" in ours.stderr
+    assert results["pyqtgraph"].returncode != 0  # the control crashes

@@ -6,8 +6,10 @@ orientation and the colour scale are the same everywhere.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
+import sys
 
 import numpy as np
 import pyqtgraph as pg
@@ -47,6 +49,25 @@ def new_layout_widget(parent=None) -> pg.GraphicsLayoutWidget:
     return widget
 
 
+def _paint_guard(paint):
+    """Report an exception raised while painting instead of letting it leave Qt's paint call.
+
+    With PySide6 6.11, an exception that escapes the paint of a pyqtgraph
+    item segfaults the process (seen with an axis whose tick labels raised;
+    pyqtgraph guards its curves for the same reason). The item draws nothing
+    this time, and the error goes to ``sys.excepthook`` as any other would.
+    """
+
+    @functools.wraps(paint)
+    def guarded(self, *args) -> None:
+        try:
+            paint(self, *args)
+        except Exception:  # noqa: BLE001 - reported, not swallowed
+            sys.excepthook(*sys.exc_info())
+
+    return guarded
+
+
 class MatrixImageItem(pg.ImageItem):
     """A row-major :class:`pg.ImageItem` that renders straight to premultiplied ARGB32.
 
@@ -60,6 +81,8 @@ class MatrixImageItem(pg.ImageItem):
     of the time (1.1 → 0.3 ms for the default heatmap and similarity
     matrix). Anything else goes through pyqtgraph and is converted once.
     """
+
+    paint = _paint_guard(pg.ImageItem.paint)
 
     def __init__(self, **kwargs) -> None:
         super().__init__(axisOrder="row-major", **kwargs)
@@ -167,6 +190,7 @@ class CurveItem(pg.PlotCurveItem):
         self._boundsCache[ax] = [(frac, orthoRange), (low, high)]
         return low, high
 
+    @_paint_guard
     def paint(self, painter, option, widget) -> None:
         transform = painter.transform()
         scale = None
@@ -263,6 +287,8 @@ class CompactAxisItem(pg.AxisItem):
 
     #: Free space kept between two tick labels, in pixels.
     LABEL_GAP_PX = 12
+
+    paint = _paint_guard(pg.AxisItem.paint)
 
     def tickStrings(self, values, scale, spacing):  # noqa: N802 (pyqtgraph override)
         if self.logMode or not values:
