@@ -419,3 +419,18 @@ def test_curves_on_screen_skip_only_samples_that_do_not_show(qtbot):
         assert curve.drawn_points == x.size
     finally:
         curve.setExportMode(False)
+
+
+def test_a_long_default_dimension_list_shows_its_start(qtbot, state, compute):
+    # "0, 1, 2048, 2049, 8190" is wider than a narrow panel's field; the
+    # field must show "0, 1, …", not the end QLineEdit.setText scrolls to.
+    panel = WaveformsPanel(state, compute)
+    settle(qtbot, panel, compute)
+    panel.resize(420, 400)
+    state.update(d_model=8192)
+    state.flush()
+    assert compute.wait_idle()
+    edit = panel.dims_edit
+    assert edit.text() == "0, 1, 2048, 2049, 8190"
+    assert edit.fontMetrics().horizontalAdvance(edit.text()) > edit.width() - 10  # it does not fit
+    assert edit.cursorPosition() == 0

@@ -171,7 +171,7 @@ class WaveformsPanel(Panel):
         self._note_timer.timeout.connect(lambda: self.note_label.setText(self._note_text))
         self.dims: tuple[int, ...] = default_dims(state.params.d_model)
         self._user_dims = False
-        self.dims_edit.setText(", ".join(map(str, self.dims)))
+        self._show_dims_text(", ".join(map(str, self.dims)))
         self.data: WaveformData | None = None
         self._items: list[tuple[pg.PlotCurveItem, pg.ScatterPlotItem, QGraphicsPathItem]] = []
         self._legend_names: list[str] = []
@@ -184,8 +184,13 @@ class WaveformsPanel(Panel):
     def set_dims(self, dims: tuple[int, ...] | str) -> None:
         """Show these dimensions (a tuple, or text like ``"0, 1, 6-7"``)."""
         text = dims if isinstance(dims, str) else ", ".join(map(str, dims))
-        self.dims_edit.setText(text)
+        self._show_dims_text(text)
         self._dims_edited(text)
+
+    def _show_dims_text(self, text: str) -> None:
+        """Put ``text`` in the dimension list, scrolled to its start (setText leaves it at the end)."""
+        self.dims_edit.setText(text)
+        self.dims_edit.setCursorPosition(0)
 
     def _dims_edited(self, text: str) -> None:
         try:
@@ -201,7 +206,7 @@ class WaveformsPanel(Panel):
         if any(d >= params.d_model for d in self.dims) or not self._user_dims:
             self.dims = tuple(d for d in self.dims if d < params.d_model) if self._user_dims else ()
             self.dims = self.dims or default_dims(params.d_model)
-            self.dims_edit.setText(", ".join(map(str, self.dims)))
+            self._show_dims_text(", ".join(map(str, self.dims)))
         if params.seq_len != self._length:
             self._length = params.seq_len
             vb = self.plot.getViewBox()
