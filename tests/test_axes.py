@@ -169,3 +169,38 @@ def test_an_error_while_drawing_an_axis_is_reported_not_a_crash(tmp_path):
     assert ours.returncode == 0 and "still running" in ours.stdout, ours.stderr[-2000:]
     assert "tick labels failed" in ours.stderr
     assert results["pyqtgraph"].returncode != 0  # the control crashes
+
+
+@pytest.mark.parametrize("under_the_data", [True, False])
+def test_grid_lines_pass_under_what_the_plot_shows(qtbot, under_the_data):
+    # An opaque white item filling the view (as the legend's box does in
+    # part) must hide the grid; pyqtgraph's own stacking (the control)
+    # draws the grid over it.
+    from PySide6.QtWidgets import QGraphicsRectItem
+
+    from posenc_gui.views.matrixplot import new_layout_widget, show_grid, style_plot
+
+    canvas = new_layout_widget()
+    qtbot.addWidget(canvas)
+    canvas.resize(500, 360)
+    plot = canvas.addPlot()
+    style_plot(plot)
+    if under_the_data:
+        show_grid(plot)
+    else:
+        plot.showGrid(x=True, y=True, alpha=0.25)
+    cover = QGraphicsRectItem(-1, -1, 12, 12)
+    cover.setBrush(pg.mkBrush("w"))
+    cover.setPen(pg.mkPen(None))
+    plot.addItem(cover)
+    plot.setRange(xRange=(0, 10), yRange=(0, 10), padding=0)
+    canvas.show()
+    qtbot.waitExposed(canvas)
+    QApplication.processEvents()
+    image = canvas.grab().toImage()
+    inner = plot.getViewBox().sceneBoundingRect().adjusted(4, 4, -4, -4)
+    top_left = canvas.mapFromScene(inner.topLeft())
+    bottom_right = canvas.mapFromScene(inner.bottomRight())
+    grey = sum(QColor(image.pixel(x, y)).lightness() < 250
+               for x in range(top_left.x(), bottom_right.x(), 2) for y in range(top_left.y(), bottom_right.y(), 2))
+    assert (grey == 0) == under_the_data, grey

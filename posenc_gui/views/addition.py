@@ -24,7 +24,7 @@ from ..model.addition import (
     scale_sweep,
 )
 from .base import Panel
-from .matrixplot import BLUE, FOREGROUND, GREEN, ORANGE, PINK, new_layout_widget, style_plot
+from .matrixplot import BLUE, FOREGROUND, GREEN, ORANGE, PINK, new_layout_widget, show_grid, style_plot
 from .spectrum import decade_ticks
 
 TERM_COLOURS = {"e·e": BLUE, "e·p": GREEN, "p·e": PINK, "p·p": ORANGE}
@@ -167,7 +167,7 @@ class AdditionPanel(Panel):
         style_plot(plot)
         plot.setMenuEnabled(False)
         plot.hideButtons()
-        plot.showGrid(x=True, y=True, alpha=0.25)
+        show_grid(plot)
         plot.setLogMode(x=log[0], y=log[1])
         if x_label:
             plot.setLabel("bottom", x_label)

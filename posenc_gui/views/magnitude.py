@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QDoubleSpinBox, QLabel, QWidget
 from ..model import AxisSample, EncodingParams, sample_axis
 from ..model.analysis import MAX_EMBEDDING_SCALE, embedding_norm, pe_norms
 from .base import Panel
-from .matrixplot import BLUE, FOREGROUND, MAX_DOTS, ORANGE, new_layout_widget, style_plot
+from .matrixplot import BLUE, FOREGROUND, MAX_DOTS, ORANGE, new_layout_widget, show_grid, style_plot
 
 #: At most this many positions are evaluated (evenly strided, always including the last) ...
 MAX_POINTS = 2048
@@ -80,7 +80,7 @@ class MagnitudePanel(Panel):
         self.plot: pg.PlotItem = self.canvas.addPlot()
         style_plot(self.plot)
         self.plot.setMenuEnabled(False)
-        self.plot.showGrid(x=True, y=True, alpha=0.25)
+        show_grid(self.plot)
         self.plot.setLabel("bottom", "position i")
         self.plot.setLabel("left", "norm")
         self.legend = self.plot.addLegend(offset=(10, 10), labelTextColor=FOREGROUND,

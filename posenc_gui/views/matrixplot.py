@@ -39,6 +39,8 @@ PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#D55E00", "#56B4E9", "#0
 BLUE, GREEN, PINK, ORANGE = PALETTE[0], PALETTE[2], PALETTE[3], PALETTE[4]  # ORANGE: Okabe–Ito vermillion
 #: Line plots draw a dot per position while there are at most this many.
 MAX_DOTS = 300
+#: Opacity of grid lines.
+GRID_ALPHA = 0.25
 
 
 def new_layout_widget(parent=None) -> pg.GraphicsLayoutWidget:
@@ -513,6 +515,18 @@ def style_plot(plot: pg.PlotItem) -> None:
     for name in ("left", "bottom", "right", "top"):
         style_axis(plot.getAxis(name))
     plot.titleLabel.setAttr("color", FOREGROUND)
+
+
+def show_grid(plot: pg.PlotItem) -> None:
+    """Light grid lines, under the data.
+
+    pyqtgraph draws a plot's grid with its axes, and stacks the axes above
+    the view box: the lines crossed the curves and the legend's text. The
+    view box (transparent, and clipping what it holds to the plot area) goes
+    above the axes instead, so curves and the opaque legend cover the grid.
+    """
+    plot.showGrid(x=True, y=True, alpha=GRID_ALPHA)
+    plot.getViewBox().setZValue(plot.getAxis("left").zValue() + 1)
 
 
 def view_pixels(view_box: pg.ViewBox, fallback: int) -> tuple[int, int]:

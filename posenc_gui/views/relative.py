@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QLabel, QSpinBox, QWidget
 from ..model import AxisSample, EncodingParams, sample_axis
 from ..model.analysis import MAX_OFFSETS, OffsetSpread, offset_profiles, offset_spread
 from .base import Panel
-from .matrixplot import FOREGROUND, ORANGE, PALETTE, new_layout_widget, style_plot
+from .matrixplot import FOREGROUND, ORANGE, PALETTE, new_layout_widget, show_grid, style_plot
 from .spectrum import set_integer_ticks
 
 #: At most this many offsets are evaluated (evenly strided over 0 … max k).
@@ -100,7 +100,7 @@ class RelativePanel(Panel):
         self.profile_plot: pg.PlotItem = self.canvas.addPlot(row=0, col=1)
         for plot in (self.spread_plot, self.profile_plot):
             style_plot(plot)
-            plot.showGrid(x=True, y=True, alpha=0.25)
+            show_grid(plot)
             plot.setMenuEnabled(False)
             plot.setLabel("bottom", "offset k")
             for name in ("left", "bottom"):  # "spread (x1e-12)" with ticks 0.2…1 reads as 0.2…1

@@ -16,8 +16,8 @@ from ..model.similarity import METRIC_LABELS
 from .base import Panel
 from .labels import StatusText
 from .matrixplot import (
-    BLUE, FOREGROUND, CurveItem, MatrixPlot, fit_y_range, new_layout_widget, set_axis_label, set_title, style_plot,
-    view_pixels,
+    BLUE, FOREGROUND, CurveItem, MatrixPlot, fit_y_range, new_layout_widget, set_axis_label, set_title, show_grid,
+    style_plot, view_pixels,
 )
 
 FALLBACK_PIXELS = 600
@@ -121,7 +121,7 @@ class SimilarityPanel(Panel):
         style_plot(self.profile_plot)
         self.profile_plot.setLabel("bottom", "offset k = q − reference")
         self.profile_plot.setLabel("left", "similarity")
-        self.profile_plot.showGrid(x=True, y=True, alpha=0.25)
+        show_grid(self.profile_plot)
         self.profile_plot.setMenuEnabled(False)
         self.profile_curve = CurveItem(pen=pg.mkPen(BLUE, width=2))
         self.profile_plot.addItem(self.profile_curve)

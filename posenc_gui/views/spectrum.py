@@ -13,7 +13,9 @@ from PySide6.QtWidgets import QLabel, QWidget
 from ..model import SCHEMES, EncodingParams
 from ..model.spectrum import CATEGORIES, Spectrum, spectrum
 from .base import Panel
-from .matrixplot import BLUE, FOREGROUND, GREEN, ORANGE, new_layout_widget, set_axis_label, set_title, style_plot
+from .matrixplot import (
+    BLUE, FOREGROUND, GREEN, ORANGE, new_layout_widget, set_axis_label, set_title, show_grid, style_plot,
+)
 
 #: Colour per category (Okabe–Ito): resolves neighbours, coarse, barely moves.
 CATEGORY_COLOURS = {"fine": BLUE, "coarse": GREEN, "static": ORANGE}
@@ -140,7 +142,7 @@ class SpectrumPanel(Panel):
             style_plot(plot)
             plot.setMenuEnabled(False)
             plot.hideButtons()
-            plot.showGrid(x=True, y=True, alpha=0.25)
+            show_grid(plot)
             plot.setLogMode(x=False, y=True)
         self.phase_plot.setXLink(self.wave_plot)
         for plot in (self.wave_plot, self.phase_plot):

@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
 from ..model import EncodingParams
 from ..model.analysis import Uniqueness, pe_norms, uniqueness, uniqueness_max_positions
 from .base import Panel
-from .matrixplot import BLUE, FOREGROUND, MAX_DOTS, ORANGE, new_layout_widget, style_plot
+from .matrixplot import BLUE, FOREGROUND, MAX_DOTS, ORANGE, new_layout_widget, show_grid, style_plot
 from .spectrum import set_integer_ticks
 
 #: Work budget (n²·d multiply-adds) of one live update; longer sequences are cut to their start.
@@ -105,7 +105,7 @@ class UniquenessPanel(Panel):
         self.nearest_plot: pg.PlotItem = self.canvas.addPlot(row=1, col=0)
         for plot in (self.distance_plot, self.nearest_plot):
             style_plot(plot)
-            plot.showGrid(x=True, y=True, alpha=0.25)
+            show_grid(plot)
             plot.setMenuEnabled(False)
             plot.getAxis("left").setWidth(64)  # align the two x axes
             for name in ("left", "bottom"):

@@ -15,8 +15,8 @@ from PySide6.QtWidgets import QCheckBox, QGraphicsPathItem, QLabel, QLineEdit, Q
 from ..model import AxisSample, EncodingParams, aliased, curve_positions, sample_axis, value_range, wavelengths
 from .base import Panel
 from .matrixplot import (
-    CurveItem, FOREGROUND, PALETTE, fit_y_range, new_layout_widget, replace_label_text, set_title, style_plot,
-    view_pixels,
+    CurveItem, FOREGROUND, PALETTE, fit_y_range, new_layout_widget, replace_label_text, set_title, show_grid,
+    style_plot, view_pixels,
 )
 
 MAX_DIMS = 12
@@ -151,7 +151,7 @@ class WaveformsPanel(Panel):
         style_plot(self.plot)
         self.plot.setLabel("bottom", "position")
         self.plot.setLabel("left", "PE(pos, j)")
-        self.plot.showGrid(x=True, y=True, alpha=0.25)
+        show_grid(self.plot)
         self.plot.setMenuEnabled(False)
         self.legend = self.plot.addLegend(offset=(-5, 5), labelTextColor=FOREGROUND, verSpacing=-6,
                                           labelTextSize=f"{LEGEND_POINTS:g}pt",
