@@ -2,6 +2,7 @@
 
     python tests/benchmarks/run.py            # all sizes, prints a table
     python tests/benchmarks/run.py --quick    # default size and the largest only
+    python tests/benchmarks/run.py --default-steps   # one line: default-size steps (A/B runs)
 
 For each size it builds the real main window (offscreen, 1500×950), then:
 
@@ -205,12 +206,37 @@ def bench_startup(repeats: int = 5) -> tuple[float, float]:
     return statistics.median(first_paint), statistics.median(exit_times)
 
 
+def default_steps(app: QApplication, repeats: int) -> str:
+    """One line for A/B comparisons: median d_model and base step at the default size."""
+    window = MainWindow(params=EncodingParams(seq_len=128, d_model=512), restore=False)
+    window.resize(1500, 950)
+    window.show()
+    for _ in range(3):
+        settle(window)
+    gc.freeze()
+    cpu_before = cpu_times()
+    d_steps = [timed_update(window, lambda i=i: window.state.update(d_model=[512, 510][i % 2]))
+               for i in range(1, repeats + 1)]
+    base_steps = [timed_update(window, lambda i=i: window.state.update(base=[10000.0, 9000.0][i % 2]))
+                  for i in range(1, repeats + 1)]
+    steal = steal_percent(cpu_before, cpu_times())
+    window.close()
+    return (f"128 × 512: d_model step {1000 * statistics.median(d_steps):.2f} ms, "
+            f"base step {1000 * statistics.median(base_steps):.2f} ms, VM steal "
+            + ("n/a" if steal is None else f"{steal:.1f} %"))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="fewer sizes")
     parser.add_argument("--repeats", type=int, default=15)
+    parser.add_argument("--default-steps", action="store_true",
+                        help="only the default-size steps, one line (for alternating two versions)")
     args = parser.parse_args()
     app = QApplication.instance() or QApplication([])
+    if args.default_steps:
+        print(default_steps(app, max(args.repeats, 40)))
+        return 0
     rows = [bench_size(app, n, d, args.repeats) for n, d in (QUICK_SIZES if args.quick else SIZES)]
     print(f"{'size (positions × d_model)':>28} {'param→paint ms':>15} {'(base step)':>12} {'zoom→paint ms':>14} "
           f"{'GUI stall ms':>13} {'(99th pct)':>11} {'numpy peak MiB':>15} {'RSS growth MiB':>15} {'VM steal %':>11}")
