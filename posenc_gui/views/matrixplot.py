@@ -78,7 +78,7 @@ class MatrixImageItem(pg.ImageItem):
     scaled to the plot took 2 ms, against 0.3 ms for the premultiplied
     format it draws natively. For the case every matrix view uses (2-D float
     values, scalar levels, an opaque lookup table of at most 256 colours)
-    the render maps values to colours in three NumPy passes; it gives the
+    the render maps values to colours in a few NumPy passes; it gives the
     same pixels as pyqtgraph's path followed by a conversion, in a quarter
     of the time (1.1 → 0.3 ms for the default heatmap and similarity
     matrix). Anything else goes through pyqtgraph and is converted once.
