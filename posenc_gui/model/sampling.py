@@ -133,9 +133,12 @@ def value_range(columns, low: np.ndarray, high: np.ndarray) -> tuple[np.ndarray,
     divisor = columns.divisor[None, :]
     kind = columns.kind[None, :]
     angle_low, angle_high = low / divisor, high / divisor
-    # The same expressions as encode(), so the ends equal the model's values bit for bit.
-    at_low = np.where(kind == "sin", np.sin(angle_low), np.where(kind == "cos", np.cos(angle_low), angle_low))
-    at_high = np.where(kind == "sin", np.sin(angle_high), np.where(kind == "cos", np.cos(angle_high), angle_high))
+
+    def value_at(angle: np.ndarray) -> np.ndarray:
+        # The same expressions as encode(), so the ends equal the model's values bit for bit.
+        return np.where(kind == "sin", np.sin(angle), np.where(kind == "cos", np.cos(angle), angle))
+
+    at_low, at_high = value_at(angle_low), value_at(angle_high)
     minimum, maximum = np.minimum(at_low, at_high), np.maximum(at_low, at_high)
     phase = np.where(kind == "cos", 0.5 * np.pi, 0.0)  # cos θ = sin(θ + π/2)
     two_pi = 2.0 * np.pi

@@ -161,10 +161,9 @@ class CurveItem(pg.PlotCurveItem):
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, skipFiniteCheck=True, **kwargs)
-        # One path through the kept samples, not pyqtgraph's separate segments
-        # through all of them.
+        # What pyqtgraph still draws (non-finite data, other styles) is one
+        # painter path, not separate segments.
         self.setSegmentedLineMode("off")
-        self._path_scale: tuple[float, float] | None = None
         self._polyline: QPolygonF | None = None
         self._polyline_source: tuple | None = None
 
@@ -204,9 +203,6 @@ class CurveItem(pg.PlotCurveItem):
             self._polyline = self._build_polyline(x, y, scale)
             self._polyline_source = (x, y, scale)
         if self._polyline is None or not self._plain_line():
-            if scale != self._path_scale:
-                self._path_scale = scale
-                self.path = None
             super().paint(painter, option, widget)
             return
         if self._exportOpts is not False:
@@ -231,12 +227,6 @@ class CurveItem(pg.PlotCurveItem):
         return (isinstance(connect, str) and connect == "all" and opts["fillLevel"] is None
                 and opts["shadowPen"] is None and not opts["stepMode"] and opts["compositionMode"] is None)
 
-    def generatePath(self, x, y):  # noqa: N802 (pyqtgraph override, for the other styles)
-        kept = self._kept_samples(x, y, self._path_scale) if self._plain_line() else None
-        if kept is not None:
-            x, y = x[kept], y[kept]
-        return super().generatePath(x, y)
-
     def _kept_samples(self, x: np.ndarray, y: np.ndarray, scale: tuple[float, float] | None) -> np.ndarray | None:
         """Indices of the samples to stroke through, or None for all of them.
 
@@ -259,17 +249,21 @@ class CurveItem(pg.PlotCurveItem):
         return kept if kept[-1] == len(x) - 1 else np.append(kept, len(x) - 1)
 
 
-def style_axis(axis: pg.AxisItem) -> None:
-    """Dark ticks and labels, drawn from a pixmap cache.
+def style_axis(axis: pg.AxisItem, cached: bool = True) -> None:
+    """Dark ticks and labels, drawn from a pixmap cache unless ``cached`` is False.
 
     Replaying an axis's tick labels (and grid lines) costs about a
     millisecond per axis per repaint, and every data update repaints the
     plot area the axes cover; cached, a repaint is a blit. Export switches
-    caching off so SVG and PDF still get vector axes.
+    caching off so SVG and PDF still get vector axes. An axis that draws no
+    grid over data that change is redrawn only after its range changes, and
+    then a cache is pure overhead (``cached=False``: 0.7 ms less per d_model
+    step for the heatmap's and similarity matrix's axes).
     """
     axis.setPen(FOREGROUND)
     axis.setTextPen(FOREGROUND)
-    axis.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
+    if cached:
+        axis.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
     # Two tick levels, not three: the third adds only tiny unlabelled ticks,
     # and measuring its labels doubled the time to re-lay out an axis after
     # its range changed (2.4 → 1.1 ms for the heatmap's dimension axis).
@@ -506,14 +500,15 @@ def _next_round_step(step: float) -> float:
     return 20 * 10.0**exponent
 
 
-def style_plot(plot: pg.PlotItem) -> None:
+def style_plot(plot: pg.PlotItem, cached_axes: bool = True) -> None:
     """Dark axes (with :class:`CompactAxisItem` labels) and title on the white canvas.
 
-    Call it right after creating the plot: it replaces the left and bottom axes.
+    Call it right after creating the plot: it replaces the left and bottom
+    axes. ``cached_axes``: see :func:`style_axis`.
     """
     plot.setAxisItems({"left": CompactAxisItem("left"), "bottom": CompactAxisItem("bottom")})
     for name in ("left", "bottom", "right", "top"):
-        style_axis(plot.getAxis(name))
+        style_axis(plot.getAxis(name), cached_axes)
     plot.titleLabel.setAttr("color", FOREGROUND)
 
 
@@ -682,7 +677,7 @@ class MatrixPlot:
     def __init__(self, layout: pg.GraphicsLayout, x_label: str, y_label: str, colorbar_label: str = "value",
                  row: int | None = None, col: int | None = None) -> None:
         self.plot: pg.PlotItem = layout.addPlot(row=row, col=col)
-        style_plot(self.plot)
+        style_plot(self.plot, cached_axes=False)  # no grid over the image
         self.plot.setLabel("bottom", x_label)
         self.plot.setLabel("left", y_label)
         for side in ("bottom", "left"):
@@ -706,13 +701,7 @@ class MatrixPlot:
         # such as "5e+07"; let it grow with its labels instead.
         self.colorbar.getAxis("right").setWidth(None)
         for axis_name in ("left", "right"):
-            style_axis(self.colorbar.getAxis(axis_name))
-        # These axes draw no grid over the image, so a data update does not
-        # repaint them; they are redrawn only after their range changes, and
-        # then a pixmap cache is pure overhead (0.7 ms per d_model step).
-        for axis in (self.plot.getAxis("left"), self.plot.getAxis("bottom"),
-                     self.colorbar.getAxis("left"), self.colorbar.getAxis("right")):
-            axis.setCacheMode(QGraphicsItem.CacheMode.NoCache)
+            style_axis(self.colorbar.getAxis(axis_name), cached=False)
         self.values: np.ndarray | None = None
         self.rect: QRectF | None = None
 
