@@ -115,6 +115,48 @@ def test_axis_layout_matches_pyqtgraph(qtbot, x_range, y_range):
         assert CompactAxisItem.tickValues(axis, low, high, 400) == pg.AxisItem.tickValues(axis, low, high, 400)
 
 
+def _drawn(axis, paint) -> bytes:
+    """The pixels ``paint`` gives ``axis`` on a white image (a fresh layout each time)."""
+    bounds = axis.boundingRect().toAlignedRect()
+    image = QImage(bounds.width() + 20, bounds.height() + 20, QImage.Format.Format_ARGB32_Premultiplied)
+    image.fill(QColor("white"))
+    painter = QPainter(image)
+    try:
+        painter.translate(10 - bounds.x(), 10 - bounds.y())
+        axis.picture = None
+        paint(axis, painter, None, None)
+    finally:
+        painter.end()
+    return bytes(image.constBits())
+
+
+@pytest.mark.parametrize("grid", [False, True])
+def test_axes_draw_the_pixels_pyqtgraph_draws(qtbot, grid):
+    # The axis is drawn from a kept layout with static text instead of a
+    # recorded QPicture: the pixels must be pyqtgraph's, on every side, with
+    # and without grid lines, and again after the range changed.
+    widget = pg.PlotWidget(axisItems={side: CompactAxisItem(side) for side in ("left", "bottom", "right", "top")})
+    qtbot.addWidget(widget)
+    widget.resize(640, 420)
+    plot = widget.getPlotItem()
+    for side in ("right", "top"):
+        plot.showAxis(side)
+    if grid:
+        plot.showGrid(x=True, y=True, alpha=0.25)
+    widget.show()
+    qtbot.waitExposed(widget)
+    for x_range, y_range in [((-0.5, 511.5), (-0.5, 127.5)), ((1_000_000, 1_000_050), (-3e-4, 2e-4))]:
+        widget.setRange(xRange=x_range, yRange=y_range, padding=0)
+        for _ in range(2):
+            widget.grab()
+            QApplication.processEvents()
+        for side in ("left", "bottom", "right", "top"):
+            axis = plot.getAxis(side)
+            ours = _drawn(axis, CompactAxisItem.paint)
+            assert ours == _drawn(axis, pg.AxisItem.paint), (side, x_range)
+            assert ours.count(b"\xff") < len(ours), side  # something was drawn
+
+
 def test_matrix_axes_tick_whole_rows_and_columns_without_si_prefix(qtbot, state, compute):
     # A one-position, two-dimension heatmap: pyqtgraph labelled its row axis
     # −400 … 400 "(x0.001)" and its column axis in tenths.

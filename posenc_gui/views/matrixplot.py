@@ -13,8 +13,9 @@ import sys
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, QRectF, Qt
-from PySide6.QtGui import QColor, QFont, QFontMetrics, QImage, QPainter, QPen, QPolygonF
+from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
+from PySide6.QtGui import (QColor, QFont, QFontMetrics, QFontMetricsF, QImage, QPainter, QPen, QPicture, QPolygonF,
+                           QStaticText, QTransform)
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsSimpleTextItem
 
 DIVERGING = "RdBu"  # ColorBrewer's blue–white–red, see get_colormap
@@ -284,7 +285,19 @@ class CompactAxisItem(pg.AxisItem):
     #: Free space kept between two tick labels, in pixels.
     LABEL_GAP_PX = 12
 
-    paint = _paint_guard(pg.AxisItem.paint)
+    @_paint_guard
+    def paint(self, p, opt, widget) -> None:
+        """Draw from the layout kept since the last change (pyqtgraph's ``picture`` is None after one).
+
+        pyqtgraph records the axis into a QPicture and plays it back: on
+        every change of range the recording costs as much as drawing, and
+        each playback lays every label out again. The layout is kept instead,
+        and the labels are drawn as static text, whose glyphs are laid out once.
+        """
+        drawing = self.picture
+        if drawing is None:
+            drawing = self.picture = _AxisDrawing.of(self)
+        drawing.play(p)
 
     def tickStrings(self, values, scale, spacing):  # noqa: N802 (pyqtgraph override)
         if self.logMode or not values:
@@ -488,6 +501,78 @@ _LABEL_FLAGS = {
     "top": _ALIGN.AlignHCenter | _ALIGN.AlignBottom | Qt.TextFlag.TextDontClip,
     "bottom": _ALIGN.AlignHCenter | _ALIGN.AlignTop | Qt.TextFlag.TextDontClip,
 }
+
+
+class _AxisDrawing:
+    """An axis's lines and labels, laid out once and drawn as often as it is repainted."""
+
+    def __init__(self, lines, label_pen: QPen, font: QFont, clip: QRectF, labels) -> None:
+        self.lines = lines  # [(pen, [QLineF, ...]), ...] in drawing order
+        self.label_pen = label_pen
+        self.font = font
+        self.clip = clip
+        self.labels = labels  # [(top-left QPointF, QStaticText), ...]
+
+    @classmethod
+    def of(cls, axis: pg.AxisItem) -> _AxisDrawing:
+        """Lay ``axis`` out as pyqtgraph does: its specifications, measured on a QPicture's painter."""
+        recording = QPicture()  # measured on, never drawn on
+        measure = QPainter(recording)
+        try:
+            if axis.style["tickFont"] is not None:
+                measure.setFont(axis.style["tickFont"])
+            font = QFont(measure.font())  # what pyqtgraph's recording holds
+            specs = axis.generateDrawSpecs(measure)
+            if specs is None:
+                return cls([], QPen(), font, QRectF(), [])
+            axis_spec, tick_specs, text_specs = specs
+            lines: list = []
+            for pen, start, end in [axis_spec, *tick_specs]:
+                if not lines or lines[-1][0] != pen:
+                    lines.append((pen, []))
+                lines[-1][1].append(QLineF(start, end))
+            font_key = (measure.font().key(), measure.device().logicalDpiY())
+            labels = [_static_label(measure, font_key, rect, int(flags), text) for rect, flags, text in text_specs]
+            clip = QRectF(axis.boundingRect().toAlignedRect())
+        finally:
+            measure.end()
+        return cls(lines, axis.textPen(), font, clip, labels)
+
+    def play(self, p: QPainter) -> None:
+        """What pyqtgraph's ``AxisItem.drawPicture`` draws, onto ``p``."""
+        p.setRenderHint(QPainter.RenderHint.Antialiasing, False)
+        p.setRenderHint(QPainter.RenderHint.TextAntialiasing, True)
+        for pen, lines in self.lines:
+            p.setPen(pen)
+            p.drawLines(lines)
+        if not self.labels:
+            return
+        p.setFont(self.font)
+        p.setPen(self.label_pen)
+        p.setClipRect(self.clip, Qt.ClipOperation.IntersectClip)
+        for top_left, text in self.labels:
+            p.drawStaticText(top_left, text)
+
+
+def _static_label(p: QPainter, font_key, rect: QRectF, flags: int, text: str) -> tuple[QPointF, QStaticText]:
+    """Where ``p.drawText(rect, flags, text)`` puts the text's top-left corner, and the text laid out once."""
+    key = (font_key, text, flags, rect.width(), rect.height())
+    cached = _STATIC_LABELS.get(key)
+    if cached is None:
+        if len(_STATIC_LABELS) > 2048:
+            _STATIC_LABELS.clear()
+        placed = p.boundingRect(QRectF(0, 0, rect.width(), rect.height()), flags, text)
+        static = QStaticText(text)
+        static.setTextFormat(Qt.TextFormat.PlainText)
+        static.prepare(QTransform(), p.font())
+        # qt_format_text places a single line math.ceil(leading) below the text's box.
+        offset = QPointF(placed.x(), placed.y() + math.ceil(QFontMetricsF(p.font()).leading()))
+        cached = _STATIC_LABELS[key] = (offset, static)
+    offset, static = cached
+    return rect.topLeft() + offset, static
+
+
+_STATIC_LABELS: dict = {}
 
 
 def _next_round_step(step: float) -> float:
