@@ -771,6 +771,10 @@ class MatrixPlot:
             axis = self.plot.getAxis(side)
             axis.enableAutoSIPrefix(False)
             axis.integer_ticks = True
+        for side in ("top", "right"):
+            # Hidden, but linked to the view: with the prefix on, each new range
+            # re-parsed the hidden axis's HTML label.
+            self.plot.getAxis(side).enableAutoSIPrefix(False)
         self.plot.invertY(True)  # matrix orientation: row 0 at the top
         self.plot.setMenuEnabled(False)
         self.plot.hideButtons()
