@@ -1,11 +1,12 @@
-"""Text that changes on every parameter step must not re-lay out the window."""
+"""Parameter steps repaint cheaply: text changes without re-laying out the window, canvases fill their background."""
 
 from __future__ import annotations
 
 import pyqtgraph as pg
 import pytest
 from PySide6.QtCore import QEvent, QObject
-from PySide6.QtWidgets import QApplication, QLabel, QVBoxLayout, QWidget
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import QApplication, QGraphicsView, QLabel, QVBoxLayout, QWidget
 
 from posenc_gui.views.labels import StatusText
 from posenc_gui.views.matrixplot import label_plain_text, new_layout_widget, set_title
@@ -189,3 +190,22 @@ def test_legend_text_swapped_in_place_stays_aligned_with_the_others(qtbot):
     rich_left = rich.mapToScene(rich.item.pos()).x() + rich.item.document().documentMargin()
     assert text_left == pytest.approx(rich_left, abs=0.5)
     assert label_plain_text(swapped) == "dim 1 (λ = 6.283)"
+
+
+def test_canvases_fill_their_white_background_on_each_repaint(qtbot):
+    # Blitting pyqtgraph's cached background pixmap under each repaint cost
+    # more than filling with the white brush (see new_layout_widget); the
+    # background must still come out white after the plot changed.
+    canvas = new_layout_widget()
+    qtbot.addWidget(canvas)
+    canvas.resize(300, 200)
+    plot = canvas.addPlot()
+    curve = plot.plot([0, 1, 2], [0, 1, 0])
+    canvas.show()
+    qtbot.waitExposed(canvas)
+    curve.setData([0, 1, 2], [1, 0, 1])
+    QApplication.processEvents()
+    assert canvas.cacheMode() == QGraphicsView.CacheModeFlag.CacheNone
+    image = canvas.grab().toImage()
+    corners = [image.pixelColor(x, y) for x, y in ((1, 1), (image.width() - 2, 1), (1, image.height() - 2))]
+    assert all(colour == QColor("white") for colour in corners), [c.name() for c in corners]
