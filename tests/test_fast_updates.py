@@ -5,7 +5,7 @@ from __future__ import annotations
 import pyqtgraph as pg
 import pytest
 from PySide6.QtCore import QEvent, QObject
-from PySide6.QtGui import QColor
+from PySide6.QtGui import QColor, QImage
 from PySide6.QtWidgets import QApplication, QGraphicsView, QLabel, QVBoxLayout, QWidget
 
 from posenc_gui.views.labels import StatusText
@@ -192,20 +192,39 @@ def test_legend_text_swapped_in_place_stays_aligned_with_the_others(qtbot):
     assert label_plain_text(swapped) == "dim 1 (λ = 6.283)"
 
 
-def test_canvases_fill_their_white_background_on_each_repaint(qtbot):
-    # Blitting pyqtgraph's cached background pixmap under each repaint cost
-    # more than filling with the white brush (see new_layout_widget); the
-    # background must still come out white after the plot changed.
+def _canvas_with_curve(qtbot, y):
     canvas = new_layout_widget()
     qtbot.addWidget(canvas)
     canvas.resize(300, 200)
     plot = canvas.addPlot()
-    curve = plot.plot([0, 1, 2], [0, 1, 0])
+    plot.setRange(xRange=(0, 2), yRange=(0, 1))
+    curve = plot.plot([0, 1, 2], y, pen=pg.mkPen("k", width=2))
     canvas.show()
     qtbot.waitExposed(canvas)
-    curve.setData([0, 1, 2], [1, 0, 1])
-    QApplication.processEvents()
+    for _ in range(5):
+        QApplication.processEvents()
+    return canvas, curve
+
+
+def _on_screen(widget) -> QImage:
+    """What the window shows now (its backing store), not a fresh rendering as ``grab`` gives."""
+    return widget.screen().grabWindow(widget.winId()).toImage().convertToFormat(QImage.Format.Format_RGB32)
+
+
+def test_a_canvas_repaint_leaves_nothing_of_the_old_data(qtbot):
+    # Canvases fill their white background on each repaint (no cached
+    # pixmap) and repaint one rectangle around what changed (not the exact
+    # region): after new data, the window must show exactly what a canvas
+    # drawn with the new data from the start shows.
+    canvas, curve = _canvas_with_curve(qtbot, [0, 1, 0])
     assert canvas.cacheMode() == QGraphicsView.CacheModeFlag.CacheNone
-    image = canvas.grab().toImage()
-    corners = [image.pixelColor(x, y) for x, y in ((1, 1), (image.width() - 2, 1), (1, image.height() - 2))]
-    assert all(colour == QColor("white") for colour in corners), [c.name() for c in corners]
+    assert canvas.viewportUpdateMode() == QGraphicsView.ViewportUpdateMode.BoundingRectViewportUpdate
+    before = _on_screen(canvas)
+    curve.setData([0, 1, 2], [1, 0, 1])
+    for _ in range(5):
+        QApplication.processEvents()
+    after = _on_screen(canvas)
+    fresh, _ = _canvas_with_curve(qtbot, [1, 0, 1])
+    assert after == fresh.grab().toImage().convertToFormat(QImage.Format.Format_RGB32)
+    assert after != before  # the control: the curve did move
+    assert after.pixelColor(1, 1) == QColor("white")
