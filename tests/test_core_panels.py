@@ -126,6 +126,26 @@ def test_heatmap_samples_large_sizes_off_the_gui_thread(qtbot, state, compute):
     assert data.aliased.any() and not panel.message_label.isHidden()
 
 
+def test_a_new_heatmap_shape_shows_its_axes_together_with_its_values(qtbot, state, compute):
+    # Computed in a worker, the new shape's values arrive later than the
+    # parameters: until they do, the view keeps the old range under the old
+    # image (not the old image under new axes); then both change together.
+    panel = HeatmapPanel(state, compute)
+    settle(qtbot, panel, compute)
+    old_range = panel.matrix.view_box.viewRange()
+    state.update(seq_len=1024, d_model=8192)
+    state.flush()
+    assert panel.data.params.d_model == 512  # still computing
+    assert panel.matrix.view_box.viewRange() == old_range
+    assert compute.wait_idle()
+    (x0, x1), (y0, y1) = panel.matrix.view_box.viewRange()
+    assert (x0, x1, y0, y1) == pytest.approx((-0.5, 8191.5, -0.5, 1023.5))
+    image_rect = panel.matrix.image.mapRectToParent(panel.matrix.image.boundingRect())
+    (d0, d1), (p0, p1) = panel.data.dims.extent, panel.data.positions.extent
+    assert (image_rect.left(), image_rect.right(), image_rect.top(), image_rect.bottom()) == (d0, d1, p0, p1)
+    assert d0 <= -0.5 and d1 >= 8191.5 and p0 <= -0.5 and p1 >= 1023.5  # the image fills the new view
+
+
 def test_heatmap_zoom_at_the_end_of_a_long_context_is_exact(qtbot, state, compute):
     state.update(seq_len=1_048_576, d_model=512)
     panel = HeatmapPanel(state, compute)
