@@ -86,6 +86,17 @@ def _specs(layout, axis):
             [(rect.getRect(), int(flags), text) for rect, flags, text in texts])
 
 
+def _four_sided_plot(qtbot):
+    """A 640 × 420 plot with a :class:`CompactAxisItem` on every side, all shown."""
+    widget = pg.PlotWidget(axisItems={side: CompactAxisItem(side) for side in ("left", "bottom", "right", "top")})
+    qtbot.addWidget(widget)
+    widget.resize(640, 420)
+    plot = widget.getPlotItem()
+    for side in ("right", "top"):
+        plot.showAxis(side)
+    return widget, plot
+
+
 @pytest.mark.parametrize("x_range, y_range", [
     ((-0.5, 511.5), (-0.5, 127.5)),              # the default heatmap
     ((-0.5, 1_048_575.5), (1_000_000, 1_000_050)),  # a million positions; zoomed in at the end
@@ -94,12 +105,7 @@ def _specs(layout, axis):
 ])
 def test_axis_layout_matches_pyqtgraph(qtbot, x_range, y_range):
     # The fast layout must give pyqtgraph's ticks and labels on every side.
-    widget = pg.PlotWidget(axisItems={side: CompactAxisItem(side) for side in ("left", "bottom", "right", "top")})
-    qtbot.addWidget(widget)
-    widget.resize(640, 420)
-    plot = widget.getPlotItem()
-    for side in ("right", "top"):
-        plot.showAxis(side)
+    widget, plot = _four_sided_plot(qtbot)
     widget.setRange(xRange=x_range, yRange=y_range, padding=0)
     widget.show()
     qtbot.waitExposed(widget)
@@ -135,12 +141,7 @@ def test_axes_draw_the_pixels_pyqtgraph_draws(qtbot, grid):
     # The axis is drawn from a kept layout with static text instead of a
     # recorded QPicture: the pixels must be pyqtgraph's, on every side, with
     # and without grid lines, and again after the range changed.
-    widget = pg.PlotWidget(axisItems={side: CompactAxisItem(side) for side in ("left", "bottom", "right", "top")})
-    qtbot.addWidget(widget)
-    widget.resize(640, 420)
-    plot = widget.getPlotItem()
-    for side in ("right", "top"):
-        plot.showAxis(side)
+    widget, plot = _four_sided_plot(qtbot)
     if grid:
         plot.showGrid(x=True, y=True, alpha=0.25)
     widget.show()

@@ -201,8 +201,7 @@ def _canvas_with_curve(qtbot, y):
     curve = plot.plot([0, 1, 2], y, pen=pg.mkPen("k", width=2))
     canvas.show()
     qtbot.waitExposed(canvas)
-    for _ in range(5):
-        QApplication.processEvents()
+    settle()
     return canvas, curve
 
 
@@ -221,8 +220,7 @@ def test_a_canvas_repaint_leaves_nothing_of_the_old_data(qtbot):
     assert canvas.viewportUpdateMode() == QGraphicsView.ViewportUpdateMode.BoundingRectViewportUpdate
     before = _on_screen(canvas)
     curve.setData([0, 1, 2], [1, 0, 1])
-    for _ in range(5):
-        QApplication.processEvents()
+    settle()
     after = _on_screen(canvas)
     fresh, _ = _canvas_with_curve(qtbot, [1, 0, 1])
     assert after == fresh.grab().toImage().convertToFormat(QImage.Format.Format_RGB32)

@@ -491,16 +491,28 @@ class CompactAxisItem(pg.AxisItem):
 
     def _text_rect(self, p, font_key: tuple[str, int], text: str) -> QRectF:
         """A label's box as pyqtgraph measures it (80 % of the painter's height), remembered per font."""
-        cache = _TEXT_RECTS
-        key = (font_key, text)
-        rect = cache.get(key)
-        if rect is None:
-            if len(cache) > 2048:
-                cache.clear()
+
+        def measure() -> QRectF:
             rect = p.boundingRect(QRectF(0, 0, 100, 100), Qt.AlignmentFlag.AlignCenter, text)
             rect.setHeight(rect.height() * 0.8)
-            cache[key] = rect
-        return QRectF(rect)
+            return rect
+
+        return QRectF(_remembered(_TEXT_RECTS, (font_key, text), measure))
+
+
+def _remembered(cache: dict, key, make):
+    """``cache[key]``, made by ``make()`` the first time; a cache past 2048 entries starts afresh.
+
+    Text layouts depend only on the font and the text, and the same few
+    labels return on every step, so a plain bounded dict is enough (the
+    painter that measures them cannot be part of an ``lru_cache`` key).
+    """
+    value = cache.get(key)
+    if value is None:
+        if len(cache) > 2048:
+            cache.clear()
+        value = cache[key] = make()
+    return value
 
 
 _TEXT_RECTS: dict[tuple[tuple[str, int], str], QRectF] = {}
@@ -567,19 +579,16 @@ class _AxisDrawing:
 
 def _static_label(p: QPainter, font_key, rect: QRectF, flags: int, text: str) -> tuple[QPointF, QStaticText]:
     """Where ``p.drawText(rect, flags, text)`` puts the text's top-left corner, and the text laid out once."""
-    key = (font_key, text, flags, rect.width(), rect.height())
-    cached = _STATIC_LABELS.get(key)
-    if cached is None:
-        if len(_STATIC_LABELS) > 2048:
-            _STATIC_LABELS.clear()
+
+    def lay_out() -> tuple[QPointF, QStaticText]:
         placed = p.boundingRect(QRectF(0, 0, rect.width(), rect.height()), flags, text)
         static = QStaticText(text)
         static.setTextFormat(Qt.TextFormat.PlainText)
         static.prepare(QTransform(), p.font())
         # qt_format_text places a single line math.ceil(leading) below the text's box.
-        offset = QPointF(placed.x(), placed.y() + math.ceil(QFontMetricsF(p.font()).leading()))
-        cached = _STATIC_LABELS[key] = (offset, static)
-    offset, static = cached
+        return QPointF(placed.x(), placed.y() + math.ceil(QFontMetricsF(p.font()).leading())), static
+
+    offset, static = _remembered(_STATIC_LABELS, (font_key, text, flags, rect.width(), rect.height()), lay_out)
     return rect.topLeft() + offset, static
 
 
@@ -776,16 +785,14 @@ class MatrixPlot:
         style_plot(self.plot, cached_axes=False)  # no grid over the image
         self.plot.setLabel("bottom", x_label)
         self.plot.setLabel("left", y_label)
-        for side in ("bottom", "left"):
-            # Rows and columns are indices: whole-number ticks, and no SI prefix
-            # (pyqtgraph labelled the row axis of a one-position matrix −400 … 400 "(x0.001)").
-            axis = self.plot.getAxis(side)
-            axis.enableAutoSIPrefix(False)
-            axis.integer_ticks = True
-        for side in ("top", "right"):
-            # Hidden, but linked to the view: with the prefix on, each new range
-            # re-parsed the hidden axis's HTML label.
+        # Rows and columns are indices: whole-number ticks, and no SI prefix
+        # (pyqtgraph labelled the row axis of a one-position matrix −400 … 400
+        # "(x0.001)"). The hidden top and right axes follow the view too; with
+        # the prefix on, each new range re-parsed their HTML labels.
+        for side in ("bottom", "left", "top", "right"):
             self.plot.getAxis(side).enableAutoSIPrefix(False)
+        for side in ("bottom", "left"):
+            self.plot.getAxis(side).integer_ticks = True
         self.plot.invertY(True)  # matrix orientation: row 0 at the top
         self.plot.setMenuEnabled(False)
         self.plot.hideButtons()

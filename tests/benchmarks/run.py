@@ -122,13 +122,25 @@ def timed_update(window: MainWindow, change) -> float:
     return time.perf_counter() - start
 
 
-def bench_size(app: QApplication, seq_len: int, d_model: int, repeats: int) -> dict:
+def open_window(seq_len: int, d_model: int) -> MainWindow:
+    """The real main window at this size, shown, settled, its start-up objects frozen."""
     window = MainWindow(params=EncodingParams(seq_len=seq_len, d_model=d_model), restore=False)
     window.resize(1500, 950)
     window.show()
     for _ in range(3):
         settle(window)
     gc.freeze()  # as posenc-gui does once its window is up (see __main__)
+    return window
+
+
+def base_steps(window: MainWindow, repeats: int) -> list[float]:
+    """Seconds per base step; a base step keeps the matrix shapes (no axis re-layout)."""
+    bases = [10000.0, 9000.0]
+    return [timed_update(window, lambda i=i: window.state.update(base=bases[i % 2])) for i in range(1, repeats + 1)]
+
+
+def bench_size(app: QApplication, seq_len: int, d_model: int, repeats: int) -> dict:
+    window = open_window(seq_len, d_model)
     rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     heatmap = window.panels["heatmap"]
     vb = heatmap.matrix.view_box
@@ -151,9 +163,7 @@ def bench_size(app: QApplication, seq_len: int, d_model: int, repeats: int) -> d
 
     cpu_before = cpu_times()
     param_times, zoom_times = run_all()  # timing pass: nothing else running
-    bases = [10000.0, 9000.0]  # a base step keeps the matrix shapes (no axis re-layout)
-    base_times = [timed_update(window, lambda i=i: window.state.update(base=bases[i % 2]))
-                  for i in range(1, repeats + 1)]
+    base_times = base_steps(window, repeats)
     monitor = StallMonitor()
     monitor.start()
     run_all()
@@ -208,21 +218,15 @@ def bench_startup(repeats: int = 5) -> tuple[float, float]:
 
 def default_steps(app: QApplication, repeats: int) -> str:
     """One line for A/B comparisons: median d_model and base step at the default size."""
-    window = MainWindow(params=EncodingParams(seq_len=128, d_model=512), restore=False)
-    window.resize(1500, 950)
-    window.show()
-    for _ in range(3):
-        settle(window)
-    gc.freeze()
+    window = open_window(128, 512)
     cpu_before = cpu_times()
     d_steps = [timed_update(window, lambda i=i: window.state.update(d_model=[512, 510][i % 2]))
                for i in range(1, repeats + 1)]
-    base_steps = [timed_update(window, lambda i=i: window.state.update(base=[10000.0, 9000.0][i % 2]))
-                  for i in range(1, repeats + 1)]
+    b_steps = base_steps(window, repeats)
     steal = steal_percent(cpu_before, cpu_times())
     window.close()
     return (f"128 × 512: d_model step {1000 * statistics.median(d_steps):.2f} ms, "
-            f"base step {1000 * statistics.median(base_steps):.2f} ms, VM steal "
+            f"base step {1000 * statistics.median(b_steps):.2f} ms, VM steal "
             + ("n/a" if steal is None else f"{steal:.1f} %"))
 
 
