@@ -8,7 +8,7 @@ from PySide6.QtCore import QEvent, QObject
 from PySide6.QtGui import QColor, QImage
 from PySide6.QtWidgets import QApplication, QGraphicsView, QLabel, QVBoxLayout, QWidget
 
-from posenc_gui.views.labels import StatusText
+from posenc_gui.views.labels import StatusText, WrappedLabelHolder
 from posenc_gui.views.matrixplot import label_plain_text, new_layout_widget, set_title
 
 
@@ -59,6 +59,35 @@ def test_status_text_draws_its_text(qtbot):
     label.setText("something to read")
     drawn = label.grab().toImage()
     assert blank != drawn
+
+
+@pytest.mark.parametrize("held", [True, False])
+def test_wrapped_message_relays_out_only_for_a_new_height(qtbot, held):
+    # A bare word-wrapped QLabel is the control: every new text asks the window for a layout.
+    window = QWidget()
+    qtbot.addWidget(window)
+    window.resize(400, 300)
+    panel = QWidget(window)
+    QVBoxLayout(window).addWidget(panel)
+    panel_layout = QVBoxLayout(panel)
+    label = QLabel("3 of the 512 shown dimensions are aliased.")
+    label.setWordWrap(True)
+    panel_layout.addWidget(WrappedLabelHolder(label) if held else label)
+    panel_layout.addStretch(1)
+    window.show()
+    qtbot.waitExposed(window)
+    settle()
+    requests = LayoutRequests(window)
+    label.setText("4 of the 512 shown dimensions are aliased.")
+    settle()
+    assert (requests.count > 0) == (not held)
+    assert label.text() == "4 of the 512 shown dimensions are aliased."
+    one_line = label.height()
+    label.setText("A message long enough to need several lines at this width: " * 4)
+    settle()
+    # More lines: the label grows to the height its text needs, whichever route it takes.
+    assert label.height() == label.heightForWidth(label.width()) > one_line
+    assert label.width() == panel.contentsRect().width() - sum(panel_layout.getContentsMargins()[::2])
 
 
 def settle() -> None:

@@ -9,6 +9,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWi
 
 from ..compute import ComputeService
 from ..state import AppState
+from .labels import WrappedLabelHolder
 
 MESSAGE_STYLES = {
     "error": "background:#fde8e8; color:#8a1c1c; border:1px solid #e0a0a0; padding:3px 6px;",
@@ -63,11 +64,12 @@ class Panel(QWidget):
         self.message_label = QLabel(self)
         self.message_label.setWordWrap(True)
         self.message_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.message_label.hide()
+        self._message_holder = WrappedLabelHolder(self.message_label, self)
+        self._message_holder.hide()
         self._message: tuple[str, str] = ("", "")
         self._stale = False
         outer.addWidget(self._help_label)
-        outer.addWidget(self.message_label)
+        outer.addWidget(self._message_holder)
         self.body = QVBoxLayout()
         self.body.setSpacing(4)
         outer.addLayout(self.body, 1)
@@ -150,6 +152,7 @@ class Panel(QWidget):
         self.message_label.setText(text)
         self.message_label.setStyleSheet(MESSAGE_STYLES.get(level, MESSAGE_STYLES["info"]))
         self.message_label.setVisible(bool(text))
+        self._message_holder.setVisible(bool(text))
 
     def figure_widget(self) -> QWidget:
         """The widget that is the figure, for image export; the whole panel by default."""

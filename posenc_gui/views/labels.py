@@ -1,10 +1,10 @@
-"""A one-line text label whose text can change every frame without re-laying out the window."""
+"""Text labels whose text can change every frame without re-laying out the window."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import QSize, Qt
+from PySide6.QtCore import QEvent, QSize, Qt
 from PySide6.QtGui import QPainter
-from PySide6.QtWidgets import QSizePolicy, QWidget
+from PySide6.QtWidgets import QLabel, QSizePolicy, QWidget
 
 
 def counted(n: int, noun: str) -> str:
@@ -65,3 +65,55 @@ class StatusText(QWidget):
         shown = self.fontMetrics().elidedText(self._text, Qt.TextElideMode.ElideRight, self.width())
         painter.drawText(self.rect(), int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter), shown)
         painter.end()
+
+
+class WrappedLabelHolder(QWidget):
+    """Holds a word-wrapped :class:`QLabel` at the height its text needs.
+
+    ``QLabel.setText`` always asks the parent layout for a new geometry, and
+    in a dock that request climbs through the panel and the dock to the
+    main window, which re-lays out every dock: 2 ms per update at 1,048,576
+    positions, where the heatmap's aliasing warning counts different
+    dimensions on every d_model step. The label sits here without a layout,
+    so its requests stop at this widget, which asks for a new layout only
+    when the text needs a different height at the current width.
+
+    Parameters
+    ----------
+    label : QLabel
+        The label to hold (reparented here); it should wrap its words.
+    """
+
+    def __init__(self, label: QLabel, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.label = label
+        label.setParent(self)
+        policy = QSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
+        policy.setHeightForWidth(True)
+        self.setSizePolicy(policy)
+
+    def hasHeightForWidth(self) -> bool:  # noqa: N802 (Qt override)
+        return True
+
+    def heightForWidth(self, width: int) -> int:  # noqa: N802 (Qt override)
+        return self.label.heightForWidth(width)
+
+    def sizeHint(self) -> QSize:  # noqa: N802 (Qt override)
+        hint = self.label.sizeHint()
+        return QSize(hint.width(), self.heightForWidth(hint.width()))
+
+    def minimumSizeHint(self) -> QSize:  # noqa: N802 (Qt override)
+        return self.label.minimumSizeHint()
+
+    def event(self, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.LayoutRequest:  # posted by the label's setText
+            if self.heightForWidth(self.width()) != self.height():
+                self.updateGeometry()  # more or fewer lines: the layout must make room
+            else:
+                self.label.setGeometry(self.rect())
+            return True
+        return super().event(event)
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt override)
+        super().resizeEvent(event)
+        self.label.setGeometry(self.rect())
