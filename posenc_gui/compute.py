@@ -200,6 +200,10 @@ class ComputeService(QObject):
         self._pending.discard(key)
         self._update_busy()
 
+    def is_pending(self, key: Any) -> bool:
+        """True while a request under ``key`` is computing (its result not yet delivered)."""
+        return key in self._pending
+
     def is_idle(self) -> bool:
         """True when no request is waiting to be delivered."""
         return not self._pending

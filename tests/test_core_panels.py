@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 from PySide6.QtCore import QPointF
 from PySide6.QtGui import QColor, QImage
+from PySide6.QtWidgets import QApplication
 
 from posenc_gui.model import encode, pairwise
 from posenc_gui.views.heatmap import HeatmapPanel
@@ -242,6 +243,41 @@ def test_similarity_metric_and_reference(qtbot, state, compute):
     assert panel.profile_data.offsets[0] == -10 and panel.profile_data.offsets[-1] == 49
     with pytest.raises(ValueError, match="reference"):
         panel.set_options(reference=60)
+
+
+@pytest.mark.parametrize("profile_fails", [False, True])
+def test_similarity_shows_matrix_and_profile_in_one_turn(qtbot, state, compute, monkeypatch, profile_fails):
+    # At a worker size the two halves arrive separately; the matrix waits for
+    # the profile, so the canvas repaints once. A failed profile releases it.
+    import threading
+
+    from posenc_gui.views import similarity
+
+    panel = SimilarityPanel(state, compute)
+    settle(qtbot, panel, compute)
+    release = threading.Event()
+    compute_profile = similarity.compute_profile
+
+    def slow_profile(*args):
+        assert release.wait(10)
+        if profile_fails:
+            raise ValueError("reference must be in 0…1023")
+        return compute_profile(*args)
+
+    monkeypatch.setattr(similarity, "compute_profile", slow_profile)
+    state.update(seq_len=1024, d_model=8192)
+    state.flush()
+    qtbot.waitUntil(lambda: not compute.is_pending((panel, "matrix")))
+    QApplication.processEvents()
+    assert panel.matrix_data.params.d_model == 512  # computed, and held back
+    release.set()
+    assert compute.wait_idle()
+    assert panel.matrix_data.params.d_model == 8192
+    if profile_fails:
+        assert panel.profile_data.params.d_model == 512
+        assert "reference must be" in panel.message_label.text()
+    else:
+        assert panel.profile_data.params.d_model == 8192
 
 
 def test_a_million_positions_allocate_no_n_by_d_array(qtbot, state, compute):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import pyqtgraph as pg
@@ -137,6 +137,8 @@ class SimilarityPanel(Panel):
         self.body.addWidget(self.sampling_label)
         self.matrix_data: MatrixData | None = None
         self.profile_data: ProfileData | None = None
+        # A result that waits for the other half's, so both repaint together.
+        self._held: dict[str, Callable[[], None]] = {}
         self._profile_key: tuple[int, int] | None = None
         self._length: int | None = None
         self.debounce(self.schedule_update, self.matrix.view_box.sigRangeChangedManually,
@@ -188,7 +190,7 @@ class SimilarityPanel(Panel):
         rows = sample_axis(y0, y1, params.seq_len, min(height, budget))
         cols = sample_axis(x0, x1, params.seq_len, min(width, budget))
         self.compute.submit((self, "matrix"), lambda: compute_matrix(params, metric, rows, cols),
-                            self._show_matrix, self._failed,
+                            lambda data: self._arrived("matrix", lambda: self._show_matrix(data)), self._failed,
                             cost=(rows.count + cols.count) * params.d_model + rows.count * cols.count)
 
     def _request_profile(self) -> None:
@@ -204,9 +206,29 @@ class SimilarityPanel(Panel):
         points = samples_within_budget(2 * width, params.d_model, MAX_PROFILE_WORK, square=False)
         targets = sample_axis(reference + k0, reference + k1, params.seq_len, points)
         self.compute.submit((self, "profile"), lambda: compute_profile(params, metric, reference, targets),
-                            self._show_profile, self._failed, cost=(targets.count + 1) * params.d_model)
+                            lambda data: self._arrived("profile", lambda: self._show_profile(data)), self._failed,
+                            cost=(targets.count + 1) * params.d_model)
+
+    def _arrived(self, part: str, show: Callable[[], None]) -> None:
+        """Show a result, or hold it while the other half of the canvas is still computing.
+
+        After a parameter change the matrix and the profile come from two
+        workers, in separate event-loop turns; shown as they come, the
+        canvas would repaint twice per slider step (a second 2–8 ms repaint
+        at d_model 8192).
+        """
+        self._held[part] = show
+        other = "profile" if part == "matrix" else "matrix"
+        if not self.compute.is_pending((self, other)):
+            self._show_held()
+
+    def _show_held(self) -> None:
+        held, self._held = self._held, {}
+        for show in held.values():
+            show()
 
     def _failed(self, error: Exception) -> None:
+        self._show_held()  # the other half, if it is waiting, is still good
         self.show_message(str(error), "error")
 
     def _show_matrix(self, data: MatrixData) -> None:
