@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pyqtgraph as pg
 import pytest
-from PySide6.QtCore import QEvent, QObject
+from PySide6.QtCore import QEvent, QObject, QPointF
 from PySide6.QtGui import QColor, QImage
 from PySide6.QtWidgets import QApplication, QGraphicsView, QLabel, QVBoxLayout, QWidget
 
@@ -153,6 +153,26 @@ def test_waveform_note_follows_the_curves_once_the_user_pauses(qtbot, state, com
     assert "/512))" in panel.note_label.text()
     qtbot.waitUntil(lambda: "/64))" in panel.note_label.text(), timeout=NOTE_DELAY_MS + 2000)
     assert "dim 0 = sin(pos / 10000^(2·0/64))" in panel.note_label.text()
+
+
+def test_hovering_the_heatmap_does_not_re_lay_out_the_panel(qtbot, state, compute):
+    from posenc_gui.views.heatmap import HeatmapPanel
+
+    panel = HeatmapPanel(state, compute)
+    qtbot.addWidget(panel)
+    panel.resize(900, 650)
+    panel.show()
+    qtbot.waitExposed(panel)
+    state.flush()
+    assert compute.wait_idle()
+    settle()
+    requests = LayoutRequests(panel)
+    view_box = panel.matrix.view_box
+    for pos, dim in ((3, 5), (40, 200), (127, 511)):
+        panel._hover(view_box.mapViewToScene(QPointF(dim, pos)))
+        settle()
+        assert panel.hover_label.text().startswith(f"pos {pos}, dim {dim}:")
+    assert requests.count == 0
 
 
 class Paints(QObject):

@@ -13,7 +13,7 @@ from ..model import AxisSample, EncodingParams, aliased, sample_axis, wavelength
 from ..model import limits
 from ..model.cache import encode_sampled
 from .base import Panel
-from .labels import StatusText, counted
+from .labels import StatusText, WrappedLabelHolder, counted
 from .matrixplot import MatrixImageItem, MatrixPlot, new_layout_widget, view_pixels
 
 #: Used before the plot has been laid out and has a real pixel size.
@@ -74,7 +74,8 @@ class HeatmapPanel(Panel):
         self.body.addWidget(self.canvas, 1)
         self.hover_label = QLabel("Hover over the heatmap for a cell's value and formula.", self)
         self.hover_label.setWordWrap(True)
-        self.body.addWidget(self.hover_label)
+        # Held: a new text on every mouse move must not re-lay out the window.
+        self.body.addWidget(WrappedLabelHolder(self.hover_label, self))
         self.data: HeatmapData | None = None
         self._shape: tuple[int, int] | None = None
         # The whole new matrix, (columns, rows) in data coordinates, shown

@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QCheckBox, QGraphicsPathItem, QLabel, QLineEdit, Q
 
 from ..model import AxisSample, EncodingParams, aliased, curve_positions, sample_axis, value_range, wavelengths
 from .base import Panel
+from .labels import WrappedLabelHolder
 from .matrixplot import (
     CurveItem, FOREGROUND, PALETTE, fit_y_range, new_layout_widget, replace_label_text, set_title, show_grid,
     style_plot, view_pixels,
@@ -160,10 +161,9 @@ class WaveformsPanel(Panel):
         self.note_label = QLabel(self)
         self.note_label.setWordWrap(True)
         self.note_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.body.addWidget(self.note_label)
-        # The note (a word-wrapped label) re-lays out the dock and the window
-        # when its text changes, 3 ms that a slider step cannot afford: it
-        # follows the plot once the user pauses.
+        self.body.addWidget(WrappedLabelHolder(self.note_label, self))
+        # The note's text changes on every d_model step; laying it out and
+        # drawing it again (a few hundred microseconds) is left until the user pauses.
         self._note_text = ""
         self._note_timer = QTimer(self)
         self._note_timer.setSingleShot(True)
