@@ -216,6 +216,32 @@ def test_a_parameter_step_does_not_repaint_the_docks(qtbot, settings_path, opaqu
     assert (docks.count == 0) == opaque_panels, docks.count
 
 
+@pytest.mark.parametrize("panel_id", ["addition", "linear_relation", "magnitude", "permutation", "relative",
+                                      "spectrum", "uniqueness"])
+def test_a_parameter_step_with_an_analysis_panel_in_front_re_lays_out_no_dock(qtbot, settings_path, panel_id):
+    # Each of these panels rewrites a word-wrapped summary on every update; a
+    # bare QLabel would ask its dock (and the main window) for a new layout.
+    from posenc_gui.mainwindow import MainWindow
+    from posenc_gui.model import EncodingParams
+
+    window = MainWindow(params=EncodingParams(seq_len=32, d_model=64), restore=False)
+    qtbot.addWidget(window)
+    window.resize(1400, 900)
+    window.show()
+    qtbot.waitExposed(window)
+    window.raise_panel(panel_id)
+    assert window.compute.wait_idle()
+    settle()
+    assert window.panels[panel_id].on_screen()
+    requests = LayoutRequests(window.docks[panel_id])
+    for d_model in (62, 64):
+        window.state.update(d_model=d_model)
+        window.state.flush()
+        assert window.compute.wait_idle()
+        settle()
+    assert requests.count == 0
+
+
 def test_legend_text_swapped_in_place_stays_aligned_with_the_others(qtbot):
     # The in-place text has no document margin; it must start where the
     # neighbouring labels' rich text starts, not a margin to the left.

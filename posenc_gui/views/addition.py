@@ -24,6 +24,7 @@ from ..model.addition import (
     scale_sweep,
 )
 from .base import Panel
+from .labels import WrappedLabelHolder
 from .matrixplot import BLUE, FOREGROUND, GREEN, ORANGE, PINK, new_layout_widget, show_grid, style_plot
 from .spectrum import decade_ticks
 
@@ -106,7 +107,7 @@ class AdditionPanel(Panel):
         self.summary_label.setTextFormat(Qt.TextFormat.RichText)
         self.summary_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.summary_label.setStyleSheet(f"color:{FOREGROUND};")
-        self.body.addWidget(self.summary_label)
+        self.body.addWidget(WrappedLabelHolder(self.summary_label, self))
         self.canvas = new_layout_widget(self)
         self.cost_plot = self._plot(0, 0, "", "relative to adding (= 1)")
         self.terms_plot = self._plot(0, 1, "embedding scale σ", "RMS of the term", log=(True, True))

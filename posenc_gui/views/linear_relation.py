@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QComboBox, QLabel, QSpinBox, QWidget
 from ..model import SCHEMES, AxisSample, EncodingParams, sample_axis
 from ..model.analysis import MAX_TK_D_MODEL, LinearRelation, linear_relation, unpaired_dimensions
 from .base import Panel
+from .labels import WrappedLabelHolder
 from .matrixplot import FOREGROUND, MatrixPlot, new_layout_widget
 from .spectrum import set_integer_ticks
 
@@ -132,7 +133,8 @@ class LinearRelationPanel(Panel):
         self.summary_label.setWordWrap(True)
         self.summary_label.setTextFormat(Qt.TextFormat.RichText)
         self.summary_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.body.addWidget(self.summary_label)
+        self.summary_label.setStyleSheet(f"color:{FOREGROUND};")
+        self.body.addWidget(WrappedLabelHolder(self.summary_label, self))
         self.canvas = new_layout_widget(self)
         self.matrix = MatrixPlot(self.canvas.ci, "column: dimension of PE(p)", "row: dimension of PE(p + k)",
                                  "T_k entry")
@@ -174,7 +176,6 @@ class LinearRelationPanel(Panel):
             f"relative {rel.relative_residual:.3g}; method: {rel.method}; "
             f"largest |T<sub>k</sub> entry| {np.abs(rel.T).max():.3g}."
         )
-        self.summary_label.setStyleSheet(f"color:{FOREGROUND};")
         messages = []
         if data.extended:
             messages.append(
@@ -217,7 +218,7 @@ class LinearRelationPanel(Panel):
         title = f"T_k, k = {self.data.relation.k:g}"
         if count < d:
             title += f" (dimensions 0…{count - 1} of {d:,})"
-        self.matrix.plot.setTitle(title, size="10pt")
+        self.matrix.set_title(title)
 
     def figure_widget(self) -> QWidget:
         return self.canvas

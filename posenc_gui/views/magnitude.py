@@ -13,7 +13,8 @@ from PySide6.QtWidgets import QDoubleSpinBox, QLabel, QWidget
 from ..model import AxisSample, EncodingParams, sample_axis
 from ..model.analysis import MAX_EMBEDDING_SCALE, embedding_norm, pe_norms
 from .base import Panel
-from .matrixplot import BLUE, FOREGROUND, MAX_DOTS, ORANGE, new_layout_widget, show_grid, style_plot
+from .labels import WrappedLabelHolder
+from .matrixplot import BLUE, FOREGROUND, MAX_DOTS, ORANGE, new_layout_widget, set_title, show_grid, style_plot
 
 #: At most this many positions are evaluated (evenly strided, always including the last) ...
 MAX_POINTS = 2048
@@ -75,7 +76,8 @@ class MagnitudePanel(Panel):
         self.summary_label.setWordWrap(True)
         self.summary_label.setTextFormat(Qt.TextFormat.RichText)
         self.summary_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.body.addWidget(self.summary_label)
+        self.summary_label.setStyleSheet(f"color:{FOREGROUND};")
+        self.body.addWidget(WrappedLabelHolder(self.summary_label, self))
         self.canvas = new_layout_widget(self)
         self.plot: pg.PlotItem = self.canvas.addPlot()
         style_plot(self.plot)
@@ -125,8 +127,7 @@ class MagnitudePanel(Panel):
             f"(σ = {data.scale:g}, d = {params.d_model:,}). At the last position ‖p‖ / ‖e‖ = "
             f"<b>{last / data.embedding:.3g}</b>."
         )
-        self.summary_label.setStyleSheet(f"color:{FOREGROUND};")
-        self.plot.setTitle(f"{params.scheme}, d_model {params.d_model:,}", size="10pt")
+        set_title(self.plot, f"{params.scheme}, d_model {params.d_model:,}")
         if data.sample.stride > 1:
             self.show_message(f"Showing {data.sample.describe('position')} (and the last).", "info")
         else:

@@ -53,6 +53,7 @@ from ..model.attention import (
     word_difference,
 )
 from .base import MESSAGE_STYLES, Panel
+from .labels import WrappedLabelHolder
 from .matrixplot import DIVERGING, FOREGROUND, SEQUENTIAL, get_colormap, new_layout_widget, symmetric_levels
 
 #: Numbers are written into a matrix's cells only up to this size.
@@ -546,7 +547,7 @@ class PermutationPanel(Panel):
         self.verdict_label.setWordWrap(True)
         self.verdict_label.setTextFormat(Qt.TextFormat.RichText)
         self.verdict_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.body.addWidget(self.verdict_label)
+        self.body.addWidget(WrappedLabelHolder(self.verdict_label, self))
 
         self.canvas = new_layout_widget()
         self.scroll = QScrollArea(self)
@@ -650,7 +651,8 @@ class PermutationPanel(Panel):
             rendered = [html.escape(line) for line in lines]
             style = MESSAGE_STYLES["warning"]
         self.verdict_label.setText("<br>".join(rendered))
-        self.verdict_label.setStyleSheet(style)
+        if self.verdict_label.styleSheet() != style:  # restyling re-polishes the label
+            self.verdict_label.setStyleSheet(style)
         self.scheme_label.setText(f"PE scheme: {html.escape(self._pe_description())}")
 
     def _figure_verdict(self, demo: PermutationDemo) -> str:

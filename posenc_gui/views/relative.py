@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QLabel, QSpinBox, QWidget
 from ..model import AxisSample, EncodingParams, sample_axis
 from ..model.analysis import MAX_OFFSETS, OffsetSpread, offset_profiles, offset_spread
 from .base import Panel
+from .labels import WrappedLabelHolder
 from .matrixplot import FOREGROUND, ORANGE, PALETTE, new_layout_widget, show_grid, style_plot
 from .spectrum import set_integer_ticks
 
@@ -94,7 +95,8 @@ class RelativePanel(Panel):
         self.summary_label.setWordWrap(True)
         self.summary_label.setTextFormat(Qt.TextFormat.RichText)
         self.summary_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.body.addWidget(self.summary_label)
+        self.summary_label.setStyleSheet(f"color:{FOREGROUND};")
+        self.body.addWidget(WrappedLabelHolder(self.summary_label, self))
         self.canvas = new_layout_widget(self)
         self.spread_plot: pg.PlotItem = self.canvas.addPlot(row=0, col=0)
         self.profile_plot: pg.PlotItem = self.canvas.addPlot(row=0, col=1)
@@ -191,7 +193,6 @@ class RelativePanel(Panel):
                if data.position_stride > 1 else "")
             + f", offsets k = 0…{k[-1]:,.0f}" + (f" ({k.size:,} sampled)" if k.size < k[-1] + 1 else "") + "."
         )
-        self.summary_label.setStyleSheet(f"color:{FOREGROUND};")
         self.show_message("")
 
     def figure_widget(self) -> QWidget:

@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QLabel, QWidget
 from ..model import SCHEMES, EncodingParams
 from ..model.spectrum import CATEGORIES, Spectrum, spectrum
 from .base import Panel
+from .labels import WrappedLabelHolder
 from .matrixplot import (
     BLUE, FOREGROUND, GREEN, ORANGE, new_layout_widget, set_axis_label, set_title, show_grid, style_plot,
 )
@@ -132,7 +133,7 @@ class SpectrumPanel(Panel):
         self.summary_label.setWordWrap(True)
         self.summary_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.summary_label.setStyleSheet(f"color:{FOREGROUND};")
-        self.body.addWidget(self.summary_label)
+        self.body.addWidget(WrappedLabelHolder(self.summary_label, self))
         self.canvas = new_layout_widget(self)
         self.wave_key = self.canvas.addLabel("", row=0, col=0, color=FOREGROUND, size="9pt")
         self.wave_plot: pg.PlotItem = self.canvas.addPlot(row=1, col=0)

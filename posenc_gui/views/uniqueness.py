@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 from ..model import EncodingParams
 from ..model.analysis import Uniqueness, pe_norms, uniqueness, uniqueness_max_positions
 from .base import Panel
+from .labels import WrappedLabelHolder
 from .matrixplot import BLUE, FOREGROUND, MAX_DOTS, ORANGE, new_layout_widget, show_grid, style_plot
 from .spectrum import set_integer_ticks
 
@@ -97,7 +98,8 @@ class UniquenessPanel(Panel):
         self.summary_label.setWordWrap(True)
         self.summary_label.setTextFormat(Qt.TextFormat.RichText)
         self.summary_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.body.addWidget(self.summary_label)
+        self.summary_label.setStyleSheet(f"color:{FOREGROUND};")
+        self.body.addWidget(WrappedLabelHolder(self.summary_label, self))
 
         splitter = QSplitter(Qt.Orientation.Horizontal, self)
         self.canvas = new_layout_widget(splitter)
@@ -193,7 +195,6 @@ class UniquenessPanel(Panel):
             f"(typical ‖PE‖ = {data.typical_norm:.4g}); {params.scheme}, d_model {params.d_model:,}, "
             f"positions 0…{data.count - 1:,}."
         )
-        self.summary_label.setStyleSheet(f"color:{FOREGROUND};")
         if data.truncated:
             self.show_message(
                 f"Comparing positions 0…{data.count - 1:,} of {params.seq_len:,}: all pairs of "
