@@ -23,7 +23,12 @@ For each size it builds the real main window (offscreen, 1500×950), then:
   process's peak RSS growth over the size's runs (``resource.getrusage``);
 - start-up: wall time from launching ``posenc-gui --quit-after-first-paint``
   (a fresh process, imports included) to its report of the first fully drawn
-  window, median of 5.
+  window, median of 5;
+- machine check (a control, no budget): a fixed NumPy task of about 3 ms
+  (colour-mapping a 249 × 911 heatmap three times) run over and over for
+  10 s with short pauses, without Qt and without workers. Its median says
+  how fast the machine is during this run; its longest run says how long
+  the machine alone can hold up a few milliseconds of work.
 
 Budgets: default size ≤ 16 ms median; 1,048,576 × 8192 ≤ 100 ms median and
 < 1 GiB peak; 1,048,576 positions within 3× of 1,024 at the same window size;
@@ -41,6 +46,8 @@ import subprocess
 import sys
 import time
 import tracemalloc
+
+import numpy as np
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
@@ -216,6 +223,29 @@ def bench_startup(repeats: int = 5) -> tuple[float, float]:
     return statistics.median(first_paint), statistics.median(exit_times)
 
 
+def machine_check(seconds: float = 10.0) -> list[float]:
+    """Seconds per run of a fixed NumPy task (no Qt, no workers), repeated with 4 ms pauses.
+
+    The task is the colour mapping the heatmap does at a worker size, three
+    times: a control measurement for the benchmark's figures, not part of
+    the app.
+    """
+    values = np.random.default_rng(0).random((249, 911))
+    palette = np.arange(256, dtype=np.uint32)
+    durations = []
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        start = time.perf_counter()
+        for _ in range(3):
+            scaled = np.subtract(values, -1.0)
+            scaled *= 128.0
+            np.clip(scaled, 0, 255, out=scaled)
+            palette[scaled.astype(np.uint8)]
+        durations.append(time.perf_counter() - start)
+        time.sleep(0.004)
+    return durations
+
+
 def default_steps(app: QApplication, repeats: int) -> str:
     """One line for A/B comparisons: median d_model and base step at the default size."""
     window = open_window(128, 512)
@@ -250,6 +280,11 @@ def main() -> int:
               f"{r['stall_p99_ms']:>11.1f} {r['traced_mib']:>15.1f} {r['rss_growth_mib']:>15.1f} {steal:>11}")
     startup, exit_time = bench_startup()
     print(f"start-up to first painted window: {startup:.2f} s (process exit after it: {exit_time:.2f} s)")
+    check = sorted(machine_check())
+    median, longest = statistics.median(check), check[-1]
+    print(f"machine check (no budget; a fixed NumPy task, no Qt, no workers): {len(check):,} runs, "
+          f"median {1000 * median:.1f} ms, 99th percentile {1000 * check[int(0.99 * (len(check) - 1))]:.1f} ms, "
+          f"longest {1000 * longest:.1f} ms ({longest / median:.1f}× the median)")
 
     failures = []
     by_size = {(r["seq_len"], r["d_model"]): r for r in rows}
