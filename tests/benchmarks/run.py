@@ -10,7 +10,9 @@ For each size it builds the real main window (offscreen, 1500×950), then:
   visible panel's result, then process the pending paint events (Qt repaints
   what changed); median over repeats. A d_model step changes the heatmap's
   shape and so its axis; a base step (printed beside it, for information)
-  does not. The budget applies to the d_model step;
+  does not. The budget applies to the d_model step. A second table gives the
+  same d_model steps per panel: from the change to the end of the last
+  repaint of that panel's canvas;
 - zoom → repaint: set a new heatmap view range, same measurement;
 - GUI stall: in a second pass, the longest gap seen by a 2 ms timer on the
   GUI thread while the same updates run (how long the window was unresponsive),
@@ -54,7 +56,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 from PySide6.QtCore import QElapsedTimer, QTimer  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
-from posenc_gui.mainwindow import MainWindow  # noqa: E402
+from posenc_gui.mainwindow import PRIMARY_PANELS, MainWindow  # noqa: E402
 from posenc_gui.model import EncodingParams  # noqa: E402
 from posenc_gui.model import cache as encoding_cache  # noqa: E402
 
@@ -90,6 +92,38 @@ class StallMonitor:
         return ordered[-1], ordered[int(0.99 * (len(ordered) - 1))]
 
 
+class CanvasPaints:
+    """When each panel's canvas last finished a repaint (``time.perf_counter``).
+
+    Wraps pyqtgraph's ``GraphicsView.paintEvent`` until :meth:`close`; the
+    wrapper costs a few microseconds per repaint.
+    """
+
+    def __init__(self) -> None:
+        from pyqtgraph.widgets.GraphicsView import GraphicsView
+
+        self.finished: dict[str, float] = {}
+        self._paint = paint = GraphicsView.paintEvent
+        finished = self.finished
+
+        def timed_paint(view, event) -> None:
+            paint(view, event)
+            parent = view.parentWidget()
+            if parent is not None:
+                finished[parent.objectName().removeprefix("panel-")] = time.perf_counter()
+
+        GraphicsView.paintEvent = timed_paint
+
+    def close(self) -> None:
+        """Put pyqtgraph's own paint back."""
+        from pyqtgraph.widgets.GraphicsView import GraphicsView
+
+        GraphicsView.paintEvent = self._paint
+
+
+CANVAS_PAINTS: CanvasPaints | None = None
+
+
 def cpu_times() -> list[int] | None:
     """The machine's CPU time counters (Linux ``/proc/stat``), or None elsewhere."""
     try:
@@ -114,19 +148,28 @@ def settle(window: MainWindow) -> None:
     window.compute.wait_idle(120)
 
 
-def timed_update(window: MainWindow, change) -> float:
+def timed_update(window: MainWindow, change, per_panel: dict[str, list[float]] | None = None) -> float:
     """Seconds from a change to the repainted window with every visible panel's new data.
 
     The shared encoding cache is emptied first: the benchmark alternates
     between two values, and a real drag never returns to the value before last.
+    With ``per_panel``, each primary panel's time to the end of its canvas's
+    last repaint is appended to ``per_panel[name]``.
     """
     encoding_cache.clear()
+    if CANVAS_PAINTS is not None:
+        CANVAS_PAINTS.finished.clear()
     start = time.perf_counter()
     change()
     window.state.flush()
     window.compute.wait_idle(120)
     QApplication.processEvents()  # the repaints that the new data scheduled
-    return time.perf_counter() - start
+    end = time.perf_counter()
+    if per_panel is not None and CANVAS_PAINTS is not None:
+        for name in PRIMARY_PANELS:
+            if name in CANVAS_PAINTS.finished:
+                per_panel.setdefault(name, []).append(CANVAS_PAINTS.finished[name] - start)
+    return end - start
 
 
 def open_window(seq_len: int, d_model: int) -> MainWindow:
@@ -163,13 +206,14 @@ def bench_size(app: QApplication, seq_len: int, d_model: int, repeats: int) -> d
         vb.setRange(yRange=(low, high), padding=0)
         heatmap.schedule_update()
 
-    def run_all():
-        params = [timed_update(window, lambda i=i: change_param(i)) for i in range(1, repeats + 1)]
+    def run_all(per_panel=None):
+        params = [timed_update(window, lambda i=i: change_param(i), per_panel) for i in range(1, repeats + 1)]
         zooms = [timed_update(window, lambda i=i: zoom(i)) for i in range(repeats)]
         return params, zooms
 
     cpu_before = cpu_times()
-    param_times, zoom_times = run_all()  # timing pass: nothing else running
+    per_panel: dict[str, list[float]] = {}
+    param_times, zoom_times = run_all(per_panel)  # timing pass: nothing else running
     base_times = base_steps(window, repeats)
     monitor = StallMonitor()
     monitor.start()
@@ -191,6 +235,8 @@ def bench_size(app: QApplication, seq_len: int, d_model: int, repeats: int) -> d
         "seq_len": seq_len,
         "d_model": d_model,
         "param_ms": 1000 * statistics.median(param_times),
+        # Every step repaints every primary panel; a panel missing from some steps would be a bug shown here.
+        "panel_ms": {name: (1000 * statistics.median(times), len(times)) for name, times in per_panel.items()},
         "base_ms": 1000 * statistics.median(base_times),
         "zoom_ms": 1000 * statistics.median(zoom_times),
         "stall_ms": 1000 * stall,
@@ -268,6 +314,8 @@ def main() -> int:
                         help="only the default-size steps, one line (for alternating two versions)")
     args = parser.parse_args()
     app = QApplication.instance() or QApplication([])
+    global CANVAS_PAINTS
+    CANVAS_PAINTS = CanvasPaints()
     if args.default_steps:
         print(default_steps(app, max(args.repeats, 40)))
         return 0
@@ -278,6 +326,11 @@ def main() -> int:
         steal = "n/a" if r["steal_percent"] is None else f"{r['steal_percent']:.1f}"
         print(f"{r['size']:>28} {r['param_ms']:>15.1f} {r['base_ms']:>12.1f} {r['zoom_ms']:>14.1f} {r['stall_ms']:>13.1f} "
               f"{r['stall_p99_ms']:>11.1f} {r['traced_mib']:>15.1f} {r['rss_growth_mib']:>15.1f} {steal:>11}")
+    print(f"\nparameter change → each panel repainted, median ms (steps in which it repainted, of {args.repeats})")
+    print(f"{'size (positions × d_model)':>28}" + "".join(f"{name:>14}" for name in PRIMARY_PANELS))
+    for r in rows:
+        cells = [r["panel_ms"].get(name) for name in PRIMARY_PANELS]
+        print(f"{r['size']:>28}" + "".join(f"{'-':>14}" if c is None else f"{c[0]:>9.1f} ({c[1]})" for c in cells))
     startup, exit_time = bench_startup()
     print(f"start-up to first painted window: {startup:.2f} s (process exit after it: {exit_time:.2f} s)")
     check = sorted(machine_check())
