@@ -222,6 +222,19 @@ def test_waveforms_hold_curves_and_dots_of_the_chosen_dims(qtbot, state, compute
     assert panel.data.dims == (3, 10, 11)
 
 
+def test_a_zoom_re_samples_at_once_when_asked_instead_of_after_the_pause(qtbot, state, compute):
+    state.update(seq_len=8192)
+    panel = WaveformsPanel(state, compute)
+    settle(qtbot, panel, compute)
+    view_box = panel.plot.getViewBox()
+    view_box.setXRange(8000, 8050, padding=0)
+    assert panel.data.curve_x[-1] - panel.data.curve_x[0] > 8000  # still the whole length
+    panel.run_debounced()
+    assert compute.wait_idle()
+    assert 7990 <= panel.data.curve_x[0] and panel.data.curve_x[-1] <= 8060
+    assert not any(timer.isActive() for timer, _ in panel._debounced)  # not again after the pause
+
+
 def test_waveform_dims_parser():
     assert parse_dims("0, 1, 6-8", 10) == (0, 1, 6, 7, 8)
     with pytest.raises(ValueError, match="dims"):

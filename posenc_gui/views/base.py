@@ -68,6 +68,7 @@ class Panel(QWidget):
         self._message_holder.hide()
         self._message: tuple[str, str] = ("", "")
         self._stale = False
+        self._debounced: list[tuple[QTimer, Callable[[], None]]] = []
         outer.addWidget(self._help_label)
         outer.addWidget(self._message_holder)
         self.body = QVBoxLayout()
@@ -126,7 +127,15 @@ class Panel(QWidget):
         timer.timeout.connect(slot)
         for signal in signals:
             signal.connect(lambda *_: timer.start())
+        self._debounced.append((timer, slot))
         return timer
+
+    def run_debounced(self) -> None:
+        """Run now what a waiting debounce timer would run after its delay (scripts, benchmarks)."""
+        for timer, slot in self._debounced:
+            if timer.isActive():
+                timer.stop()
+                slot()
 
     def finish_header(self, stretch: bool = True) -> None:
         """Push the help button to the right end of the header; call after adding controls.
