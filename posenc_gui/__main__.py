@@ -11,7 +11,7 @@ import gc
 import sys
 from typing import Sequence
 
-from . import __version__
+from . import __version__, prepare_qt_environment
 from .model import LAYOUTS, SCHEMES, EncodingParams
 
 
@@ -80,6 +80,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as error:
         parser.error(str(error))
 
+    prepare_qt_environment()
     from PySide6.QtCore import QEvent, QTimer
     from PySide6.QtWidgets import QApplication
 

@@ -34,6 +34,8 @@ import warnings
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
+from . import prepare_qt_environment
+
 #: Exit codes.
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 PROG = "posenc-gui export"
@@ -327,6 +329,7 @@ def run(args: argparse.Namespace, classes: Sequence[type], parser: argparse.Argu
     target = check_target(args.output)  # fail before any rendering
 
     _ensure_platform()
+    prepare_qt_environment()
     _quiet_qt()
     from PySide6.QtCore import QSize, Qt
     from PySide6.QtWidgets import QApplication

@@ -6,6 +6,10 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import pytest  # noqa: E402
 
+from posenc_gui import prepare_qt_environment  # noqa: E402
+
+prepare_qt_environment()  # the tests paint as the app does
+
 
 @pytest.fixture
 def state(qapp):

@@ -59,6 +59,9 @@ import tracemalloc
 import numpy as np
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+from posenc_gui import prepare_qt_environment  # noqa: E402
+
+prepare_qt_environment()  # as posenc-gui does before its first window
 
 from PySide6.QtCore import QElapsedTimer, QTimer  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
