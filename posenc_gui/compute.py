@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 import shiboken6
 from pyqtgraph.util.garbage_collector import GarbageCollector
-from PySide6.QtCore import QCoreApplication, QObject, QTimer, Signal, Slot
+from PySide6.QtCore import QCoreApplication, QElapsedTimer, QObject, QTimer, Signal, Slot
 
 #: An update that takes longer than this shows the busy indicator.
 BUSY_DELAY_MS = 100
@@ -131,6 +131,8 @@ class ComputeService(QObject):
         self._busy_timer.setSingleShot(True)
         self._busy_timer.setInterval(BUSY_DELAY_MS)
         self._busy_timer.timeout.connect(self._show_busy)
+        self._since_request = QElapsedTimer()
+        self._since_request.start()
         self._relay = _get_relay()
 
     def submit(
@@ -151,6 +153,7 @@ class ComputeService(QObject):
         """
         if self._closed:
             return
+        self._since_request.restart()
         generation = next(self._counter)
         if cost is not None and cost <= INLINE_COST:
             self._latest[key] = generation  # supersedes any request still in a worker
@@ -199,6 +202,10 @@ class ComputeService(QObject):
         self._callbacks.pop(key, None)
         self._pending.discard(key)
         self._update_busy()
+
+    def ms_since_request(self) -> int:
+        """Milliseconds since the last :meth:`submit` (every view update asks through it)."""
+        return self._since_request.elapsed()
 
     def is_pending(self, key: Any) -> bool:
         """True while a request under ``key`` is computing (its result not yet delivered)."""

@@ -28,8 +28,8 @@ PRIMARY_PANELS = ("heatmap", "waveforms", "similarity")
 LEFT_PANELS = ("walkthrough",)
 #: Hidden docks get their panels built in idle time, starting this long after the window appears.
 PREBUILD_DELAY_MS = 2000
-#: ... one at a time, this far apart, and only when the user has not changed
-#: a parameter for IDLE_MS and holds no mouse button.
+#: ... one at a time, this far apart, and only when no view has asked for an
+#: update (a parameter change, a zoom, a pan) for IDLE_MS and no mouse button is held.
 PREBUILD_STEP_MS = 300
 IDLE_MS = 1000
 
@@ -122,8 +122,12 @@ class PanelPrebuilder:
         if self._stopped or not pending:
             return
         window = self._window
+        # A zoom or pan changes no parameter, but each re-sample goes through
+        # the compute service: building a panel then (15-150 ms) hitched a
+        # wheel zoom that had gone on for a second.
         busy = (QApplication.mouseButtons() != Qt.MouseButton.NoButton
-                or self._since_change.elapsed() < IDLE_MS or not window.compute.is_idle())
+                or self._since_change.elapsed() < IDLE_MS
+                or window.compute.ms_since_request() < IDLE_MS or not window.compute.is_idle())
         if not busy:
             window.panels[pending[0]]
         if len(pending) > (0 if busy else 1):

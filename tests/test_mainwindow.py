@@ -141,6 +141,25 @@ def test_building_ahead_waits_while_parameters_are_changing(make_window, qtbot, 
     qtbot.waitUntil(lambda: len(window.panels.built()) > len(before), timeout=10_000)  # the pause
 
 
+def test_building_ahead_waits_while_the_user_zooms(make_window, qtbot, monkeypatch):
+    # A zoom changes no parameter; its re-sampling requests count as activity.
+    import posenc_gui.mainwindow as mainwindow
+
+    monkeypatch.setattr(mainwindow, "PREBUILD_DELAY_MS", 10)
+    monkeypatch.setattr(mainwindow, "PREBUILD_STEP_MS", 10)
+    monkeypatch.setattr(mainwindow, "IDLE_MS", 400)
+    window = make_window(restore=False)
+    before = set(window.panels.built())
+    heatmap = window.panels["heatmap"]
+    view_box = heatmap.matrix.view_box
+    for step in range(12):  # wheel steps 100 ms apart, for three times IDLE_MS without a parameter change
+        view_box.setRange(yRange=(step, 100), padding=0)
+        view_box.sigRangeChangedManually.emit([False, True])
+        qtbot.wait(100)
+        assert set(window.panels.built()) == before
+    qtbot.waitUntil(lambda: len(window.panels.built()) > len(before), timeout=10_000)  # the pause
+
+
 def test_a_panel_behind_a_tab_recomputes_only_when_its_tab_is_selected(make_window, qtbot):
     # Qt keeps unselected tabbed docks "visible" (moved off screen): the panel
     # must not compute on every step there, and must catch up when selected.
