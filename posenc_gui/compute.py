@@ -8,6 +8,8 @@ skipped, and a result that arrives after a newer request is dropped.
 from __future__ import annotations
 
 import itertools
+import os
+import sys
 import threading
 import time
 import weakref
@@ -27,6 +29,8 @@ BUSY_DELAY_MS = 100
 #: samples at d_model 8192 do not (inline, they lengthened the GUI thread's
 #: longest turn from ~46 to ~59 ms, measured in alternation in one process).
 INLINE_COST = 150_000
+#: How much lower than the GUI thread's the workers' scheduling priority is (Linux nice levels).
+WORKER_NICENESS = 10
 
 
 class _Relay(QObject):
@@ -106,6 +110,28 @@ def _limit_blas_threads() -> None:
     threadpool_limits(limits=1, user_api="blas")
 
 
+def _lower_worker_priority() -> None:
+    """Let the GUI thread go first when it and a worker want the same core (Linux; elsewhere a no-op).
+
+    On 2 cores the two workers kept the GUI thread waiting in the run queue
+    in the middle of a repaint. Over passes of 60 updates at d_model 8192,
+    the gaps of the GUI thread longer than 20 ms held 40-170 ms of run-queue
+    waiting at equal priority and 0-21 ms with the workers 10 nice levels
+    lower; such gaps became half as many (median 14 -> 7.5 per pass) and
+    their 99th percentile fell from 21-37 to 15-25 ms. A worker still gets
+    every cycle the GUI thread leaves. With autogroups (the Linux desktop
+    default) thread niceness orders only this program's own threads, so
+    other programs do not starve the workers.
+    """
+    if not sys.platform.startswith("linux"):
+        return  # setpriority with a thread id is Linux's; elsewhere it would name a process
+    thread = threading.get_native_id()
+    try:
+        os.setpriority(os.PRIO_PROCESS, thread, min(19, os.getpriority(os.PRIO_PROCESS, thread) + WORKER_NICENESS))
+    except OSError:
+        pass  # a sandbox that forbids it: the workers run at the GUI thread's priority, as before
+
+
 class ComputeService(QObject):
     """Executes callables in worker threads and delivers results on the GUI thread.
 
@@ -120,7 +146,8 @@ class ComputeService(QObject):
 
     def __init__(self, parent: QObject | None = None, workers: int = 2) -> None:
         super().__init__(parent)
-        self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="posenc-compute")
+        self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="posenc-compute",
+                                            initializer=_lower_worker_priority)
         self._latest: dict[Any, int] = {}
         self._callbacks: dict[Any, tuple[Callable, Callable | None]] = {}
         self._pending: set[Any] = set()

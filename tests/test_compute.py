@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import sys
 import threading
 
+import pytest
 from threadpoolctl import threadpool_info
 
-from posenc_gui.compute import INLINE_COST
+from posenc_gui.compute import INLINE_COST, WORKER_NICENESS
 
 
 def test_blas_runs_single_threaded_once_the_service_exists(compute):
@@ -42,3 +45,14 @@ def test_expensive_requests_run_in_a_worker(compute):
     assert delivered == []
     assert compute.wait_idle(10)
     assert delivered and delivered[0] != threading.get_ident()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="thread niceness is set on Linux only")
+def test_workers_run_at_a_lower_priority_than_the_gui_thread(compute):
+    def own_niceness():
+        return os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+
+    delivered = []
+    compute.submit("key", own_niceness, delivered.append, cost=INLINE_COST + 1)
+    assert compute.wait_idle(10)
+    assert delivered == [min(19, own_niceness() + WORKER_NICENESS)]
