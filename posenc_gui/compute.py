@@ -115,7 +115,7 @@ def _lower_worker_priority() -> None:
 
     On 2 cores the two workers kept the GUI thread waiting in the run queue
     in the middle of a repaint. Over passes of 60 updates at d_model 8192,
-    the gaps of the GUI thread longer than 20 ms held 40-170 ms of run-queue
+    the gaps of the GUI thread longer than 20 ms held 11-168 ms of run-queue
     waiting at equal priority and 0-21 ms with the workers 10 nice levels
     lower; such gaps became half as many (median 14 -> 7.5 per pass) and
     their 99th percentile fell from 21-37 to 15-25 ms. A worker still gets
