@@ -297,6 +297,40 @@ def test_similarity_shows_matrix_and_profile_in_one_turn(qtbot, state, compute, 
         assert panel.profile_data.params.d_model == 8192
 
 
+def test_a_failed_profile_stays_on_screen_until_the_profile_succeeds(qtbot, state, compute, monkeypatch):
+    # The matrix arriving after the profile failed must not clear the profile's error.
+    import threading
+
+    from posenc_gui.views import similarity
+
+    panel = SimilarityPanel(state, compute)
+    settle(qtbot, panel, compute)
+    release = threading.Event()
+    compute_matrix, compute_profile = similarity.compute_matrix, similarity.compute_profile
+
+    def late_matrix(*args):
+        assert release.wait(10)
+        return compute_matrix(*args)
+
+    def failing_profile(*args):
+        raise ValueError("reference must be in 0…1023")
+
+    monkeypatch.setattr(similarity, "compute_matrix", late_matrix)
+    monkeypatch.setattr(similarity, "compute_profile", failing_profile)
+    state.update(seq_len=1024, d_model=8192)
+    state.flush()
+    qtbot.waitUntil(lambda: not compute.is_pending((panel, "profile")))
+    assert "reference must be" in panel.message_label.text()
+    release.set()
+    assert compute.wait_idle()
+    assert panel.matrix_data.params.d_model == 8192
+    assert "reference must be" in panel.message_label.text() and not panel.message_label.isHidden()
+    monkeypatch.setattr(similarity, "compute_profile", compute_profile)
+    panel.set_options(reference=10)
+    assert compute.wait_idle()
+    assert panel.profile_data.reference == 10 and panel.message_label.isHidden()
+
+
 def test_a_million_positions_allocate_no_n_by_d_array(qtbot, state, compute):
     import tracemalloc
 

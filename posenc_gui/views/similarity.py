@@ -139,6 +139,8 @@ class SimilarityPanel(Panel):
         self.profile_data: ProfileData | None = None
         # A result that waits for the other half's, so both repaint together.
         self._held: dict[str, Callable[[], None]] = {}
+        # The message of each half that failed, until that half succeeds.
+        self._errors: dict[str, str] = {}
         self._profile_key: tuple[int, int] | None = None
         self._length: int | None = None
         self.debounce(self.schedule_update, self.matrix.view_box.sigRangeChangedManually,
@@ -190,7 +192,8 @@ class SimilarityPanel(Panel):
         rows = sample_axis(y0, y1, params.seq_len, min(height, budget))
         cols = sample_axis(x0, x1, params.seq_len, min(width, budget))
         self.compute.submit((self, "matrix"), lambda: compute_matrix(params, metric, rows, cols),
-                            lambda data: self._arrived("matrix", lambda: self._show_matrix(data)), self._failed,
+                            lambda data: self._arrived("matrix", lambda: self._show_matrix(data)),
+                            lambda error: self._failed("matrix", error),
                             cost=(rows.count + cols.count) * params.d_model + rows.count * cols.count)
 
     def _request_profile(self) -> None:
@@ -206,7 +209,8 @@ class SimilarityPanel(Panel):
         points = samples_within_budget(2 * width, params.d_model, MAX_PROFILE_WORK, square=False)
         targets = sample_axis(reference + k0, reference + k1, params.seq_len, points)
         self.compute.submit((self, "profile"), lambda: compute_profile(params, metric, reference, targets),
-                            lambda data: self._arrived("profile", lambda: self._show_profile(data)), self._failed,
+                            lambda data: self._arrived("profile", lambda: self._show_profile(data)),
+                            lambda error: self._failed("profile", error),
                             cost=(targets.count + 1) * params.d_model)
 
     def _arrived(self, part: str, show: Callable[[], None]) -> None:
@@ -227,9 +231,14 @@ class SimilarityPanel(Panel):
         for show in held.values():
             show()
 
-    def _failed(self, error: Exception) -> None:
+    def _failed(self, part: str, error: Exception) -> None:
         self._show_held()  # the other half, if it is waiting, is still good
-        self.show_message(str(error), "error")
+        self._errors[part] = str(error)
+        self._show_errors()
+
+    def _show_errors(self) -> None:
+        """The message bar shows what failed, matrix or profile, until that half succeeds."""
+        self.show_message(" ".join(dict.fromkeys(self._errors.values())), "error")
 
     def _show_matrix(self, data: MatrixData) -> None:
         self.matrix_data = data
@@ -249,7 +258,8 @@ class SimilarityPanel(Panel):
             f"Matrix {extent} (exact values); zoom in for every position." if sampled else "")
         if self.sampling_label.isHidden() == sampled:  # shown only while sampled (a relayout, rarely)
             self.sampling_label.setVisible(sampled)
-        self.show_message("")
+        self._errors.pop("matrix", None)
+        self._show_errors()
 
     def _show_profile(self, data: ProfileData) -> None:
         self.profile_data = data
@@ -258,6 +268,8 @@ class SimilarityPanel(Panel):
         fit_y_range(self.profile_plot, data.profile)
         set_axis_label(self.profile_plot.getAxis("left"), METRIC_LABELS[data.metric])
         set_title(self.profile_plot, f"from position {data.reference:,}")
+        self._errors.pop("profile", None)
+        self._show_errors()
 
     def figure_widget(self) -> QWidget:
         return self.canvas
