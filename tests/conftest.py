@@ -37,6 +37,25 @@ def settings_path(tmp_path, monkeypatch):
     return path
 
 
+@pytest.fixture
+def make_window(qtbot, settings_path):
+    """Build, show and settle real main windows: ``make_window(size=(w, h), **MainWindow kwargs)``."""
+
+    def make(size: tuple[int, int] | None = None, **kwargs):
+        from posenc_gui.mainwindow import MainWindow
+
+        window = MainWindow(**kwargs)
+        qtbot.addWidget(window)
+        if size is not None:
+            window.resize(*size)
+        window.show()
+        qtbot.waitExposed(window)
+        assert window.compute.wait_idle()
+        return window
+
+    return make
+
+
 def pytest_sessionfinish(session, exitstatus):
     """Empty the clipboard while Python is still running.
 

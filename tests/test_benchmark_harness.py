@@ -20,15 +20,11 @@ def bench(qapp):
     module.CANVAS_PAINTS.close()
 
 
-def test_a_timed_step_records_each_primary_panels_repaint(qtbot, settings_path, bench):
-    from posenc_gui.mainwindow import PRIMARY_PANELS, MainWindow
+def test_a_timed_step_records_each_primary_panels_repaint(make_window, bench):
+    from posenc_gui.mainwindow import PRIMARY_PANELS
     from posenc_gui.model import EncodingParams
 
-    window = MainWindow(params=EncodingParams(seq_len=32, d_model=64), restore=False)
-    qtbot.addWidget(window)
-    window.resize(1200, 800)
-    window.show()
-    qtbot.waitExposed(window)
+    window = make_window(size=(1200, 800), params=EncodingParams(seq_len=32, d_model=64), restore=False)
     bench.settle(window)
     per_panel: dict[str, list[float]] = {}
     total = bench.timed_update(window, lambda: window.state.update(d_model=62), per_panel)

@@ -218,17 +218,12 @@ def test_a_parameter_step_does_not_repaint_the_docks(qtbot, settings_path, opaqu
 
 @pytest.mark.parametrize("panel_id", ["addition", "linear_relation", "magnitude", "permutation", "relative",
                                       "spectrum", "uniqueness"])
-def test_a_parameter_step_with_an_analysis_panel_in_front_re_lays_out_no_dock(qtbot, settings_path, panel_id):
+def test_a_parameter_step_with_an_analysis_panel_in_front_re_lays_out_no_dock(make_window, panel_id):
     # Each of these panels rewrites a word-wrapped summary on every update; a
     # bare QLabel would ask its dock (and the main window) for a new layout.
-    from posenc_gui.mainwindow import MainWindow
     from posenc_gui.model import EncodingParams
 
-    window = MainWindow(params=EncodingParams(seq_len=32, d_model=64), restore=False)
-    qtbot.addWidget(window)
-    window.resize(1400, 900)
-    window.show()
-    qtbot.waitExposed(window)
+    window = make_window(size=(1400, 900), params=EncodingParams(seq_len=32, d_model=64), restore=False)
     window.raise_panel(panel_id)
     assert window.compute.wait_idle()
     settle()

@@ -5,26 +5,9 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDockWidget
 
-from posenc_gui.mainwindow import MainWindow
 from posenc_gui.model import EncodingParams, encode
 
 CORE_PANELS = ("parameters", "heatmap", "waveforms", "similarity")
-
-
-@pytest.fixture
-def make_window(qtbot, settings_path):
-    windows = []
-
-    def make(**kwargs):
-        window = MainWindow(**kwargs)
-        qtbot.addWidget(window)
-        window.show()
-        qtbot.waitExposed(window)
-        assert window.compute.wait_idle()
-        windows.append(window)
-        return window
-
-    return make
 
 
 def test_every_panel_has_a_dock_listed_in_the_view_menu(make_window):
@@ -108,12 +91,17 @@ def test_busy_indicator_is_in_the_status_bar(make_window):
     assert window.docks["parameters"].isAreaAllowed(Qt.DockWidgetArea.LeftDockWidgetArea)
 
 
-def test_hidden_panels_are_built_ahead_while_the_user_is_idle(make_window, qtbot, monkeypatch):
+def build_ahead_quickly(monkeypatch, idle_ms: int) -> None:
+    """Start building hidden panels 10 ms after the window shows, one per 10 ms, after ``idle_ms`` of quiet."""
     import posenc_gui.mainwindow as mainwindow
 
     monkeypatch.setattr(mainwindow, "PREBUILD_DELAY_MS", 10)
     monkeypatch.setattr(mainwindow, "PREBUILD_STEP_MS", 10)
-    monkeypatch.setattr(mainwindow, "IDLE_MS", 50)
+    monkeypatch.setattr(mainwindow, "IDLE_MS", idle_ms)
+
+
+def test_hidden_panels_are_built_ahead_while_the_user_is_idle(make_window, qtbot, monkeypatch):
+    build_ahead_quickly(monkeypatch, idle_ms=50)
     window = make_window(restore=False)
     shown_first = set(window.panels.built())
     assert "addition" not in shown_first and len(shown_first) < len(window.panels)
@@ -126,28 +114,20 @@ def test_hidden_panels_are_built_ahead_while_the_user_is_idle(make_window, qtbot
 
 
 def test_building_ahead_waits_while_parameters_are_changing(make_window, qtbot, monkeypatch):
-    import posenc_gui.mainwindow as mainwindow
-
-    monkeypatch.setattr(mainwindow, "PREBUILD_DELAY_MS", 10)
-    monkeypatch.setattr(mainwindow, "PREBUILD_STEP_MS", 10)
-    monkeypatch.setattr(mainwindow, "IDLE_MS", 3000)  # far longer than the gaps of the drag below
+    build_ahead_quickly(monkeypatch, idle_ms=3000)  # far longer than the gaps of the drag below
     window = make_window(restore=False)
     before = set(window.panels.built())
     for step in range(12):  # a drag: a new value every 100 ms
         window.state.update(d_model=64 + 2 * step)
         qtbot.wait(100)
         assert set(window.panels.built()) == before
-    monkeypatch.setattr(mainwindow, "IDLE_MS", 50)
+    build_ahead_quickly(monkeypatch, idle_ms=50)
     qtbot.waitUntil(lambda: len(window.panels.built()) > len(before), timeout=10_000)  # the pause
 
 
 def test_building_ahead_waits_while_the_user_zooms(make_window, qtbot, monkeypatch):
     # A zoom changes no parameter; its re-sampling requests count as activity.
-    import posenc_gui.mainwindow as mainwindow
-
-    monkeypatch.setattr(mainwindow, "PREBUILD_DELAY_MS", 10)
-    monkeypatch.setattr(mainwindow, "PREBUILD_STEP_MS", 10)
-    monkeypatch.setattr(mainwindow, "IDLE_MS", 400)
+    build_ahead_quickly(monkeypatch, idle_ms=400)
     window = make_window(restore=False)
     before = set(window.panels.built())
     heatmap = window.panels["heatmap"]
