@@ -10,7 +10,7 @@ from posenc_gui.model import encode, pairwise
 from posenc_gui.views.heatmap import HeatmapPanel
 from posenc_gui.views.parameters import ParametersPanel
 from posenc_gui.views.similarity import SimilarityPanel
-from posenc_gui.views.waveforms import WaveformsPanel, default_dims, parse_dims
+from posenc_gui.views.waveforms import NOTE_DELAY_MS, WaveformsPanel, default_dims, parse_dims
 
 
 def settle(qtbot, panel, compute):
@@ -124,7 +124,9 @@ def test_heatmap_samples_large_sizes_off_the_gui_thread(qtbot, state, compute):
     cols = data.dims.indices()[[0, 3, -1]]
     np.testing.assert_array_equal(data.values[[0, 5, -1]][:, [0, 3, -1]],
                                   encode("sinusoidal", rows, 8192, dims=cols))
-    assert data.aliased.any() and not panel.message_label.isHidden()
+    assert data.aliased.any() and panel.alias_notice.level() == "warning"
+    assert panel.alias_notice.text().startswith(f"Aliasing: {int(data.aliased.sum()):,} of the {data.dims.count:,}")
+    assert not panel.message_label.isVisible() and not panel.message_label.text()  # the bar is for errors
 
 
 def test_a_new_heatmap_shape_shows_its_axes_together_with_its_values(qtbot, state, compute):
@@ -159,6 +161,26 @@ def test_heatmap_zoom_at_the_end_of_a_long_context_is_exact(qtbot, state, comput
     positions = data.positions.indices()
     assert positions[0] <= 1_000_000 and positions[-1] >= 1_000_050
     np.testing.assert_array_equal(data.values, encode("sinusoidal", positions, 512, dims=data.dims.indices()))
+
+
+def test_heatmap_says_whether_it_aliases_without_moving_the_plot(qtbot, state, compute):
+    state.update(seq_len=4096, d_model=64)
+    panel = HeatmapPanel(state, compute)
+    settle(qtbot, panel, compute)
+    assert panel.data.aliased.any() and panel.alias_notice.level() == "warning"
+    plot_area = panel.canvas.geometry()
+    panel.matrix.view_box.setRange(yRange=(2000, 2040), padding=0)  # one row per position: no aliasing
+    panel.request_update()
+    assert compute.wait_idle()
+    QApplication.processEvents()
+    assert panel.data.positions.stride == 1 and not panel.data.aliased.any()
+    assert panel.alias_notice.level() == "info" and panel.alias_notice.text().startswith("No aliasing")
+    assert panel.canvas.geometry() == plot_area  # the notice kept its height: the plot did not move
+    panel.matrix.view_box.setRange(yRange=(0, 4095), padding=0)
+    panel.request_update()
+    assert compute.wait_idle()
+    QApplication.processEvents()
+    assert panel.alias_notice.level() == "warning" and panel.canvas.geometry() == plot_area
 
 
 def test_parameters_invalid_base_shows_the_message_and_keeps_the_view(qtbot, state, compute):
@@ -541,3 +563,24 @@ def test_a_long_default_dimension_list_shows_its_start(qtbot, state, compute):
     assert edit.text() == "0, 1, 2048, 2049, 8190"
     assert edit.fontMetrics().horizontalAdvance(edit.text()) > edit.width() - 10  # it does not fit
     assert edit.cursorPosition() == 0
+
+
+def test_waveforms_say_what_the_zoom_does_to_the_curves_without_moving_the_plot(qtbot, state, compute):
+    state.update(seq_len=100_000, d_model=512)
+    panel = WaveformsPanel(state, compute)
+    settle(qtbot, panel, compute)
+    panel.set_dims("0, 510")
+    assert compute.wait_idle()
+    qtbot.wait(NOTE_DELAY_MS + 50)  # the formula note below follows the new dimensions
+    notice = panel.sampling_notice
+    assert notice.level() == "warning" and notice.text().startswith("Aliased: dim 0, drawn as the band of its exact")
+    assert "Zoom in to see the dots" in notice.text()  # 100,000 positions: integers are far closer than a pixel
+    plot_area = panel.canvas.geometry()
+    panel.plot.getViewBox().setXRange(50_000, 50_030, padding=0)
+    panel.request_update()
+    assert compute.wait_idle()
+    qtbot.wait(NOTE_DELAY_MS + 50)
+    assert notice.level() == "info" and notice.text().startswith("No aliasing")
+    assert "dots" not in notice.text()
+    assert panel.note_label.text().startswith("dim 0 = sin(pos / 10000^(2·0/512)); dim 510 = ")
+    assert panel.canvas.geometry() == plot_area  # the notice kept its height: the plot did not move

@@ -9,12 +9,11 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWi
 
 from ..compute import ComputeService
 from ..state import AppState
-from .labels import WrappedLabelHolder
+from .labels import MESSAGE_COLOURS, WrappedLabelHolder
 
 MESSAGE_STYLES = {
-    "error": "background:#fde8e8; color:#8a1c1c; border:1px solid #e0a0a0; padding:3px 6px;",
-    "warning": "background:#fff6dd; color:#6b4e00; border:1px solid #e5cf8a; padding:3px 6px;",
-    "info": "background:#eef3fb; color:#23395d; border:1px solid #b9c9e4; padding:3px 6px;",
+    level: f"background:{background}; color:{text}; border:1px solid {border}; padding:3px 6px;"
+    for level, (background, border, text) in MESSAGE_COLOURS.items()
 }
 
 

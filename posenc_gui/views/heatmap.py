@@ -13,7 +13,7 @@ from ..model import AxisSample, EncodingParams, aliased, sample_axis, wavelength
 from ..model import limits
 from ..model.cache import encode_sampled
 from .base import Panel
-from .labels import StatusText, WrappedLabelHolder, counted
+from .labels import NoticeLine, StatusText, WrappedLabelHolder, counted
 from .matrixplot import MatrixImageItem, MatrixPlot, new_layout_widget, view_pixels
 
 #: Used before the plot has been laid out and has a real pixel size.
@@ -48,6 +48,9 @@ def compute_heatmap(params: EncodingParams, positions: AxisSample, dims: AxisSam
     return HeatmapData(params, positions, dims, values, wl, aliased(wl, positions.stride))
 
 
+NO_ALIASING = "No aliasing: every shown dimension is sampled at least twice per wavelength."
+
+
 class HeatmapPanel(Panel):
     """PE matrix with position 0 at the top, diverging colours centred at 0."""
 
@@ -60,7 +63,8 @@ class HeatmapPanel(Panel):
         "oscillate fast (short wavelengths), high ones barely change. Hover a cell for its exact "
         "value and formula; scroll to zoom. Large matrices are drawn at about one sample per "
         "pixel (stated above the plot); every drawn value is exact. Columns greyed out are "
-        "sampled below their wavelength (aliased), so their stripes are moiré, not the function."
+        "sampled below their wavelength (aliased), so their stripes are moiré, not the function; "
+        "the line above the plot says whether any are."
     )
 
     def __init__(self, state, compute, parent: QWidget | None = None) -> None:
@@ -71,6 +75,10 @@ class HeatmapPanel(Panel):
         self.canvas = new_layout_widget(self)
         self.matrix = MatrixPlot(self.canvas.ci, "dimension (column)", "position (row)")
         self.alias_overlay = None
+        # Whether the view aliases changes as the user zooms: said on a line
+        # that keeps its height, so the plot never jumps under the mouse.
+        self.alias_notice = NoticeLine(NO_ALIASING, self)
+        self.body.addWidget(self.alias_notice)
         self.body.addWidget(self.canvas, 1)
         self.hover_label = QLabel("Hover over the heatmap for a cell's value and formula.", self)
         self.hover_label.setWordWrap(True)
@@ -133,12 +141,12 @@ class HeatmapPanel(Panel):
         self.sampling_label.setText(text)
         n_aliased = int(data.aliased.sum())
         if n_aliased:
-            self.show_message(
-                f"{n_aliased:,} of the {data.dims.count:,} shown dimensions have a wavelength shorter than "
-                f"2 × the position step ({data.positions.stride:,}); they are greyed: their stripes are "
-                "aliasing. Zoom in on positions to resolve them.", "warning")
+            self.alias_notice.set_notice(
+                f"Aliasing: {n_aliased:,} of the {data.dims.count:,} shown dimensions (greyed) have a wavelength "
+                f"under 2 × the position step ({data.positions.stride:,}): their stripes are moiré. "
+                "Zoom in on positions to resolve them.", "warning")
         else:
-            self.show_message("")
+            self.alias_notice.set_notice(NO_ALIASING, "info")
 
     def _show_aliasing(self, data: HeatmapData, rect: QRectF) -> None:
         if not data.aliased.any():

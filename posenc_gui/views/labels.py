@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, QSize, Qt
-from PySide6.QtGui import QPainter
+from PySide6.QtCore import QEvent, QRectF, QSize, Qt
+from PySide6.QtGui import QColor, QPainter, QPen
 from PySide6.QtWidgets import QLabel, QSizePolicy, QWidget
 
 
@@ -64,6 +64,57 @@ class StatusText(QWidget):
         painter.setPen(self.palette().windowText().color())
         shown = self.fontMetrics().elidedText(self._text, Qt.TextElideMode.ElideRight, self.width())
         painter.drawText(self.rect(), int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter), shown)
+        painter.end()
+
+
+#: Background, border and text colours per level, of the panels' message bars and of :class:`NoticeLine`.
+MESSAGE_COLOURS = {
+    "error": ("#fde8e8", "#e0a0a0", "#8a1c1c"),
+    "warning": ("#fff6dd", "#e5cf8a", "#6b4e00"),
+    "info": ("#eef3fb", "#b9c9e4", "#23395d"),
+}
+
+
+class NoticeLine(StatusText):
+    """A one-line notice that keeps its place in the layout whatever it says.
+
+    For a state that changes as the user zooms (aliasing), a message bar
+    that appears and disappears changes the plot's height: the plot jumps
+    under the mouse, and the dock, the plot's scene and its axes are laid
+    out again (30–45 ms at d_model 8192). This line always takes one line
+    of height; its text and colours change in a repaint. A text too long
+    for the width is elided, and the tooltip holds all of it.
+    """
+
+    PADDING_PX = 6
+
+    def __init__(self, sample: str = "", parent: QWidget | None = None) -> None:
+        super().__init__(sample, parent)
+        self._level = "info"
+        self._hint = QSize(self._hint.width() + 2 * self.PADDING_PX, self.fontMetrics().height() + 8)
+
+    def level(self) -> str:
+        return self._level
+
+    def set_notice(self, text: str, level: str = "info") -> None:
+        """Show ``text`` in the colours of ``level`` (a key of :data:`MESSAGE_COLOURS`)."""
+        if level not in MESSAGE_COLOURS:
+            raise ValueError(f"level must be one of {', '.join(MESSAGE_COLOURS)}, not {level!r}")
+        if level != self._level:
+            self._level = level
+            self.update()
+        self.setText(text)
+
+    def paintEvent(self, event) -> None:  # noqa: N802 (Qt override)
+        background, border, foreground = MESSAGE_COLOURS[self._level]
+        painter = QPainter(self)
+        painter.setPen(QPen(QColor(border)))
+        painter.setBrush(QColor(background))
+        painter.drawRect(QRectF(self.rect()).adjusted(0.5, 0.5, -0.5, -0.5))
+        painter.setPen(QColor(foreground))
+        text_rect = self.rect().adjusted(self.PADDING_PX, 0, -self.PADDING_PX, 0)
+        shown = self.fontMetrics().elidedText(self._text, Qt.TextElideMode.ElideRight, text_rect.width())
+        painter.drawText(text_rect, int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter), shown)
         painter.end()
 
 

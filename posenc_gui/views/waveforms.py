@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QCheckBox, QGraphicsPathItem, QLabel, QLineEdit, Q
 
 from ..model import AxisSample, EncodingParams, aliased, curve_positions, sample_axis, value_range, wavelengths
 from .base import Panel
-from .labels import WrappedLabelHolder
+from .labels import NoticeLine, WrappedLabelHolder
 from .matrixplot import (
     CurveItem, FOREGROUND, PALETTE, fit_y_range, new_layout_widget, replace_label_text, set_title, show_grid,
     style_plot, view_pixels,
@@ -121,6 +121,24 @@ def _band_path(x: np.ndarray, low: np.ndarray, high: np.ndarray) -> QPainterPath
     return path
 
 
+ALIASING_SAMPLE = "Aliased: dims 0, 1, 2048, 2049, drawn as bands of their exact values; zoom in for their shape"
+
+
+def sampling_notice(data: WaveformData, aliased_dims: list[int], dots_hidden: bool) -> tuple[str, str]:
+    """The notice above the curves for this zoom level, and its level (``"warning"`` for aliasing).
+
+    The most important words come first: a narrow dock elides the end (the
+    tooltip holds the whole text).
+    """
+    step = f"{data.curve_step:.3g} positions per pixel"
+    dots = " Zoom in to see the dots at integer positions." if dots_hidden else ""
+    if aliased_dims:
+        return (f"Aliased: dim{'s' if len(aliased_dims) > 1 else ''} {', '.join(map(str, aliased_dims))}, drawn as "
+                f"the band of {'their' if len(aliased_dims) > 1 else 'its'} exact values within each pixel; "
+                f"zoom in for the shape (a wavelength under 2 × the sampling step, {step}).{dots}", "warning")
+    return f"No aliasing: every curve has at least two samples per wavelength ({step}).{dots}", "info"
+
+
 class WaveformsPanel(Panel):
     """Value against position: the continuous curve plus dots at integer positions."""
 
@@ -157,6 +175,11 @@ class WaveformsPanel(Panel):
         self.legend = self.plot.addLegend(offset=(-5, 5), labelTextColor=FOREGROUND, verSpacing=-6,
                                           labelTextSize=f"{LEGEND_POINTS:g}pt",
                                           brush=pg.mkBrush(255, 255, 255), pen=pg.mkPen("#999999"))
+        # What the zoom level does to the curves (aliasing, hidden dots) changes
+        # as the user zooms: said on a line that keeps its height, so the plot
+        # never jumps under the mouse. The note below holds the formulas.
+        self.sampling_notice = NoticeLine(ALIASING_SAMPLE, self)
+        self.body.addWidget(self.sampling_notice)
         self.body.addWidget(self.canvas, 1)
         self.note_label = QLabel(self)
         self.note_label.setWordWrap(True)
@@ -273,16 +296,11 @@ class WaveformsPanel(Panel):
             if show_dots:
                 dots.setData(data.dots.indices(), data.dot_y[:, j])
             dots.setVisible(show_dots)
-        notes = ["; ".join(f"dim {dim} = {label}" for dim, label in zip(data.dims, data.labels)) + "."]
-        if data.dots is None and self.dots_box.isChecked():
-            notes.append("Integer positions are closer than a few pixels: zoom in to see the dots.")
-        if aliased_dims:
-            notes.append(f"Dimensions {', '.join(map(str, aliased_dims))} oscillate faster than the curve's "
-                         f"sampling ({data.curve_step:.3g} positions per pixel): each is drawn as the band of "
-                         "values it takes within each pixel (exact extremes). Zoom in to see their shape.")
-        self._note_text = " ".join(notes)
+        self._note_text = "; ".join(f"dim {dim} = {label}" for dim, label in zip(data.dims, data.labels)) + "."
         if self._note_text != self.note_label.text():
             self._note_timer.start()
+        self.sampling_notice.set_notice(*sampling_notice(data, aliased_dims,
+                                                         data.dots is None and self.dots_box.isChecked()))
         set_title(self.plot, f"{data.params.scheme}, d_model {data.params.d_model:,}")
 
     def _rebuild_items(self, names: list[str]) -> None:
