@@ -11,7 +11,7 @@ import gc
 import sys
 from typing import Sequence
 
-from . import __version__, prepare_qt_environment
+from . import __version__, prepare_qt_environment, tune_memory_allocator
 from .model import LAYOUTS, SCHEMES, EncodingParams
 
 
@@ -81,6 +81,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(str(error))
 
     prepare_qt_environment()
+    tune_memory_allocator()  # the workers' large arrays: no page faults, no GIL held for the kernel
     from PySide6.QtCore import QEvent, QTimer
     from PySide6.QtWidgets import QApplication
 

@@ -73,3 +73,24 @@ def test_quitting_after_copying_a_figure_exits_cleanly(tmp_path):
         result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120, env=env)
         assert result.returncode == 0, result.stderr[-2000:]
         assert "image/svg+xml" in result.stdout and "application/x-qt-image" in result.stdout
+
+
+def test_the_app_tunes_the_memory_allocator_before_its_window(tmp_path):
+    script = tmp_path / "tuned.py"
+    script.write_text(
+        "import sys\n"
+        "import posenc_gui.__main__ as cli\n"
+        "tune = cli.tune_memory_allocator\n"
+        "def recorded():\n"
+        "    from PySide6.QtWidgets import QApplication\n"
+        "    print('tuned', tune(), 'before the application:', QApplication.instance() is None)\n"
+        "cli.tune_memory_allocator = recorded\n"
+        "sys.exit(cli.main(['--quit-after-first-paint', '--no-restore']))\n",
+        encoding="utf-8",
+    )
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "POSENC_GUI_SETTINGS": str(tmp_path / "s.ini")}
+    result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120, env=env)
+    assert result.returncode == 0, result.stderr[-2000:]
+    expected = "tuned True" if sys.platform.startswith("linux") else "tuned False"
+    assert f"{expected} before the application: True" in result.stdout
+    assert "first paint" in result.stdout

@@ -66,9 +66,10 @@ import tracemalloc
 import numpy as np
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-from posenc_gui import prepare_qt_environment  # noqa: E402
+from posenc_gui import prepare_qt_environment, tune_memory_allocator  # noqa: E402
 
 prepare_qt_environment()  # as posenc-gui does before its first window
+tune_memory_allocator()
 
 from PySide6.QtCore import QElapsedTimer, QTimer  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
