@@ -584,3 +584,11 @@ def test_waveforms_say_what_the_zoom_does_to_the_curves_without_moving_the_plot(
     assert "dots" not in notice.text()
     assert panel.note_label.text().startswith("dim 0 = sin(pos / 10000^(2·0/512)); dim 510 = ")
     assert panel.canvas.geometry() == plot_area  # the notice kept its height: the plot did not move
+    # Zoomed out again on a slow dimension alone: nothing aliases, but the dots are hidden, said first.
+    panel.set_dims("510")
+    panel.plot.getViewBox().setXRange(0, 99_999, padding=0)
+    panel.request_update()
+    assert compute.wait_idle()
+    assert not panel.data.aliased.any() and panel.data.dots is None
+    assert notice.level() == "info" and notice.text().startswith("Integer positions are closer than a few pixels")
+    assert "No aliasing" in notice.text()

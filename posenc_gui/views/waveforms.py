@@ -131,12 +131,15 @@ def sampling_notice(data: WaveformData, aliased_dims: list[int], dots_hidden: bo
     tooltip holds the whole text).
     """
     step = f"{data.curve_step:.3g} positions per pixel"
-    dots = " Zoom in to see the dots at integer positions." if dots_hidden else ""
     if aliased_dims:
+        dots = " Zoom in to see the dots at integer positions." if dots_hidden else ""
         return (f"Aliased: dim{'s' if len(aliased_dims) > 1 else ''} {', '.join(map(str, aliased_dims))}, drawn as "
                 f"the band of {'their' if len(aliased_dims) > 1 else 'its'} exact values within each pixel; "
                 f"zoom in for the shape (a wavelength under 2 × the sampling step, {step}).{dots}", "warning")
-    return f"No aliasing: every curve has at least two samples per wavelength ({step}).{dots}", "info"
+    no_aliasing = f"No aliasing: every curve has at least two samples per wavelength ({step})."
+    if dots_hidden:
+        return "Integer positions are closer than a few pixels: zoom in to see their dots. " + no_aliasing, "info"
+    return no_aliasing, "info"
 
 
 class WaveformsPanel(Panel):
