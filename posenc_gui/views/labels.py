@@ -81,7 +81,7 @@ class NoticeLine(StatusText):
     For a state that changes as the user zooms (aliasing), a message bar
     that appears and disappears changes the plot's height: the plot jumps
     under the mouse, and the dock, the plot's scene and its axes are laid
-    out again (30–45 ms at d_model 8192). This line always takes one line
+    out again (30–63 ms of CPU at d_model 8192 in the benchmark). This line always takes one line
     of height; its text and colours change in a repaint. A text too long
     for the width is elided, and the tooltip holds all of it.
     """

@@ -121,9 +121,6 @@ def _band_path(x: np.ndarray, low: np.ndarray, high: np.ndarray) -> QPainterPath
     return path
 
 
-ALIASING_SAMPLE = "Aliased: dims 0, 1, 2048, 2049, drawn as bands of their exact values; zoom in for their shape"
-
-
 def sampling_notice(data: WaveformData, aliased_dims: list[int], dots_hidden: bool) -> tuple[str, str]:
     """The notice above the curves for this zoom level, and its level (``"warning"`` for aliasing).
 
@@ -181,7 +178,7 @@ class WaveformsPanel(Panel):
         # What the zoom level does to the curves (aliasing, hidden dots) changes
         # as the user zooms: said on a line that keeps its height, so the plot
         # never jumps under the mouse. The note below holds the formulas.
-        self.sampling_notice = NoticeLine(ALIASING_SAMPLE, self)
+        self.sampling_notice = NoticeLine("Aliased: dims 0, 1, 2048, 2049, drawn as the band of their values", self)
         self.body.addWidget(self.sampling_notice)
         self.body.addWidget(self.canvas, 1)
         self.note_label = QLabel(self)
