@@ -172,6 +172,23 @@ def test_near_orthogonality_grows_with_d():
     assert 512 in with_current.dims.tolist() and with_current.current_values.size == 64
 
 
+def test_orthogonality_after_a_d_model_step_computes_only_the_new_dimension():
+    from posenc_gui.model import addition
+
+    addition._cosines_at.cache_clear()
+    orthogonality(EncodingParams("sinusoidal", 128, 512), n_samples=64)
+    computed = addition._cosines_at.cache_info().misses
+    stepped = orthogonality(EncodingParams("sinusoidal", 128, 510), n_samples=64)
+    assert addition._cosines_at.cache_info().misses == computed + 1  # d = 510; the powers of two are kept
+    addition._cosines_at.cache_clear()
+    fresh = orthogonality(EncodingParams("sinusoidal", 128, 510), n_samples=64)
+    for name in ("pe_mean", "pe_q95", "pe_max", "random_mean", "random_q95", "current_values"):
+        np.testing.assert_array_equal(getattr(stepped, name), getattr(fresh, name))
+    # Another base changes every positional entry.
+    orthogonality(EncodingParams("sinusoidal", 128, 510, base=500.0), n_samples=64)
+    assert addition._cosines_at.cache_info().misses == 2 * fresh.dims.size
+
+
 def test_orthogonality_leaves_out_zero_vectors():
     # sine at position 0 is the zero vector: its cosine is undefined and left out
     o = orthogonality(EncodingParams("sine", 1, 16), dims=[16], n_samples=32)
