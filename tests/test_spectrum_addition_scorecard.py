@@ -189,6 +189,22 @@ def test_orthogonality_after_a_d_model_step_computes_only_the_new_dimension():
     assert addition._cosines_at.cache_info().misses == 2 * fresh.dims.size
 
 
+def test_scale_sweep_after_a_d_model_step_reuses_the_toy_heads_split():
+    from posenc_gui.model import addition
+
+    addition._split_sweep.cache_clear()
+    scale_sweep(EncodingParams("sinusoidal", 128, 512))
+    computed = addition._split_sweep.cache_info().misses
+    stepped = scale_sweep(EncodingParams("sinusoidal", 128, 510))  # the toy head stays at 64 dimensions
+    assert addition._split_sweep.cache_info().misses == computed
+    addition._split_sweep.cache_clear()
+    fresh = scale_sweep(EncodingParams("sinusoidal", 128, 510))
+    for name in ("term_rms", "term_share", "split_residual", "cosine_mean", "cosine_min"):
+        np.testing.assert_array_equal(getattr(stepped, name), getattr(fresh, name))
+    scale_sweep(EncodingParams("sinusoidal", 128, 32))  # below 64 dimensions the head shrinks: a new split
+    assert addition._split_sweep.cache_info().misses == 2
+
+
 def test_orthogonality_leaves_out_zero_vectors():
     # sine at position 0 is the zero vector: its cosine is undefined and left out
     o = orthogonality(EncodingParams("sine", 1, 16), dims=[16], n_samples=32)
