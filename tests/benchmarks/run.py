@@ -10,13 +10,14 @@ For each size it builds the real main window (offscreen, 1500×950), then:
   visible panel's result, then process the pending paint events (Qt repaints
   what changed); median over all steps of :data:`STEP_BLOCKS` blocks of
   ``--repeats`` consecutive steps, the window idle for
-  :data:`BLOCK_PAUSE_S` between blocks. This machine runs the same work
-  at speeds a factor 1.5 apart from one second to the next (the fixed NumPy
-  task of the machine check too), so one block's median says more about the
-  second it ran in than about the app: blocks spread over several seconds
-  give the median over the machine's phases, and the slowest block's median
-  is printed beside it. A d_model step changes the heatmap's
-  shape and so its axis; a base step (printed beside it, for information)
+  :data:`BLOCK_PAUSE_S` between blocks. This machine's speed changes from
+  one second to the next (in one process, 15-step blocks of default-size
+  steps had medians from 10 to 21 ms; the machine check's fixed NumPy task
+  swings by a factor 1.6 between blocks too), so one block's median says
+  more about the second it ran in than about the app: blocks spread over
+  several seconds give the median over the machine's phases, and the
+  slowest block's median is printed beside it. A d_model step changes the
+  heatmap's shape and so its axis; a base step (printed beside it, for information)
   does not. The budget applies to the d_model step. A second table gives the
   same d_model steps per panel: from the change to the end of the last
   repaint of that panel's canvas;
