@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -241,17 +241,17 @@ def _split(e: np.ndarray, pe: np.ndarray, seed: int):
 
 
 @functools.lru_cache(maxsize=64)
-def _split_sweep(scheme: str, n_split: int, kwargs: tuple, d_split: int, scales: tuple,
-                 seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _split_sweep(params: EncodingParams, scales: tuple, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """RMS and share of the four logit terms, and the split's residual, per scale (read-only).
 
-    The toy head has at most 64 dimensions and 64 tokens, so for d_model ≥
-    64 these do not depend on d_model: after a d_model step they come from
-    here instead of 25 more attention heads (most of the Addition dock's
-    remaining update at the default size).
+    ``params.d_model`` is the toy head's (at most 64), and the head sees at
+    most 64 tokens, so for d_model ≥ 64 these do not depend on d_model:
+    after a d_model step they come from here instead of 25 more attention
+    heads (most of the Addition dock's remaining update at the default size).
     """
+    n_split, d_split = min(params.seq_len, MAX_SPLIT_TOKENS), params.d_model
     z_split = np.random.default_rng([seed, 0xADD, d_split, n_split]).standard_normal((n_split, d_split))
-    pe_split = encode(scheme, np.arange(n_split, dtype=np.float64), d_split, **dict(kwargs))
+    pe_split = params.encode(np.arange(n_split, dtype=np.float64))
     rms = np.empty((len(scales), 4))
     share = np.empty((len(scales), 4))
     residual = np.empty(len(scales))
@@ -301,8 +301,7 @@ def scale_sweep(params: EncodingParams, scales=None, seed: int = 0) -> ScaleSwee
     # Four-term split in the permutation demo's toy head, for every scale.
     d_split = min(d, MAX_DEMO_D_MODEL)
     n_split = min(params.seq_len, MAX_SPLIT_TOKENS)
-    rms, share, residual = _split_sweep(params.scheme, n_split, tuple(sorted(params.scheme_kwargs().items())),
-                                        d_split, tuple(scales.tolist()), seed)
+    rms, share, residual = _split_sweep(replace(params, d_model=d_split), tuple(scales.tolist()), seed)
     return ScaleSweep(
         params=params,
         scales=_ro(scales),
@@ -375,21 +374,21 @@ def _abs_cos(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 @functools.lru_cache(maxsize=256)
-def _cosines_at(scheme: str, seq_len: int, kwargs: tuple, d: int, n_samples: int,
-                seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """|cos(e, PE)| and |cos(e, e')| of the samples drawn for dimension ``d`` (read-only).
+def _cosines_at(params: EncodingParams, n_samples: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """|cos(e, PE)| and |cos(e, e')| of the samples drawn for dimension ``params.d_model`` (read-only).
 
-    The draws are seeded per dimension, so they do not depend on d_model:
-    after a d_model step only the new d_model's entry is computed again (it
-    was 70 % of the Addition dock's update at the default size). The
-    arrays hold at most ``n_samples`` values each.
+    The draws are seeded per dimension, so they do not depend on the app's
+    d_model: after a d_model step only the new d_model's entry is computed
+    again (it was 70 % of the Addition dock's update at the default size).
+    The arrays hold at most ``n_samples`` values each.
     """
+    d = params.d_model
     rng = np.random.default_rng([seed, 0x0A7, d])
     count = min(n_samples, max(16, MAX_ORTHO_ELEMENTS // d))
-    positions = rng.integers(0, seq_len, size=count).astype(np.float64)
+    positions = rng.integers(0, params.seq_len, size=count).astype(np.float64)
     e = rng.standard_normal((count, d))
     e2 = rng.standard_normal((count, d))
-    return (_ro(_abs_cos(e, encode(scheme, positions, d, **dict(kwargs)))), _ro(_abs_cos(e, e2)))
+    return _ro(_abs_cos(e, params.encode(positions))), _ro(_abs_cos(e, e2))
 
 
 def orthogonality(params: EncodingParams, dims=None, n_samples: int = DEFAULT_ORTHO_SAMPLES,
@@ -422,12 +421,11 @@ def orthogonality(params: EncodingParams, dims=None, n_samples: int = DEFAULT_OR
             raise ValueError(f"dims must be integers in {limits.MIN_D_MODEL}…{limits.MAX_D_MODEL}")
         if dims_arr.min() < limits.MIN_D_MODEL or dims_arr.max() > limits.MAX_D_MODEL:
             raise ValueError(f"dims must be in {limits.MIN_D_MODEL}…{limits.MAX_D_MODEL}")
-    kwargs = tuple(sorted(params.scheme_kwargs().items()))
     m = dims_arr.size
     out = {name: np.full(m, np.nan) for name in ("pe_mean", "pe_q95", "pe_max", "random_mean", "random_q95")}
     current = np.empty(0)
     for index, d in enumerate(dims_arr.tolist()):
-        values, rand = _cosines_at(params.scheme, params.seq_len, kwargs, d, n_samples, seed)
+        values, rand = _cosines_at(replace(params, d_model=d), n_samples, seed)
         if values.size:
             out["pe_mean"][index] = values.mean()
             out["pe_q95"][index] = np.quantile(values, 0.95)
