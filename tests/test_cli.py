@@ -48,13 +48,24 @@ def test_installed_entry_point_starts_the_window_offscreen(tmp_path):
     assert (tmp_path / "s.ini").exists()  # settings written on close
 
 
+def run_app_with(tmp_path, patch: str) -> subprocess.CompletedProcess:
+    """Run ``posenc_gui.__main__.main`` offscreen until its first paint, after the Python lines ``patch``.
+
+    ``patch`` sees the entry point's module as ``cli``.
+    """
+    script = tmp_path / "patched_app.py"
+    script.write_text("import sys\nimport posenc_gui.__main__ as cli\n" + patch
+                      + "sys.exit(cli.main(['--quit-after-first-paint', '--no-restore']))\n", encoding="utf-8")
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "POSENC_GUI_SETTINGS": str(tmp_path / "s.ini")}
+    result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120, env=env)
+    assert result.returncode == 0, result.stderr[-2000:]
+    return result
+
+
 def test_quitting_after_copying_a_figure_exits_cleanly(tmp_path):
     # Qt used to destroy a Python-made clipboard QMimeData after the
     # interpreter had finalized: a segfault on every exit after a copy.
-    script = tmp_path / "copy_then_quit.py"
-    script.write_text(
-        "import sys\n"
-        "import posenc_gui.__main__ as cli\n"
+    copy_then_quit = (
         "from posenc_gui.views.export_ui import copy_panel_figure\n"
         "from PySide6.QtGui import QGuiApplication\n"
         "report = cli._report_first_paint\n"
@@ -65,32 +76,20 @@ def test_quitting_after_copying_a_figure_exits_cleanly(tmp_path):
         "    print('formats', sorted(mime.formats()))\n"
         "    report(window, app)\n"
         "cli._report_first_paint = copy_and_report\n"
-        "sys.exit(cli.main(['--quit-after-first-paint', '--no-restore']))\n",
-        encoding="utf-8",
     )
-    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "POSENC_GUI_SETTINGS": str(tmp_path / "s.ini")}
     for _ in range(3):
-        result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120, env=env)
-        assert result.returncode == 0, result.stderr[-2000:]
+        result = run_app_with(tmp_path, copy_then_quit)
         assert "image/svg+xml" in result.stdout and "application/x-qt-image" in result.stdout
 
 
 def test_the_app_tunes_the_memory_allocator_before_its_window(tmp_path):
-    script = tmp_path / "tuned.py"
-    script.write_text(
-        "import sys\n"
-        "import posenc_gui.__main__ as cli\n"
+    result = run_app_with(tmp_path, (
         "tune = cli.tune_memory_allocator\n"
         "def recorded():\n"
         "    from PySide6.QtWidgets import QApplication\n"
         "    print('tuned', tune(), 'before the application:', QApplication.instance() is None)\n"
         "cli.tune_memory_allocator = recorded\n"
-        "sys.exit(cli.main(['--quit-after-first-paint', '--no-restore']))\n",
-        encoding="utf-8",
-    )
-    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "POSENC_GUI_SETTINGS": str(tmp_path / "s.ini")}
-    result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120, env=env)
-    assert result.returncode == 0, result.stderr[-2000:]
+    ))
     expected = "tuned True" if sys.platform.startswith("linux") else "tuned False"
     assert f"{expected} before the application: True" in result.stdout
     assert "first paint" in result.stdout
