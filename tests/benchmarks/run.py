@@ -236,10 +236,15 @@ def step_blocks(window: MainWindow, change, repeats: int, blocks: int,
     return times
 
 
-def base_steps(window: MainWindow, repeats: int) -> list[float]:
-    """Seconds per base step; a base step keeps the matrix shapes (no axis re-layout)."""
+def base_steps(window: MainWindow, repeats: int, blocks: int = 1) -> list[list[float]]:
+    """Seconds per base step, in blocks (see :func:`step_blocks`); a base step keeps the matrix shapes."""
     bases = [10000.0, 9000.0]
-    return [timed_update(window, lambda i=i: window.state.update(base=bases[i % 2])) for i in range(1, repeats + 1)]
+    return step_blocks(window, lambda i: window.state.update(base=bases[i % 2]), repeats, blocks)
+
+
+def all_steps(blocks: list[list[float]]) -> list[float]:
+    """The steps of every block, in order."""
+    return [seconds for block in blocks for seconds in block]
 
 
 def bench_size(app: QApplication, seq_len: int, d_model: int, repeats: int) -> dict:
@@ -272,7 +277,7 @@ def bench_size(app: QApplication, seq_len: int, d_model: int, repeats: int) -> d
     cpu_before = cpu_times()
     per_panel: dict[str, list[float]] = {}
     param_blocks, zoom_times = run_all(per_panel, STEP_BLOCKS)  # timing pass: nothing else running
-    base_times = base_steps(window, repeats)
+    base_times = all_steps(base_steps(window, repeats))
     monitor = StallMonitor()
     monitor.start()
     run_all()
@@ -292,7 +297,7 @@ def bench_size(app: QApplication, seq_len: int, d_model: int, repeats: int) -> d
         "size": f"{seq_len:,} × {d_model:,}",
         "seq_len": seq_len,
         "d_model": d_model,
-        "param_ms": 1000 * statistics.median([t for block in param_blocks for t in block]),
+        "param_ms": 1000 * statistics.median(all_steps(param_blocks)),
         "slowest_block_ms": 1000 * max(statistics.median(block) for block in param_blocks),
         # Every step repaints every primary panel; a panel missing from some steps would be a bug shown here.
         "panel_ms": {name: (1000 * statistics.median(times), len(times)) for name, times in per_panel.items()},
@@ -359,15 +364,12 @@ def default_steps(app: QApplication, repeats: int) -> str:
     window = open_window(128, 512)
     cpu_before = cpu_times()
     d_blocks = step_blocks(window, lambda i: window.state.update(d_model=[512, 510][i % 2]), repeats, STEP_BLOCKS)
-    bases = [10000.0, 9000.0]
-    b_blocks = step_blocks(window, lambda i: window.state.update(base=bases[i % 2]), repeats, STEP_BLOCKS)
+    b_blocks = base_steps(window, repeats, STEP_BLOCKS)
     steal = steal_percent(cpu_before, cpu_times())
     window.close()
-    d_steps = [t for block in d_blocks for t in block]
-    b_steps = [t for block in b_blocks for t in block]
-    return (f"128 × 512: d_model step {1000 * statistics.median(d_steps):.2f} ms "
+    return (f"128 × 512: d_model step {1000 * statistics.median(all_steps(d_blocks)):.2f} ms "
             f"(slowest block {1000 * max(map(statistics.median, d_blocks)):.2f}), "
-            f"base step {1000 * statistics.median(b_steps):.2f} ms, VM steal "
+            f"base step {1000 * statistics.median(all_steps(b_blocks)):.2f} ms, VM steal "
             + ("n/a" if steal is None else f"{steal:.1f} %"))
 
 
