@@ -442,3 +442,42 @@ def test_linear_relation_large_odd_d_says_why_and_what_to_do(state, compute, qtb
     assert "odd" in text and "no cosine partner" in text and "1,022" in text and "1,024" in text
     change(state, compute, d_model=1024)
     assert panel.data.params.d_model == 1024 and panel.data.relation.exact
+
+
+@pytest.mark.parametrize("panel_name", ["uniqueness", "magnitude", "relative", "addition", "spectrum"])
+def test_an_update_leaves_nothing_to_move_when_the_paint_starts(panel_name, state, compute, qtbot):
+    # pyqtgraph applies new view ranges, and turns the labels that follow the
+    # view (on lines, such as "N = 128"), when a paint starts. Done there,
+    # they marked the plot dirty again and Qt painted it twice per update
+    # (3-8 ms each); each panel now does it at the end of its update.
+    panel_class = next(cls for cls in panel_classes() if cls.panel_id == panel_name)
+    panel = make(panel_class, state, compute, qtbot)
+    scene = panel.canvas.scene()
+    change(state, compute, d_model=256)  # the first update may still meet the layout of the new panel
+    qtbot.wait(50)
+    for d_model in (510, 512):
+        change(state, compute, d_model=d_model)
+        before = [item.sceneTransform() for item in scene.items()]
+        scene.prepareForPaint()
+        assert [item.sceneTransform() for item in scene.items()] == before
+
+
+def test_spectrum_follows_the_view_only_for_thousands_of_components(state, compute, qtbot, monkeypatch):
+    # Clipping to the view and downsampling re-plot each item on every change of the
+    # view's range: three times per update, 10 ms at 256 components, drawn whole anyway.
+    from posenc_gui.views.spectrum import MAX_MARKERS, SpectrumPanel
+
+    panel = make(SpectrumPanel, state, compute, qtbot)
+    items = [panel.step_curve, panel.total_curve, *panel.scatter.values()]
+    assert panel.data.n_components <= MAX_MARKERS
+    assert not any(item.opts["clipToView"] or item.opts["autoDownsample"] for item in items)
+    change(state, compute, scheme="all_sine", d_model=4096)
+    assert panel.data.n_components > MAX_MARKERS
+    assert all(item.opts["clipToView"] and item.opts["autoDownsample"] for item in items)
+    # The key above the plot is laid out again only when it says something new.
+    calls = []
+    monkeypatch.setattr(panel.wave_key, "setText", lambda text: calls.append(text))
+    change(state, compute, base=9000.0)
+    assert calls == []
+    change(state, compute, scheme="naive")  # no periodic column: only the sequence length's key
+    assert len(calls) == 1 and "sequence length" in calls[0] and "●" not in calls[0]

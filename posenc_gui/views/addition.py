@@ -25,7 +25,7 @@ from ..model.addition import (
 )
 from .base import Panel
 from .labels import WrappedLabelHolder
-from .matrixplot import BLUE, FOREGROUND, GREEN, ORANGE, PINK, new_layout_widget, show_grid, style_plot
+from .matrixplot import BLUE, FOREGROUND, GREEN, ORANGE, PINK, new_layout_widget, prepare_for_paint, show_grid, style_plot
 from .spectrum import decade_ticks
 
 TERM_COLOURS = {"e·e": BLUE, "e·p": GREEN, "p·e": PINK, "p·p": ORANGE}
@@ -270,6 +270,7 @@ class AdditionPanel(Panel):
             f"{ortho}."
         )
         self.cost_plot.setLabel("bottom", f"d = {params.d_model:,}, N = {params.seq_len:,}")
+        prepare_for_paint(self.canvas)
 
     def figure_widget(self) -> QWidget:
         return self.canvas

@@ -14,7 +14,7 @@ from ..model import AxisSample, EncodingParams, sample_axis
 from ..model.analysis import MAX_EMBEDDING_SCALE, embedding_norm, pe_norms
 from .base import Panel
 from .labels import WrappedLabelHolder
-from .matrixplot import BLUE, FOREGROUND, MAX_DOTS, ORANGE, new_layout_widget, set_title, show_grid, style_plot
+from .matrixplot import BLUE, FOREGROUND, MAX_DOTS, ORANGE, new_layout_widget, prepare_for_paint, set_title, show_grid, style_plot
 
 #: At most this many positions are evaluated (evenly strided, always including the last) ...
 MAX_POINTS = 2048
@@ -132,6 +132,7 @@ class MagnitudePanel(Panel):
             self.show_message(f"Showing {data.sample.describe('position')} (and the last).", "info")
         else:
             self.show_message("")
+        prepare_for_paint(self.canvas)
 
     def figure_widget(self) -> QWidget:
         return self.canvas

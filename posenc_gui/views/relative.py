@@ -14,7 +14,7 @@ from ..model import AxisSample, EncodingParams, sample_axis
 from ..model.analysis import MAX_OFFSETS, OffsetSpread, offset_profiles, offset_spread
 from .base import Panel
 from .labels import WrappedLabelHolder
-from .matrixplot import FOREGROUND, ORANGE, PALETTE, new_layout_widget, show_grid, style_plot
+from .matrixplot import FOREGROUND, ORANGE, PALETTE, new_layout_widget, prepare_for_paint, show_grid, style_plot
 from .spectrum import set_integer_ticks
 
 #: At most this many offsets are evaluated (evenly strided over 0 … max k).
@@ -194,6 +194,7 @@ class RelativePanel(Panel):
             + f", offsets k = 0…{k[-1]:,.0f}" + (f" ({k.size:,} sampled)" if k.size < k[-1] + 1 else "") + "."
         )
         self.show_message("")
+        prepare_for_paint(self.canvas)
 
     def figure_widget(self) -> QWidget:
         return self.canvas

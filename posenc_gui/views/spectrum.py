@@ -15,7 +15,8 @@ from ..model.spectrum import CATEGORIES, Spectrum, spectrum
 from .base import Panel
 from .labels import WrappedLabelHolder
 from .matrixplot import (
-    BLUE, FOREGROUND, GREEN, ORANGE, new_layout_widget, set_axis_label, set_title, show_grid, style_plot,
+    BLUE, FOREGROUND, GREEN, ORANGE, new_layout_widget, prepare_for_paint, set_axis_label, set_title, show_grid,
+    style_plot,
 )
 
 #: Colour per category (Okabe–Ito): resolves neighbours, coarse, barely moves.
@@ -167,10 +168,10 @@ class SpectrumPanel(Panel):
         self.wave_plot.addItem(self.crossing_line)
         self.step_curve = self.phase_plot.plot(pen=pg.mkPen(BLUE, width=2), antialias=True)
         self.total_curve = self.phase_plot.plot(pen=pg.mkPen(ORANGE, width=2), antialias=True)
-        # thousands of components: draw about one point per pixel (smooth curves, exact at any zoom)
-        for item in (self.step_curve, self.total_curve, *self.scatter.values()):
-            item.setDownsampling(auto=True, method="peak")
-            item.setClipToView(True)
+        for item in self._data_items():
+            # The values are logarithms of finite, positive numbers: nothing for pyqtgraph to clamp,
+            # and its limit re-plots every item on each change of the y range.
+            item.setDynamicRangeLimit(None)
         # The 2π label sits above its line and the 0.1 rad label below its own, so the two never
         # meet between the lines however short the plot is (the y range leaves room for both).
         self.static_line = pg.InfiniteLine(angle=0, pen=pg.mkPen(ORANGE, width=1, style=Qt.PenStyle.DotLine),
@@ -194,9 +195,20 @@ class SpectrumPanel(Panel):
     def _failed(self, error: Exception) -> None:
         self.show_message(str(error), "error")
 
+    def _data_items(self) -> tuple[pg.PlotDataItem, ...]:
+        return (self.step_curve, self.total_curve, *self.scatter.values())
+
     def _show(self, data: Spectrum) -> None:
         self.data = data
         params = data.params
+        # Thousands of components: draw about one point per pixel (smooth curves, exact at any
+        # zoom). That re-plots each item on every change of the view's range, three times per
+        # update here (its data, then the x and the y range): 10 ms of a default-size update
+        # for 256 components, which are drawn whole anyway.
+        many = data.n_components > MAX_MARKERS
+        for item in self._data_items():
+            item.setDownsampling(auto=many, method="peak")
+            item.setClipToView(many)
         x = np.arange(data.n_components, dtype=np.float64)
         periodic = np.isfinite(data.wavelength)
         names = {key: text.format(step=data.step_tol, static=data.static_tol) for key, text in CATEGORY_NAMES.items()}
@@ -214,7 +226,9 @@ class SpectrumPanel(Panel):
         keys = [f'<span style="color:{CATEGORY_COLOURS[c]}">● {names[c]}</span>'
                 for c in CATEGORIES if np.any(periodic & (data.category == c))]
         keys.append(f'<span style="color:{SEQ_COLOUR}">╌ sequence length</span>')
-        self.wave_key.setText(" &nbsp; ".join(keys))
+        key = " &nbsp; ".join(keys)
+        if key != self.wave_key.text:  # a new text lays the whole plot out again
+            self.wave_key.setText(key)
         self.seq_line.setValue(math.log10(max(params.seq_len, 1)))
         self.seq_line.label.setFormat(f"N = {params.seq_len:,}")
         crossing = data.seq_len_crossing
@@ -264,6 +278,7 @@ class SpectrumPanel(Panel):
                 "wavelength to plot (the bottom plot shows its change per position and over the sequence).", "info")
         else:
             self.show_message("")
+        prepare_for_paint(self.canvas)
 
     def figure_widget(self) -> QWidget:
         return self.canvas

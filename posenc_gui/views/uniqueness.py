@@ -24,7 +24,7 @@ from ..model import EncodingParams
 from ..model.analysis import Uniqueness, pe_norms, uniqueness, uniqueness_max_positions
 from .base import Panel
 from .labels import WrappedLabelHolder
-from .matrixplot import BLUE, FOREGROUND, MAX_DOTS, ORANGE, new_layout_widget, show_grid, style_plot
+from .matrixplot import BLUE, FOREGROUND, MAX_DOTS, ORANGE, new_layout_widget, prepare_for_paint, show_grid, style_plot
 from .spectrum import set_integer_ticks
 
 #: Work budget (n²·d multiply-adds) of one live update; longer sequences are cut to their start.
@@ -203,6 +203,7 @@ class UniquenessPanel(Panel):
             )
         else:
             self.show_message("")
+        prepare_for_paint(self.canvas)
 
     def figure_widget(self) -> QWidget:
         return self.canvas
