@@ -69,3 +69,26 @@ def test_step_blocks_pause_idle_between_blocks_of_consecutive_steps(make_window,
     assert started[3] - started[2] >= 0.1
     # The window's events ran during the pause: the timer fired before the second block began.
     assert timer_fired_before_step == [False, False, False, True, True, True]
+
+
+def test_each_panel_sharing_the_heatmaps_place_is_measured_in_front(make_window, bench, monkeypatch):
+    from posenc_gui.model import EncodingParams
+
+    window = make_window(size=(1200, 800), params=EncodingParams(seq_len=32, d_model=64), restore=False)
+    bench.settle(window)
+    tabbed = {name for name, dock in window.docks.items()
+              if dock in window.tabifiedDockWidgets(window.docks["heatmap"])}
+    in_front = []
+    measure = bench.step_blocks
+
+    def step_blocks(*args, **kwargs):
+        in_front.append({name for name in tabbed | {"heatmap"} if window.panels[name].on_screen()})
+        return measure(*args, **kwargs)
+
+    monkeypatch.setattr(bench, "step_blocks", step_blocks)
+    fronts = bench.bench_fronts(window, repeats=2, blocks=1)
+    assert "spectrum" in tabbed and set(fronts) == tabbed
+    # While a panel's steps ran, it was the one panel on screen in the heatmap's place.
+    assert [shown for shown in in_front] == [{name} for name in fronts]
+    assert all(0 < slowest and 0 < median <= slowest for median, slowest in fronts.values())
+    assert window.panels["heatmap"].on_screen()
