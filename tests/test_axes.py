@@ -103,9 +103,12 @@ def _four_sided_plot(qtbot):
     ((0.25, 0.75), (-3e-4, 2e-4)),               # fractions, tiny values
     ((-7.0, 7.0), (100.0, 260.0)),
 ])
-def test_axis_layout_matches_pyqtgraph(qtbot, x_range, y_range):
-    # The fast layout must give pyqtgraph's ticks and labels on every side.
+@pytest.mark.parametrize("grid", [False, True])
+def test_axis_layout_matches_pyqtgraph(qtbot, x_range, y_range, grid):
+    # The fast layout must give pyqtgraph's ticks and labels on every side, with and without a grid.
     widget, plot = _four_sided_plot(qtbot)
+    if grid:
+        plot.showGrid(x=True, y=True, alpha=0.25)
     widget.setRange(xRange=x_range, yRange=y_range, padding=0)
     widget.show()
     qtbot.waitExposed(widget)
