@@ -104,7 +104,7 @@ def _four_sided_plot(qtbot):
     ((-7.0, 7.0), (100.0, 260.0)),
 ])
 @pytest.mark.parametrize("grid", [False, True])
-def test_axis_layout_matches_pyqtgraph(qtbot, x_range, y_range, grid):
+def test_axis_layout_matches_pyqtgraph(qtbot, monkeypatch, x_range, y_range, grid):
     # The fast layout must give pyqtgraph's ticks and labels on every side, with and without a grid.
     widget, plot = _four_sided_plot(qtbot)
     if grid:
@@ -117,11 +117,43 @@ def test_axis_layout_matches_pyqtgraph(qtbot, x_range, y_range, grid):
         QApplication.processEvents()
     for side in ("left", "bottom", "right", "top"):
         axis = plot.getAxis(side)
-        ours, theirs = _specs(CompactAxisItem.generateDrawSpecs, axis), _specs(pg.AxisItem.generateDrawSpecs, axis)
+        theirs = _specs(pg.AxisItem.generateDrawSpecs, axis)
+        with monkeypatch.context() as patch:  # the fast layout, not a detour through pyqtgraph's
+            patch.setattr(pg.AxisItem, "generateDrawSpecs", lambda *args: pytest.fail("pyqtgraph's layout ran"))
+            ours = _specs(CompactAxisItem.generateDrawSpecs, axis)
         assert ours == theirs, side
         assert ours[2], side  # some labels were laid out
         low, high = axis.range
         assert CompactAxisItem.tickValues(axis, low, high, 400) == pg.AxisItem.tickValues(axis, low, high, 400)
+
+
+@pytest.mark.parametrize("ticks", ["log", "set"])
+@pytest.mark.parametrize("grid", [False, True])
+def test_log_axes_and_set_ticks_match_pyqtgraph(qtbot, monkeypatch, ticks, grid):
+    # The analysis panels' log axes and their decade ticks (setTicks) take the fast layout too.
+    widget, plot = _four_sided_plot(qtbot)
+    if grid:
+        plot.showGrid(x=True, y=True, alpha=0.25)
+    if ticks == "log":
+        plot.setLogMode(x=True, y=True)
+        widget.setRange(xRange=(-1.3, 3.2), yRange=(-3.0, 0.5), padding=0)
+    else:
+        for side in ("left", "bottom", "right", "top"):
+            plot.getAxis(side).setTicks([[(0.0, "zero"), (0.5, "half"), (1.0, "one")], [(0.25, "¼"), (0.75, "¾")]])
+        widget.setRange(xRange=(-0.1, 1.1), yRange=(0.2, 1.05), padding=0)
+    widget.show()
+    qtbot.waitExposed(widget)
+    for _ in range(2):
+        widget.grab()
+        QApplication.processEvents()
+    for side in ("left", "bottom", "right", "top"):
+        axis = plot.getAxis(side)
+        theirs = _specs(pg.AxisItem.generateDrawSpecs, axis)
+        with monkeypatch.context() as patch:  # the fast layout, not a detour through pyqtgraph's
+            patch.setattr(pg.AxisItem, "generateDrawSpecs", lambda *args: pytest.fail("pyqtgraph's layout ran"))
+            ours = _specs(CompactAxisItem.generateDrawSpecs, axis)
+        assert ours == theirs, side
+        assert ours[2], side
 
 
 def _drawn(axis, paint) -> bytes:

@@ -377,11 +377,12 @@ class CompactAxisItem(pg.AxisItem):
         label and builds a Point per coordinate: 1 ms for the heatmap's
         dimension axis, which is laid out again on every d_model step. This
         one computes the same specifications, grid lines included (a test
-        compares them), in about half the time; log axes, fixed ticks and
-        other styles still use pyqtgraph's.
+        compares them), in about half the time, for log axes and ticks set
+        with ``setTicks`` too; other styles (no values shown, axes stopped at
+        a tick, a fixed tick alpha) still use pyqtgraph's.
         """
         style = self.style
-        if (self.logMode or self._tickLevels is not None or not style["showValues"]
+        if (not style["showValues"]
                 or tuple(style["stopAxisAtTick"]) != (False, False) or style["tickAlpha"] is not None):
             return super().generateDrawSpecs(p)
         if style["tickFont"] is not None:
@@ -411,7 +412,11 @@ class CompactAxisItem(pg.AxisItem):
         if length == 0:
             return None
         low, high = self.range
-        levels = self.tickValues(low, high, length)
+        if self._tickLevels is None:
+            levels, fixed_strings = self.tickValues(low, high, length), None
+        else:  # set with setTicks: [[(value, text), ...] per level]
+            levels = [(None, [value for value, _ in level]) for level in self._tickLevels]
+            fixed_strings = [[text for _, text in level] for level in self._tickLevels]
         difference = high - low
         if difference == 0:
             scale, offset = 1, 0
@@ -459,7 +464,10 @@ class CompactAxisItem(pg.AxisItem):
         flags = _LABEL_FLAGS[orientation]
         for level in range(min(len(levels), style["maxTextLevel"] + 1)):
             spacing, values = levels[level]
-            strings = self.tickStrings(values, self.autoSIPrefixScale * self.scale, spacing)
+            if fixed_strings is None:
+                strings = self.tickStrings(values, self.autoSIPrefixScale * self.scale, spacing)
+            else:
+                strings = fixed_strings[level]
             if not strings:
                 continue
             rects = []
