@@ -296,3 +296,58 @@ def test_a_canvas_repaint_leaves_nothing_of_the_old_data(qtbot):
     assert after == fresh.grab().toImage().convertToFormat(QImage.Format.Format_RGB32)
     assert after != before  # the control: the curve did move
     assert after.pixelColor(1, 1) == QColor("white")
+
+
+def _two_items_in_one_plot(qtbot, y):
+    """A plain pyqtgraph data item (the control) and a :class:`DataItem`, both with markers, in one plot."""
+    import numpy as np
+
+    from posenc_gui.views.matrixplot import add_data_item
+
+    widget = pg.PlotWidget()
+    qtbot.addWidget(widget)
+    widget.resize(400, 300)
+    widget.show()
+    qtbot.waitExposed(widget)
+    plot = widget.getPlotItem()
+    x = np.arange(len(y), dtype=float)
+    plain = plot.plot(x, y, symbol="o")
+    ours = add_data_item(plot, x, y, symbol="o")
+    replots = {plain: 0, ours: 0}
+    for item in replots:
+        def counted(*args, item=item, update=item.updateItems, **kwargs):
+            replots[item] += 1
+            return update(*args, **kwargs)
+        item.updateItems = counted
+    return widget, plot, plain, ours, replots
+
+
+def test_a_data_item_is_not_replotted_when_a_new_y_range_changes_nothing_it_draws(qtbot):
+    # pyqtgraph re-plots (curve and markers) on every change of the y range, for its
+    # dynamic range limit; the analysis panels set one on every update.
+    import numpy as np
+
+    widget, plot, plain, ours, replots = _two_items_in_one_plot(qtbot, np.sin(np.arange(200) / 7.0))
+    for low, high in [(-2, 2), (-1.2, 1.3), (0, 0.5)]:
+        plot.setYRange(low, high, padding=0)
+        widget.grab()  # pyqtgraph applies a new range when it paints
+    assert replots[ours] == 0 and replots[plain] >= 3  # the plain item is the control
+    np.testing.assert_array_equal(ours.curve.getData()[1], plain.curve.getData()[1])
+
+
+def test_a_data_item_is_replotted_where_the_range_limit_cuts_its_data(qtbot):
+    # Zoomed in a million-fold, pyqtgraph cuts far-off points: the same drawing as pyqtgraph's,
+    # going in and coming back out.
+    import numpy as np
+
+    y = np.linspace(-1e7, 1e7, 101)
+    widget, plot, plain, ours, replots = _two_items_in_one_plot(qtbot, y)
+    cut = []
+    for low, high in [(-1e7, 1e7), (-0.5, 0.5), (-1e7, 1e7), (-0.1, 0.1), (-1e7, 1e7)]:
+        plot.setYRange(low, high, padding=0)
+        widget.grab()
+        drawn = ours.curve.getData()[1]
+        np.testing.assert_array_equal(drawn, plain.curve.getData()[1])
+        cut.append(bool(drawn.max() < y.max()))
+    assert any(cut) and not cut[0] and not cut[-1]  # the limit did cut, while zoomed in only
+    assert replots[ours] >= 4

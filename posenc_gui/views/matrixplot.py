@@ -632,6 +632,58 @@ def style_plot(plot: pg.PlotItem, cached_axes: bool = True) -> None:
     plot.titleLabel.setAttr("color", FOREGROUND)
 
 
+class DataItem(pg.PlotDataItem):
+    """A :class:`pg.PlotDataItem` that re-plots after a change of the y range only when that changes the drawing.
+
+    pyqtgraph re-plots a data item (its curve and its markers) on every
+    change of the view's y range, in case its dynamic range limit must now
+    cut points far outside the view. That limit cuts only data over a
+    million view heights tall; the analysis panels fit their y range to new
+    data on every update, so each item was plotted twice per update (a
+    millisecond or more each with markers). Here the re-plot is skipped when
+    the limit cuts nothing, either before or after the change: the same
+    points would be drawn.
+    """
+
+    _display_cut = False
+
+    def updateItems(self, styleUpdate: bool = True) -> None:  # noqa: N802 (pyqtgraph override)
+        super().updateItems(styleUpdate)
+        view = self.getViewBox()
+        self._display_cut = view is None or self._range_limit_cuts(view.viewRect())
+
+    def viewRangeChanged(self, vb=None, ranges=None, changed=None) -> None:  # noqa: N802 (pyqtgraph override)
+        view = self.getViewBox()
+        x_matters = self.opts["clipToView"] or self.opts["autoDownsample"]
+        if (changed is not None and changed[1] and not (changed[0] and x_matters) and view is not None
+                and not self._display_cut and not self._range_limit_cuts(view.viewRect())):
+            if changed[0]:
+                self.setProperty("xViewRangeWasChanged", True)
+            return
+        super().viewRangeChanged(vb, ranges, changed)
+
+    def _range_limit_cuts(self, view_rect: QRectF) -> bool:
+        """Whether pyqtgraph's dynamic range limit cuts this item's data in a view of ``view_rect``.
+
+        The condition of ``PlotDataItem._getDisplayDataset`` (pyqtgraph 0.14).
+        """
+        limit = self.opts["dynamicRangeLimit"]
+        mapped = self._datasetMapped
+        data = None if limit is None or mapped is None else mapped.dataRect()
+        if data is None:
+            return False
+        height = view_rect.height()
+        return bool(height > 0 and not data.bottom() < view_rect.top() and not data.top() > view_rect.bottom()
+                    and data.height() > 2 * self.opts["dynamicRangeHyst"] * limit * height)
+
+
+def add_data_item(plot: pg.PlotItem, *args, **kwargs) -> DataItem:
+    """``plot.plot(*args, **kwargs)``, with a :class:`DataItem`."""
+    item = DataItem(*args, **kwargs)
+    plot.addItem(item)
+    return item
+
+
 def prepare_for_paint(canvas: pg.GraphicsView) -> None:
     """Bring the canvas's view transforms and the text items that follow them up to date now.
 

@@ -14,7 +14,9 @@ from ..model import AxisSample, EncodingParams, sample_axis
 from ..model.analysis import MAX_OFFSETS, OffsetSpread, offset_profiles, offset_spread
 from .base import Panel
 from .labels import WrappedLabelHolder
-from .matrixplot import FOREGROUND, ORANGE, PALETTE, new_layout_widget, prepare_for_paint, show_grid, style_plot
+from .matrixplot import (
+    FOREGROUND, ORANGE, PALETTE, add_data_item, new_layout_widget, prepare_for_paint, show_grid, style_plot,
+)
 from .spectrum import set_integer_ticks
 
 #: At most this many offsets are evaluated (evenly strided over 0 … max k).
@@ -111,7 +113,7 @@ class RelativePanel(Panel):
         self.spread_plot.setTitle("max<sub>p</sub> − min<sub>p</sub> of PE(p)·PE(p+k)", size="10pt")
         self.profile_plot.setLabel("left", "PE(r)·PE(r+k)")
         self.profile_plot.setTitle("offset profile from reference positions r", size="10pt")
-        self.spread_curve = self.spread_plot.plot(pen=pg.mkPen(ORANGE, width=2))
+        self.spread_curve = add_data_item(self.spread_plot, pen=pg.mkPen(ORANGE, width=2))
         self.legend = self.profile_plot.addLegend(offset=(-5, 5), labelTextColor=FOREGROUND,
                                                   brush=pg.mkBrush(255, 255, 255, 210), pen=pg.mkPen("#999999"))
         self.profile_curves: list[pg.PlotDataItem] = []
@@ -174,7 +176,7 @@ class RelativePanel(Panel):
                 width = 3.5 if row == 0 else 1.8
                 style = Qt.PenStyle.SolidLine if row == 0 else Qt.PenStyle.DashLine
                 self.profile_curves.append(
-                    self.profile_plot.plot(pen=pg.mkPen(color, width=width, style=style), name=name))
+                    add_data_item(self.profile_plot, pen=pg.mkPen(color, width=width, style=style), name=name))
             self._profile_names = names
         for row, curve in enumerate(self.profile_curves):
             curve.setData(k, data.profiles[row])

@@ -24,7 +24,9 @@ from ..model import EncodingParams
 from ..model.analysis import Uniqueness, pe_norms, uniqueness, uniqueness_max_positions
 from .base import Panel
 from .labels import WrappedLabelHolder
-from .matrixplot import BLUE, FOREGROUND, MAX_DOTS, ORANGE, new_layout_widget, prepare_for_paint, show_grid, style_plot
+from .matrixplot import (
+    BLUE, FOREGROUND, MAX_DOTS, ORANGE, add_data_item, new_layout_widget, prepare_for_paint, show_grid, style_plot,
+)
 from .spectrum import set_integer_ticks
 
 #: Work budget (n²·d multiply-adds) of one live update; longer sequences are cut to their start.
@@ -118,7 +120,7 @@ class UniquenessPanel(Panel):
         self.nearest_plot.setLabel("left", "nearest position q")
         self.nearest_plot.setLabel("bottom", "position p")
         self.nearest_plot.setXLink(self.distance_plot)
-        self.distance_curve = self.distance_plot.plot(pen=pg.mkPen(BLUE, width=1.5))
+        self.distance_curve = add_data_item(self.distance_plot, pen=pg.mkPen(BLUE, width=1.5))
         self.minimum_line = pg.InfiniteLine(angle=0, pen=pg.mkPen(ORANGE, width=1, style=Qt.PenStyle.DashLine),
                                             label="closest pair", labelOpts={"color": ORANGE, "position": 0.98,
                                                                            "anchors": [(1, 0), (1, 1)]})
