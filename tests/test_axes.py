@@ -282,3 +282,26 @@ def test_grid_lines_pass_under_what_the_plot_shows(qtbot, under_the_data):
     grey = sum(QColor(image.pixel(x, y)).lightness() < 250
                for x in range(top_left.x(), bottom_right.x(), 2) for y in range(top_left.y(), bottom_right.y(), 2))
     assert (grey == 0) == under_the_data, grey
+
+
+def test_setting_an_axis_its_own_ticks_again_keeps_its_layout(qtbot):
+    # The analysis panels set their ticks on every update; each setTicks lays the axis out again.
+    from posenc_gui.views.matrixplot import set_ticks
+
+    widget, plot = _four_sided_plot(qtbot)
+    widget.show()
+    qtbot.waitExposed(widget)
+    axis = plot.getAxis("left")
+    ticks = [[(0.0, "0"), (0.5, "half"), (1.0, "1")], []]
+    set_ticks(axis, ticks)
+    widget.grab()
+    laid_out = axis.picture
+    assert laid_out is not None
+    set_ticks(axis, [[(0.0, "0"), (0.5, "half"), (1.0, "1")], []])  # equal, not the same list
+    assert axis.picture is laid_out
+    set_ticks(axis, [[(0.0, "0"), (1.0, "1")], []])
+    assert axis.picture is None
+    widget.grab()
+    assert [text for _, _, text in _specs(CompactAxisItem.generateDrawSpecs, axis)[2]] == ["0", "1"]
+    set_ticks(axis, None)  # back to the axis's own ticks
+    assert axis._tickLevels is None

@@ -26,8 +26,8 @@ from ..model.addition import (
 from .base import Panel
 from .labels import WrappedLabelHolder
 from .matrixplot import (
-    BLUE, FOREGROUND, GREEN, ORANGE, PINK, add_data_item, new_layout_widget, prepare_for_paint, show_grid,
-    style_plot,
+    BLUE, FOREGROUND, GREEN, ORANGE, PINK, add_data_item, new_layout_widget, prepare_for_paint, set_ticks,
+    show_grid, style_plot,
 )
 from .spectrum import decade_ticks
 
@@ -223,7 +223,7 @@ class AdditionPanel(Panel):
         if positive.size:
             low, high = math.log10(positive.min()), math.log10(positive.max())
             self.terms_plot.setYRange(low - 0.3, high + 0.3, padding=0)
-            self.terms_plot.getAxis("left").setTicks(decade_ticks(low - 0.3, high + 0.3))
+            set_ticks(self.terms_plot.getAxis("left"), decade_ticks(low - 0.3, high + 0.3))
         # cosine
         self.cos_mean_curve.setData(sweep.scales, sweep.cosine_mean)
         self.cos_min_curve.setData(sweep.scales, sweep.cosine_min)
@@ -233,7 +233,7 @@ class AdditionPanel(Panel):
         x_span = (math.log10(sweep.scales[0]), math.log10(sweep.scales[-1]))
         for plot in (self.terms_plot, self.cosine_plot):
             plot.setXRange(*x_span, padding=0.02)
-            plot.getAxis("bottom").setTicks(decade_ticks(*x_span, max_labels=HORIZONTAL_DECADE_LABELS))
+            set_ticks(plot.getAxis("bottom"), decade_ticks(*x_span, max_labels=HORIZONTAL_DECADE_LABELS))
         for line in self.scale_lines:
             line.setValue(math.log10(data.scale))
         for line in self.balance_lines:
@@ -250,11 +250,11 @@ class AdditionPanel(Panel):
         self.d_line.setValue(math.log10(params.d_model))
         d_span = (math.log10(dims.min()), math.log10(dims.max()))
         self.ortho_plot.setXRange(*d_span, padding=0.03)
-        self.ortho_plot.getAxis("bottom").setTicks(decade_ticks(*d_span, max_labels=HORIZONTAL_DECADE_LABELS))
+        set_ticks(self.ortho_plot.getAxis("bottom"), decade_ticks(*d_span, max_labels=HORIZONTAL_DECADE_LABELS))
         values = np.concatenate([ortho.pe_q95[ok], ortho.pe_mean[ok], ortho.random_mean, ortho.reference])
         y_span = (math.log10(values.min()) - 0.2, math.log10(min(values.max(), 1.0)) + 0.2)
         self.ortho_plot.setYRange(*y_span, padding=0)
-        self.ortho_plot.getAxis("left").setTicks(decade_ticks(*y_span))
+        set_ticks(self.ortho_plot.getAxis("left"), decade_ticks(*y_span))
         self._summary(data)
 
     def _summary(self, data: AdditionData) -> None:
@@ -273,7 +273,9 @@ class AdditionPanel(Panel):
             f"logit shares {shares} (toy head, d = {current.split_d_model}, {current.split_tokens} tokens)"
             f"{ortho}."
         )
-        self.cost_plot.setLabel("bottom", f"d = {params.d_model:,}, N = {params.seq_len:,}")
+        cost_label = f"d = {params.d_model:,}, N = {params.seq_len:,}"
+        if self.cost_plot.getAxis("bottom").labelText != cost_label:  # a new label lays the axis out again
+            self.cost_plot.setLabel("bottom", cost_label)
         prepare_for_paint(self.canvas)
 
     def figure_widget(self) -> QWidget:

@@ -800,6 +800,17 @@ def _plain_text_item(label: pg.LabelItem, points: float) -> QGraphicsSimpleTextI
     return plain
 
 
+def set_ticks(axis: pg.AxisItem, ticks: list | None) -> None:
+    """``axis.setTicks(ticks)``, unless the axis has these ticks already.
+
+    Setting ticks, even the same ones, lays the axis out again at the next
+    paint (about a millisecond); the analysis panels set theirs on every
+    update. pyqtgraph keeps them in ``_tickLevels`` and has no getter.
+    """
+    if axis._tickLevels != ticks:
+        axis.setTicks(ticks)
+
+
 def set_axis_label(axis: pg.AxisItem, text: str) -> None:
     """Set an axis title only when it changes (same reason as :func:`set_title`)."""
     if axis.labelText != text:

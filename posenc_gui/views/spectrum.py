@@ -15,8 +15,8 @@ from ..model.spectrum import CATEGORIES, Spectrum, spectrum
 from .base import Panel
 from .labels import WrappedLabelHolder
 from .matrixplot import (
-    BLUE, FOREGROUND, GREEN, ORANGE, add_data_item, new_layout_widget, prepare_for_paint, set_axis_label, set_title,
-    show_grid, style_plot,
+    BLUE, FOREGROUND, GREEN, ORANGE, add_data_item, new_layout_widget, prepare_for_paint, set_axis_label, set_ticks,
+    set_title, show_grid, style_plot,
 )
 
 #: Colour per category (Okabe–Ito): resolves neighbours, coarse, barely moves.
@@ -106,7 +106,7 @@ def integer_ticks(first: int, last: int, max_labels: int = 12) -> list[list[tupl
 
 def set_integer_ticks(axis: pg.AxisItem, first: int, last: int) -> None:
     """Integer ticks on ``axis`` for a short range, the axis's own ticks otherwise."""
-    axis.setTicks(integer_ticks(first, last))
+    set_ticks(axis, integer_ticks(first, last))
 
 
 class SpectrumPanel(Panel):
@@ -248,13 +248,13 @@ class SpectrumPanel(Panel):
             low, high = 0.0, math.log10(max(params.seq_len, 10))
         span = _log_span(low, high)
         self.wave_plot.setYRange(*span, padding=0)
-        self.wave_plot.getAxis("left").setTicks(decade_ticks(*span))
+        set_ticks(self.wave_plot.getAxis("left"), decade_ticks(*span))
         phases = np.concatenate([data.omega[positive], data.total_phase[total_ok], [data.static_tol, 2 * math.pi]])
         # room for the 2π label above its line and the 0.1 rad label below its line
         span = _log_span(min(math.log10(phases.min()), math.log10(data.static_tol) - LABEL_ROOM),
                          max(math.log10(phases.max()), math.log10(2 * math.pi) + LABEL_ROOM))
         self.phase_plot.setYRange(*span, padding=0)
-        self.phase_plot.getAxis("left").setTicks(decade_ticks(*span))
+        set_ticks(self.phase_plot.getAxis("left"), decade_ticks(*span))
         set_integer_ticks(self.phase_plot.getAxis("bottom"), 0, data.n_components - 1)
         set_integer_ticks(self.wave_plot.getAxis("bottom"), 0, data.n_components - 1)
         # base and layout only where the scheme has them ("naive, base 10000" misleads)
