@@ -61,6 +61,25 @@ def test_status_text_draws_its_text(qtbot):
     assert blank != drawn
 
 
+def test_status_texts_and_notices_are_there_for_screen_readers(qtbot):
+    # Painted by hand, they have no text for accessibility tools unless they give it.
+    from PySide6.QtGui import QAccessible
+
+    from posenc_gui.views.labels import NoticeLine
+
+    label = StatusText("some sample text to size the label")
+    qtbot.addWidget(label)
+    label.setText("128 positions × 512 dimensions")
+    read = QAccessible.queryAccessibleInterface(label)
+    assert read.text(QAccessible.Text.Name) == "128 positions × 512 dimensions"
+    notice = NoticeLine("some sample text to size the notice")
+    qtbot.addWidget(notice)
+    notice.set_notice("Aliasing: 3 of the 512 shown dimensions (greyed)", "warning")
+    read = QAccessible.queryAccessibleInterface(notice)
+    assert read.text(QAccessible.Text.Name) == "Aliasing: 3 of the 512 shown dimensions (greyed)"
+    assert read.text(QAccessible.Text.Description) == "warning"
+
+
 @pytest.mark.parametrize("held", [True, False])
 def test_wrapped_message_relays_out_only_for_a_new_height(qtbot, held):
     # A bare word-wrapped QLabel is the control: every new text asks the window for a layout.

@@ -13,7 +13,7 @@ def counted(n: int, noun: str) -> str:
 
 
 class StatusText(QWidget):
-    """One line of text, elided at the right when the space is short (the full text is the tooltip).
+    """One line of text, elided at the right when space is short; the full text is its tooltip and accessible name.
 
     QLabel.setText always asks the parent layout for a new geometry, and in
     a dock that request climbs to the main window, which re-lays out every
@@ -49,6 +49,7 @@ class StatusText(QWidget):
         if text != self._text:
             self._text = text
             self.setToolTip(text)
+            self.setAccessibleName(text)  # painted by hand: screen readers read this instead
             self.update()
 
     def sizeHint(self) -> QSize:  # noqa: N802 (Qt override)
@@ -103,6 +104,7 @@ class NoticeLine(StatusText):
         if level != self._level:
             self._level = level
             self.update()
+        self.setAccessibleDescription(level)
         self.setText(text)
 
     def paintEvent(self, event) -> None:  # noqa: N802 (Qt override)
