@@ -99,6 +99,14 @@ def test_uniqueness_in_small_blocks_equals_the_full_matrix(monkeypatch):
     np.testing.assert_allclose([d for *_, d in result.near_repeats], np.sort(upper)[:12], rtol=1e-12)
 
 
+@pytest.mark.parametrize("scheme, d_model", [("sinusoidal", 512), ("naive", 7), ("harmonic", 6)])
+def test_uniqueness_gives_the_norms_pe_norms_gives(scheme, d_model):
+    # The view takes the typical norm from here instead of encoding the positions again.
+    positions = np.arange(0, 150, 1.5)
+    result = analysis.uniqueness(scheme, positions, d_model)
+    np.testing.assert_array_equal(result.norms, analysis.pe_norms(scheme, positions, d_model))
+
+
 def test_uniqueness_distance_is_exact_for_nearly_equal_large_encodings():
     # naive: PE(p) = p·(1, …, 1), so ‖PE(p) − PE(q)‖ = |p − q|·√d exactly.
     result = analysis.uniqueness("naive", [1e9, 1e9 + 1e-3, 3.0], 16)

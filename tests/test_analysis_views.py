@@ -481,3 +481,18 @@ def test_spectrum_follows_the_view_only_for_thousands_of_components(state, compu
     assert calls == []
     change(state, compute, scheme="naive")  # no periodic column: only the sequence length's key
     assert len(calls) == 1 and "sequence length" in calls[0] and "●" not in calls[0]
+
+
+def test_the_uniqueness_view_encodes_its_positions_once(monkeypatch):
+    # Its typical norm comes with the analysis; encoding the positions again cost 2 ms per update.
+    from posenc_gui.model import EncodingParams, analysis
+    from posenc_gui.views.uniqueness import compute_uniqueness
+
+    encoded = []
+    real = analysis.encode
+    monkeypatch.setattr(analysis, "encode", lambda *args, **kwargs: encoded.append(args) or real(*args, **kwargs))
+    params = EncodingParams(seq_len=128, d_model=512)
+    data = compute_uniqueness(params, 10, True)
+    assert len(encoded) == 1
+    norms = analysis.pe_norms(params.scheme, np.arange(128.0), 512, **params.scheme_kwargs())
+    assert data.typical_norm == float(np.median(norms))

@@ -69,6 +69,9 @@ class Uniqueness:
         pair (the closest) per offset |q − p|.
     d_model : int
         Dimension of the encodings compared.
+    norms : ndarray, shape (n,)
+        ‖PE(p)‖ of each position, as :func:`pe_norms` gives them (the
+        encodings are at hand; a view need not encode them again).
     """
 
     positions: np.ndarray
@@ -77,6 +80,7 @@ class Uniqueness:
     closest_pair: tuple[float, float, float]
     near_repeats: tuple[tuple[float, float, float], ...]
     d_model: int
+    norms: np.ndarray
 
     def offset_turns(self) -> np.ndarray:
         """|q − p| / 2π for each near-repeat: how many turns of the fastest (period 2π) circle apart.
@@ -388,6 +392,7 @@ def uniqueness(
         closest_pair=repeats[0],
         near_repeats=repeats,
         d_model=d_model,
+        norms=np.linalg.norm(pe, axis=1),
     )
 
 

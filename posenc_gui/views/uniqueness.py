@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
 )
 
 from ..model import EncodingParams
-from ..model.analysis import Uniqueness, pe_norms, uniqueness, uniqueness_max_positions
+from ..model.analysis import Uniqueness, uniqueness, uniqueness_max_positions
 from .base import Panel
 from .labels import WrappedLabelHolder
 from .matrixplot import (
@@ -61,8 +61,7 @@ def compute_uniqueness(params: EncodingParams, top: int, distinct_offsets: bool)
     kwargs = params.scheme_kwargs()
     result = uniqueness(params.scheme, positions, params.d_model, top=top,
                         distinct_offsets=distinct_offsets, **kwargs)
-    norms = pe_norms(params.scheme, positions, params.d_model, **kwargs)
-    return UniquenessData(params, count, result, float(np.median(norms)))
+    return UniquenessData(params, count, result, float(np.median(result.norms)))
 
 
 class UniquenessPanel(Panel):
