@@ -341,6 +341,29 @@ def test_offset_profiles_nan_below_zero_and_match_dot():
     assert profiles[1, 1] == pytest.approx(3.0, rel=1e-12)  # ‖PE(10)‖² = d/2
 
 
+def test_offset_spread_and_profiles_encode_each_position_once(monkeypatch):
+    # p and p + k overlap, and so do r + k for nearby references: the relative view's
+    # update encoded 320 + 198 rows for 192 + 128 positions.
+    params = {"base": 10000.0}
+    positions, offsets, references = np.arange(128.0), np.arange(65.0), [0.0, 32.0, 63.0]
+    base = encode("all_sine", positions, 64, **params)
+    dots = [np.einsum("ij,ij->i", base, encode("all_sine", positions + k, 64, **params)) for k in offsets]
+    # Each reference's row of dot products, as computed before (bit for bit).
+    expected_profiles = [encode("all_sine", r + offsets, 64, **params) @ encode("all_sine", [r], 64, **params)[0]
+                         for r in references]
+    rows = []
+    real = analysis.encode
+    monkeypatch.setattr(analysis, "encode", lambda scheme, p, *a, **k: rows.append(len(p)) or real(scheme, p, *a, **k))
+    spread = analysis.offset_spread("all_sine", positions, 64, offsets, **params)
+    assert sum(rows) == 192  # positions 0 … 191
+    rows.clear()
+    profiles = analysis.offset_profiles("all_sine", references, offsets, 64, **params)
+    assert sum(rows) == 128  # positions 0 … 127
+    np.testing.assert_allclose(spread.spread, [v.max() - v.min() for v in dots], rtol=1e-12)
+    assert spread.spread.min() > 1  # all-sine: PE(p)·PE(p+k) depends on p
+    np.testing.assert_array_equal(profiles, np.array(expected_profiles))
+
+
 @pytest.mark.parametrize(
     ("offsets", "name"),
     [([], "offsets"), ([math.inf], "offsets"), (np.zeros((2, 2)), "offsets"), (np.arange(70_000), "offsets")],

@@ -622,7 +622,13 @@ def _offset_spread_shared(
     union = np.unique(shifted[valid])
     if union.size * d_model > budget or pos.size * union.size > budget or pos.size * d_model > budget:
         return None
-    gram = encode(scheme, pos, d_model, **params) @ encode(scheme, union, d_model, **params).T
+    encoded = encode(scheme, union, d_model, **params)
+    # Each row of encode depends on its position only: the positions p that are among the
+    # shifted ones (all of them when k = 0 is an offset) need no second evaluation.
+    rows = np.searchsorted(union, pos) if union.size else np.zeros(0, dtype=np.intp)
+    found = union.size > 0 and bool(np.all(union[np.minimum(rows, union.size - 1)] == pos))
+    base = encoded[rows] if found else encode(scheme, pos, d_model, **params)
+    gram = base @ encoded.T
     index = np.searchsorted(union, np.where(valid, shifted, union[0] if union.size else 0.0))
     index = np.minimum(index, max(union.size - 1, 0))
     values = np.take_along_axis(gram, index, axis=1) if union.size else np.zeros(shifted.shape)
@@ -715,11 +721,22 @@ def offset_profiles(scheme: str, references, offsets, d_model: int, **params) ->
         )
     out = np.full((refs.size, offs.size), np.nan)
     rows = _rows_per_block(d_model)
+    shifted = refs[:, None] + offs[None, :]
+    valid = (shifted >= 0) & (shifted <= limits.MAX_POSITION)
+    union = np.unique(np.concatenate([refs, shifted[valid]]))
+    # The references' rows overlap (r + k for nearby r): encode each position once when that
+    # fits a block, and take the rows from there (each row depends on its position only).
+    shared = encode(scheme, union, d_model, **params) if union.size <= rows else None
     for row, r in enumerate(refs):
+        keep = np.flatnonzero(valid[row])
+        if shared is not None:
+            reference = shared[np.searchsorted(union, r)]
+            for start in range(0, keep.size, rows):
+                part = keep[start:start + rows]
+                out[row, part] = shared[np.searchsorted(union, shifted[row, part])] @ reference
+            continue
         reference = encode(scheme, [r], d_model, **params)[0]
-        shifted = r + offs
-        keep = np.flatnonzero((shifted >= 0) & (shifted <= limits.MAX_POSITION))
         for start in range(0, keep.size, rows):
             part = keep[start:start + rows]
-            out[row, part] = encode(scheme, shifted[part], d_model, **params) @ reference
+            out[row, part] = encode(scheme, shifted[row, part], d_model, **params) @ reference
     return out
