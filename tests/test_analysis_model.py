@@ -10,6 +10,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from posenc_gui.model import analysis, encode, limits, pairwise
 
@@ -376,3 +378,45 @@ def test_offset_spread_bad_offsets(offsets, name):
 def test_offset_spread_refuses_too_many_pairs():
     with pytest.raises(ValueError, match="positions"):
         analysis.offset_spread("sinusoidal", np.arange(limits.MAX_SEQ_LEN), 8, np.arange(100))
+
+
+def _pairs_one_column_at_a_time(kind, divisor):
+    """The pairing rule spelled out: each column takes the earliest waiting partner of its frequency."""
+    sin_cols, cos_cols, waiting = [], [], {}
+    for j in range(len(kind)):
+        if kind[j] not in ("sin", "cos"):
+            continue
+        other = "cos" if kind[j] == "sin" else "sin"
+        queue = waiting.get((other, float(divisor[j])))
+        if queue:
+            partner = queue.pop(0)
+            sin_cols.append(j if kind[j] == "sin" else partner)
+            cos_cols.append(partner if kind[j] == "sin" else j)
+        else:
+            waiting.setdefault((kind[j], float(divisor[j])), []).append(j)
+    unpaired = [j for j in range(len(kind)) if j not in set(sin_cols) | set(cos_cols)]
+    return sin_cols, cos_cols, unpaired
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["sin", "cos", "linear"]), st.sampled_from([1.0, 2.5, 1e4, 7.0])),
+                max_size=40))
+def test_rotation_pairs_follow_the_pairing_rule(columns_):
+    kind = np.array([k for k, _ in columns_] or [], dtype="<U6")
+    divisor = np.array([d for _, d in columns_], dtype=np.float64)
+    got = analysis._rotation_pairs(kind, divisor)
+    assert [a.tolist() for a in got] == [list(a) for a in _pairs_one_column_at_a_time(kind, divisor)]
+    assert all(a.dtype == np.int64 for a in got)
+
+
+@pytest.mark.parametrize("scheme, params", [
+    ("sinusoidal", {"base": 10000.0, "layout": "interleaved"}), ("sinusoidal", {"base": 10000.0, "layout": "halves"}),
+    ("sincos_pair", {}), ("four_vector", {}), ("harmonic", {}), ("all_sine", {"base": 10000.0}), ("naive", {}),
+])
+@pytest.mark.parametrize("d_model", [2, 3, 8, 9, 512, 513])
+def test_rotation_pairs_of_every_scheme_follow_the_pairing_rule(scheme, params, d_model):
+    from posenc_gui.model.schemes import columns
+
+    cols = columns(scheme, d_model, **params)
+    got = analysis._rotation_pairs(cols.kind, cols.divisor)
+    assert [a.tolist() for a in got] == [list(a) for a in _pairs_one_column_at_a_time(cols.kind, cols.divisor)]

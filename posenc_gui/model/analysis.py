@@ -446,26 +446,32 @@ def embedding_norm(d_model: int, scale: float) -> float:
 def _rotation_pairs(kind: np.ndarray, divisor: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Pair each sine column with a cosine column of the same frequency, in order.
 
+    Of the columns with one divisor, the m-th sine pairs with the m-th
+    cosine (the earliest still unpaired of each). Pairs are listed in the
+    order of their later column.
+
     Returns ``(sin_cols, cos_cols, unpaired_cols)``.
     """
-    sin_cols: list[int] = []
-    cos_cols: list[int] = []
-    waiting: dict[tuple[str, float], list[int]] = {}
-    for j in range(kind.size):
-        if kind[j] not in ("sin", "cos"):
-            continue
-        other = "cos" if kind[j] == "sin" else "sin"
-        queue = waiting.get((other, float(divisor[j])))
-        if queue:
-            partner = queue.pop(0)
-            s, c = (j, partner) if kind[j] == "sin" else (partner, j)
-            sin_cols.append(s)
-            cos_cols.append(c)
-        else:
-            waiting.setdefault((str(kind[j]), float(divisor[j])), []).append(j)
-    paired = set(sin_cols) | set(cos_cols)
-    unpaired = np.array([j for j in range(kind.size) if j not in paired], dtype=np.int64)
-    return np.array(sin_cols, dtype=np.int64), np.array(cos_cols, dtype=np.int64), unpaired
+    index = np.arange(kind.size)
+    periodic = index[(kind == "sin") | (kind == "cos")]
+    _, group = np.unique(divisor[periodic], return_inverse=True)
+    keys = []
+    for wanted in ("sin", "cos"):
+        mine = kind[periodic] == wanted
+        columns_, groups = periodic[mine], group[mine]
+        order = np.argsort(groups, kind="stable")  # by frequency, then by column
+        first = np.searchsorted(groups[order], groups[order])  # where each one's frequency starts
+        rank = np.empty(order.size, dtype=np.int64)
+        rank[order] = np.arange(order.size) - first
+        keys.append((columns_, groups * kind.size + rank))  # (frequency, m) as one number
+    (sins, sin_keys), (coss, cos_keys) = keys
+    _, at_sin, at_cos = np.intersect1d(sin_keys, cos_keys, assume_unique=True, return_indices=True)
+    sin_cols, cos_cols = sins[at_sin], coss[at_cos]
+    by_later = np.argsort(np.maximum(sin_cols, cos_cols), kind="stable")
+    sin_cols, cos_cols = sin_cols[by_later], cos_cols[by_later]
+    paired = np.zeros(kind.size, dtype=bool)
+    paired[sin_cols] = paired[cos_cols] = True
+    return sin_cols.astype(np.int64), cos_cols.astype(np.int64), index[~paired].astype(np.int64)
 
 
 def unpaired_dimensions(scheme: str, d_model: int, **params) -> np.ndarray:
