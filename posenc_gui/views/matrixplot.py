@@ -600,8 +600,16 @@ def _static_label(p: QPainter, font_key, rect: QRectF, flags: int, text: str) ->
         static = QStaticText(text)
         static.setTextFormat(Qt.TextFormat.PlainText)
         static.prepare(QTransform(), p.font())
+        metrics = QFontMetricsF(p.font())
+        # drawText aligns the text's advance, not the wider box boundingRect reports (glyphs
+        # are placed at fractions of a pixel: the box's x was off in 1 of 9 placements).
+        x = placed.x()
+        if flags & Qt.AlignmentFlag.AlignRight:
+            x = rect.width() - metrics.horizontalAdvance(text)
+        elif flags & Qt.AlignmentFlag.AlignHCenter:
+            x = (rect.width() - metrics.horizontalAdvance(text)) / 2
         # qt_format_text places a single line math.ceil(leading) below the text's box.
-        return QPointF(placed.x(), placed.y() + math.ceil(QFontMetricsF(p.font()).leading())), static
+        return QPointF(x, placed.y() + math.ceil(metrics.leading())), static
 
     offset, static = _remembered(_STATIC_LABELS, (font_key, text, flags, rect.width(), rect.height()), lay_out)
     return rect.topLeft() + offset, static
