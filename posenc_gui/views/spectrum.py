@@ -198,9 +198,8 @@ class SpectrumPanel(Panel):
         self.data = data
         params = data.params
         # Thousands of components: draw about one point per pixel (smooth curves, exact at any
-        # zoom). That re-plots each item on every change of the view's range, three times per
-        # update here (its data, then the x and the y range): 10 ms of a default-size update
-        # for 256 components, which are drawn whole anyway.
+        # zoom). That re-plots every item on each change of the x range, once more per update
+        # here; a few hundred components are drawn whole anyway.
         many = data.n_components > MAX_MARKERS
         for item in self._data_items():
             item.setDownsampling(auto=many, method="peak")
