@@ -164,7 +164,7 @@ def test_tick_labels_land_on_the_pixels_draw_text_gives(qapp, side):
     # boundingRect's box was off in 1 of 11 of these placements.
     import itertools
 
-    from posenc_gui.views.matrixplot import _LABEL_FLAGS, _static_label
+    from posenc_gui.views.matrixplot import _LABEL_FLAGS, static_text_at
 
     flags = int(_LABEL_FLAGS[side])
     font = QFont()
@@ -179,7 +179,7 @@ def test_tick_labels_land_on_the_pixels_draw_text_gives(qapp, side):
         return bytes(image.constBits())
 
     def static(painter, rect, text):
-        top_left, laid_out = _static_label(painter, (font.key(), 96), rect, flags, text)
+        top_left, laid_out = static_text_at(painter, (font.key(), 96), rect, flags, text)
         painter.drawStaticText(top_left, laid_out)
 
     for text, (dx, dy) in itertools.product(["half", "1,000,010", "10⁴", "-0.5"],

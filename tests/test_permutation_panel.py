@@ -302,3 +302,36 @@ def test_a_hidden_dock_waits_for_parameter_changes_until_shown(panel, qtbot):
     _settle(panel)
     assert panel.demo.scheme == "naive"
     np.testing.assert_array_equal(panel.matrices["PE_a"].values, np.array([[0.0] * 8, [1.0] * 8, [2.0] * 8]))
+
+
+
+def test_cell_numbers_are_measured_once_each(panel, qtbot, monkeypatch):
+    # The cells' numbers (two decimals) come back on every update; measuring each one for
+    # every font size tried, on every paint, took a third of the demo's repaint.
+    from posenc_gui.views import permutation
+
+    panel.resize(1200, 900)
+    panel.show()
+    qtbot.waitExposed(panel)
+    panel.figure_widget().grab()
+    measured = []
+    real = permutation._metrics
+
+    class Counting:
+        def __init__(self, points):
+            self._points, self._metrics = points, real(points)
+
+        def horizontalAdvance(self, text):  # noqa: N802 (Qt name)
+            measured.append((self._points, text))
+            return self._metrics.horizontalAdvance(text)
+
+        def __getattr__(self, name):
+            return getattr(self._metrics, name)
+
+    monkeypatch.setattr(permutation, "_metrics", Counting)
+    panel.set_demo_d_model(32)  # new numbers in every cell
+    _settle(panel)
+    panel.figure_widget().grab()
+    numbers = [(points, text) for points, text in measured
+               if "." in text and text.lstrip("-").replace(".", "", 1).isdigit()]
+    assert numbers and len(numbers) == len(set(numbers))

@@ -512,10 +512,10 @@ class CompactAxisItem(pg.AxisItem):
             rect.setHeight(rect.height() * 0.8)
             return rect
 
-        return QRectF(_remembered(_TEXT_RECTS, (font_key, text), measure))
+        return QRectF(remembered(_TEXT_RECTS, (font_key, text), measure))
 
 
-def _remembered(cache: dict, key, make):
+def remembered(cache: dict, key, make):
     """``cache[key]``, made by ``make()`` the first time; a cache past 2048 entries starts afresh.
 
     Text layouts depend only on the font and the text, and the same few
@@ -570,7 +570,7 @@ class _AxisDrawing:
                     lines.append((pen, []))
                 lines[-1][1].append(QLineF(start, end))
             font_key = (measure.font().key(), measure.device().logicalDpiY())
-            labels = [_static_label(measure, font_key, rect, int(flags), text) for rect, flags, text in text_specs]
+            labels = [static_text_at(measure, font_key, rect, int(flags), text) for rect, flags, text in text_specs]
             clip = QRectF(axis.boundingRect().toAlignedRect())
         finally:
             measure.end()
@@ -592,8 +592,15 @@ class _AxisDrawing:
             p.drawStaticText(top_left, text)
 
 
-def _static_label(p: QPainter, font_key, rect: QRectF, flags: int, text: str) -> tuple[QPointF, QStaticText]:
-    """Where ``p.drawText(rect, flags, text)`` puts the text's top-left corner, and the text laid out once."""
+def static_text_at(p: QPainter, font_key, rect: QRectF, flags: int, text: str) -> tuple[QPointF, QStaticText]:
+    """Where ``p.drawText(rect, flags, text)`` puts the text's top-left corner, and the text laid out once.
+
+    ``p.drawStaticText`` at that corner draws the text in a fraction of
+    drawText's time: with the axes' alignments, to the pixel (a test compares
+    them); centred in both directions, to a fraction of a pixel. The layout
+    is remembered per ``font_key`` (the painter's font and resolution), text,
+    flags and box size.
+    """
 
     def lay_out() -> tuple[QPointF, QStaticText]:
         placed = p.boundingRect(QRectF(0, 0, rect.width(), rect.height()), flags, text)
@@ -611,7 +618,7 @@ def _static_label(p: QPainter, font_key, rect: QRectF, flags: int, text: str) ->
         # qt_format_text places a single line math.ceil(leading) below the text's box.
         return QPointF(x, placed.y() + math.ceil(metrics.leading())), static
 
-    offset, static = _remembered(_STATIC_LABELS, (font_key, text, flags, rect.width(), rect.height()), lay_out)
+    offset, static = remembered(_STATIC_LABELS, (font_key, text, flags, rect.width(), rect.height()), lay_out)
     return rect.topLeft() + offset, static
 
 

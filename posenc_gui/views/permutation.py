@@ -54,7 +54,9 @@ from ..model.attention import (
 )
 from .base import MESSAGE_STYLES, Panel
 from .labels import WrappedLabelHolder
-from .matrixplot import DIVERGING, FOREGROUND, SEQUENTIAL, get_colormap, new_layout_widget, symmetric_levels
+from .matrixplot import (
+    DIVERGING, FOREGROUND, SEQUENTIAL, get_colormap, new_layout_widget, remembered, static_text_at, symmetric_levels,
+)
 
 #: Numbers are written into a matrix's cells only up to this size.
 MAX_ANNOTATED_ROWS = 16
@@ -161,6 +163,14 @@ def _font_and_metrics(points: float) -> tuple[QFont, QFontMetricsF]:
         font.setPointSizeF(points)
         _FONTS[points] = (font, QFontMetricsF(font))
     return _FONTS[points]
+
+
+_ADVANCES: dict[tuple[float, str], float] = {}
+
+
+def _advance(points: float, text: str) -> float:
+    """The width of ``text`` in the font of ``points``, remembered (cell numbers repeat)."""
+    return remembered(_ADVANCES, (points, text), lambda: _metrics(points).horizontalAdvance(text))
 
 
 _LUTS: dict[str, np.ndarray] = {}
@@ -365,7 +375,7 @@ class MatrixItem(QGraphicsWidget):
             return None
         for points in range(CELL_FONT_PT, MIN_CELL_FONT_PT - 1, -1):
             metrics = _metrics(points)
-            widest = max(metrics.horizontalAdvance(t) for t in texts)
+            widest = max(_advance(points, t) for t in set(texts))
             if widest <= cell_w - 2 and metrics.height() <= cell_h + 1:
                 break
         else:
@@ -399,10 +409,13 @@ class MatrixItem(QGraphicsWidget):
         if numbers is not None:
             font, groups = numbers
             painter.setFont(font)
+            # The cells' numbers come back on every update (two decimals): laid out once, each
+            # is drawn as static text where drawText would put it, in a quarter of the time.
+            font_key = (font.key(), painter.device().logicalDpiY())
             for dark, cells in groups:
                 painter.setPen(QColor("#000000" if dark else "#ffffff"))
                 for box, text in cells:
-                    painter.drawText(box, _CENTER, text)
+                    painter.drawStaticText(*static_text_at(painter, font_key, box, _CENTER, text))
 
 
 class ColorBar(QGraphicsWidget):
