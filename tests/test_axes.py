@@ -98,6 +98,15 @@ def _four_sided_plot(qtbot):
     return widget, plot
 
 
+def _fast_and_pyqtgraph_specs(axis, monkeypatch):
+    """The axis's specifications from the fast layout (failing if it detours through pyqtgraph's), and pyqtgraph's."""
+    theirs = _specs(pg.AxisItem.generateDrawSpecs, axis)
+    with monkeypatch.context() as patch:
+        patch.setattr(pg.AxisItem, "generateDrawSpecs", lambda *args: pytest.fail("pyqtgraph's layout ran"))
+        ours = _specs(CompactAxisItem.generateDrawSpecs, axis)
+    return ours, theirs
+
+
 @pytest.mark.parametrize("x_range, y_range", [
     ((-0.5, 511.5), (-0.5, 127.5)),              # the default heatmap
     ((-0.5, 1_048_575.5), (1_000_000, 1_000_050)),  # a million positions; zoomed in at the end
@@ -118,10 +127,7 @@ def test_axis_layout_matches_pyqtgraph(qtbot, monkeypatch, x_range, y_range, gri
         QApplication.processEvents()
     for side in ("left", "bottom", "right", "top"):
         axis = plot.getAxis(side)
-        theirs = _specs(pg.AxisItem.generateDrawSpecs, axis)
-        with monkeypatch.context() as patch:  # the fast layout, not a detour through pyqtgraph's
-            patch.setattr(pg.AxisItem, "generateDrawSpecs", lambda *args: pytest.fail("pyqtgraph's layout ran"))
-            ours = _specs(CompactAxisItem.generateDrawSpecs, axis)
+        ours, theirs = _fast_and_pyqtgraph_specs(axis, monkeypatch)
         assert ours == theirs, side
         assert ours[2], side  # some labels were laid out
         low, high = axis.range
@@ -149,10 +155,7 @@ def test_log_axes_and_set_ticks_match_pyqtgraph(qtbot, monkeypatch, ticks, grid)
         QApplication.processEvents()
     for side in ("left", "bottom", "right", "top"):
         axis = plot.getAxis(side)
-        theirs = _specs(pg.AxisItem.generateDrawSpecs, axis)
-        with monkeypatch.context() as patch:  # the fast layout, not a detour through pyqtgraph's
-            patch.setattr(pg.AxisItem, "generateDrawSpecs", lambda *args: pytest.fail("pyqtgraph's layout ran"))
-            ours = _specs(CompactAxisItem.generateDrawSpecs, axis)
+        ours, theirs = _fast_and_pyqtgraph_specs(axis, monkeypatch)
         assert ours == theirs, side
         assert ours[2], side
         assert _drawn(axis, CompactAxisItem.paint) == _drawn(axis, pg.AxisItem.paint), side

@@ -191,9 +191,6 @@ class SpectrumPanel(Panel):
     def _failed(self, error: Exception) -> None:
         self.show_message(str(error), "error")
 
-    def _data_items(self) -> tuple[pg.PlotDataItem, ...]:
-        return (self.step_curve, self.total_curve, *self.scatter.values())
-
     def _show(self, data: Spectrum) -> None:
         self.data = data
         params = data.params
@@ -201,7 +198,7 @@ class SpectrumPanel(Panel):
         # zoom). That re-plots every item on each change of the x range, once more per update
         # here; a few hundred components are drawn whole anyway.
         many = data.n_components > MAX_MARKERS
-        for item in self._data_items():
+        for item in (self.step_curve, self.total_curve, *self.scatter.values()):
             item.setDownsampling(auto=many, method="peak")
             item.setClipToView(many)
         x = np.arange(data.n_components, dtype=np.float64)
