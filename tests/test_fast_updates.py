@@ -370,3 +370,27 @@ def test_a_data_item_is_replotted_where_the_range_limit_cuts_its_data(qtbot):
         cut.append(bool(drawn.max() < y.max()))
     assert any(cut) and not cut[0] and not cut[-1]  # the limit did cut, while zoomed in only
     assert replots[ours] >= 4
+
+
+@pytest.mark.parametrize("side", ["left", "bottom"])
+def test_a_new_axis_title_is_centred_along_its_axis(qtbot, side):
+    from posenc_gui.views.matrixplot import set_axis_label, style_plot
+
+    canvas = new_layout_widget()
+    qtbot.addWidget(canvas)
+    canvas.resize(400, 300)
+    plot = canvas.addPlot()
+    style_plot(plot)
+    axis = plot.getAxis(side)
+    set_axis_label(axis, "dot product")
+    canvas.show()
+    qtbot.waitExposed(canvas)
+    settle()
+    set_axis_label(axis, "Euclidean distance ‖PE(p) − PE(q)‖")
+    settle()
+    title = axis.label.mapRectToScene(axis.label.boundingRect()).center()
+    middle = axis.mapRectToScene(axis.boundingRect()).center()
+    along = (lambda point: point.y()) if side == "left" else (lambda point: point.x())
+    assert along(title) == pytest.approx(along(middle), abs=1)
+
+

@@ -827,9 +827,14 @@ def set_ticks(axis: pg.AxisItem, ticks: list | None) -> None:
 
 
 def set_axis_label(axis: pg.AxisItem, text: str) -> None:
-    """Set an axis title only when it changes (same reason as :func:`set_title`)."""
+    """Set an axis title only when it changes (same reason as :func:`set_title`), centred along the axis.
+
+    pyqtgraph centres the title only when the axis is resized: a title of
+    another length stayed where the old one started, off centre.
+    """
     if axis.labelText != text:
         axis.setLabel(text, color=FOREGROUND)
+        axis.resizeEvent()
 
 
 def nice_bounds(low: float, high: float) -> tuple[float, float]:
