@@ -372,6 +372,7 @@ def test_a_data_item_is_replotted_where_the_range_limit_cuts_its_data(qtbot):
     assert replots[ours] >= 4
 
 
+
 @pytest.mark.parametrize("side", ["left", "bottom"])
 def test_a_new_axis_title_is_centred_along_its_axis(qtbot, side):
     from posenc_gui.views.matrixplot import set_axis_label, style_plot
@@ -394,3 +395,76 @@ def test_a_new_axis_title_is_centred_along_its_axis(qtbot, side):
     assert along(title) == pytest.approx(along(middle), abs=1)
 
 
+
+def _titled_canvas(qtbot, title: str, axis_title: str, entry: str):
+    """A styled plot with a title, an axis title and a one-entry legend (each a rich-text item)."""
+    from posenc_gui.views.matrixplot import FOREGROUND, add_legend, set_axis_label, style_plot
+
+    canvas = new_layout_widget()
+    qtbot.addWidget(canvas)
+    canvas.resize(400, 300)
+    plot = canvas.addPlot()
+    style_plot(plot)
+    legend = add_legend(plot, (5, 5), labelTextColor=FOREGROUND)  # top left, clear of the rising line
+    plot.plot([0, 1], [0, 1], pen=pg.mkPen("k", width=2), name=entry)
+    plot.setTitle(title)
+    set_axis_label(plot.getAxis("bottom"), axis_title)
+    canvas.show()
+    qtbot.waitExposed(canvas)
+    settle()
+    (_, entry_label), = legend.items
+    return canvas, plot, entry_label
+
+
+def _text_items(plot, entry_label):
+    return plot.titleLabel.item, plot.getAxis("bottom").label, plot.getAxis("left").label, entry_label.item
+
+
+def _drawn_without_caches(canvas, items) -> QImage:
+    for item in items:
+        item.setCacheMode(item.CacheMode.NoCache)
+    return canvas.grab().toImage().convertToFormat(QImage.Format.Format_RGB32)
+
+
+def _largest_difference(image: QImage, other: QImage) -> int:
+    """The largest difference of one colour channel between two images of one size, 0…255."""
+    import numpy as np
+
+    assert image.size() == other.size()
+    arrays = [np.frombuffer(im.constBits(), np.uint8).reshape(im.height(), im.bytesPerLine())[:, :4 * im.width()]
+              for im in (image, other)]
+    return int(np.abs(arrays[0].astype(int) - arrays[1]).max())
+
+
+#: How much a text pixmap's glyph edges may differ from text drawn straight onto the
+#: canvas: at a fractional position Qt places glyphs a fraction of a pixel apart in the
+#: two (up to 56 seen). A pixmap shifted or scaled by a pixel differs by 150 or more.
+TEXT_EDGE_TOLERANCE = 80
+
+
+def test_plot_text_is_drawn_from_a_cache_that_follows_the_text(qtbot):
+    # Titles, axis titles and legend entries draw from pixmaps (a repaint is
+    # a blit); a new text must still reach the screen, not the old pixmap.
+    from posenc_gui.views.matrixplot import set_axis_label
+
+    canvas, plot, entry_label = _titled_canvas(qtbot, "first title", "first axis", "first entry")
+    items = _text_items(plot, entry_label)
+    for item in items:
+        assert item.cacheMode() == item.CacheMode.DeviceCoordinateCache
+    before = _on_screen(canvas)
+    plot.setTitle("second title")
+    set_axis_label(plot.getAxis("bottom"), "second axis")
+    entry_label.setText("second entry")
+    settle()
+    after = _on_screen(canvas)
+    assert _largest_difference(after, _drawn_without_caches(canvas, items)) <= TEXT_EDGE_TOLERANCE
+    assert _largest_difference(after, before) > 150  # the control: the texts did change
+
+
+def test_cached_plot_text_looks_as_drawn_directly(qtbot):
+    # The pixmap is in device pixels: no blur, no shift against the text
+    # Qt draws without it (as export does).
+    canvas, plot, entry_label = _titled_canvas(qtbot, "sinusoidal, d_model 512", "position (row)", "dim 128")
+    cached = canvas.grab().toImage().convertToFormat(QImage.Format.Format_RGB32)
+    assert _largest_difference(cached, _drawn_without_caches(canvas, _text_items(plot, entry_label))) \
+        <= TEXT_EDGE_TOLERANCE

@@ -15,7 +15,7 @@ from ..model.analysis import MAX_OFFSETS, OffsetSpread, offset_profiles, offset_
 from .base import Panel
 from .labels import WrappedLabelHolder
 from .matrixplot import (
-    FOREGROUND, ORANGE, PALETTE, add_data_item, new_layout_widget, prepare_for_paint, show_grid, style_plot,
+    FOREGROUND, ORANGE, PALETTE, add_data_item, add_legend, new_layout_widget, prepare_for_paint, show_grid, style_plot,
 )
 from .spectrum import set_integer_ticks
 
@@ -114,8 +114,8 @@ class RelativePanel(Panel):
         self.profile_plot.setLabel("left", "PE(r)·PE(r+k)")
         self.profile_plot.setTitle("offset profile from reference positions r", size="10pt")
         self.spread_curve = add_data_item(self.spread_plot, pen=pg.mkPen(ORANGE, width=2))
-        self.legend = self.profile_plot.addLegend(offset=(-5, 5), labelTextColor=FOREGROUND,
-                                                  brush=pg.mkBrush(255, 255, 255, 210), pen=pg.mkPen("#999999"))
+        self.legend = add_legend(self.profile_plot, (-5, 5), labelTextColor=FOREGROUND,
+                                  brush=pg.mkBrush(255, 255, 255, 210), pen=pg.mkPen("#999999"))
         self.profile_curves: list[pg.PlotDataItem] = []
         self._profile_names: list[str] = []
         self.body.addWidget(self.canvas, 1)

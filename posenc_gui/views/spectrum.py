@@ -15,8 +15,8 @@ from ..model.spectrum import CATEGORIES, Spectrum, spectrum
 from .base import Panel
 from .labels import WrappedLabelHolder
 from .matrixplot import (
-    BLUE, FOREGROUND, GREEN, ORANGE, add_data_item, new_layout_widget, prepare_for_paint, set_axis_label, set_ticks,
-    set_title, show_grid, style_plot,
+    BLUE, FOREGROUND, GREEN, ORANGE, add_data_item, cache_text, new_layout_widget, prepare_for_paint, set_axis_label,
+    set_ticks, set_title, show_grid, style_plot,
 )
 
 #: Colour per category (Okabe–Ito): resolves neighbours, coarse, barely moves.
@@ -140,6 +140,8 @@ class SpectrumPanel(Panel):
         self.wave_plot: pg.PlotItem = self.canvas.addPlot(row=1, col=0)
         self.phase_key = self.canvas.addLabel("", row=2, col=0, color=FOREGROUND, size="9pt")
         self.phase_plot: pg.PlotItem = self.canvas.addPlot(row=3, col=0)
+        for key in (self.wave_key, self.phase_key):
+            cache_text(key.item)
         for plot in (self.wave_plot, self.phase_plot):
             style_plot(plot)
             plot.setMenuEnabled(False)

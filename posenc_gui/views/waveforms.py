@@ -16,8 +16,8 @@ from ..model import AxisSample, EncodingParams, aliased, curve_positions, sample
 from .base import Panel
 from .labels import NoticeLine, WrappedLabelHolder
 from .matrixplot import (
-    CurveItem, FOREGROUND, PALETTE, fit_y_range, new_layout_widget, replace_label_text, set_title, show_grid,
-    style_plot, view_pixels,
+    CurveItem, FOREGROUND, PALETTE, add_legend, fit_y_range, new_layout_widget, replace_label_text, set_title,
+    show_grid, style_plot, view_pixels,
 )
 
 MAX_DIMS = 12
@@ -172,9 +172,9 @@ class WaveformsPanel(Panel):
         self.plot.setLabel("left", "PE(pos, j)")
         show_grid(self.plot)
         self.plot.setMenuEnabled(False)
-        self.legend = self.plot.addLegend(offset=(-5, 5), labelTextColor=FOREGROUND, verSpacing=-6,
-                                          labelTextSize=f"{LEGEND_POINTS:g}pt",
-                                          brush=pg.mkBrush(255, 255, 255), pen=pg.mkPen("#999999"))
+        self.legend = add_legend(self.plot, (-5, 5), labelTextColor=FOREGROUND, verSpacing=-6,
+                                  labelTextSize=f"{LEGEND_POINTS:g}pt",
+                                  brush=pg.mkBrush(255, 255, 255), pen=pg.mkPen("#999999"))
         # What the zoom level does to the curves (aliasing, hidden dots) changes
         # as the user zooms: said on a line that keeps its height, so the plot
         # never jumps under the mouse. The note below holds the formulas.
