@@ -7,6 +7,7 @@ skipped, and a result that arrives after a newer request is dropped.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import sys
@@ -14,7 +15,7 @@ import threading
 import time
 import weakref
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import shiboken6
 from pyqtgraph.util.garbage_collector import GarbageCollector
@@ -152,6 +153,9 @@ class ComputeService(QObject):
         self._callbacks: dict[Any, tuple[Callable, Callable | None]] = {}
         self._pending: set[Any] = set()
         self._counter = itertools.count(1)
+        #: Inline requests held back by :meth:`workers_first`, in submission order.
+        self._held: list[tuple] = []
+        self._holding = 0
         self._busy = False
         self._closed = False
         self._busy_timer = QTimer(self)
@@ -174,9 +178,10 @@ class ComputeService(QObject):
 
         A later ``submit`` with the same ``key`` supersedes this one: its
         result (or error) is never delivered. A request declaring a ``cost``
-        of at most :data:`INLINE_COST` runs at once, before this returns.
-        After :meth:`shutdown` this does nothing (a closing window may still
-        ask for a redraw).
+        of at most :data:`INLINE_COST` runs at once, before this returns
+        (inside :meth:`workers_first`: when that block ends). After
+        :meth:`shutdown` this does nothing (a closing window may still ask
+        for a redraw).
         """
         if self._closed:
             return
@@ -184,17 +189,14 @@ class ComputeService(QObject):
         generation = next(self._counter)
         if cost is not None and cost <= INLINE_COST:
             self._latest[key] = generation  # supersedes any request still in a worker
-            self._pending.discard(key)
             self._callbacks.pop(key, None)
+            if self._holding:
+                self._pending.add(key)
+                self._held.append((key, generation, function, on_result, on_error))
+                return
+            self._pending.discard(key)
             self._update_busy()
-            try:
-                result = function()
-            except Exception as error:
-                if on_error is None:
-                    raise
-                on_error(error)
-            else:
-                on_result(result)
+            self._run_inline(function, on_result, on_error)
             return
         self._latest[key] = generation
         self._callbacks[key] = (on_result, on_error)
@@ -222,6 +224,55 @@ class ComputeService(QObject):
             relay.post(parcel)
 
         self._executor.submit(job)
+
+    @contextlib.contextmanager
+    def workers_first(self) -> Iterator[None]:
+        """Hold back inline requests until the block ends; requests for the workers start at once.
+
+        A parameter change asks each visible panel in turn for an update. The
+        core panels' requests at the default size run inline, and a panel
+        asked after them (an analysis panel brought to the front) reached
+        its worker only once they were done: the worker sat idle for the
+        8 ms they took, and the panel was drawn that much later. Inside this
+        block their computations overlap. Held requests run when the block
+        ends, in the order submitted; one superseded or cancelled meanwhile
+        does not run. The first error that has no ``on_error`` is raised
+        after all of them ran.
+        """
+        self._holding += 1
+        try:
+            yield
+        finally:
+            self._holding -= 1
+            if not self._holding:
+                self._run_held()
+
+    def _run_held(self) -> None:
+        held, self._held = self._held, []
+        first_error: Exception | None = None
+        for key, generation, function, on_result, on_error in held:
+            if self._closed or self._latest.get(key) != generation:
+                continue
+            self._pending.discard(key)
+            try:
+                self._run_inline(function, on_result, on_error)
+            except Exception as error:
+                first_error = first_error or error
+        self._update_busy()
+        if first_error is not None:
+            raise first_error
+
+    @staticmethod
+    def _run_inline(function: Callable[[], Any], on_result: Callable[[Any], None],
+                    on_error: Callable[[Exception], None] | None) -> None:
+        try:
+            result = function()
+        except Exception as error:
+            if on_error is None:
+                raise
+            on_error(error)
+        else:
+            on_result(result)
 
     def cancel(self, key: Any) -> None:
         """Forget any request under ``key``; its result will not be delivered."""

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import replace
+from typing import Callable, ContextManager
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
@@ -40,6 +42,9 @@ class AppState(QObject):
         self._timer.setSingleShot(True)
         self._timer.setInterval(0)
         self._timer.timeout.connect(self._flush)
+        #: Entered around each ``paramsChanged`` emission; the main window sets
+        #: its compute service's ``workers_first``.
+        self.emission_scope: Callable[[], ContextManager[None]] = contextlib.nullcontext
 
     @property
     def params(self) -> EncodingParams:
@@ -80,4 +85,5 @@ class AppState(QObject):
     def _flush(self) -> None:
         if self._params != self._emitted:
             self._emitted = self._params
-            self.paramsChanged.emit(self._params)
+            with self.emission_scope():
+                self.paramsChanged.emit(self._params)

@@ -56,3 +56,58 @@ def test_workers_run_at_a_lower_priority_than_the_gui_thread(compute):
     compute.submit("key", own_niceness, delivered.append, cost=INLINE_COST + 1)
     assert compute.wait_idle(10)
     assert delivered == [min(19, own_niceness() + WORKER_NICENESS)]
+
+
+def test_inside_workers_first_a_worker_request_starts_before_the_held_inline_ones_run(compute):
+    worker_started = threading.Event()
+    seen_by_inline = []
+
+    def inline():
+        seen_by_inline.append(worker_started.wait(2))
+        return "inline"
+
+    def in_worker():
+        worker_started.set()
+        return "worker"
+
+    delivered = []
+    with compute.workers_first():
+        compute.submit("core panel", inline, delivered.append, cost=INLINE_COST)
+        assert delivered == [] and compute.is_pending("core panel")  # held, not yet run
+        compute.submit("analysis panel", in_worker, delivered.append, cost=INLINE_COST + 1)
+    assert seen_by_inline == [True]  # the worker was already computing when the inline request ran
+    assert delivered == ["inline"] and not compute.is_pending("core panel")
+    assert compute.wait_idle(10)
+    assert delivered == ["inline", "worker"]
+
+
+def test_held_requests_run_in_order_unless_superseded_or_cancelled(compute):
+    delivered = []
+    with compute.workers_first():
+        compute.submit("a", lambda: "a, superseded", delivered.append, cost=1)
+        compute.submit("b", lambda: "b", delivered.append, cost=1)
+        compute.submit("c", lambda: "c, cancelled", delivered.append, cost=1)
+        compute.submit("a", lambda: "a", delivered.append, cost=1)
+        compute.cancel("c")
+        compute.submit("d", lambda: "d, superseded by a worker request", delivered.append, cost=1)
+        compute.submit("d", lambda: "d", delivered.append, cost=INLINE_COST + 1)
+    assert delivered == ["b", "a"]
+    assert compute.wait_idle(10)
+    assert delivered == ["b", "a", "d"]
+
+
+def test_a_held_request_that_fails_without_a_handler_raises_after_the_others_ran(compute):
+    delivered = []
+
+    def fail():
+        raise ValueError("d_model must be in 2…8192, got 0")
+
+    with pytest.raises(ValueError, match="d_model"):
+        with compute.workers_first():
+            compute.submit("failing", fail, delivered.append, cost=1)
+            compute.submit("fine", lambda: "fine", delivered.append, cost=1)
+    assert delivered == ["fine"]
+    errors = []
+    with compute.workers_first():
+        compute.submit("failing", fail, delivered.append, errors.append, cost=1)
+    assert [str(error) for error in errors] == ["d_model must be in 2…8192, got 0"]

@@ -256,6 +256,39 @@ def test_a_parameter_step_with_an_analysis_panel_in_front_re_lays_out_no_dock(ma
     assert requests.count == 0
 
 
+
+def test_an_analysis_panel_in_front_computes_while_the_core_panels_update(make_window, monkeypatch):
+    # At the default size the waveforms and similarity panels compute on the
+    # GUI thread; the linear-relation panel in front computes in a worker,
+    # which must already be running when they do, not start after them.
+    import threading
+
+    from posenc_gui.views import linear_relation, waveforms
+
+    window = make_window(size=(1400, 900), restore=False)
+    window.raise_panel("linear_relation")
+    assert window.compute.wait_idle()
+    settle()
+    analysis_started = threading.Event()
+    seen_by_core = []
+
+    def analysis(*args, compute=linear_relation.compute_linear_relation):
+        analysis_started.set()
+        return compute(*args)
+
+    def core(*args, compute=waveforms.compute_waveforms):
+        seen_by_core.append(analysis_started.wait(2))
+        return compute(*args)
+
+    monkeypatch.setattr(linear_relation, "compute_linear_relation", analysis)
+    monkeypatch.setattr(waveforms, "compute_waveforms", core)
+    window.state.update(d_model=510)
+    window.state.flush()
+    assert window.compute.wait_idle()
+    assert seen_by_core and all(seen_by_core)  # (a re-sample after the new layout may add a second)
+    assert window.panels["linear_relation"].data.params.d_model == 510
+
+
 def test_legend_text_swapped_in_place_stays_aligned_with_the_others(qtbot):
     # The in-place text has no document margin; it must start where the
     # neighbouring labels' rich text starts, not a margin to the left.
