@@ -384,6 +384,42 @@ def test_uniqueness_table_is_sized_once_per_update(state, compute, qtbot):
         assert panel.table.columnWidth(column) >= panel.table.sizeHintForColumn(column)
 
 
+
+def test_uniqueness_table_rewrites_its_cells_and_refits_only_for_wider_texts(state, compute, qtbot):
+    panel = make(UniquenessPanel, state, compute, qtbot)
+    refits = []
+    fit = panel.table.resizeColumnsToContents
+    panel.table.resizeColumnsToContents = lambda: (refits.append(True), fit())
+
+    def shown_rows():
+        return np.array([[float(text.replace(",", "")) for text in table_row(panel, row)]
+                         for row in range(panel.table.rowCount())])
+
+    def expected_rows():
+        result = panel.data.result
+        return np.array([[a, b, abs(b - a), turn, distance]
+                         for (a, b, distance), turn in zip(result.near_repeats, result.offset_turns())])
+
+    def assert_columns_fit():
+        panel.grab()
+        for column in range(panel.table.columnCount()):
+            assert panel.table.columnWidth(column) >= panel.table.sizeHintForColumn(column)
+
+    change(state, compute, scheme="sincos_pair", d_model=2, seq_len=60)  # repeats at offsets up to 57
+    assert shown_rows() == pytest.approx(expected_rows(), rel=1e-5, abs=1e-4)
+    assert_columns_fit()
+    refits.clear()
+    change(state, compute, base=500.0)  # the sin/cos pair has no base: a new update, the same texts
+    assert refits == []
+    change(state, compute, seq_len=400)  # offsets up to 377: wider columns
+    assert refits == [True]
+    assert shown_rows() == pytest.approx(expected_rows(), rel=1e-5, abs=1e-4)
+    assert_columns_fit()
+    panel.top_box.setValue(3)
+    assert compute.wait_idle()
+    assert panel.table.rowCount() == 3 and shown_rows() == pytest.approx(expected_rows(), rel=1e-5, abs=1e-4)
+
+
 def _tick_values(axis):
     levels = axis._tickLevels
     return None if levels is None else [value for value, _ in levels[0]]
