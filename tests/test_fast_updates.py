@@ -501,3 +501,68 @@ def test_cached_plot_text_looks_as_drawn_directly(qtbot):
     cached = canvas.grab().toImage().convertToFormat(QImage.Format.Format_RGB32)
     assert _largest_difference(cached, _drawn_without_caches(canvas, _text_items(plot, entry_label))) \
         <= TEXT_EDGE_TOLERANCE
+
+
+@pytest.mark.parametrize("log_x, log_y", [(False, False), (True, False), (True, True)])
+def test_a_line_shows_what_a_pyqtgraph_data_item_shows(qtbot, log_x, log_y):
+    # LineItem skips PlotDataItem's pipeline but must map log axes as it
+    # does: a plain PlotDataItem in the same plot is the control. A zero and
+    # a negative value have no logarithm and leave gaps in both.
+    import numpy as np
+
+    from posenc_gui.views.matrixplot import add_line
+
+    widget = pg.PlotWidget()
+    qtbot.addWidget(widget)
+    plot = widget.getPlotItem()
+    plot.setLogMode(x=log_x, y=log_y)
+    x = np.array([0.5, 1.0, 2.0, 4.0, 8.0, 16.0])
+    y = np.array([3.0, 0.0, 0.25, -1.0, 7.5, 1e4])
+    control = plot.plot(x, y, pen="k")
+    line = add_line(plot, pg.mkPen("k"))
+    line.setData(x, y)
+    shown_x, shown_y = line.getData()
+    expected_x, expected_y = control.getData()
+    np.testing.assert_array_equal(shown_x, expected_x)
+    finite = np.isfinite(expected_y)
+    np.testing.assert_array_equal(shown_y[finite], expected_y[finite])
+    assert not np.isfinite(shown_y[~finite]).any()
+    assert line.opts["connect"] == ("finite" if log_y else "all")
+    original_x, original_y = line.getOriginalDataset()
+    np.testing.assert_array_equal(original_x, x)
+    np.testing.assert_array_equal(original_y, y)
+    plot.setLogMode(x=False, y=False)  # back to linear axes: the data as given
+    np.testing.assert_array_equal(line.getData()[1], y)
+
+
+def test_a_line_is_listed_in_its_plots_legend_and_draws_like_a_data_item(qtbot):
+    import numpy as np
+
+    from posenc_gui.views.matrixplot import add_legend, add_line
+
+    def drawn(make_line):
+        canvas = new_layout_widget()
+        qtbot.addWidget(canvas)
+        canvas.resize(300, 200)
+        plot = canvas.addPlot()
+        plot.setRange(xRange=(0, 10), yRange=(-1.2, 1.2), padding=0)
+        legend = add_legend(plot, (5, 5))
+        line = make_line(plot)
+        x = np.linspace(0, 10, 50)
+        line.setData(x, np.sin(x))
+        canvas.show()
+        qtbot.waitExposed(canvas)
+        settle()
+        assert [label.text for _, label in legend.items] == ["r = 64"]
+        return canvas.grab().toImage().convertToFormat(QImage.Format.Format_RGB32)
+
+    def differing(image, other):
+        return sum(image.pixel(x, y) != other.pixel(x, y) for y in range(image.height()) for x in range(image.width()))
+
+    pen = pg.mkPen("#0072B2", width=2)
+    ours = drawn(lambda plot: add_line(plot, pen, name="r = 64"))
+    pyqtgraphs = drawn(lambda plot: plot.plot(pen=pen, name="r = 64"))
+    no_line = drawn(lambda plot: plot.plot(pen=None, name="r = 64"))
+    line_pixels = differing(pyqtgraphs, no_line)
+    assert line_pixels > 500  # the control draws a line (and its legend sample)
+    assert differing(ours, pyqtgraphs) < 0.1 * line_pixels

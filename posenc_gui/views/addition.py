@@ -26,7 +26,7 @@ from ..model.addition import (
 from .base import Panel
 from .labels import WrappedLabelHolder
 from .matrixplot import (
-    BLUE, FOREGROUND, GREEN, ORANGE, PINK, add_data_item, new_layout_widget, prepare_for_paint, set_ticks,
+    BLUE, FOREGROUND, GREEN, ORANGE, PINK, add_data_item, add_line, new_layout_widget, prepare_for_paint, set_ticks,
     show_grid, style_plot,
 )
 from .spectrum import decade_ticks
@@ -129,28 +129,28 @@ class AdditionPanel(Panel):
                                 size="9pt")
         # e·p and p·e have the same size, so their curves lie on top of each other: p·e is
         # drawn dashed over a solid e·p, and both stay visible.
-        self.term_curves = {name: add_data_item(
+        self.term_curves = {name: add_line(
             self.terms_plot,
-            pen=pg.mkPen(TERM_COLOURS[name], width=2, style=TERM_STYLES.get(name, Qt.PenStyle.SolidLine)),
+            pg.mkPen(TERM_COLOURS[name], width=2, style=TERM_STYLES.get(name, Qt.PenStyle.SolidLine)),
             antialias=True) for name in TERMS}
         self.terms_plot.setTitle(_key([(TERM_COLOURS[n], n) for n in TERMS], dashed={"p·e"}), size="9pt")
-        self.cos_mean_curve = add_data_item(self.cosine_plot, pen=pg.mkPen(ADD_COLOUR, width=2), antialias=True)
-        self.cos_min_curve = add_data_item(
-            self.cosine_plot, pen=pg.mkPen(ADD_COLOUR, width=1.5, style=Qt.PenStyle.DashLine), antialias=True)
+        self.cos_mean_curve = add_line(self.cosine_plot, pg.mkPen(ADD_COLOUR, width=2), antialias=True)
+        self.cos_min_curve = add_line(
+            self.cosine_plot, pg.mkPen(ADD_COLOUR, width=1.5, style=Qt.PenStyle.DashLine), antialias=True)
         self.cosine_plot.setTitle(_key([(ADD_COLOUR, "mean over positions"), (ADD_COLOUR, "minimum (dashed)")],
                                        dashed={"minimum (dashed)"}),
                                   size="9pt")
         self.ortho_pe = add_data_item(self.ortho_plot, pen=pg.mkPen(ADD_COLOUR, width=2), symbol="o", symbolSize=5,
                                       symbolBrush=ADD_COLOUR, symbolPen=None, antialias=True)
-        self.ortho_q95 = add_data_item(
-            self.ortho_plot, pen=pg.mkPen(ADD_COLOUR, width=1.5, style=Qt.PenStyle.DashLine), antialias=True)
+        self.ortho_q95 = add_line(
+            self.ortho_plot, pg.mkPen(ADD_COLOUR, width=1.5, style=Qt.PenStyle.DashLine), antialias=True)
         self.ortho_random = add_data_item(self.ortho_plot, pen=pg.mkPen(CONCAT_COLOUR, width=1.5), symbol="t",
                                           symbolSize=5, symbolBrush=CONCAT_COLOUR, symbolPen=None, antialias=True)
         # e vs p is the claim, e vs e′ the reference it nearly equals: draw the claim on top.
         self.ortho_pe.setZValue(2)
         self.ortho_q95.setZValue(2)
-        self.ortho_reference = add_data_item(
-            self.ortho_plot, pen=pg.mkPen(GREY, width=1, style=Qt.PenStyle.DotLine), antialias=True)
+        self.ortho_reference = add_line(
+            self.ortho_plot, pg.mkPen(GREY, width=1, style=Qt.PenStyle.DotLine), antialias=True)
         self.ortho_plot.setTitle(_key([(ADD_COLOUR, "e vs p: mean (95 % dashed)"), (CONCAT_COLOUR, "e vs random e′"),
                                        (GREY, "√(2/(πd))")]), size="9pt")
         dashed = pg.mkPen(GREY, width=1, style=Qt.PenStyle.DashLine)

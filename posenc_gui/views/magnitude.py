@@ -15,8 +15,8 @@ from ..model.analysis import MAX_EMBEDDING_SCALE, embedding_norm, pe_norms
 from .base import Panel
 from .labels import WrappedLabelHolder
 from .matrixplot import (
-    BLUE, FOREGROUND, MAX_DOTS, ORANGE, add_data_item, add_legend, new_layout_widget, prepare_for_paint, set_title,
-    show_grid, style_plot,
+    BLUE, FOREGROUND, MAX_DOTS, ORANGE, add_data_item, add_legend, add_line, new_layout_widget, prepare_for_paint,
+    set_title, show_grid, style_plot,
 )
 
 #: At most this many positions are evaluated (evenly strided, always including the last) ...
@@ -91,8 +91,8 @@ class MagnitudePanel(Panel):
         self.legend = add_legend(self.plot, (10, 10), labelTextColor=FOREGROUND,
                                   brush=pg.mkBrush(255, 255, 255, 220), pen=pg.mkPen("#999999"))
         self.norm_curve = add_data_item(self.plot, pen=pg.mkPen(BLUE, width=2), name="‖p_i‖ (positional encoding)")
-        self.embedding_curve = add_data_item(
-            self.plot, pen=pg.mkPen(ORANGE, width=2, style=Qt.PenStyle.DashLine), name="typical ‖e_i‖ = σ·√d")
+        self.embedding_curve = add_line(
+            self.plot, pg.mkPen(ORANGE, width=2, style=Qt.PenStyle.DashLine), name="typical ‖e_i‖ = σ·√d")
         self.body.addWidget(self.canvas, 1)
         self.data: MagnitudeData | None = None
         state.paramsChanged.connect(self.schedule_update)

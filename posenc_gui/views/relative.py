@@ -15,7 +15,8 @@ from ..model.analysis import MAX_OFFSETS, OffsetSpread, offset_profiles, offset_
 from .base import Panel
 from .labels import WrappedLabelHolder
 from .matrixplot import (
-    FOREGROUND, ORANGE, PALETTE, add_data_item, add_legend, new_layout_widget, prepare_for_paint, show_grid, style_plot,
+    FOREGROUND, ORANGE, PALETTE, LineItem, add_data_item, add_legend, add_line, new_layout_widget, prepare_for_paint,
+    show_grid, style_plot,
 )
 from .spectrum import set_integer_ticks
 
@@ -116,7 +117,7 @@ class RelativePanel(Panel):
         self.spread_curve = add_data_item(self.spread_plot, pen=pg.mkPen(ORANGE, width=2))
         self.legend = add_legend(self.profile_plot, (-5, 5), labelTextColor=FOREGROUND,
                                   brush=pg.mkBrush(255, 255, 255, 210), pen=pg.mkPen("#999999"))
-        self.profile_curves: list[pg.PlotDataItem] = []
+        self.profile_curves: list[LineItem] = []
         self._profile_names: list[str] = []
         self.body.addWidget(self.canvas, 1)
         self.data: RelativeData | None = None
@@ -176,7 +177,7 @@ class RelativePanel(Panel):
                 width = 3.5 if row == 0 else 1.8
                 style = Qt.PenStyle.SolidLine if row == 0 else Qt.PenStyle.DashLine
                 self.profile_curves.append(
-                    add_data_item(self.profile_plot, pen=pg.mkPen(color, width=width, style=style), name=name))
+                    add_line(self.profile_plot, pg.mkPen(color, width=width, style=style), name=name))
             self._profile_names = names
         for row, curve in enumerate(self.profile_curves):
             curve.setData(k, data.profiles[row])
