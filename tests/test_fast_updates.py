@@ -566,3 +566,29 @@ def test_a_line_is_listed_in_its_plots_legend_and_draws_like_a_data_item(qtbot):
     line_pixels = differing(pyqtgraphs, no_line)
     assert line_pixels > 500  # the control draws a line (and its legend sample)
     assert differing(ours, pyqtgraphs) < 0.1 * line_pixels
+
+
+def test_an_axis_title_is_set_again_only_when_its_text_changes(qtbot):
+    # pyqtgraph re-sets the title on every range change (for its SI prefix);
+    # the same HTML again would lay the title out and render its pixmap anew.
+    from posenc_gui.views.matrixplot import set_axis_label, style_plot
+
+    widget = pg.PlotWidget()
+    qtbot.addWidget(widget)
+    plot = widget.getPlotItem()
+    style_plot(plot)
+    axis = plot.getAxis("left")
+    set_axis_label(axis, "norm")
+    html_set = []
+    set_html = axis.label.setHtml
+    axis.label.setHtml = lambda html: (html_set.append(html), set_html(html))
+    for top in (10.0, 1000.0, 3.5):
+        plot.setYRange(0, top, padding=0)
+    assert html_set == []
+    assert axis.label.toPlainText().strip() == "norm"
+    set_axis_label(axis, "distance")
+    assert len(html_set) == 1 and axis.label.toPlainText().strip() == "distance"
+    axis.setLabel("length", units="m")  # with units, a range change can change the SI prefix
+    plot.setYRange(0, 5e6, padding=0)
+    assert axis.label.toPlainText().strip() == "length (Mm)"
+    assert len(html_set) == 3

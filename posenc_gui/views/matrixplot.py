@@ -277,10 +277,35 @@ def style_axis(axis: pg.AxisItem, cached: bool = True) -> None:
     if cached:
         axis.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
     cache_text(axis.label)  # the axis title: a child item, outside the axis's own cache
+    _set_title_only_when_changed(axis)
     # Two tick levels, not three: the third adds only tiny unlabelled ticks,
     # and measuring its labels doubled the time to re-lay out an axis after
     # its range changed (2.4 → 1.1 ms for the heatmap's dimension axis).
     axis.setStyle(maxTickLevel=1, maxTextLevel=1)
+
+
+def _set_title_only_when_changed(axis: pg.AxisItem) -> None:
+    """Make ``axis`` give its title item new HTML only when the HTML changes.
+
+    pyqtgraph re-sets the title (``AxisItem._updateLabel``) on every change
+    of the axis's range, for its automatic SI prefix, even when the text is
+    the same: the rich-text item lays its document out again and its pixmap
+    cache is rendered again, six times per update in the spectrum panel and
+    twice per step for the similarity panel's colour bar. The rest of what
+    ``_updateLabel`` does (size, picture, repaint) still happens every time.
+    """
+    shown: list[str | None] = [None]
+
+    def update_label() -> None:
+        html = axis.labelString()
+        if html != shown[0]:
+            shown[0] = html
+            axis.label.setHtml(html)
+        axis._adjustSize()
+        axis.picture = None
+        axis.update()
+
+    axis._updateLabel = update_label
 
 
 class CompactAxisItem(pg.AxisItem):
