@@ -592,3 +592,78 @@ def test_an_axis_title_is_set_again_only_when_its_text_changes(qtbot):
     plot.setYRange(0, 5e6, padding=0)
     assert axis.label.toPlainText().strip() == "length (Mm)"
     assert len(html_set) == 3
+
+
+def _marker_canvas(qtbot, make_markers):
+    canvas = new_layout_widget()
+    qtbot.addWidget(canvas)
+    canvas.resize(300, 200)
+    plot = canvas.addPlot()
+    plot.setRange(xRange=(-1, 11), yRange=(-1.5, 1.5), padding=0)
+    markers = make_markers(plot)
+    canvas.show()
+    qtbot.waitExposed(canvas)
+    return canvas, markers
+
+
+def _rebuilds(markers) -> list:
+    """Calls of pyqtgraph's marker rebuild (``addPoints``) on ``markers`` from now on."""
+    calls = []
+    rebuild = markers.addPoints
+    markers.addPoints = lambda *args, **kwargs: (calls.append(True), rebuild(*args, **kwargs))
+    return calls
+
+
+def test_markers_moved_in_place_draw_what_new_markers_draw(qtbot):
+    import numpy as np
+
+    from posenc_gui.views.matrixplot import Markers
+
+    style = {"symbol": "o", "size": 7, "brush": pg.mkBrush("#0072B2"), "pen": pg.mkPen("w", width=0.5)}
+    x = np.arange(11, dtype=float)
+
+    def add(plot, kind):
+        markers = kind(**style)
+        plot.addItem(markers)
+        return markers
+
+    canvas, ours = _marker_canvas(qtbot, lambda plot: add(plot, Markers))
+    ours.setData(x, np.sin(x))
+    ours.dataBounds(1)  # as auto-range asks: pyqtgraph caches the answer
+    rebuilds = _rebuilds(ours)
+    ours.setData(x, np.cos(x))  # same markers, new places: moved in place
+    assert rebuilds == []
+    control_canvas, control = _marker_canvas(qtbot, lambda plot: add(plot, pg.ScatterPlotItem))
+    control.setData(x, np.cos(x))
+    for axis in (0, 1):
+        np.testing.assert_array_equal(ours.getData()[axis], control.getData()[axis])
+        assert ours.dataBounds(axis) == control.dataBounds(axis)
+    settle()
+    assert [tuple(point.pos()) for point in ours.points()] == [tuple(point.pos()) for point in control.points()]
+    drawn = canvas.grab().toImage().convertToFormat(QImage.Format.Format_RGB32)
+    assert drawn == control_canvas.grab().toImage().convertToFormat(QImage.Format.Format_RGB32)
+    ours.setData(x[:5], np.sin(x[:5]))  # fewer markers: rebuilt
+    ours.setData(x[:5], np.cos(x[:5]), size=12)  # another style: rebuilt
+    assert rebuilds == [True, True]
+    assert ours.opts["size"] == 12 and len(ours.data) == 5
+
+
+def test_a_data_items_markers_follow_its_data_as_pyqtgraphs_do(qtbot):
+    import numpy as np
+
+    from posenc_gui.views.matrixplot import Markers, add_data_item
+
+    x = np.arange(11, dtype=float)
+    style = {"pen": pg.mkPen("#D55E00", width=2), "symbol": "o", "symbolSize": 5, "symbolBrush": "#0072B2",
+             "symbolPen": None}
+    canvas, ours = _marker_canvas(qtbot, lambda plot: add_data_item(plot, x, np.sin(x), **style))
+    assert isinstance(ours.scatter, Markers) and ours.scatter.parentItem() is ours
+    rebuilds = _rebuilds(ours.scatter)
+    for phase in (0.5, 1.0, 1.5):
+        ours.setData(x, np.sin(x + phase), **style)
+    assert rebuilds == []
+    control_canvas, _ = _marker_canvas(qtbot, lambda plot: plot.plot(x, np.sin(x + 1.5), **style))
+    settle()
+    drawn = canvas.grab().toImage().convertToFormat(QImage.Format.Format_RGB32)
+    assert drawn == control_canvas.grab().toImage().convertToFormat(QImage.Format.Format_RGB32)
+    assert len([item for item in canvas.scene().items() if isinstance(item, pg.ScatterPlotItem)]) == 1

@@ -25,7 +25,8 @@ from ..model.analysis import Uniqueness, uniqueness, uniqueness_max_positions
 from .base import Panel
 from .labels import WrappedLabelHolder
 from .matrixplot import (
-    BLUE, FOREGROUND, MAX_DOTS, ORANGE, add_data_item, new_layout_widget, prepare_for_paint, show_grid, style_plot,
+    BLUE, FOREGROUND, MAX_DOTS, ORANGE, Markers, add_data_item, new_layout_widget, prepare_for_paint, show_grid,
+    style_plot,
 )
 from .spectrum import set_integer_ticks
 
@@ -124,10 +125,9 @@ class UniquenessPanel(Panel):
                                             label="closest pair", labelOpts={"color": ORANGE, "position": 0.98,
                                                                            "anchors": [(1, 0), (1, 1)]})
         self.distance_plot.addItem(self.minimum_line)
-        self.nearest_scatter = pg.ScatterPlotItem(size=4, pen=None, brush=pg.mkBrush(BLUE))
+        self.nearest_scatter = Markers(size=4, pen=None, brush=pg.mkBrush(BLUE))
         self.nearest_plot.addItem(self.nearest_scatter)
-        self.closest_marker = pg.ScatterPlotItem(size=11, pen=pg.mkPen(ORANGE, width=2), brush=None,
-                                                 symbol="o")
+        self.closest_marker = Markers(size=11, pen=pg.mkPen(ORANGE, width=2), brush=None, symbol="o")
         self.nearest_plot.addItem(self.closest_marker)
 
         self.table = QTableWidget(0, 5, splitter)

@@ -16,8 +16,8 @@ from ..model import AxisSample, EncodingParams, aliased, curve_positions, sample
 from .base import Panel
 from .labels import NoticeLine, WrappedLabelHolder
 from .matrixplot import (
-    CurveItem, FOREGROUND, PALETTE, add_legend, fit_y_range, new_layout_widget, replace_label_text, set_title,
-    show_grid, style_plot, view_pixels,
+    CurveItem, FOREGROUND, Markers, PALETTE, add_legend, fit_y_range, new_layout_widget, replace_label_text,
+    set_title, show_grid, style_plot, view_pixels,
 )
 
 MAX_DIMS = 12
@@ -318,7 +318,7 @@ class WaveformsPanel(Panel):
         for j, name in enumerate(names):
             color = PALETTE[j % len(PALETTE)]
             curve = CurveItem(pen=pg.mkPen(color, width=CURVE_WIDTH), name=name)
-            dots = pg.ScatterPlotItem(symbol="o", size=5, brush=color, pen=pg.mkPen("w", width=0.5))
+            dots = Markers(symbol="o", size=5, brush=color, pen=pg.mkPen("w", width=0.5))
             band = QGraphicsPathItem()
             fill = QColor(color)
             fill.setAlpha(BAND_ALPHA)
