@@ -532,3 +532,41 @@ def test_the_uniqueness_view_encodes_its_positions_once(monkeypatch):
     assert len(encoded) == 1
     norms = analysis.pe_norms(params.scheme, np.arange(128.0), 512, **params.scheme_kwargs())
     assert data.typical_norm == float(np.median(norms))
+
+
+@pytest.mark.parametrize("panel_id", ["uniqueness", "magnitude", "relative", "spectrum", "addition"])
+def test_a_d_model_step_keeps_the_axes_and_the_data_inside_them(panel_id, state, compute, qtbot):
+    # The ranges snap outwards to round values: a step of d_model moves the
+    # data a little and the axes keep their laid-out labels, but no data
+    # point may fall outside its plot. (The addition panel's cost axis is
+    # titled with d itself, so it is laid out again.)
+    import pyqtgraph as pg
+
+    panel_class, = (cls for cls in panel_classes() if cls.panel_id == panel_id)
+    panel = make(panel_class, state, compute, qtbot)
+    plots = [item for item in panel.canvas.scene().items() if isinstance(item, pg.PlotItem)
+             and not isinstance(item, pg.ColorBarItem)]
+    change(state, compute, d_model=510)
+    panel.grab()  # the first layout of every axis
+    layouts = []
+    for plot in plots:
+        for side in ("left", "bottom"):
+            axis = plot.getAxis(side)
+            specs = axis.generateDrawSpecs
+            axis.generateDrawSpecs = lambda painter, specs=specs, axis=axis: (layouts.append(axis.labelText),
+                                                                               specs(painter))[1]
+    for d_model in (512, 510, 512):
+        change(state, compute, d_model=d_model)
+        panel.grab()
+        for plot in plots:
+            (x_low, x_high), (y_low, y_high) = plot.getViewBox().viewRange()
+            for item in plot.listDataItems():
+                if not isinstance(item, (pg.PlotDataItem, pg.PlotCurveItem, pg.ScatterPlotItem)):
+                    continue  # the cost bars: fixed heights in a fixed range
+                x, y = item.getData()
+                if x is None or not len(x):
+                    continue
+                shown = np.isfinite(x) & np.isfinite(y)
+                assert x_low <= x[shown].min() and x[shown].max() <= x_high, (plot.titleLabel.text, "x")
+                assert y_low <= y[shown].min() and y[shown].max() <= y_high, (plot.titleLabel.text, "y")
+    assert [title for title in layouts if not title.startswith("d = ")] == []

@@ -27,7 +27,7 @@ from .base import Panel
 from .labels import WrappedLabelHolder
 from .matrixplot import (
     BLUE, FOREGROUND, GREEN, ORANGE, PINK, add_data_item, add_line, new_layout_widget, prepare_for_paint, set_ticks,
-    show_grid, style_plot,
+    show_grid, snap_log_span, style_plot,
 )
 from .spectrum import decade_ticks
 
@@ -221,15 +221,16 @@ class AdditionPanel(Panel):
             self.term_curves[name].setData(sweep.scales[ok], values[ok])
         positive = sweep.term_rms[sweep.term_rms > 0]
         if positive.size:
-            low, high = math.log10(positive.min()), math.log10(positive.max())
-            self.terms_plot.setYRange(low - 0.3, high + 0.3, padding=0)
-            set_ticks(self.terms_plot.getAxis("left"), decade_ticks(low - 0.3, high + 0.3))
+            # log ranges snap outwards to quarter decades: a d_model step keeps the axes as laid out
+            low, high = snap_log_span(math.log10(positive.min()) - 0.3, math.log10(positive.max()) + 0.3)
+            self.terms_plot.setYRange(low, high, padding=0)
+            set_ticks(self.terms_plot.getAxis("left"), decade_ticks(low, high))
         # cosine
         self.cos_mean_curve.setData(sweep.scales, sweep.cosine_mean)
         self.cos_min_curve.setData(sweep.scales, sweep.cosine_min)
         finite = sweep.cosine_min[np.isfinite(sweep.cosine_min)]
-        self.cosine_plot.setYRange(min(-0.05, float(finite.min()) - 0.05) if finite.size else -0.05, 1.05,
-                                   padding=0)
+        bottom = min(-0.05, float(finite.min()) - 0.05) if finite.size else -0.05
+        self.cosine_plot.setYRange(math.floor(bottom * 4) / 4, 1.05, padding=0)  # in quarters: a step keeps it
         x_span = (math.log10(sweep.scales[0]), math.log10(sweep.scales[-1]))
         for plot in (self.terms_plot, self.cosine_plot):
             plot.setXRange(*x_span, padding=0.02)
@@ -252,7 +253,7 @@ class AdditionPanel(Panel):
         self.ortho_plot.setXRange(*d_span, padding=0.03)
         set_ticks(self.ortho_plot.getAxis("bottom"), decade_ticks(*d_span, max_labels=HORIZONTAL_DECADE_LABELS))
         values = np.concatenate([ortho.pe_q95[ok], ortho.pe_mean[ok], ortho.random_mean, ortho.reference])
-        y_span = (math.log10(values.min()) - 0.2, math.log10(min(values.max(), 1.0)) + 0.2)
+        y_span = snap_log_span(math.log10(values.min()) - 0.2, math.log10(min(values.max(), 1.0)) + 0.2)
         self.ortho_plot.setYRange(*y_span, padding=0)
         set_ticks(self.ortho_plot.getAxis("left"), decade_ticks(*y_span))
         self._summary(data)

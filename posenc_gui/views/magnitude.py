@@ -15,8 +15,8 @@ from ..model.analysis import MAX_EMBEDDING_SCALE, embedding_norm, pe_norms
 from .base import Panel
 from .labels import WrappedLabelHolder
 from .matrixplot import (
-    BLUE, FOREGROUND, MAX_DOTS, ORANGE, add_data_item, add_legend, add_line, new_layout_widget, prepare_for_paint,
-    set_title, show_grid, style_plot,
+    BLUE, FOREGROUND, MAX_DOTS, ORANGE, add_data_item, add_legend, add_line, new_layout_widget, nice_bounds,
+    prepare_for_paint, set_title, show_grid, style_plot,
 )
 
 #: At most this many positions are evaluated (evenly strided, always including the last) ...
@@ -121,7 +121,7 @@ class MagnitudePanel(Panel):
         self.embedding_curve.setData([0.0, right], [data.embedding, data.embedding])
         top = max(float(np.max(data.norms)), data.embedding)
         self.plot.setXRange(0, right, padding=0.02)
-        self.plot.setYRange(0, top * 1.1 if top > 0 else 1.0, padding=0)
+        self.plot.setYRange(0, nice_bounds(0.0, top * 1.1)[1] if top > 0 else 1.0, padding=0)  # a round top
         params = data.params
         last = data.norms[-1]
         self.summary_label.setText(

@@ -1058,6 +1058,19 @@ def nice_bounds(low: float, high: float) -> tuple[float, float]:
     return float(f"{np.floor(low / step) * step:.12g}"), float(f"{np.ceil(high / step) * step:.12g}")
 
 
+#: Log-axis ranges snap outwards to multiples of this many decades (see :func:`snap_log_span`).
+LOG_SPAN_STEP = 0.25
+
+
+def snap_log_span(low: float, high: float) -> tuple[float, float]:
+    """A log10 axis range ``[low, high]`` widened to multiples of :data:`LOG_SPAN_STEP` decades.
+
+    As :func:`nice_bounds` for linear axes: a parameter step that moves the
+    data a little keeps the range, and the axis keeps its laid-out labels.
+    """
+    return math.floor(low / LOG_SPAN_STEP) * LOG_SPAN_STEP, math.ceil(high / LOG_SPAN_STEP) * LOG_SPAN_STEP
+
+
 def fit_y_range(plot: pg.PlotItem, *series: np.ndarray, padding: float = 0.03) -> None:
     """Set the y range from the finite values of ``series`` now, instead of auto-ranging.
 

@@ -15,8 +15,8 @@ from ..model.analysis import MAX_OFFSETS, OffsetSpread, offset_profiles, offset_
 from .base import Panel
 from .labels import WrappedLabelHolder
 from .matrixplot import (
-    FOREGROUND, ORANGE, PALETTE, LineItem, add_data_item, add_legend, add_line, new_layout_widget, prepare_for_paint,
-    show_grid, style_plot,
+    FOREGROUND, ORANGE, PALETTE, LineItem, add_data_item, add_legend, add_line, fit_y_range, new_layout_widget,
+    nice_bounds, prepare_for_paint, show_grid, style_plot,
 )
 from .spectrum import set_integer_ticks
 
@@ -159,9 +159,11 @@ class RelativePanel(Panel):
                                   symbolBrush=ORANGE, symbolPen=None)
         # The spread axis starts at 0 and spans at least 1 % of the largest |dot product|, so
         # rounding noise (1e-14) of a relative encoding is drawn as the flat zero it is.
+        # The top snaps to a round value (nice_bounds), so a step of d_model or base
+        # keeps the axis as it is instead of laying its labels out again.
         scale = float(np.nanmax(np.abs(np.concatenate([spread.minimum, spread.maximum]))))
         top = max(float(np.nanmax(spread.spread)), 0.01 * scale, 1e-12)
-        self.spread_plot.setYRange(0, top * 1.08, padding=0)
+        self.spread_plot.setYRange(0, nice_bounds(0.0, top * 1.08)[1], padding=0)
         self.spread_plot.setXRange(0, max(k[-1], 1), padding=0.02)
 
         names = [f"r = {reference:,.0f}" for reference in data.references]
@@ -181,6 +183,7 @@ class RelativePanel(Panel):
             self._profile_names = names
         for row, curve in enumerate(self.profile_curves):
             curve.setData(k, data.profiles[row])
+        fit_y_range(self.profile_plot, *data.profiles)
         self.profile_plot.setXRange(0, max(k[-1], 1), padding=0.02)
         for plot in (self.spread_plot, self.profile_plot):  # offsets are integers
             set_integer_ticks(plot.getAxis("bottom"), 0, int(k[-1]))

@@ -15,8 +15,8 @@ from ..model.spectrum import CATEGORIES, Spectrum, spectrum
 from .base import Panel
 from .labels import WrappedLabelHolder
 from .matrixplot import (
-    BLUE, FOREGROUND, GREEN, ORANGE, add_data_item, cache_text, new_layout_widget, prepare_for_paint, set_axis_label,
-    set_ticks, set_title, show_grid, style_plot,
+    BLUE, FOREGROUND, GREEN, ORANGE, add_data_item, cache_text, new_layout_widget, nice_bounds, prepare_for_paint,
+    set_axis_label, set_ticks, set_title, show_grid, snap_log_span, style_plot,
 )
 
 #: Colour per category (Okabe–Ito): resolves neighbours, coarse, barely moves.
@@ -237,20 +237,21 @@ class SpectrumPanel(Panel):
         self.total_curve.setData(x[total_ok], data.total_phase[total_ok], symbolBrush=ORANGE, **symbols)
         self.static_line.setValue(math.log10(data.static_tol))
         self.wrap_line.setValue(math.log10(2 * math.pi))
-        self.wave_plot.setXRange(-1.0 if data.n_components < 3 else -0.5, max(data.n_components - 0.5, 1.0),
-                                 padding=0.02)
+        # ranges snap to round values: a d_model or base step keeps the axes as laid out
+        self.wave_plot.setXRange(-1.0 if data.n_components < 3 else -0.5,
+                                 max(nice_bounds(0.0, data.n_components - 0.5)[1], 1.0), padding=0.02)
         if periodic.any():
             low = math.log10(max(min(float(data.wavelength[periodic].min()), params.seq_len), 1e-12))
             high = math.log10(max(float(data.wavelength[periodic].max()), params.seq_len))
         else:
             low, high = 0.0, math.log10(max(params.seq_len, 10))
-        span = _log_span(low, high)
+        span = snap_log_span(*_log_span(low, high))
         self.wave_plot.setYRange(*span, padding=0)
         set_ticks(self.wave_plot.getAxis("left"), decade_ticks(*span))
         phases = np.concatenate([data.omega[positive], data.total_phase[total_ok], [data.static_tol, 2 * math.pi]])
         # room for the 2π label above its line and the 0.1 rad label below its line
-        span = _log_span(min(math.log10(phases.min()), math.log10(data.static_tol) - LABEL_ROOM),
-                         max(math.log10(phases.max()), math.log10(2 * math.pi) + LABEL_ROOM))
+        span = snap_log_span(*_log_span(min(math.log10(phases.min()), math.log10(data.static_tol) - LABEL_ROOM),
+                                        max(math.log10(phases.max()), math.log10(2 * math.pi) + LABEL_ROOM)))
         self.phase_plot.setYRange(*span, padding=0)
         set_ticks(self.phase_plot.getAxis("left"), decade_ticks(*span))
         set_integer_ticks(self.phase_plot.getAxis("bottom"), 0, data.n_components - 1)
