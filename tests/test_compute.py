@@ -74,11 +74,33 @@ def test_inside_workers_first_a_worker_request_starts_before_the_held_inline_one
     with compute.workers_first():
         compute.submit("core panel", inline, delivered.append, cost=INLINE_COST)
         assert delivered == [] and compute.is_pending("core panel")  # held, not yet run
-        compute.submit("analysis panel", in_worker, delivered.append, cost=INLINE_COST + 1)
+        compute.submit("analysis panel", in_worker, delivered.append)  # no declared cost
     assert seen_by_inline == [True]  # the worker was already computing when the inline request ran
     assert delivered == ["inline"] and not compute.is_pending("core panel")
     assert compute.wait_idle(10)
     assert delivered == ["inline", "worker"]
+
+
+def test_inside_workers_first_a_large_declared_worker_request_starts_after_the_inline_ones(compute):
+    # Beside the GUI thread's own computation a large one slows it down.
+    started_before_inline = []
+    worker_started = threading.Event()
+
+    def in_worker():
+        worker_started.set()
+        return "large"
+
+    def inline():
+        started_before_inline.append(worker_started.wait(0.3))
+        return "inline"
+
+    delivered = []
+    with compute.workers_first():
+        compute.submit("core panel, large", in_worker, delivered.append, cost=INLINE_COST + 1)
+        compute.submit("core panel, small", inline, delivered.append, cost=INLINE_COST)
+    assert started_before_inline == [False]
+    assert compute.wait_idle(10)
+    assert delivered == ["inline", "large"]
 
 
 def test_held_requests_run_in_order_unless_superseded_or_cancelled(compute):
