@@ -232,7 +232,7 @@ class ComputeService(QObject):
 
     @contextlib.contextmanager
     def workers_first(self) -> Iterator[None]:
-        """Hold back inline requests until the block ends; requests for the workers start at once.
+        """Hold back inline requests until the block ends; other requests for the workers start at once.
 
         A parameter change asks each visible panel in turn for an update. The
         core panels' requests at the default size run inline, and a panel
