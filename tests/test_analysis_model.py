@@ -420,3 +420,23 @@ def test_rotation_pairs_of_every_scheme_follow_the_pairing_rule(scheme, params, 
     cols = columns(scheme, d_model, **params)
     got = analysis._rotation_pairs(cols.kind, cols.divisor)
     assert [a.tolist() for a in got] == [list(a) for a in _pairs_one_column_at_a_time(cols.kind, cols.divisor)]
+
+
+
+@pytest.mark.parametrize(("scheme", "k"), [("sinusoidal", 1.0), ("sinusoidal", -3.0), ("all_sine", 2.5),
+                                           ("sincos_pair", 40.0), ("harmonic", 200.0)])
+def test_linear_relation_encodes_each_position_once(monkeypatch, scheme, k):
+    # p and p + k overlap: the T_k view's update encoded 2 × 128 rows for 129 positions.
+    p = np.arange(128.0)
+    p = p[p + k >= 0]
+    rows = []
+    real = analysis.encode
+    monkeypatch.setattr(analysis, "encode",
+                        lambda scheme, pos, *a, **kw: rows.append(len(pos)) or real(scheme, pos, *a, **kw))
+    x, y = analysis._encode_both(scheme, p, p + k, 16)
+    assert rows == [np.union1d(p, p + k).size]
+    np.testing.assert_array_equal(x, real(scheme, p, 16))  # the rows of separate calls, bit for bit
+    np.testing.assert_array_equal(y, real(scheme, p + k, 16))
+    rows.clear()
+    analysis.linear_relation(scheme, np.arange(128.0), 16, k)
+    assert rows == [np.union1d(p, p + k).size]

@@ -486,6 +486,18 @@ def unpaired_dimensions(scheme: str, d_model: int, **params) -> np.ndarray:
     return _rotation_pairs(cols.kind, cols.divisor)[2]
 
 
+def _encode_both(scheme: str, p: np.ndarray, q: np.ndarray, d_model: int, **params) -> tuple[np.ndarray, np.ndarray]:
+    """``encode`` at ``p`` and at ``q``, encoding each distinct position once.
+
+    p and p + k mostly overlap (for k = 1, all but one position). Each row
+    of ``encode`` is computed on its own, so the rows are the same, bit for
+    bit, as two separate calls give.
+    """
+    distinct, where = np.unique(np.concatenate([p, q]), return_inverse=True)
+    rows = encode(scheme, distinct, d_model, **params)
+    return rows[where[:p.size]], rows[where[p.size:]]
+
+
 def linear_relation(scheme: str, positions, d_model: int, k: float, **params) -> LinearRelation:
     """The matrix T_k with PE(p + k) = T_k · PE(p), and its residual over ``positions``.
 
@@ -542,8 +554,7 @@ def linear_relation(scheme: str, positions, d_model: int, k: float, **params) ->
             f"positions: a least-squares T_k over {p.size:,} positions at d_model = {d_model} exceeds the "
             f"budget (n·d² ≤ {MAX_LSTSQ_WORK:,}); use fewer positions or a smaller d_model"
         )
-    x = encode(scheme, p, d_model, **params)
-    y = encode(scheme, q, d_model, **params)
+    x, y = _encode_both(scheme, p, q, d_model, **params)
     T = np.zeros((d_model, d_model))
     if sin_cols.size:
         angle = k / cols.divisor[sin_cols]
