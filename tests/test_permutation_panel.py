@@ -335,3 +335,27 @@ def test_cell_numbers_are_measured_once_each(panel, qtbot, monkeypatch):
     numbers = [(points, text) for points, text in measured
                if "." in text and text.lstrip("-").replace(".", "", 1).isdigit()]
     assert numbers and len(numbers) == len(set(numbers))
+
+
+def test_a_window_change_the_demo_does_not_read_leaves_it_alone(panel, qtbot, monkeypatch):
+    # The demo has its own d_model: the window's d_model and sequence length
+    # change nothing it shows, so nothing is computed or drawn again; the
+    # scheme's parameters do change it.
+    panel.resize(900, 700)
+    panel.show()
+    qtbot.waitExposed(panel)
+    _settle(panel)
+    demo = panel.demo
+    submitted = []
+    submit = panel.compute.submit
+    monkeypatch.setattr(panel.compute, "submit", lambda key, *args, **kwargs: (submitted.append(key),
+                                                                             submit(key, *args, **kwargs)))
+    for change in ({"d_model": 510}, {"d_model": 512}, {"seq_len": 64}):
+        panel.state.update(**change)
+        _settle(panel)
+    assert submitted == [] and panel.demo is demo
+    assert panel.export_data()["meta"]["params"]["seq_len"] == 64  # the export names the current parameters
+    panel.state.update(base=500.0)
+    _settle(panel)
+    assert submitted == [panel] and panel.demo is not demo
+    assert "base 500" in panel.title_label.text

@@ -571,6 +571,8 @@ class PermutationPanel(Panel):
         self.demo: PermutationDemo | None = None
         self.with_position = True
         self._params_used: EncodingParams | None = None
+        #: The inputs of the last request (sentences, demo d_model, scheme and its parameters).
+        self._requested: tuple | None = None
         self.canvas.setMinimumWidth(MIN_CANVAS_PIXELS)
         self.matrices: dict[str, MatrixItem] = {}
         self._build()
@@ -602,11 +604,24 @@ class PermutationPanel(Panel):
 
     # ------------------------------------------------------------------ compute
     def request_update(self, *_args) -> None:
-        """Recompute the demo in a worker from the current inputs; the newest request wins."""
+        """Recompute the demo in a worker from the current inputs; the newest request wins.
+
+        The demo has its own d_model (the spin box): a change of the
+        window's d_model or sequence length (unless the scheme reads it)
+        leaves every input the same, and then nothing is computed or
+        redrawn; 25 matrices were repainted identically on every d_model
+        step.
+        """
         sentence_a, sentence_b = self.sentence_a_edit.text(), self.sentence_b_edit.text()
         d_model = self.d_model_spin.value()
         params = self.state.params
         scheme, kwargs = params.scheme, params.scheme_kwargs()
+        inputs = (sentence_a, sentence_b, d_model, scheme, tuple(sorted(kwargs.items())))
+        if inputs == self._requested:
+            if self._params_used is not None:
+                self._params_used = params  # what the export reports; the demo is the same
+            return
+        self._requested = inputs
 
         def work() -> tuple[PermutationDemo, EncodingParams]:
             return permutation_demo(sentence_a, sentence_b, d_model, scheme, kwargs), params
