@@ -78,17 +78,26 @@ def test_each_panel_sharing_the_heatmaps_place_is_measured_in_front(make_window,
     bench.settle(window)
     tabbed = {name for name, dock in window.docks.items()
               if dock in window.tabifiedDockWidgets(window.docks["heatmap"])}
-    in_front = []
+    in_front, changes_per_block = [], []
     measure = bench.step_blocks
+    start = window.state.params
+    emitted = []
+    window.state.paramsChanged.connect(emitted.append)
 
     def step_blocks(*args, **kwargs):
         in_front.append({name for name in tabbed | {"heatmap"} if window.panels[name].on_screen()})
-        return measure(*args, **kwargs)
+        before = len(emitted)
+        result = measure(*args, **kwargs)
+        changes_per_block.append(len(emitted) - before)
+        return result
 
     monkeypatch.setattr(bench, "step_blocks", step_blocks)
-    fronts = bench.bench_fronts(window, repeats=2, blocks=1)
+    fronts = bench.bench_fronts(window, repeats=3, blocks=1)
     assert "spectrum" in tabbed and set(fronts) == tabbed
+    assert changes_per_block == [3] * len(in_front)  # every step changed a parameter
     # While a panel's steps ran, it was the one panel on screen in the heatmap's place.
-    assert [shown for shown in in_front] == [{name} for name in fronts]
-    assert all(0 < slowest and 0 < median <= slowest for median, slowest in fronts.values())
+    # (two blocks per panel: d_model steps, then base steps)
+    assert [shown for shown in in_front] == [{name} for name in fronts for _ in range(2)]
+    assert all(0 < slowest and 0 < median <= slowest and 0 < base for median, slowest, base in fronts.values())
     assert window.panels["heatmap"].on_screen()
+    assert window.state.params == start  # put back as it was

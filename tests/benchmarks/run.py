@@ -320,24 +320,35 @@ def bench_size(app: QApplication, seq_len: int, d_model: int, repeats: int) -> d
 FRONT_BLOCKS = 3
 
 
-def bench_fronts(window: MainWindow, repeats: int, blocks: int = FRONT_BLOCKS) -> dict[str, tuple[float, float]]:
-    """Each panel that shares the heatmap's place brought to the front in turn, and d_model steps.
+def bench_fronts(window: MainWindow, repeats: int,
+                 blocks: int = FRONT_BLOCKS) -> dict[str, tuple[float, float, float]]:
+    """Each panel that shares the heatmap's place brought to the front in turn, and d_model and base steps.
 
     Returns, per panel: the median and the slowest block's median (ms) of
-    the steps while it is the visible panel there, with the waveforms and
-    the similarity panel beside it, as a user sees it after clicking its tab.
+    the d_model steps while it is the visible panel there, with the
+    waveforms and the similarity panel beside it, as a user sees it after
+    clicking its tab, and the median of one block of base steps. Both
+    count for the budget: a panel may not depend on d_model (the
+    permutation demo has its own), and then a d_model step leaves it as it
+    is.
     """
     fronts = {}
     tabbed = window.tabifiedDockWidgets(window.docks["heatmap"])
-    d_model = window.state.params.d_model
+    start = window.state.params
     for name, dock in window.docks.items():
         if dock not in tabbed:
             continue
         dock.raise_()
         for _ in range(3):
             settle(window)
+        # Steps alternate from the values the panel starts with: each one changes something.
+        d_model, base = window.state.params.d_model, window.state.params.base
         times = step_blocks(window, lambda i: window.state.update(d_model=d_model - 2 * (i % 2)), repeats, blocks)
-        fronts[name] = (1000 * statistics.median(all_steps(times)), 1000 * max(map(statistics.median, times)))
+        base_times = step_blocks(window, lambda i: window.state.update(base=base * (1 - 0.1 * (i % 2))), repeats, 1)
+        fronts[name] = (1000 * statistics.median(all_steps(times)), 1000 * max(map(statistics.median, times)),
+                        1000 * statistics.median(all_steps(base_times)))
+    window.state.set_params(start)
+    settle(window)
     window.docks["heatmap"].raise_()
     return fronts
 
@@ -437,8 +448,10 @@ def main() -> int:
     fronts = bench_fronts(window, args.repeats)
     window.close()
     print(f"\ndefault size, another panel in front of the heatmap (as after clicking its tab), "
-          f"d_model step median ms over {args.repeats * FRONT_BLOCKS} steps (slowest block):")
-    print("  " + "; ".join(f"{name} {median:.1f} ({slowest:.1f})" for name, (median, slowest) in fronts.items()))
+          f"d_model step median ms over {args.repeats * FRONT_BLOCKS} steps (slowest block; "
+          f"base step median over {args.repeats}):")
+    print("  " + "; ".join(f"{name} {median:.1f} ({slowest:.1f}; base {base:.1f})"
+                           for name, (median, slowest, base) in fronts.items()))
     startup, exit_time = bench_startup()
     print(f"start-up to first painted window: {startup:.2f} s (process exit after it: {exit_time:.2f} s)")
     runs = sorted(machine_check())
@@ -456,9 +469,10 @@ def main() -> int:
     default = by_size.get((128, 512))
     if default and default["param_ms"] > 16:
         failures.append(f"default size: {default['param_ms']:.1f} ms > 16 ms")
-    for name, (median, _) in fronts.items():
-        if median > 16:
-            failures.append(f"default size with {name} in front: {median:.1f} ms > 16 ms")
+    for name, (median, _, base) in fronts.items():
+        if max(median, base) > 16:
+            failures.append(f"default size with {name} in front: {max(median, base):.1f} ms > 16 ms "
+                            f"({'d_model' if median >= base else 'base'} step)")
     largest = by_size.get((1_048_576, 8192))
     if largest:
         slowest_zoom = max(largest["zoom_ms"].values())
