@@ -107,6 +107,15 @@ def _fast_and_pyqtgraph_specs(axis, monkeypatch):
     return ours, theirs
 
 
+def _show_laid_out(qtbot, widget) -> None:
+    """Show ``widget`` and paint it twice: the first paint measures the labels and widens the axes to fit them."""
+    widget.show()
+    qtbot.waitExposed(widget)
+    for _ in range(2):
+        widget.grab()
+        QApplication.processEvents()
+
+
 @pytest.mark.parametrize("x_range, y_range", [
     ((-0.5, 511.5), (-0.5, 127.5)),              # the default heatmap
     ((-0.5, 1_048_575.5), (1_000_000, 1_000_050)),  # a million positions; zoomed in at the end
@@ -120,11 +129,7 @@ def test_axis_layout_matches_pyqtgraph(qtbot, monkeypatch, x_range, y_range, gri
     if grid:
         plot.showGrid(x=True, y=True, alpha=0.25)
     widget.setRange(xRange=x_range, yRange=y_range, padding=0)
-    widget.show()
-    qtbot.waitExposed(widget)
-    for _ in range(2):  # the first paint measures the labels and widens the axes to fit them
-        widget.grab()
-        QApplication.processEvents()
+    _show_laid_out(qtbot, widget)
     for side in ("left", "bottom", "right", "top"):
         axis = plot.getAxis(side)
         ours, theirs = _fast_and_pyqtgraph_specs(axis, monkeypatch)
@@ -148,11 +153,7 @@ def test_log_axes_and_set_ticks_match_pyqtgraph(qtbot, monkeypatch, ticks, grid)
         for side in ("left", "bottom", "right", "top"):
             plot.getAxis(side).setTicks([[(0.0, "zero"), (0.5, "half"), (1.0, "one")], [(0.25, "¼"), (0.75, "¾")]])
         widget.setRange(xRange=(-0.1, 1.1), yRange=(0.2, 1.05), padding=0)
-    widget.show()
-    qtbot.waitExposed(widget)
-    for _ in range(2):
-        widget.grab()
-        QApplication.processEvents()
+    _show_laid_out(qtbot, widget)
     for side in ("left", "bottom", "right", "top"):
         axis = plot.getAxis(side)
         ours, theirs = _fast_and_pyqtgraph_specs(axis, monkeypatch)

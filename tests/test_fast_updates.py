@@ -114,13 +114,17 @@ def settle() -> None:
         QApplication.processEvents()
 
 
+def _plot_on_canvas(qtbot, width: int, height: int):
+    """A plot on a new canvas of ``width`` × ``height`` (not shown yet); returns both."""
+    canvas = new_layout_widget()
+    qtbot.addWidget(canvas)
+    canvas.resize(width, height)
+    return canvas, canvas.addPlot()
+
 @pytest.mark.parametrize("in_place", [True, False])
 def test_title_swaps_in_place_and_stays_centred(qtbot, in_place):
     # PlotItem.setTitle is the control: it re-lays out the plot.
-    canvas = new_layout_widget()
-    qtbot.addWidget(canvas)
-    canvas.resize(600, 300)
-    plot = canvas.addPlot()
+    canvas, plot = _plot_on_canvas(qtbot, 600, 300)
     set_title(plot, "sinusoidal, d_model 512")
     canvas.show()
     qtbot.waitExposed(canvas)
@@ -143,10 +147,7 @@ def test_title_swaps_in_place_and_stays_centred(qtbot, in_place):
 
 
 def test_a_title_too_wide_for_its_row_is_laid_out(qtbot):
-    canvas = new_layout_widget()
-    qtbot.addWidget(canvas)
-    canvas.resize(600, 300)
-    plot: pg.PlotItem = canvas.addPlot()
+    canvas, plot = _plot_on_canvas(qtbot, 600, 300)
     set_title(plot, "short")
     canvas.show()
     qtbot.waitExposed(canvas)
@@ -256,7 +257,6 @@ def test_a_parameter_step_with_an_analysis_panel_in_front_re_lays_out_no_dock(ma
     assert requests.count == 0
 
 
-
 def test_an_analysis_panel_in_front_computes_while_the_core_panels_update(make_window, monkeypatch):
     # At the default size the waveforms and similarity panels compute on the
     # GUI thread; the linear-relation panel in front computes in a worker,
@@ -294,10 +294,7 @@ def test_legend_text_swapped_in_place_stays_aligned_with_the_others(qtbot):
     # neighbouring labels' rich text starts, not a margin to the left.
     from posenc_gui.views.matrixplot import replace_label_text
 
-    canvas = new_layout_widget()
-    qtbot.addWidget(canvas)
-    canvas.resize(600, 300)
-    plot = canvas.addPlot()
+    canvas, plot = _plot_on_canvas(qtbot, 600, 300)
     legend = plot.addLegend()
     for name in ("dim 0 (λ = 6.283)", "dim 128 (λ = 62.83)"):
         plot.plot([0, 1], [0, 1], name=name)
@@ -315,10 +312,7 @@ def test_legend_text_swapped_in_place_stays_aligned_with_the_others(qtbot):
 
 
 def _canvas_with_curve(qtbot, y):
-    canvas = new_layout_widget()
-    qtbot.addWidget(canvas)
-    canvas.resize(300, 200)
-    plot = canvas.addPlot()
+    canvas, plot = _plot_on_canvas(qtbot, 300, 200)
     plot.setRange(xRange=(0, 2), yRange=(0, 1))
     curve = plot.plot([0, 1, 2], y, pen=pg.mkPen("k", width=2))
     canvas.show()
@@ -405,15 +399,11 @@ def test_a_data_item_is_replotted_where_the_range_limit_cuts_its_data(qtbot):
     assert replots[ours] >= 4
 
 
-
 @pytest.mark.parametrize("side", ["left", "bottom"])
 def test_a_new_axis_title_is_centred_along_its_axis(qtbot, side):
     from posenc_gui.views.matrixplot import set_axis_label, style_plot
 
-    canvas = new_layout_widget()
-    qtbot.addWidget(canvas)
-    canvas.resize(400, 300)
-    plot = canvas.addPlot()
+    canvas, plot = _plot_on_canvas(qtbot, 400, 300)
     style_plot(plot)
     axis = plot.getAxis(side)
     set_axis_label(axis, "dot product")
@@ -428,15 +418,11 @@ def test_a_new_axis_title_is_centred_along_its_axis(qtbot, side):
     assert along(title) == pytest.approx(along(middle), abs=1)
 
 
-
 def _titled_canvas(qtbot, title: str, axis_title: str, entry: str):
     """A styled plot with a title, an axis title and a one-entry legend (each a rich-text item)."""
     from posenc_gui.views.matrixplot import FOREGROUND, add_legend, set_axis_label, style_plot
 
-    canvas = new_layout_widget()
-    qtbot.addWidget(canvas)
-    canvas.resize(400, 300)
-    plot = canvas.addPlot()
+    canvas, plot = _plot_on_canvas(qtbot, 400, 300)
     style_plot(plot)
     legend = add_legend(plot, (5, 5), labelTextColor=FOREGROUND)  # top left, clear of the rising line
     plot.plot([0, 1], [0, 1], pen=pg.mkPen("k", width=2), name=entry)
@@ -541,10 +527,7 @@ def test_a_line_is_listed_in_its_plots_legend_and_draws_like_a_data_item(qtbot):
     from posenc_gui.views.matrixplot import add_legend, add_line
 
     def drawn(make_line):
-        canvas = new_layout_widget()
-        qtbot.addWidget(canvas)
-        canvas.resize(300, 200)
-        plot = canvas.addPlot()
+        canvas, plot = _plot_on_canvas(qtbot, 300, 200)
         plot.setRange(xRange=(0, 10), yRange=(-1.2, 1.2), padding=0)
         legend = add_legend(plot, (5, 5))
         line = make_line(plot)
@@ -595,10 +578,7 @@ def test_an_axis_title_is_set_again_only_when_its_text_changes(qtbot):
 
 
 def _marker_canvas(qtbot, make_markers):
-    canvas = new_layout_widget()
-    qtbot.addWidget(canvas)
-    canvas.resize(300, 200)
-    plot = canvas.addPlot()
+    canvas, plot = _plot_on_canvas(qtbot, 300, 200)
     plot.setRange(xRange=(-1, 11), yRange=(-1.5, 1.5), padding=0)
     markers = make_markers(plot)
     canvas.show()
