@@ -95,9 +95,34 @@ def test_each_panel_sharing_the_heatmaps_place_is_measured_in_front(make_window,
     fronts = bench.bench_fronts(window, repeats=3, blocks=1)
     assert "spectrum" in tabbed and set(fronts) == tabbed
     assert changes_per_block == [3] * len(in_front)  # every step changed a parameter
+    # No step went back to parameters an earlier one had: the model's caches could serve it.
+    stepped = [params for params in emitted[:sum(changes_per_block)]]
+    assert len(set(stepped)) == len(stepped) and start not in stepped
     # While a panel's steps ran, it was the one panel on screen in the heatmap's place.
     # (two blocks per panel: d_model steps, then base steps)
     assert [shown for shown in in_front] == [{name} for name in fronts for _ in range(2)]
     assert all(0 < slowest and 0 < median <= slowest and 0 < base for median, slowest, base in fronts.values())
     assert window.panels["heatmap"].on_screen()
     assert window.state.params == start  # put back as it was
+
+
+def test_a_drag_never_returns_to_a_value_and_stays_centred(make_window, bench):
+    from posenc_gui.model import EncodingParams
+
+    window = make_window(size=(1200, 800), params=EncodingParams(seq_len=32, d_model=64, base=10000.0),
+                         restore=False)
+    drag = bench.Drag(window)
+    d_models = [drag.next_d_model() for _ in range(20)]
+    bases = [drag.next_base() for _ in range(20)]
+    assert len(set(d_models + [64])) == 21 and len(set(bases + [10000.0])) == 21
+    assert sum(d_models) / 20 == 64 and max(abs(d - 64) for d in d_models) == 20
+    assert all(d % 2 == 0 for d in d_models)
+    assert abs(sum(bases) / 20 - 10000.0) < 1e-6 and max(abs(b - 10000.0) for b in bases) <= 100.0 + 1e-6
+    # At the edge of the allowed range the drag goes one way only.
+    edge = bench.Drag(make_window(size=(1200, 800), params=EncodingParams(seq_len=32, d_model=8192), restore=False))
+    assert [edge.next_d_model() for _ in range(3)] == [8190, 8188, 8186]
+    # The steps change the window to the drag's next values: d − 2·11, base · (1 − 0.011).
+    drag.d_model_step()
+    drag.base_step()
+    window.state.flush()
+    assert (window.state.params.d_model, window.state.params.base) == (42, 10000.0 * (1 - 0.011))
