@@ -91,13 +91,20 @@ def test_each_panel_sharing_the_heatmaps_place_is_measured_in_front(make_window,
         changes_per_block.append(len(emitted) - before)
         return result
 
+    cleared_at = []  # how many changes had been made when the model's caches were cleared
     monkeypatch.setattr(bench, "step_blocks", step_blocks)
+    monkeypatch.setattr(bench, "clear_caches", lambda: cleared_at.append(len(emitted)))
     fronts = bench.bench_fronts(window, repeats=3, blocks=1)
     assert "spectrum" in tabbed and set(fronts) == tabbed
     assert changes_per_block == [3] * len(in_front)  # every step changed a parameter
-    # No step went back to parameters an earlier one had: the model's caches could serve it.
-    stepped = [params for params in emitted[:sum(changes_per_block)]]
-    assert len(set(stepped)) == len(stepped) and start not in stepped
+    # Each panel's turn starts from the starting parameters with the caches
+    # cleared, and none of its steps goes back to parameters it had before.
+    turns = [emitted[at:at + 6] for at in cleared_at]
+    assert len(turns) == len(fronts)
+    for turn in turns:
+        assert len(turn) == 6 and len(set(turn)) == 6 and start not in turn
+        assert [p.d_model for p in turn[:3]] == [64 + 2, 64 + 4, 64 + 6]  # one upward drag
+        assert {p.d_model for p in turn[3:]} == {64 + 6}  # then base steps
     # While a panel's steps ran, it was the one panel on screen in the heatmap's place.
     # (two blocks per panel: d_model steps, then base steps)
     assert [shown for shown in in_front] == [{name} for name in fronts for _ in range(2)]
@@ -106,23 +113,22 @@ def test_each_panel_sharing_the_heatmaps_place_is_measured_in_front(make_window,
     assert window.state.params == start  # put back as it was
 
 
-def test_a_drag_never_returns_to_a_value_and_stays_centred(make_window, bench):
+def test_drags_run_one_way_then_the_other_never_returning_to_a_value(make_window, bench):
     from posenc_gui.model import EncodingParams
 
     window = make_window(size=(1200, 800), params=EncodingParams(seq_len=32, d_model=64, base=10000.0),
                          restore=False)
-    drag = bench.Drag(window)
-    d_models = [drag.next_d_model() for _ in range(20)]
-    bases = [drag.next_base() for _ in range(20)]
-    assert len(set(d_models + [64])) == 21 and len(set(bases + [10000.0])) == 21
-    assert sum(d_models) / 20 == 64 and max(abs(d - 64) for d in d_models) == 20
-    assert all(d % 2 == 0 for d in d_models)
-    assert abs(sum(bases) / 20 - 10000.0) < 1e-6 and max(abs(b - 10000.0) for b in bases) <= 100.0 + 1e-6
-    # At the edge of the allowed range the drag goes one way only.
-    edge = bench.Drag(make_window(size=(1200, 800), params=EncodingParams(seq_len=32, d_model=8192), restore=False))
-    assert [edge.next_d_model() for _ in range(3)] == [8190, 8188, 8186]
-    # The steps change the window to the drag's next values: d − 2·11, base · (1 − 0.011).
+    drag = bench.Drag(window, run_length=3)
+    d_models = [drag.next_d_model() for _ in range(12)]
+    assert d_models == [66, 68, 70, 62, 60, 58, 72, 74, 76, 56, 54, 52]
+    bases = [drag.next_base() for _ in range(6)]
+    assert bases == pytest.approx([10010.0, 10020.0, 10030.0, 9990.0, 9980.0, 9970.0], rel=1e-12)
+    # At the edge of the allowed range the drags go one way only.
+    edge = bench.Drag(make_window(size=(1200, 800), params=EncodingParams(seq_len=32, d_model=8190),
+                                  restore=False), run_length=2)
+    assert [edge.next_d_model() for _ in range(5)] == [8192, 8188, 8186, 8184, 8182]
+    # The steps change the window to the drags' next values.
     drag.d_model_step()
     drag.base_step()
     window.state.flush()
-    assert (window.state.params.d_model, window.state.params.base) == (42, 10000.0 * (1 - 0.011))
+    assert (window.state.params.d_model, window.state.params.base) == (78, pytest.approx(10040.0, rel=1e-12))

@@ -127,3 +127,17 @@ def test_a_failed_computation_does_not_block_the_next_request(monkeypatch):
         cache.encode_sampled(params, sample)
     monkeypatch.setattr(EncodingParams, "encode", original)
     assert np.array_equal(cache.encode_sampled(params, sample), params.encode())
+
+
+def test_clear_caches_forgets_every_kept_result():
+    from posenc_gui.model import addition, clear_caches
+
+    params = EncodingParams(seq_len=64, d_model=64)
+    cache.encode_sampled(params, AxisSample(0, 1, 64))
+    addition.scale_sweep(params)
+    addition.orthogonality(params)
+    assert cache.cached_bytes() > 0
+    assert addition._split_sweep.cache_info().currsize > 0 and addition._cosines_at.cache_info().currsize > 0
+    clear_caches()
+    assert cache.cached_bytes() == 0
+    assert addition._split_sweep.cache_info().currsize == 0 and addition._cosines_at.cache_info().currsize == 0

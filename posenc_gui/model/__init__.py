@@ -4,7 +4,7 @@
     pe = encode("sinusoidal", range(128), 512, base=10000)
 """
 
-from . import limits
+from . import cache, limits
 from .attention import (
     AttentionTrace,
     LogitSplit,
@@ -22,6 +22,20 @@ from .sampling import AxisSample, aliased, curve_positions, sample_axis, value_r
 from .schemes import LAYOUTS, SCHEMES, SchemeInfo, columns, encode, formula_term, wavelengths
 from .similarity import METRICS, offset_profile, pairwise, similarity_matrix
 
+
+
+def clear_caches() -> None:
+    """Forget every result the model keeps for parameters seen before (encoded grids, analysis samples).
+
+    Results are kept so that going back to a value is fast; clearing them
+    frees their memory, and lets a benchmark time the computation itself.
+    """
+    from . import addition  # the analyses load with their panels
+
+    cache.clear()
+    addition.clear_caches()
+
+
 __all__ = [
     "AxisSample",
     "aliased",
@@ -33,6 +47,7 @@ __all__ = [
     "SCHEMES",
     "EncodingParams",
     "SchemeInfo",
+    "clear_caches",
     "columns",
     "encode",
     "formula_term",

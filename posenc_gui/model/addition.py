@@ -445,6 +445,12 @@ def orthogonality(params: EncodingParams, dims=None, n_samples: int = DEFAULT_OR
     )
 
 
+def clear_caches() -> None:
+    """Forget the logit splits and orthogonality samples kept per parameters."""
+    _split_sweep.cache_clear()
+    _cosines_at.cache_clear()
+
+
 def _ro(array: np.ndarray) -> np.ndarray:
     array = np.asarray(array)
     array.setflags(write=False)

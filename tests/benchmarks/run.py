@@ -83,7 +83,7 @@ from PySide6.QtCore import QElapsedTimer, QTimer  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from posenc_gui.mainwindow import PRIMARY_PANELS, MainWindow  # noqa: E402
-from posenc_gui.model import EncodingParams  # noqa: E402
+from posenc_gui.model import EncodingParams, clear_caches  # noqa: E402
 from posenc_gui.model import limits  # noqa: E402
 
 SIZES = [(128, 512), (1024, 512), (8192, 512), (1_048_576, 512),
@@ -156,7 +156,7 @@ CANVAS_PAINTS: CanvasPaints | None = None
 
 
 class Drag:
-    """Parameter values as a slider drag passes them: each step a value this window has not had yet.
+    """Parameter values as slider drags pass them: runs of steps in one direction, no value twice.
 
     The model keeps results by their parameters (the encoded grid that the
     heatmap and similarity share, the Addition panel's samples per d, …), as
@@ -164,33 +164,42 @@ class Drag:
     between two values therefore measured those caches from the third step
     on, not a parameter change: in one process, blocks alternating the two
     ways gave medians of 13.0 against 14.0 ms in the default layout and
-    36.7 against 45.2 ms with the Addition panel in front. d_model moves
-    outward from the window's starting value, d − 2, d + 2, d − 4, …
-    (within the allowed range), so the steps stay centred on the size
-    measured; base moves by 0.1 % per step the same way.
+    36.7 against 45.2 ms with the Addition panel in front. Here each run of
+    ``run_length`` steps is one drag (d_model by 2, base by 0.1 % a step),
+    upwards from the highest value so far, then downwards from the lowest,
+    and so on: the values stay centred on the window's starting value and a
+    range that a drag crosses changes as often as in a real one.
     """
 
-    def __init__(self, window: MainWindow) -> None:
+    def __init__(self, window: MainWindow, run_length: int) -> None:
         self.window = window
+        self._run_length = run_length
         start = window.state.params
-        self._d_model, self._base = start.d_model, start.base
-        self._d_steps, self._base_steps = itertools.count(1), itertools.count(1)
+        self._d_model = self._walk(start.d_model, lambda d, k: d + 2 * k,
+                                   lambda d: limits.MIN_D_MODEL <= d <= limits.MAX_D_MODEL)
+        self._base = self._walk(start.base, lambda b, k: b * (1 + 0.001 * k), lambda b: b > 1)
 
-    @staticmethod
-    def _outward(k: int) -> int:
-        """−1, +1, −2, +2, … for k = 1, 2, 3, 4, …"""
-        return (k + 1) // 2 * (1 if k % 2 == 0 else -1)
+    def _walk(self, start, value_at, allowed):
+        """Values ``value_at(start, k)`` for k = 1 … run, −1 … −run, run + 1 …: each run goes on from its side's end."""
+        up = down = 0
+        while True:
+            for direction in (1, -1):
+                for _ in range(self._run_length):
+                    if direction > 0:
+                        up = k = up + 1
+                    else:
+                        down = k = down - 1
+                    value = value_at(start, k)
+                    if allowed(value):
+                        yield value
 
     def next_d_model(self) -> int:
-        """The next d_model of the drag."""
-        while True:
-            value = self._d_model + 2 * self._outward(next(self._d_steps))
-            if limits.MIN_D_MODEL <= value <= limits.MAX_D_MODEL:
-                return value
+        """The next d_model of the drags."""
+        return next(self._d_model)
 
     def next_base(self) -> float:
-        """The next base of the drag."""
-        return self._base * (1 + 0.001 * self._outward(next(self._base_steps)))
+        """The next base of the drags."""
+        return next(self._base)
 
     def d_model_step(self, _i: int = 0) -> None:
         """Change the window's d_model to the next value (a ``change`` for :func:`step_blocks`)."""
@@ -301,7 +310,7 @@ def bench_size(app: QApplication, seq_len: int, d_model: int, repeats: int) -> d
     rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     last = seq_len - 1
     windows = [(max(0, last - 50), last), (0, last), (last // 2, last // 2 + 300), (0, last)]
-    drag = Drag(window)
+    drag = Drag(window, repeats)
     # What each panel zooms: the heatmap's positions, the waveforms' positions,
     # the similarity matrix's positions in both directions.
     zoomed = {"heatmap": (window.panels["heatmap"].matrix.view_box, ("yRange",)),
@@ -384,13 +393,16 @@ def bench_fronts(window: MainWindow, repeats: int,
     fronts = {}
     tabbed = window.tabifiedDockWidgets(window.docks["heatmap"])
     start = window.state.params
-    drag = Drag(window)  # one drag for all panels: no panel's steps revisit another's values
     for name, dock in window.docks.items():
         if dock not in tabbed:
             continue
         dock.raise_()
+        window.state.set_params(start)
         for _ in range(3):
             settle(window)
+        # Each panel drags through the same values, computed afresh: none kept from another panel's turn.
+        clear_caches()
+        drag = Drag(window, repeats)
         times = step_blocks(window, drag.d_model_step, repeats, blocks)
         base_times = base_steps(drag, repeats)
         fronts[name] = (1000 * statistics.median(all_steps(times)), 1000 * max(map(statistics.median, times)),
@@ -451,7 +463,7 @@ def machine_check(seconds: float = 10.0) -> list[tuple[float, float]]:
 def default_steps(app: QApplication, repeats: int) -> str:
     """One line for A/B comparisons: median d_model and base step at the default size."""
     window = open_window(128, 512)
-    drag = Drag(window)
+    drag = Drag(window, repeats)
     cpu_before = cpu_times()
     d_blocks = step_blocks(window, drag.d_model_step, repeats, STEP_BLOCKS)
     b_blocks = base_steps(drag, repeats, STEP_BLOCKS)
