@@ -328,3 +328,30 @@ def test_unique_work_budget_is_validated_and_used():
     assert large.closest_pair == (0.0, 710.0)  # 710 ≈ 113·2π
     with pytest.raises(ValueError, match="unique_work"):
         score_scheme(EncodingParams(), unique_work=1)
+
+
+@pytest.mark.parametrize("scheme, seq_len, d", [("sinusoidal", 128, 510), ("normalized", 40, 96), ("harmonic", 3, 64)])
+def test_orthogonality_samples_and_summary_equal_the_direct_computation(scheme, seq_len, d):
+    """Each drawn position is encoded once and the summary kept with the samples: same numbers as drawing them out."""
+    from posenc_gui.model import addition
+
+    addition.clear_caches()
+    params = EncodingParams(scheme, seq_len, d)
+    o = orthogonality(params, dims=[d], n_samples=300)
+    rng = np.random.default_rng([0, 0x0A7, d])
+    positions = rng.integers(0, seq_len, size=300).astype(np.float64)
+    e, e2 = rng.standard_normal((300, d)), rng.standard_normal((300, d))
+    # |cos| of each pair, zero vectors left out, as the model measures it; every position encoded in turn.
+    values, rand = addition._abs_cos(e, encode(scheme, positions, d)), addition._abs_cos(e, e2)
+    assert 0 < values.size <= 300
+    # Equal up to the last bit: NumPy's dot products round by the arrays' memory alignment.
+    np.testing.assert_allclose(o.current_values, values, rtol=1e-14, atol=1e-15)  # |cos| ≤ 1
+    np.testing.assert_allclose([o.pe_mean[0], o.pe_q95[0], o.pe_max[0]],
+                               [values.mean(), np.quantile(values, 0.95), values.max()], rtol=1e-14, atol=1e-15)
+    np.testing.assert_array_equal([o.random_mean[0], o.random_q95[0]], [rand.mean(), np.quantile(rand, 0.95)])
+    # The Addition dock's sweep and its own scale share one draw: the same cosines as a sweep alone.
+    sweep = scale_sweep(params, [0.5, 2.0])
+    addition.clear_caches()
+    alone = scale_sweep(params, [2.0])
+    np.testing.assert_array_equal(sweep.cosine_mean[1:], alone.cosine_mean)
+    np.testing.assert_array_equal(sweep.cosine_min[1:], alone.cosine_min)

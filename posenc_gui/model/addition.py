@@ -265,6 +265,22 @@ def _split_sweep(params: EncodingParams, scales: tuple, seed: int) -> tuple[np.n
     return _ro(rms), _ro(share), _ro(residual)
 
 
+@functools.lru_cache(maxsize=8)
+def _cosine_terms(params: EncodingParams, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The sampled positions and, per position, z·z, z·p and p·p (read-only).
+
+    They do not depend on the scale σ: the Addition dock sweeps the default
+    scales and then its own σ for the same parameters, and drew the
+    embeddings and encoded the positions twice (half of its update).
+    """
+    d = params.d_model
+    positions = sample_positions(params.seq_len, MAX_COSINE_POSITIONS)
+    pe = encode(params.scheme, positions, d, **params.scheme_kwargs())
+    z = np.random.default_rng([seed, 0xC05, d, positions.size]).standard_normal((positions.size, d))
+    terms = (positions, np.einsum("ij,ij->i", z, z), np.einsum("ij,ij->i", z, pe), np.einsum("ij,ij->i", pe, pe))
+    return tuple(_ro(term) for term in terms)
+
+
 def scale_sweep(params: EncodingParams, scales=None, seed: int = 0) -> ScaleSweep:
     """cos(e, e + p) and the four logit terms for each embedding scale σ.
 
@@ -285,12 +301,7 @@ def scale_sweep(params: EncodingParams, scales=None, seed: int = 0) -> ScaleSwee
     scales = default_scales() if scales is None else _check_scales(scales)
     seed = _check_seed(seed)
     d = params.d_model
-    positions = sample_positions(params.seq_len, MAX_COSINE_POSITIONS)
-    pe = encode(params.scheme, positions, d, **params.scheme_kwargs())
-    z = np.random.default_rng([seed, 0xC05, d, positions.size]).standard_normal((positions.size, d))
-    zz = np.einsum("ij,ij->i", z, z)
-    zp = np.einsum("ij,ij->i", z, pe)
-    pp = np.einsum("ij,ij->i", pe, pe)
+    positions, zz, zp, pp = _cosine_terms(params, seed)
     # cos(σz, σz + p) = (σ zz + zp) / (√zz · ‖σz + p‖), ‖σz + p‖² = σ² zz + 2σ zp + pp
     s = scales[:, None]
     norm_x = np.sqrt(np.maximum(s * s * zz + 2.0 * s * zp + pp, 0.0))
@@ -374,13 +385,16 @@ def _abs_cos(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 @functools.lru_cache(maxsize=256)
-def _cosines_at(params: EncodingParams, n_samples: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """|cos(e, PE)| and |cos(e, e')| of the samples drawn for dimension ``params.d_model`` (read-only).
+def _cosines_at(params: EncodingParams, n_samples: int, seed: int) -> tuple[np.ndarray, np.ndarray, tuple]:
+    """|cos(e, PE)| and |cos(e, e')| of the samples drawn for dimension ``params.d_model`` (read-only), and their summary.
 
     The draws are seeded per dimension, so they do not depend on the app's
     d_model: after a d_model step only the new d_model's entry is computed
-    again (it was 70 % of the Addition dock's update at the default size).
-    The arrays hold at most ``n_samples`` values each.
+    again (it was 70 % of the Addition dock's update at the default size),
+    and its summary with it (mean, 95th percentile and maximum of the
+    first, mean and 95th percentile of the second; NaN for no samples):
+    recomputing the percentiles of every dimension took a third of the
+    update. The arrays hold at most ``n_samples`` values each.
     """
     d = params.d_model
     rng = np.random.default_rng([seed, 0x0A7, d])
@@ -388,7 +402,14 @@ def _cosines_at(params: EncodingParams, n_samples: int, seed: int) -> tuple[np.n
     positions = rng.integers(0, params.seq_len, size=count).astype(np.float64)
     e = rng.standard_normal((count, d))
     e2 = rng.standard_normal((count, d))
-    return _ro(_abs_cos(e, params.encode(positions))), _ro(_abs_cos(e, e2))
+    # At most seq_len distinct positions among the draws: each is encoded once.
+    distinct, inverse = np.unique(positions, return_inverse=True)
+    values, rand = _ro(_abs_cos(e, params.encode(distinct)[inverse])), _ro(_abs_cos(e, e2))
+    if values.size:
+        pe_summary = (float(values.mean()), float(np.quantile(values, 0.95)), float(values.max()))
+    else:
+        pe_summary = (math.nan, math.nan, math.nan)
+    return values, rand, (*pe_summary, float(rand.mean()), float(np.quantile(rand, 0.95)))
 
 
 def orthogonality(params: EncodingParams, dims=None, n_samples: int = DEFAULT_ORTHO_SAMPLES,
@@ -425,13 +446,9 @@ def orthogonality(params: EncodingParams, dims=None, n_samples: int = DEFAULT_OR
     out = {name: np.full(m, np.nan) for name in ("pe_mean", "pe_q95", "pe_max", "random_mean", "random_q95")}
     current = np.empty(0)
     for index, d in enumerate(dims_arr.tolist()):
-        values, rand = _cosines_at(replace(params, d_model=d), n_samples, seed)
-        if values.size:
-            out["pe_mean"][index] = values.mean()
-            out["pe_q95"][index] = np.quantile(values, 0.95)
-            out["pe_max"][index] = values.max()
-        out["random_mean"][index] = rand.mean()
-        out["random_q95"][index] = np.quantile(rand, 0.95)
+        values, _, summary = _cosines_at(replace(params, d_model=d), n_samples, seed)
+        for name, value in zip(("pe_mean", "pe_q95", "pe_max", "random_mean", "random_q95"), summary):
+            out[name][index] = value
         if d == params.d_model:
             current = values
     return Orthogonality(
@@ -446,8 +463,9 @@ def orthogonality(params: EncodingParams, dims=None, n_samples: int = DEFAULT_OR
 
 
 def clear_caches() -> None:
-    """Forget the logit splits and orthogonality samples kept per parameters."""
+    """Forget the logit splits, cosine terms and orthogonality samples kept per parameters."""
     _split_sweep.cache_clear()
+    _cosine_terms.cache_clear()
     _cosines_at.cache_clear()
 
 
