@@ -104,6 +104,19 @@ def test_seed_changes_embeddings_and_weights():
     np.testing.assert_array_equal(attention_weights(8, 3).w_v, attention_weights(8, 3).w_v)
 
 
+def test_weights_are_the_seeded_draw_drawn_once_and_read_only():
+    from posenc_gui.model import attention
+
+    attention._attention_weights.cache_clear()
+    w = attention_weights(8, 3)
+    draw = np.random.default_rng([3, 0x5EED, 8]).standard_normal((3, 8, 8)) / math.sqrt(8)
+    for got, expected in zip((w.w_q, w.w_k, w.w_v), draw):
+        np.testing.assert_array_equal(got, expected)
+        with pytest.raises(ValueError):
+            got[0, 0] = 1.0  # shared between traces: nobody may change them
+    assert attention_weights(8, 3) is w and attention._attention_weights.cache_info().misses == 1
+
+
 # --------------------------------------------------------------------------- one sentence
 
 
