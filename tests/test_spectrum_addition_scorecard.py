@@ -349,6 +349,13 @@ def test_orthogonality_samples_and_summary_equal_the_direct_computation(scheme, 
     np.testing.assert_allclose([o.pe_mean[0], o.pe_q95[0], o.pe_max[0]],
                                [values.mean(), np.quantile(values, 0.95), values.max()], rtol=1e-14, atol=1e-15)
     np.testing.assert_array_equal([o.random_mean[0], o.random_q95[0]], [rand.mean(), np.quantile(rand, 0.95)])
+    # Another base keeps the random pairs (they never see the scheme): the same numbers, drawn once.
+    if scheme == "sinusoidal":
+        rebased = orthogonality(EncodingParams(scheme, seq_len, d, base=500.0), dims=[d], n_samples=300)
+        assert not np.array_equal(rebased.current_values, o.current_values)
+        np.testing.assert_array_equal([rebased.random_mean[0], rebased.random_q95[0]],
+                                      [rand.mean(), np.quantile(rand, 0.95)])
+        assert len(addition._RANDOM_PAIRS) == 1
     # The Addition dock's sweep and its own scale share one draw: the same cosines as a sweep alone.
     sweep = scale_sweep(params, [0.5, 2.0])
     addition.clear_caches()
