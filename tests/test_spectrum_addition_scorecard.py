@@ -362,3 +362,18 @@ def test_orthogonality_samples_and_summary_equal_the_direct_computation(scheme, 
     alone = scale_sweep(params, [2.0])
     np.testing.assert_array_equal(sweep.cosine_mean[1:], alone.cosine_mean)
     np.testing.assert_array_equal(sweep.cosine_min[1:], alone.cosine_min)
+
+
+@pytest.mark.parametrize("scheme, seq_len, d_model", [("sinusoidal", 100, 128), ("naive", 20, 16), ("harmonic", 64, 40)])
+def test_scale_sweep_split_equals_each_scales_own_split(scheme, seq_len, d_model):
+    """The sweep scales the terms at σ = 1; each scale's own head and split give the same numbers."""
+    params = EncodingParams(scheme, seq_len, d_model)
+    scales = [0.01, 0.3, 1.0, 7.0, 1000.0]
+    sweep = scale_sweep(params, scales, seed=2)
+    for row, sigma in enumerate(scales):
+        split = split_at_scale(params, sigma, seed=2)
+        terms, shares = split.terms(), split.shares()
+        np.testing.assert_allclose(sweep.term_rms[row], [math.sqrt(np.mean(terms[n] ** 2)) for n in TERMS],
+                                   rtol=1e-12)
+        np.testing.assert_allclose(sweep.term_share[row], [shares[n] for n in TERMS], rtol=1e-12, atol=1e-15)
+        assert 0 <= sweep.split_residual[row] <= 1e-12 * max(float(np.abs(split.total).max()), 1.0)
