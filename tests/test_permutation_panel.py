@@ -87,6 +87,27 @@ def test_cells_show_the_numbers(panel):
     assert [float(t) for t in texts] == pytest.approx(values.ravel().tolist(), abs=0.005)
 
 
+def test_a_base_step_lays_out_only_the_numbers_and_the_cells_show_the_new_ones(panel, qtbot):
+    panel.show()
+    qtbot.waitExposed(panel)
+    matrix = panel.matrices["X_a"]  # X = E + PE: every value moves with the base
+    matrix._layout_now()
+    frame, before = matrix._frame, matrix.annotations()
+    panel.state.update(base=500.0)
+    _settle(panel)
+    panel.canvas.grab()  # paints, laying the matrix out again
+    assert matrix._frame is frame  # the same title, ticks and labels
+    texts = matrix.annotations()
+    assert texts != before
+    drawn = [text for _, cells in matrix._layout_now()[4][1] for _, text in cells]
+    assert sorted(drawn) == sorted(texts)
+    # New words or a new title lay the frame out again.
+    panel.sentence_b_edit.setText("bites man dog")
+    _settle(panel)
+    panel.canvas.grab()
+    assert panel.matrices["X_b"]._layout_now()[1].startswith("b: bites man dog")
+
+
 def test_changing_a_sentence_updates_the_view(panel, qtbot):
     panel.sentence_b_edit.setText("bites man dog")
     _settle(panel)
