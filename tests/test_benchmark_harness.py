@@ -132,3 +132,14 @@ def test_drags_run_one_way_then_the_other_never_returning_to_a_value(make_window
     drag.base_step()
     window.state.flush()
     assert (window.state.params.d_model, window.state.params.base) == (78, pytest.approx(10040.0, rel=1e-12))
+
+
+@pytest.mark.parametrize("length", [128, 1024, 8192, 1_048_576])
+def test_zooms_never_return_to_a_view_range_in_the_timed_pass(bench, length):
+    last = length - 1
+    windows = [(max(0, last - 50), last), (0, last), (last // 2, last // 2 + 300), (0, last)]
+    ranges = [bench.zoom_range(windows, step) for step in range(3 * 3 * 15)]
+    assert len(set(ranges[:45])) == 45
+    assert all(low < high for low, high in ranges)
+    # each a window of the list, narrowed evenly at both ends
+    assert all((low + high) == sum(windows[step % 4]) for step, (low, high) in enumerate(ranges))

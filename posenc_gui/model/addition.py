@@ -287,7 +287,7 @@ def _cosine_terms(params: EncodingParams, seed: int) -> tuple[np.ndarray, np.nda
 
     They do not depend on the scale σ: the Addition dock sweeps the default
     scales and then its own σ for the same parameters, and drew the
-    embeddings and encoded the positions twice (half of its update).
+    embeddings and encoded the positions twice.
     """
     d = params.d_model
     positions = sample_positions(params.seq_len, MAX_COSINE_POSITIONS)
