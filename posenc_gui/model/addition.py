@@ -37,6 +37,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from . import limits
+from .analysis import encode_distinct
 from .attention import MAX_DEMO_D_MODEL, AttentionTrace, attention_weights, logit_split, softmax_rows
 from .params import EncodingParams
 from .schemes import encode
@@ -418,8 +419,7 @@ def _cosines_at(params: EncodingParams, n_samples: int, seed: int) -> tuple[np.n
     positions = rng.integers(0, params.seq_len, size=count).astype(np.float64)
     e = rng.standard_normal((count, d))
     # At most seq_len distinct positions among the draws: each is encoded once.
-    distinct, inverse = np.unique(positions, return_inverse=True)
-    values = _ro(_abs_cos(e, params.encode(distinct)[inverse]))
+    values = _ro(_abs_cos(e, encode_distinct(params.scheme, positions, d, **params.scheme_kwargs())))
     if values.size:
         pe_summary = (float(values.mean()), float(np.quantile(values, 0.95)), float(values.max()))
     else:

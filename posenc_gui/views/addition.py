@@ -26,8 +26,8 @@ from ..model.addition import (
 from .base import Panel
 from .labels import WrappedLabelHolder
 from .matrixplot import (
-    BLUE, FOREGROUND, GREEN, ORANGE, PINK, add_data_item, add_line, new_layout_widget, prepare_for_paint, set_ticks,
-    show_grid, snap_log_span, style_plot,
+    BLUE, FOREGROUND, GREEN, ORANGE, PINK, add_data_item, add_line, new_layout_widget, prepare_for_paint,
+    set_axis_label, set_ticks, show_grid, snap_log_span, style_plot,
 )
 from .spectrum import decade_ticks
 
@@ -274,9 +274,7 @@ class AdditionPanel(Panel):
             f"logit shares {shares} (toy head, d = {current.split_d_model}, {current.split_tokens} tokens)"
             f"{ortho}."
         )
-        cost_label = f"d = {params.d_model:,}, N = {params.seq_len:,}"
-        if self.cost_plot.getAxis("bottom").labelText != cost_label:  # a new label lays the axis out again
-            self.cost_plot.setLabel("bottom", cost_label)
+        set_axis_label(self.cost_plot.getAxis("bottom"), f"d = {params.d_model:,}, N = {params.seq_len:,}")
         prepare_for_paint(self.canvas)
 
     def figure_widget(self) -> QWidget:

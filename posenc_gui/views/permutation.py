@@ -423,8 +423,9 @@ class MatrixItem(QGraphicsWidget):
         painter.setFont(font)
         for start, end in ticks:
             painter.drawLine(start, end)
+        font_key = (font.key(), dpi)
         for box, flags, text in labels:
-            painter.drawStaticText(*static_text_at(painter, (font.key(), dpi), box, flags, text))
+            painter.drawStaticText(*static_text_at(painter, font_key, box, flags, text))
         if numbers is not None:
             font, groups = numbers
             painter.setFont(font)
