@@ -137,7 +137,9 @@ def test_clear_caches_forgets_every_kept_result():
     addition.scale_sweep(params)
     addition.orthogonality(params)
     assert cache.cached_bytes() > 0
-    assert addition._split_sweep.cache_info().currsize > 0 and addition._cosines_at.cache_info().currsize > 0
+    kept = (addition._split_sweep, addition._cosine_terms, addition._cosines_at, addition._random_pairs,
+            addition._embedding_norms)
+    assert all(function.cache_info().currsize > 0 for function in kept) and addition._EMBEDDING_BLOCKS
     clear_caches()
     assert cache.cached_bytes() == 0
-    assert addition._split_sweep.cache_info().currsize == 0 and addition._cosines_at.cache_info().currsize == 0
+    assert all(function.cache_info().currsize == 0 for function in kept) and not addition._EMBEDDING_BLOCKS

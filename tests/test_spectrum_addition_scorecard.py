@@ -205,6 +205,57 @@ def test_scale_sweep_after_a_d_model_step_reuses_the_toy_heads_split():
     assert addition._split_sweep.cache_info().misses == 2
 
 
+def test_orthogonality_embeddings_of_a_dimension_are_the_first_columns_of_a_larger_one():
+    from posenc_gui.model import addition
+
+    addition.clear_caches()
+    small = addition.orthogonality_embeddings(3, 40, 300)  # drawn first: its blocks are drawn for 300 columns
+    addition.clear_caches()
+    large = addition.orthogonality_embeddings(3, 40, 1100)
+    assert small.shape == (40, 300) and large.shape == (40, 1100)
+    np.testing.assert_array_equal(small, large[:, :300])
+    np.testing.assert_array_equal(addition.orthogonality_embeddings(3, 40, 2), large[:, :2])
+    assert not np.array_equal(addition.orthogonality_embeddings(3, 40, 300, draw=1), small)  # e' is another draw
+    assert not np.array_equal(addition.orthogonality_embeddings(4, 40, 300), small)  # and so is another seed
+    # Each column block is drawn on its own: no block repeats another.
+    blocks = large[:, :1024].reshape(40, 4, addition.EMBEDDING_BLOCK)
+    assert len({blocks[:, k].tobytes() for k in range(4)}) == 4
+    # Standard normal entries: 44,000 of them have mean 0 ± 0.02 and variance 1 ± 0.03.
+    assert abs(large.mean()) < 0.02 and abs(large.var() - 1) < 0.03
+
+
+def test_orthogonality_after_a_base_step_draws_no_embedding(monkeypatch):
+    from posenc_gui.model import addition
+
+    addition.clear_caches()
+    orthogonality(EncodingParams("sinusoidal", 128, 512))
+    seeds = []
+    real_rng = np.random.default_rng
+
+    def counted_rng(seed=None):
+        seeds.append(seed)
+        return real_rng(seed)
+
+    monkeypatch.setattr(np.random, "default_rng", counted_rng)
+    rebased = orthogonality(EncodingParams("sinusoidal", 128, 512, base=500.0))
+    assert seeds and all(seed[1] != 0x0A7 for seed in seeds)  # positions only, no embedding block
+    orthogonality(EncodingParams("sinusoidal", 128, 2000, base=500.0))  # columns 1025…2000: four new blocks
+    assert sum(seed[1] == 0x0A7 for seed in seeds) == 2 * 4  # of e and of e'
+    assert np.isfinite(rebased.pe_mean).all()
+
+
+def test_orthogonality_embedding_blocks_stay_within_their_memory_bound(monkeypatch):
+    from posenc_gui.model import addition
+
+    addition.clear_caches()
+    block_bytes = 50 * addition.EMBEDDING_BLOCK * 8
+    monkeypatch.setattr(addition, "MAX_EMBEDDING_BYTES", 3 * block_bytes)
+    wide = addition.orthogonality_embeddings(1, 50, 5 * addition.EMBEDDING_BLOCK)
+    assert sum(block.nbytes for block in addition._EMBEDDING_BLOCKS.values()) == 3 * block_bytes
+    addition.clear_caches()  # drawn again after eviction: the same values
+    np.testing.assert_array_equal(addition.orthogonality_embeddings(1, 50, 5 * addition.EMBEDDING_BLOCK), wide)
+
+
 def test_orthogonality_leaves_out_zero_vectors():
     # sine at position 0 is the zero vector: its cosine is undefined and left out
     o = orthogonality(EncodingParams("sine", 1, 16), dims=[16], n_samples=32)
@@ -338,24 +389,30 @@ def test_orthogonality_samples_and_summary_equal_the_direct_computation(scheme, 
     addition.clear_caches()
     params = EncodingParams(scheme, seq_len, d)
     o = orthogonality(params, dims=[d], n_samples=300)
-    rng = np.random.default_rng([0, 0x0A7, d])
-    positions = rng.integers(0, seq_len, size=300).astype(np.float64)
-    e, e2 = rng.standard_normal((300, d)), rng.standard_normal((300, d))
-    # |cos| of each pair, zero vectors left out, as the model measures it; every position encoded in turn.
-    values, rand = addition._abs_cos(e, encode(scheme, positions, d)), addition._abs_cos(e, e2)
+    positions = addition.orthogonality_positions(seq_len, 300, 0)
+    e, e2 = addition.orthogonality_embeddings(0, 300, d), addition.orthogonality_embeddings(0, 300, d, draw=1)
+
+    def abs_cos(a, b):  # |cos| of each pair, zero vectors left out, as the model measures it
+        na, nb = np.linalg.norm(a, axis=1), np.linalg.norm(b, axis=1)
+        ok = (na > 0) & (nb > 0)
+        return np.abs(np.sum(a * b, axis=1)[ok]) / (na[ok] * nb[ok])
+
+    # Every position encoded in turn, every row's dot product over all its columns at once.
+    values, rand = abs_cos(e, encode(scheme, positions, d)), abs_cos(e, e2)
     assert 0 < values.size <= 300
-    # Equal up to the last bit: NumPy's dot products round by the arrays' memory alignment.
-    np.testing.assert_allclose(o.current_values, values, rtol=1e-14, atol=1e-15)  # |cos| ≤ 1
+    # Equal up to rounding: the model sums each dot product block by block, in another order.
+    np.testing.assert_allclose(o.current_values, values, rtol=1e-13, atol=1e-15)  # |cos| ≤ 1
     np.testing.assert_allclose([o.pe_mean[0], o.pe_q95[0], o.pe_max[0]],
-                               [values.mean(), np.quantile(values, 0.95), values.max()], rtol=1e-14, atol=1e-15)
-    np.testing.assert_array_equal([o.random_mean[0], o.random_q95[0]], [rand.mean(), np.quantile(rand, 0.95)])
+                               [values.mean(), np.quantile(values, 0.95), values.max()], rtol=1e-13, atol=1e-15)
+    np.testing.assert_allclose([o.random_mean[0], o.random_q95[0]], [rand.mean(), np.quantile(rand, 0.95)],
+                               rtol=1e-13)
     # Another base keeps the random pairs (they never see the scheme): the same numbers, drawn once.
     if scheme == "sinusoidal":
         rebased = orthogonality(EncodingParams(scheme, seq_len, d, base=500.0), dims=[d], n_samples=300)
         assert not np.array_equal(rebased.current_values, o.current_values)
         np.testing.assert_array_equal([rebased.random_mean[0], rebased.random_q95[0]],
-                                      [rand.mean(), np.quantile(rand, 0.95)])
-        assert len(addition._RANDOM_PAIRS) == 1
+                                      [o.random_mean[0], o.random_q95[0]])
+        assert addition._random_pairs.cache_info().currsize == 1
     # The Addition dock's sweep and its own scale share one draw: the same cosines as a sweep alone.
     sweep = scale_sweep(params, [0.5, 2.0])
     addition.clear_caches()

@@ -37,7 +37,6 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from . import limits
-from .analysis import encode_distinct
 from .attention import MAX_DEMO_D_MODEL, AttentionTrace, attention_weights, logit_split, softmax_rows
 from .params import EncodingParams
 from .schemes import encode
@@ -393,67 +392,139 @@ def default_dims(d_model: int) -> np.ndarray:
     return np.unique(np.concatenate([powers, [d_model]])).astype(np.int64)
 
 
-def _abs_cos(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    na = np.linalg.norm(a, axis=1)
-    nb = np.linalg.norm(b, axis=1)
-    dot = np.abs(np.einsum("ij,ij->i", a, b))
-    ok = (na > 0) & (nb > 0)
-    return np.clip(dot[ok] / (na[ok] * nb[ok]), 0.0, 1.0)
+def _abs_cos(dot: np.ndarray, norm_a: np.ndarray, norm_b: np.ndarray) -> np.ndarray:
+    """|cos| from row-wise dot products and norms, rows where either vector is zero left out."""
+    ok = (norm_a > 0) & (norm_b > 0)
+    return np.clip(np.abs(dot[ok]) / (norm_a[ok] * norm_b[ok]), 0.0, 1.0)
+
+
+#: Columns in one block of the embeddings drawn for :func:`orthogonality` (see :func:`orthogonality_embeddings`).
+EMBEDDING_BLOCK = 256
+#: Upper bound of the memory held by kept embedding blocks: both draws at d 8192 and 512 samples.
+MAX_EMBEDDING_BYTES = 64 * 2**20
+
+_EMBEDDING_BLOCKS: OrderedDict[tuple, np.ndarray] = OrderedDict()
+_EMBEDDING_LOCK = threading.Lock()
+
+
+def _sample_count(n_samples: int, d: int) -> int:
+    """Pairs drawn for dimension ``d``: ``n_samples``, fewer where count × d would pass MAX_ORTHO_ELEMENTS."""
+    return min(n_samples, max(16, MAX_ORTHO_ELEMENTS // d))
+
+
+def _embedding_block(seed: int, rows: int, draw: int, block: int) -> np.ndarray:
+    key = (seed, rows, draw, block)
+    with _EMBEDDING_LOCK:
+        kept = _EMBEDDING_BLOCKS.get(key)
+        if kept is not None:
+            _EMBEDDING_BLOCKS.move_to_end(key)
+            return kept
+    values = _ro(np.random.default_rng([seed, 0x0A7, rows, draw, block]).standard_normal((rows, EMBEDDING_BLOCK)))
+    with _EMBEDDING_LOCK:
+        _EMBEDDING_BLOCKS[key] = values
+        while sum(array.nbytes for array in _EMBEDDING_BLOCKS.values()) > MAX_EMBEDDING_BYTES:
+            _EMBEDDING_BLOCKS.popitem(last=False)
+    return values
+
+
+def _blocks(seed: int, count: int, d: int, draw: int) -> list[np.ndarray]:
+    """The column blocks of :func:`orthogonality_embeddings`, the last cut to d columns in all."""
+    blocks = [_embedding_block(seed, count, draw, block) for block in range(-(-d // EMBEDDING_BLOCK))]
+    blocks[-1] = blocks[-1][:, :d - EMBEDDING_BLOCK * (len(blocks) - 1)]
+    return blocks
+
+
+def orthogonality_embeddings(seed: int, count: int, d: int, draw: int = 0) -> np.ndarray:
+    """``count`` random embeddings e ~ N(0, I_d), as :func:`orthogonality` draws them.
+
+    Columns come in blocks of :data:`EMBEDDING_BLOCK`, each block from its
+    own generator seeded by ``(seed, count, draw, block index)``, so the
+    embeddings of dimension d are the first d columns of those of any larger
+    dimension with the same count: a base or scheme change measures every
+    dimension again without drawing anything, and a d_model step draws at
+    most one new block (drawing was half of the Addition dock's update
+    after a base step). ``draw`` 0 gives e, 1 the second embedding e' of
+    the random pairs. Blocks are kept up to :data:`MAX_EMBEDDING_BYTES`.
+
+    Parameters
+    ----------
+    seed : int
+    count : int
+        Rows (embeddings), at least 1.
+    d : int
+        Columns (dimensions), at least 1.
+    draw : int
+        0 or 1.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape ``(count, d)``.
+    """
+    return np.hstack(_blocks(seed, count, d, draw))
+
+
+def _row_dots(blocks: list[np.ndarray], other: np.ndarray) -> np.ndarray:
+    """Row-wise dot products of the embeddings in ``blocks`` with ``other``, block by block (no copy of the blocks)."""
+    dots = np.einsum("ij,ij->i", blocks[0], other[:, :blocks[0].shape[1]])
+    start = blocks[0].shape[1]
+    for block in blocks[1:]:
+        dots += np.einsum("ij,ij->i", block, other[:, start:start + block.shape[1]])
+        start += block.shape[1]
+    return dots
+
+
+@functools.lru_cache(maxsize=256)
+def _embedding_norms(seed: int, count: int, d: int, draw: int) -> np.ndarray:
+    """Row norms of :func:`orthogonality_embeddings` (they never see the encoding: kept across base steps)."""
+    blocks = _blocks(seed, count, d, draw)
+    return _ro(np.sqrt(sum(np.einsum("ij,ij->i", block, block) for block in blocks)))
+
+
+def orthogonality_positions(seq_len: int, count: int, seed: int) -> np.ndarray:
+    """The positions (0 … seq_len − 1, float64) paired with the embeddings of :func:`orthogonality_embeddings`."""
+    return np.random.default_rng([seed, 0x0A8, seq_len, count]).integers(0, seq_len, size=count).astype(np.float64)
 
 
 @functools.lru_cache(maxsize=256)
 def _cosines_at(params: EncodingParams, n_samples: int, seed: int) -> tuple[np.ndarray, np.ndarray, tuple]:
     """|cos(e, PE)| and |cos(e, e')| of the samples drawn for dimension ``params.d_model`` (read-only), and their summary.
 
-    The draws are seeded per dimension, so they do not depend on the app's
-    d_model: after a d_model step only the new d_model's entry is computed
-    again (it was 70 % of the Addition dock's update at the default size),
-    and its summary with it (mean, 95th percentile and maximum of the
-    first, mean and 95th percentile of the second; NaN for no samples):
-    recomputing the percentiles of every dimension took a third of the
-    update. The arrays hold at most ``n_samples`` values each.
+    The draws do not depend on the app's d_model: after a d_model step only
+    the new d_model's entry is computed again (it was 70 % of the Addition
+    dock's update at the default size), and its summary with it (mean, 95th
+    percentile and maximum of the first, mean and 95th percentile of the
+    second; NaN for no samples): recomputing the percentiles of every
+    dimension took a third of the update. The arrays hold at most
+    ``n_samples`` values each.
     """
     d = params.d_model
-    rng = np.random.default_rng([seed, 0x0A7, d])
-    count = min(n_samples, max(16, MAX_ORTHO_ELEMENTS // d))
-    positions = rng.integers(0, params.seq_len, size=count).astype(np.float64)
-    e = rng.standard_normal((count, d))
-    # At most seq_len distinct positions among the draws: each is encoded once.
-    values = _ro(_abs_cos(e, encode_distinct(params.scheme, positions, d, **params.scheme_kwargs())))
+    count = _sample_count(n_samples, d)
+    # At most seq_len distinct positions among the draws: each is encoded, and its norm taken, once.
+    distinct, where = np.unique(orthogonality_positions(params.seq_len, count, seed), return_inverse=True)
+    pe = encode(params.scheme, distinct, d, **params.scheme_kwargs())
+    pe_norms = np.sqrt(np.einsum("ij,ij->i", pe, pe))[where]
+    dots = _row_dots(_blocks(seed, count, d, 0), pe[where])
+    values = _ro(_abs_cos(dots, _embedding_norms(seed, count, d, 0), pe_norms))
     if values.size:
         pe_summary = (float(values.mean()), float(np.quantile(values, 0.95)), float(values.max()))
     else:
         pe_summary = (math.nan, math.nan, math.nan)
-    rand, rand_summary = _random_pairs((params.seq_len, d, count, seed), rng, e)
+    rand, rand_summary = _random_pairs(seed, count, d)
     return values, rand, (*pe_summary, *rand_summary)
 
 
-#: |cos(e, e')| samples and their summary, per (seq_len, d, count, seed); see :func:`_random_pairs`.
-_RANDOM_PAIRS: OrderedDict[tuple, tuple[np.ndarray, tuple[float, float]]] = OrderedDict()
-_RANDOM_PAIRS_LOCK = threading.Lock()
+@functools.lru_cache(maxsize=256)
+def _random_pairs(seed: int, count: int, d: int) -> tuple[np.ndarray, tuple[float, float]]:
+    """|cos(e, e')| of the random pairs (read-only), and its mean and 95th percentile.
 
-
-def _random_pairs(key: tuple, rng: np.random.Generator, e: np.ndarray) -> tuple[np.ndarray, tuple[float, float]]:
-    """|cos(e, e')| for the next draw e' of ``rng``, and its mean and 95th percentile, kept per ``key``.
-
-    The second embeddings come last in the draw, after the positions and
-    ``e``, which depend only on ``key``; the scheme and base do not enter.
-    So a base or scheme change, which computes every dimension's samples
-    again, skips half of the drawing (the dock's worker took 118 instead of
-    79 ms after a base step).
+    They never see the scheme, base or sequence length, so they are kept
+    apart from :func:`_cosines_at`'s entries: a base or scheme change
+    reuses them.
     """
-    with _RANDOM_PAIRS_LOCK:
-        kept = _RANDOM_PAIRS.get(key)
-        if kept is not None:
-            _RANDOM_PAIRS.move_to_end(key)
-            return kept
-    rand = _ro(_abs_cos(e, rng.standard_normal(e.shape)))
-    kept = rand, (float(rand.mean()), float(np.quantile(rand, 0.95)))
-    with _RANDOM_PAIRS_LOCK:
-        _RANDOM_PAIRS[key] = kept
-        while len(_RANDOM_PAIRS) > 256:
-            _RANDOM_PAIRS.popitem(last=False)
-    return kept
+    dots = sum(np.einsum("ij,ij->i", a, b) for a, b in zip(_blocks(seed, count, d, 0), _blocks(seed, count, d, 1)))
+    rand = _ro(_abs_cos(dots, _embedding_norms(seed, count, d, 0), _embedding_norms(seed, count, d, 1)))
+    return rand, (float(rand.mean()), float(np.quantile(rand, 0.95)))
 
 
 def orthogonality(params: EncodingParams, dims=None, n_samples: int = DEFAULT_ORTHO_SAMPLES,
@@ -507,12 +578,14 @@ def orthogonality(params: EncodingParams, dims=None, n_samples: int = DEFAULT_OR
 
 
 def clear_caches() -> None:
-    """Forget the logit splits, cosine terms and orthogonality samples kept per parameters."""
+    """Forget the logit splits, cosine terms, orthogonality samples and embedding draws kept per parameters."""
     _split_sweep.cache_clear()
     _cosine_terms.cache_clear()
     _cosines_at.cache_clear()
-    with _RANDOM_PAIRS_LOCK:
-        _RANDOM_PAIRS.clear()
+    _random_pairs.cache_clear()
+    _embedding_norms.cache_clear()
+    with _EMBEDDING_LOCK:
+        _EMBEDDING_BLOCKS.clear()
 
 
 def _ro(array: np.ndarray) -> np.ndarray:
