@@ -521,6 +521,54 @@ def test_a_line_shows_what_a_pyqtgraph_data_item_shows(qtbot, log_x, log_y):
     np.testing.assert_array_equal(line.getData()[1], y)
 
 
+def test_a_line_given_the_data_it_shows_is_not_redrawn(qtbot):
+    import numpy as np
+
+    from posenc_gui.views.matrixplot import add_line
+
+    widget = pg.PlotWidget()
+    qtbot.addWidget(widget)
+    plot = widget.getPlotItem()
+    plot.setLogMode(x=True, y=False)
+    line = add_line(plot, pg.mkPen("k"))
+    changes = []
+    line.sigPlotChanged.connect(changes.append)
+    x, y = np.array([1.0, 2.0, 4.0]), np.array([0.5, np.nan, 2.0])
+    line.setData(x, y)
+    assert len(changes) == 1
+    line.setData(x.copy(), y.copy())  # equal values (NaN included) in new arrays: nothing to do
+    assert len(changes) == 1
+    line.setData(x, np.array([0.5, np.nan, 2.5]))  # one value differs
+    assert len(changes) == 2
+    np.testing.assert_array_equal(line.getData()[1], [0.5, np.nan, 2.5])
+    line.setData(x, np.array([0.5, np.nan, 2.5]), pen=pg.mkPen("r"))  # same data, a new style: applied
+    assert len(changes) == 3 and line.opts["pen"].color().name() == "#ff0000"
+    line.setData(x[:2], np.array([0.5, 1.0]))  # another length
+    assert len(changes) == 4 and line.getOriginalDataset()[0].size == 2
+
+
+def test_a_d_model_step_leaves_the_addition_docks_logit_term_lines_alone(qtbot, state, compute):
+    from posenc_gui.views.addition import AdditionPanel
+
+    panel = AdditionPanel(state, compute)
+    qtbot.addWidget(panel)
+    panel.resize(1000, 700)
+    panel.show()  # a hidden panel waits to be shown before it computes
+    qtbot.waitExposed(panel)
+    assert compute.wait_idle(60) and panel.data is not None
+    changes = {name: [] for name in panel.term_curves}
+    for name, curve in panel.term_curves.items():
+        curve.sigPlotChanged.connect(changes[name].append)
+    cosine_changes = []
+    panel.cos_mean_curve.sigPlotChanged.connect(cosine_changes.append)
+    state.update(d_model=state.params.d_model + 2)  # the toy head keeps its 64 dimensions
+    state.flush()
+    compute.wait_idle(60)
+    assert panel.data.params == state.params
+    assert all(not seen for seen in changes.values())
+    assert cosine_changes  # cos(e, e + p) depends on d_model: that line is new
+
+
 def test_a_line_is_listed_in_its_plots_legend_and_draws_like_a_data_item(qtbot):
     import numpy as np
 

@@ -870,6 +870,12 @@ class LineItem(CurveItem):
         x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
         if x.shape != y.shape or x.ndim != 1:
             raise ValueError(f"x and y must be 1-D arrays of one length, got shapes {x.shape} and {y.shape}")
+        old_x, old_y = self._original
+        if (not kwargs and old_x is not None and np.array_equal(x, old_x, equal_nan=True)
+                and np.array_equal(y, old_y, equal_nan=True)):
+            # The same line: nothing to lay out or repaint. Analysis panels set every line on each
+            # update, and a d_model step leaves many unchanged (the Addition dock's four logit terms).
+            return
         self._original = (x, y)
         self._show_mapped(**kwargs)
 
