@@ -143,3 +143,22 @@ def test_clear_caches_forgets_every_kept_result():
     clear_caches()
     assert cache.cached_bytes() == 0
     assert all(function.cache_info().currsize == 0 for function in kept) and not addition._EMBEDDING_BLOCKS
+
+
+def test_the_addition_docks_cosine_terms_share_the_core_panels_rows():
+    from posenc_gui.model import addition, clear_caches
+
+    clear_caches()
+    params = EncodingParams(seq_len=128, d_model=96)
+    grid = cache.encode_sampled(params, AxisSample(0, 1, 128))  # as the heatmap and similarity ask
+    held = cache.cached_bytes()
+    positions, _zz, zp, pp = addition._cosine_terms(params, 0)
+    assert cache.cached_bytes() == held  # nothing new encoded: the rows came from the cache
+    np.testing.assert_array_equal(positions, np.arange(128.0))
+    np.testing.assert_array_equal(pp, np.einsum("ij,ij->i", grid, grid))
+    z = np.random.default_rng([0, 0xC05, 96, 128]).standard_normal((128, 96))
+    np.testing.assert_array_equal(zp, np.einsum("ij,ij->i", z, params.encode()))
+    # Asked first, the Addition dock's terms leave the rows for the core panels.
+    clear_caches()
+    addition._cosine_terms(params, 0)
+    assert cache.cached_bytes() == grid.nbytes

@@ -38,7 +38,9 @@ import numpy as np
 
 from . import limits
 from .attention import MAX_DEMO_D_MODEL, AttentionTrace, attention_weights, logit_split, softmax_rows
+from .cache import encode_sampled
 from .params import EncodingParams
+from .sampling import AxisSample
 from .schemes import encode
 
 #: Names of the four logit terms, in order (the same as ``attention.SPLIT_TERMS``).
@@ -291,7 +293,10 @@ def _cosine_terms(params: EncodingParams, seed: int) -> tuple[np.ndarray, np.nda
     """
     d = params.d_model
     positions = sample_positions(params.seq_len, MAX_COSINE_POSITIONS)
-    pe = encode(params.scheme, positions, d, **params.scheme_kwargs())
+    if positions.size == params.seq_len:  # every position: the rows the core panels encode, shared with them
+        pe = encode_sampled(params, AxisSample(0, 1, params.seq_len))
+    else:
+        pe = encode(params.scheme, positions, d, **params.scheme_kwargs())
     z = np.random.default_rng([seed, 0xC05, d, positions.size]).standard_normal((positions.size, d))
     terms = (positions, np.einsum("ij,ij->i", z, z), np.einsum("ij,ij->i", z, pe), np.einsum("ij,ij->i", pe, pe))
     return tuple(_ro(term) for term in terms)
