@@ -289,6 +289,25 @@ def test_an_analysis_panel_in_front_computes_while_the_core_panels_update(make_w
     assert window.panels["linear_relation"].data.params.d_model == 510
 
 
+@pytest.mark.parametrize("panel_id", ["magnitude", "spectrum"])
+def test_a_small_analysis_update_joins_the_core_panels_and_a_large_one_goes_to_a_worker(make_window, panel_id):
+    # Computed in a worker, these (about a millisecond at the default size) arrived after the
+    # window's first repaint and made it paint again; inline they are drawn in the same repaint.
+    window = make_window(size=(1400, 900), restore=False)
+    window.raise_panel(panel_id)
+    assert window.compute.wait_idle()
+    settle()
+    panel = window.panels[panel_id]
+    window.state.update(d_model=510)
+    window.state.flush()  # no event processed yet: only what ran inline is shown
+    assert panel.data.params.d_model == 510
+    window.state.update(d_model=8192, seq_len=1_048_576)
+    window.state.flush()
+    assert panel.data.params.d_model == 510 and window.compute.is_pending(panel)  # left to a worker
+    assert window.compute.wait_idle(60)
+    assert panel.data.params.d_model == 8192
+
+
 def test_legend_text_swapped_in_place_stays_aligned_with_the_others(qtbot):
     # The in-place text has no document margin; it must start where the
     # neighbouring labels' rich text starts, not a margin to the left.

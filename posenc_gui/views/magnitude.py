@@ -37,9 +37,14 @@ class MagnitudeData:
     embedding: float
 
 
+def view_points(params: EncodingParams) -> int:
+    """How many positions (before the last is added) the view evaluates."""
+    return min(MAX_POINTS, max(256, VIEW_ELEMENTS // params.d_model), params.seq_len)
+
+
 def compute_magnitude(params: EncodingParams, scale: float) -> MagnitudeData:
-    """Evaluate the norms for the view (in a worker)."""
-    points = min(MAX_POINTS, max(256, VIEW_ELEMENTS // params.d_model), params.seq_len)
+    """Evaluate the norms for the view (in a worker, or inline when small)."""
+    points = view_points(params)
     sample = sample_axis(0, params.seq_len - 1, params.seq_len, points)
     positions = sample.indices().astype(np.float64)
     if positions[-1] != params.seq_len - 1:
@@ -106,10 +111,17 @@ class MagnitudePanel(Panel):
         self.scale_box.setValue(scale)
 
     def request_update(self) -> None:
-        """Recompute in a worker; the newest request wins."""
+        """Recompute; the newest request wins.
+
+        The cost declared is the values encoded: at the default size (128 ×
+        512, about 1 ms) the norms are computed at once with the core panels,
+        and the window repaints once. From a worker they arrived after the
+        first repaint and the window painted a second time.
+        """
         params, scale = self.state.params, self.scale_box.value()
         self.compute.submit(self, lambda: compute_magnitude(params, scale), self._show,
-                            lambda e: self.show_message(str(e), "error"))
+                            lambda e: self.show_message(str(e), "error"),
+                            cost=(view_points(params) + 1) * params.d_model)
 
     def _show(self, data: MagnitudeData) -> None:
         self.data = data
