@@ -109,6 +109,37 @@ def test_uniqueness_gives_the_norms_pe_norms_gives(scheme, d_model):
     np.testing.assert_array_equal(result.norms, analysis.pe_norms(scheme, positions, d_model))
 
 
+def test_uniqueness_of_given_encodings_equals_encoding_them_itself():
+    positions = np.arange(0, 150, 1.5)
+    own = analysis.uniqueness("sinusoidal", positions, 64, top=5, base=500.0)
+    given_rows = analysis.uniqueness("sinusoidal", positions, 64, top=5, base=500.0,
+                                     encoded=encode("sinusoidal", positions, 64, base=500.0))
+    for name in ("nearest_position", "nearest_distance", "norms"):
+        np.testing.assert_array_equal(getattr(given_rows, name), getattr(own, name))
+    assert given_rows.near_repeats == own.near_repeats
+    with pytest.raises(ValueError, match="encoded"):
+        analysis.uniqueness("sinusoidal", positions, 64, encoded=np.zeros((positions.size, 63)))
+    with pytest.raises(ValueError, match="base"):  # the parameters are checked all the same
+        analysis.uniqueness("sinusoidal", positions, 64, base=1.0, encoded=np.zeros((positions.size, 64)))
+
+
+def test_uniqueness_recomputes_no_distance_of_a_position_to_itself(monkeypatch):
+    # Each position's distance to itself cancels in the Gram formula, but it is 0 and left out:
+    # only the reported distances (nearest neighbours, near-repeats) are recomputed from differences.
+    rows = []
+    real = analysis._row_distances
+
+    def counted(a, b):
+        rows.append(a.shape[0])
+        return real(a, b)
+
+    monkeypatch.setattr(analysis, "_row_distances", counted)
+    monkeypatch.setattr(analysis, "BLOCK_ELEMENTS", 64 * 40)  # several blocks of rows
+    result = analysis.uniqueness("sinusoidal", np.arange(128), 64, top=5)
+    assert len(rows) == 2 and rows[0] == 128  # nearest neighbours, then the near-repeats (and pairs tied)
+    assert np.all(result.nearest_distance > 0.1)
+
+
 def test_uniqueness_distance_is_exact_for_nearly_equal_large_encodings():
     # naive: PE(p) = p·(1, …, 1), so ‖PE(p) − PE(q)‖ = |p − q|·√d exactly.
     result = analysis.uniqueness("naive", [1e9, 1e9 + 1e-3, 3.0], 16)

@@ -162,3 +162,21 @@ def test_the_addition_docks_cosine_terms_share_the_core_panels_rows():
     clear_caches()
     addition._cosine_terms(params, 0)
     assert cache.cached_bytes() == grid.nbytes
+
+
+def test_the_uniqueness_view_shares_the_core_panels_rows():
+    from posenc_gui.model import analysis, clear_caches
+    from posenc_gui.views.uniqueness import compute_uniqueness
+
+    clear_caches()
+    params = EncodingParams(seq_len=128, d_model=64)
+    cache.encode_sampled(params, AxisSample(0, 1, 128))
+    held = cache.cached_bytes()
+    data = compute_uniqueness(params, 5, False)
+    assert cache.cached_bytes() == held  # nothing encoded again
+    alone = analysis.uniqueness("sinusoidal", np.arange(128.0), 64, top=5)
+    np.testing.assert_array_equal(data.result.nearest_distance, alone.nearest_distance)
+    assert data.result.near_repeats == alone.near_repeats
+    clear_caches()
+    compute_uniqueness(params, 5, False)  # asked first, it leaves the rows for the core panels
+    assert cache.cached_bytes() == 128 * 64 * 8

@@ -224,16 +224,23 @@ def _row_distances(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return out
 
 
-def _distance_block(a: np.ndarray, sq_a: np.ndarray, b: np.ndarray, sq_b: np.ndarray) -> np.ndarray:
+def _distance_block(a: np.ndarray, sq_a: np.ndarray, b: np.ndarray, sq_b: np.ndarray,
+                    self_offset: int | None = None) -> np.ndarray:
     """Euclidean distances of rows of ``a`` to rows of ``b`` (as in ``pairwise``).
 
     The Gram formula is used where it is accurate; entries where it would
     cancel (distance² ≤ 1e-6 · (‖a‖² + ‖b‖²)) are recomputed from differences,
-    a bounded number of rows at a time.
+    a bounded number of rows at a time. With ``self_offset``, row r of ``a``
+    is row ``r + self_offset`` of ``b``: those entries are 0 and need no
+    recomputing (every one of them would cancel).
     """
     scale = sq_a[:, None] + sq_b[None, :]
     squared = scale - 2.0 * (a @ b.T)
     suspect = squared <= 1e-6 * scale
+    if self_offset is not None:
+        itself = np.arange(a.shape[0])
+        suspect[itself, itself + self_offset] = False
+        squared[itself, itself + self_offset] = 0.0
     distance = np.sqrt(np.maximum(squared, 0.0, out=squared), out=squared)
     rows, cols = np.nonzero(suspect)
     if rows.size:
@@ -302,7 +309,8 @@ def _merge_top(
 
 
 def uniqueness(
-    scheme: str, positions, d_model: int, *, top: int = 10, distinct_offsets: bool = False, **params
+    scheme: str, positions, d_model: int, *, top: int = 10, distinct_offsets: bool = False,
+    encoded: np.ndarray | None = None, **params
 ) -> Uniqueness:
     """Nearest other position of each position, the closest pair and the near-repeats.
 
@@ -324,6 +332,10 @@ def uniqueness(
         List at most one pair per offset |q − p| (the closest), so that a
         shift-invariant scheme (sin/cos pair) lists 0 vs 44, 0 vs 25, … rather
         than 0 vs 44, 1 vs 45, …
+    encoded : ndarray, optional
+        ``encode(scheme, positions, d_model, **params)``, if the caller has
+        it already (the app's views share one encoding of the visible rows);
+        it must have shape ``(len(positions), d_model)``.
     **params
         The scheme's parameters.
 
@@ -349,7 +361,13 @@ def uniqueness(
             f"positions: uniqueness compares every pair; at most {most:,} positions at d_model = {d_model}, "
             f"got {n:,} (evaluate fewer positions)"
         )
-    pe = encode(scheme, pos, d_model, **params)
+    if encoded is None:
+        pe = encode(scheme, pos, d_model, **params)
+    else:
+        columns(scheme, d_model, np.arange(1), **params)  # the parameters are still checked
+        pe = np.asarray(encoded, dtype=np.float64)
+        if pe.shape != (n, d_model):
+            raise ValueError(f"encoded must have shape ({n}, {d_model}) (positions × d_model), got {pe.shape}")
     sq = np.einsum("ij,ij->i", pe, pe)
     nearest = np.empty(n, dtype=np.int64)
     # Distances this close are equal up to rounding: ties go to the earlier position.
@@ -361,7 +379,7 @@ def uniqueness(
     for start in range(0, n, rows_per):
         stop = min(start + rows_per, n)
         rows_index = np.arange(start, stop)
-        block = _distance_block(pe[start:stop], sq[start:stop], pe, sq)
+        block = _distance_block(pe[start:stop], sq[start:stop], pe, sq, self_offset=start)
         block[rows_index - start, rows_index] = np.inf  # not itself
         row_min = block.min(axis=1)
         nearest[start:stop] = np.argmax(block <= (row_min + tol)[:, None], axis=1)

@@ -20,7 +20,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..model import EncodingParams
+from ..model import AxisSample, EncodingParams
+from ..model.cache import encode_sampled
 from ..model.analysis import Uniqueness, uniqueness, uniqueness_max_positions
 from .base import Panel
 from .labels import WrappedLabelHolder
@@ -60,8 +61,9 @@ def compute_uniqueness(params: EncodingParams, top: int, distinct_offsets: bool)
         raise ValueError("seq_len: uniqueness needs at least 2 positions")
     positions = np.arange(count, dtype=np.float64)
     kwargs = params.scheme_kwargs()
-    result = uniqueness(params.scheme, positions, params.d_model, top=top,
-                        distinct_offsets=distinct_offsets, **kwargs)
+    # The leading rows: at most sizes the heatmap and similarity matrix encode the same ones.
+    result = uniqueness(params.scheme, positions, params.d_model, top=top, distinct_offsets=distinct_offsets,
+                        encoded=encode_sampled(params, AxisSample(0, 1, count)), **kwargs)
     return UniquenessData(params, count, result, float(np.median(result.norms)))
 
 
