@@ -521,12 +521,16 @@ def test_spectrum_follows_the_view_only_for_thousands_of_components(state, compu
 
 def test_the_uniqueness_view_encodes_its_positions_once(monkeypatch):
     # Its typical norm comes with the analysis; encoding the positions again cost 2 ms per update.
-    from posenc_gui.model import EncodingParams, analysis
+    from posenc_gui.model import EncodingParams, analysis, clear_caches
+    from posenc_gui.model import params as params_module
     from posenc_gui.views.uniqueness import compute_uniqueness
 
     encoded = []
-    real = analysis.encode
-    monkeypatch.setattr(analysis, "encode", lambda *args, **kwargs: encoded.append(args) or real(*args, **kwargs))
+    for module in (analysis, params_module):  # the analysis's own encode, and the shared cache's
+        real = module.encode
+        monkeypatch.setattr(module, "encode",
+                            lambda *args, real=real, **kwargs: encoded.append(args) or real(*args, **kwargs))
+    clear_caches()
     params = EncodingParams(seq_len=128, d_model=512)
     data = compute_uniqueness(params, 10, True)
     assert len(encoded) == 1
