@@ -142,6 +142,20 @@ def test_scale_sweep_terms_scale_as_powers_of_sigma():
     assert len(TERMS) == 4
 
 
+def test_the_split_residual_is_computed_when_read_not_on_every_update(monkeypatch):
+    from posenc_gui.model import addition
+
+    addition.clear_caches()
+    calls = []
+    real = addition._split_residual
+    monkeypatch.setattr(addition, "_split_residual", lambda *args: calls.append(args) or real(*args))
+    sweep = scale_sweep(EncodingParams("sinusoidal", 32, 64, base=777.0), scales=[0.1, 3.0])
+    assert calls == []  # nothing on screen shows it
+    residual = sweep.split_residual
+    assert len(calls) == 1 and residual.shape == (2,) and np.all(residual < 1e-9)
+    assert sweep.split_residual is residual and len(calls) == 1  # read again: kept
+
+
 def test_cosine_of_e_and_e_plus_p():
     params = EncodingParams("sinusoidal", 128, 512)
     sweep = scale_sweep(params, scales=[0.01, 0.7071, 100.0])

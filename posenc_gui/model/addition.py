@@ -158,7 +158,7 @@ class ScaleSweep:
     term_share : ndarray, (m, 4)
         Each term's share of the summed |values| of all four (rows sum to 1).
     split_residual : ndarray, (m,)
-        ``max |e·e + e·p + p·e + p·p − logits|`` (rounding only).
+        ``max |e·e + e·p + p·e + p·p − logits|`` (rounding only; a property, computed when first read).
     split_d_model, split_tokens : int
         The toy head's size: ``min(d_model, 64)`` dimensions (the permutation
         demo's limit), tokens at positions ``0 … split_tokens−1``.
@@ -176,12 +176,17 @@ class ScaleSweep:
     cosine_positions: np.ndarray
     term_rms: np.ndarray
     term_share: np.ndarray
-    split_residual: np.ndarray
     split_d_model: int
     split_tokens: int
     pe_norm_rms: float
     balance_scale: float
     seed: int
+
+    @functools.cached_property
+    def split_residual(self) -> np.ndarray:
+        """``max |e·e + e·p + p·e + p·p − logits|`` per scale (rounding only), computed on first use."""
+        split = replace(self.params, d_model=self.split_d_model)
+        return _split_residual(split, tuple(self.scales.tolist()), self.seed)
 
 
 def _check_scales(scales: object) -> np.ndarray:
@@ -245,19 +250,11 @@ def _split(e: np.ndarray, pe: np.ndarray, seed: int):
 
 
 @functools.lru_cache(maxsize=64)
-def _split_sweep(params: EncodingParams, scales: tuple, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """RMS and share of the four logit terms, and the split's residual, per scale (read-only).
+def _unit_terms(params: EncodingParams, seed: int) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, ...]]:
+    """The toy head's z and p, and its four logit terms at σ = 1 (z·z, z·p, p·z, p·p, each n × n).
 
     ``params.d_model`` is the toy head's (at most 64), and the head sees at
-    most 64 tokens, so for d_model ≥ 64 these do not depend on d_model:
-    after a d_model step they come from here instead of 51 more attention
-    heads.
-
-    With embeddings σ·z the terms are σ²·ee₁, σ·ep₁, σ·pe₁ and pp₁, the
-    terms at σ = 1, so those are computed once and scaled: a base step,
-    which needs the sweep again, took 22 ms for the 51 heads and their
-    splits. The residual still compares the scaled terms with each scale's
-    own logits, ``(σz + p)W_q · ((σz + p)W_k)ᵀ / √d_k``.
+    most 64 tokens, so for d_model ≥ 64 these do not depend on d_model.
     """
     n_split, d_split = min(params.seq_len, MAX_SPLIT_TOKENS), params.d_model
     z = np.random.default_rng([seed, 0xADD, d_split, n_split]).standard_normal((n_split, d_split))
@@ -265,22 +262,54 @@ def _split_sweep(params: EncodingParams, scales: tuple, seed: int) -> tuple[np.n
     weights = attention_weights(d_split, seed)
     zq, zk, pq, pk = z @ weights.w_q, z @ weights.w_k, p @ weights.w_q, p @ weights.w_k
     scale = 1.0 / math.sqrt(weights.d_k)  # as logit_split scales the terms
-    unit_terms = ((zq @ zk.T) * scale, (zq @ pk.T) * scale, (pq @ zk.T) * scale, (pq @ pk.T) * scale)
+    terms = ((zq @ zk.T) * scale, (zq @ pk.T) * scale, (pq @ zk.T) * scale, (pq @ pk.T) * scale)
+    return _ro(z), _ro(p), tuple(_ro(term) for term in terms)
+
+
+def _term_powers(scales: tuple) -> np.ndarray:
+    """σ², σ, σ, 1 per scale: with embeddings σ·z the four terms are those powers times the terms at σ = 1."""
+    return np.asarray(scales, dtype=np.float64)[:, None] ** np.array([2.0, 1.0, 1.0, 0.0])
+
+
+@functools.lru_cache(maxsize=64)
+def _split_sweep(params: EncodingParams, scales: tuple, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """RMS and share of the four logit terms per scale (read-only).
+
+    After a d_model step (d_model ≥ 64) these come from here instead of 51
+    more attention heads. The terms at σ = 1 are computed once and scaled
+    (a base step, which needs the sweep again, took 22 ms for the 51 heads
+    and their splits); :func:`_split_residual` checks the scaled terms
+    against each scale's own logits.
+    """
+    unit_terms = _unit_terms(params, seed)[2]
     unit_rms = np.array([math.sqrt(float(np.mean(term ** 2))) for term in unit_terms])
     unit_size = np.array([float(np.abs(term).sum()) for term in unit_terms])
-    sigmas = np.asarray(scales, dtype=np.float64)[:, None]
-    powers = sigmas ** np.array([2.0, 1.0, 1.0, 0.0])
+    powers = _term_powers(scales)
     rms = powers * unit_rms
     sizes = powers * unit_size
     totals = sizes.sum(axis=1, keepdims=True)
     share = np.divide(sizes, totals, out=np.zeros_like(sizes), where=totals > 0)
+    return _ro(rms), _ro(share)
+
+
+@functools.lru_cache(maxsize=16)
+def _split_residual(params: EncodingParams, scales: tuple, seed: int) -> np.ndarray:
+    """``max |σ²·ee₁ + σ·ep₁ + σ·pe₁ + pp₁ − logits(σ)|`` per scale, each scale's logits computed in full.
+
+    ``logits(σ) = (σz + p)W_q · ((σz + p)W_k)ᵀ / √d_k``. Nothing on screen
+    shows it (it is rounding only, about 1e-15 of the logits), so it is
+    computed when asked for: on every base step it took half of the sweep.
+    """
+    z, p, unit_terms = _unit_terms(params, seed)
+    weights = attention_weights(params.d_model, seed)
+    powers = _term_powers(scales)
     residual = np.empty(len(scales))
     for row, sigma in enumerate(scales):
         x = sigma * z + p
         logits = ((x @ weights.w_q) @ (x @ weights.w_k).T) / math.sqrt(weights.d_k)
         terms = [power * term for power, term in zip(powers[row], unit_terms)]
         residual[row] = float(np.max(np.abs(terms[0] + terms[1] + terms[2] + terms[3] - logits)))
-    return _ro(rms), _ro(share), _ro(residual)
+    return _ro(residual)
 
 
 @functools.lru_cache(maxsize=8)
@@ -333,7 +362,7 @@ def scale_sweep(params: EncodingParams, scales=None, seed: int = 0) -> ScaleSwee
     # Four-term split in the permutation demo's toy head, for every scale.
     d_split = min(d, MAX_DEMO_D_MODEL)
     n_split = min(params.seq_len, MAX_SPLIT_TOKENS)
-    rms, share, residual = _split_sweep(replace(params, d_model=d_split), tuple(scales.tolist()), seed)
+    rms, share = _split_sweep(replace(params, d_model=d_split), tuple(scales.tolist()), seed)
     return ScaleSweep(
         params=params,
         scales=_ro(scales),
@@ -342,7 +371,6 @@ def scale_sweep(params: EncodingParams, scales=None, seed: int = 0) -> ScaleSwee
         cosine_positions=_ro(positions),
         term_rms=_ro(rms),
         term_share=_ro(share),
-        split_residual=_ro(residual),
         split_d_model=d_split,
         split_tokens=n_split,
         pe_norm_rms=pe_rms,
@@ -584,7 +612,9 @@ def orthogonality(params: EncodingParams, dims=None, n_samples: int = DEFAULT_OR
 
 def clear_caches() -> None:
     """Forget the logit splits, cosine terms, orthogonality samples and embedding draws kept per parameters."""
+    _unit_terms.cache_clear()
     _split_sweep.cache_clear()
+    _split_residual.cache_clear()
     _cosine_terms.cache_clear()
     _cosines_at.cache_clear()
     _random_pairs.cache_clear()
