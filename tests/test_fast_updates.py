@@ -289,7 +289,7 @@ def test_an_analysis_panel_in_front_computes_while_the_core_panels_update(make_w
     assert window.panels["linear_relation"].data.params.d_model == 510
 
 
-@pytest.mark.parametrize("panel_id", ["magnitude", "spectrum"])
+@pytest.mark.parametrize("panel_id", ["magnitude", "spectrum", "uniqueness"])
 def test_a_small_analysis_update_joins_the_core_panels_and_a_large_one_goes_to_a_worker(make_window, panel_id):
     # Computed in a worker, these (about a millisecond at the default size) arrived after the
     # window's first repaint and made it paint again; inline they are drawn in the same repaint.

@@ -55,7 +55,7 @@ def view_positions(params: EncodingParams) -> int:
 
 
 def compute_uniqueness(params: EncodingParams, top: int, distinct_offsets: bool) -> UniquenessData:
-    """Run the analysis for the view (in a worker)."""
+    """Run the analysis for the view (in a worker, or inline when small)."""
     count = view_positions(params)
     if count < 2:
         raise ValueError("seq_len: uniqueness needs at least 2 positions")
@@ -153,9 +153,19 @@ class UniquenessPanel(Panel):
         self.schedule_update()
 
     def request_update(self) -> None:
-        """Recompute in a worker; the newest request wins."""
+        """Recompute; the newest request wins.
+
+        The cost declared counts as the similarity matrix's does (the rows
+        and columns of the distance matrix, and its entries): at the default
+        size it is computed at once with the core panels (about 4 ms) and
+        drawn in the same repaint; from a worker it arrived after the first
+        repaint, the window painted again, and the worker's many small NumPy
+        calls slowed the GUI thread meanwhile.
+        """
         params, top, distinct = self.state.params, self.top_box.value(), self.offsets_box.isChecked()
-        self.compute.submit(self, lambda: compute_uniqueness(params, top, distinct), self._show, self._error)
+        count = view_positions(params)
+        self.compute.submit(self, lambda: compute_uniqueness(params, top, distinct), self._show, self._error,
+                            cost=2 * count * params.d_model + count * count)
 
     def _error(self, error: Exception) -> None:
         self.show_message(str(error), "error")
