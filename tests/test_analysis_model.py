@@ -140,6 +140,28 @@ def test_uniqueness_recomputes_no_distance_of_a_position_to_itself(monkeypatch):
     assert np.all(result.nearest_distance > 0.1)
 
 
+@pytest.mark.parametrize("block_elements", [None, 64])  # the shared fast path, and the loop over offsets
+def test_offset_spread_and_profiles_use_the_encoder_they_are_given(monkeypatch, block_elements):
+    if block_elements is not None:
+        monkeypatch.setattr(analysis, "BLOCK_ELEMENTS", block_elements)
+    positions, offsets = np.arange(0, 60, 1.5), np.array([0.0, 1.0, 7.0, 30.0])
+    asked = []
+
+    def encoder(rows):
+        asked.append(np.asarray(rows).size)
+        return encode("harmonic", rows, 6)
+
+    spread = analysis.offset_spread("harmonic", positions, 6, offsets, encoder=encoder)
+    alone = analysis.offset_spread("harmonic", positions, 6, offsets)
+    assert asked  # every row came from the encoder
+    for name in ("minimum", "maximum", "mean", "spread", "count"):
+        np.testing.assert_array_equal(getattr(spread, name), getattr(alone, name))
+    asked.clear()
+    profiles = analysis.offset_profiles("harmonic", [0.0, 12.0], offsets, 6, encoder=encoder)
+    assert asked
+    np.testing.assert_array_equal(profiles, analysis.offset_profiles("harmonic", [0.0, 12.0], offsets, 6))
+
+
 def test_uniqueness_distance_is_exact_for_nearly_equal_large_encodings():
     # naive: PE(p) = p·(1, …, 1), so ‖PE(p) − PE(q)‖ = |p − q|·√d exactly.
     result = analysis.uniqueness("naive", [1e9, 1e9 + 1e-3, 3.0], 16)

@@ -180,3 +180,37 @@ def test_the_uniqueness_view_shares_the_core_panels_rows():
     clear_caches()
     compute_uniqueness(params, 5, False)  # asked first, it leaves the rows for the core panels
     assert cache.cached_bytes() == 128 * 64 * 8
+
+
+def test_rows_encoder_gives_what_encode_gives_at_any_positions():
+    from posenc_gui.model import clear_caches
+
+    clear_caches()
+    params = EncodingParams(seq_len=40, d_model=24, base=321.0)
+    encoder = cache.rows_encoder(params)
+    assert cache.cached_bytes() == 40 * 24 * 8  # the rows 0 … 39, kept for the core panels too
+    inside = np.array([0.0, 39.0, 7.0, 7.0])
+    mixed = np.array([3.0, 40.0, 2.5, 1e6, 39.0])  # past the end, between integers, far away
+    for positions in (inside, mixed, np.empty(0)):
+        np.testing.assert_array_equal(encoder(positions), params.encode(positions))
+
+
+def test_the_relative_view_shares_the_core_panels_rows():
+    from posenc_gui.model import analysis, clear_caches
+    from posenc_gui.views.relative import compute_relative
+
+    clear_caches()
+    params = EncodingParams(seq_len=128, d_model=64)
+    cache.encode_sampled(params, AxisSample(0, 1, 128))
+    held = cache.cached_bytes()
+    data = compute_relative(params, 64, 4)
+    assert cache.cached_bytes() == held  # the rows 0 … 127 came from the cache
+    positions, offsets = np.arange(128.0), np.arange(65.0)
+    alone = analysis.offset_spread("sinusoidal", positions, 64, offsets)
+    for name in ("minimum", "maximum", "mean", "spread"):
+        np.testing.assert_array_equal(getattr(data.spread, name), getattr(alone, name))
+    np.testing.assert_array_equal(data.profiles,
+                                  analysis.offset_profiles("sinusoidal", data.references, offsets, 64))
+    clear_caches()
+    compute_relative(params, 64, 4)  # asked first, it leaves the rows for the core panels
+    assert cache.cached_bytes() == 128 * 64 * 8

@@ -294,7 +294,7 @@ def _split_sweep(params: EncodingParams, scales: tuple, seed: int) -> tuple[np.n
 
 @functools.lru_cache(maxsize=16)
 def _split_residual(params: EncodingParams, scales: tuple, seed: int) -> np.ndarray:
-    """``max |σ²·ee₁ + σ·ep₁ + σ·pe₁ + pp₁ − logits(σ)|`` per scale, each scale's logits computed in full.
+    """``max |σ²·ee₁ + σ·ep₁ + σ·pe₁ + pp₁ − logits(σ)|`` per scale, with each scale's own logits.
 
     ``logits(σ) = (σz + p)W_q · ((σz + p)W_k)ᵀ / √d_k``. Nothing on screen
     shows it (it is rounding only, about 1e-15 of the logits), so it is

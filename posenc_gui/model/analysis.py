@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
@@ -212,6 +213,15 @@ def _encode_blocks(scheme: str, positions: np.ndarray, d_model: int, params: dic
     for start in range(0, positions.size, rows):
         stop = min(start + rows, positions.size)
         yield start, stop, encode(scheme, positions[start:stop], d_model, **params)
+
+
+#: PE at a 1-D array of positions, in every dimension (see :func:`offset_spread`).
+Encoder = Callable[[np.ndarray], np.ndarray]
+
+
+def _encoder(scheme: str, d_model: int, params: dict) -> Encoder:
+    """``encode`` with these arguments, as a function of the positions."""
+    return lambda positions: encode(scheme, positions, d_model, **params)
 
 
 def _row_distances(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -633,23 +643,19 @@ def linear_relation(scheme: str, positions, d_model: int, k: float, **params) ->
 # relative vs absolute
 
 
-def _dots(
-    scheme: str, p: np.ndarray, q: np.ndarray, d_model: int, params: dict
-) -> np.ndarray:
+def _dots(p: np.ndarray, q: np.ndarray, d_model: int, enc: Encoder) -> np.ndarray:
     """PE(p_r) · PE(q_r) for paired positions, in bounded blocks."""
     out = np.empty(p.size)
     rows = _rows_per_block(2 * d_model)
     for start in range(0, p.size, rows):
         stop = min(start + rows, p.size)
-        a = encode(scheme, p[start:stop], d_model, **params)
-        b = encode(scheme, q[start:stop], d_model, **params)
+        a = enc(p[start:stop])
+        b = enc(q[start:stop])
         out[start:stop] = np.einsum("ij,ij->i", a, b)
     return out
 
 
-def _offset_spread_shared(
-    scheme: str, pos: np.ndarray, d_model: int, offs: np.ndarray, params: dict
-) -> OffsetSpread | None:
+def _offset_spread_shared(pos: np.ndarray, d_model: int, offs: np.ndarray, enc: Encoder) -> OffsetSpread | None:
     """Fast path when the shifted positions p + k overlap a lot (contiguous p, k).
 
     Encodes each distinct position once and takes all dot products with one
@@ -664,12 +670,12 @@ def _offset_spread_shared(
     union = np.unique(shifted[valid])
     if union.size * d_model > budget or pos.size * union.size > budget or pos.size * d_model > budget:
         return None
-    encoded = encode(scheme, union, d_model, **params)
+    encoded = enc(union)
     # Each row of encode depends on its position only: the positions p that are among the
     # shifted ones (all of them when k = 0 is an offset) need no second evaluation.
     rows = np.searchsorted(union, pos) if union.size else np.zeros(0, dtype=np.intp)
     found = union.size > 0 and bool(np.all(union[np.minimum(rows, union.size - 1)] == pos))
-    base = encoded[rows] if found else encode(scheme, pos, d_model, **params)
+    base = encoded[rows] if found else enc(pos)
     gram = base @ encoded.T
     index = np.searchsorted(union, np.where(valid, shifted, union[0] if union.size else 0.0))
     index = np.minimum(index, max(union.size - 1, 0))
@@ -687,7 +693,8 @@ def _offset_spread_shared(
     )
 
 
-def offset_spread(scheme: str, positions, d_model: int, offsets, **params) -> OffsetSpread:
+def offset_spread(scheme: str, positions, d_model: int, offsets, *, encoder: Encoder | None = None,
+                  **params) -> OffsetSpread:
     """Min, max and spread over p of PE(p) · PE(p + k), for each offset k.
 
     For the sinusoidal scheme PE(p)·PE(p+k) = Σ_i cos(k·ω_i) does not depend
@@ -702,6 +709,10 @@ def offset_spread(scheme: str, positions, d_model: int, offsets, **params) -> Of
     d_model : int
     offsets : array_like
         The offsets k, at most :data:`MAX_OFFSETS` of them.
+    encoder : callable, optional
+        PE at a 1-D array of positions, as ``encode(scheme, positions,
+        d_model, **params)`` gives it; by default that call. The app passes
+        one that takes the rows its views have encoded already.
     **params
 
     Returns
@@ -720,22 +731,23 @@ def offset_spread(scheme: str, positions, d_model: int, offsets, **params) -> Of
     m = offs.size
     minimum, maximum, mean = np.full(m, np.nan), np.full(m, np.nan), np.full(m, np.nan)
     count = np.zeros(m, dtype=np.int64)
-    fast = _offset_spread_shared(scheme, pos, d_model, offs, params)
+    enc = encoder if encoder is not None else _encoder(scheme, d_model, params)
+    fast = _offset_spread_shared(pos, d_model, offs, enc)
     if fast is not None:
         return fast
     base = np.empty((0, d_model))
     base_ok = pos.size * d_model <= BLOCK_ELEMENTS
     if base_ok:
-        base = encode(scheme, pos, d_model, **params)
+        base = enc(pos)
     for index, k in enumerate(offs):
         shifted = pos + k
         keep = (shifted >= 0) & (shifted <= limits.MAX_POSITION)
         if not keep.any():
             continue
         if base_ok:
-            values = np.einsum("ij,ij->i", base[keep], encode(scheme, shifted[keep], d_model, **params))
+            values = np.einsum("ij,ij->i", base[keep], enc(shifted[keep]))
         else:
-            values = _dots(scheme, pos[keep], shifted[keep], d_model, params)
+            values = _dots(pos[keep], shifted[keep], d_model, enc)
         minimum[index], maximum[index], mean[index] = values.min(), values.max(), values.mean()
         count[index] = values.size
     return OffsetSpread(
@@ -743,10 +755,11 @@ def offset_spread(scheme: str, positions, d_model: int, offsets, **params) -> Of
     )
 
 
-def offset_profiles(scheme: str, references, offsets, d_model: int, **params) -> np.ndarray:
+def offset_profiles(scheme: str, references, offsets, d_model: int, *, encoder: Encoder | None = None,
+                    **params) -> np.ndarray:
     """PE(r) · PE(r + k) for each reference position r (rows) and offset k (columns).
 
-    Entries with r + k < 0 are NaN.
+    Entries with r + k < 0 are NaN. ``encoder`` as for :func:`offset_spread`.
 
     Returns
     -------
@@ -768,7 +781,8 @@ def offset_profiles(scheme: str, references, offsets, d_model: int, **params) ->
     union = np.unique(np.concatenate([refs, shifted[valid]]))
     # The references' rows overlap (r + k for nearby r): encode each position once when that
     # fits a block, and take the rows from there (each row depends on its position only).
-    shared = encode(scheme, union, d_model, **params) if union.size <= rows else None
+    enc = encoder if encoder is not None else _encoder(scheme, d_model, params)
+    shared = enc(union) if union.size <= rows else None
     for row, r in enumerate(refs):
         keep = np.flatnonzero(valid[row])
         if shared is not None:
@@ -777,8 +791,8 @@ def offset_profiles(scheme: str, references, offsets, d_model: int, **params) ->
                 part = keep[start:start + rows]
                 out[row, part] = shared[np.searchsorted(union, shifted[row, part])] @ reference
             continue
-        reference = encode(scheme, [r], d_model, **params)[0]
+        reference = enc(np.array([r]))[0]
         for start in range(0, keep.size, rows):
             part = keep[start:start + rows]
-            out[row, part] = encode(scheme, shifted[row, part], d_model, **params) @ reference
+            out[row, part] = enc(shifted[row, part]) @ reference
     return out

@@ -109,3 +109,34 @@ def cached_bytes() -> int:
     """Memory held by the cache now."""
     with _lock:
         return _bytes
+
+
+def rows_encoder(params: EncodingParams):
+    """PE at any positions, taking positions 0 … seq_len − 1 from the shared rows.
+
+    For an analysis that needs every position's row (and maybe a few past
+    the end): the heatmap and similarity matrix have usually encoded those
+    rows already at sizes where they show every position; otherwise they
+    are encoded (and kept) on the first call. Each row of ``encode``
+    depends on its position only, so the result equals
+    ``params.encode(positions)`` element for element.
+
+    Returns
+    -------
+    callable
+        ``positions → ndarray (len(positions), params.d_model)``.
+    """
+    rows = encode_sampled(params, AxisSample(0, 1, params.seq_len))
+
+    def encode_positions(positions) -> np.ndarray:
+        positions = np.asarray(positions, dtype=np.float64)
+        index = positions.astype(np.int64)
+        inside = (positions == index) & (index < params.seq_len)
+        if inside.all():
+            return rows[index]
+        out = np.empty((positions.size, params.d_model))
+        out[inside] = rows[index[inside]]
+        out[~inside] = params.encode(positions[~inside])
+        return out
+
+    return encode_positions

@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QLabel, QSpinBox, QWidget
 
 from ..model import AxisSample, EncodingParams, sample_axis
 from ..model.analysis import MAX_OFFSETS, OffsetSpread, offset_profiles, offset_spread
+from ..model.cache import rows_encoder
 from .base import Panel
 from .labels import WrappedLabelHolder
 from .matrixplot import (
@@ -56,9 +57,11 @@ def compute_relative(params: EncodingParams, max_offset: int, n_references: int)
     budget = max(16, min(VIEW_WORK // (params.d_model * offsets.size), MAX_POSITIONS))
     sample = sample_axis(0, params.seq_len - 1, params.seq_len, min(budget, params.seq_len))
     positions = sample.indices().astype(np.float64)
-    spread = offset_spread(params.scheme, positions, params.d_model, offsets, **kwargs)
+    # Comparing every position: the rows 0 … N−1 the core panels encoded serve here too.
+    encoder = rows_encoder(params) if sample.stride == 1 else None
+    spread = offset_spread(params.scheme, positions, params.d_model, offsets, encoder=encoder, **kwargs)
     references = reference_positions(params.seq_len, n_references)
-    profiles = offset_profiles(params.scheme, references, offsets, params.d_model, **kwargs)
+    profiles = offset_profiles(params.scheme, references, offsets, params.d_model, encoder=encoder, **kwargs)
     return RelativeData(params, positions, sample.stride, spread, references, profiles)
 
 
