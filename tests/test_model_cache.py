@@ -145,41 +145,61 @@ def test_clear_caches_forgets_every_kept_result():
     assert all(function.cache_info().currsize == 0 for function in kept) and not addition._EMBEDDING_BLOCKS
 
 
-def test_the_addition_docks_cosine_terms_share_the_core_panels_rows():
+def rows_kept(params: EncodingParams, count: int) -> bool:
+    """Whether the shared cache holds the rows 0 … count − 1 of ``params`` (other tests' workers may add others)."""
+    return (params, AxisSample(0, 1, count), None) in cache._entries
+
+
+@pytest.fixture
+def row_encodes(monkeypatch):
+    """How many rows each ``EncodingParams.encode`` call of this thread evaluates (the shared cache's route)."""
+    calls = []
+    real, me = EncodingParams.encode, threading.get_ident()
+
+    def counted(self, positions=None, dims=None):
+        if threading.get_ident() == me:
+            calls.append(self.seq_len if positions is None else len(positions))
+        return real(self, positions, dims)
+
+    monkeypatch.setattr(EncodingParams, "encode", counted)
+    return calls
+
+
+def test_the_addition_docks_cosine_terms_share_the_core_panels_rows(row_encodes):
     from posenc_gui.model import addition, clear_caches
 
     clear_caches()
     params = EncodingParams(seq_len=128, d_model=96)
-    grid = cache.encode_sampled(params, AxisSample(0, 1, 128))  # as the heatmap and similarity ask
-    held = cache.cached_bytes()
+    grid = cache.encode_sampled(params, AxisSample(0, 1, 128)).copy()  # as the heatmap and similarity ask
+    row_encodes.clear()
     positions, _zz, zp, pp = addition._cosine_terms(params, 0)
-    assert cache.cached_bytes() == held  # nothing new encoded: the rows came from the cache
+    assert 128 not in row_encodes  # the rows came from the cache
     np.testing.assert_array_equal(positions, np.arange(128.0))
     np.testing.assert_array_equal(pp, np.einsum("ij,ij->i", grid, grid))
     z = np.random.default_rng([0, 0xC05, 96, 128]).standard_normal((128, 96))
-    np.testing.assert_array_equal(zp, np.einsum("ij,ij->i", z, params.encode()))
+    np.testing.assert_array_equal(zp, np.einsum("ij,ij->i", z, grid))
     # Asked first, the Addition dock's terms leave the rows for the core panels.
     clear_caches()
     addition._cosine_terms(params, 0)
-    assert cache.cached_bytes() == grid.nbytes
+    assert rows_kept(params, 128)
 
 
-def test_the_uniqueness_view_shares_the_core_panels_rows():
+def test_the_uniqueness_view_shares_the_core_panels_rows(row_encodes):
     from posenc_gui.model import analysis, clear_caches
     from posenc_gui.views.uniqueness import compute_uniqueness
 
     clear_caches()
     params = EncodingParams(seq_len=128, d_model=64)
     cache.encode_sampled(params, AxisSample(0, 1, 128))
-    held = cache.cached_bytes()
+    row_encodes.clear()
     data = compute_uniqueness(params, 5, False)
-    assert cache.cached_bytes() == held  # nothing encoded again
+    assert row_encodes == []  # nothing encoded again
     alone = analysis.uniqueness("sinusoidal", np.arange(128.0), 64, top=5)
     np.testing.assert_array_equal(data.result.nearest_distance, alone.nearest_distance)
     assert data.result.near_repeats == alone.near_repeats
     clear_caches()
     compute_uniqueness(params, 5, False)  # asked first, it leaves the rows for the core panels
-    assert cache.cached_bytes() == 128 * 64 * 8
+    assert rows_kept(params, 128)
 
 
 def test_rows_encoder_gives_what_encode_gives_at_any_positions():
@@ -188,23 +208,23 @@ def test_rows_encoder_gives_what_encode_gives_at_any_positions():
     clear_caches()
     params = EncodingParams(seq_len=40, d_model=24, base=321.0)
     encoder = cache.rows_encoder(params)
-    assert cache.cached_bytes() == 40 * 24 * 8  # the rows 0 … 39, kept for the core panels too
+    assert rows_kept(params, 40)  # the rows 0 … 39, kept for the core panels too
     inside = np.array([0.0, 39.0, 7.0, 7.0])
     mixed = np.array([3.0, 40.0, 2.5, 1e6, 39.0])  # past the end, between integers, far away
     for positions in (inside, mixed, np.empty(0)):
         np.testing.assert_array_equal(encoder(positions), params.encode(positions))
 
 
-def test_the_relative_view_shares_the_core_panels_rows():
+def test_the_relative_view_shares_the_core_panels_rows(row_encodes):
     from posenc_gui.model import analysis, clear_caches
     from posenc_gui.views.relative import compute_relative
 
     clear_caches()
     params = EncodingParams(seq_len=128, d_model=64)
     cache.encode_sampled(params, AxisSample(0, 1, 128))
-    held = cache.cached_bytes()
+    row_encodes.clear()
     data = compute_relative(params, 64, 4)
-    assert cache.cached_bytes() == held  # the rows 0 … 127 came from the cache
+    assert row_encodes == [64]  # only p + k past the end (128 … 191); the rows 0 … 127 came from the cache
     positions, offsets = np.arange(128.0), np.arange(65.0)
     alone = analysis.offset_spread("sinusoidal", positions, 64, offsets)
     for name in ("minimum", "maximum", "mean", "spread"):
@@ -213,4 +233,4 @@ def test_the_relative_view_shares_the_core_panels_rows():
                                   analysis.offset_profiles("sinusoidal", data.references, offsets, 64))
     clear_caches()
     compute_relative(params, 64, 4)  # asked first, it leaves the rows for the core panels
-    assert cache.cached_bytes() == 128 * 64 * 8
+    assert rows_kept(params, 128)
