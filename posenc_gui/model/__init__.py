@@ -23,17 +23,17 @@ from .schemes import LAYOUTS, SCHEMES, SchemeInfo, columns, encode, formula_term
 from .similarity import METRICS, offset_profile, pairwise, similarity_matrix
 
 
-
 def clear_caches() -> None:
     """Forget every result the model keeps for parameters seen before (encoded grids, analysis samples).
 
     Results are kept so that going back to a value is fast; clearing them
     frees their memory, and lets a benchmark time the computation itself.
     """
-    from . import addition  # the analyses load with their panels
+    from . import addition, attention  # the analyses load with their panels
 
     cache.clear()
     addition.clear_caches()
+    attention._attention_weights.cache_clear()
 
 
 __all__ = [

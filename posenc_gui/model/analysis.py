@@ -514,22 +514,15 @@ def unpaired_dimensions(scheme: str, d_model: int, **params) -> np.ndarray:
     return _rotation_pairs(cols.kind, cols.divisor)[2]
 
 
-def encode_distinct(scheme: str, positions: np.ndarray, d_model: int, **params) -> np.ndarray:
-    """``encode(scheme, positions, d_model, **params)``, evaluating each distinct position once.
-
-    Each row of ``encode`` is computed on its own, so the rows are the same,
-    bit for bit, as one call at all the positions gives.
-    """
-    distinct, where = np.unique(positions, return_inverse=True)
-    return encode(scheme, distinct, d_model, **params)[where]
-
-
 def _encode_both(scheme: str, p: np.ndarray, q: np.ndarray, d_model: int, **params) -> tuple[np.ndarray, np.ndarray]:
     """``encode`` at ``p`` and at ``q``, encoding each distinct position once.
 
-    p and p + k mostly overlap (for k = 1, all but one position).
+    p and p + k mostly overlap (for k = 1, all but one position). Each row of
+    ``encode`` is computed on its own, so the rows are the same, bit for bit,
+    as separate calls give.
     """
-    rows = encode_distinct(scheme, np.concatenate([p, q]), d_model, **params)
+    distinct, where = np.unique(np.concatenate([p, q]), return_inverse=True)
+    rows = encode(scheme, distinct, d_model, **params)[where]
     return rows[:p.size], rows[p.size:]
 
 
