@@ -3,18 +3,27 @@
 Modelled on napari's layer slicer: a small executor, each request tagged
 with a generation number; a request that is superseded before it starts is
 skipped, and a result that arrives after a newer request is dropped.
+
+A request given as a :class:`ModelJob` (a model function and its arguments)
+runs in the worker process instead (:mod:`posenc_gui.worker_process`),
+with the same rules: see :class:`_WorkerProcess`.
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import itertools
 import os
+import pickle
+import subprocess
 import sys
 import threading
 import time
 import weakref
+from collections import deque
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
 import shiboken6
@@ -133,6 +142,194 @@ def _lower_worker_priority() -> None:
         pass  # a sandbox that forbids it: the workers run at the GUI thread's priority, as before
 
 
+#: Set to 0 to run every request in this process's worker threads (no worker process).
+WORKER_PROCESS_ENV = "POSENC_GUI_WORKER_PROCESS"
+#: A worker process that stops (killed, out of memory) is replaced at most this many times per run.
+MAX_PROCESS_STARTS = 4
+
+
+@dataclass(frozen=True)
+class ModelJob:
+    """A request the worker process can run: a model function and its arguments.
+
+    ``function`` is a module-level function of ``posenc_gui.model`` (NumPy
+    only) and ``args`` pickle. Called, it runs here, in the calling thread:
+    a worker thread when the process is not available, or for a function
+    from elsewhere (a test's stand-in).
+    """
+
+    function: Callable[..., Any]
+    args: tuple = ()
+
+    def __call__(self) -> Any:
+        return self.function(*self.args)
+
+    def in_process(self) -> bool:
+        """True if the worker process may run it: a function of the model layer."""
+        module = getattr(self.function, "__module__", "") or ""
+        return module == "posenc_gui.model" or module.startswith("posenc_gui.model.")
+
+    def request(self) -> bytes:
+        """The pickled request the worker process reads."""
+        return pickle.dumps((self.function.__module__, self.function.__qualname__, self.args),
+                            protocol=pickle.HIGHEST_PROTOCOL)
+
+
+class _WorkerProcess:
+    """One ``python -m posenc_gui.worker_process`` child, shared by every ComputeService of this process.
+
+    It runs one job at a time, the others wait in order; a job superseded
+    while it waits is skipped, as in the threads. A reader thread waits on the
+    child's replies (blocked in ``read``, it does not hold the interpreter
+    lock) and hands each result to the relay, like a worker thread. If the
+    child stops, the reader runs the job in flight and the waiting ones
+    itself, and the next job starts a new child.
+    """
+
+    def __init__(self) -> None:
+        from . import worker_process
+
+        self._frames = worker_process
+        env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1",
+                   POSENC_GUI_WORKER_NICENESS=str(WORKER_NICENESS))
+        self._child = subprocess.Popen([sys.executable, "-m", "posenc_gui.worker_process"],
+                                       stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
+        self._lock = threading.Lock()
+        self._running: tuple | None = None
+        self._waiting: deque[tuple] = deque()
+        self.alive = True
+        self._reader = threading.Thread(target=self._read_replies, name="posenc-worker-process", daemon=True)
+        self._reader.start()
+
+    @property
+    def pid(self) -> int:
+        """The child's process id."""
+        return self._child.pid
+
+    def submit(self, job: ModelJob, parcel: list, latest: dict) -> bool:
+        """Queue ``job``; False if the child has stopped (run it elsewhere).
+
+        ``parcel`` is ``[service_ref, key, generation]``; the result is posted
+        to the relay with it, unless ``latest[key]`` has moved on by the time
+        the job would start.
+        """
+        with self._lock:
+            if not self.alive:
+                return False
+            if self._running is None:
+                self._start(job, parcel, latest)
+            else:
+                self._waiting.append((job, parcel, latest))
+        return True
+
+    def _start(self, job: ModelJob, parcel: list, latest: dict) -> None:
+        """Send ``job`` to the child (the lock is held)."""
+        try:
+            request = job.request()
+            self._frames.write_frame(self._child.stdin, request)
+        except (OSError, ValueError):  # the child is gone: the reader sees its end and runs the job
+            pass
+        except Exception as error:  # arguments that do not pickle: an error for this request
+            self._running = None
+            parcel += [None, error, None]
+            _relay.post(parcel)
+            return
+        self._running = (job, parcel, latest)
+
+    def _next(self) -> None:
+        """Start the oldest waiting job that is still the latest request of its key (the lock is held)."""
+        while self._waiting:
+            job, parcel, latest = self._waiting.popleft()
+            if latest.get(parcel[1]) == parcel[2]:
+                self._start(job, parcel, latest)
+                if self._running is not None:
+                    return
+            else:
+                parcel += [_SUPERSEDED, None, None]
+                _relay.post(parcel)
+
+    def _read_replies(self) -> None:
+        while (frame := self._frames.read_frame(self._child.stdout)) is not None:
+            ok, value = pickle.loads(frame)
+            del frame
+            with self._lock:
+                running, self._running = self._running, None
+                self._next()
+            if running is not None:
+                parcel = running[1]
+                parcel += [value, None, None] if ok else [None, value, None]
+                del ok, value
+                _relay.post(parcel)
+        self._stopped()
+
+    def _stopped(self) -> None:
+        """The child's replies ended: finish its jobs in this thread."""
+        with self._lock:
+            self.alive = False
+            jobs = ([self._running] if self._running is not None else []) + list(self._waiting)
+            self._running = None
+            self._waiting.clear()
+        self._child.wait()
+        for stream in (self._child.stdin, self._child.stdout):
+            with contextlib.suppress(OSError, ValueError):
+                stream.close()
+        for job, parcel, latest in jobs:
+            _run_job(job, parcel, latest)
+        del jobs
+
+    def close(self) -> None:
+        """End the child: it stops when its requests end."""
+        with contextlib.suppress(OSError, ValueError):
+            self._child.stdin.close()
+        try:
+            self._child.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            self._child.kill()
+
+
+def _run_job(job: Callable[[], Any], parcel: list, latest: dict) -> None:
+    """Run ``job`` in this thread and post its result (or :data:`_SUPERSEDED`) with ``parcel``."""
+    if latest.get(parcel[1]) != parcel[2]:
+        parcel += [_SUPERSEDED, None, job]
+    else:
+        try:
+            result, error = job(), None
+        except Exception as exc:  # delivered to on_error on the GUI thread
+            result, error = None, exc
+        parcel += [result, error, job]
+        del result, error
+    del job
+    _relay.post(parcel)
+
+
+_worker_process: _WorkerProcess | None = None
+_process_starts = 0
+
+
+def worker_process() -> _WorkerProcess | None:
+    """The running worker process, started if needed; None when turned off or it kept stopping."""
+    global _worker_process, _process_starts
+    if os.environ.get(WORKER_PROCESS_ENV, "1") == "0":
+        return None
+    if _worker_process is not None and _worker_process.alive:
+        return _worker_process
+    if _process_starts >= MAX_PROCESS_STARTS:
+        return None
+    _process_starts += 1
+    try:
+        _worker_process = _WorkerProcess()
+    except OSError:  # no way to start it here: threads only
+        _process_starts = MAX_PROCESS_STARTS
+        return None
+    return _worker_process
+
+
+@atexit.register
+def _close_worker_process() -> None:
+    if _worker_process is not None:
+        _worker_process.close()
+
+
 class ComputeService(QObject):
     """Executes callables in worker threads and delivers results on the GUI thread.
 
@@ -178,6 +375,9 @@ class ComputeService(QObject):
     ) -> None:
         """Run ``function()`` in a worker; call ``on_result`` with its value on the GUI thread.
 
+        A :class:`ModelJob` runs in the worker process (in a worker thread
+        when the process is turned off or cannot run).
+
         A later ``submit`` with the same ``key`` supersedes this one: its
         result (or error) is never delivered. A request declaring a ``cost``
         of at most :data:`INLINE_COST` runs at once, before this returns
@@ -206,6 +406,10 @@ class ComputeService(QObject):
         if not self._busy_timer.isActive() and not self._busy:
             self._busy_timer.start()
 
+        if isinstance(function, ModelJob) and function.in_process():
+            process = worker_process()
+            if process is not None and process.submit(function, [weakref.ref(self), key, generation], self._latest):
+                return
         relay, latest = self._relay, self._latest
         # The closure holds only this box; the worker empties it into the relay.
         box = [weakref.ref(self), key, generation, function]
@@ -290,6 +494,11 @@ class ComputeService(QObject):
             on_error(error)
         else:
             on_result(result)
+
+    @staticmethod
+    def prepare_worker_process() -> None:
+        """Start the worker process now (in idle time), so the first analysis need not wait ~0.3 s for it."""
+        worker_process()
 
     def cancel(self, key: Any) -> None:
         """Forget any request under ``key``; its result will not be delivered."""

@@ -129,6 +129,7 @@ class PanelPrebuilder:
                 or self._since_change.elapsed() < IDLE_MS
                 or window.compute.ms_since_request() < IDLE_MS or not window.compute.is_idle())
         if not busy:
+            window.compute.prepare_worker_process()
             window.panels[pending[0]]
         if len(pending) > (0 if busy else 1):
             self._timer.start(PREBUILD_STEP_MS)

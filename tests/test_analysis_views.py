@@ -10,7 +10,8 @@ import pytest
 
 from posenc_gui.model import limits
 from posenc_gui.views import panel_classes
-from posenc_gui.views.linear_relation import VIEW_ELEMENTS, LinearRelationPanel
+from posenc_gui.model.panel_data import VIEW_ELEMENTS
+from posenc_gui.views.linear_relation import LinearRelationPanel
 from posenc_gui.views.magnitude import MAX_POINTS, MagnitudePanel
 from posenc_gui.views.relative import RelativePanel
 from posenc_gui.views.uniqueness import UniquenessPanel

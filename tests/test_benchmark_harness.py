@@ -93,7 +93,7 @@ def test_each_panel_sharing_the_heatmaps_place_is_measured_in_front(make_window,
 
     cleared_at = []  # how many changes had been made when the model's caches were cleared
     monkeypatch.setattr(bench, "step_blocks", step_blocks)
-    monkeypatch.setattr(bench, "clear_caches", lambda: cleared_at.append(len(emitted)))
+    monkeypatch.setattr(bench, "clear_caches", lambda _window: cleared_at.append(len(emitted)))
     fronts = bench.bench_fronts(window, repeats=3, blocks=1)
     assert "spectrum" in tabbed and set(fronts) == tabbed
     assert changes_per_block == [3] * len(in_front)  # every step changed a parameter

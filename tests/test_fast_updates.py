@@ -272,7 +272,7 @@ def test_an_analysis_panel_in_front_computes_while_the_core_panels_update(make_w
     analysis_started = threading.Event()
     seen_by_core = []
 
-    def analysis(*args, compute=linear_relation.compute_linear_relation):
+    def analysis(*args, compute=linear_relation.linear_relation_data):
         analysis_started.set()
         return compute(*args)
 
@@ -280,7 +280,7 @@ def test_an_analysis_panel_in_front_computes_while_the_core_panels_update(make_w
         seen_by_core.append(analysis_started.wait(2))
         return compute(*args)
 
-    monkeypatch.setattr(linear_relation, "compute_linear_relation", analysis)
+    monkeypatch.setattr(linear_relation, "linear_relation_data", analysis)
     monkeypatch.setattr(waveforms, "compute_waveforms", core)
     window.state.update(d_model=510)
     window.state.flush()

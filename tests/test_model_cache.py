@@ -217,13 +217,13 @@ def test_rows_encoder_gives_what_encode_gives_at_any_positions():
 
 def test_the_relative_view_shares_the_core_panels_rows(row_encodes):
     from posenc_gui.model import analysis, clear_caches
-    from posenc_gui.views.relative import compute_relative
+    from posenc_gui.model.panel_data import relative_data
 
     clear_caches()
     params = EncodingParams(seq_len=128, d_model=64)
     cache.encode_sampled(params, AxisSample(0, 1, 128))
     row_encodes.clear()
-    data = compute_relative(params, 64, 4)
+    data = relative_data(params, 64, 4)
     assert row_encodes == [64]  # only p + k past the end (128 … 191); the rows 0 … 127 came from the cache
     positions, offsets = np.arange(128.0), np.arange(65.0)
     alone = analysis.offset_spread("sinusoidal", positions, 64, offsets)
@@ -232,5 +232,5 @@ def test_the_relative_view_shares_the_core_panels_rows(row_encodes):
     np.testing.assert_array_equal(data.profiles,
                                   analysis.offset_profiles("sinusoidal", data.references, offsets, 64))
     clear_caches()
-    compute_relative(params, 64, 4)  # asked first, it leaves the rows for the core panels
+    relative_data(params, 64, 4)  # asked first, it leaves the rows for the core panels
     assert rows_kept(params, 128)

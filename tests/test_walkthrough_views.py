@@ -232,7 +232,7 @@ def test_addition_panel_follows_parameters_and_scale(qtbot, state, compute):
     panel.set_scale(50.0)
     assert compute.wait_idle()
     assert panel.data.scale == 50.0 and panel.data.current.cosine_mean[0] > before
-    assert panel.data.sweep is data.sweep  # same parameters: the sweep is reused, only σ recomputed
+    np.testing.assert_array_equal(panel.data.sweep.term_rms, data.sweep.term_rms)  # σ moves only its line
     x, y = panel.term_curves["p·p"].getOriginalDataset()
     assert len(x) == data.sweep.scales.size
     exported = panel.export_data()
@@ -437,15 +437,15 @@ def test_addition_error_clears_when_the_next_update_succeeds(qtbot, state, compu
 
     panel = AdditionPanel(state, compute)
     settle(qtbot, panel, compute)
-    real = addition_module.compute_addition
+    real = addition_module.addition_data
 
     def broken(*args, **kwargs):
         raise ValueError("d_model: refused for the test")
 
-    monkeypatch.setattr(addition_module, "compute_addition", broken)
+    monkeypatch.setattr(addition_module, "addition_data", broken)
     change(state, compute, d_model=32)
     assert panel.message_label.isVisible() and "refused" in panel.message_label.text()
-    monkeypatch.setattr(addition_module, "compute_addition", real)
+    monkeypatch.setattr(addition_module, "addition_data", real)
     change(state, compute, d_model=64)
     assert panel.data.params.d_model == 64
     assert panel.message_label.isHidden()

@@ -29,10 +29,11 @@ def clear_caches() -> None:
     Results are kept so that going back to a value is fast; clearing them
     frees their memory, and lets a benchmark time the computation itself.
     """
-    from . import addition, attention  # the analyses load with their panels
+    from . import addition, attention, panel_data  # the analyses load with their panels
 
     cache.clear()
     addition.clear_caches()
+    panel_data.clear_caches()
     attention._attention_weights.cache_clear()
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -11,18 +10,9 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDoubleSpinBox, QLabel, QWidget
 
-from ..model import EncodingParams
-from ..model.analysis import embedding_norm
-from ..model.addition import (
-    MAX_SCALE,
-    TERMS,
-    Orthogonality,
-    ProjectionCost,
-    ScaleSweep,
-    orthogonality,
-    projection_cost,
-    scale_sweep,
-)
+from ..compute import ModelJob
+from ..model.addition import MAX_SCALE, TERMS
+from ..model.panel_data import AdditionData, addition_data
 from .base import Panel
 from .labels import WrappedLabelHolder
 from .matrixplot import (
@@ -39,32 +29,6 @@ GREY = "#555555"
 HORIZONTAL_DECADE_LABELS = 8
 #: Largest σ offered by the spin box.
 MAX_SPIN_SCALE = min(1000.0, MAX_SCALE)
-
-
-@dataclass(frozen=True, eq=False)
-class AdditionData:
-    """Everything the dock shows, from the model."""
-
-    params: EncodingParams
-    scale: float
-    cost: ProjectionCost
-    sweep: ScaleSweep
-    current: ScaleSweep
-    ortho: Orthogonality
-    embedding_norm: float
-
-
-def compute_addition(params: EncodingParams, scale: float, cached: AdditionData | None = None,
-                     seed: int = 0) -> AdditionData:
-    """Run the model for the dock (in a worker); reuses the sweeps of ``cached`` if ``params`` are the same."""
-    if cached is not None and cached.params == params:
-        sweep, ortho, cost = cached.sweep, cached.ortho, cached.cost
-    else:
-        sweep = scale_sweep(params, seed=seed)
-        ortho = orthogonality(params, seed=seed)
-        cost = projection_cost(params.d_model, params.seq_len)
-    current = scale_sweep(params, [scale], seed=seed)
-    return AdditionData(params, scale, cost, sweep, current, ortho, embedding_norm(params.d_model, scale))
 
 
 def _key(items: list[tuple[str, str]], dashed: set[str] = frozenset()) -> str:
@@ -196,8 +160,8 @@ class AdditionPanel(Panel):
 
     def request_update(self) -> None:
         """Recompute in a worker; the newest request wins (see ``schedule_update``)."""
-        params, scale, cached = self.state.params, self.scale_box.value(), self.data
-        self.compute.submit(self, lambda: compute_addition(params, scale, cached), self._show, self._failed)
+        self.compute.submit(self, ModelJob(addition_data, (self.state.params, self.scale_box.value())),
+                            self._show, self._failed)
 
     def _failed(self, error: Exception) -> None:
         self.show_message(str(error), "error")
@@ -284,7 +248,7 @@ class AdditionPanel(Panel):
         """The sweep (σ, cosines, term RMS), the orthogonality table and the costs."""
         data = self.data
         if self.is_stale():  # not computed yet, or a hidden dock: compute now
-            data = compute_addition(self.state.params, self.scale_box.value(), self.data)
+            data = addition_data(self.state.params, self.scale_box.value())
         sweep, ortho, cost = data.sweep, data.ortho, data.cost
         table = np.column_stack([sweep.scales, sweep.cosine_mean, sweep.cosine_min, sweep.term_rms])
         ortho_table = np.column_stack([ortho.dims, ortho.pe_mean, ortho.pe_q95, ortho.pe_max, ortho.random_mean,

@@ -2,29 +2,20 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from PySide6.QtCore import QRectF, Qt
 from PySide6.QtWidgets import QComboBox, QLabel, QSpinBox, QWidget
 
-from ..model import SCHEMES, AxisSample, EncodingParams, sample_axis
-from ..model.analysis import MAX_TK_D_MODEL, LinearRelation, linear_relation, unpaired_dimensions
+from ..compute import ModelJob
+from ..model import SCHEMES, AxisSample
+from ..model.panel_data import LinearRelationData, linear_relation_data
 from .base import Panel
 from .labels import WrappedLabelHolder
 from .matrixplot import FOREGROUND, MatrixPlot, new_layout_widget
 from .spectrum import set_integer_ticks
 
-#: Largest positions × d_model evaluated for the residual of an exact rotation.
-VIEW_ELEMENTS = 2**21
-#: An exact rotation's residual is evaluated at most at this many (strided) positions; at d = 2
-#: the element budget alone would allow every one of 1,048,576 positions.
-MAX_EXACT_POSITIONS = 2**16
-#: Largest n·d² of a live least-squares fit.
-VIEW_LSTSQ_WORK = 2**28
-#: A least-squares fit uses at most max(2·d, this many) positions.
-MAX_FIT_POSITIONS = 4096
 #: Offsets the spin box allows.
 MAX_K = 1_000_000
 #: Choices of the displayed block of T_k: label, number of leading dimensions (0 = all).
@@ -32,67 +23,6 @@ SHOW_CHOICES = (("first 8 dims", 8), ("first 16 dims", 16), ("first 64 dims", 64
                 ("all dims", 0))
 #: "all dims" shows at most this many (a larger image would stall the window).
 MAX_SHOWN = 1024
-
-
-@dataclass(frozen=True)
-class LinearRelationData:
-    """T_k and its residual over ``positions``."""
-
-    params: EncodingParams
-    positions: np.ndarray
-    stride: int
-    extended: bool
-    relation: LinearRelation
-
-
-def fit_positions(params: EncodingParams, fitted: int) -> tuple[np.ndarray, int, bool]:
-    """Positions the view uses: ``(positions, stride, extended past seq_len)``.
-
-    An exact rotation needs no fit: positions ``0 … seq_len−1``, strided to at
-    most :data:`VIEW_ELEMENTS` / d. A least-squares fit needs at least 2·d
-    positions so it cannot just interpolate them (so it may use positions past
-    ``seq_len``) and at most :data:`VIEW_LSTSQ_WORK` / d².
-
-    Raises
-    ------
-    ValueError
-        When even 2·d positions are too many for a live least-squares fit.
-    """
-    d = params.d_model
-    n = params.seq_len
-    extended = False
-    if fitted:
-        if 2 * d * d * d > VIEW_LSTSQ_WORK:
-            largest = int(round((VIEW_LSTSQ_WORK / 2) ** (1 / 3)))
-            if fitted < d:
-                # Paired scheme with odd d: say why a sinusoidal T_k needs a fit at all.
-                raise ValueError(
-                    f"d_model: with d_model = {d:,} (odd) the last sine has no cosine partner, so its row of "
-                    f"T_k is a least-squares fit, which the live view does only for d_model ≤ {largest}; "
-                    f"choose an even d_model ({d - 1:,} or {d + 1:,}) to see the exact rotations"
-                )
-            raise ValueError(
-                f"d_model: a least-squares T_k for {params.scheme} needs ≥ 2·d positions and n·d² work; "
-                f"the live view fits d_model ≤ {largest}, got {d:,}"
-            )
-        if n < 2 * d:
-            n, extended = 2 * d, True
-        budget = max(2 * d, min(VIEW_LSTSQ_WORK // (d * d), MAX_FIT_POSITIONS))
-    else:
-        budget = max(2, min(VIEW_ELEMENTS // d, MAX_EXACT_POSITIONS))
-    sample = sample_axis(0, n - 1, n, min(budget, n))
-    return sample.indices().astype(np.float64), sample.stride, extended
-
-
-def compute_linear_relation(params: EncodingParams, k: int) -> LinearRelationData:
-    """T_k for the view (in a worker)."""
-    kwargs = params.scheme_kwargs()
-    if params.d_model > MAX_TK_D_MODEL:
-        raise ValueError(f"d_model: T_k is a dense d × d matrix; at most {MAX_TK_D_MODEL:,}, got {params.d_model:,}")
-    fitted = unpaired_dimensions(params.scheme, params.d_model, **kwargs).size
-    positions, stride, extended = fit_positions(params, fitted)
-    relation = linear_relation(params.scheme, positions, params.d_model, k, **kwargs)
-    return LinearRelationData(params, positions, stride, extended, relation)
 
 
 class LinearRelationPanel(Panel):
@@ -153,7 +83,7 @@ class LinearRelationPanel(Panel):
     def request_update(self) -> None:
         """Recompute in a worker; the newest request wins."""
         params, k = self.state.params, self.k_box.value()
-        self.compute.submit(self, lambda: compute_linear_relation(params, k), self._show,
+        self.compute.submit(self, ModelJob(linear_relation_data, (params, k)), self._show,
                             lambda e: self.show_message(str(e), "error"))
 
     def _show(self, data: LinearRelationData) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -10,9 +9,10 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QSpinBox, QWidget
 
-from ..model import AxisSample, EncodingParams, sample_axis
-from ..model.analysis import MAX_OFFSETS, OffsetSpread, offset_profiles, offset_spread
-from ..model.cache import rows_encoder
+from ..compute import ModelJob
+from ..model import AxisSample, EncodingParams
+from ..model.analysis import MAX_OFFSETS
+from ..model.panel_data import RelativeData, relative_data
 from .base import Panel
 from .labels import WrappedLabelHolder
 from .matrixplot import (
@@ -21,48 +21,7 @@ from .matrixplot import (
 )
 from .spectrum import set_integer_ticks
 
-#: At most this many offsets are evaluated (evenly strided over 0 … max k).
-MAX_OFFSET_POINTS = 512
-#: Work budget of one update: positions × offsets × d_model.
-VIEW_WORK = 2**23
 MAX_REFERENCES = len(PALETTE)  # one palette colour per reference position
-#: At most this many positions p (evenly strided) enter the spread, however small d and the offsets are.
-MAX_POSITIONS = 2**16
-
-
-@dataclass(frozen=True)
-class RelativeData:
-    """Spread across sampled positions p for each offset k, and profiles from reference positions."""
-
-    params: EncodingParams
-    positions: np.ndarray
-    position_stride: int
-    spread: OffsetSpread
-    references: np.ndarray
-    profiles: np.ndarray  # (len(references), len(offsets))
-
-
-def reference_positions(seq_len: int, count: int) -> np.ndarray:
-    """``count`` reference positions spread evenly over the first half of ``0 … seq_len−1``."""
-    last = max((seq_len - 1) // 2, 0)
-    return np.unique(np.round(np.linspace(0, last, count))).astype(np.float64)
-
-
-def compute_relative(params: EncodingParams, max_offset: int, n_references: int) -> RelativeData:
-    """Spread and profiles for the view (in a worker)."""
-    kwargs = params.scheme_kwargs()
-    offsets = sample_axis(0, max_offset, max_offset + 1, MAX_OFFSET_POINTS).indices().astype(np.float64)
-    if offsets[-1] != max_offset:
-        offsets = np.append(offsets, float(max_offset))
-    budget = max(16, min(VIEW_WORK // (params.d_model * offsets.size), MAX_POSITIONS))
-    sample = sample_axis(0, params.seq_len - 1, params.seq_len, min(budget, params.seq_len))
-    positions = sample.indices().astype(np.float64)
-    # Comparing every position: the rows 0 … N−1 the core panels encoded serve here too.
-    encoder = rows_encoder(params) if sample.stride == 1 else None
-    spread = offset_spread(params.scheme, positions, params.d_model, offsets, encoder=encoder, **kwargs)
-    references = reference_positions(params.seq_len, n_references)
-    profiles = offset_profiles(params.scheme, references, offsets, params.d_model, encoder=encoder, **kwargs)
-    return RelativeData(params, positions, sample.stride, spread, references, profiles)
 
 
 class RelativePanel(Panel):
@@ -151,7 +110,7 @@ class RelativePanel(Panel):
         """Recompute in a worker; the newest request wins."""
         params = self.state.params
         max_offset, n_refs = self.max_offset_box.value(), self.references_box.value()
-        self.compute.submit(self, lambda: compute_relative(params, max_offset, n_refs), self._show,
+        self.compute.submit(self, ModelJob(relative_data, (params, max_offset, n_refs)), self._show,
                             lambda e: self.show_message(str(e), "error"))
 
     def _show(self, data: RelativeData) -> None:

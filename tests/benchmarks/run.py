@@ -83,7 +83,9 @@ from PySide6.QtCore import QElapsedTimer, QTimer  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from posenc_gui.mainwindow import PRIMARY_PANELS, MainWindow  # noqa: E402
-from posenc_gui.model import EncodingParams, clear_caches  # noqa: E402
+from posenc_gui.compute import ModelJob  # noqa: E402
+from posenc_gui.model import EncodingParams  # noqa: E402
+from posenc_gui.model import clear_caches as clear_model_caches  # noqa: E402
 from posenc_gui.model import limits  # noqa: E402
 
 SIZES = [(128, 512), (1024, 512), (8192, 512), (1_048_576, 512),
@@ -384,6 +386,13 @@ def bench_size(app: QApplication, seq_len: int, d_model: int, repeats: int) -> d
     }
 
 
+def clear_caches(window: MainWindow) -> None:
+    """Forget the model's kept results, in this process and in the worker process."""
+    clear_model_caches()
+    window.compute.submit("clear caches", ModelJob(clear_model_caches), lambda _: None)
+    window.compute.wait_idle(120)
+
+
 #: Blocks of steps per panel brought to the front (fewer than for the sizes: eight panels take their turn).
 FRONT_BLOCKS = 3
 
@@ -411,7 +420,7 @@ def bench_fronts(window: MainWindow, repeats: int,
         for _ in range(3):
             settle(window)
         # Each panel drags through the same values, computed afresh: none kept from another panel's turn.
-        clear_caches()
+        clear_caches(window)
         drag = Drag(window, repeats)
         times = step_blocks(window, drag.d_model_step, repeats, blocks)
         base_times = base_steps(drag, repeats)

@@ -1,0 +1,184 @@
+"""What the analysis panels show, computed from the model: one call per update.
+
+These run in the worker process (see :mod:`posenc_gui.worker_process`), so
+they live here, NumPy only, and not in the panels' modules, which load Qt.
+Each takes plain values (parameters, numbers) and returns a frozen
+dataclass of arrays; both cross the process boundary by pickle.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+import numpy as np
+
+from .addition import Orthogonality, ProjectionCost, ScaleSweep, orthogonality, projection_cost, scale_sweep
+from .analysis import (
+    MAX_TK_D_MODEL,
+    LinearRelation,
+    OffsetSpread,
+    embedding_norm,
+    linear_relation,
+    offset_profiles,
+    offset_spread,
+    unpaired_dimensions,
+)
+from .cache import rows_encoder
+from .params import EncodingParams
+from .sampling import sample_axis
+
+# --------------------------------------------------------------------------- addition vs concatenation
+
+
+@dataclass(frozen=True, eq=False)
+class AdditionData:
+    """Everything the Addition dock shows."""
+
+    params: EncodingParams
+    scale: float
+    cost: ProjectionCost
+    sweep: ScaleSweep
+    current: ScaleSweep
+    ortho: Orthogonality
+    embedding_norm: float
+
+
+@functools.lru_cache(maxsize=8)
+def _addition_sweeps(params: EncodingParams, seed: int) -> tuple[ScaleSweep, Orthogonality, ProjectionCost]:
+    """The parts that do not depend on σ: a change of σ alone reuses them."""
+    return (scale_sweep(params, seed=seed), orthogonality(params, seed=seed),
+            projection_cost(params.d_model, params.seq_len))
+
+
+def addition_data(params: EncodingParams, scale: float, seed: int = 0) -> AdditionData:
+    """The Addition dock's sweeps, orthogonality and costs, and the split at its σ ``scale``."""
+    sweep, ortho, cost = _addition_sweeps(params, seed)
+    current = scale_sweep(params, [scale], seed=seed)
+    return AdditionData(params, scale, cost, sweep, current, ortho, embedding_norm(params.d_model, scale))
+
+
+# --------------------------------------------------------------------------- relative vs absolute
+
+
+#: At most this many offsets are evaluated (evenly strided over 0 … max k).
+MAX_OFFSET_POINTS = 512
+#: Work budget of one update: positions × offsets × d_model.
+VIEW_WORK = 2**23
+#: At most this many positions p (evenly strided) enter the spread, however small d and the offsets are.
+MAX_POSITIONS = 2**16
+
+
+@dataclass(frozen=True)
+class RelativeData:
+    """Spread across sampled positions p for each offset k, and profiles from reference positions."""
+
+    params: EncodingParams
+    positions: np.ndarray
+    position_stride: int
+    spread: OffsetSpread
+    references: np.ndarray
+    profiles: np.ndarray  # (len(references), len(offsets))
+
+
+def reference_positions(seq_len: int, count: int) -> np.ndarray:
+    """``count`` reference positions spread evenly over the first half of ``0 … seq_len−1``."""
+    last = max((seq_len - 1) // 2, 0)
+    return np.unique(np.round(np.linspace(0, last, count))).astype(np.float64)
+
+
+def relative_data(params: EncodingParams, max_offset: int, n_references: int) -> RelativeData:
+    """Spread and profiles for the view (in a worker)."""
+    kwargs = params.scheme_kwargs()
+    offsets = sample_axis(0, max_offset, max_offset + 1, MAX_OFFSET_POINTS).indices().astype(np.float64)
+    if offsets[-1] != max_offset:
+        offsets = np.append(offsets, float(max_offset))
+    budget = max(16, min(VIEW_WORK // (params.d_model * offsets.size), MAX_POSITIONS))
+    sample = sample_axis(0, params.seq_len - 1, params.seq_len, min(budget, params.seq_len))
+    positions = sample.indices().astype(np.float64)
+    # Comparing every position: the rows 0 … N−1 the core panels encoded serve here too.
+    encoder = rows_encoder(params) if sample.stride == 1 else None
+    spread = offset_spread(params.scheme, positions, params.d_model, offsets, encoder=encoder, **kwargs)
+    references = reference_positions(params.seq_len, n_references)
+    profiles = offset_profiles(params.scheme, references, offsets, params.d_model, encoder=encoder, **kwargs)
+    return RelativeData(params, positions, sample.stride, spread, references, profiles)
+
+
+# --------------------------------------------------------------------------- linear relation T_k
+
+
+#: Largest positions × d_model evaluated for the residual of an exact rotation.
+VIEW_ELEMENTS = 2**21
+#: An exact rotation's residual is evaluated at most at this many (strided) positions; at d = 2
+#: the element budget alone would allow every one of 1,048,576 positions.
+MAX_EXACT_POSITIONS = 2**16
+#: Largest n·d² of a live least-squares fit.
+VIEW_LSTSQ_WORK = 2**28
+#: A least-squares fit uses at most max(2·d, this many) positions.
+MAX_FIT_POSITIONS = 4096
+
+
+@dataclass(frozen=True)
+class LinearRelationData:
+    """T_k and its residual over ``positions``."""
+
+    params: EncodingParams
+    positions: np.ndarray
+    stride: int
+    extended: bool
+    relation: LinearRelation
+
+
+def fit_positions(params: EncodingParams, fitted: int) -> tuple[np.ndarray, int, bool]:
+    """Positions the view uses: ``(positions, stride, extended past seq_len)``.
+
+    An exact rotation needs no fit: positions ``0 … seq_len−1``, strided to at
+    most :data:`VIEW_ELEMENTS` / d. A least-squares fit needs at least 2·d
+    positions so it cannot just interpolate them (so it may use positions past
+    ``seq_len``) and at most :data:`VIEW_LSTSQ_WORK` / d².
+
+    Raises
+    ------
+    ValueError
+        When even 2·d positions are too many for a live least-squares fit.
+    """
+    d = params.d_model
+    n = params.seq_len
+    extended = False
+    if fitted:
+        if 2 * d * d * d > VIEW_LSTSQ_WORK:
+            largest = int(round((VIEW_LSTSQ_WORK / 2) ** (1 / 3)))
+            if fitted < d:
+                # Paired scheme with odd d: say why a sinusoidal T_k needs a fit at all.
+                raise ValueError(
+                    f"d_model: with d_model = {d:,} (odd) the last sine has no cosine partner, so its row of "
+                    f"T_k is a least-squares fit, which the live view does only for d_model ≤ {largest}; "
+                    f"choose an even d_model ({d - 1:,} or {d + 1:,}) to see the exact rotations"
+                )
+            raise ValueError(
+                f"d_model: a least-squares T_k for {params.scheme} needs ≥ 2·d positions and n·d² work; "
+                f"the live view fits d_model ≤ {largest}, got {d:,}"
+            )
+        if n < 2 * d:
+            n, extended = 2 * d, True
+        budget = max(2 * d, min(VIEW_LSTSQ_WORK // (d * d), MAX_FIT_POSITIONS))
+    else:
+        budget = max(2, min(VIEW_ELEMENTS // d, MAX_EXACT_POSITIONS))
+    sample = sample_axis(0, n - 1, n, min(budget, n))
+    return sample.indices().astype(np.float64), sample.stride, extended
+
+
+def linear_relation_data(params: EncodingParams, k: int) -> LinearRelationData:
+    """T_k for the view (in a worker)."""
+    kwargs = params.scheme_kwargs()
+    if params.d_model > MAX_TK_D_MODEL:
+        raise ValueError(f"d_model: T_k is a dense d × d matrix; at most {MAX_TK_D_MODEL:,}, got {params.d_model:,}")
+    fitted = unpaired_dimensions(params.scheme, params.d_model, **kwargs).size
+    positions, stride, extended = fit_positions(params, fitted)
+    relation = linear_relation(params.scheme, positions, params.d_model, k, **kwargs)
+    return LinearRelationData(params, positions, stride, extended, relation)
+
+
+def clear_caches() -> None:
+    """Forget the Addition dock's sweeps kept per parameters."""
+    _addition_sweeps.cache_clear()

@@ -1,0 +1,126 @@
+"""The analysis worker process: the protocol, and ComputeService requests that run there."""
+
+import os
+import pickle
+import signal
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from posenc_gui import compute as compute_module
+from posenc_gui import worker_process
+from posenc_gui.compute import ModelJob
+from posenc_gui.model import EncodingParams
+from posenc_gui.model.panel_data import addition_data, linear_relation_data, relative_data
+
+
+def _ask(child: subprocess.Popen, module: str, name: str, args: tuple):
+    worker_process.write_frame(child.stdin, pickle.dumps((module, name, args)))
+    return pickle.loads(worker_process.read_frame(child.stdout))
+
+
+@pytest.fixture
+def child():
+    process = subprocess.Popen([sys.executable, "-m", "posenc_gui.worker_process"],
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    yield process
+    process.stdin.close()
+    assert process.wait(timeout=10) == 0  # it ends when its requests end
+    process.stdout.close()
+
+
+def test_the_worker_process_loads_no_qt():
+    code = ("import sys, posenc_gui.worker_process, posenc_gui.model.panel_data;"
+            "bad = [k for k in sys.modules if k.split('.')[0] in ('PySide6', 'shiboken6', 'pyqtgraph')];"
+            "print(bad); sys.exit(1 if bad else 0)")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_the_child_answers_with_the_models_values_and_errors(child):
+    params = EncodingParams(seq_len=48, d_model=32)
+    ok, data = _ask(child, "posenc_gui.model.panel_data", "relative_data", (params, 16, 3))
+    here = relative_data(params, 16, 3)
+    assert ok and data.params == params
+    np.testing.assert_array_equal(data.profiles, here.profiles)
+    np.testing.assert_array_equal(data.spread.spread, here.spread.spread)
+    ok, error = _ask(child, "posenc_gui.model.panel_data", "linear_relation_data",
+                     (EncodingParams(seq_len=8, d_model=8192), 1))
+    assert not ok and isinstance(error, ValueError) and "d_model" in str(error)
+    ok, error = _ask(child, "os", "system", ("true",))  # only the model runs there
+    assert not ok and "posenc_gui.model" in str(error)
+    ok, data = _ask(child, "posenc_gui.model.panel_data", "addition_data", (params, 2.0))
+    assert ok and data.scale == 2.0  # still serving after the errors
+
+
+@pytest.fixture
+def results():
+    return []
+
+
+def _wait(compute, results, count=1):
+    assert compute.wait_idle(60)
+    assert len(results) >= count
+
+
+def test_a_model_job_runs_in_the_worker_process_and_survives_its_death(compute, results, monkeypatch):
+    monkeypatch.delenv(compute_module.WORKER_PROCESS_ENV, raising=False)
+    params = EncodingParams(seq_len=64, d_model=32)
+    compute.submit("relative", ModelJob(relative_data, (params, 8, 2)), results.append)
+    process = compute_module.worker_process()
+    assert process is not None and process.alive
+    _wait(compute, results)
+    np.testing.assert_array_equal(results[0].profiles, relative_data(params, 8, 2).profiles)
+    # Killed with a request in flight: the request is still answered (in this process),
+    # and the next one starts a new child.
+    compute.submit("relative", ModelJob(relative_data, (params, 16, 2)), results.append)
+    os.kill(process.pid, signal.SIGKILL)
+    _wait(compute, results, 2)
+    assert results[1].spread.offsets[-1] == 16
+    compute.submit("relative", ModelJob(relative_data, (params, 4, 2)), results.append)
+    _wait(compute, results, 3)
+    replacement = compute_module.worker_process()
+    assert replacement is not process and replacement.pid != process.pid and replacement.alive
+    assert results[2].spread.offsets[-1] == 4
+
+
+def test_the_newest_model_job_wins_and_errors_reach_on_error(compute, results, monkeypatch):
+    monkeypatch.delenv(compute_module.WORKER_PROCESS_ENV, raising=False)
+    errors = []
+    for d_model in (16, 24, 32, 40):
+        compute.submit("addition", ModelJob(addition_data, (EncodingParams(seq_len=32, d_model=d_model), 1.0)),
+                       results.append, errors.append)
+    _wait(compute, results)
+    assert [data.params.d_model for data in results] == [40] and not errors
+    compute.submit("linear", ModelJob(linear_relation_data, (EncodingParams(seq_len=8, d_model=8192), 1)),
+                   results.append, errors.append)
+    assert compute.wait_idle(60)
+    assert len(errors) == 1 and "d_model" in str(errors[0]) and len(results) == 1
+    compute.submit("bad args", ModelJob(relative_data, (lambda: None, 1, 1)), results.append, errors.append)
+    assert compute.wait_idle(60)
+    assert len(errors) == 2 and len(results) == 1  # arguments that do not pickle: an error, no crash
+
+
+def test_with_the_process_turned_off_model_jobs_run_in_threads(compute, results, monkeypatch):
+    monkeypatch.setenv(compute_module.WORKER_PROCESS_ENV, "0")
+    assert compute_module.worker_process() is None
+    params = EncodingParams(seq_len=32, d_model=16)
+    compute.submit("relative", ModelJob(relative_data, (params, 4, 1)), results.append)
+    _wait(compute, results)
+    np.testing.assert_array_equal(results[0].profiles, relative_data(params, 4, 1).profiles)
+
+
+def test_only_model_functions_go_to_the_process():
+    assert ModelJob(relative_data).in_process()
+    assert not ModelJob(np.zeros).in_process()
+    assert not ModelJob(lambda: None).in_process()  # a test's stand-in runs in a thread
+
+
+def test_a_new_sigma_reuses_the_sweeps_of_the_same_parameters():
+    # In the worker process the panel's previous result is not at hand; the model keeps the σ-free parts.
+    params = EncodingParams(seq_len=40, d_model=64, scheme="naive")
+    first, second = addition_data(params, 1.0), addition_data(params, 50.0)
+    assert second.sweep is first.sweep and second.ortho is first.ortho
+    assert second.current.cosine_mean[0] > first.current.cosine_mean[0]
