@@ -38,6 +38,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ..compute import ModelJob
 from ..model import SCHEMES, EncodingParams
 from ..model.attention import (
     DEFAULT_DEMO_D_MODEL,
@@ -641,10 +642,8 @@ class PermutationPanel(Panel):
             return
         self._requested = inputs
 
-        def work() -> tuple[PermutationDemo, EncodingParams]:
-            return permutation_demo(sentence_a, sentence_b, d_model, scheme, kwargs), params
-
-        self.compute.submit(self, work, self._show, self._failed)
+        self.compute.submit(self, ModelJob(permutation_demo, (sentence_a, sentence_b, d_model, scheme, kwargs)),
+                            lambda demo: self._show((demo, params)), self._failed)
 
     def _failed(self, error: Exception) -> None:
         message = str(error)

@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ..compute import ModelJob
 from ..model import EncodingParams
 from ..model.scorecard import CRITERIA, GROWTH_TOL, TK_OFFSET, TK_TOL, UNIQUE_TOL, Scorecard, SchemeScore, scorecard
 from .base import Panel
@@ -184,7 +185,7 @@ class ScorecardPanel(Panel):
             return
         self._requested = key
         self.status_label.setText(f"Measuring 8 schemes at N = {params.seq_len:,}, d = {params.d_model:,} …")
-        self.compute.submit(self, lambda: scorecard(params), self._show, self._failed)
+        self.compute.submit(self, ModelJob(scorecard, (params,)), self._show, self._failed)
 
     def _failed(self, error: Exception) -> None:
         self._requested = None
