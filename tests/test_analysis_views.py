@@ -524,7 +524,7 @@ def test_the_uniqueness_view_encodes_its_positions_once(monkeypatch):
     # Its typical norm comes with the analysis; encoding the positions again cost 2 ms per update.
     from posenc_gui.model import EncodingParams, analysis, clear_caches
     from posenc_gui.model import params as params_module
-    from posenc_gui.views.uniqueness import compute_uniqueness
+    from posenc_gui.model.panel_data import uniqueness_data
 
     encoded = []
     for module in (analysis, params_module):  # the analysis's own encode, and the shared cache's
@@ -533,7 +533,7 @@ def test_the_uniqueness_view_encodes_its_positions_once(monkeypatch):
                             lambda *args, real=real, **kwargs: encoded.append(args) or real(*args, **kwargs))
     clear_caches()
     params = EncodingParams(seq_len=128, d_model=512)
-    data = compute_uniqueness(params, 10, True)
+    data = uniqueness_data(params, 10, True)
     assert len(encoded) == 1
     norms = analysis.pe_norms(params.scheme, np.arange(128.0), 512, **params.scheme_kwargs())
     assert data.typical_norm == float(np.median(norms))

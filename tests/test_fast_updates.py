@@ -290,9 +290,14 @@ def test_an_analysis_panel_in_front_computes_while_the_core_panels_update(make_w
 
 
 @pytest.mark.parametrize("panel_id", ["magnitude", "spectrum", "uniqueness"])
-def test_a_small_analysis_update_joins_the_core_panels_and_a_large_one_goes_to_a_worker(make_window, panel_id):
-    # Computed in a worker, these (about a millisecond at the default size) arrived after the
+def test_a_small_analysis_update_joins_the_core_panels_and_a_large_one_goes_to_a_worker(make_window, panel_id,
+                                                                                         monkeypatch):
+    # Computed in a worker thread, these (about a millisecond at the default size) arrived after the
     # window's first repaint and made it paint again; inline they are drawn in the same repaint.
+    # (Spectrum and uniqueness do this when the worker process is turned off.)
+    from posenc_gui.compute import WORKER_PROCESS_ENV
+
+    monkeypatch.setenv(WORKER_PROCESS_ENV, "0")
     window = make_window(size=(1400, 900), restore=False)
     window.raise_panel(panel_id)
     assert window.compute.wait_idle()
@@ -306,6 +311,24 @@ def test_a_small_analysis_update_joins_the_core_panels_and_a_large_one_goes_to_a
     assert panel.data.params.d_model == 510 and window.compute.is_pending(panel)  # left to a worker
     assert window.compute.wait_idle(60)
     assert panel.data.params.d_model == 8192
+
+
+@pytest.mark.parametrize("panel_id", ["spectrum", "uniqueness", "addition", "relative"])
+def test_analysis_panels_compute_in_the_worker_process_at_the_default_size(make_window, panel_id, monkeypatch):
+    from posenc_gui.compute import WORKER_PROCESS_ENV, worker_process
+
+    monkeypatch.delenv(WORKER_PROCESS_ENV, raising=False)
+    window = make_window(size=(1400, 900), restore=False)
+    window.raise_panel(panel_id)
+    assert window.compute.wait_idle()
+    settle()
+    panel = window.panels[panel_id]
+    window.state.update(d_model=510)
+    window.state.flush()  # the core panels ran inline; the analysis is in the process
+    assert panel.data.params.d_model == 512 and window.compute.is_pending(panel)
+    assert worker_process() is not None and worker_process().alive
+    assert window.compute.wait_idle(60)
+    assert panel.data.params.d_model == 510
 
 
 def test_legend_text_swapped_in_place_stays_aligned_with_the_others(qtbot):

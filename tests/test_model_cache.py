@@ -186,19 +186,19 @@ def test_the_addition_docks_cosine_terms_share_the_core_panels_rows(row_encodes)
 
 def test_the_uniqueness_view_shares_the_core_panels_rows(row_encodes):
     from posenc_gui.model import analysis, clear_caches
-    from posenc_gui.views.uniqueness import compute_uniqueness
+    from posenc_gui.model.panel_data import uniqueness_data
 
     clear_caches()
     params = EncodingParams(seq_len=128, d_model=64)
     cache.encode_sampled(params, AxisSample(0, 1, 128))
     row_encodes.clear()
-    data = compute_uniqueness(params, 5, False)
+    data = uniqueness_data(params, 5, False)
     assert row_encodes == []  # nothing encoded again
     alone = analysis.uniqueness("sinusoidal", np.arange(128.0), 64, top=5)
     np.testing.assert_array_equal(data.result.nearest_distance, alone.nearest_distance)
     assert data.result.near_repeats == alone.near_repeats
     clear_caches()
-    compute_uniqueness(params, 5, False)  # asked first, it leaves the rows for the core panels
+    uniqueness_data(params, 5, False)  # asked first, it leaves the rows for the core panels
     assert rows_kept(params, 128)
 
 

@@ -18,15 +18,18 @@ from .analysis import (
     MAX_TK_D_MODEL,
     LinearRelation,
     OffsetSpread,
+    Uniqueness,
     embedding_norm,
     linear_relation,
     offset_profiles,
     offset_spread,
     unpaired_dimensions,
+    uniqueness,
+    uniqueness_max_positions,
 )
-from .cache import rows_encoder
+from .cache import encode_sampled, rows_encoder
 from .params import EncodingParams
-from .sampling import sample_axis
+from .sampling import AxisSample, sample_axis
 
 # --------------------------------------------------------------------------- addition vs concatenation
 
@@ -58,13 +61,52 @@ def addition_data(params: EncodingParams, scale: float, seed: int = 0) -> Additi
     return AdditionData(params, scale, cost, sweep, current, ortho, embedding_norm(params.d_model, scale))
 
 
+# --------------------------------------------------------------------------- uniqueness
+
+
+#: Work budget (n²·d multiply-adds) of one live update; longer sequences are cut to their start.
+UNIQUENESS_VIEW_WORK = 2**29
+
+
+@dataclass(frozen=True)
+class UniquenessData:
+    """The analysis of positions ``0 … count−1`` (``count ≤ params.seq_len``)."""
+
+    params: EncodingParams
+    count: int
+    result: Uniqueness
+    typical_norm: float
+
+    @property
+    def truncated(self) -> bool:
+        return self.count < self.params.seq_len
+
+
+def view_positions(params: EncodingParams) -> int:
+    """How many leading positions the live view compares (all pairs)."""
+    return min(params.seq_len, uniqueness_max_positions(params.d_model, UNIQUENESS_VIEW_WORK))
+
+
+def uniqueness_data(params: EncodingParams, top: int, distinct_offsets: bool) -> UniquenessData:
+    """Run the analysis for the view (in a worker, or inline when small)."""
+    count = view_positions(params)
+    if count < 2:
+        raise ValueError("seq_len: uniqueness needs at least 2 positions")
+    positions = np.arange(count, dtype=np.float64)
+    kwargs = params.scheme_kwargs()
+    # The leading rows: at most sizes the heatmap and similarity matrix encode the same ones.
+    result = uniqueness(params.scheme, positions, params.d_model, top=top, distinct_offsets=distinct_offsets,
+                        encoded=encode_sampled(params, AxisSample(0, 1, count)), **kwargs)
+    return UniquenessData(params, count, result, float(np.median(result.norms)))
+
+
 # --------------------------------------------------------------------------- relative vs absolute
 
 
 #: At most this many offsets are evaluated (evenly strided over 0 … max k).
 MAX_OFFSET_POINTS = 512
 #: Work budget of one update: positions × offsets × d_model.
-VIEW_WORK = 2**23
+RELATIVE_VIEW_WORK = 2**23
 #: At most this many positions p (evenly strided) enter the spread, however small d and the offsets are.
 MAX_POSITIONS = 2**16
 
@@ -93,7 +135,7 @@ def relative_data(params: EncodingParams, max_offset: int, n_references: int) ->
     offsets = sample_axis(0, max_offset, max_offset + 1, MAX_OFFSET_POINTS).indices().astype(np.float64)
     if offsets[-1] != max_offset:
         offsets = np.append(offsets, float(max_offset))
-    budget = max(16, min(VIEW_WORK // (params.d_model * offsets.size), MAX_POSITIONS))
+    budget = max(16, min(RELATIVE_VIEW_WORK // (params.d_model * offsets.size), MAX_POSITIONS))
     sample = sample_axis(0, params.seq_len - 1, params.seq_len, min(budget, params.seq_len))
     positions = sample.indices().astype(np.float64)
     # Comparing every position: the rows 0 … N−1 the core panels encoded serve here too.

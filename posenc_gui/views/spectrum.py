@@ -10,6 +10,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QWidget
 
+from ..compute import ModelJob
 from ..model import SCHEMES, EncodingParams
 from ..model.spectrum import CATEGORIES, Spectrum, spectrum
 from .base import Panel
@@ -190,15 +191,15 @@ class SpectrumPanel(Panel):
         self.schedule_update()
 
     def request_update(self) -> None:
-        """Recompute; the newest request wins.
+        """Recompute in the worker process; the newest request wins.
 
-        Up to d_model ≈ 1,800 (a few milliseconds) the spectrum is computed at
-        once with the core panels, and the window repaints once; from a
-        worker it arrived after the first repaint and the window painted a
-        second time.
+        Without the process, up to d_model ≈ 1,800 (a few milliseconds) the
+        spectrum is computed at once with the core panels: from a worker
+        thread it arrived after the first repaint, the window painted a
+        second time, and the thread slowed the GUI thread meanwhile.
         """
         params: EncodingParams = self.state.params
-        self.compute.submit(self, lambda: spectrum(params), self._show, self._failed,
+        self.compute.submit(self, ModelJob(spectrum, (params,)), self._show, self._failed,
                             cost=SPECTRUM_COST_PER_DIM * params.d_model)
 
     def _failed(self, error: Exception) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -20,9 +19,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..model import AxisSample, EncodingParams
-from ..model.cache import encode_sampled
-from ..model.analysis import Uniqueness, uniqueness, uniqueness_max_positions
+from ..compute import ModelJob
+from ..model.panel_data import UniquenessData, uniqueness_data, view_positions
 from .base import Panel
 from .labels import WrappedLabelHolder
 from .matrixplot import (
@@ -30,42 +28,6 @@ from .matrixplot import (
     show_grid, style_plot,
 )
 from .spectrum import set_integer_ticks
-
-#: Work budget (n²·d multiply-adds) of one live update; longer sequences are cut to their start.
-VIEW_WORK = 2**29
-
-
-@dataclass(frozen=True)
-class UniquenessData:
-    """The analysis of positions ``0 … count−1`` (``count ≤ params.seq_len``)."""
-
-    params: EncodingParams
-    count: int
-    result: Uniqueness
-    typical_norm: float
-
-    @property
-    def truncated(self) -> bool:
-        return self.count < self.params.seq_len
-
-
-def view_positions(params: EncodingParams) -> int:
-    """How many leading positions the live view compares (all pairs)."""
-    return min(params.seq_len, uniqueness_max_positions(params.d_model, VIEW_WORK))
-
-
-def compute_uniqueness(params: EncodingParams, top: int, distinct_offsets: bool) -> UniquenessData:
-    """Run the analysis for the view (in a worker, or inline when small)."""
-    count = view_positions(params)
-    if count < 2:
-        raise ValueError("seq_len: uniqueness needs at least 2 positions")
-    positions = np.arange(count, dtype=np.float64)
-    kwargs = params.scheme_kwargs()
-    # The leading rows: at most sizes the heatmap and similarity matrix encode the same ones.
-    result = uniqueness(params.scheme, positions, params.d_model, top=top, distinct_offsets=distinct_offsets,
-                        encoded=encode_sampled(params, AxisSample(0, 1, count)), **kwargs)
-    return UniquenessData(params, count, result, float(np.median(result.norms)))
-
 
 class UniquenessPanel(Panel):
     """Nearest other position of each position, the closest pair and the near-repeats."""
@@ -153,18 +115,17 @@ class UniquenessPanel(Panel):
         self.schedule_update()
 
     def request_update(self) -> None:
-        """Recompute; the newest request wins.
+        """Recompute in the worker process; the newest request wins.
 
-        The cost declared counts as the similarity matrix's does (the rows
-        and columns of the distance matrix, and its entries): at the default
-        size it is computed at once with the core panels (about 4 ms) and
-        drawn in the same repaint; from a worker it arrived after the first
-        repaint, the window painted again, and the worker's many small NumPy
-        calls slowed the GUI thread meanwhile.
+        Without the process, the cost declared (counted as the similarity
+        matrix's is: the rows and columns of the distance matrix, and its
+        entries) runs it at once with the core panels at the default size
+        (about 4 ms), as a worker thread's many small NumPy calls slowed the
+        GUI thread more than that.
         """
         params, top, distinct = self.state.params, self.top_box.value(), self.offsets_box.isChecked()
         count = view_positions(params)
-        self.compute.submit(self, lambda: compute_uniqueness(params, top, distinct), self._show, self._error,
+        self.compute.submit(self, ModelJob(uniqueness_data, (params, top, distinct)), self._show, self._error,
                             cost=2 * count * params.d_model + count * count)
 
     def _error(self, error: Exception) -> None:
