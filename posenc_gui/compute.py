@@ -249,17 +249,20 @@ class _WorkerProcess:
                 _relay.post(parcel)
 
     def _read_replies(self) -> None:
-        while (frame := self._frames.read_frame(self._child.stdout)) is not None:
-            ok, value = pickle.loads(frame)
-            del frame
-            with self._lock:
-                running, self._running = self._running, None
-                self._next()
-            if running is not None:
-                parcel = running[1]
-                parcel += [value, None, None] if ok else [None, value, None]
-                del ok, value
-                _relay.post(parcel)
+        try:
+            while (frame := self._frames.read_frame(self._child.stdout)) is not None:
+                ok, value = pickle.loads(frame)
+                del frame
+                with self._lock:
+                    running, self._running = self._running, None
+                    self._next()
+                if running is not None:
+                    parcel = running[1]
+                    parcel += [value, None, None] if ok else [None, value, None]
+                    del ok, value
+                    _relay.post(parcel)
+        except Exception:  # noqa: BLE001 - a reply that does not read back: the child is no longer trusted
+            self._child.kill()
         self._stopped()
 
     def _stopped(self) -> None:
@@ -269,7 +272,11 @@ class _WorkerProcess:
             jobs = ([self._running] if self._running is not None else []) + list(self._waiting)
             self._running = None
             self._waiting.clear()
-        self._child.wait()
+        try:
+            self._child.wait(timeout=2)
+        except subprocess.TimeoutExpired:  # its output closed, the process still there
+            self._child.kill()
+            self._child.wait()
         for stream in (self._child.stdin, self._child.stdout):
             with contextlib.suppress(OSError, ValueError):
                 stream.close()
@@ -333,6 +340,15 @@ def _close_worker_process() -> None:
 class ComputeService(QObject):
     """Executes callables in worker threads and delivers results on the GUI thread.
 
+    Parameters
+    ----------
+    parent : QObject, optional
+    workers : int
+        Worker threads.
+    processes : bool
+        Send :class:`ModelJob` requests to the shared worker process
+        (False: run them in the threads too, e.g. for a one-off export).
+
     Signals
     -------
     busyChanged(bool)
@@ -342,8 +358,9 @@ class ComputeService(QObject):
 
     busyChanged = Signal(bool)
 
-    def __init__(self, parent: QObject | None = None, workers: int = 2) -> None:
+    def __init__(self, parent: QObject | None = None, workers: int = 2, processes: bool = True) -> None:
         super().__init__(parent)
+        self._use_process = processes
         self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="posenc-compute",
                                             initializer=_lower_worker_priority)
         self._latest: dict[Any, int] = {}
@@ -393,7 +410,8 @@ class ComputeService(QObject):
             return
         self._since_request.restart()
         generation = next(self._counter)
-        process = worker_process() if isinstance(function, ModelJob) and function.in_process() else None
+        process = (worker_process() if self._use_process and isinstance(function, ModelJob) and function.in_process()
+                   else None)
         if process is None and cost is not None and cost <= INLINE_COST:
             self._latest[key] = generation  # supersedes any request still in a worker
             self._callbacks.pop(key, None)

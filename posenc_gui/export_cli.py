@@ -342,7 +342,8 @@ def run(args: argparse.Namespace, classes: Sequence[type], parser: argparse.Argu
     app.setApplicationName("posenc-gui")
     app.setApplicationVersion(__version__)
     state = AppState(params)
-    compute = ComputeService()
+    # One figure: starting the worker process (about 0.3 s) would cost more than it saves.
+    compute = ComputeService(processes=False)
     panel = by_id[args.panel](state, compute)
     try:
         panel.setAttribute(Qt.WidgetAttribute.WA_DontShowOnScreen, True)

@@ -124,3 +124,36 @@ def test_a_new_sigma_reuses_the_sweeps_of_the_same_parameters():
     first, second = addition_data(params, 1.0), addition_data(params, 50.0)
     assert second.sweep is first.sweep and second.ortho is first.ortho
     assert second.current.cosine_mean[0] > first.current.cosine_mean[0]
+
+
+def test_a_service_without_processes_runs_model_jobs_in_its_threads(qapp, results, monkeypatch):
+    from posenc_gui.compute import ComputeService
+
+    def refuse():
+        raise AssertionError("the worker process was asked for")
+
+    monkeypatch.setattr(compute_module, "worker_process", refuse)
+    service = ComputeService(processes=False)
+    try:
+        params = EncodingParams(seq_len=32, d_model=16)
+        service.submit("relative", ModelJob(relative_data, (params, 4, 1)), results.append)
+        _wait(service, results)
+        assert results[0].params == params
+    finally:
+        service.shutdown()
+
+
+def test_a_reply_that_does_not_read_back_replaces_the_child(compute, results, monkeypatch):
+    monkeypatch.delenv(compute_module.WORKER_PROCESS_ENV, raising=False)
+    params = EncodingParams(seq_len=32, d_model=16)
+    compute.submit("first", ModelJob(relative_data, (params, 4, 1)), results.append)
+    process = compute_module.worker_process()
+    _wait(compute, results)
+    # The reader is waiting for the next reply in the real read_frame; the one after it is garbled.
+    real = worker_process.read_frame
+    monkeypatch.setattr(worker_process, "read_frame", lambda stream: (real(stream) and b"not a pickle"))
+    compute.submit("second", ModelJob(relative_data, (params, 6, 1)), results.append)
+    compute.submit("third", ModelJob(relative_data, (params, 8, 1)), results.append)
+    _wait(compute, results, 3)
+    assert sorted(data.spread.offsets[-1] for data in results) == [4, 6, 8]  # all answered
+    assert not process.alive and process._child.poll() is not None  # killed, not left running
