@@ -153,7 +153,20 @@ def test_a_reply_that_does_not_read_back_replaces_the_child(compute, results, mo
     real = worker_process.read_frame
     monkeypatch.setattr(worker_process, "read_frame", lambda stream: (real(stream) and b"not a pickle"))
     compute.submit("second", ModelJob(relative_data, (params, 6, 1)), results.append)
+    _wait(compute, results, 2)
     compute.submit("third", ModelJob(relative_data, (params, 8, 1)), results.append)
     _wait(compute, results, 3)
     assert sorted(data.spread.offsets[-1] for data in results) == [4, 6, 8]  # all answered
     assert not process.alive and process._child.poll() is not None  # killed, not left running
+
+
+def test_another_panels_request_does_not_wait_for_a_long_one_in_the_process(compute, results, monkeypatch):
+    # Two analyses on screen computed side by side in two threads; the one process must not
+    # make the second wait for the first (a scorecard at 1,048,576 × 8192 takes seconds).
+    monkeypatch.delenv(compute_module.WORKER_PROCESS_ENV, raising=False)
+    long = EncodingParams(seq_len=1_048_576, d_model=512)  # about 0.3 s in the process
+    compute.submit("long", ModelJob(relative_data, (long, 64, 4)), lambda data: results.append("long"))
+    compute.submit("short", ModelJob(relative_data, (EncodingParams(seq_len=32, d_model=16), 4, 1)),
+                   lambda data: results.append("short"))
+    _wait(compute, results, 2)
+    assert results == ["short", "long"]
