@@ -135,6 +135,7 @@ def test_a_service_without_processes_runs_model_jobs_in_its_threads(qapp, result
     monkeypatch.setattr(compute_module, "worker_process", refuse)
     service = ComputeService(processes=False)
     try:
+        service.prepare_worker_process()  # idle-time start: not for this service either
         params = EncodingParams(seq_len=32, d_model=16)
         service.submit("relative", ModelJob(relative_data, (params, 4, 1)), results.append)
         _wait(service, results)
