@@ -203,6 +203,25 @@ def test_orthogonality_after_a_d_model_step_computes_only_the_new_dimension():
     assert addition._cosines_at.cache_info().misses == 2 * fresh.dims.size
 
 
+def test_orthogonality_after_a_base_step_draws_its_sample_positions_again_for_no_dimension(monkeypatch):
+    from posenc_gui.model import addition
+
+    addition.clear_caches()
+    draws = []
+    real = addition.orthogonality_positions
+    monkeypatch.setattr(addition, "orthogonality_positions", lambda *args: draws.append(args) or real(*args))
+    first = orthogonality(EncodingParams("sinusoidal", 128, 512), n_samples=64)
+    assert len(draws) == len(set(draws)) >= 1  # each (N, count, seed) drawn once, not once per dimension
+    drawn = len(draws)
+    stepped = orthogonality(EncodingParams("sinusoidal", 128, 512, base=500.0), n_samples=64)
+    assert len(draws) == drawn  # a base step measures every dimension again with the same draws
+    addition.clear_caches()
+    fresh = orthogonality(EncodingParams("sinusoidal", 128, 512, base=500.0), n_samples=64)
+    for name in ("pe_mean", "pe_q95", "pe_max", "current_values"):
+        np.testing.assert_array_equal(getattr(stepped, name), getattr(fresh, name))
+    assert not np.array_equal(first.pe_mean, stepped.pe_mean)
+
+
 def test_scale_sweep_after_a_d_model_step_reuses_the_toy_heads_split():
     from posenc_gui.model import addition
 
@@ -252,7 +271,7 @@ def test_orthogonality_after_a_base_step_draws_no_embedding(monkeypatch):
 
     monkeypatch.setattr(np.random, "default_rng", counted_rng)
     rebased = orthogonality(EncodingParams("sinusoidal", 128, 512, base=500.0))
-    assert seeds and all(seed[1] != 0x0A7 for seed in seeds)  # positions only, no embedding block
+    assert not seeds  # nothing drawn: the embedding blocks and the sample positions are kept
     orthogonality(EncodingParams("sinusoidal", 128, 2000, base=500.0))  # columns 1025…2000: four new blocks
     assert sum(seed[1] == 0x0A7 for seed in seeds) == 2 * 4  # of e and of e'
     assert np.isfinite(rebased.pe_mean).all()

@@ -519,6 +519,18 @@ def orthogonality_positions(seq_len: int, count: int, seed: int) -> np.ndarray:
     return np.random.default_rng([seed, 0x0A8, seq_len, count]).integers(0, seq_len, size=count).astype(np.float64)
 
 
+@functools.lru_cache(maxsize=16)
+def _distinct_positions(seq_len: int, count: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct positions of :func:`orthogonality_positions` and each draw's index among them (read-only).
+
+    At most seq_len distinct positions among the draws: each is encoded, and
+    its norm taken, once. The draws are the same for every dimension with the
+    same count, so a base step draws and sorts them once, not per dimension.
+    """
+    distinct, where = np.unique(orthogonality_positions(seq_len, count, seed), return_inverse=True)
+    return _ro(distinct), _ro(where)
+
+
 @functools.lru_cache(maxsize=256)
 def _cosines_at(params: EncodingParams, n_samples: int, seed: int) -> tuple[np.ndarray, np.ndarray, tuple]:
     """|cos(e, PE)| and |cos(e, e')| of the samples drawn for dimension ``params.d_model`` (read-only), and their summary.
@@ -533,8 +545,7 @@ def _cosines_at(params: EncodingParams, n_samples: int, seed: int) -> tuple[np.n
     """
     d = params.d_model
     count = _sample_count(n_samples, d)
-    # At most seq_len distinct positions among the draws: each is encoded, and its norm taken, once.
-    distinct, where = np.unique(orthogonality_positions(params.seq_len, count, seed), return_inverse=True)
+    distinct, where = _distinct_positions(params.seq_len, count, seed)
     pe = encode(params.scheme, distinct, d, **params.scheme_kwargs())
     pe_norms = np.sqrt(np.einsum("ij,ij->i", pe, pe))[where]
     dots = _row_dots(_blocks(seed, count, d, 0), pe[where])
@@ -619,6 +630,7 @@ def clear_caches() -> None:
     _cosines_at.cache_clear()
     _random_pairs.cache_clear()
     _embedding_norms.cache_clear()
+    _distinct_positions.cache_clear()
     with _EMBEDDING_LOCK:
         _EMBEDDING_BLOCKS.clear()
 
