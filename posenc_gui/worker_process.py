@@ -81,11 +81,18 @@ def serve(requests: BinaryIO, replies: BinaryIO) -> None:
 
 
 def main() -> None:
-    # The replies own the real stdout; anything printed goes to stderr instead of into a frame.
+    # The replies own the real stdout; anything printed goes to stderr (or nowhere, when there
+    # is none, as under pythonw) instead of into a frame.
     replies = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
-    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+    if sys.stderr is not None:
+        os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+    else:
+        with open(os.devnull, "wb") as sink:
+            os.dup2(sink.fileno(), sys.stdout.fileno())
+    nice = getattr(os, "nice", None)  # POSIX only
     try:
-        os.nice(int(os.environ.get("POSENC_GUI_WORKER_NICENESS", "0")))
+        if nice is not None:
+            nice(int(os.environ.get("POSENC_GUI_WORKER_NICENESS", "0")))
     except (OSError, ValueError):
         pass  # a sandbox that forbids it: the process runs at the window's priority
     try:

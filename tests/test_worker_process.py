@@ -171,3 +171,20 @@ def test_another_panels_request_does_not_wait_for_a_long_one_in_the_process(comp
                    lambda data: results.append("short"))
     _wait(compute, results, 2)
     assert results == ["short", "long"]
+
+
+def test_what_the_childs_functions_print_goes_to_stderr_not_into_the_replies():
+    code = ("import posenc_gui.model.limits as limits, posenc_gui.worker_process as w;"
+            "real = limits.check_int;"
+            "limits.check_int = lambda *args: (print('chatter'), real(*args))[1];"
+            "w.main()")
+    child = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE)
+    try:
+        assert _ask(child, "posenc_gui.model.limits", "check_int", ("n", 5, 0, 10)) == (True, 5)
+    finally:
+        child.stdin.close()
+        child.wait(timeout=10)
+        assert b"chatter" in child.stderr.read()
+        child.stdout.close()
+        child.stderr.close()
