@@ -212,8 +212,8 @@ class _WorkerProcess:
 
         ``parcel`` is ``[service_ref, key, generation]``; the result is posted
         to the relay with it, unless ``latest[key]`` has moved on by the time
-        the job would start. A newer request of the request in the child
-        waits for it (the newest of them then runs); a request of another
+        the job would start. A newer request of the panel whose request is
+        in the child waits for it (the newest of them then runs); a request of another
         panel while the child is busy is refused, so two visible analyses
         still compute side by side as they did in two threads (at
         1,048,576 × 8192 the scorecard takes 1.7 s). False too once the
@@ -239,15 +239,14 @@ class _WorkerProcess:
         """Send ``job`` to the child (the lock is held)."""
         try:
             request = job.request()
-            self._frames.write_frame(self._child.stdin, request)
-        except (OSError, ValueError):  # the child is gone: the reader sees its end and runs the job
-            pass
         except Exception as error:  # arguments that do not pickle: an error for this request
             self._running = None
             parcel += [None, error, None]
             _relay.post(parcel)
             return
         self._running = (job, parcel, latest)
+        with contextlib.suppress(OSError, ValueError):  # the child is gone: the reader sees its end and runs it
+            self._frames.write_frame(self._child.stdin, request)
 
     def _next(self) -> None:
         """Start the oldest waiting job that is still the latest request of its key (the lock is held)."""

@@ -188,3 +188,18 @@ def test_what_the_childs_functions_print_goes_to_stderr_not_into_the_replies():
         assert b"chatter" in child.stderr.read()
         child.stdout.close()
         child.stderr.close()
+
+
+class _Unpicklable:
+    def __reduce__(self):
+        raise ValueError("this argument refuses to be pickled")
+
+
+def test_arguments_that_fail_to_pickle_give_an_error_not_a_request_that_never_ends(compute, results, monkeypatch):
+    monkeypatch.delenv(compute_module.WORKER_PROCESS_ENV, raising=False)
+    errors = []
+    compute.submit("odd", ModelJob(relative_data, (_Unpicklable(), 1, 1)), results.append, errors.append)
+    assert compute.wait_idle(10)
+    assert not results and len(errors) == 1 and "refuses" in str(errors[0])
+    compute.submit("odd", ModelJob(relative_data, (EncodingParams(seq_len=8, d_model=4), 2, 1)), results.append)
+    _wait(compute, results)  # the process still serves
