@@ -385,17 +385,17 @@ def test_a_failed_measurement_message_clears_when_the_next_one_succeeds(qtbot, s
 
     window = StandInWindow(state, compute)
     settle(qtbot, window, compute)
-    real = walkthrough_module.measure
+    real = walkthrough_module.score_scheme
 
-    def broken(params):
+    def broken(params, unique_work):
         raise ValueError("seq_len: measurement refused")
 
-    monkeypatch.setattr(walkthrough_module, "measure", broken)
+    monkeypatch.setattr(walkthrough_module, "score_scheme", broken)
     window.walkthrough.go_to(3)
     assert compute.wait_idle()
     assert window.walkthrough.message_label.isVisible()
     assert "refused" in window.walkthrough.message_label.text()
-    monkeypatch.setattr(walkthrough_module, "measure", real)
+    monkeypatch.setattr(walkthrough_module, "score_scheme", real)
     change(state, compute, seq_len=100)
     assert window.walkthrough.score is not None and window.walkthrough.score.scheme == "sine"
     assert window.walkthrough.message_label.isHidden()

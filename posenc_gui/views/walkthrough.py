@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..model import EncodingParams
+from ..compute import ModelJob
 from ..model.scorecard import SchemeScore, score_scheme
 from .base import Panel
 from .matrixplot import FOREGROUND
@@ -144,11 +144,6 @@ STEPS: tuple[Step, ...] = (
 
 #: Uniqueness budget for the one scheme measured here (the scorecard measures eight with less).
 MEASURE_UNIQUE_WORK = 2**29
-
-
-def measure(params: EncodingParams) -> SchemeScore:
-    """The scorecard row of the current scheme (runs in a worker)."""
-    return score_scheme(params, unique_work=MEASURE_UNIQUE_WORK)
 
 
 class WalkthroughPanel(Panel):
@@ -319,7 +314,8 @@ class WalkthroughPanel(Panel):
             return
         params = self.state.params
         self.measured_label.setText(f"Measuring {params.scheme} at N = {params.seq_len:,}, d = {params.d_model:,} …")
-        self.compute.submit(self, lambda: measure(params), self._show_score, self._failed)
+        self.compute.submit(self, ModelJob(score_scheme, (params, MEASURE_UNIQUE_WORK)), self._show_score,
+                            self._failed)
 
     def _failed(self, error: Exception) -> None:
         self.measured_label.setText("")
