@@ -30,6 +30,8 @@ import shiboken6
 from pyqtgraph.util.garbage_collector import GarbageCollector
 from PySide6.QtCore import QCoreApplication, QElapsedTimer, QObject, QTimer, Signal, Slot
 
+from . import worker_process as protocol
+
 #: An update that takes longer than this shows the busy indicator.
 BUSY_DELAY_MS = 100
 #: Requests whose declared cost (about the number of values computed) is at
@@ -166,8 +168,7 @@ class ModelJob:
 
     def in_process(self) -> bool:
         """True if the worker process may run it: a function of the model layer."""
-        module = getattr(self.function, "__module__", "") or ""
-        return module == "posenc_gui.model" or module.startswith("posenc_gui.model.")
+        return protocol.serves(getattr(self.function, "__module__", "") or "")
 
     def request(self) -> bytes:
         """The pickled request the worker process reads."""
@@ -188,9 +189,6 @@ class _WorkerProcess:
     """
 
     def __init__(self) -> None:
-        from . import worker_process
-
-        self._frames = worker_process
         env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1",
                    POSENC_GUI_WORKER_NICENESS=str(WORKER_NICENESS))
         self._child = subprocess.Popen([sys.executable, "-m", "posenc_gui.worker_process"],
@@ -246,7 +244,7 @@ class _WorkerProcess:
             return
         self._running = (job, parcel, latest)
         with contextlib.suppress(OSError, ValueError):  # the child is gone: the reader sees its end and runs it
-            self._frames.write_frame(self._child.stdin, request)
+            protocol.write_frame(self._child.stdin, request)
 
     def _next(self) -> None:
         """Start the oldest waiting job that is still the latest request of its key (the lock is held)."""
@@ -262,7 +260,7 @@ class _WorkerProcess:
 
     def _read_replies(self) -> None:
         try:
-            while (frame := self._frames.read_frame(self._child.stdout)) is not None:
+            while (frame := protocol.read_frame(self._child.stdout)) is not None:
                 ok, value = pickle.loads(frame)
                 del frame
                 with self._lock:
@@ -392,7 +390,7 @@ class ComputeService(QObject):
         self._busy_timer.timeout.connect(self._show_busy)
         self._since_request = QElapsedTimer()
         self._since_request.start()
-        self._relay = _get_relay()
+        _get_relay()  # created here, on the GUI thread, before any result comes back
 
     def submit(
         self,
@@ -444,24 +442,13 @@ class ComputeService(QObject):
 
         if process is not None and process.submit(function, [weakref.ref(self), key, generation], self._latest):
             return
-        relay, latest = self._relay, self._latest
-        # The closure holds only this box; the worker empties it into the relay.
+        latest = self._latest
+        # The job holds only this box, [service, key, generation, function]; the worker takes the
+        # function out and hands the rest to the relay as the parcel (nothing stays behind with it).
         box = [weakref.ref(self), key, generation, function]
 
         def job() -> None:
-            service_ref, request_key, request_generation, request = box
-            box.clear()
-            if latest.get(request_key) != request_generation:
-                parcel = [service_ref, request_key, request_generation, _SUPERSEDED, None, request]
-            else:
-                try:
-                    result, error = request(), None
-                except Exception as exc:  # delivered to on_error on the GUI thread
-                    result, error = None, exc
-                parcel = [service_ref, request_key, request_generation, result, error, request]
-                del result, error
-            del service_ref, request_key, request
-            relay.post(parcel)
+            _run_job(box.pop(), box, latest)
 
         if self._holding and cost is not None:
             self._held_jobs.append((key, generation, job))
@@ -487,8 +474,8 @@ class ComputeService(QObject):
         did before: running beside the GUI thread's own computation, they
         slowed it (the two cores share the machine's caches and memory), and
         the GUI thread's longest turn at 1,048,576 × 512 grew from 34 to
-        45 ms in alternating runs. The analysis panels' requests declare no
-        cost; they are small at any size.
+        45 ms in alternating runs. Requests for the worker process are sent
+        at once.
         """
         self._holding += 1
         try:

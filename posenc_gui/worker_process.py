@@ -49,9 +49,14 @@ def write_frame(stream: BinaryIO, payload: bytes) -> None:
     stream.flush()
 
 
+def serves(module: str) -> bool:
+    """Whether requests may name functions of ``module``: ``posenc_gui.model`` or one of its modules."""
+    return module == ALLOWED_PACKAGE or module.startswith(ALLOWED_PACKAGE + ".")
+
+
 def resolve(module: str, name: str):
     """The function ``name`` of ``module``, which must be ``posenc_gui.model`` or one of its modules."""
-    if module != ALLOWED_PACKAGE and not module.startswith(ALLOWED_PACKAGE + "."):
+    if not serves(module):
         raise ValueError(f"module: only {ALLOWED_PACKAGE} and its modules run here, got {module!r}")
     function = getattr(importlib.import_module(module), name)
     if not callable(function):

@@ -236,6 +236,15 @@ def test_a_parameter_step_does_not_repaint_the_docks(qtbot, settings_path, opaqu
     assert (docks.count == 0) == opaque_panels, docks.count
 
 
+def in_front(make_window, panel_id: str, **kwargs):
+    """A settled 1400 × 900 window with ``panel_id`` brought to the front."""
+    window = make_window(size=(1400, 900), restore=False, **kwargs)
+    window.raise_panel(panel_id)
+    assert window.compute.wait_idle()
+    settle()
+    return window
+
+
 @pytest.mark.parametrize("panel_id", ["addition", "linear_relation", "magnitude", "permutation", "relative",
                                       "spectrum", "uniqueness"])
 def test_a_parameter_step_with_an_analysis_panel_in_front_re_lays_out_no_dock(make_window, panel_id):
@@ -243,10 +252,7 @@ def test_a_parameter_step_with_an_analysis_panel_in_front_re_lays_out_no_dock(ma
     # bare QLabel would ask its dock (and the main window) for a new layout.
     from posenc_gui.model import EncodingParams
 
-    window = make_window(size=(1400, 900), params=EncodingParams(seq_len=32, d_model=64), restore=False)
-    window.raise_panel(panel_id)
-    assert window.compute.wait_idle()
-    settle()
+    window = in_front(make_window, panel_id, params=EncodingParams(seq_len=32, d_model=64))
     assert window.panels[panel_id].on_screen()
     requests = LayoutRequests(window.docks[panel_id])
     for d_model in (62, 64):
@@ -265,10 +271,7 @@ def test_an_analysis_panel_in_front_computes_while_the_core_panels_update(make_w
 
     from posenc_gui.views import linear_relation, waveforms
 
-    window = make_window(size=(1400, 900), restore=False)
-    window.raise_panel("linear_relation")
-    assert window.compute.wait_idle()
-    settle()
+    window = in_front(make_window, "linear_relation")
     analysis_started = threading.Event()
     seen_by_core = []
 
@@ -298,10 +301,7 @@ def test_a_small_analysis_update_joins_the_core_panels_and_a_large_one_goes_to_a
     from posenc_gui.compute import WORKER_PROCESS_ENV
 
     monkeypatch.setenv(WORKER_PROCESS_ENV, "0")
-    window = make_window(size=(1400, 900), restore=False)
-    window.raise_panel(panel_id)
-    assert window.compute.wait_idle()
-    settle()
+    window = in_front(make_window, panel_id)
     panel = window.panels[panel_id]
     window.state.update(d_model=510)
     window.state.flush()  # no event processed yet: only what ran inline is shown
@@ -318,10 +318,7 @@ def test_analysis_panels_compute_in_the_worker_process_at_the_default_size(make_
     from posenc_gui.compute import WORKER_PROCESS_ENV, worker_process
 
     monkeypatch.delenv(WORKER_PROCESS_ENV, raising=False)
-    window = make_window(size=(1400, 900), restore=False)
-    window.raise_panel(panel_id)
-    assert window.compute.wait_idle()
-    settle()
+    window = in_front(make_window, panel_id)
     panel = window.panels[panel_id]
     window.state.update(d_model=510)
     window.state.flush()  # the core panels ran inline; the analysis is in the process
