@@ -1,7 +1,6 @@
 """Main window: docks, View menu, layout reset and settings that survive a restart."""
 
 import numpy as np
-import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDockWidget
 
