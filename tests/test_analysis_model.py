@@ -109,6 +109,18 @@ def test_uniqueness_gives_the_norms_pe_norms_gives(scheme, d_model):
     np.testing.assert_array_equal(result.norms, analysis.pe_norms(scheme, positions, d_model))
 
 
+def test_pe_norms_of_given_encodings_equal_encoding_them_itself():
+    positions = np.arange(0, 150, 1.5)
+    for scheme, d_model in (("sinusoidal", 64), ("naive", 7), ("harmonic", 6)):
+        rows = encode(scheme, positions, d_model)
+        np.testing.assert_array_equal(analysis.pe_norms(scheme, positions, d_model, encoded=rows),
+                                      analysis.pe_norms(scheme, positions, d_model))
+    with pytest.raises(ValueError, match="encoded"):
+        analysis.pe_norms("sinusoidal", positions, 64, encoded=np.zeros((positions.size, 63)))
+    with pytest.raises(ValueError, match="base"):  # the parameters are checked all the same
+        analysis.pe_norms("sinusoidal", positions, 64, base=1.0, encoded=np.zeros((positions.size, 64)))
+
+
 def test_uniqueness_of_given_encodings_equals_encoding_them_itself():
     positions = np.arange(0, 150, 1.5)
     own = analysis.uniqueness("sinusoidal", positions, 64, top=5, base=500.0)

@@ -184,6 +184,29 @@ def test_magnitude_long_sequence_is_sampled_including_the_last(state, compute, q
     assert "every" in panel.message_label.text()
 
 
+def test_magnitude_takes_the_rows_the_similarity_views_encoded(monkeypatch):
+    # At the default size the norms come from the shared cache of encoded rows
+    # (positions 0…127 in every dimension), not from a second encoding.
+    from posenc_gui.model import AxisSample, EncodingParams, analysis, encode
+    from posenc_gui.model.cache import encode_sampled
+    from posenc_gui.views.magnitude import compute_magnitude
+
+    params = EncodingParams(seq_len=128, d_model=514, base=777.0)
+    rows = encode_sampled(params, AxisSample(0, 1, 128))
+
+    def no_encoding(*args, **kwargs):
+        raise AssertionError("encoded the rows again")
+
+    monkeypatch.setattr(analysis, "encode", no_encoding)
+    data = compute_magnitude(params, 1.0)
+    np.testing.assert_array_equal(data.positions, np.arange(128.0))
+    np.testing.assert_array_equal(data.norms, np.linalg.norm(rows, axis=1))
+    monkeypatch.undo()
+    np.testing.assert_array_equal(data.norms, analysis.pe_norms(params.scheme, data.positions, params.d_model,
+                                                                **params.scheme_kwargs()))
+    assert np.array_equal(rows, encode(params.scheme, np.arange(128.0), params.d_model, **params.scheme_kwargs()))
+
+
 # ---------------------------------------------------------------------------
 # linear relation
 

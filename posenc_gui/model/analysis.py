@@ -428,11 +428,24 @@ def uniqueness(
 # magnitude
 
 
-def pe_norms(scheme: str, positions, d_model: int, **params) -> np.ndarray:
+def pe_norms(scheme: str, positions, d_model: int, *, encoded: np.ndarray | None = None, **params) -> np.ndarray:
     """‖PE(p)‖ (Euclidean) for each position, computed in bounded blocks.
 
     For the sinusoidal scheme with even d this is √(d/2) at every position
     (sin² + cos² = 1 per pair); for the naive scheme it is p·√d.
+
+    Parameters
+    ----------
+    scheme : str
+    positions : array_like
+    d_model : int
+    encoded : ndarray, optional
+        ``encode(scheme, positions, d_model, **params)``, if the caller has
+        it already (the app's views share one encoding of the visible rows);
+        it must have shape ``(len(positions), d_model)``. The norms are the
+        same to the last bit: each row is reduced on its own either way.
+    **params
+        The scheme's parameters.
 
     Returns
     -------
@@ -441,6 +454,11 @@ def pe_norms(scheme: str, positions, d_model: int, **params) -> np.ndarray:
     pos = limits.check_positions(positions)
     d_model = _d_model(d_model)
     columns(scheme, d_model, np.arange(1), **params)  # validate scheme and params even for no positions
+    if encoded is not None:
+        pe = np.asarray(encoded, dtype=np.float64)
+        if pe.shape != (pos.size, d_model):
+            raise ValueError(f"encoded must have shape ({pos.size}, {d_model}) (positions × d_model), got {pe.shape}")
+        return np.linalg.norm(pe, axis=1)
     out = np.empty(pos.size)
     for start, stop, pe in _encode_blocks(scheme, pos, d_model, params):
         out[start:stop] = np.linalg.norm(pe, axis=1)

@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QDoubleSpinBox, QLabel, QWidget
 
 from ..model import AxisSample, EncodingParams, sample_axis
 from ..model.analysis import MAX_EMBEDDING_SCALE, embedding_norm, pe_norms
+from ..model.cache import MAX_ENTRY_BYTES, encode_sampled
 from .base import Panel
 from .labels import WrappedLabelHolder
 from .matrixplot import (
@@ -43,13 +44,25 @@ def view_points(params: EncodingParams) -> int:
 
 
 def compute_magnitude(params: EncodingParams, scale: float) -> MagnitudeData:
-    """Evaluate the norms for the view (in a worker, or inline when small)."""
+    """Evaluate the norms for the view (in a worker, or inline when small).
+
+    The sampled rows come from the shared cache of encoded rows when they
+    are small enough to be kept there: at the default size they are
+    positions 0…127 in every dimension, which the similarity matrix and its
+    profile encode anyway. With this dock in front, a d_model step took
+    0.7–2.4 ms less in four runs alternating the two ways in one window
+    (medians, e.g. 20.3 → 18.1 ms).
+    """
     points = view_points(params)
     sample = sample_axis(0, params.seq_len - 1, params.seq_len, points)
     positions = sample.indices().astype(np.float64)
+    kwargs = params.scheme_kwargs()
+    shared = sample.count * params.d_model * 8 <= MAX_ENTRY_BYTES  # larger rows are not kept: blocks
+    norms = pe_norms(params.scheme, positions, params.d_model,
+                     encoded=encode_sampled(params, sample) if shared else None, **kwargs)
     if positions[-1] != params.seq_len - 1:
         positions = np.append(positions, float(params.seq_len - 1))
-    norms = pe_norms(params.scheme, positions, params.d_model, **params.scheme_kwargs())
+        norms = np.append(norms, pe_norms(params.scheme, positions[-1:], params.d_model, **kwargs))
     return MagnitudeData(params, sample, positions, norms, scale, embedding_norm(params.d_model, scale))
 
 
