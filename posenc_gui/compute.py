@@ -304,6 +304,17 @@ class _WorkerProcess:
             self._child.kill()
 
 
+def _owner_deleted(key: Any) -> bool:
+    """Whether the QObject that ``key`` names (a panel, or a tuple that holds one) was deleted meanwhile.
+
+    A panel closed and deleted while its request computes (a window torn
+    down, a test's panel) still has a Python wrapper, and its callbacks
+    raise on the first widget they touch.
+    """
+    parts = key if isinstance(key, tuple) else (key,)
+    return any(isinstance(part, QObject) and not shiboken6.isValid(part) for part in parts)
+
+
 def _run_job(job: Callable[[], Any], parcel: list, latest: dict) -> None:
     """Run ``job`` in this thread and post its result (or :data:`_SUPERSEDED`) with ``parcel``."""
     if latest.get(parcel[1]) != parcel[2]:
@@ -563,6 +574,9 @@ class ComputeService(QObject):
         self._pending.discard(key)
         on_result, on_error = self._callbacks.pop(key, (None, None))
         self._update_busy()
+        if _owner_deleted(key):  # its callbacks would touch deleted widgets
+            del self._latest[key]
+            return
         if error is not None:
             if on_error is not None:
                 on_error(error)

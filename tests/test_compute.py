@@ -133,3 +133,37 @@ def test_a_held_request_that_fails_without_a_handler_raises_after_the_others_ran
     with compute.workers_first():
         compute.submit("failing", fail, delivered.append, errors.append, cost=1)
     assert [str(error) for error in errors] == ["d_model must be in 2…8192, got 0"]
+
+
+def test_a_result_for_a_widget_deleted_meanwhile_is_dropped(compute, qtbot):
+    # A panel closed and deleted while its request computes (a test's panel, a window
+    # being torn down) must not get the result: its callbacks touch deleted widgets.
+    from PySide6.QtWidgets import QApplication, QLabel, QWidget
+
+    panel = QWidget()
+    label = QLabel(panel)
+    gate = threading.Event()
+    delivered, failed = [], []
+
+    def slow():
+        gate.wait(5)
+        return "done"
+
+    def show(result):
+        delivered.append(result)
+        label.setText(result)  # raises if the label's C++ object is gone
+
+    compute.submit(panel, slow, show, failed.append, cost=INLINE_COST + 1)
+    compute.submit((panel, "half"), slow, show, failed.append, cost=INLINE_COST + 1)  # keys that hold the widget
+    panel.deleteLater()
+    qtbot.waitUntil(lambda: not _alive(label))
+    gate.set()
+    assert compute.wait_idle(10)
+    QApplication.processEvents()
+    assert delivered == [] and failed == []
+
+
+def _alive(widget) -> bool:
+    import shiboken6
+
+    return shiboken6.isValid(widget)
