@@ -38,6 +38,23 @@ def test_a_timed_step_records_each_primary_panels_repaint(make_window, bench):
     assert per_panel == {}
 
 
+def test_a_settled_window_has_no_re_sample_waiting(make_window, bench):
+    # A new window's first layout changes its plots' view ranges, and each such plot
+    # re-samples after a 30 ms pause: still waiting, that landed in the first timed step
+    # (a no-change step then recorded a waveforms repaint, 1 run in 100 on a loaded machine).
+    from posenc_gui.model import EncodingParams
+
+    window = make_window(size=(1200, 800), params=EncodingParams(seq_len=32, d_model=64), restore=False)
+    bench.settle(window)
+    waveforms = window.panels["waveforms"]
+    waveforms.plot.getViewBox().setXRange(4, 12, padding=0)  # as a zoom does: the re-sample waits 30 ms
+    bench.settle(window)
+    waiting = [(name, slot) for name, panel in window.panels.built().items()
+               for timer, slot in panel._debounced if timer.isActive()]
+    assert waiting == []
+    assert waveforms.data.curve_x[0] >= 3 and waveforms.data.curve_x[-1] <= 13  # sampled for the new view
+
+
 def test_step_blocks_pause_idle_between_blocks_of_consecutive_steps(make_window, bench, monkeypatch):
     import time
 

@@ -230,10 +230,19 @@ def steal_percent(before: list[int] | None, after: list[int] | None) -> float | 
 
 
 def settle(window: MainWindow) -> None:
+    """Let the window finish what it started: a pending change, requests, repaints and re-samples.
+
+    A plot whose view range changed (the first layout of a new window sizes
+    every plot) re-samples after a pause of its own (:meth:`Panel.debounce`);
+    those waiting are run now, or they landed in the first timed step.
+    """
     window.state.flush()
     window.compute.wait_idle(120)
     QApplication.processEvents()
+    for panel in window.panels.built().values():
+        panel.run_debounced()
     window.compute.wait_idle(120)
+    QApplication.processEvents()
 
 
 def timed_update(window: MainWindow, change, per_panel: dict[str, list[float]] | None = None) -> float:
