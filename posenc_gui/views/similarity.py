@@ -58,6 +58,20 @@ class ProfileData:
     profile: np.ndarray
 
 
+def matrix_cost(rows: AxisSample, cols: AxisSample, d_model: int) -> int:
+    """The declared cost of :func:`compute_matrix` (see ``compute.INLINE_COST``): values encoded, plus entries.
+
+    Rows and columns that are the same sample (the whole matrix, as after a
+    parameter change) are encoded once: :func:`encode_sampled` serves the
+    columns from the rows just encoded. Counted twice, the default-size
+    matrix went to a worker thread from d_model 524 on (half the steps of a
+    slider drag from 512), arrived after the window's first repaint, and
+    the similarity canvas was painted a second time.
+    """
+    encoded = rows.count if rows == cols else rows.count + cols.count
+    return encoded * d_model + rows.count * cols.count
+
+
 def compute_matrix(params: EncodingParams, metric: str, rows: AxisSample, cols: AxisSample) -> MatrixData:
     """Evaluate the visible part of the matrix (runs in a worker)."""
     row_pe = encode_sampled(params, rows)
@@ -194,7 +208,7 @@ class SimilarityPanel(Panel):
         self.compute.submit((self, "matrix"), lambda: compute_matrix(params, metric, rows, cols),
                             lambda data: self._arrived("matrix", lambda: self._show_matrix(data)),
                             lambda error: self._failed("matrix", error),
-                            cost=(rows.count + cols.count) * params.d_model + rows.count * cols.count)
+                            cost=matrix_cost(rows, cols, params.d_model))
 
     def _request_profile(self) -> None:
         params, metric, reference = self.state.params, self.metric, self.reference_box.value()
