@@ -294,7 +294,7 @@ def test_matrix_cost_counts_a_sample_shared_by_rows_and_columns_once():
 def test_a_d_model_step_at_the_default_length_shows_the_similarity_matrix_in_the_same_turn(
         qtbot, state, compute, d_model):
     # With its rows and columns counted as two encodings, the matrix went to a worker from
-    # d_model 524 on (half of a slider drag from 512) and the window painted it in a second pass.
+    # d_model 522 on (half of a slider drag from 512) and the window painted it in a second pass.
     panel = SimilarityPanel(state, compute)
     settle(qtbot, panel, compute)
     assert panel.matrix_data.rows == panel.matrix_data.cols and panel.matrix_data.rows.count == 128

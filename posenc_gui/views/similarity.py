@@ -64,7 +64,7 @@ def matrix_cost(rows: AxisSample, cols: AxisSample, d_model: int) -> int:
     Rows and columns that are the same sample (the whole matrix, as after a
     parameter change) are encoded once: :func:`encode_sampled` serves the
     columns from the rows just encoded. Counted twice, the default-size
-    matrix went to a worker thread from d_model 524 on (half the steps of a
+    matrix went to a worker thread from d_model 522 on (half the steps of a
     slider drag from 512), arrived after the window's first repaint, and
     the similarity canvas was painted a second time.
     """
