@@ -108,6 +108,21 @@ def test_a_base_step_lays_out_only_the_numbers_and_the_cells_show_the_new_ones(p
     assert panel.matrices["X_b"]._layout_now()[1].startswith("b: bites man dog")
 
 
+def test_a_base_step_redraws_the_position_matrices_and_leaves_the_word_embeddings_alone(panel, qtbot):
+    panel.show()
+    qtbot.waitExposed(panel)
+    panel.canvas.grab()
+    words, positions = panel.matrices["E_a"], panel.matrices["PE_a"]
+    word_image, position_image = words.image, positions.image
+    embeddings, encodings = words.values.copy(), positions.values.copy()
+    panel.state.update(base=500.0)
+    _settle(panel)
+    assert words.image is word_image  # E does not depend on the base: kept as drawn
+    np.testing.assert_array_equal(words.values, embeddings)
+    assert positions.image is not position_image  # PE does: drawn anew
+    assert not np.array_equal(positions.values, encodings)
+
+
 def test_changing_a_sentence_updates_the_view(panel, qtbot):
     panel.sentence_b_edit.setText("bites man dog")
     _settle(panel)
