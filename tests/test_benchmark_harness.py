@@ -160,3 +160,25 @@ def test_zooms_never_return_to_a_view_range_in_the_timed_pass(bench, length):
     assert all(low < high for low, high in ranges)
     # each a window of the list, narrowed evenly at both ends
     assert all((low + high) == sum(windows[step % 4]) for step, (low, high) in enumerate(ranges))
+
+
+def test_one_panel_can_be_measured_in_front_alone(make_window, bench, monkeypatch):
+    from posenc_gui.model import EncodingParams
+
+    window = make_window(size=(1200, 800), params=EncodingParams(seq_len=32, d_model=64), restore=False)
+    bench.settle(window)
+    measured = []
+    measure = bench.step_blocks
+
+    def step_blocks(window, change, repeats, blocks, per_panel=None):
+        measured.append(({name for name in window.panels.built() if window.panels[name].on_screen()},
+                         change.__name__, blocks))
+        return measure(window, change, repeats, blocks, per_panel)
+
+    monkeypatch.setattr(bench, "step_blocks", step_blocks)
+    fronts = bench.bench_fronts(window, repeats=2, blocks=2, only="spectrum", base_blocks=3)
+    assert list(fronts) == ["spectrum"]
+    shown = {"spectrum", "waveforms", "similarity", "parameters", "walkthrough"}
+    assert measured == [(shown, "d_model_step", 2), (shown, "base_step", 3)]
+    with pytest.raises(ValueError, match="--front must be one of .*spectrum.*; got 'heatmap'"):
+        bench.bench_fronts(window, repeats=2, only="heatmap")

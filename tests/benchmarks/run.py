@@ -3,6 +3,7 @@
     python tests/benchmarks/run.py            # all sizes, prints a table
     python tests/benchmarks/run.py --quick    # default size and the largest only
     python tests/benchmarks/run.py --default-steps   # one line: default-size steps (A/B runs)
+    python tests/benchmarks/run.py --front spectrum  # one line: the same with a panel in the heatmap's place
 
 For each size it builds the real main window (offscreen, 1500×950), then:
 
@@ -406,8 +407,8 @@ def clear_caches(window: MainWindow) -> None:
 FRONT_BLOCKS = 3
 
 
-def bench_fronts(window: MainWindow, repeats: int,
-                 blocks: int = FRONT_BLOCKS) -> dict[str, tuple[float, float, float]]:
+def bench_fronts(window: MainWindow, repeats: int, blocks: int = FRONT_BLOCKS,
+                 only: str | None = None, base_blocks: int = 1) -> dict[str, tuple[float, float, float]]:
     """Each panel that shares the heatmap's place brought to the front in turn, and d_model and base steps.
 
     Returns, per panel: the median and the slowest block's median (ms) of
@@ -416,14 +417,18 @@ def bench_fronts(window: MainWindow, repeats: int,
     clicking its tab, and the median of one block of base steps. Both
     count for the budget: a panel may not depend on d_model (the
     permutation demo has its own), and then a d_model step leaves it as it
-    is.
+    is. With ``only``, that panel alone (``ValueError`` naming the choices
+    if it does not share the heatmap's place); ``base_blocks`` blocks of
+    base steps.
     """
     fronts = {}
     tabbed = window.tabifiedDockWidgets(window.docks["heatmap"])
+    names = [name for name, dock in window.docks.items() if dock in tabbed]
+    if only is not None and only not in names:
+        raise ValueError(f"--front must be one of {', '.join(names)}; got {only!r}")
     start = window.state.params
-    for name, dock in window.docks.items():
-        if dock not in tabbed:
-            continue
+    for name in names if only is None else [only]:
+        dock = window.docks[name]
         dock.raise_()
         window.state.set_params(start)
         for _ in range(3):
@@ -432,7 +437,7 @@ def bench_fronts(window: MainWindow, repeats: int,
         clear_caches(window)
         drag = Drag(window, repeats)
         times = step_blocks(window, drag.d_model_step, repeats, blocks)
-        base_times = base_steps(drag, repeats)
+        base_times = base_steps(drag, repeats, base_blocks)
         fronts[name] = (1000 * statistics.median(all_steps(times)), 1000 * max(map(statistics.median, times)),
                         1000 * statistics.median(all_steps(base_times)))
     window.state.set_params(start)
@@ -503,18 +508,39 @@ def default_steps(app: QApplication, repeats: int) -> str:
             + ("n/a" if steal is None else f"{steal:.1f} %"))
 
 
+def front_steps(app: QApplication, name: str, repeats: int) -> str:
+    """One line for A/B comparisons: median d_model and base step at the default size with ``name`` in front."""
+    window = open_window(128, 512)
+    try:
+        (median, slowest, base), = bench_fronts(window, repeats, STEP_BLOCKS, only=name,
+                                                base_blocks=STEP_BLOCKS).values()
+    finally:
+        window.close()
+    return (f"128 × 512, {name} in front: d_model step {median:.2f} ms (slowest block {slowest:.2f}), "
+            f"base step {base:.2f} ms")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="fewer sizes")
     parser.add_argument("--repeats", type=int, default=15)
     parser.add_argument("--default-steps", action="store_true",
                         help="only the default-size steps, one line (for alternating two versions)")
+    parser.add_argument("--front", metavar="PANEL",
+                        help="only the default-size steps with PANEL (e.g. spectrum) in the heatmap's place, one line")
     args = parser.parse_args()
     app = QApplication.instance() or QApplication([])
     global CANVAS_PAINTS
     CANVAS_PAINTS = CanvasPaints()
     if args.default_steps:
         print(default_steps(app, args.repeats))
+        return 0
+    if args.front:
+        try:
+            print(front_steps(app, args.front, args.repeats))
+        except ValueError as error:
+            print(error, file=sys.stderr)
+            return 2
         return 0
     rows = [bench_size(app, n, d, args.repeats) for n, d in (QUICK_SIZES if args.quick else SIZES)]
     print(f"{'size (positions × d_model)':>28} {'param→paint ms':>15} {'(slowest block)':>16} {'(base step)':>12} {'zoom→paint ms':>14} "
