@@ -146,6 +146,25 @@ def test_title_swaps_in_place_and_stays_centred(qtbot, in_place):
     assert (requests.count == 0) == in_place
 
 
+@pytest.mark.parametrize("width", [900, 400])
+def test_a_title_swapped_in_place_stays_centred_when_the_plot_is_resized(qtbot, width):
+    # A dock dragged wider or narrower, or an export at another width than on screen.
+    canvas, plot = _plot_on_canvas(qtbot, 600, 300)
+    set_title(plot, "sinusoidal, d_model 512")
+    canvas.show()
+    qtbot.waitExposed(canvas)
+    settle()
+    set_title(plot, "sinusoidal, d_model 510")
+    label = plot.titleLabel
+    assert label._plain_text.isVisible()
+    canvas.resize(width, 300)
+    settle()
+    shown = label._plain_text
+    centre = label.mapRectToParent(shown.mapRectToParent(shown.boundingRect())).center().x()
+    assert label.geometry().center().x() != pytest.approx(300, abs=20)  # the box did move
+    assert centre == pytest.approx(label.geometry().center().x(), abs=1.0)
+
+
 def test_a_title_too_wide_for_its_row_is_laid_out(qtbot):
     canvas, plot = _plot_on_canvas(qtbot, 600, 300)
     set_title(plot, "short")

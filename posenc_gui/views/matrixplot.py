@@ -985,13 +985,20 @@ def replace_label_text(label: pg.LabelItem, text: str, points: float) -> bool:
     if label.item.isVisible():
         label.item.hide()
         plain.show()
+    _place_plain_text(label)
+    label.text = text
+    return True
+
+
+def _place_plain_text(label: pg.LabelItem) -> None:
+    """Put the label's plain text where its rich text would be, in the label's current box."""
+    plain = label._plain_text
+    bounds, box = plain.boundingRect(), label.rect()
     if label.opts.get("justify") == "left":  # where the rich text starts, inside its document margin
         left = box.left() + label.item.document().documentMargin()
     else:
         left = box.center().x() - bounds.width() / 2
     plain.setPos(left, box.center().y() - bounds.height() / 2)
-    label.text = text
-    return True
 
 
 def label_plain_text(label: pg.LabelItem) -> str:
@@ -1015,6 +1022,8 @@ def _plain_text_item(label: pg.LabelItem, points: float) -> QGraphicsSimpleTextI
         plain.setBrush(_TEXT_COLOUR)
         plain.hide()
         label._plain_text = plain
+        # A resized plot (a dock dragged wider, an export at another width) moves the box.
+        label.geometryChanged.connect(lambda: plain.isVisible() and _place_plain_text(label))
         set_rich_text = label.setText
 
         def set_text(text, **kwargs):
