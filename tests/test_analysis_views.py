@@ -116,6 +116,21 @@ def test_uniqueness_shows_the_sincos_pair_near_repeat(state, compute, qtbot):
     assert panel.minimum_line.value() == pytest.approx(distance)
 
 
+def test_uniqueness_figure_says_which_positions_it_compares(state, compute, qtbot):
+    # The message bar is not part of an exported figure: the plot's title says it too.
+    from posenc_gui.views.matrixplot import label_plain_text
+
+    panel = make(UniquenessPanel, state, compute, qtbot)
+    title = panel.distance_plot.titleLabel
+    assert label_plain_text(title) == "min over q ≠ p of ‖PE(p) − PE(q)‖"
+    change(state, compute, seq_len=1_048_576, d_model=8192)
+    count = panel.data.count
+    assert 2 <= count < 1_048_576
+    assert label_plain_text(title) == f"min over q ≠ p of ‖PE(p) − PE(q)‖, positions 0…{count - 1:,} of 1,048,576"
+    change(state, compute, seq_len=128, d_model=512)
+    assert label_plain_text(title) == "min over q ≠ p of ‖PE(p) − PE(q)‖"
+
+
 def test_uniqueness_controls_change_the_table(state, compute, qtbot):
     panel = make(UniquenessPanel, state, compute, qtbot)
     change(state, compute, scheme="sincos_pair", seq_len=101, d_model=2)

@@ -25,9 +25,13 @@ from .base import Panel
 from .labels import WrappedLabelHolder
 from .matrixplot import (
     BLUE, FOREGROUND, MAX_DOTS, ORANGE, Markers, add_data_item, new_layout_widget, nice_bounds, prepare_for_paint,
-    show_grid, style_plot,
+    set_title, show_grid, style_plot,
 )
 from .spectrum import set_integer_ticks
+
+#: Title of the upper plot; at large N, which positions were compared is added.
+DISTANCE_TITLE = "min over q ≠ p of ‖PE(p) − PE(q)‖"
+
 
 class UniquenessPanel(Panel):
     """Nearest other position of each position, the closest pair and the near-repeats."""
@@ -80,7 +84,7 @@ class UniquenessPanel(Panel):
                 # "distance (x0.001)" with ticks 100…400 reads as distances of 100…400
                 plot.getAxis(name).enableAutoSIPrefix(False)
         self.distance_plot.setLabel("left", "distance to nearest")
-        self.distance_plot.setTitle("min over q ≠ p of ‖PE(p) − PE(q)‖", size="10pt")
+        set_title(self.distance_plot, DISTANCE_TITLE)
         self.nearest_plot.setLabel("left", "nearest position q")
         self.nearest_plot.setLabel("bottom", "position p")
         self.nearest_plot.setXLink(self.distance_plot)
@@ -164,6 +168,9 @@ class UniquenessPanel(Panel):
             f"(typical ‖PE‖ = {data.typical_norm:.4g}); {params.scheme}, d_model {params.d_model:,}, "
             f"positions 0…{data.count - 1:,}."
         )
+        # The figure (exported without the message bar) says which positions it compares.
+        set_title(self.distance_plot, DISTANCE_TITLE + (
+            f", positions 0…{data.count - 1:,} of {params.seq_len:,}" if data.truncated else ""))
         if data.truncated:
             self.show_message(
                 f"Comparing positions 0…{data.count - 1:,} of {params.seq_len:,}: all pairs of "
