@@ -165,6 +165,30 @@ def test_a_title_swapped_in_place_stays_centred_when_the_plot_is_resized(qtbot, 
     assert centre == pytest.approx(label.geometry().center().x(), abs=1.0)
 
 
+@pytest.mark.parametrize("width, room", [(240, False), (900, True)])
+def test_a_styled_plots_title_gives_way_to_a_narrow_canvas(qtbot, width, room):
+    # pyqtgraph makes a title's text width its minimum: in a narrow dock the canvas then
+    # became wider than its view and was clipped at the right, axis, plot end and all.
+    from posenc_gui.views.matrixplot import style_plot
+
+    canvas = new_layout_widget()
+    qtbot.addWidget(canvas)
+    canvas.resize(width, 300)
+    plot = canvas.addPlot()
+    style_plot(plot)
+    set_title(plot, "sinusoidal, d_model 8,192, from position 524,288")
+    canvas.show()
+    qtbot.waitExposed(canvas)
+    settle()
+    label = plot.titleLabel
+    text_width = label.itemRect().width()
+    assert text_width > 240  # wider than the narrow canvas
+    assert canvas.ci.geometry().width() <= canvas.viewport().width() + 0.5  # the canvas fits its view
+    assert (label.geometry().width() >= text_width - 1) == room  # the full width wherever it fits
+    shown = label.item.mapRectToParent(label.item.boundingRect())
+    assert shown.center().x() == pytest.approx(label.rect().center().x(), abs=1.0)  # centred either way
+
+
 def test_a_title_too_wide_for_its_row_is_laid_out(qtbot):
     canvas, plot = _plot_on_canvas(qtbot, 600, 300)
     set_title(plot, "short")

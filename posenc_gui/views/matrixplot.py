@@ -672,6 +672,31 @@ def style_plot(plot: pg.PlotItem, cached_axes: bool = True) -> None:
         style_axis(plot.getAxis(name), cached_axes)
     plot.titleLabel.setAttr("color", FOREGROUND)
     cache_text(plot.titleLabel.item)
+    _let_title_narrow(plot.titleLabel)
+
+
+#: Narrowest a title lets its plot become (see :func:`_let_title_narrow`).
+MIN_TITLE_WIDTH = 60
+
+
+def _let_title_narrow(label: pg.LabelItem) -> None:
+    """Keep a title's text width as its preferred width, not its minimum.
+
+    pyqtgraph makes the text's width the title's minimum, after every text
+    change and resize: a dock narrower than its plots' titles then held a
+    canvas wider than its view, clipped at the right edge with the end of
+    the plot (the similarity dock at 1,048,576 positions in a 1,600 px
+    window). Now the title has its full width wherever there is room; where
+    there is not, its centred text runs over the empty corners beside it.
+    """
+    update_min = label.updateMin
+
+    def update_min_narrow() -> None:
+        update_min()
+        label.setMinimumWidth(min(label.minimumWidth(), MIN_TITLE_WIDTH))
+
+    label.updateMin = update_min_narrow
+    update_min_narrow()
 
 
 def cache_text(item: QGraphicsItem) -> None:
