@@ -280,7 +280,6 @@ def test_similarity_metric_and_reference(qtbot, state, compute):
         panel.set_options(reference=60)
 
 
-
 def test_matrix_cost_counts_a_sample_shared_by_rows_and_columns_once():
     from posenc_gui.model import AxisSample
     from posenc_gui.views.similarity import matrix_cost
@@ -303,6 +302,7 @@ def test_a_d_model_step_at_the_default_length_shows_the_similarity_matrix_in_the
     assert not compute.is_pending((panel, "matrix"))
     assert panel.matrix_data.params.d_model == d_model
     assert panel.profile_data.params.d_model == d_model
+
 
 @pytest.mark.parametrize("profile_fails", [False, True])
 def test_similarity_shows_matrix_and_profile_in_one_turn(qtbot, state, compute, monkeypatch, profile_fails):

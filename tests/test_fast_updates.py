@@ -121,14 +121,26 @@ def _plot_on_canvas(qtbot, width: int, height: int):
     canvas.resize(width, height)
     return canvas, canvas.addPlot()
 
-@pytest.mark.parametrize("in_place", [True, False])
-def test_title_swaps_in_place_and_stays_centred(qtbot, in_place):
-    # PlotItem.setTitle is the control: it re-lays out the plot.
+
+def _titled_plot_on_screen(qtbot):
+    """A 600 × 300 canvas, shown and laid out, whose plot has the title "sinusoidal, d_model 512"."""
     canvas, plot = _plot_on_canvas(qtbot, 600, 300)
     set_title(plot, "sinusoidal, d_model 512")
     canvas.show()
     qtbot.waitExposed(canvas)
     settle()
+    return canvas, plot
+
+
+def _title_centre(label, shown) -> float:
+    """Horizontal centre of the title text item ``shown`` in the plot's coordinates."""
+    return label.mapRectToParent(shown.mapRectToParent(shown.boundingRect())).center().x()
+
+
+@pytest.mark.parametrize("in_place", [True, False])
+def test_title_swaps_in_place_and_stays_centred(qtbot, in_place):
+    # PlotItem.setTitle is the control: it re-lays out the plot.
+    canvas, plot = _titled_plot_on_screen(qtbot)
     requests = LayoutRequests(plot)
     if in_place:
         set_title(plot, "sinusoidal, d_model 510")
@@ -141,28 +153,21 @@ def test_title_swaps_in_place_and_stays_centred(qtbot, in_place):
     plain = getattr(label, "_plain_text", None)
     shown = plain if plain is not None and plain.isVisible() else label.item
     assert shown.isVisible()
-    centre = label.mapRectToParent(shown.mapRectToParent(shown.boundingRect())).center().x()
-    assert centre == pytest.approx(label.geometry().center().x(), abs=1.0)
+    assert _title_centre(label, shown) == pytest.approx(label.geometry().center().x(), abs=1.0)
     assert (requests.count == 0) == in_place
 
 
 @pytest.mark.parametrize("width", [900, 400])
 def test_a_title_swapped_in_place_stays_centred_when_the_plot_is_resized(qtbot, width):
     # A dock dragged wider or narrower, or an export at another width than on screen.
-    canvas, plot = _plot_on_canvas(qtbot, 600, 300)
-    set_title(plot, "sinusoidal, d_model 512")
-    canvas.show()
-    qtbot.waitExposed(canvas)
-    settle()
+    canvas, plot = _titled_plot_on_screen(qtbot)
     set_title(plot, "sinusoidal, d_model 510")
     label = plot.titleLabel
     assert label._plain_text.isVisible()
     canvas.resize(width, 300)
     settle()
-    shown = label._plain_text
-    centre = label.mapRectToParent(shown.mapRectToParent(shown.boundingRect())).center().x()
     assert label.geometry().center().x() != pytest.approx(300, abs=20)  # the box did move
-    assert centre == pytest.approx(label.geometry().center().x(), abs=1.0)
+    assert _title_centre(label, label._plain_text) == pytest.approx(label.geometry().center().x(), abs=1.0)
 
 
 @pytest.mark.parametrize("width, room", [(240, False), (900, True)])
