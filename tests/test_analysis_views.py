@@ -611,3 +611,14 @@ def test_a_d_model_step_keeps_the_axes_and_the_data_inside_them(panel_id, state,
                 shown = np.isfinite(x) & np.isfinite(y)
                 assert x_low <= x[shown].min() and x[shown].max() <= x_high, (plot.titleLabel.text, "x")
                 assert y_low <= y[shown].min() and y[shown].max() <= y_high, (plot.titleLabel.text, "y")
+
+
+def test_magnitude_legend_leaves_the_curves_uncovered(state, compute, qtbot):
+    # Over the view box's top left, the legend hid the start of the dashed embedding line.
+    panel = make(MagnitudePanel, state, compute, qtbot)
+    view_rect = panel.plot.getViewBox().sceneBoundingRect()
+    legend_rect = panel.legend.sceneBoundingRect()
+    assert legend_rect.height() > 0 and not legend_rect.intersects(view_rect)
+    assert [label.text for _, label in panel.legend.items] == [
+        "‖p_i‖ (positional encoding)", "typical ‖e_i‖ = σ·√d"]
+

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pyqtgraph as pg
 import pytest
 from PySide6.QtCore import QRectF
@@ -342,3 +343,25 @@ def test_setting_an_axis_its_own_ticks_again_keeps_its_layout(qtbot):
     assert [text for _, _, text in _specs(CompactAxisItem.generateDrawSpecs, axis)[2]] == ["0", "1"]
     set_ticks(axis, None)  # back to the axis's own ticks
     assert axis._tickLevels is None
+
+
+@pytest.mark.parametrize("height", [160, 200, 600])
+def test_a_fitted_y_range_keeps_the_labels_of_its_round_bounds(qtbot, height):
+    # A short plot of sinusoids (the waveforms dock above a legend) lost its ±1:
+    # 3 % of padding was less than the half label the axis needs to draw them whole.
+    from posenc_gui.views.matrixplot import fit_y_range, show_grid, style_plot
+
+    widget = pg.GraphicsLayoutWidget()
+    qtbot.addWidget(widget)
+    plot = widget.addPlot()
+    style_plot(plot)
+    show_grid(plot)  # as every line plot here: the axis then spans the view box, no further
+    widget.resize(460, height)
+    widget.show()
+    qtbot.waitExposed(widget)
+    x = np.linspace(0, 127, 500)
+    plot.plot(x, np.sin(x))
+    fit_y_range(plot, np.sin(x))
+    QApplication.processEvents()
+    labels = [text for _, _, text in _specs(CompactAxisItem.generateDrawSpecs, plot.getAxis("left"))[2]]
+    assert {-1.0, 1.0} <= {float(text) for text in labels}, (plot.getViewBox().height(), labels)

@@ -616,3 +616,28 @@ def test_waveforms_say_what_the_zoom_does_to_the_curves_without_moving_the_plot(
     assert not panel.data.aliased.any() and panel.data.dots is None
     assert notice.level() == "info" and notice.text().startswith("Integer positions are closer than a few pixels")
     assert "No aliasing" in notice.text()
+
+
+def _legend_rows(legend) -> int:
+    """How many rows the legend's entries take on screen."""
+    return len({round(label.mapToScene(0, 0).y()) for _, label in legend.items})
+
+
+def test_waveforms_legend_sits_under_the_plot_in_as_many_columns_as_fit(qtbot, state, compute):
+    # Drawn over the view box, the legend hid the top right of the curves.
+    panel = WaveformsPanel(state, compute)
+    settle(qtbot, panel, compute)
+    for width, rows in ((460, (2, 3)), (1500, (1, 1))):
+        panel.resize(width, 420)
+        qtbot.wait(80)
+        assert compute.wait_idle()
+        for _ in range(3):  # the canvas's layout, then the legend's columns, then the layout again
+            QApplication.processEvents()
+        legend, view = panel.legend, panel.plot.getViewBox()
+        assert len(legend.items) == len(panel.dims) == 5
+        view_rect, legend_rect = view.sceneBoundingRect(), legend.sceneBoundingRect()
+        assert legend_rect.top() >= panel.plot.getAxis("bottom").sceneBoundingRect().bottom() - 1
+        assert legend_rect.left() >= view_rect.left() - 60 and legend_rect.right() <= panel.canvas.width()
+        assert rows[0] <= _legend_rows(legend) <= rows[1], width
+        for _, label in legend.items:  # every entry whole, inside the canvas
+            assert label.sceneBoundingRect().right() <= panel.canvas.width()

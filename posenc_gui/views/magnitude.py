@@ -16,8 +16,8 @@ from ..model.cache import MAX_ENTRY_BYTES, encode_sampled
 from .base import Panel
 from .labels import WrappedLabelHolder
 from .matrixplot import (
-    BLUE, FOREGROUND, MAX_DOTS, ORANGE, add_data_item, add_legend, add_line, new_layout_widget, nice_bounds,
-    prepare_for_paint, set_title, show_grid, style_plot,
+    BLUE, FOREGROUND, MAX_DOTS, ORANGE, add_data_item, add_legend_below, add_line, new_layout_widget, nice_bounds,
+    prepare_for_paint, set_title, set_y_range, show_grid, style_plot,
 )
 
 #: At most this many positions are evaluated (evenly strided, always including the last) ...
@@ -106,8 +106,7 @@ class MagnitudePanel(Panel):
         show_grid(self.plot)
         self.plot.setLabel("bottom", "position i")
         self.plot.setLabel("left", "norm")
-        self.legend = add_legend(self.plot, (10, 10), labelTextColor=FOREGROUND,
-                                  brush=pg.mkBrush(255, 255, 255, 220), pen=pg.mkPen("#999999"))
+        self.legend = add_legend_below(self.canvas, self.plot, labelTextColor=FOREGROUND)
         self.norm_curve = add_data_item(self.plot, pen=pg.mkPen(BLUE, width=2), name="‖p_i‖ (positional encoding)")
         self.embedding_curve = add_line(
             self.plot, pg.mkPen(ORANGE, width=2, style=Qt.PenStyle.DashLine), name="typical ‖e_i‖ = σ·√d")
@@ -146,7 +145,7 @@ class MagnitudePanel(Panel):
         self.embedding_curve.setData([0.0, right], [data.embedding, data.embedding])
         top = max(float(np.max(data.norms)), data.embedding)
         self.plot.setXRange(0, right, padding=0.02)
-        self.plot.setYRange(0, nice_bounds(0.0, top * 1.1)[1] if top > 0 else 1.0, padding=0)  # a round top
+        set_y_range(self.plot, 0, nice_bounds(0.0, top * 1.1)[1] if top > 0 else 1.0)  # a round top
         params = data.params
         last = data.norms[-1]
         self.summary_label.setText(

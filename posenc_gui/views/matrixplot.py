@@ -16,7 +16,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
 from PySide6.QtGui import (QColor, QFont, QFontMetrics, QFontMetricsF, QImage, QPainter, QPen, QPicture, QPolygonF,
                            QStaticText, QTransform)
-from PySide6.QtWidgets import QGraphicsItem, QGraphicsSimpleTextItem, QGraphicsView
+from PySide6.QtWidgets import QGraphicsItem, QGraphicsSimpleTextItem, QGraphicsView, QSizePolicy
 
 DIVERGING = "RdBu"  # ColorBrewer's blue–white–red, see get_colormap
 SEQUENTIAL = "viridis"
@@ -733,6 +733,59 @@ def add_legend(plot: pg.PlotItem, offset: tuple[float, float], **kwargs) -> Lege
     return legend
 
 
+class LegendBelow(Legend):
+    """A legend in its own row of the canvas, under its plot, where it covers no data.
+
+    Drawn over the view box, the waveforms' legend hid the top right of the
+    curves (sinusoids fill every corner), and the magnitude's the start of
+    its dashed line. Here the entries fill as many columns as the canvas's
+    width holds: one row on a wide figure, a few in a narrow dock.
+    """
+
+    def __init__(self, canvas: pg.GraphicsLayoutWidget, **kwargs) -> None:
+        super().__init__(offset=None, frame=False, **kwargs)
+        self._canvas = canvas
+        self.layout.setContentsMargins(0, 2, 0, 0)
+        # No wider than its entries, and no minimum of its own: a legend wider
+        # than the canvas would hold the whole canvas wider than its view
+        # (the plot clipped at the right), as titles did.
+        self.setSizePolicy(QSizePolicy.Policy.Maximum, QSizePolicy.Policy.Fixed)
+        self.setMinimumWidth(1)
+        # The canvas's width, not the plot's: the plot cannot narrow while
+        # the legend's columns keep the layout wide.
+        canvas.sigDeviceRangeChanged.connect(self.fit_columns)
+
+    def fit_columns(self) -> None:
+        """As many columns as the canvas's width holds, if each were as wide as the widest entry."""
+        if not self.items:
+            return
+        left, _, right, _ = self._canvas.ci.getContentsMargins()
+        spacing = self.layout.horizontalSpacing()
+        widest = max(sample.preferredWidth() + label.preferredWidth() + 2 * spacing for sample, label in self.items)
+        available = self._canvas.width() - left - right
+        self.setColumnCount(max(1, min(len(self.items), int((available + spacing) // widest))))
+
+    def updateSize(self) -> None:  # noqa: N802 (pyqtgraph override)
+        # The canvas's layout places this legend: ask it for room instead of
+        # setting a geometry of our own, as a floating legend does.
+        self.fit_columns()
+        self.updateGeometry()
+
+
+def add_legend_below(canvas: pg.GraphicsLayoutWidget, plot: pg.PlotItem, **kwargs) -> LegendBelow:
+    """A :class:`LegendBelow` for ``plot``, in a new row of ``canvas`` under it, centred.
+
+    ``plot`` must be the last item of ``canvas``; ``kwargs`` go to
+    pyqtgraph's ``LegendItem``.
+    """
+    legend = LegendBelow(canvas, **kwargs)
+    canvas.nextRow()
+    canvas.addItem(legend)
+    canvas.ci.layout.setAlignment(legend, Qt.AlignmentFlag.AlignHCenter)
+    plot.legend = legend
+    return legend
+
+
 def _same_value(a, b) -> bool:
     """Whether two style arguments are the same: the same object, or equal plain values (not arrays)."""
     if a is b:
@@ -1111,20 +1164,44 @@ def snap_log_span(low: float, high: float) -> tuple[float, float]:
     return math.floor(low / LOG_SPAN_STEP) * LOG_SPAN_STEP, math.ceil(high / LOG_SPAN_STEP) * LOG_SPAN_STEP
 
 
+#: Room kept above and below a y range set by :func:`set_y_range`, in pixels: half a tick label's height.
+END_LABEL_ROOM_PX = 7
+
+
 def fit_y_range(plot: pg.PlotItem, *series: np.ndarray, padding: float = 0.03) -> None:
     """Set the y range from the finite values of ``series`` now, instead of auto-ranging.
 
     pyqtgraph auto-ranges while painting, which changes the range and so
-    paints the plot a second time after every data update.
+    paints the plot a second time after every data update. The range runs
+    between round bounds (``nice_bounds``), padded as :func:`set_y_range` does.
     """
     finite = [s[np.isfinite(s)] for s in series if s is not None and s.size]
     finite = [f for f in finite if f.size]
     if not finite:
         return
     low, high = nice_bounds(min(float(f.min()) for f in finite), max(float(f.max()) for f in finite))
+    set_y_range(plot, low, high, padding)
+
+
+def set_y_range(plot: pg.PlotItem, low: float, high: float, padding: float = 0.0) -> None:
+    """Show ``low … high`` on the y axis, padded by ``padding`` (a fraction) and at least :data:`END_LABEL_ROOM_PX`.
+
+    The labels of round bounds sit at the ends of the axis, which drops a
+    label it cannot hold whole: a short plot of sinusoids lost its ±1, and
+    a plot from 0 its 0. The matrix is updated now, not during the next
+    paint (which would then paint twice).
+    """
     view_box = plot.getViewBox()
-    view_box.setYRange(low, high, padding=padding)
-    view_box.updateMatrix()  # now, not during the next paint (which would then paint twice)
+    height = view_box.height()
+    # Padding p on each side gives p·height/(1 + 2p) pixels.
+    room = END_LABEL_ROOM_PX / (height - 2 * END_LABEL_ROOM_PX) if height > 4 * END_LABEL_ROOM_PX else 0.0
+    # A padding that still gives the room, and not much more, is kept: a plot whose
+    # height changes by a text line keeps its range, so its axis keeps its laid-out labels.
+    kept = getattr(view_box, "_label_padding", None)
+    if kept is None or not max(padding, room) <= kept <= max(padding, 2 * room):
+        kept = view_box._label_padding = max(padding, 1.25 * room)
+    view_box.setYRange(low, high, padding=kept)
+    view_box.updateMatrix()
 
 
 def symmetric_levels(values: np.ndarray) -> tuple[float, float]:

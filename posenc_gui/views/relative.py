@@ -17,7 +17,7 @@ from .base import Panel
 from .labels import WrappedLabelHolder
 from .matrixplot import (
     FOREGROUND, ORANGE, PALETTE, LineItem, add_data_item, add_legend, add_line, fit_y_range, new_layout_widget,
-    nice_bounds, prepare_for_paint, show_grid, style_plot,
+    nice_bounds, prepare_for_paint, set_y_range, show_grid, style_plot,
 )
 from .spectrum import set_integer_ticks
 
@@ -125,7 +125,7 @@ class RelativePanel(Panel):
         # keeps the axis as it is instead of laying its labels out again.
         scale = float(np.nanmax(np.abs(np.concatenate([spread.minimum, spread.maximum]))))
         top = max(float(np.nanmax(spread.spread)), 0.01 * scale, 1e-12)
-        self.spread_plot.setYRange(0, nice_bounds(0.0, top * 1.08)[1], padding=0)
+        set_y_range(self.spread_plot, 0, nice_bounds(0.0, top * 1.08)[1])
         self.spread_plot.setXRange(0, max(k[-1], 1), padding=0.02)
 
         names = [f"r = {reference:,.0f}" for reference in data.references]

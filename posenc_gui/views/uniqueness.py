@@ -25,7 +25,7 @@ from .base import Panel
 from .labels import WrappedLabelHolder
 from .matrixplot import (
     BLUE, FOREGROUND, MAX_DOTS, ORANGE, Markers, add_data_item, new_layout_widget, nice_bounds, prepare_for_paint,
-    set_title, show_grid, style_plot,
+    set_title, set_y_range, show_grid, style_plot,
 )
 from .spectrum import set_integer_ticks
 
@@ -149,7 +149,7 @@ class UniquenessPanel(Panel):
         self.closest_marker.setData([p, q], [q, p])
         # Distances start at 0 on the axis: equal-up-to-rounding values must look equal.
         top = float(np.max(result.nearest_distance))
-        self.distance_plot.setYRange(0, nice_bounds(0.0, top * 1.08)[1] if top > 0 else 1.0, padding=0)
+        set_y_range(self.distance_plot, 0, nice_bounds(0.0, top * 1.08)[1] if top > 0 else 1.0)
         # room for the closest-pair circles (11 px) at the ends, even with two positions
         for plot in (self.distance_plot, self.nearest_plot):
             plot.setXRange(0, max(positions[-1], 1), padding=0.04)

@@ -16,7 +16,7 @@ from ..model import AxisSample, EncodingParams, aliased, curve_positions, sample
 from .base import Panel
 from .labels import NoticeLine, WrappedLabelHolder
 from .matrixplot import (
-    CurveItem, FOREGROUND, Markers, PALETTE, add_legend, fit_y_range, new_layout_widget, replace_label_text,
+    CurveItem, FOREGROUND, Markers, PALETTE, add_legend_below, fit_y_range, new_layout_widget, replace_label_text,
     set_title, show_grid, style_plot, view_pixels,
 )
 
@@ -172,9 +172,8 @@ class WaveformsPanel(Panel):
         self.plot.setLabel("left", "PE(pos, j)")
         show_grid(self.plot)
         self.plot.setMenuEnabled(False)
-        self.legend = add_legend(self.plot, (-5, 5), labelTextColor=FOREGROUND, verSpacing=-6,
-                                  labelTextSize=f"{LEGEND_POINTS:g}pt",
-                                  brush=pg.mkBrush(255, 255, 255), pen=pg.mkPen("#999999"))
+        self.legend = add_legend_below(self.canvas, self.plot, labelTextColor=FOREGROUND, verSpacing=-6,
+                                        labelTextSize=f"{LEGEND_POINTS:g}pt")
         # What the zoom level does to the curves (aliasing, hidden dots) changes
         # as the user zooms: said on a line that keeps its height, so the plot
         # never jumps under the mouse. The note below holds the formulas.
@@ -266,9 +265,13 @@ class WaveformsPanel(Panel):
         if len(names) != len(self._items):
             self._rebuild_items(names)
         else:
+            relaid = False
             for (_, label), name, old in zip(self.legend.items, names, self._legend_names):
                 if name != old and not replace_label_text(label, name, LEGEND_POINTS):
                     label.setText(name)
+                    relaid = True
+            if relaid:  # a wider entry may need fewer columns
+                self.legend.fit_columns()
             self._legend_names = names
         fit_y_range(self.plot, data.curve_y, data.dot_y, data.band_low, data.band_high)
         show_dots = data.dots is not None and self.dots_box.isChecked()
