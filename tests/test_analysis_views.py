@@ -622,3 +622,26 @@ def test_magnitude_legend_leaves_the_curves_uncovered(state, compute, qtbot):
     assert [label.text for _, label in panel.legend.items] == [
         "‖p_i‖ (positional encoding)", "typical ‖e_i‖ = σ·√d"]
 
+
+def test_sampled_analysis_figures_say_so_in_their_titles(state, compute, qtbot):
+    # The message bar is not part of an exported figure: a figure of sampled positions says so itself.
+    from posenc_gui.model import AxisSample
+    from posenc_gui.views.matrixplot import label_plain_text
+
+    magnitude = make(MagnitudePanel, state, compute, qtbot)
+    relative = make(RelativePanel, state, compute, qtbot)
+    magnitude_title, spread_title = magnitude.plot.titleLabel, relative.spread_plot.titleLabel
+    assert label_plain_text(magnitude_title) == "sinusoidal, d_model 512"
+    assert "every" not in label_plain_text(spread_title)
+    change(state, compute, seq_len=1_048_576)
+    stride = magnitude.data.sample.stride
+    assert stride > 1 and magnitude.data.positions[1] == stride
+    every = AxisSample(0, stride, 1).describe("position")  # "every 1,024th position"
+    assert label_plain_text(magnitude_title) == f"sinusoidal, d_model 512, {every} and the last"
+    p_stride = relative.data.position_stride
+    assert p_stride > 1 and relative.data.positions[1] - relative.data.positions[0] == p_stride
+    every = AxisSample(0, p_stride, 1).describe("position")
+    assert label_plain_text(spread_title).endswith(f"PE(p)·PE(p+k), p: {every}")
+    change(state, compute, seq_len=128)
+    assert label_plain_text(magnitude_title) == "sinusoidal, d_model 512"
+    assert "every" not in label_plain_text(spread_title)

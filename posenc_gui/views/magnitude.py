@@ -154,7 +154,9 @@ class MagnitudePanel(Panel):
             f"(σ = {data.scale:g}, d = {params.d_model:,}). At the last position ‖p‖ / ‖e‖ = "
             f"<b>{last / data.embedding:.3g}</b>."
         )
-        set_title(self.plot, f"{params.scheme}, d_model {params.d_model:,}")
+        # The message bar is not part of an exported figure: the title says the sampling too.
+        sampled = f", {data.sample.describe('position')} and the last" if data.sample.stride > 1 else ""
+        set_title(self.plot, f"{params.scheme}, d_model {params.d_model:,}{sampled}")
         if data.sample.stride > 1:
             self.show_message(f"Showing {data.sample.describe('position')} (and the last).", "info")
         else:

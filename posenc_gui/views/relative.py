@@ -73,7 +73,8 @@ class RelativePanel(Panel):
             for name in ("left", "bottom"):  # "spread (x1e-12)" with ticks 0.2…1 reads as 0.2…1
                 plot.getAxis(name).enableAutoSIPrefix(False)
         self.spread_plot.setLabel("left", "spread over p")
-        self.spread_plot.setTitle("max<sub>p</sub> − min<sub>p</sub> of PE(p)·PE(p+k)", size="10pt")
+        self._spread_title = ""
+        self._set_spread_title(1)
         self.profile_plot.setLabel("left", "PE(r)·PE(r+k)")
         self.profile_plot.setTitle("offset profile from reference positions r", size="10pt")
         self.spread_curve = add_data_item(self.spread_plot, pen=pg.mkPen(ORANGE, width=2))
@@ -117,6 +118,7 @@ class RelativePanel(Panel):
         self.data = data
         spread = data.spread
         k = spread.offsets
+        self._set_spread_title(data.position_stride)
         self.spread_curve.setData(k, spread.spread, symbol="o" if k.size <= 128 else None, symbolSize=4,
                                   symbolBrush=ORANGE, symbolPen=None)
         # The spread axis starts at 0 and spans at least 1 % of the largest |dot product|, so
@@ -163,6 +165,18 @@ class RelativePanel(Panel):
         )
         self.show_message("")
         prepare_for_paint(self.canvas)
+
+    def _set_spread_title(self, position_stride: int) -> None:
+        """Title the spread plot; it says when the spread is over sampled positions p only.
+
+        The message bar is not part of an exported figure, so the title says it.
+        """
+        title = "max<sub>p</sub> − min<sub>p</sub> of PE(p)·PE(p+k)"
+        if position_stride > 1:
+            title += f", p: {AxisSample(0, position_stride, 1).describe('position')}"  # "every 2nd", not "2th"
+        if title != self._spread_title:
+            self._spread_title = title
+            self.spread_plot.setTitle(title, size="10pt")
 
     def figure_widget(self) -> QWidget:
         return self.canvas
