@@ -595,7 +595,9 @@ def test_waveforms_say_what_the_zoom_does_to_the_curves_without_moving_the_plot(
     settle(qtbot, panel, compute)
     panel.set_dims("0, 510")
     assert compute.wait_idle()
-    qtbot.wait(NOTE_DELAY_MS + 50)  # the formula note below follows the new dimensions
+    # the formula note below follows the new dimensions, after a pause, and the panel's layout with it
+    qtbot.waitUntil(lambda: panel.note_label.text().startswith("dim 0 = sin"), timeout=5_000)
+    qtbot.wait(50)
     notice = panel.sampling_notice
     assert notice.level() == "warning" and notice.text().startswith("Aliased: dim 0, drawn as the band of its exact")
     assert "Zoom in to see the dots" in notice.text()  # 100,000 positions: integers are far closer than a pixel
