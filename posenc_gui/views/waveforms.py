@@ -257,11 +257,13 @@ class WaveformsPanel(Panel):
         names, aliased_dims = [], []
         for j, dim in enumerate(data.dims):
             wl = data.wavelength[j]
-            name = f"dim {dim} ({'not periodic' if not np.isfinite(wl) else f'λ = {wl:,.4g}'})"
+            # Short: the legend's columns are as wide as its longest entry. The band
+            # explains itself, and the line above the plot says what it is.
+            name = f"dim {dim} ({'not periodic' if not np.isfinite(wl) else f'λ = {wl:,.4g}'}"
             if data.aliased[j]:
                 aliased_dims.append(dim)
-                name += " aliased: band"
-            names.append(name)
+                name += ", aliased"
+            names.append(name + ")")
         if len(names) != len(self._items):
             self._rebuild_items(names)
         else:
