@@ -613,14 +613,20 @@ def test_a_d_model_step_keeps_the_axes_and_the_data_inside_them(panel_id, state,
                 assert y_low <= y[shown].min() and y[shown].max() <= y_high, (plot.titleLabel.text, "y")
 
 
-def test_magnitude_legend_leaves_the_curves_uncovered(state, compute, qtbot):
-    # Over the view box's top left, the legend hid the start of the dashed embedding line.
-    panel = make(MagnitudePanel, state, compute, qtbot)
-    view_rect = panel.plot.getViewBox().sceneBoundingRect()
+@pytest.mark.parametrize("panel_class, plot_name, entries", [
+    (MagnitudePanel, "plot", ["‖p_i‖ (positional encoding)", "typical ‖e_i‖ = σ·√d"]),
+    (RelativePanel, "profile_plot", ["r = 0", "r = 21", "r = 42", "r = 63"]),
+])
+def test_a_legend_sits_under_its_plot_and_covers_no_curve(panel_class, plot_name, entries, state, compute, qtbot):
+    # Over the view box, legends hid the start of the magnitude's dashed embedding line
+    # and the ends of the relative panel's rising profiles (naive scheme).
+    panel = make(panel_class, state, compute, qtbot)
+    plot = getattr(panel, plot_name)
+    view_rect = plot.getViewBox().sceneBoundingRect()
     legend_rect = panel.legend.sceneBoundingRect()
-    assert legend_rect.height() > 0 and not legend_rect.intersects(view_rect)
-    assert [label.text for _, label in panel.legend.items] == [
-        "‖p_i‖ (positional encoding)", "typical ‖e_i‖ = σ·√d"]
+    assert legend_rect.height() > 0 and legend_rect.top() >= plot.sceneBoundingRect().bottom() - 1
+    assert view_rect.left() - 60 <= legend_rect.left() and legend_rect.right() <= plot.sceneBoundingRect().right()
+    assert [label.text for _, label in panel.legend.items] == entries
 
 
 def test_sampled_analysis_figures_say_so_in_their_titles(state, compute, qtbot):

@@ -507,11 +507,11 @@ def test_a_new_axis_title_is_centred_along_its_axis(qtbot, side):
 
 def _titled_canvas(qtbot, title: str, axis_title: str, entry: str):
     """A styled plot with a title, an axis title and a one-entry legend (each a rich-text item)."""
-    from posenc_gui.views.matrixplot import FOREGROUND, add_legend, set_axis_label, style_plot
+    from posenc_gui.views.matrixplot import FOREGROUND, add_legend_below, set_axis_label, style_plot
 
     canvas, plot = _plot_on_canvas(qtbot, 400, 300)
     style_plot(plot)
-    legend = add_legend(plot, (5, 5), labelTextColor=FOREGROUND)  # top left, clear of the rising line
+    legend = add_legend_below(canvas, plot, labelTextColor=FOREGROUND)
     plot.plot([0, 1], [0, 1], pen=pg.mkPen("k", width=2), name=entry)
     plot.setTitle(title)
     set_axis_label(plot.getAxis("bottom"), axis_title)
@@ -659,12 +659,12 @@ def test_a_d_model_step_leaves_the_addition_docks_logit_term_lines_alone(qtbot, 
 def test_a_line_is_listed_in_its_plots_legend_and_draws_like_a_data_item(qtbot):
     import numpy as np
 
-    from posenc_gui.views.matrixplot import add_legend, add_line
+    from posenc_gui.views.matrixplot import add_legend_below, add_line
 
     def drawn(make_line):
         canvas, plot = _plot_on_canvas(qtbot, 300, 200)
         plot.setRange(xRange=(0, 10), yRange=(-1.2, 1.2), padding=0)
-        legend = add_legend(plot, (5, 5))
+        legend = add_legend_below(canvas, plot)
         line = make_line(plot)
         x = np.linspace(0, 10, 50)
         line.setData(x, np.sin(x))

@@ -725,45 +725,35 @@ class Legend(pg.LegendItem):
         cache_text(label.item)
 
 
-def add_legend(plot: pg.PlotItem, offset: tuple[float, float], **kwargs) -> Legend:
-    """``plot.addLegend(offset, **kwargs)``, with a :class:`Legend`."""
-    legend = Legend(offset=offset, **kwargs)
-    legend.setParentItem(plot.getViewBox())
-    plot.legend = legend
-    return legend
-
-
 class LegendBelow(Legend):
-    """A legend in its own row of the canvas, under its plot, where it covers no data.
+    """A legend in the canvas's cell under its plot, where it covers no data.
 
     Drawn over the view box, the waveforms' legend hid the top right of the
-    curves (sinusoids fill every corner), and the magnitude's the start of
-    its dashed line. Here the entries fill as many columns as the canvas's
-    width holds: one row on a wide figure, a few in a narrow dock.
+    curves (sinusoids fill every corner), the magnitude's the start of its
+    dashed line, and the relative panel's the ends of rising profiles. Here
+    the entries fill as many columns as the plot's width holds: one row on
+    a wide figure, a few in a narrow dock.
     """
 
-    def __init__(self, canvas: pg.GraphicsLayoutWidget, **kwargs) -> None:
+    def __init__(self, plot: pg.PlotItem, **kwargs) -> None:
         super().__init__(offset=None, frame=False, **kwargs)
-        self._canvas = canvas
+        self._plot = plot
         self.layout.setContentsMargins(0, 2, 0, 0)
-        # No wider than its entries, and no minimum of its own: a legend wider
-        # than the canvas would hold the whole canvas wider than its view
-        # (the plot clipped at the right), as titles did.
+        # No wider than its entries, and no minimum of its own: a legend could
+        # otherwise hold the plot's column wider than the canvas (the plot then
+        # clipped at the right, as titles were), and the plot could never
+        # narrow to tell it to take fewer columns.
         self.setSizePolicy(QSizePolicy.Policy.Maximum, QSizePolicy.Policy.Fixed)
         self.setMinimumWidth(1)
-        # The canvas's width, not the plot's: the plot cannot narrow while
-        # the legend's columns keep the layout wide.
-        canvas.sigDeviceRangeChanged.connect(self.fit_columns)
+        plot.geometryChanged.connect(self.fit_columns)
 
     def fit_columns(self) -> None:
-        """As many columns as the canvas's width holds, if each were as wide as the widest entry."""
+        """As many columns as the plot's width holds, if each were as wide as the widest entry."""
         if not self.items:
             return
-        left, _, right, _ = self._canvas.ci.getContentsMargins()
         spacing = self.layout.horizontalSpacing()
         widest = max(sample.preferredWidth() + label.preferredWidth() + 2 * spacing for sample, label in self.items)
-        available = self._canvas.width() - left - right
-        self.setColumnCount(max(1, min(len(self.items), int((available + spacing) // widest))))
+        self.setColumnCount(max(1, min(len(self.items), int((self._plot.width() + spacing) // widest))))
 
     def updateSize(self) -> None:  # noqa: N802 (pyqtgraph override)
         # The canvas's layout places this legend: ask it for room instead of
@@ -771,16 +761,22 @@ class LegendBelow(Legend):
         self.fit_columns()
         self.updateGeometry()
 
+    def setGeometry(self, rect: QRectF) -> None:  # noqa: N802 (Qt override)
+        # Centred in its cell, the legend would start between two pixels, and its
+        # entries' cached text pixmaps (cache_text) would be drawn half a pixel off.
+        super().setGeometry(QRectF(round(rect.x()), round(rect.y()), rect.width(), rect.height()))
+
 
 def add_legend_below(canvas: pg.GraphicsLayoutWidget, plot: pg.PlotItem, **kwargs) -> LegendBelow:
-    """A :class:`LegendBelow` for ``plot``, in a new row of ``canvas`` under it, centred.
+    """A :class:`LegendBelow` for ``plot``, centred in the canvas's cell under the plot's (which must be free).
 
-    ``plot`` must be the last item of ``canvas``; ``kwargs`` go to
-    pyqtgraph's ``LegendItem``.
+    ``kwargs`` go to pyqtgraph's ``LegendItem``.
     """
-    legend = LegendBelow(canvas, **kwargs)
-    canvas.nextRow()
-    canvas.addItem(legend)
+    legend = LegendBelow(plot, **kwargs)
+    cells = canvas.ci.items[plot]
+    row = max(r for r, _ in cells) + 1
+    col = min(c for _, c in cells)
+    canvas.ci.addItem(legend, row=row, col=col, colspan=max(c for _, c in cells) - col + 1)
     canvas.ci.layout.setAlignment(legend, Qt.AlignmentFlag.AlignHCenter)
     plot.legend = legend
     return legend

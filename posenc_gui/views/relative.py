@@ -16,7 +16,7 @@ from ..model.panel_data import RelativeData, relative_data
 from .base import Panel
 from .labels import WrappedLabelHolder
 from .matrixplot import (
-    FOREGROUND, ORANGE, PALETTE, LineItem, add_data_item, add_legend, add_line, fit_y_range, new_layout_widget,
+    FOREGROUND, ORANGE, PALETTE, LineItem, add_data_item, add_legend_below, add_line, fit_y_range, new_layout_widget,
     nice_bounds, prepare_for_paint, set_y_range, show_grid, style_plot,
 )
 from .spectrum import set_integer_ticks
@@ -78,8 +78,7 @@ class RelativePanel(Panel):
         self.profile_plot.setLabel("left", "PE(r)·PE(r+k)")
         self.profile_plot.setTitle("offset profile from reference positions r", size="10pt")
         self.spread_curve = add_data_item(self.spread_plot, pen=pg.mkPen(ORANGE, width=2))
-        self.legend = add_legend(self.profile_plot, (-5, 5), labelTextColor=FOREGROUND,
-                                  brush=pg.mkBrush(255, 255, 255, 210), pen=pg.mkPen("#999999"))
+        self.legend = add_legend_below(self.canvas, self.profile_plot, labelTextColor=FOREGROUND)
         self.profile_curves: list[LineItem] = []
         self._profile_names: list[str] = []
         self.body.addWidget(self.canvas, 1)
