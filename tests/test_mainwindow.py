@@ -128,12 +128,20 @@ def test_building_ahead_waits_while_the_user_zooms(make_window, qtbot, monkeypat
     # A zoom changes no parameter; its re-sampling requests count as activity.
     build_ahead_quickly(monkeypatch, idle_ms=400)
     window = make_window(restore=False)
-    before = set(window.panels.built())
     heatmap = window.panels["heatmap"]
     view_box = heatmap.matrix.view_box
-    for step in range(12):  # wheel steps 100 ms apart, for three times IDLE_MS without a parameter change
+
+    def wheel_step(step: int) -> None:
         view_box.setRange(yRange=(step, 100), padding=0)
         view_box.sigRangeChangedManually.emit([False, True])
+
+    # The window may have sat idle since its first requests (a panel may be built
+    # then, rightly): what is built is counted once the zoom's first re-sample is asked for.
+    wheel_step(0)
+    qtbot.waitUntil(lambda: window.compute.ms_since_request() < 100, timeout=5_000)
+    before = set(window.panels.built())
+    for step in range(1, 13):  # wheel steps 100 ms apart, for three times IDLE_MS without a parameter change
+        wheel_step(step)
         qtbot.wait(100)
         assert set(window.panels.built()) == before
     qtbot.waitUntil(lambda: len(window.panels.built()) > len(before), timeout=10_000)  # the pause
