@@ -712,20 +712,7 @@ def cache_text(item: QGraphicsItem) -> None:
     item.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
 
 
-class Legend(pg.LegendItem):
-    """A legend whose entries' text is drawn from a pixmap cache (:func:`cache_text`).
-
-    The samples (line and symbol) are drawn directly: they show the current
-    pen of their curve, which changes without telling the legend.
-    """
-
-    def addItem(self, item, name) -> None:  # noqa: N802 (pyqtgraph override)
-        super().addItem(item, name)
-        _, label = self.items[-1]
-        cache_text(label.item)
-
-
-class LegendBelow(Legend):
+class LegendBelow(pg.LegendItem):
     """A legend in the canvas's cell under its plot, where it covers no data.
 
     Drawn over the view box, the waveforms' legend hid the top right of the
@@ -733,6 +720,10 @@ class LegendBelow(Legend):
     dashed line, and the relative panel's the ends of rising profiles. Here
     the entries fill as many columns as the plot's width holds: one row on
     a wide figure, a few in a narrow dock.
+
+    The entries' text is drawn from a pixmap cache (:func:`cache_text`); the
+    samples (line and symbol) are drawn directly: they show the current pen
+    of their curve, which changes without telling the legend.
     """
 
     def __init__(self, plot: pg.PlotItem, **kwargs) -> None:
@@ -746,6 +737,11 @@ class LegendBelow(Legend):
         self.setSizePolicy(QSizePolicy.Policy.Maximum, QSizePolicy.Policy.Fixed)
         self.setMinimumWidth(1)
         plot.geometryChanged.connect(self.fit_columns)
+
+    def addItem(self, item, name) -> None:  # noqa: N802 (pyqtgraph override)
+        super().addItem(item, name)
+        _, label = self.items[-1]
+        cache_text(label.item)
 
     def fit_columns(self) -> None:
         """As many columns as the plot's width holds, if each were as wide as the widest entry."""
