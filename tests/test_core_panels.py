@@ -629,7 +629,7 @@ def test_waveforms_legend_sits_under_the_plot_in_as_many_columns_as_fit(qtbot, s
     # Drawn over the view box, the legend hid the top right of the curves.
     panel = WaveformsPanel(state, compute)
     settle(qtbot, panel, compute)
-    for width, rows in ((460, (2, 3)), (1500, (1, 1))):
+    for width, rows in ((460, (2, 3)), (1200, (1, 1)), (1500, (1, 1))):
         panel.resize(width, 420)
         qtbot.wait(80)
         assert compute.wait_idle()
@@ -643,3 +643,7 @@ def test_waveforms_legend_sits_under_the_plot_in_as_many_columns_as_fit(qtbot, s
         assert rows[0] <= _legend_rows(legend) <= rows[1], width
         for _, label in legend.items:  # every entry whole, inside the canvas
             assert label.sceneBoundingRect().right() <= panel.canvas.width()
+        row = sorted(legend.items, key=lambda entry: entry[0].sceneBoundingRect().left())
+        row = [entry for entry in row if round(entry[0].mapToScene(0, 0).y()) == round(row[0][0].mapToScene(0, 0).y())]
+        for (_, label), (sample, _) in zip(row, row[1:]):  # entries of a row kept apart
+            assert label.sceneBoundingRect().right() + legend.ENTRY_GAP_PX - 1 <= sample.sceneBoundingRect().left()

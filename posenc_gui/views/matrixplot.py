@@ -743,18 +743,30 @@ class LegendBelow(pg.LegendItem):
         _, label = self.items[-1]
         cache_text(label.item)
 
+    #: Space between one entry's text and the next entry's sample, in pixels
+    #: (the layout's own spacing, 5 px, ran the entries of a row together).
+    ENTRY_GAP_PX = 18
+
     def fit_columns(self) -> None:
-        """As many columns as the plot's width holds, if each were as wide as the widest entry."""
+        """As many columns as the plot's width holds (entries fill the rows left to right)."""
         if not self.items:
             return
         spacing = self.layout.horizontalSpacing()
-        widest = max(sample.preferredWidth() + label.preferredWidth() + 2 * spacing for sample, label in self.items)
-        self.setColumnCount(max(1, min(len(self.items), int((self._plot.width() + spacing) // widest))))
+        widths = [sample.preferredWidth() + spacing + label.preferredWidth() for sample, label in self.items]
+
+        def needed(columns: int) -> float:
+            return (sum(max(widths[column::columns]) for column in range(columns))
+                    + self.ENTRY_GAP_PX * (columns - 1))
+
+        available = self._plot.width()
+        self.setColumnCount(next((columns for columns in range(len(widths), 1, -1) if needed(columns) <= available), 1))
 
     def updateSize(self) -> None:  # noqa: N802 (pyqtgraph override)
         # The canvas's layout places this legend: ask it for room instead of
         # setting a geometry of our own, as a floating legend does.
         self.fit_columns()
+        for text_column in range(1, self.layout.columnCount() - 1, 2):  # each entry is a sample and a text
+            self.layout.setColumnSpacing(text_column, self.ENTRY_GAP_PX)
         self.updateGeometry()
 
     def setGeometry(self, rect: QRectF) -> None:  # noqa: N802 (Qt override)
