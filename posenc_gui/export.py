@@ -17,6 +17,12 @@ Figures are rendered from the live widget (``Panel.figure_widget()``):
   and heatmap images are embedded at their data resolution with
   nearest-neighbour rendering;
 - PDF: :class:`QPdfWriter`, vector, one page the size of the figure.
+
+A figure whose canvas does not say everything it shows (a heatmap of
+every 3,913th position, dimensions drawn as moiré or as value bands) gets
+the panel's :meth:`~posenc_gui.views.base.Panel.figure_caption` as a line
+of text under the canvas, in every format: the window says it on lines
+above or under the plot, which are not part of the figure.
 """
 
 from __future__ import annotations
@@ -38,7 +44,8 @@ from typing import Any, Iterator, Mapping
 
 import numpy as np
 from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QMarginsF, QPoint, QRectF, QSize, QSizeF, Qt
-from PySide6.QtGui import QColor, QGuiApplication, QImage, QPageLayout, QPageSize, QPainter, QPdfWriter
+from PySide6.QtGui import (QAbstractTextDocumentLayout, QColor, QFont, QGuiApplication, QImage, QPageLayout,
+                           QPageSize, QPainter, QPalette, QPdfWriter, QTextDocument)
 from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import QApplication, QGraphicsRectItem, QGraphicsView, QWidget
 
@@ -331,6 +338,56 @@ def _render_widget(widget: QWidget, painter: QPainter) -> None:
     QWidget.render(widget, painter, QPoint(0, 0))
 
 
+# ---------------------------------------------------------------- caption
+#: The caption's text size, colour (the plots' text colour) and margin, in logical pixels.
+CAPTION_POINTS = 9.0
+CAPTION_COLOUR = "#262626"
+CAPTION_MARGIN_PX = 6
+
+
+class _Caption:
+    """``caption`` laid out across a figure ``width`` logical pixels wide (nothing for no caption)."""
+
+    def __init__(self, caption: str, width: int) -> None:
+        self.document: QTextDocument | None = None
+        self.height = 0
+        if not caption:
+            return
+        document = QTextDocument()
+        document.setDocumentMargin(0)
+        font = QFont()
+        font.setPointSizeF(CAPTION_POINTS)
+        document.setDefaultFont(font)
+        document.setPlainText(caption)
+        document.setTextWidth(max(width - 2 * CAPTION_MARGIN_PX, 1))
+        self.document = document
+        self.height = math.ceil(document.size().height()) + 2 * CAPTION_MARGIN_PX
+
+    def draw(self, painter: QPainter, top: float) -> None:
+        """Draw the caption with its top edge at ``top`` (logical pixels, in the painter's coordinates)."""
+        if self.document is None:
+            return
+        painter.save()
+        try:
+            painter.translate(CAPTION_MARGIN_PX, top + CAPTION_MARGIN_PX)
+            context = QAbstractTextDocumentLayout.PaintContext()
+            context.palette.setColor(QPalette.ColorRole.Text, QColor(CAPTION_COLOUR))
+            self.document.documentLayout().draw(painter, context)
+        finally:
+            painter.restore()
+
+
+def caption_height(caption: str, width: int) -> int:
+    """Logical pixels that ``caption`` adds under a figure ``width`` pixels wide (0 for no caption)."""
+    return _Caption(caption, width).height
+
+
+def figure_caption(panel: Any) -> str:
+    """``panel.figure_caption()``: what its exported figure must add in words ("" for nothing, or no such method)."""
+    caption = getattr(panel, "figure_caption", None)
+    return caption() if callable(caption) else ""
+
+
 # -------------------------------------------------------------------- PNG
 def _output_scale(widget: QWidget, width: int | None, scale: float | None) -> float:
     logical = widget.width()
@@ -349,16 +406,18 @@ def _output_scale(widget: QWidget, width: int | None, scale: float | None) -> fl
 
 
 def render_image(
-    widget: QWidget, *, width: int | None = None, scale: float | None = None, background: QColor | None = None
+    widget: QWidget, *, width: int | None = None, scale: float | None = None, background: QColor | None = None,
+    caption: str = "",
 ) -> QImage:
-    """Paint ``widget`` into an image ``width`` pixels wide (or ``scale`` × its size).
+    """Paint ``widget`` into an image ``width`` pixels wide (or ``scale`` × its size), ``caption`` under it.
 
     The painter is scaled, so every line, glyph and image cell is drawn at
     the output resolution.
     """
     factor = _output_scale(widget, width, scale)
+    below = _Caption(caption, widget.width())
     out_w = width if width is not None else max(1, round(widget.width() * factor))
-    out_h = max(1, round(widget.height() * factor))
+    out_h = max(1, round((widget.height() + below.height) * factor))
     if out_w > MAX_PNG_SIDE or out_h > MAX_PNG_SIDE:
         raise ExportError(
             f"A {out_w:,} × {out_h:,} pixel image exceeds the limit of {MAX_PNG_SIDE:,} pixels per side; "
@@ -372,9 +431,10 @@ def render_image(
     try:
         painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
         painter.setRenderHint(QPainter.RenderHint.TextAntialiasing, True)
-        painter.scale(out_w / widget.width(), out_h / widget.height())
+        painter.scale(out_w / widget.width(), out_h / (widget.height() + below.height))
         with _export_mode(widget), _scaled_cosmetic_pens(widget, factor):
             _render_widget(widget, painter)
+        below.draw(painter, widget.height())
     finally:
         painter.end()
     return image
@@ -392,9 +452,10 @@ def image_png_bytes(image: QImage, description: str = "") -> bytes:
     return bytes(buffer.data())
 
 
-def png_bytes(widget: QWidget, *, width: int | None = None, scale: float | None = None, description: str = "") -> bytes:
+def png_bytes(widget: QWidget, *, width: int | None = None, scale: float | None = None, description: str = "",
+              caption: str = "") -> bytes:
     """The figure as PNG bytes; see :func:`render_image`."""
-    return image_png_bytes(render_image(widget, width=width, scale=scale), description)
+    return image_png_bytes(render_image(widget, width=width, scale=scale, caption=caption), description)
 
 
 # -------------------------------------------------------------------- SVG
@@ -581,9 +642,10 @@ def _bake_nonscaling_strokes(svg: str) -> str:
     return _LEAF_GROUP_RE.sub(_bake_group, svg)
 
 
-def svg_bytes(widget: QWidget, *, title: str = "", description: str = "") -> bytes:
-    """The figure as SVG: text and lines as vectors, images at data resolution, plot areas clipped."""
-    size = widget.size()
+def svg_bytes(widget: QWidget, *, title: str = "", description: str = "", caption: str = "") -> bytes:
+    """The figure as SVG: text and lines as vectors, images at data resolution, plot areas clipped; ``caption`` under it."""
+    below = _Caption(caption, widget.width())
+    size = QSize(widget.width(), widget.height() + below.height)
     markers = _add_markers(_plot_clips(widget))
     buffer = QBuffer()
     buffer.open(QIODevice.OpenModeFlag.WriteOnly)
@@ -600,6 +662,7 @@ def svg_bytes(widget: QWidget, *, title: str = "", description: str = "") -> byt
     try:
         with _export_mode(widget):
             _render_widget(widget, painter)
+        below.draw(painter, widget.height())
     finally:
         painter.end()
         for start, end, _ in markers:
@@ -643,9 +706,10 @@ def _without_qt_messages(noise: tuple[str, ...]) -> Iterator[None]:
         qInstallMessageHandler(previous)
 
 
-def pdf_bytes(widget: QWidget, *, title: str = "", description: str = "") -> bytes:
-    """The figure as a one-page vector PDF the size of the widget (1 px = 0.75 pt)."""
-    size = widget.size()
+def pdf_bytes(widget: QWidget, *, title: str = "", description: str = "", caption: str = "") -> bytes:
+    """The figure as a one-page vector PDF the size of the widget (1 px = 0.75 pt), ``caption`` under it."""
+    below = _Caption(caption, widget.width())
+    size = QSize(widget.width(), widget.height() + below.height)
     dpi = widget.logicalDpiX()
     buffer = QBuffer()
     buffer.open(QIODevice.OpenModeFlag.WriteOnly)
@@ -666,6 +730,7 @@ def pdf_bytes(widget: QWidget, *, title: str = "", description: str = "") -> byt
         painter.setRenderHint(QPainter.RenderHint.LosslessImageRendering, True)
         with _export_mode(widget), _without_qt_messages(_PDF_NOISE):
             _render_widget(widget, painter)
+        below.draw(painter, widget.height())
     finally:
         painter.end()
     data = bytes(buffer.data())
@@ -850,12 +915,12 @@ def export_bytes(
         if compute is not None:
             compute.wait_idle()
             process_events()
-        title = describe(panel)
+        title, caption = describe(panel), figure_caption(panel)
         if fmt == "png":
-            return png_bytes(widget, width=width, scale=scale, description=title)
+            return png_bytes(widget, width=width, scale=scale, description=title, caption=caption)
         if fmt == "svg":
-            return svg_bytes(widget, title=title)
-        return pdf_bytes(widget, title=title)
+            return svg_bytes(widget, title=title, caption=caption)
+        return pdf_bytes(widget, title=title, caption=caption)
     if compute is not None:
         compute.wait_idle()
     data = panel_data(panel)
@@ -902,15 +967,16 @@ def export_widget_png(widget: QWidget, path: str | os.PathLike, *, width: int | 
     return atomic_write(path, png_bytes(widget, width=width, scale=scale, description=description))
 
 
-def copy_to_clipboard(widget: QWidget, *, scale: float | None = None, with_svg: bool = True) -> QImage:
-    """Put the figure on the clipboard as an image (and as SVG for apps that take it)."""
+def copy_to_clipboard(widget: QWidget, *, scale: float | None = None, with_svg: bool = True,
+                      caption: str = "") -> QImage:
+    """Put the figure (``caption`` under it) on the clipboard as an image (and as SVG for apps that take it)."""
     factor = scale if scale is not None else max(1.0, widget.devicePixelRatioF())
-    image = render_image(widget, scale=factor)
+    image = render_image(widget, scale=factor, caption=caption)
     image.setDevicePixelRatio(factor)
     svg = None
     if with_svg:
         try:
-            svg = QByteArray(svg_bytes(widget))
+            svg = QByteArray(svg_bytes(widget, caption=caption))
         except ExportError:
             pass
     # Let Qt create the clipboard's QMimeData (setImage): one made in Python

@@ -672,3 +672,85 @@ def test_a_panel_in_a_hidden_tab_is_raised_and_exported(window, tmp_path):
     assert written is not None, window.errors
     assert_not_blank(decode_png(written.read_bytes()))
     assert window.panels[panel_id].figure_widget().isVisible()
+
+
+# ----------------------------------------------------------------- caption
+def _core_panel(qtbot, panel_id, state, compute):
+    cls, = (cls for cls in panel_classes() if cls.panel_id == panel_id)
+    return make_panel(qtbot, cls, state, compute, size=(900, 600))
+
+
+@pytest.mark.parametrize("panel_id, words", [
+    ("heatmap", ["Showing every", "th position and every", "th dimension", "Aliasing:", "moiré"]),
+    ("similarity", ["Matrix: every", "position in both directions", "Profile: every", "offset k"]),
+    ("waveforms", ["Dims 0, 1, 2048, 2049: a wavelength under 2 × the curves' sampling step",
+                   "drawn as the band of their exact values"]),
+])
+def test_a_sampled_figure_says_how_in_its_caption_and_a_whole_one_has_none(qtbot, state, compute, panel_id, words):
+    # The window says it on lines above or under the canvas, which are not part of the exported figure.
+    panel = _core_panel(qtbot, panel_id, state, compute)
+    assert panel.figure_caption() == ""  # 128 × 512: every position, every dimension, no band
+    state.update(seq_len=1_048_576, d_model=8192)
+    settle(qtbot, panel, compute)
+    caption = panel.figure_caption()
+    for word in words:
+        assert word in caption, (word, caption)
+    state.update(seq_len=128, d_model=512)
+    settle(qtbot, panel, compute)
+    assert panel.figure_caption() == ""
+
+
+def test_the_caption_is_written_under_the_figure_in_every_format(qtbot, state, compute):
+    panel = _core_panel(qtbot, "heatmap", state, compute)
+    state.update(seq_len=1_048_576, d_model=8192)
+    settle(qtbot, panel, compute)
+    caption = panel.figure_caption()
+    assert caption
+    canvas = panel.figure_widget()
+    w, h = canvas.width(), canvas.height()
+    below = export.caption_height(caption, w)
+    assert below > 12
+
+    image = decode_png(export.export_bytes(panel, "png", scale=1))
+    assert (image.width(), image.height()) == (w, h + below)
+    band = pixels(image)[h:, :, :3]
+    assert (band.min(axis=2) < 100).sum() > 200  # dark text in the band under the figure
+    assert_not_blank(image.copy(0, 0, w, h))
+
+    root = ET.fromstring(export.export_bytes(panel, "svg"))
+    assert root.get("viewBox").split() == ["0", "0", str(w), str(h + below)]
+    texts = "".join(t.text or "" for t in root.iter(f"{SVG}text")) + "".join(
+        t.text or "" for t in root.iter(f"{SVG}tspan"))
+    assert caption.split(" (")[0] in " ".join(texts.split())  # "Showing every …th position and every …th dimension"
+
+    pdf = export.export_bytes(panel, "pdf")
+    box = re.search(rb"/MediaBox \[\s*0 0 ([\d.]+) ([\d.]+)\s*\]", pdf)
+    dpi = canvas.logicalDpiX()
+    assert box and float(box.group(2)) == pytest.approx((h + below) * 72 / dpi, abs=1)
+
+    state.update(seq_len=128, d_model=512)  # no caption: the figure alone
+    settle(qtbot, panel, compute)
+    image = decode_png(export.export_bytes(panel, "png", scale=1))
+    assert (image.width(), image.height()) == (w, h)
+
+
+def test_export_dialog_announces_the_size_with_the_caption(window, tmp_path, qtbot):
+    from posenc_gui.views.export_ui import ExportDialog
+
+    window.state.update(seq_len=1_048_576, d_model=8192)
+    window.state.flush()
+    assert window.compute.wait_idle(60)
+    qtbot.wait(80)  # the heatmap's re-sample after the new extent
+    assert window.compute.wait_idle(60)
+    assert window.panels["heatmap"].figure_caption()
+    dialog = ExportDialog(window, "heatmap")
+    qtbot.addWidget(dialog)
+    dialog.width_radio.setChecked(True)
+    dialog.width_spin.setValue(900)
+    announced = re.match(r"900 × ([\d,]+) pixels \(figure on screen: \d+ × \d+, and a caption under it\)",
+                         dialog.size_label.text())
+    assert announced, dialog.size_label.text()
+    dialog.path_edit.setText(str(tmp_path / "sampled.png"))
+    dialog.export_button.click()
+    image = decode_png((tmp_path / "sampled.png").read_bytes())
+    assert (image.width(), image.height()) == (900, int(announced.group(1).replace(",", "")))

@@ -166,6 +166,15 @@ class Panel(QWidget):
         """The widget that is the figure, for image export; the whole panel by default."""
         return self
 
+    def figure_caption(self) -> str:
+        """What an exported figure must say in words that its canvas does not show ("" for nothing).
+
+        The sampling of a view of a long context, or dimensions drawn as
+        moiré or as value bands: the window says it on lines outside the
+        canvas, and export writes it under the figure.
+        """
+        return ""
+
     def export_data(self) -> dict[str, Any]:
         """The numbers behind the figure.
 

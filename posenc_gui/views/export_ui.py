@@ -46,9 +46,11 @@ from ..export import (
     MIN_PNG_WIDTH,
     MIN_SCALE,
     ExportError,
+    caption_height,
     copy_to_clipboard,
     export_panel,
     export_widget_png,
+    figure_caption,
     format_for_path,
     suggested_name,
 )
@@ -193,7 +195,7 @@ def copy_panel_figure(window: Any, panel_id: str | None = None) -> bool:
         return False
     try:
         panel = _ready(window, panel_id, "png")
-        copy_to_clipboard(panel.figure_widget())
+        copy_to_clipboard(panel.figure_widget(), caption=figure_caption(panel))
     except ExportError as error:
         show_error(window, str(error))
         return False
@@ -341,14 +343,17 @@ class ExportDialog(QDialog):
         self._update_size()
 
     def _update_size(self, *_args: object) -> None:
-        figure = self.window_.panels[self.panel_id].figure_widget()
+        panel = self.window_.panels[self.panel_id]
+        figure = panel.figure_widget()
         w, h = max(1, figure.width()), max(1, figure.height())
+        below = caption_height(figure_caption(panel), w)
         if self.width_radio.isChecked():
             out_w = self.width_spin.value()
-            out_h = round(h * out_w / w)
+            out_h = round((h + below) * out_w / w)
         else:
-            out_w, out_h = round(w * self.scale_spin.value()), round(h * self.scale_spin.value())
-        self.size_label.setText(f"{out_w:,} × {out_h:,} pixels (figure on screen: {w} × {h})")
+            out_w, out_h = round(w * self.scale_spin.value()), round((h + below) * self.scale_spin.value())
+        self.size_label.setText(f"{out_w:,} × {out_h:,} pixels (figure on screen: {w} × {h}"
+                                + (", and a caption under it)" if below else ")"))
 
     def _browse(self) -> None:
         path = ask_save_path(self, "Export to", self.path_edit.text(), self.fmt)

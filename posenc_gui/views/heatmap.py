@@ -85,6 +85,7 @@ class HeatmapPanel(Panel):
         # Held: a new text on every mouse move must not re-lay out the window.
         self.body.addWidget(WrappedLabelHolder(self.hover_label, self))
         self.data: HeatmapData | None = None
+        self._caption = ""
         self._shape: tuple[int, int] | None = None
         # The whole new matrix, (columns, rows) in data coordinates, shown
         # once its values arrive (see _on_params).
@@ -140,13 +141,14 @@ class HeatmapPanel(Panel):
             text = f"{counted(data.positions.count, 'position')} × {counted(data.dims.count, 'dimension')}"
         self.sampling_label.setText(text)
         n_aliased = int(data.aliased.sum())
+        aliasing = (f"{n_aliased:,} of the {data.dims.count:,} shown dimensions (greyed) have a wavelength "
+                    f"under 2 × the position step ({data.positions.stride:,}): their stripes are moiré.")
         if n_aliased:
-            self.alias_notice.set_notice(
-                f"Aliasing: {n_aliased:,} of the {data.dims.count:,} shown dimensions (greyed) have a wavelength "
-                f"under 2 × the position step ({data.positions.stride:,}): their stripes are moiré. "
-                "Zoom in on positions to resolve them.", "warning")
+            self.alias_notice.set_notice(f"Aliasing: {aliasing} Zoom in on positions to resolve them.", "warning")
         else:
             self.alias_notice.set_notice(NO_ALIASING, "info")
+        caption = [f"{text}." if sampled else "", f"Aliasing: {aliasing}" if n_aliased else ""]
+        self._caption = " ".join(part for part in caption if part)
 
     def _show_aliasing(self, data: HeatmapData, rect: QRectF) -> None:
         if not data.aliased.any():
@@ -190,6 +192,10 @@ class HeatmapPanel(Panel):
         return f"pos {pos:,}, dim {dim:,}: {value:.10g} = {formula}"
 
     # ---------------------------------------------------------------- export
+    def figure_caption(self) -> str:
+        """The sampling and the aliasing of the figure, when there are any (the lines above the plot)."""
+        return self._caption
+
     def figure_widget(self) -> QWidget:
         return self.canvas
 

@@ -56,6 +56,8 @@ class ProfileData:
     reference: int
     offsets: np.ndarray
     profile: np.ndarray
+    #: The step between the sampled target positions (1: every position).
+    stride: int = 1
 
 
 def matrix_cost(rows: AxisSample, cols: AxisSample, d_model: int) -> int:
@@ -95,7 +97,14 @@ def compute_profile(params: EncodingParams, metric: str, reference: int, targets
         positions = np.insert(positions, at, reference)
         target_pe = np.insert(target_pe, at, reference_pe[0], axis=0)
     profile = pairwise(reference_pe, target_pe, metric)[0]
-    return ProfileData(params, metric, reference, positions - reference, profile)
+    return ProfileData(params, metric, reference, positions - reference, profile, targets.stride)
+
+
+def _matrix_extent(data: MatrixData) -> str:
+    """Which positions a sampled matrix shows: "every 512th position in both directions"."""
+    if data.rows.stride == data.cols.stride:
+        return f"{data.rows.describe('position')} in both directions"
+    return f"rows: {data.rows.describe('position')}, columns: {data.cols.describe('position')}"
 
 
 class SimilarityPanel(Panel):
@@ -264,12 +273,8 @@ class SimilarityPanel(Panel):
         self.matrix.set_matrix(data.matrix, QRectF(x0, y0, x1 - x0, y1 - y0), diverging=diverging)
         self.matrix.set_title(f"{data.params.scheme}, d_model {data.params.d_model:,}")
         sampled = data.rows.stride > 1 or data.cols.stride > 1
-        if data.rows.stride == data.cols.stride:
-            extent = f"{data.rows.describe('position')} in both directions"
-        else:
-            extent = f"rows: {data.rows.describe('position')}, columns: {data.cols.describe('position')}"
         self.sampling_label.setText(
-            f"Matrix {extent} (exact values); zoom in for every position." if sampled else "")
+            f"Matrix {_matrix_extent(data)} (exact values); zoom in for every position." if sampled else "")
         if self.sampling_label.isHidden() == sampled:  # shown only while sampled (a relayout, rarely)
             self.sampling_label.setVisible(sampled)
         self._errors.pop("matrix", None)
@@ -284,6 +289,16 @@ class SimilarityPanel(Panel):
         set_title(self.profile_plot, f"from position {data.reference:,}")
         self._errors.pop("profile", None)
         self._show_errors()
+
+    def figure_caption(self) -> str:
+        """Which positions the matrix and the profile show, when they are sampled."""
+        parts = []
+        matrix, profile = self.matrix_data, self.profile_data
+        if matrix is not None and (matrix.rows.stride > 1 or matrix.cols.stride > 1):
+            parts.append(f"Matrix: {_matrix_extent(matrix)}.")
+        if profile is not None and profile.stride > 1:
+            parts.append(f"Profile: {AxisSample(0, profile.stride, 1).describe('offset')} k.")
+        return " ".join(parts + (["Exact values at the positions shown."] if parts else []))
 
     def figure_widget(self) -> QWidget:
         return self.canvas
