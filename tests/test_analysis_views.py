@@ -651,3 +651,18 @@ def test_sampled_analysis_figures_say_so_in_their_titles(state, compute, qtbot):
     change(state, compute, seq_len=128)
     assert label_plain_text(magnitude_title) == "sinusoidal, d_model 512"
     assert "every" not in label_plain_text(spread_title)
+
+
+def test_linear_relation_figure_carries_its_verdict_and_residual(state, compute, qtbot):
+    # The summary above the plot is not part of an exported figure: the caption under it says
+    # whether T_k is exact, over which positions, and how far off.
+    panel = make(LinearRelationPanel, state, compute, qtbot)
+    rel = panel.data.relation
+    assert panel.figure_caption() == (
+        f"Exact: 2×2 rotations by k·ω_i. Residual over {rel.n_positions:,} positions 0…127: "
+        f"max |PE(p+k) − T_k·PE(p)| = {rel.max_residual:.3g}, relative {rel.relative_residual:.3g}.")
+    change(state, compute, scheme="all_sine", d_model=64)
+    rel = panel.data.relation
+    caption = panel.figure_caption()
+    assert caption.startswith(f"No exact T_k: best least-squares fit. Residual over {rel.n_positions:,} positions 0…")
+    assert caption.endswith(f"= {rel.max_residual:.3g}, relative {rel.relative_residual:.3g}.")

@@ -71,6 +71,7 @@ class LinearRelationPanel(Panel):
         self.body.addWidget(self.canvas, 1)
         self.data: LinearRelationData | None = None
         self.shown: np.ndarray | None = None
+        self._caption = ""
         state.paramsChanged.connect(self.schedule_update)
         self.schedule_update()
 
@@ -106,6 +107,12 @@ class LinearRelationPanel(Panel):
             f"relative {rel.relative_residual:.3g}; method: {rel.method}; "
             f"largest |T<sub>k</sub> entry| {np.abs(rel.T).max():.3g}."
         )
+        # The figure's caption: the verdict and its evidence, which the matrix alone does not show.
+        plain_verdict = ("Exact: 2×2 rotations by k·ω_i" if rel.exact else
+                         "Rotations for the (sin, cos) pairs, least squares for unpaired dimensions"
+                         if rel.method == "rotation" else "No exact T_k: best least-squares fit")
+        self._caption = (f"{plain_verdict}. Residual over {rel.n_positions:,} {where}: "
+                         f"max |PE(p+k) − T_k·PE(p)| = {rel.max_residual:.3g}, relative {rel.relative_residual:.3g}.")
         messages = []
         if data.extended:
             messages.append(
@@ -149,6 +156,10 @@ class LinearRelationPanel(Panel):
         if count < d:
             title += f" (dimensions 0…{count - 1} of {d:,})"
         self.matrix.set_title(title)
+
+    def figure_caption(self) -> str:
+        """Whether T_k is exact, and the residual over which positions (the summary above the plot)."""
+        return self._caption
 
     def figure_widget(self) -> QWidget:
         return self.canvas
