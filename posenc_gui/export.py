@@ -339,9 +339,9 @@ def _render_widget(widget: QWidget, painter: QPainter) -> None:
 
 
 # ---------------------------------------------------------------- caption
-#: The caption's text size, colour (the plots' text colour) and margin, in logical pixels.
+#: The caption's text size, colour (the plots' text colour, matrixplot.FOREGROUND) and margin, in logical pixels.
 CAPTION_POINTS = 9.0
-CAPTION_COLOUR = "#262626"
+CAPTION_COLOUR = "#222222"
 CAPTION_MARGIN_PX = 6
 
 
@@ -383,7 +383,10 @@ def caption_height(caption: str, width: int) -> int:
 
 
 def figure_caption(panel: Any) -> str:
-    """``panel.figure_caption()``: what its exported figure must add in words ("" for nothing, or no such method)."""
+    """``panel.figure_caption()``: what its exported figure must add in words.
+
+    "" when there is nothing to add, or the panel has no such method.
+    """
     caption = getattr(panel, "figure_caption", None)
     return caption() if callable(caption) else ""
 
@@ -643,7 +646,10 @@ def _bake_nonscaling_strokes(svg: str) -> str:
 
 
 def svg_bytes(widget: QWidget, *, title: str = "", description: str = "", caption: str = "") -> bytes:
-    """The figure as SVG: text and lines as vectors, images at data resolution, plot areas clipped; ``caption`` under it."""
+    """The figure as SVG: text and lines as vectors, images at data resolution, plot areas clipped.
+
+    ``caption``, if any, is written as text under it.
+    """
     below = _Caption(caption, widget.width())
     size = QSize(widget.width(), widget.height() + below.height)
     markers = _add_markers(_plot_clips(widget))

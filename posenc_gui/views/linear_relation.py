@@ -111,8 +111,8 @@ class LinearRelationPanel(Panel):
         plain_verdict = ("Exact: 2×2 rotations by k·ω_i" if rel.exact else
                          "Rotations for the (sin, cos) pairs, least squares for unpaired dimensions"
                          if rel.method == "rotation" else "No exact T_k: best least-squares fit")
-        self._caption = (f"{plain_verdict}. Residual over {rel.n_positions:,} {where}: "
-                         f"max |PE(p+k) − T_k·PE(p)| = {rel.max_residual:.3g}, relative {rel.relative_residual:.3g}.")
+        self._caption = (f"{plain_verdict}. Residual over {rel.n_positions:,} {where}: max |PE(p+k) − T_k·PE(p)| "
+                         f"= {rel.max_residual:.3g}, relative {rel.relative_residual:.3g}.")
         messages = []
         if data.extended:
             messages.append(
