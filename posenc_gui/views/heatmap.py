@@ -51,6 +51,23 @@ def compute_heatmap(params: EncodingParams, positions: AxisSample, dims: AxisSam
 NO_ALIASING = "No aliasing: every shown dimension is sampled at least twice per wavelength."
 
 
+def _sampled(data: HeatmapData) -> bool:
+    """Whether the heatmap shows fewer positions or dimensions than there are."""
+    return data.positions.stride > 1 or data.dims.stride > 1
+
+
+def _sampling_text(data: HeatmapData) -> str:
+    """"Showing every 512th position and every 8th dimension (… samples, exact values)"."""
+    return (f"Showing {data.positions.describe('position')} and {data.dims.describe('dimension')}"
+            f" ({data.positions.count:,} × {data.dims.count:,} samples, exact values)")
+
+
+def _aliasing_text(data: HeatmapData) -> str:
+    """How many shown dimensions are sampled below their wavelength, and what that does."""
+    return (f"{int(data.aliased.sum()):,} of the {data.dims.count:,} shown dimensions (greyed) have a wavelength "
+            f"under 2 × the position step ({data.positions.stride:,}): their stripes are moiré.")
+
+
 class HeatmapPanel(Panel):
     """PE matrix with position 0 at the top, diverging colours centred at 0."""
 
@@ -85,7 +102,6 @@ class HeatmapPanel(Panel):
         # Held: a new text on every mouse move must not re-lay out the window.
         self.body.addWidget(WrappedLabelHolder(self.hover_label, self))
         self.data: HeatmapData | None = None
-        self._caption = ""
         self._shape: tuple[int, int] | None = None
         # The whole new matrix, (columns, rows) in data coordinates, shown
         # once its values arrive (see _on_params).
@@ -134,21 +150,16 @@ class HeatmapPanel(Panel):
         self.matrix.set_matrix(data.values, QRectF(x0, y0, x1 - x0, y1 - y0))
         self._show_aliasing(data, QRectF(x0, y0, x1 - x0, y1 - y0))
         self.matrix.set_title(self._title(data))
-        sampled = data.positions.stride > 1 or data.dims.stride > 1
-        text = (f"Showing {data.positions.describe('position')} and {data.dims.describe('dimension')}"
-                f" ({data.positions.count:,} × {data.dims.count:,} samples, exact values)")
-        if not sampled:
-            text = f"{counted(data.positions.count, 'position')} × {counted(data.dims.count, 'dimension')}"
-        self.sampling_label.setText(text)
-        n_aliased = int(data.aliased.sum())
-        aliasing = (f"{n_aliased:,} of the {data.dims.count:,} shown dimensions (greyed) have a wavelength "
-                    f"under 2 × the position step ({data.positions.stride:,}): their stripes are moiré.")
-        if n_aliased:
-            self.alias_notice.set_notice(f"Aliasing: {aliasing} Zoom in on positions to resolve them.", "warning")
+        if _sampled(data):
+            self.sampling_label.setText(_sampling_text(data))
+        else:
+            self.sampling_label.setText(
+                f"{counted(data.positions.count, 'position')} × {counted(data.dims.count, 'dimension')}")
+        if data.aliased.any():
+            self.alias_notice.set_notice(f"Aliasing: {_aliasing_text(data)} Zoom in on positions to resolve them.",
+                                         "warning")
         else:
             self.alias_notice.set_notice(NO_ALIASING, "info")
-        caption = [f"{text}." if sampled else "", f"Aliasing: {aliasing}" if n_aliased else ""]
-        self._caption = " ".join(part for part in caption if part)
 
     def _show_aliasing(self, data: HeatmapData, rect: QRectF) -> None:
         if not data.aliased.any():
@@ -194,7 +205,12 @@ class HeatmapPanel(Panel):
     # ---------------------------------------------------------------- export
     def figure_caption(self) -> str:
         """The sampling and the aliasing of the figure, when there are any (the lines above the plot)."""
-        return self._caption
+        data = self.data
+        if data is None:
+            return ""
+        parts = [f"{_sampling_text(data)}." if _sampled(data) else "",
+                 f"Aliasing: {_aliasing_text(data)}" if data.aliased.any() else ""]
+        return " ".join(part for part in parts if part)
 
     def figure_widget(self) -> QWidget:
         return self.canvas

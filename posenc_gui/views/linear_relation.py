@@ -25,6 +25,14 @@ SHOW_CHOICES = (("first 8 dims", 8), ("first 16 dims", 16), ("first 64 dims", 64
 MAX_SHOWN = 1024
 
 
+def _fit_positions_text(data: LinearRelationData) -> str:
+    """"positions 0…1,023 (every 2nd position)": where T_k was fitted."""
+    text = f"positions {data.positions[0]:,.0f}…{data.positions[-1]:,.0f}"
+    if data.stride > 1:
+        text += f" ({AxisSample(0, data.stride, 1).describe('position')})"  # "every 2nd", not "every 2th"
+    return text
+
+
 class LinearRelationPanel(Panel):
     """T_k as a heatmap; residual and method as numbers."""
 
@@ -71,7 +79,6 @@ class LinearRelationPanel(Panel):
         self.body.addWidget(self.canvas, 1)
         self.data: LinearRelationData | None = None
         self.shown: np.ndarray | None = None
-        self._caption = ""
         state.paramsChanged.connect(self.schedule_update)
         self.schedule_update()
 
@@ -96,10 +103,8 @@ class LinearRelationPanel(Panel):
             verdict = "rotations for the (sin, cos) pairs, <b>least squares</b> for unpaired dimensions"
         else:
             verdict = "<b>no exact T<sub>k</sub></b>: best least-squares fit"
-        first, last = data.positions[0], data.positions[-1]
-        where = f"positions {first:,.0f}…{last:,.0f}"
-        if data.stride > 1:
-            where += f" ({AxisSample(0, data.stride, 1).describe('position')})"  # "every 2nd", not "every 2th"
+        last = data.positions[-1]
+        where = _fit_positions_text(data)
         self.summary_label.setText(
             f"{params.scheme}, d_model {params.d_model:,}, k = {rel.k:g}: {verdict}. "
             f"Residual over {rel.n_positions:,} {where}: max |PE(p+k) − T<sub>k</sub>PE(p)| = "
@@ -107,12 +112,6 @@ class LinearRelationPanel(Panel):
             f"relative {rel.relative_residual:.3g}; method: {rel.method}; "
             f"largest |T<sub>k</sub> entry| {np.abs(rel.T).max():.3g}."
         )
-        # The figure's caption: the verdict and its evidence, which the matrix alone does not show.
-        plain_verdict = ("Exact: 2×2 rotations by k·ω_i" if rel.exact else
-                         "Rotations for the (sin, cos) pairs, least squares for unpaired dimensions"
-                         if rel.method == "rotation" else "No exact T_k: best least-squares fit")
-        self._caption = (f"{plain_verdict}. Residual over {rel.n_positions:,} {where}: max |PE(p+k) − T_k·PE(p)| "
-                         f"= {rel.max_residual:.3g}, relative {rel.relative_residual:.3g}.")
         messages = []
         if data.extended:
             messages.append(
@@ -159,7 +158,14 @@ class LinearRelationPanel(Panel):
 
     def figure_caption(self) -> str:
         """Whether T_k is exact, and the residual over which positions (the summary above the plot)."""
-        return self._caption
+        if self.data is None:
+            return ""
+        rel = self.data.relation
+        verdict = ("Exact: 2×2 rotations by k·ω_i" if rel.exact else
+                   "Rotations for the (sin, cos) pairs, least squares for unpaired dimensions"
+                   if rel.method == "rotation" else "No exact T_k: best least-squares fit")
+        return (f"{verdict}. Residual over {rel.n_positions:,} {_fit_positions_text(self.data)}: "
+                f"max |PE(p+k) − T_k·PE(p)| = {rel.max_residual:.3g}, relative {rel.relative_residual:.3g}.")
 
     def figure_widget(self) -> QWidget:
         return self.canvas

@@ -195,7 +195,6 @@ class WaveformsPanel(Panel):
         self._user_dims = False
         self._show_dims_text(", ".join(map(str, self.dims)))
         self.data: WaveformData | None = None
-        self._caption = ""
         self._items: list[tuple[pg.PlotCurveItem, pg.ScatterPlotItem, QGraphicsPathItem]] = []
         self._legend_names: list[str] = []
         self._length = None
@@ -307,11 +306,6 @@ class WaveformsPanel(Panel):
             self._note_timer.start()
         self.sampling_notice.set_notice(*sampling_notice(data, aliased_dims,
                                                          data.dots is None and self.dots_box.isChecked()))
-        self._caption = (
-            f"Dim{'s' if len(aliased_dims) > 1 else ''} {', '.join(map(str, aliased_dims))}: a wavelength under "
-            f"2 × the curves' sampling step ({data.curve_step:,.4g} positions), drawn as the band of "
-            f"{'their' if len(aliased_dims) > 1 else 'its'} exact values within each step."
-            if aliased_dims else "")
         set_title(self.plot, f"{data.params.scheme}, d_model {data.params.d_model:,}")
 
     def _rebuild_items(self, names: list[str]) -> None:
@@ -343,7 +337,14 @@ class WaveformsPanel(Panel):
 
     def figure_caption(self) -> str:
         """Which curves are drawn as value bands, and why, when any are (the line above the plot)."""
-        return self._caption
+        data = self.data
+        aliased_dims = [dim for dim, band in zip(data.dims, data.aliased) if band] if data is not None else []
+        if not aliased_dims:
+            return ""
+        many = len(aliased_dims) > 1
+        return (f"Dim{'s' if many else ''} {', '.join(map(str, aliased_dims))}: a wavelength under 2 × the "
+                f"curves' sampling step ({data.curve_step:,.4g} positions), drawn as the band of "
+                f"{'their' if many else 'its'} exact values within each step.")
 
     def figure_widget(self) -> QWidget:
         return self.canvas
