@@ -11,7 +11,7 @@ import pytest
 from posenc_gui.model import limits
 from posenc_gui.views import panel_classes
 from posenc_gui.model.panel_data import VIEW_ELEMENTS
-from posenc_gui.views.linear_relation import LinearRelationPanel
+from posenc_gui.views.linear_relation import MAX_LOG_LABELS, LinearRelationPanel, signed_log_scale
 from posenc_gui.views.magnitude import MAX_POINTS, MagnitudePanel
 from posenc_gui.views.relative import RelativePanel
 from posenc_gui.views.uniqueness import UniquenessPanel
@@ -259,6 +259,42 @@ def test_linear_relation_all_sine_has_large_residual(state, compute, qtbot):
     assert rel.method == "least-squares" and not rel.exact
     assert rel.max_residual > 0.1
     assert rel.n_positions >= 2 * 64
+
+
+def test_linear_relation_all_sine_colours_its_entries_decade_by_decade(state, compute, qtbot):
+    panel = make(LinearRelationPanel, state, compute, qtbot)
+    change(state, compute, scheme="all_sine", d_model=64)
+    shown, colours = panel.shown, panel.matrix.image.image
+    top = panel.matrix.colorbar.levels()[1]
+    assert np.abs(shown).max() > 1e6  # the huge cancelling entries of a least-squares fit
+    # Entries near 1 (the fit's diagonal) get visible colours beside entries of 10⁷,
+    # not white (a linear scale, even clipped at the 99th percentile, gave them < 1e-6 of it).
+    moderate = (np.abs(shown) > 0.1) & (np.abs(shown) < 10)
+    assert moderate.any() and np.all(np.abs(colours[moderate]) > 0.1 * top)
+    assert np.abs(colours).max() > 0.8 * top
+    np.testing.assert_array_equal(np.sign(colours), np.sign(shown))
+    by_size = np.argsort(np.abs(shown), axis=None)
+    assert np.all(np.diff(np.abs(colours).ravel()[by_size]) >= 0)  # a larger entry never looks smaller
+    assert "log" in panel.matrix.colorbar.getAxis("left").labelText
+    labels = [text for level in panel.matrix.colorbar.axis._tickLevels for _, text in level]
+    assert {"0", "1", "−1"} <= set(labels)
+    change(state, compute, scheme="sinusoidal")  # exact: entries in −1…1, linear colours again
+    np.testing.assert_array_equal(panel.matrix.image.image, panel.shown)
+    assert panel.matrix.colorbar.axis._tickLevels is None
+    assert "log" not in panel.matrix.colorbar.getAxis("left").labelText
+
+
+def test_signed_log_scale_ticks_sit_where_their_values_are_coloured():
+    values = np.array([[0.0, 0.02, -0.5, 1.0], [-1.0, 1000.0, -1e6, 3e7]])
+    display, limit, ticks = signed_log_scale(values)
+    assert display[0, 0] == 0.0
+    assert np.abs(display).max() <= limit
+    at = {text: position for level in ticks for position, text in level if text}
+    assert at["0"] == 0.0
+    assert at["1000"] == pytest.approx(display[1, 1]) and at["−10⁶"] == pytest.approx(display[1, 2])
+    assert "1" not in at  # a decade just above the lower quartile (0.1): its label would hide the 0's
+    assert len(at) <= 2 * MAX_LOG_LABELS + 1
+    assert signed_log_scale(np.array([[0.5, -1.0], [2.0, 0.0]])) is None  # one decade: linear colours do
 
 
 def test_linear_relation_fit_extends_past_short_sequences(state, compute, qtbot):

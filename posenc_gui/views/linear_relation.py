@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -14,7 +15,7 @@ from ..model.panel_data import LinearRelationData, linear_relation_data
 from .base import Panel
 from .labels import WrappedLabelHolder
 from .matrixplot import FOREGROUND, MatrixPlot, new_layout_widget
-from .spectrum import set_integer_ticks
+from .spectrum import decade_label, decade_step, set_integer_ticks
 
 #: Offsets the spin box allows.
 MAX_K = 1_000_000
@@ -23,6 +24,48 @@ SHOW_CHOICES = (("first 8 dims", 8), ("first 16 dims", 16), ("first 64 dims", 64
                 ("all dims", 0))
 #: "all dims" shows at most this many (a larger image would stall the window).
 MAX_SHOWN = 1024
+
+
+#: A least-squares T_k whose largest entry is more than this many times its median one is
+#: coloured on a signed log scale (a linear one showed an all-sine T_k as one column on white).
+LOG_SCALE_SPAN = 1000.0
+#: Most labelled decades on each side of 0 of the signed log colour scale.
+MAX_LOG_LABELS = 4
+
+
+def signed_log_scale(values: np.ndarray) -> tuple[np.ndarray, float, list] | None:
+    """Colours for entries that span many decades: ``sign(x)·log10(1 + |x|/t)``.
+
+    ``t`` is the decade at or below the lower quartile of the nonzero
+    magnitudes, so entries from about ``t`` up spread over the colours a
+    decade at a time and the smaller ones stay near 0 (white).
+
+    Returns
+    -------
+    (display, limit, ticks) or None
+        The values to colour, the colour levels ``(−limit, limit)``, and the
+        colour scale's ticks (labelled ±10^k in the entries' own units,
+        ``axis.setTicks`` form); ``None`` when the nonzero magnitudes span at
+        most :data:`LOG_SCALE_SPAN` (a linear scale shows them).
+    """
+    magnitude = np.abs(values[np.isfinite(values)])
+    nonzero = magnitude[magnitude > 0]
+    if nonzero.size == 0 or nonzero.max() <= LOG_SCALE_SPAN * np.median(nonzero):
+        return None
+    first = math.floor(math.log10(np.percentile(nonzero, 25)))
+    floor = 10.0 ** first
+    top = math.ceil(math.log10(nonzero.max()))
+    with np.errstate(invalid="ignore"):
+        display = np.sign(values) * np.log10(1.0 + np.abs(values) / floor)
+    step = decade_step(top - first + 1, MAX_LOG_LABELS)
+    major, minor = [(0.0, "0")], []
+    for k in range(first, top + 1):
+        at = math.log10(1.0 + 10.0 ** (k - first))
+        labelled = k % step == 0 and k - first > step / 2  # a label right beside 0 would hide the 0
+        for sign in (1, -1):
+            text = ("" if sign > 0 else "−") + decade_label(k) if labelled else ""
+            (major if labelled else minor).append((sign * at, text))
+    return display, math.log10(1.0 + 10.0 ** (top - first)), [major, minor]
 
 
 def _fit_positions_text(data: LinearRelationData) -> str:
@@ -136,18 +179,17 @@ class LinearRelationPanel(Panel):
         count = self.show_box.currentData() or d
         count = min(count, d, MAX_SHOWN)
         self.shown = T[:count, :count]
-        levels = None
-        label = "T_k entry"
-        if not self.data.relation.exact:
-            # A least-squares T_k of nearly collinear columns has a few huge, cancelling
-            # entries; clip the colour scale so the rest stay visible (numbers in the summary).
-            magnitude = np.abs(self.shown[np.isfinite(self.shown)])
-            clip = float(np.percentile(magnitude, 99)) if magnitude.size else 1.0
-            if clip > 0 and magnitude.max() > 2 * clip:
-                levels = (-clip, clip)
-                label = "T_k entry (colours clipped at 99th percentile)"
+        # A least-squares T_k of nearly collinear columns has huge, cancelling entries next to
+        # ones below 1: colours on a linear scale showed only the huge ones (numbers in the summary).
+        log_scale = None if self.data.relation.exact else signed_log_scale(self.shown)
+        if log_scale is None:
+            colours, levels, ticks, label = self.shown, None, None, "T_k entry"
+        else:
+            colours, limit, ticks = log_scale
+            levels, label = (-limit, limit), "T_k entry (signed log scale)"
         self.matrix.set_colorbar_label(label)
-        self.matrix.set_matrix(self.shown, QRectF(-0.5, -0.5, count, count), levels=levels)
+        self.matrix.set_colorbar_ticks(ticks)
+        self.matrix.set_matrix(colours, QRectF(-0.5, -0.5, count, count), levels=levels)
         self.matrix.set_full_range((-0.5, count - 0.5), (-0.5, count - 0.5))
         for name in ("bottom", "left"):  # dimensions are integers: no ticks at 0.5 for a 2 × 2 T_k
             set_integer_ticks(self.matrix.plot.getAxis(name), 0, count - 1)

@@ -1276,6 +1276,10 @@ class MatrixPlot:
         """Title of the colour scale."""
         set_axis_label(self.colorbar.getAxis("left"), text)
 
+    def set_colorbar_ticks(self, ticks: list | None) -> None:
+        """Ticks of the colour scale as ``axis.setTicks`` takes them; ``None`` for automatic ones."""
+        set_ticks(self.colorbar.axis, ticks)
+
     def set_colormap(self, name: str) -> None:
         """Switch to the colormap ``name`` (pyqtgraph's registry)."""
         if name != self.colormap_name:

@@ -64,6 +64,16 @@ MAX_MINOR_DECADES = 3
 _DECADE_STEPS = (1, 2, 3, 5, 10, 20, 50, 100)
 
 
+def decade_label(k: int) -> str:
+    """The label of 10^k: ``0.01`` … ``1000`` written out, ``10⁴``, ``10⁻³`` beyond."""
+    return f"{10.0 ** k:g}" if -2 <= k <= 3 else f"10{str(k).translate(_SUPERSCRIPT)}"
+
+
+def decade_step(decades: int, max_labels: int) -> int:
+    """Label every ``step``-th of ``decades`` decades (1, 2, 3, 5, 10, …) so that at most ``max_labels`` get one."""
+    return next((s for s in _DECADE_STEPS if decades <= s * max(int(max_labels), 1)), _DECADE_STEPS[-1])
+
+
 def decade_ticks(low: float, high: float, max_labels: int = MAX_DECADE_LABELS) -> list[list[tuple[float, str]]]:
     """Ticks for a log10 axis over ``[low, high]``: labelled decades, unlabelled ones, 2…9 in between.
 
@@ -73,13 +83,12 @@ def decade_ticks(low: float, high: float, max_labels: int = MAX_DECADE_LABELS) -
     short axes (at most :data:`MAX_MINOR_DECADES` decades).
     """
     decades = [k for k in range(math.floor(low), math.ceil(high) + 1) if low <= k <= high]
-    step = next((s for s in _DECADE_STEPS if len(decades) <= s * max(int(max_labels), 1)), _DECADE_STEPS[-1])
+    step = decade_step(len(decades), max_labels)
     major, minor = [], []
     for k in range(math.floor(low), math.ceil(high) + 1):
         if low <= k <= high:
             if k % step == 0:
-                label = f"{10.0 ** k:g}" if -2 <= k <= 3 else f"10{str(k).translate(_SUPERSCRIPT)}"
-                major.append((float(k), label))
+                major.append((float(k), decade_label(k)))
             else:
                 minor.append((float(k), ""))
         if len(decades) <= MAX_MINOR_DECADES:
