@@ -146,14 +146,37 @@ def panel_options(classes: Sequence[type]) -> dict[str, dict[str, tuple[PanelOpt
 
 
 # --------------------------------------------------------------------- parser
+#: Smallest figure layout (logical pixels) and largest.
+MIN_LAYOUT_WIDTH, MIN_LAYOUT_HEIGHT, MAX_LAYOUT_SIDE = 200, 150, 8000
+
+
 def _size(text: str) -> tuple[int, int]:
     try:
         w, h = (int(v) for v in text.lower().replace("×", "x").split("x"))
     except ValueError:
         raise argparse.ArgumentTypeError(f"size must look like 960x640, got {text!r}") from None
-    if not (200 <= w <= 8000 and 150 <= h <= 8000):
-        raise argparse.ArgumentTypeError(f"size must be 200…8000 x 150…8000 logical pixels, got {text!r}")
+    if not (MIN_LAYOUT_WIDTH <= w <= MAX_LAYOUT_SIDE and MIN_LAYOUT_HEIGHT <= h <= MAX_LAYOUT_SIDE):
+        raise argparse.ArgumentTypeError(f"size must be {MIN_LAYOUT_WIDTH}…{MAX_LAYOUT_SIDE} x "
+                                         f"{MIN_LAYOUT_HEIGHT}…{MAX_LAYOUT_SIDE} logical pixels, got {text!r}")
     return w, h
+
+
+def layout_size(size: tuple[int, int] | None, png_width: int | None) -> tuple[int, int]:
+    """The figure's layout size: ``--size``, else the default, narrowed to a narrower ``--width``.
+
+    A PNG narrower than the default figure is laid out at its own width
+    (aspect ratio kept) and drawn at scale 1: scaled down from the default
+    960 px, a 460 px figure had text 4 px tall.
+    """
+    from .export import DEFAULT_FIGURE_SIZE
+
+    if size is not None:
+        return size
+    width, height = DEFAULT_FIGURE_SIZE.width(), DEFAULT_FIGURE_SIZE.height()
+    if png_width is None or png_width >= width:
+        return width, height
+    narrow = max(MIN_LAYOUT_WIDTH, png_width)
+    return narrow, max(MIN_LAYOUT_HEIGHT, round(narrow * height / width))
 
 
 def build_parser(classes: Sequence[type]) -> argparse.ArgumentParser:
@@ -172,7 +195,8 @@ def build_parser(classes: Sequence[type]) -> argparse.ArgumentParser:
     parser.add_argument("--list", action="store_true", help="name the panels and exit")
     image = parser.add_argument_group("image options")
     image.add_argument("--width", type=int, metavar="PX", help="PNG width in pixels (default: "
-                       f"{DEFAULT_PNG_SCALE:g} × the figure size)")
+                       f"{DEFAULT_PNG_SCALE:g} × the figure size); narrower than the default figure, "
+                       "the figure is laid out at that width so its text keeps its size")
     image.add_argument("--scale", type=float, metavar="S", help="PNG scale factor instead of --width")
     image.add_argument("--size", type=_size, metavar="WxH",
                        help=f"figure layout size in logical pixels (default "
@@ -273,7 +297,6 @@ def _dispose(panel: Any, compute: Any) -> None:
 def run(args: argparse.Namespace, classes: Sequence[type], parser: argparse.ArgumentParser) -> int:
     from .__main__ import params_from_args
     from .export import (
-        DEFAULT_FIGURE_SIZE,
         IMAGE_FORMATS,
         MAX_PNG_SIDE,
         MAX_SCALE,
@@ -347,7 +370,7 @@ def run(args: argparse.Namespace, classes: Sequence[type], parser: argparse.Argu
     panel = by_id[args.panel](state, compute)
     try:
         panel.setAttribute(Qt.WidgetAttribute.WA_DontShowOnScreen, True)
-        size = args.size or (DEFAULT_FIGURE_SIZE.width(), DEFAULT_FIGURE_SIZE.height())
+        size = layout_size(args.size, args.width)
         panel.resize(QSize(size[0] + 40, size[1] + 120))
         panel.show()
         _settle(panel, compute)

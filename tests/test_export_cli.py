@@ -164,3 +164,17 @@ def test_size_sets_the_figure_layout(tmp_path):
     assert result.returncode == 0, result.stderr
     image = QImage(str(out))
     assert abs(image.width() - 500) <= 2 and abs(image.height() - 300) <= 2
+
+
+def test_a_png_narrower_than_the_default_figure_is_laid_out_at_its_width(tmp_path):
+    narrow, laid_out = tmp_path / "narrow.png", tmp_path / "laid_out.png"
+    result = run("waveforms", "-o", str(narrow), "--width", "480")
+    assert result.returncode == 0, result.stderr
+    # the same figure laid out at 480 × 320 and drawn at scale 1: full-size text
+    result = run("waveforms", "-o", str(laid_out), "--size", "480x320", "--scale", "1")
+    assert result.returncode == 0, result.stderr
+    a, b = QImage(str(narrow)), QImage(str(laid_out))
+    assert a.width() == 480 and a.size() == b.size()
+    # Scaled down from the default 960 px layout, text and lines were half size: thousands of pixels differ.
+    differing = sum(a.pixel(x, y) != b.pixel(x, y) for x in range(0, a.width(), 2) for y in range(0, a.height(), 2))
+    assert differing < 0.01 * (a.width() // 2) * (a.height() // 2)
