@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 import pytest
+from PySide6.QtCore import QPointF
 
 from posenc_gui.model import limits
 from posenc_gui.views import panel_classes
@@ -259,6 +260,24 @@ def test_linear_relation_all_sine_has_large_residual(state, compute, qtbot):
     assert rel.method == "least-squares" and not rel.exact
     assert rel.max_residual > 0.1
     assert rel.n_positions >= 2 * 64
+
+
+def test_linear_relation_hover_reads_an_entry_of_the_shown_t_k(state, compute, qtbot):
+    panel = make(LinearRelationPanel, state, compute, qtbot)
+    view_box = panel.matrix.view_box
+    panel._hover(view_box.mapViewToScene(QPointF(1, 0)))  # column 1, row 0: sin(k·ω_0)
+    assert panel.hover_line.text() == (f"row 0 (dimension of PE(p + k)), column 1 (dimension of PE(p)): "
+                                       f"T_k entry {math.sin(1.0):.10g}")
+    panel.set_k(3)
+    assert compute.wait_idle()
+    assert panel.hover_line.text().endswith(f"T_k entry {math.sin(3.0):.10g}")  # the new T_k's entry
+    panel._hover(view_box.mapViewToScene(QPointF(40, 0)))  # past the 16 dimensions shown: kept
+    assert panel.hover_line.text().endswith(f"T_k entry {math.sin(3.0):.10g}")
+    panel.show_box.setCurrentIndex(panel.show_box.findData(8))
+    panel._hover(view_box.mapViewToScene(QPointF(3, 2)))
+    assert panel.hover_line.text().startswith("row 2 (dimension of PE(p + k)), column 3")
+    panel.show_box.setCurrentIndex(panel.show_box.findData(0))
+    assert panel.hover_line.text().startswith("row 2")  # still inside "all dims"
 
 
 def test_linear_relation_all_sine_colours_its_entries_decade_by_decade(state, compute, qtbot):

@@ -109,6 +109,55 @@ def test_heatmap_hover_describes_value_and_formula(qtbot, state, compute):
     assert value == pytest.approx(np.cos(12 / 10000 ** (6 / 512)), abs=1e-9)
 
 
+def test_heatmap_hover_line_follows_a_parameter_change(qtbot, state, compute):
+    panel = HeatmapPanel(state, compute)
+    settle(qtbot, panel, compute)
+    panel._hover(panel.matrix.view_box.mapViewToScene(QPointF(7, 12)))
+    assert panel.hover_label.text().startswith("pos 12, dim 7:") and "/512))" in panel.hover_label.text()
+    state.update(d_model=64)
+    state.flush()
+    assert compute.wait_idle()
+    # the same cell of the new matrix, not the value of d_model 512 left on screen
+    assert panel.hover_label.text() == panel.describe_cell(12, 7) and "/64))" in panel.hover_label.text()
+    state.update(seq_len=10)  # the cell is gone
+    state.flush()
+    assert compute.wait_idle()
+    assert panel.hover_label.text().startswith("Hover over the heatmap")
+
+
+def test_similarity_hover_gives_the_pair_its_offset_and_exact_value(qtbot, state, compute):
+    panel = SimilarityPanel(state, compute)
+    settle(qtbot, panel, compute)
+    assert panel.hover_line.text().startswith("Hover over the matrix")
+
+    def value_in(text):
+        return float(text.rsplit("= ", 1)[1])
+
+    def exact(p, q, d_model, metric="dot"):
+        pe = encode("sinusoidal", np.array([p, q], dtype=np.float64), d_model)
+        return pairwise(pe[:1], pe[1:], metric)[0, 0]
+
+    panel._hover(panel.matrix.view_box.mapViewToScene(QPointF(40, 12)))  # column q = 40, row p = 12
+    text = panel.hover_line.text()
+    assert text.startswith("p 12, q 40 (offset k = 28): dot product = ")
+    assert value_in(text) == pytest.approx(exact(12, 40, 512), rel=1e-9)
+    assert value_in(text) == pytest.approx(panel.matrix_data.matrix[12, 40], rel=1e-9)  # what the colour shows
+    state.update(d_model=64)
+    state.flush()
+    assert compute.wait_idle()
+    assert value_in(panel.hover_line.text()) == pytest.approx(exact(12, 40, 64), rel=1e-9)
+    panel.set_options(metric="cosine")
+    assert compute.wait_idle()
+    assert "cosine similarity = " in panel.hover_line.text()
+    assert value_in(panel.hover_line.text()) == pytest.approx(exact(12, 40, 64, "cosine"), rel=1e-9)
+    # the profile: offset k from the reference position
+    reference = panel.reference_box.value()
+    profile_box = panel.profile_plot.getViewBox()
+    (_, (low, high)) = profile_box.viewRange()
+    panel._hover(profile_box.mapViewToScene(QPointF(-5, (low + high) / 2)))
+    assert panel.hover_line.text().startswith(f"p {reference}, q {reference - 5} (offset k = -5): cosine")
+
+
 def test_heatmap_samples_large_sizes_off_the_gui_thread(qtbot, state, compute):
     panel = HeatmapPanel(state, compute)
     settle(qtbot, panel, compute)

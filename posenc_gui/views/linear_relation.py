@@ -13,7 +13,7 @@ from ..compute import ModelJob
 from ..model import SCHEMES, AxisSample
 from ..model.panel_data import LinearRelationData, linear_relation_data
 from .base import Panel
-from .labels import WrappedLabelHolder
+from .labels import StatusText, WrappedLabelHolder
 from .matrixplot import FOREGROUND, MatrixPlot, new_layout_widget
 from .spectrum import decade_label, decade_step, set_integer_ticks
 
@@ -26,6 +26,7 @@ SHOW_CHOICES = (("first 8 dims", 8), ("first 16 dims", 16), ("first 64 dims", 64
 MAX_SHOWN = 1024
 
 
+HOVER_PROMPT = "Hover over T_k for an entry's exact value."
 #: A least-squares T_k whose largest entry is more than this many times its median one is
 #: coloured on a signed log scale (a linear one showed an all-sine T_k as one column on white).
 LOG_SCALE_SPAN = 1000.0
@@ -120,6 +121,11 @@ class LinearRelationPanel(Panel):
         self.matrix = MatrixPlot(self.canvas.ci, "column: dimension of PE(p)", "row: dimension of PE(p + k)",
                                  "T_k entry")
         self.body.addWidget(self.canvas, 1)
+        self.hover_line = StatusText(HOVER_PROMPT, self)
+        self.hover_line.setText(HOVER_PROMPT)
+        self.body.addWidget(self.hover_line)
+        self._hovered: tuple[int, int] | None = None  # (row, column) of the hover line
+        self.canvas.scene().sigMouseMoved.connect(self._hover)
         self.data: LinearRelationData | None = None
         self.shown: np.ndarray | None = None
         state.paramsChanged.connect(self.schedule_update)
@@ -197,6 +203,26 @@ class LinearRelationPanel(Panel):
         if count < d:
             title += f" (dimensions 0…{count - 1} of {d:,})"
         self.matrix.set_title(title)
+        if self._hovered is not None and self._in_shown(self._hovered):  # the entry of the new T_k
+            self.hover_line.setText(self.describe_entry(*self._hovered))
+        elif self._hovered is not None:
+            self._hovered = None
+            self.hover_line.setText(HOVER_PROMPT)
+
+    def _hover(self, scene_pos) -> None:
+        cell = self.matrix.cell_at(scene_pos)
+        if cell is None or self.shown is None or not self._in_shown(cell):
+            return
+        self._hovered = cell
+        self.hover_line.setText(self.describe_entry(*cell))
+
+    def _in_shown(self, cell: tuple[int, int]) -> bool:
+        return self.shown is not None and 0 <= cell[0] < self.shown.shape[0] and 0 <= cell[1] < self.shown.shape[1]
+
+    def describe_entry(self, row: int, column: int) -> str:
+        """``"row 0 (dimension of PE(p + k)), column 1 (dimension of PE(p)): T_k entry 0.8414709848"``."""
+        return (f"row {row:,} (dimension of PE(p + k)), column {column:,} (dimension of PE(p)): "
+                f"T_k entry {float(self.shown[row, column]):.10g}")
 
     def figure_caption(self) -> str:
         """Whether T_k is exact, and the residual over which positions (the summary above the plot)."""

@@ -1272,6 +1272,19 @@ class MatrixPlot:
     def view_box(self) -> pg.ViewBox:
         return self.plot.getViewBox()
 
+    def cell_at(self, scene_pos: QPointF) -> tuple[int, int] | None:
+        """The cell under ``scene_pos`` as (row, column) in data coordinates, rounded; None off the plot area.
+
+        Rows and columns are the data's own indices (positions, dimensions),
+        whatever the sampling of the image: a panel looks its value up or
+        computes it.
+        """
+        view_box = self.view_box
+        if not view_box.sceneBoundingRect().contains(scene_pos):
+            return None
+        point = view_box.mapSceneToView(scene_pos)
+        return int(round(point.y())), int(round(point.x()))
+
     def set_colorbar_label(self, text: str) -> None:
         """Title of the colour scale."""
         set_axis_label(self.colorbar.getAxis("left"), text)

@@ -107,6 +107,9 @@ def _matrix_extent(data: MatrixData) -> str:
     return f"rows: {data.rows.describe('position')}, columns: {data.cols.describe('position')}"
 
 
+HOVER_PROMPT = "Hover over the matrix or the profile for the similarity of two positions."
+
+
 class SimilarityPanel(Panel):
     """Position × position similarity (Toeplitz for sinusoidal) and its offset profile."""
 
@@ -153,6 +156,11 @@ class SimilarityPanel(Panel):
         self.canvas.ci.layout.setColumnStretchFactor(0, 3)
         self.canvas.ci.layout.setColumnStretchFactor(1, 2)
         self.body.addWidget(self.canvas, 1)
+        self.hover_line = StatusText(HOVER_PROMPT, self)
+        self.hover_line.setText(HOVER_PROMPT)
+        self.body.addWidget(self.hover_line)
+        self._hovered: tuple[int, int] | None = None  # (p, q) of the hover line
+        self.canvas.scene().sigMouseMoved.connect(self._hover)
         # Under the plot, where it has the panel's width (the header is full).
         self.sampling_label = StatusText(
             "Matrix every 8,192nd position in both directions (exact values); zoom in for every position.", self)
@@ -263,8 +271,41 @@ class SimilarityPanel(Panel):
         """The message bar shows what failed, matrix or profile, until that half succeeds."""
         self.show_message(" ".join(dict.fromkeys(self._errors.values())), "error")
 
+    # ----------------------------------------------------------------- hover
+    def _hover(self, scene_pos) -> None:
+        pair = self.matrix.cell_at(scene_pos)  # (row p, column q)
+        profile_box = self.profile_plot.getViewBox()
+        if pair is None and self.profile_data is not None and profile_box.sceneBoundingRect().contains(scene_pos):
+            reference = self.profile_data.reference
+            pair = (reference, reference + int(round(profile_box.mapSceneToView(scene_pos).x())))
+        if pair is None or not self._in_range(pair):
+            return
+        self._hovered = pair
+        self.hover_line.setText(self.describe_pair(*pair))
+
+    def _in_range(self, pair: tuple[int, int]) -> bool:
+        length = self.state.params.seq_len
+        return 0 <= pair[0] < length and 0 <= pair[1] < length
+
+    def describe_pair(self, p: int, q: int) -> str:
+        """``"p 12, q 40 (offset k = 28): dot product = 131.0312377"``, exact at these positions."""
+        params, metric = self.state.params, self.metric
+        pe = params.encode(np.array([p, q], dtype=np.float64))
+        value = float(pairwise(pe[:1], pe[1:], metric)[0, 0])
+        return f"p {p:,}, q {q:,} (offset k = {q - p:,}): {METRIC_LABELS[metric]} = {value:.10g}"
+
+    def _refresh_hover(self) -> None:
+        """The hover line for the current parameters and metric (it named the old value)."""
+        if self._hovered is not None and self._in_range(self._hovered):
+            self.hover_line.setText(self.describe_pair(*self._hovered))
+        elif self._hovered is not None:
+            self._hovered = None
+            self.hover_line.setText(HOVER_PROMPT)
+
+    # ------------------------------------------------------------------ show
     def _show_matrix(self, data: MatrixData) -> None:
         self.matrix_data = data
+        self._refresh_hover()
         (y0, y1), (x0, x1) = data.rows.extent, data.cols.extent
         # Distances are never negative; a dot product or cosine gets the
         # diverging scale centred at 0 only when it takes both signs.
