@@ -365,3 +365,25 @@ def test_a_fitted_y_range_keeps_the_labels_of_its_round_bounds(qtbot, height):
     QApplication.processEvents()
     labels = [text for _, _, text in _specs(CompactAxisItem.generateDrawSpecs, plot.getAxis("left"))[2]]
     assert {-1.0, 1.0} <= {float(text) for text in labels}, (plot.getViewBox().height(), labels)
+
+
+@pytest.mark.parametrize("panel_id", ["waveforms", "similarity", "magnitude", "uniqueness", "relative", "spectrum",
+                                      "addition"])
+def test_no_plot_axis_scales_its_labels_with_an_si_prefix(qtbot, state, compute, panel_id):
+    # One position: pyqtgraph labelled the waveforms' position axis and the
+    # similarity profile's offset axis −400 … 400 "(x0.001)".
+    from posenc_gui.views import panel_classes
+
+    state.update(seq_len=1, d_model=2)
+    panel = {cls.panel_id: cls for cls in panel_classes()}[panel_id](state, compute)
+    qtbot.addWidget(panel)
+    panel.resize(900, 600)
+    panel.show()
+    qtbot.waitExposed(panel)
+    state.flush()
+    assert compute.wait_idle()
+    panel.grab()
+    axes = [item for item in panel.figure_widget().scene().items() if isinstance(item, CompactAxisItem)]
+    assert axes
+    for axis in axes:
+        assert axis.autoSIPrefixScale == 1.0 and "(x" not in axis.labelString(), axis.labelString()

@@ -141,8 +141,6 @@ class AdditionPanel(Panel):
         if x_label:
             plot.setLabel("bottom", x_label)
         plot.setLabel("left", y_label)
-        for name in ("bottom", "left"):
-            plot.getAxis(name).enableAutoSIPrefix(False)
         return plot
 
     # ------------------------------------------------------------------ data

@@ -316,11 +316,18 @@ class CompactAxisItem(pg.AxisItem):
     matrix at 1,048,576 positions printed ``200000400000600000``). Here
     large round values read ``200k`` and ``1.5M``, fine steps give exact
     integers with separators (``1,000,010``), and a horizontal axis widens
-    its major step until the labels fit side by side.
+    its major step until the labels fit side by side. pyqtgraph's automatic
+    SI prefix is off: it labelled a one-position axis −400 … 400 "(x0.001)",
+    and a spread of 1e-12 "spread (x1e-12)" with ticks 0.2 … 1, read as the
+    values themselves.
     """
 
     #: Free space kept between two tick labels, in pixels.
     LABEL_GAP_PX = 12
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.enableAutoSIPrefix(False)
 
     @_paint_guard
     def paint(self, p, opt, widget) -> None:
@@ -1237,11 +1244,11 @@ class MatrixPlot:
         style_plot(self.plot, cached_axes=False)  # no grid over the image
         self.plot.setLabel("bottom", x_label)
         self.plot.setLabel("left", y_label)
-        # Rows and columns are indices: whole-number ticks, and no SI prefix
-        # (pyqtgraph labelled the row axis of a one-position matrix −400 … 400
-        # "(x0.001)"). The hidden top and right axes follow the view too; with
-        # the prefix on, each new range re-parsed their HTML labels.
-        for side in ("bottom", "left", "top", "right"):
+        # Rows and columns are indices: whole-number ticks (the left and bottom
+        # axes have no SI prefix, see CompactAxisItem). The hidden top and right
+        # axes follow the view too; with the prefix on, each new range re-parsed
+        # their HTML labels.
+        for side in ("top", "right"):
             self.plot.getAxis(side).enableAutoSIPrefix(False)
         for side in ("bottom", "left"):
             self.plot.getAxis(side).integer_ticks = True

@@ -70,8 +70,6 @@ class RelativePanel(Panel):
             show_grid(plot)
             plot.setMenuEnabled(False)
             plot.setLabel("bottom", "offset k")
-            for name in ("left", "bottom"):  # "spread (x1e-12)" with ticks 0.2…1 reads as 0.2…1
-                plot.getAxis(name).enableAutoSIPrefix(False)
         self.spread_plot.setLabel("left", "spread over p")
         self._spread_title = ""
         self._set_spread_title(1)

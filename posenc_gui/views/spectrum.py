@@ -163,8 +163,6 @@ class SpectrumPanel(Panel):
             show_grid(plot)
             plot.setLogMode(x=False, y=True)
         self.phase_plot.setXLink(self.wave_plot)
-        for plot in (self.wave_plot, self.phase_plot):
-            plot.getAxis("bottom").enableAutoSIPrefix(False)
         self.wave_plot.setLabel("left", "wavelength λ (positions)")
         self.phase_plot.setLabel("left", "phase (rad)")
         self.phase_plot.setLabel("bottom", "component i (pair of dimensions)")

@@ -80,9 +80,6 @@ class UniquenessPanel(Panel):
             show_grid(plot)
             plot.setMenuEnabled(False)
             plot.getAxis("left").setWidth(64)  # align the two x axes
-            for name in ("left", "bottom"):
-                # "distance (x0.001)" with ticks 100…400 reads as distances of 100…400
-                plot.getAxis(name).enableAutoSIPrefix(False)
         self.distance_plot.setLabel("left", "distance to nearest")
         set_title(self.distance_plot, DISTANCE_TITLE)
         self.nearest_plot.setLabel("left", "nearest position q")
