@@ -158,6 +158,21 @@ def test_similarity_hover_gives_the_pair_its_offset_and_exact_value(qtbot, state
     assert panel.hover_line.text().startswith(f"p {reference}, q {reference - 5} (offset k = -5): cosine")
 
 
+def test_similarity_reference_past_a_shorter_sequence_moves_to_its_middle(qtbot, state, compute):
+    panel = SimilarityPanel(state, compute)
+    settle(qtbot, panel, compute)
+    panel.set_options(reference=100)
+    state.update(seq_len=200)  # still inside: kept
+    state.flush()
+    assert compute.wait_idle()
+    assert panel.reference_box.value() == 100
+    state.update(seq_len=10)  # past the end: the middle, not the last position (offsets one way only)
+    state.flush()
+    assert compute.wait_idle()
+    assert panel.reference_box.value() == 5 and panel.profile_data.reference == 5
+    assert panel.profile_data.offsets.min() < 0 < panel.profile_data.offsets.max()
+
+
 def test_heatmap_samples_large_sizes_off_the_gui_thread(qtbot, state, compute):
     panel = HeatmapPanel(state, compute)
     settle(qtbot, panel, compute)

@@ -200,8 +200,9 @@ class SimilarityPanel(Panel):
         # window even when the range is unchanged (1 ms per slider step).
         if params.seq_len != self._length:
             self.reference_box.blockSignals(True)
-            self.reference_box.setRange(0, params.seq_len - 1)
-            if self._length is None or self.reference_box.value() >= params.seq_len:
+            outside = self._length is None or self.reference_box.value() >= params.seq_len
+            self.reference_box.setRange(0, params.seq_len - 1)  # clamps the value to the new end
+            if outside:  # the middle: the profile shows offsets both ways
                 self.reference_box.setValue(params.seq_len // 2)
             self.reference_box.blockSignals(False)
             self._length = params.seq_len
