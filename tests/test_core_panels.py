@@ -173,6 +173,22 @@ def test_similarity_reference_past_a_shorter_sequence_moves_to_its_middle(qtbot,
     assert panel.profile_data.offsets.min() < 0 < panel.profile_data.offsets.max()
 
 
+def test_a_one_position_similarity_profile_is_drawn_as_a_dot(qtbot, state, compute):
+    state.update(seq_len=1, d_model=2)
+    panel = SimilarityPanel(state, compute)
+    settle(qtbot, panel, compute)
+    assert panel.profile_data.profile.size == 1
+    assert panel.profile_dot.isVisible()
+    x, y = panel.profile_dot.getData()
+    assert list(x) == [0.0] and y[0] == pytest.approx(1.0)  # PE(0)·PE(0) = sin²0 + cos²0
+    low, high = panel.profile_plot.getViewBox().viewRange()[1]
+    assert low < y[0] < high  # inside the view, not drawn off the plot
+    state.update(seq_len=20)
+    state.flush()
+    assert compute.wait_idle()
+    assert not panel.profile_dot.isVisible()  # a curve again
+
+
 def test_heatmap_samples_large_sizes_off_the_gui_thread(qtbot, state, compute):
     panel = HeatmapPanel(state, compute)
     settle(qtbot, panel, compute)

@@ -16,7 +16,7 @@ from ..model.similarity import METRIC_LABELS
 from .base import Panel
 from .labels import StatusText
 from .matrixplot import (
-    BLUE, FOREGROUND, CurveItem, MatrixPlot, fit_y_range, new_layout_widget, set_axis_label, set_title, show_grid,
+    BLUE, FOREGROUND, CurveItem, Markers, MatrixPlot, fit_y_range, new_layout_widget, set_axis_label, set_title, show_grid,
     style_plot, view_pixels,
 )
 
@@ -151,6 +151,10 @@ class SimilarityPanel(Panel):
         self.profile_plot.setMenuEnabled(False)
         self.profile_curve = CurveItem(pen=pg.mkPen(BLUE, width=2))
         self.profile_plot.addItem(self.profile_curve)
+        # A line through one point draws nothing: a one-position sequence's profile is this dot.
+        self.profile_dot = Markers(size=7, brush=BLUE, pen=None)
+        self.profile_dot.hide()
+        self.profile_plot.addItem(self.profile_dot)
         self.profile_zero = pg.InfiniteLine(angle=90, pos=0, pen=pg.mkPen(FOREGROUND, width=1))
         self.profile_plot.addItem(self.profile_zero)
         self.canvas.ci.layout.setColumnStretchFactor(0, 3)
@@ -326,6 +330,11 @@ class SimilarityPanel(Panel):
         self.profile_data = data
         self.reference_line.setPos(data.reference)
         self.profile_curve.setData(data.offsets, data.profile)
+        single = data.offsets.size == 1
+        if single:
+            self.profile_dot.setData(x=data.offsets, y=data.profile)
+        if self.profile_dot.isVisible() != single:
+            self.profile_dot.setVisible(single)
         fit_y_range(self.profile_plot, data.profile)
         set_axis_label(self.profile_plot.getAxis("left"), METRIC_LABELS[data.metric])
         set_title(self.profile_plot, f"from position {data.reference:,}")
