@@ -13,7 +13,7 @@ from ..model import AxisSample, EncodingParams, aliased, sample_axis, wavelength
 from ..model import limits
 from ..model.cache import encode_sampled
 from .base import Panel
-from .labels import NoticeLine, StatusText, WrappedLabelHolder, counted
+from .labels import HoverReadout, NoticeLine, StatusText, WrappedLabelHolder, counted
 from .matrixplot import MatrixImageItem, MatrixPlot, new_layout_widget, view_pixels
 
 #: Used before the plot has been laid out and has a real pixel size.
@@ -100,12 +100,13 @@ class HeatmapPanel(Panel):
         self.alias_notice = NoticeLine(NO_ALIASING, self)
         self.body.addWidget(self.alias_notice)
         self.body.addWidget(self.canvas, 1)
-        self.hover_label = QLabel(HOVER_PROMPT, self)
+        self.hover_label = QLabel(self)
         self.hover_label.setWordWrap(True)
         # Held: a new text on every mouse move must not re-lay out the window.
         self.body.addWidget(WrappedLabelHolder(self.hover_label, self))
         self.data: HeatmapData | None = None
-        self._hovered: tuple[int, int] | None = None  # (position, dimension) of the hover line
+        self.hover = HoverReadout(self.hover_label, HOVER_PROMPT, lambda cell: self.describe_cell(*cell),
+                                  self._in_matrix)  # cells are (position, dimension)
         self._shape: tuple[int, int] | None = None
         # The whole new matrix, (columns, rows) in data coordinates, shown
         # once its values arrive (see _on_params).
@@ -152,7 +153,7 @@ class HeatmapPanel(Panel):
         self.data = data
         (y0, y1), (x0, x1) = data.positions.extent, data.dims.extent
         self.matrix.set_matrix(data.values, QRectF(x0, y0, x1 - x0, y1 - y0))
-        self._refresh_hover()
+        self.hover.refresh()
         self._show_aliasing(data, QRectF(x0, y0, x1 - x0, y1 - y0))
         self.matrix.set_title(self._title(data))
         if _sampled(data):
@@ -190,23 +191,11 @@ class HeatmapPanel(Panel):
 
     # ----------------------------------------------------------------- hover
     def _hover(self, scene_pos: QPointF) -> None:
-        cell = self.matrix.cell_at(scene_pos)
-        if self.data is None or cell is None or not self._in_matrix(cell):
-            return
-        self._hovered = cell
-        self.hover_label.setText(self.describe_cell(*cell))
+        self.hover.hover(self.matrix.cell_at(scene_pos))
 
     def _in_matrix(self, cell: tuple[int, int]) -> bool:
         p = self.state.params
-        return 0 <= cell[0] < p.seq_len and 0 <= cell[1] < p.d_model
-
-    def _refresh_hover(self) -> None:
-        """The hover line for the current parameters: it named a value the new matrix no longer has."""
-        if self._hovered is not None and self._in_matrix(self._hovered):
-            self.hover_label.setText(self.describe_cell(*self._hovered))
-        elif self._hovered is not None:
-            self._hovered = None
-            self.hover_label.setText(HOVER_PROMPT)
+        return self.data is not None and 0 <= cell[0] < p.seq_len and 0 <= cell[1] < p.d_model
 
     def describe_cell(self, pos: int, dim: int) -> str:
         """``"pos 12, dim 7: 0.84147… = cos(pos / 10000^(2·3/512))"`` with the exact value."""

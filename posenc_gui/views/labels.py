@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Callable
+
 from PySide6.QtCore import QEvent, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QPainter, QPen
 from PySide6.QtWidgets import QLabel, QSizePolicy, QWidget
@@ -170,3 +172,50 @@ class WrappedLabelHolder(QWidget):
     def resizeEvent(self, event) -> None:  # noqa: N802 (Qt override)
         super().resizeEvent(event)
         self.label.setGeometry(self.rect())
+
+
+class HoverReadout:
+    """A hover line: the description of the cell under the mouse, kept current as the data changes.
+
+    A panel maps the mouse to a cell (its own coordinates: a position and a
+    dimension, two positions, a row and a column) and calls :meth:`hover`;
+    after new data it calls :meth:`refresh`, so the line never names a value
+    the view no longer shows: the same cell of the new data, or the prompt
+    when that cell is gone.
+
+    Parameters
+    ----------
+    label : QLabel or StatusText
+        Where the text goes (anything with ``setText``).
+    prompt : str
+        The text while no cell is described.
+    describe : callable
+        ``describe(cell) -> str`` for the current data.
+    valid : callable
+        ``valid(cell) -> bool``: whether the current data has that cell.
+    """
+
+    def __init__(self, label, prompt: str, describe: Callable[[tuple[int, int]], str],
+                 valid: Callable[[tuple[int, int]], bool]) -> None:
+        self._label = label
+        self._prompt = prompt
+        self._describe = describe
+        self._valid = valid
+        self.cell: tuple[int, int] | None = None
+        label.setText(prompt)
+
+    def hover(self, cell: tuple[int, int] | None) -> None:
+        """Describe ``cell``; off the data (``None`` or not valid) the line keeps its text."""
+        if cell is not None and self._valid(cell):
+            self.cell = cell
+            self._label.setText(self._describe(cell))
+
+    def refresh(self) -> None:
+        """Describe the remembered cell again from the current data, or show the prompt if it is gone."""
+        if self.cell is None:
+            return
+        if self._valid(self.cell):
+            self._label.setText(self._describe(self.cell))
+        else:
+            self.cell = None
+            self._label.setText(self._prompt)

@@ -13,7 +13,7 @@ from ..compute import ModelJob
 from ..model import SCHEMES, AxisSample
 from ..model.panel_data import LinearRelationData, linear_relation_data
 from .base import Panel
-from .labels import StatusText, WrappedLabelHolder
+from .labels import HoverReadout, StatusText, WrappedLabelHolder
 from .matrixplot import FOREGROUND, MatrixPlot, new_layout_widget
 from .spectrum import decade_label, decade_step, set_integer_ticks
 
@@ -122,9 +122,9 @@ class LinearRelationPanel(Panel):
                                  "T_k entry")
         self.body.addWidget(self.canvas, 1)
         self.hover_line = StatusText(HOVER_PROMPT, self)
-        self.hover_line.setText(HOVER_PROMPT)
         self.body.addWidget(self.hover_line)
-        self._hovered: tuple[int, int] | None = None  # (row, column) of the hover line
+        self.hover = HoverReadout(self.hover_line, HOVER_PROMPT, lambda cell: self.describe_entry(*cell),
+                                  self._in_shown)  # cells are (row, column)
         self.canvas.scene().sigMouseMoved.connect(self._hover)
         self.data: LinearRelationData | None = None
         self.shown: np.ndarray | None = None
@@ -203,18 +203,10 @@ class LinearRelationPanel(Panel):
         if count < d:
             title += f" (dimensions 0…{count - 1} of {d:,})"
         self.matrix.set_title(title)
-        if self._hovered is not None and self._in_shown(self._hovered):  # the entry of the new T_k
-            self.hover_line.setText(self.describe_entry(*self._hovered))
-        elif self._hovered is not None:
-            self._hovered = None
-            self.hover_line.setText(HOVER_PROMPT)
+        self.hover.refresh()  # the entry of the new T_k
 
     def _hover(self, scene_pos) -> None:
-        cell = self.matrix.cell_at(scene_pos)
-        if cell is None or self.shown is None or not self._in_shown(cell):
-            return
-        self._hovered = cell
-        self.hover_line.setText(self.describe_entry(*cell))
+        self.hover.hover(self.matrix.cell_at(scene_pos))
 
     def _in_shown(self, cell: tuple[int, int]) -> bool:
         return self.shown is not None and 0 <= cell[0] < self.shown.shape[0] and 0 <= cell[1] < self.shown.shape[1]

@@ -14,7 +14,7 @@ from ..model import METRICS, AxisSample, EncodingParams, limits, pairwise, sampl
 from ..model.cache import encode_sampled
 from ..model.similarity import METRIC_LABELS
 from .base import Panel
-from .labels import StatusText
+from .labels import HoverReadout, StatusText
 from .matrixplot import (
     BLUE, FOREGROUND, CurveItem, Markers, MatrixPlot, fit_y_range, new_layout_widget, set_axis_label, set_title, show_grid,
     style_plot, view_pixels,
@@ -161,9 +161,9 @@ class SimilarityPanel(Panel):
         self.canvas.ci.layout.setColumnStretchFactor(1, 2)
         self.body.addWidget(self.canvas, 1)
         self.hover_line = StatusText(HOVER_PROMPT, self)
-        self.hover_line.setText(HOVER_PROMPT)
         self.body.addWidget(self.hover_line)
-        self._hovered: tuple[int, int] | None = None  # (p, q) of the hover line
+        self.hover = HoverReadout(self.hover_line, HOVER_PROMPT, lambda pair: self.describe_pair(*pair),
+                                  self._in_range)  # cells are (p, q)
         self.canvas.scene().sigMouseMoved.connect(self._hover)
         # Under the plot, where it has the panel's width (the header is full).
         self.sampling_label = StatusText(
@@ -283,10 +283,7 @@ class SimilarityPanel(Panel):
         if pair is None and self.profile_data is not None and profile_box.sceneBoundingRect().contains(scene_pos):
             reference = self.profile_data.reference
             pair = (reference, reference + int(round(profile_box.mapSceneToView(scene_pos).x())))
-        if pair is None or not self._in_range(pair):
-            return
-        self._hovered = pair
-        self.hover_line.setText(self.describe_pair(*pair))
+        self.hover.hover(pair)
 
     def _in_range(self, pair: tuple[int, int]) -> bool:
         length = self.state.params.seq_len
@@ -299,18 +296,10 @@ class SimilarityPanel(Panel):
         value = float(pairwise(pe[:1], pe[1:], metric)[0, 0])
         return f"p {p:,}, q {q:,} (offset k = {q - p:,}): {METRIC_LABELS[metric]} = {value:.10g}"
 
-    def _refresh_hover(self) -> None:
-        """The hover line for the current parameters and metric (it named the old value)."""
-        if self._hovered is not None and self._in_range(self._hovered):
-            self.hover_line.setText(self.describe_pair(*self._hovered))
-        elif self._hovered is not None:
-            self._hovered = None
-            self.hover_line.setText(HOVER_PROMPT)
-
     # ------------------------------------------------------------------ show
     def _show_matrix(self, data: MatrixData) -> None:
         self.matrix_data = data
-        self._refresh_hover()
+        self.hover.refresh()  # new parameters or metric
         (y0, y1), (x0, x1) = data.rows.extent, data.cols.extent
         # Distances are never negative; a dot product or cosine gets the
         # diverging scale centred at 0 only when it takes both signs.
