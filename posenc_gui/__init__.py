@@ -25,13 +25,9 @@ def resources_path(*parts: str) -> Path:
 def prepare_qt_environment() -> None:
     """Set what Qt reads from the environment; call before the first window paints.
 
-    ``QT_NO_GUI_THREADPOOL``: Qt's raster engine splits a fill of many
-    spans across a thread pool and waits for the pool. A line drawn with a
-    translucent pen is filled one pixel-wide span at a time, so each grid
-    line of every plot went through the pool: 16 grid lines took 2.4-3.4 ms
-    with it and 0.08-0.13 ms without (the same pixels), even with nothing
-    else running, and longer while the workers held both cores. The canvases
-    are far too small for parallel filling to pay. A value the user set wins.
+    ``QT_NO_GUI_THREADPOOL=1`` (unless the user set it): Qt's raster engine
+    otherwise fills each translucent grid line span by span through a thread
+    pool, many times slower on canvases this small.
     """
     os.environ.setdefault("QT_NO_GUI_THREADPOOL", "1")
 
@@ -46,22 +42,12 @@ ARENA_KEEP = 512 * 2**20
 def tune_memory_allocator() -> bool:
     """Let glibc's malloc keep the memory of large arrays for reuse (Linux with glibc; elsewhere a no-op).
 
-    At d_model 8192 a worker allocates and frees arrays of about 16 MB
-    several times per update (encoding 250 sampled positions in every
-    dimension). By default glibc maps each such block from the kernel and
-    unmaps it when freed: every page is faulted in again, and mapping and
-    unmapping, done while the worker holds Python's GIL, took up to 11 ms
-    on this virtual machine. The GUI thread waited that long for the GIL
-    (traced with uprobes on the interpreter's take_gil/drop_gil, stall pass
-    at 1,048,576 and 1,024 × 8192: workers held the GIL for more than 2 ms
-    3–14 times per run, up to 8–11 ms; with this setting 0–2 times, up to
-    4.7 ms). Served from the arenas and kept when freed, the blocks are
-    reused without system calls or page faults. In the benchmark (three
-    runs each way, alternated, at 1,024 and 1,048,576 × 8192) the longest
-    GUI stall went from 32–104 ms to 21–39 ms, all of it the GUI thread's
-    own CPU time, and an update got 3–10 % faster. The memory kept is
-    bounded by what the workers used at their peak (RSS 20 MiB above the
-    untuned run's 0–12 MiB).
+    Why: at d_model 8192 the workers allocate and free blocks of about 16 MB
+    on every update; by default glibc maps and unmaps each one, faulting its
+    pages in again while the worker holds Python's GIL, which stalls the GUI
+    thread. Served from the arenas and kept when freed, the blocks are
+    reused without system calls; the memory kept is bounded by the workers'
+    peak.
 
     Returns
     -------
