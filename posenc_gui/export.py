@@ -5,7 +5,9 @@ to a temporary file in the target folder, flushed to disk and only then
 moved over the target with :func:`os.replace`. A failure at any step
 (unwritable folder, full disk, bad format, a panel that refuses) raises
 :class:`ExportError` with a one-line message and leaves an existing file at
-the target exactly as it was.
+the target exactly as it was. A symbolic link is kept: the file it leads to
+is replaced. Folders, devices, FIFOs and sockets are refused before
+anything is rendered, and never opened.
 
 Figures are rendered from the live widget (``Panel.figure_widget()``):
 
@@ -77,6 +79,8 @@ MAX_TEXT_VALUES = 2**22
 #: (librsvg, some converters) keep the cells sharp.
 SVG_IMAGE_OVERSAMPLE = 2
 MAX_SVG_IMAGE_PIXELS = 2**23
+#: Symbolic links followed from an export path before the chain is called a loop (Linux's own bound).
+MAX_LINK_HOPS = 40
 
 
 class ExportError(Exception):
@@ -126,22 +130,97 @@ def _reason(error: OSError) -> str:
     return error.strerror or str(error)
 
 
+def _final_target(path: Path) -> Path:
+    """The end of ``path``'s chain of symbolic links (``path`` itself when it is not a link).
+
+    The end may not exist yet (a dangling link, a new file). Nothing is opened.
+
+    Raises
+    ------
+    ExportError
+        For a chain longer than :data:`MAX_LINK_HOPS` (a loop) or an unreadable link.
+    """
+    current = path
+    for _ in range(MAX_LINK_HOPS + 1):
+        try:
+            if not stat.S_ISLNK(os.lstat(current).st_mode):
+                break
+            current = current.parent / os.readlink(current)
+        except FileNotFoundError:
+            break
+        except OSError as error:
+            raise ExportError(f"Cannot write {path}: {_reason(error)}") from None
+    else:
+        raise ExportError(
+            f"Cannot write {path}: its symbolic links lead in a loop (or more than {MAX_LINK_HOPS} deep)"
+        )
+    return Path(os.path.realpath(current))
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
+
+
+def _file_to_write(target: Path) -> Path:
+    """The regular file, existing or not, that an export to the absolute path ``target`` replaces.
+
+    That is ``target`` or, for a symbolic link, the file at the end of its
+    chain of links (the link itself is kept). Only ``lstat``/``stat`` look
+    at it: a FIFO or a device is refused without being opened.
+
+    Raises
+    ------
+    ExportError
+        Naming ``target`` (and where it links to) and why it cannot be written.
+    """
+    final = _final_target(target)
+    linked = os.path.islink(target)
+    subject = f"it links to {final}, which" if linked else "it"
+    folder = final.parent
+    if not folder.is_dir():
+        where = f"it links to {final}, whose folder" if linked else "the folder"
+        raise ExportError(f"Cannot write {target}: {where} {folder} does not exist")
+    try:
+        mode = os.stat(final).st_mode
+    except FileNotFoundError:
+        mode = None
+    except OSError as error:
+        raise ExportError(f"Cannot write {target}: {_reason(error)}") from None
+    if mode is not None and not stat.S_ISREG(mode):
+        raise ExportError(f"Cannot write {target}: {subject} is {_kind(mode)}; exports are written to regular files")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise ExportError(f"Cannot write {target}: no permission to write in {folder}")
+    return final
+
+
 def check_target(path: str | os.PathLike) -> Path:
     """Fail early (before rendering) when ``path`` cannot be written.
+
+    ``path`` may be a regular file, a new name in an existing folder, or a
+    symbolic link (a chain of them) leading to either: the export then
+    replaces the file the link leads to and keeps the link. Folders,
+    devices, FIFOs and sockets are refused without being opened.
 
     Returns
     -------
     Path
-        ``path`` made absolute.
+        ``path`` made absolute (a link is not resolved).
+
+    Raises
+    ------
+    ExportError
+        Naming the path and why it cannot be written.
     """
     target = Path(path).expanduser().absolute()
-    folder = target.parent
-    if not folder.is_dir():
-        raise ExportError(f"Cannot write {target}: the folder {folder} does not exist")
-    if target.is_dir():
-        raise ExportError(f"Cannot write {target}: it is a folder")
-    if not os.access(folder, os.W_OK | os.X_OK):
-        raise ExportError(f"Cannot write {target}: no permission to write in {folder}")
+    _file_to_write(target)
     return target
 
 
@@ -154,18 +233,27 @@ def _new_file_mode() -> int:
 def atomic_write(path: str | os.PathLike, data: bytes) -> Path:
     """Write ``data`` to ``path`` through a temporary file in the same folder.
 
-    The target is replaced only once every byte is on disk; on any failure
-    the temporary file is removed and an existing target is left untouched.
+    For a symbolic link the file it leads to is written (the temporary file
+    is made in that file's folder) and the link is kept. The target is
+    replaced only once every byte is on disk, with the mode of the file it
+    replaces; on any failure the temporary file is removed and an existing
+    target is left untouched.
+
+    Returns
+    -------
+    Path
+        ``path`` made absolute, as :func:`check_target` gives it.
 
     Raises
     ------
     ExportError
-        With the reason (folder missing or not writable, disk full, …).
+        With the reason (folder missing or not writable, not a regular file, disk full, …).
     """
-    target = check_target(path)
-    folder = target.parent
+    target = Path(path).expanduser().absolute()
+    final = _file_to_write(target)
+    folder = final.parent
     try:
-        fd, temp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=folder)
+        fd, temp_name = tempfile.mkstemp(prefix=f".{final.name}.", suffix=".part", dir=folder)
     except OSError as error:
         raise ExportError(f"Cannot write {target}: {_reason(error)} (folder {folder})") from None
     try:
@@ -174,18 +262,18 @@ def atomic_write(path: str | os.PathLike, data: bytes) -> Path:
             stream.flush()
             os.fsync(stream.fileno())
         try:
-            mode = stat.S_IMODE(os.stat(target).st_mode) if target.exists() else _new_file_mode()
+            mode = stat.S_IMODE(os.stat(final).st_mode) if final.exists() else _new_file_mode()
             os.chmod(temp_name, mode)
         except OSError:
             pass  # keep mkstemp's private mode rather than fail the export
-        os.replace(temp_name, target)
+        os.replace(temp_name, final)
     except BaseException as error:
         try:
             os.unlink(temp_name)
         except OSError:
             pass
         if isinstance(error, OSError):
-            kept = " (the existing file was left unchanged)" if target.exists() else ""
+            kept = " (the existing file was left unchanged)" if final.exists() else ""
             raise ExportError(f"Could not write {target}: {_reason(error)}{kept}") from None
         raise
     return target

@@ -39,7 +39,7 @@ import numpy as np
 from . import limits
 from .attention import MAX_DEMO_D_MODEL, AttentionTrace, attention_weights, logit_split, softmax_rows
 from .cache import encode_sampled
-from .params import EncodingParams
+from .params import EncodingParams, check_params
 from .sampling import AxisSample
 from .schemes import encode
 
@@ -190,16 +190,9 @@ class ScaleSweep:
 
 
 def _check_scales(scales: object) -> np.ndarray:
-    try:
-        array = np.asarray(scales, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ValueError(f"scales must be numbers in {MIN_SCALE:g}…{MAX_SCALE:g}") from None
-    if array.ndim == 0:
-        array = array.reshape(1)
-    if array.ndim != 1 or not 1 <= array.size <= MAX_SCALES:
-        raise ValueError(f"scales must be a 1-D array of 1…{MAX_SCALES} values, got shape {array.shape}")
-    if not np.all(np.isfinite(array)) or array.min() < MIN_SCALE or array.max() > MAX_SCALE:
-        raise ValueError(f"scales must be in {MIN_SCALE:g}…{MAX_SCALE:g}")
+    array = limits.check_numbers("scales", scales, MIN_SCALE, MAX_SCALE, MAX_SCALES, "scales")
+    if array.size == 0:
+        raise ValueError(f"scales must hold 1…{MAX_SCALES} scales, got none")
     return array
 
 
@@ -208,7 +201,12 @@ def _check_seed(seed: object) -> int:
 
 
 def sample_positions(seq_len: int, count: int) -> np.ndarray:
-    """``0 … seq_len−1`` if at most ``count`` of them, else ``count`` evenly spaced integers (ends included)."""
+    """``0 … seq_len−1`` if at most ``count`` of them, else ``count`` evenly spaced integers (ends included).
+
+    Both in ``1 … limits.MAX_SEQ_LEN``.
+    """
+    seq_len = limits.check_int("seq_len", seq_len, limits.MIN_SEQ_LEN, limits.MAX_SEQ_LEN)
+    count = limits.check_int("count", count, 1, limits.MAX_SEQ_LEN)
     if seq_len <= count:
         return np.arange(seq_len, dtype=np.float64)
     return np.unique(np.round(np.linspace(0, seq_len - 1, count)))
@@ -227,8 +225,8 @@ def split_at_scale(params: EncodingParams, scale: float, seed: int = 0):
     -------
     posenc_gui.model.attention.LogitSplit
     """
-    params = params.validate()
-    scale = float(_check_scales([scale])[0])
+    params = check_params(params)
+    scale = limits.check_real("scale", scale, MIN_SCALE, MAX_SCALE)
     seed = _check_seed(seed)
     d = min(params.d_model, MAX_DEMO_D_MODEL)
     n = min(params.seq_len, MAX_SPLIT_TOKENS)
@@ -347,7 +345,7 @@ def scale_sweep(params: EncodingParams, scales=None, seed: int = 0) -> ScaleSwee
     -------
     ScaleSweep
     """
-    params = params.validate()
+    params = check_params(params)
     scales = default_scales() if scales is None else _check_scales(scales)
     seed = _check_seed(seed)
     d = params.d_model
@@ -420,6 +418,7 @@ class Orthogonality:
 
 def default_dims(d_model: int) -> np.ndarray:
     """Powers of two from 2 to ``max(1024, d_model)`` (at most 8192), plus ``d_model``."""
+    d_model = limits.check_int("d_model", d_model, limits.MIN_D_MODEL, limits.MAX_D_MODEL)
     top = min(max(1024, d_model), limits.MAX_D_MODEL)
     powers = 2 ** np.arange(1, int(math.log2(top)) + 1)
     return np.unique(np.concatenate([powers, [d_model]])).astype(np.int64)
@@ -494,7 +493,13 @@ def orthogonality_embeddings(seed: int, count: int, d: int, draw: int = 0) -> np
     numpy.ndarray
         Shape ``(count, d)``.
     """
+    seed, count, draw = _check_seed(seed), _check_count(count), limits.check_int("draw", draw, 0, 1)
+    d = limits.check_int("d", d, 1, limits.MAX_D_MODEL)
     return np.hstack(_blocks(seed, count, d, draw))
+
+
+def _check_count(count: object) -> int:
+    return limits.check_int("count", count, 1, MAX_ORTHO_SAMPLES)
 
 
 def _row_dots(blocks: list[np.ndarray], other: np.ndarray) -> np.ndarray:
@@ -516,6 +521,8 @@ def _embedding_norms(seed: int, count: int, d: int, draw: int) -> np.ndarray:
 
 def orthogonality_positions(seq_len: int, count: int, seed: int) -> np.ndarray:
     """The positions (0 … seq_len − 1, float64) paired with the embeddings of :func:`orthogonality_embeddings`."""
+    seq_len = limits.check_int("seq_len", seq_len, limits.MIN_SEQ_LEN, limits.MAX_SEQ_LEN)
+    count, seed = _check_count(count), _check_seed(seed)
     return np.random.default_rng([seed, 0x0A8, seq_len, count]).integers(0, seq_len, size=count).astype(np.float64)
 
 
@@ -590,17 +597,17 @@ def orthogonality(params: EncodingParams, dims=None, n_samples: int = DEFAULT_OR
     -------
     Orthogonality
     """
-    params = params.validate()
+    params = check_params(params)
     n_samples = limits.check_int("n_samples", n_samples, 16, MAX_ORTHO_SAMPLES)
     seed = _check_seed(seed)
     if dims is None:
         dims_arr = default_dims(params.d_model)
     else:
-        dims_arr = np.unique(np.asarray(dims))
-        if dims_arr.ndim != 1 or dims_arr.size == 0 or not np.issubdtype(dims_arr.dtype, np.integer):
-            raise ValueError(f"dims must be integers in {limits.MIN_D_MODEL}…{limits.MAX_D_MODEL}")
-        if dims_arr.min() < limits.MIN_D_MODEL or dims_arr.max() > limits.MAX_D_MODEL:
-            raise ValueError(f"dims must be in {limits.MIN_D_MODEL}…{limits.MAX_D_MODEL}")
+        dims_arr = np.unique(limits.check_integers(
+            "dims", dims, limits.MIN_D_MODEL, limits.MAX_D_MODEL, limits.MAX_D_MODEL, "dimensions"
+        ))
+        if dims_arr.size == 0:
+            raise ValueError(f"dims must hold 1 or more dimensions in {limits.MIN_D_MODEL}…{limits.MAX_D_MODEL}")
     m = dims_arr.size
     out = {name: np.full(m, np.nan) for name in ("pe_mean", "pe_q95", "pe_max", "random_mean", "random_q95")}
     current = np.empty(0)

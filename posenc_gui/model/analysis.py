@@ -171,32 +171,20 @@ class OffsetSpread:
 # validation helpers
 
 
-def _check_real(name: str, value: object, low: float, high: float) -> float:
-    if isinstance(value, bool):
-        raise ValueError(f"{name} must be a number in {low:g}…{high:g}, got {value!r}")
-    try:
-        number = float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number in {low:g}…{high:g}, got {value!r}") from None
-    if not math.isfinite(number) or not low <= number <= high:
-        raise ValueError(f"{name} must be in {low:g}…{high:g}, got {value!r}")
-    return number
-
-
 def _check_offsets(offsets: object) -> np.ndarray:
-    try:
-        array = np.asarray(offsets, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ValueError("offsets must be a 1-D array of numbers") from None
-    if array.ndim == 0:
-        array = array.reshape(1)
-    if array.ndim != 1 or array.size == 0:
-        raise ValueError(f"offsets must be a non-empty 1-D array, got shape {array.shape}")
-    if not np.all(np.isfinite(array)) or np.abs(array).max() > limits.MAX_POSITION:
-        raise ValueError(f"offsets must be finite numbers in −{limits.MAX_POSITION:g}…{limits.MAX_POSITION:g}")
-    if array.size > MAX_OFFSETS:
-        raise ValueError(f"offsets: at most {MAX_OFFSETS:,} offsets, got {array.size:,}")
+    array = limits.check_numbers(
+        "offsets", offsets, -limits.MAX_POSITION, limits.MAX_POSITION, MAX_OFFSETS, "offsets"
+    )
+    if array.size == 0:
+        raise ValueError(f"offsets must hold 1…{MAX_OFFSETS:,} offsets, got none")
     return array
+
+
+def _check_encoded(encoded: object, rows: int, d_model: int) -> np.ndarray:
+    pe = limits.check_matrix("encoded", encoded, rows * d_model)
+    if pe.shape != (rows, d_model):
+        raise ValueError(f"encoded must have shape ({rows}, {d_model}) (positions × d_model), got {pe.shape}")
+    return pe
 
 
 def _d_model(d_model: object) -> int:
@@ -222,6 +210,14 @@ Encoder = Callable[[np.ndarray], np.ndarray]
 def _encoder(scheme: str, d_model: int, params: dict) -> Encoder:
     """``encode`` with these arguments, as a function of the positions."""
     return lambda positions: encode(scheme, positions, d_model, **params)
+
+
+def _check_encoder(encoder: object, scheme: str, d_model: int, params: dict) -> Encoder:
+    if encoder is None:
+        return _encoder(scheme, d_model, params)
+    if not callable(encoder):
+        raise ValueError(f"encoder must be a function from positions to their encodings, got {limits.shown(encoder)}")
+    return encoder
 
 
 def _row_distances(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -375,9 +371,7 @@ def uniqueness(
         pe = encode(scheme, pos, d_model, **params)
     else:
         columns(scheme, d_model, np.arange(1), **params)  # the parameters are still checked
-        pe = np.asarray(encoded, dtype=np.float64)
-        if pe.shape != (n, d_model):
-            raise ValueError(f"encoded must have shape ({n}, {d_model}) (positions × d_model), got {pe.shape}")
+        pe = _check_encoded(encoded, n, d_model)
     sq = np.einsum("ij,ij->i", pe, pe)
     nearest = np.empty(n, dtype=np.int64)
     # Distances this close are equal up to rounding: ties go to the earlier position.
@@ -455,9 +449,7 @@ def pe_norms(scheme: str, positions, d_model: int, *, encoded: np.ndarray | None
     d_model = _d_model(d_model)
     columns(scheme, d_model, np.arange(1), **params)  # validate scheme and params even for no positions
     if encoded is not None:
-        pe = np.asarray(encoded, dtype=np.float64)
-        if pe.shape != (pos.size, d_model):
-            raise ValueError(f"encoded must have shape ({pos.size}, {d_model}) (positions × d_model), got {pe.shape}")
+        pe = _check_encoded(encoded, pos.size, d_model)
         return np.linalg.norm(pe, axis=1)
     out = np.empty(pos.size)
     for start, stop, pe in _encode_blocks(scheme, pos, d_model, params):
@@ -479,9 +471,7 @@ def embedding_norm(d_model: int, scale: float) -> float:
         Standard deviation of each entry, in (0, :data:`MAX_EMBEDDING_SCALE`].
     """
     d_model = _d_model(d_model)
-    scale = _check_real("scale", scale, 0.0, MAX_EMBEDDING_SCALE)
-    if scale <= 0:
-        raise ValueError(f"scale must be > 0 and ≤ {MAX_EMBEDDING_SCALE:g}, got {scale!r}")
+    scale = limits.check_real("scale", scale, 0.0, MAX_EMBEDDING_SCALE, low_open=True)
     return scale * math.sqrt(d_model)
 
 
@@ -582,7 +572,7 @@ def linear_relation(scheme: str, positions, d_model: int, k: float, **params) ->
     """
     pos = limits.check_positions(positions)
     d_model = _d_model(d_model)
-    k = _check_real("k", k, -limits.MAX_POSITION, limits.MAX_POSITION)
+    k = limits.check_real("k", k, -limits.MAX_POSITION, limits.MAX_POSITION)
     if d_model > MAX_TK_D_MODEL:
         raise ValueError(
             f"d_model: T_k is a dense d × d matrix; at most {MAX_TK_D_MODEL} for this view, got {d_model}"
@@ -742,7 +732,7 @@ def offset_spread(scheme: str, positions, d_model: int, offsets, *, encoder: Enc
     m = offs.size
     minimum, maximum, mean = np.full(m, np.nan), np.full(m, np.nan), np.full(m, np.nan)
     count = np.zeros(m, dtype=np.int64)
-    enc = encoder if encoder is not None else _encoder(scheme, d_model, params)
+    enc = _check_encoder(encoder, scheme, d_model, params)
     fast = _offset_spread_shared(pos, d_model, offs, enc)
     if fast is not None:
         return fast
@@ -776,7 +766,7 @@ def offset_profiles(scheme: str, references, offsets, d_model: int, *, encoder: 
     -------
     ndarray, shape (len(references), len(offsets))
     """
-    refs = limits.check_positions(references)
+    refs = limits.check_positions(references, name="references")
     d_model = _d_model(d_model)
     offs = _check_offsets(offsets)
     columns(scheme, d_model, np.arange(1), **params)
@@ -792,7 +782,7 @@ def offset_profiles(scheme: str, references, offsets, d_model: int, *, encoder: 
     union = np.unique(np.concatenate([refs, shifted[valid]]))
     # The references' rows overlap (r + k for nearby r): encode each position once when that
     # fits a block, and take the rows from there (each row depends on its position only).
-    enc = encoder if encoder is not None else _encoder(scheme, d_model, params)
+    enc = _check_encoder(encoder, scheme, d_model, params)
     shared = enc(union) if union.size <= rows else None
     for row, r in enumerate(refs):
         keep = np.flatnonzero(valid[row])

@@ -34,7 +34,9 @@ import math
 import unicodedata
 import zlib
 from collections import Counter, defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
+from itertools import islice
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -118,12 +120,31 @@ def tokenize(sentence: str, name: str = "sentence") -> tuple[str, ...]:
 def _check_tokens(tokens: Sequence[str], name: str) -> tuple[str, ...]:
     if isinstance(tokens, str):
         raise ValueError(f"{name} must be a sequence of words; use tokenize() on a sentence")
-    tokens = tuple(tokens)
+    if not isinstance(tokens, Iterable):
+        raise ValueError(f"{name} must be a sequence of 1…{MAX_WORDS} words, got {limits.shown(tokens)}")
+    tokens = tuple(islice(tokens, MAX_WORDS + 1))
     if not tokens or not all(isinstance(t, str) and t for t in tokens):
         raise ValueError(f"{name} must hold 1…{MAX_WORDS} non-empty words")
     if len(tokens) > MAX_WORDS:
-        raise ValueError(f"{name} has {len(tokens)} words; the limit is {MAX_WORDS} words")
+        raise ValueError(f"{name} has more than {MAX_WORDS} words; the limit is {MAX_WORDS} words")
     return tokens
+
+
+def _check_scheme(scheme: object) -> str:
+    if not isinstance(scheme, str) or scheme not in SCHEMES:
+        raise ValueError(f"scheme must be one of {', '.join(SCHEMES)}; got {limits.shown(scheme)}")
+    return scheme
+
+
+def _check_scheme_kwargs(scheme_kwargs: object) -> dict[str, Any]:
+    if scheme_kwargs is None:
+        return {}
+    if not isinstance(scheme_kwargs, Mapping):
+        raise ValueError(
+            f"scheme_kwargs must be a mapping of the scheme's parameters (base, layout, length), "
+            f"got {limits.shown(scheme_kwargs)}"
+        )
+    return dict(scheme_kwargs)
 
 
 def check_demo_d_model(d_model: object) -> int:
@@ -149,6 +170,8 @@ def word_embedding(word: str, d_model: int, seed: int = 0) -> np.ndarray:
     numpy.ndarray
         float64, shape ``(d_model,)``.
     """
+    if not isinstance(word, str) or not word:
+        raise ValueError(f"word must be a non-empty str, got {limits.shown(word)}")
     d_model = check_demo_d_model(d_model)
     seed = _check_seed(seed)
     rng = np.random.default_rng([seed, zlib.crc32(word.encode("utf-8")), d_model])
@@ -204,7 +227,8 @@ def positional_matrix(
     n: int, d_model: int, scheme: str, scheme_kwargs: Mapping[str, Any] | None = None
 ) -> np.ndarray:
     """``PE`` for positions ``0 … n−1``: ``encode(scheme, range(n), d_model, **scheme_kwargs)``."""
-    return encode(scheme, np.arange(n, dtype=np.float64), d_model, **dict(scheme_kwargs or {}))
+    n = limits.check_int("n", n, 0, limits.MAX_SEQ_LEN)
+    return encode(scheme, np.arange(n, dtype=np.float64), d_model, **_check_scheme_kwargs(scheme_kwargs))
 
 
 def softmax_rows(scores: np.ndarray) -> np.ndarray:
@@ -295,7 +319,7 @@ def self_attention(
     d_model = check_demo_d_model(d_model)
     weights = attention_weights(d_model, seed)
     e = token_embeddings(tokens, d_model, seed)
-    pe = None if scheme is None else positional_matrix(len(tokens), d_model, scheme, scheme_kwargs)
+    pe = None if scheme is None else positional_matrix(len(tokens), d_model, _check_scheme(scheme), scheme_kwargs)
     x = e if pe is None else e + pe
     q, k, v = x @ weights.w_q, x @ weights.w_k, x @ weights.w_v
     scores = (q @ k.T) / math.sqrt(weights.d_k)
@@ -360,6 +384,8 @@ def logit_split(trace: AttentionTrace, seed: int = 0) -> LogitSplit:
     ValueError
         If the trace has no positional encoding.
     """
+    if not isinstance(trace, AttentionTrace):
+        raise ValueError(f"trace must be an AttentionTrace from self_attention(), got {limits.shown(trace)}")
     if trace.positional is None:
         raise ValueError("trace has no positional encoding; make it with a scheme to split the logits")
     d_model = trace.embeddings.shape[1]
@@ -385,8 +411,13 @@ def align_permutation(tokens_a: Sequence[str], tokens_b: Sequence[str]) -> tuple
     ``P`` with ``P[i, perm[i]] = 1`` satisfies ``P @ X_a == X_b`` for the
     embeddings. A repeated word's occurrences are matched in order (the first
     ``dog`` of b to the first ``dog`` of a, …).
+
+    Raises
+    ------
+    ValueError
+        Unless each is a sequence of 1 … :data:`MAX_WORDS` words (str).
     """
-    tokens_a, tokens_b = tuple(tokens_a), tuple(tokens_b)
+    tokens_a, tokens_b = _check_tokens(tokens_a, "tokens_a"), _check_tokens(tokens_b, "tokens_b")
     if len(tokens_a) != len(tokens_b) or Counter(tokens_a) != Counter(tokens_b):
         return None
     where: dict[str, list[int]] = defaultdict(list)
@@ -623,6 +654,9 @@ def permutation_dict(demo: PermutationDemo) -> dict[str, Any]:
     ``logit_split`` (``a``/``b``: the four terms, ``total``,
     ``max_abs_residual``, ``shares``).
     """
+    if not isinstance(demo, PermutationDemo):
+        raise ValueError(f"demo must be a PermutationDemo from permutation_demo(), got {limits.shown(demo)}")
+
     def split(s: LogitSplit) -> dict[str, Any]:
         return {
             **{name: term.tolist() for name, term in s.terms().items()},
@@ -689,9 +723,8 @@ def permutation_demo(
     tokens_b = tokenize(sentence_b, "sentence_b")
     d_model = check_demo_d_model(d_model)
     seed = _check_seed(seed)
-    if scheme not in SCHEMES:
-        raise ValueError(f"scheme must be one of {', '.join(SCHEMES)}; got {scheme!r}")
-    kwargs = dict(scheme_kwargs or {})
+    scheme = _check_scheme(scheme)
+    kwargs = _check_scheme_kwargs(scheme_kwargs)
     plain_a = self_attention(tokens_a, d_model, seed=seed)
     plain_b = self_attention(tokens_b, d_model, seed=seed)
     pos_a = self_attention(tokens_a, d_model, scheme=scheme, scheme_kwargs=kwargs, seed=seed)

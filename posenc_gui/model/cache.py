@@ -16,7 +16,8 @@ from collections import OrderedDict
 
 import numpy as np
 
-from .params import EncodingParams
+from . import limits
+from .params import EncodingParams, check_params
 from .sampling import AxisSample
 
 #: Upper bound of the memory held by cached arrays.
@@ -55,7 +56,19 @@ def encode_sampled(params: EncodingParams, positions: AxisSample, dims: AxisSamp
         Read-only float64 array of shape ``(positions.count, dims.count)``,
         equal element for element to ``params.encode(...)``. Safe to call
         from several threads.
+
+    Raises
+    ------
+    ValueError
+        For bad parameters, or more than ``limits.MAX_ENCODE_ELEMENTS``
+        values (checked before anything is allocated).
     """
+    params = check_params(params)
+    for name, sample in (("positions", positions), ("dims", dims)):
+        if not isinstance(sample, AxisSample) and not (name == "dims" and sample is None):
+            raise ValueError(f"{name} must be an AxisSample (from sample_axis()), got {limits.shown(sample)}")
+    width = params.d_model if dims is None else dims.count
+    limits.check_size("positions", positions.count, width, limits.MAX_ENCODE_ELEMENTS)
     dims = _dims_key(params, dims)
     key = (params, positions, dims)
     while True:
@@ -126,10 +139,14 @@ def rows_encoder(params: EncodingParams):
     callable
         ``positions → ndarray (len(positions), params.d_model)``.
     """
+    params = check_params(params)
     rows = encode_sampled(params, AxisSample(0, 1, params.seq_len))
 
     def encode_positions(positions) -> np.ndarray:
-        positions = np.asarray(positions, dtype=np.float64)
+        positions = limits.check_positions(
+            positions, limit=limits.MAX_ENCODE_ELEMENTS // params.d_model,
+            why=f" × {params.d_model:,} dimensions (encode's limit is {limits.MAX_ENCODE_ELEMENTS:,} values)",
+        )
         index = positions.astype(np.int64)
         inside = (positions == index) & (index < params.seq_len)
         if inside.all():

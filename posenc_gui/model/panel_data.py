@@ -13,7 +13,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .addition import Orthogonality, ProjectionCost, ScaleSweep, orthogonality, projection_cost, scale_sweep
+from . import limits
+from .addition import (
+    MAX_SCALE,
+    MIN_SCALE,
+    Orthogonality,
+    ProjectionCost,
+    ScaleSweep,
+    orthogonality,
+    projection_cost,
+    scale_sweep,
+)
 from .analysis import (
     MAX_TK_D_MODEL,
     LinearRelation,
@@ -27,8 +37,9 @@ from .analysis import (
     uniqueness,
     uniqueness_max_positions,
 )
+from .attention import MAX_SEED
 from .cache import encode_sampled, rows_encoder
-from .params import EncodingParams
+from .params import EncodingParams, check_params
 from .sampling import AxisSample, sample_axis
 
 # --------------------------------------------------------------------------- addition vs concatenation
@@ -56,6 +67,9 @@ def _addition_sweeps(params: EncodingParams, seed: int) -> tuple[ScaleSweep, Ort
 
 def addition_data(params: EncodingParams, scale: float, seed: int = 0) -> AdditionData:
     """The Addition dock's sweeps, orthogonality and costs, and the split at its σ ``scale``."""
+    params = check_params(params)
+    scale = limits.check_real("scale", scale, MIN_SCALE, MAX_SCALE)
+    seed = limits.check_int("seed", seed, 0, MAX_SEED)
     sweep, ortho, cost = _addition_sweeps(params, seed)
     current = scale_sweep(params, [scale], seed=seed)
     return AdditionData(params, scale, cost, sweep, current, ortho, embedding_norm(params.d_model, scale))
@@ -84,11 +98,13 @@ class UniquenessData:
 
 def view_positions(params: EncodingParams) -> int:
     """How many leading positions the live view compares (all pairs)."""
+    params = check_params(params)
     return min(params.seq_len, uniqueness_max_positions(params.d_model, UNIQUENESS_VIEW_WORK))
 
 
 def uniqueness_data(params: EncodingParams, top: int, distinct_offsets: bool) -> UniquenessData:
     """Run the analysis for the view (in a worker, or inline when small)."""
+    params = check_params(params)
     count = view_positions(params)
     if count < 2:
         raise ValueError("seq_len: uniqueness needs at least 2 positions")
@@ -109,6 +125,8 @@ MAX_OFFSET_POINTS = 512
 RELATIVE_VIEW_WORK = 2**23
 #: At most this many positions p (evenly strided) enter the spread, however small d and the offsets are.
 MAX_POSITIONS = 2**16
+#: Most reference positions (profiles) the view draws.
+MAX_REFERENCES = 64
 
 
 @dataclass(frozen=True)
@@ -124,13 +142,21 @@ class RelativeData:
 
 
 def reference_positions(seq_len: int, count: int) -> np.ndarray:
-    """``count`` reference positions spread evenly over the first half of ``0 … seq_len−1``."""
+    """``count`` reference positions spread evenly over the first half of ``0 … seq_len−1`` (both ≥ 1)."""
+    seq_len = limits.check_int("seq_len", seq_len, limits.MIN_SEQ_LEN, limits.MAX_SEQ_LEN)
+    count = limits.check_int("count", count, 1, MAX_REFERENCES)
     last = max((seq_len - 1) // 2, 0)
     return np.unique(np.round(np.linspace(0, last, count))).astype(np.float64)
 
 
 def relative_data(params: EncodingParams, max_offset: int, n_references: int) -> RelativeData:
-    """Spread and profiles for the view (in a worker)."""
+    """Spread and profiles for the view (in a worker): offsets ``0 … max_offset``, ``n_references`` profiles.
+
+    ``max_offset`` in ``1 … limits.MAX_SEQ_LEN``, ``n_references`` in ``1 … MAX_REFERENCES``.
+    """
+    params = check_params(params)
+    max_offset = limits.check_int("max_offset", max_offset, 1, limits.MAX_SEQ_LEN)
+    n_references = limits.check_int("n_references", n_references, 1, MAX_REFERENCES)
     kwargs = params.scheme_kwargs()
     offsets = sample_axis(0, max_offset, max_offset + 1, MAX_OFFSET_POINTS).indices().astype(np.float64)
     if offsets[-1] != max_offset:
@@ -182,8 +208,11 @@ def fit_positions(params: EncodingParams, fitted: int) -> tuple[np.ndarray, int,
     Raises
     ------
     ValueError
-        When even 2·d positions are too many for a live least-squares fit.
+        When even 2·d positions are too many for a live least-squares fit, or
+        for a ``fitted`` outside ``0 … d_model``.
     """
+    params = check_params(params)
+    fitted = limits.check_int("fitted", fitted, 0, params.d_model)
     d = params.d_model
     n = params.seq_len
     extended = False
@@ -212,6 +241,7 @@ def fit_positions(params: EncodingParams, fitted: int) -> tuple[np.ndarray, int,
 
 def linear_relation_data(params: EncodingParams, k: int) -> LinearRelationData:
     """T_k for the view (in a worker)."""
+    params = check_params(params)
     kwargs = params.scheme_kwargs()
     if params.d_model > MAX_TK_D_MODEL:
         raise ValueError(f"d_model: T_k is a dense d × d matrix; at most {MAX_TK_D_MODEL:,}, got {params.d_model:,}")

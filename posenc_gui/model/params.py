@@ -26,13 +26,13 @@ class EncodingParams:
 
     def validate(self) -> "EncodingParams":
         """Return a normalized copy, or raise ValueError naming the bad field."""
-        if self.scheme not in SCHEMES:
-            raise ValueError(f"scheme must be one of {', '.join(SCHEMES)}; got {self.scheme!r}")
+        if not isinstance(self.scheme, str) or self.scheme not in SCHEMES:
+            raise ValueError(f"scheme must be one of {', '.join(SCHEMES)}; got {limits.shown(self.scheme)}")
         seq_len = limits.check_int("seq_len", self.seq_len, limits.MIN_SEQ_LEN, limits.MAX_SEQ_LEN)
         d_model = limits.check_int("d_model", self.d_model, limits.MIN_D_MODEL, limits.MAX_D_MODEL)
         base = limits.check_base(self.base)
-        if self.layout not in LAYOUTS:
-            raise ValueError(f"layout must be one of {', '.join(LAYOUTS)}; got {self.layout!r}")
+        if not isinstance(self.layout, str) or self.layout not in LAYOUTS:
+            raise ValueError(f"layout must be one of {', '.join(LAYOUTS)}; got {limits.shown(self.layout)}")
         return replace(self, seq_len=seq_len, d_model=d_model, base=base)
 
     @classmethod
@@ -70,3 +70,10 @@ class EncodingParams:
         if "layout" in SCHEMES[self.scheme].parameters and self.layout != "interleaved":
             parts.append(self.layout)
         return "_".join(parts)
+
+
+def check_params(params: object) -> EncodingParams:
+    """``params`` validated (see :meth:`EncodingParams.validate`); it must be an :class:`EncodingParams`."""
+    if not isinstance(params, EncodingParams):
+        raise ValueError(f"params must be an EncodingParams, got {limits.shown(params)}")
+    return params.validate()

@@ -15,6 +15,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import limits
+from .schemes import Columns
+
+#: Largest axis :func:`sample_axis` and :func:`curve_positions` sample, and most pixels they sample it for.
+MAX_AXIS_SIZE = 2**62
+MAX_PIXELS = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -53,21 +58,23 @@ def sample_axis(low: float, high: float, size: int, pixels: int) -> AxisSample:
     Parameters
     ----------
     low, high : float
-        Visible interval in index units.
+        Visible interval in index units: finite real numbers, in either order.
     size : int
-        Number of indices on the axis (≥ 1).
+        Number of indices on the axis, ``1 … MAX_AXIS_SIZE``.
     pixels : int
-        Screen pixels spanned by the visible interval (≥ 1); at most about
-        this many samples are returned.
+        Screen pixels spanned by the visible interval, ``1 … MAX_PIXELS``;
+        at most about this many samples are returned.
 
     Returns
     -------
     AxisSample
+
+    Raises
+    ------
+    ValueError
+        Naming the parameter and its range.
     """
-    size = limits.check_int("size", size, 1, 2**62)
-    pixels = limits.check_int("pixels", pixels, 1, 1_000_000)
-    if not (math.isfinite(low) and math.isfinite(high)):
-        raise ValueError(f"low and high must be finite, got {low!r}, {high!r}")
+    low, high, size, pixels = _check_interval(low, high, size, pixels)
     if high < low:
         low, high = high, low
     first = min(max(0, math.ceil(low - 0.5)), size - 1)
@@ -78,13 +85,29 @@ def sample_axis(low: float, high: float, size: int, pixels: int) -> AxisSample:
     return AxisSample(start, stride, count)
 
 
+def _check_interval(low: object, high: object, size: object, pixels: object) -> tuple[float, float, int, int]:
+    size = limits.check_int("size", size, 1, MAX_AXIS_SIZE)
+    pixels = limits.check_int("pixels", pixels, 1, MAX_PIXELS)
+    return limits.check_real("low", low), limits.check_real("high", high), size, pixels
+
+
 def aliased(wavelength: np.ndarray, stride: float) -> np.ndarray:
     """True where sampling every ``stride`` positions is below Nyquist (λ < 2·stride).
 
     Such a dimension's samples are exact values, but the pattern they draw
     (moiré) is not the shape of the function.
+
+    Parameters
+    ----------
+    wavelength : array_like
+        1-D, one wavelength per dimension, ``0 … inf`` (``inf``: not
+        periodic), at most ``limits.MAX_DIMS`` of them.
+    stride : float
+        Positions between samples, ``0 … limits.MAX_POSITION``.
     """
-    return np.asarray(wavelength, dtype=np.float64) < 2.0 * stride
+    stride = limits.check_real("stride", stride, 0.0, limits.MAX_POSITION)
+    wavelength = limits.check_numbers("wavelength", wavelength, 0.0, math.inf, limits.MAX_DIMS, "wavelengths")
+    return wavelength < 2.0 * stride
 
 
 def curve_positions(low: float, high: float, size: int, pixels: int) -> np.ndarray:
@@ -94,9 +117,10 @@ def curve_positions(low: float, high: float, size: int, pixels: int) -> np.ndarr
     both ends included; a view evaluates ``encode`` exactly at these
     (non-integer) positions. (Two per pixel looked no different and cost a
     fifth of an update.)
+
+    The parameters and their ranges are those of :func:`sample_axis`.
     """
-    size = limits.check_int("size", size, 1, 2**62)
-    pixels = limits.check_int("pixels", pixels, 1, 1_000_000)
+    low, high, size, pixels = _check_interval(low, high, size, pixels)
     low, high = max(0.0, min(low, high)), min(float(size - 1), max(low, high))
     if high <= low:
         return np.array([max(0.0, min(low, size - 1.0))])
@@ -119,17 +143,28 @@ def value_range(columns, low: np.ndarray, high: np.ndarray) -> tuple[np.ndarray,
     columns : Columns
         From :func:`~posenc_gui.model.columns` (kinds and divisors).
     low, high : ndarray, shape (n,)
-        Interval ends in positions, ``0 ≤ low ≤ high``.
+        Interval ends in positions, ``0 ≤ low ≤ high ≤ limits.MAX_POSITION``;
+        ``n × len(columns.kind)`` at most ``limits.MAX_ENCODE_ELEMENTS``.
 
     Returns
     -------
     (ndarray, ndarray)
         Minimum and maximum, each of shape ``(n, len(columns.kind))``.
     """
-    low = np.asarray(low, dtype=np.float64)[:, None]
-    high = np.asarray(high, dtype=np.float64)[:, None]
-    if low.shape != high.shape or np.any(high < low) or np.any(low < 0):
-        raise ValueError("low and high must have the same length with 0 ≤ low ≤ high")
+    if not isinstance(columns, Columns):
+        raise ValueError(f"columns must be the Columns of a scheme (from columns()), got {limits.shown(columns)}")
+    width = max(columns.kind.size, 1)
+    ends = []
+    for name, values in (("low", low), ("high", high)):
+        ends.append(limits.check_numbers(
+            name, values, 0.0, limits.MAX_POSITION, limits.MAX_ENCODE_ELEMENTS // width, "intervals",
+            f" × {width:,} dimensions (the limit is {limits.MAX_ENCODE_ELEMENTS:,} values)",
+        )[:, None])
+    low, high = ends
+    if high.shape != low.shape:
+        raise ValueError(f"high must hold one end per low end ({low.shape[0]:,}), got {high.shape[0]:,}")
+    if np.any(high < low):
+        raise ValueError("high must be ≥ low at every interval")
     divisor = columns.divisor[None, :]
     kind = columns.kind[None, :]
     angle_low, angle_high = low / divisor, high / divisor

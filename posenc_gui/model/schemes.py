@@ -191,8 +191,8 @@ def _check_params(info: SchemeInfo, params: dict) -> dict:
     checked = {name: params.get(name, DEFAULTS[name]) for name in info.parameters}
     if "base" in checked:
         checked["base"] = limits.check_base(checked["base"])
-    if "layout" in checked and checked["layout"] not in LAYOUTS:
-        raise ValueError(f"layout must be one of {', '.join(LAYOUTS)}; got {checked['layout']!r}")
+    if "layout" in checked and not (isinstance(checked["layout"], str) and checked["layout"] in LAYOUTS):
+        raise ValueError(f"layout must be one of {', '.join(LAYOUTS)}; got {limits.shown(checked['layout'])}")
     if "length" in checked:
         checked["length"] = limits.check_int("length", checked["length"], 1, limits.MAX_SEQ_LEN)
     return checked
@@ -252,9 +252,12 @@ def encode(scheme: str, positions, d_model: int, *, dims=None, **params) -> np.n
         For an unknown scheme or parameter, or a value out of its range; the
         message names the parameter and the allowed range.
     """
-    pos = limits.check_positions(positions)
     cols = columns(scheme, d_model, dims, **params)
-    limits.check_size("encode", pos.size, cols.kind.size, limits.MAX_ENCODE_ELEMENTS)
+    width = max(cols.kind.size, 1)
+    pos = limits.check_positions(
+        positions, limit=limits.MAX_ENCODE_ELEMENTS // width,
+        why=f" × {width:,} dimensions (encode's limit is {limits.MAX_ENCODE_ELEMENTS:,} values; sample them)",
+    )
     out = np.empty((pos.size, cols.kind.size), dtype=np.float64)
     previous_divisor, angle = None, None
     for kind, func in (("sin", np.sin), ("cos", np.cos), ("linear", None)):
@@ -293,4 +296,6 @@ def wavelengths(scheme: str, d_model: int, dims=None, **params) -> np.ndarray:
 
 def formula_term(scheme: str, d_model: int, dim: int, **params) -> str:
     """The formula of dimension ``dim``, e.g. ``"sin(pos / 10000^(2·3/512))"``."""
+    d_model = limits.check_int("d_model", d_model, limits.MIN_D_MODEL, limits.MAX_D_MODEL)
+    dim = limits.check_int("dim", dim, 0, d_model - 1)
     return columns(scheme, d_model, np.array([dim]), **params).label(0)

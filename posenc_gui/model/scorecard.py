@@ -38,13 +38,15 @@ d, a smaller ``d_model``; every result says what it used in ``notes``.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
+from itertools import islice
 
 import numpy as np
 
 from . import limits
 from .analysis import linear_relation, pe_norms, uniqueness, uniqueness_max_positions
-from .params import EncodingParams
+from .params import EncodingParams, check_params
 from .schemes import SCHEMES, columns, encode
 
 #: Growth of max ‖p‖ (100N vs 10N; unseen vs seen) tolerated as "bounded".
@@ -178,7 +180,13 @@ class Scorecard:
 
 
 def sample_range(start: int, stop: int, count: int) -> np.ndarray:
-    """Integers ``start … stop−1``: all if at most ``count``, else ``count`` evenly spaced (ends included)."""
+    """Integers ``start … stop−1``: all if at most ``count``, else ``count`` evenly spaced (ends included).
+
+    ``0 ≤ start ≤ stop ≤ limits.MAX_POSITION``; ``count`` in ``1 … limits.MAX_POSITIONS``.
+    """
+    start = limits.check_int("start", start, 0, int(limits.MAX_POSITION))
+    stop = limits.check_int("stop", stop, start, int(limits.MAX_POSITION))
+    count = limits.check_int("count", count, 1, limits.MAX_POSITIONS)
     if stop - start <= count:
         return np.arange(start, stop, dtype=np.float64)
     return np.unique(np.round(np.linspace(start, stop - 1, count)))
@@ -223,7 +231,7 @@ def score_scheme(params: EncodingParams, unique_work: int = UNIQUE_WORK) -> Sche
         Budget n²·max(d, 64) of the uniqueness check, 2¹⁶ … 2³³; a caller
         scoring a single scheme can afford more than :data:`UNIQUE_WORK`.
     """
-    params = params.validate()
+    params = check_params(params)
     unique_work = limits.check_int("unique_work", unique_work, 2**16, 2**33)
     n, d, kwargs = params.seq_len, params.d_model, params.scheme_kwargs()
     notes: list[str] = []
@@ -326,10 +334,14 @@ def scorecard(params: EncodingParams, schemes=None) -> Scorecard:
     -------
     Scorecard
     """
-    params = params.validate()
-    keys = list(SCHEMES) if schemes is None else list(schemes)
+    params = check_params(params)
+    if schemes is not None and (isinstance(schemes, str) or not isinstance(schemes, Iterable)):
+        raise ValueError(f"schemes must be a list of keys of {', '.join(SCHEMES)}; got {limits.shown(schemes)}")
+    keys = list(SCHEMES) if schemes is None else list(islice(schemes, len(SCHEMES) + 1))
+    if len(keys) > len(SCHEMES):
+        raise ValueError(f"schemes must name at most the {len(SCHEMES)} schemes, each once")
     for key in keys:
-        if key not in SCHEMES:
-            raise ValueError(f"schemes must be keys of {', '.join(SCHEMES)}; got {key!r}")
+        if not isinstance(key, str) or key not in SCHEMES:
+            raise ValueError(f"schemes must be keys of {', '.join(SCHEMES)}; got {limits.shown(key)}")
     scores = tuple(score_scheme(replace(params, scheme=key)) for key in keys)
     return Scorecard(params, scores)

@@ -36,7 +36,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .params import EncodingParams
+from . import limits
+from .params import EncodingParams, check_params
 from .schemes import columns
 
 #: Default chord per step at or above which a component resolves neighbours.
@@ -161,9 +162,9 @@ def spectrum(params: EncodingParams, step_tol: float = STEP_TOL, static_tol: flo
     >>> round(s.wavelength[0] / (2 * math.pi), 12)
     1.0
     """
-    params = params.validate()
-    step_tol = _check_tol("step_tol", step_tol, 2.0)
-    static_tol = _check_tol("static_tol", static_tol, 2.0 * math.pi)
+    params = check_params(params)
+    step_tol = limits.check_real("step_tol", step_tol, 0.0, 2.0, low_open=True)
+    static_tol = limits.check_real("static_tol", static_tol, 0.0, 2.0 * math.pi, low_open=True)
     cols = columns(params.scheme, params.d_model, **params.scheme_kwargs())
     # Group dimensions by (periodic?, divisor) in order of first appearance.
     groups: dict[tuple[bool, float], list[int]] = {}
@@ -184,16 +185,6 @@ def spectrum(params: EncodingParams, step_tol: float = STEP_TOL, static_tol: flo
     wraps = periodic & (total >= 2.0 * math.pi)
     return Spectrum(params, dims_of, tuple(kinds), _ro(wavelength), _ro(omega), _ro(step), _ro(total),
                     _ro(category), _ro(wraps), step_tol, static_tol)
-
-
-def _check_tol(name: str, value: object, high: float) -> float:
-    try:
-        tol = float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number in (0, {high:g}], got {value!r}") from None
-    if not (math.isfinite(tol) and 0.0 < tol <= high):
-        raise ValueError(f"{name} must be in (0, {high:g}], got {value!r}")
-    return tol
 
 
 def _ro(array: np.ndarray) -> np.ndarray:
