@@ -5,10 +5,17 @@ import os
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import pytest  # noqa: E402
+from hypothesis import HealthCheck, settings  # noqa: E402
 
 from posenc_gui import prepare_qt_environment  # noqa: E402
 
 prepare_qt_environment()  # the tests paint as the app does
+
+# No test depends on wall-clock time: on a loaded machine an example may take
+# longer than Hypothesis's deadline, and generating examples longer than its
+# "too slow" health check allows.
+settings.register_profile("posenc-gui", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("posenc-gui")
 
 
 @pytest.fixture

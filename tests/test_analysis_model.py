@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from posenc_gui.model import analysis, encode, limits, pairwise
+from tolerances import angle_atol, assert_close
 
 
 # ---------------------------------------------------------------------------
@@ -279,14 +280,15 @@ def test_sinusoidal_tk_is_exact_rotation(layout):
 
 def test_sinusoidal_tk_entries_by_hand():
     d, k, base = 6, 3.0, 10000.0
-    expected = np.zeros((d, d))
+    expected, angles = np.zeros((d, d)), np.zeros((d, d))
     for i in range(d // 2):
         omega = 1.0 / base ** (2 * i / d)
         c, s = math.cos(k * omega), math.sin(k * omega)
         expected[2 * i, 2 * i], expected[2 * i, 2 * i + 1] = c, s
         expected[2 * i + 1, 2 * i], expected[2 * i + 1, 2 * i + 1] = -s, c
+        angles[2 * i:2 * i + 2, 2 * i:2 * i + 2] = k * omega
     relation = analysis.linear_relation("sinusoidal", np.arange(10), d, k)
-    np.testing.assert_allclose(relation.T, expected, atol=1e-15)
+    assert_close(relation.T, expected, angle_atol(angles))  # the zeros are exact: atol(0) = a few eps
 
 
 def test_t1_at_d4_by_hand():
@@ -300,15 +302,18 @@ def test_t1_at_d4_by_hand():
         [0, 0, c2, s2],
         [0, 0, -s2, c2],
     ])
+    angles = np.array([1.0, 1.0, 0.01, 0.01])
+    tolerance = angle_atol(angles, evaluations=1)  # against the correctly rounded values
     relation = analysis.linear_relation("sinusoidal", np.arange(32), 4, 1)
-    np.testing.assert_allclose(relation.T, expected, atol=1e-15)
-    assert relation.exact and relation.max_residual < 1e-14
+    assert_close(relation.T, expected, tolerance[:, None])
+    # The residual compares T_1·PE(p) with PE(p + 1), two evaluations at angles up to 32 rad.
+    assert relation.exact and relation.max_residual < angle_atol(32.0)
     # halves layout [sin ω0, sin ω1 | cos ω0, cos ω1]: the same rotations on channels (0, 2) and (1, 3)
     halves = analysis.linear_relation("sinusoidal", np.arange(32), 4, 1, layout="halves")
     order = [0, 2, 1, 3]
-    np.testing.assert_allclose(halves.T[np.ix_(order, order)], expected, atol=1e-15)
+    assert_close(halves.T[np.ix_(order, order)], expected, tolerance[:, None])
     # p = 0: PE(0) = [0, 1, 0, 1], so T_1·PE(0) is the second and fourth columns = PE(1) = [sin 1, cos 1, sin .01, cos .01]
-    np.testing.assert_allclose(relation.T @ [0, 1, 0, 1], [s1, c1, s2, c2], atol=1e-15)
+    assert_close(relation.T @ [0, 1, 0, 1], [s1, c1, s2, c2], tolerance)
 
 
 def test_all_sine_has_no_exact_tk_at_d64():

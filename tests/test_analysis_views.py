@@ -16,6 +16,7 @@ from posenc_gui.views.linear_relation import MAX_LOG_LABELS, LinearRelationPanel
 from posenc_gui.views.magnitude import MAX_POINTS, MagnitudePanel
 from posenc_gui.views.relative import RelativePanel
 from posenc_gui.views.uniqueness import UniquenessPanel
+from waiting import finish_pending
 
 PANELS = (UniquenessPanel, MagnitudePanel, LinearRelationPanel, RelativePanel)
 
@@ -433,7 +434,7 @@ def test_uniqueness_closest_pair_label_stays_inside_the_plot(scheme, state, comp
     # top of the plot and the label drawn above it was cut off.
     panel = make(UniquenessPanel, state, compute, qtbot)
     change(state, compute, scheme=scheme)
-    qtbot.wait(20)
+    finish_pending(qtbot, panel)
     label = panel.minimum_line.label
     assert label.isVisible() and label.toPlainText() == "closest pair"
     assert _inside(label, panel.distance_plot)
@@ -584,7 +585,7 @@ def test_an_update_leaves_nothing_to_move_when_the_paint_starts(panel_name, stat
     panel = make(panel_class, state, compute, qtbot)
     scene = panel.canvas.scene()
     change(state, compute, d_model=256)  # the first update may still meet the layout of the new panel
-    qtbot.wait(50)
+    finish_pending(qtbot, panel)
     for d_model in (510, 512):
         change(state, compute, d_model=d_model)
         before = [item.sceneTransform() for item in scene.items()]

@@ -56,8 +56,6 @@ def test_a_settled_window_has_no_re_sample_waiting(make_window, bench):
 
 
 def test_step_blocks_pause_idle_between_blocks_of_consecutive_steps(make_window, bench, monkeypatch):
-    import time
-
     from PySide6.QtCore import QTimer
 
     from posenc_gui.mainwindow import PRIMARY_PANELS
@@ -66,16 +64,26 @@ def test_step_blocks_pause_idle_between_blocks_of_consecutive_steps(make_window,
     window = make_window(size=(1200, 800), params=EncodingParams(seq_len=32, d_model=64), restore=False)
     bench.settle(window)
     monkeypatch.setattr(bench, "BLOCK_PAUSE_S", 0.1)
-    steps, started, timer_fired_before_step, fired = [], [], [], []
+    steps, timer_fired_before_step, fired, pauses = [], [], [], []
+    timed_update, idle = bench.timed_update, bench.idle
 
     def change(i):
         steps.append(i)
-        started.append(time.perf_counter())
         timer_fired_before_step.append(bool(fired))
         window.state.update(d_model=64 - 2 * (i % 2))
-        if len(steps) == 3:  # the first block's last step: due after the step, within the pause
-            QTimer.singleShot(40, lambda: fired.append(True))
 
+    def timed_then_post(*args):
+        seconds = timed_update(*args)
+        if len(steps) == 3:  # the first block's last step is over: only the pause can run this timer
+            QTimer.singleShot(0, lambda: fired.append(True))
+        return seconds
+
+    def counted_idle(seconds):
+        pauses.append((len(steps), seconds))
+        idle(seconds)
+
+    monkeypatch.setattr(bench, "timed_update", timed_then_post)
+    monkeypatch.setattr(bench, "idle", counted_idle)
     per_panel: dict[str, list[float]] = {}
     blocks = bench.step_blocks(window, change, repeats=3, blocks=2, per_panel=per_panel)
     assert [len(block) for block in blocks] == [3, 3]
@@ -83,7 +91,7 @@ def test_step_blocks_pause_idle_between_blocks_of_consecutive_steps(make_window,
     assert {name: len(times) for name, times in per_panel.items()} == {name: 6 for name in PRIMARY_PANELS}
     assert all(seconds > 0 for block in blocks for seconds in block)
     assert steps == [1, 2, 3, 4, 5, 6]
-    assert started[3] - started[2] >= 0.1
+    assert pauses == [(3, 0.1)]  # one pause of BLOCK_PAUSE_S, between the blocks
     # The window's events ran during the pause: the timer fired before the second block began.
     assert timer_fired_before_step == [False, False, False, True, True, True]
 

@@ -10,6 +10,7 @@ import pytest
 from threadpoolctl import threadpool_info
 
 from posenc_gui.compute import INLINE_COST, WORKER_NICENESS
+from waiting import TIMEOUT_MS, TIMEOUT_S
 
 
 def test_blas_runs_single_threaded_once_the_service_exists(compute):
@@ -23,13 +24,13 @@ def test_only_the_newest_request_per_key_is_delivered(compute):
     delivered = []
 
     def slow(value):
-        gate.wait(5)
+        gate.wait(TIMEOUT_S)
         return value
 
     for value in range(5):
         compute.submit("key", lambda v=value: slow(v), delivered.append, cost=INLINE_COST + 1)
     gate.set()
-    assert compute.wait_idle(10)
+    assert compute.wait_idle(TIMEOUT_S)
     assert delivered == [4]
 
 
@@ -43,7 +44,7 @@ def test_expensive_requests_run_in_a_worker(compute):
     delivered = []
     compute.submit("key", lambda: threading.get_ident(), delivered.append, cost=INLINE_COST + 1)
     assert delivered == []
-    assert compute.wait_idle(10)
+    assert compute.wait_idle(TIMEOUT_S)
     assert delivered and delivered[0] != threading.get_ident()
 
 
@@ -54,7 +55,7 @@ def test_workers_run_at_a_lower_priority_than_the_gui_thread(compute):
 
     delivered = []
     compute.submit("key", own_niceness, delivered.append, cost=INLINE_COST + 1)
-    assert compute.wait_idle(10)
+    assert compute.wait_idle(TIMEOUT_S)
     assert delivered == [min(19, own_niceness() + WORKER_NICENESS)]
 
 
@@ -63,7 +64,7 @@ def test_inside_workers_first_a_worker_request_starts_before_the_held_inline_one
     seen_by_inline = []
 
     def inline():
-        seen_by_inline.append(worker_started.wait(2))
+        seen_by_inline.append(worker_started.wait(TIMEOUT_S))
         return "inline"
 
     def in_worker():
@@ -77,7 +78,7 @@ def test_inside_workers_first_a_worker_request_starts_before_the_held_inline_one
         compute.submit("analysis panel", in_worker, delivered.append)  # no declared cost
     assert seen_by_inline == [True]  # the worker was already computing when the inline request ran
     assert delivered == ["inline"] and not compute.is_pending("core panel")
-    assert compute.wait_idle(10)
+    assert compute.wait_idle(TIMEOUT_S)
     assert delivered == ["inline", "worker"]
 
 
@@ -99,7 +100,7 @@ def test_inside_workers_first_a_large_declared_worker_request_starts_after_the_i
         compute.submit("core panel, large", in_worker, delivered.append, cost=INLINE_COST + 1)
         compute.submit("core panel, small", inline, delivered.append, cost=INLINE_COST)
     assert started_before_inline == [False]
-    assert compute.wait_idle(10)
+    assert compute.wait_idle(TIMEOUT_S)
     assert delivered == ["inline", "large"]
 
 
@@ -114,7 +115,7 @@ def test_held_requests_run_in_order_unless_superseded_or_cancelled(compute):
         compute.submit("d", lambda: "d, superseded by a worker request", delivered.append, cost=1)
         compute.submit("d", lambda: "d", delivered.append, cost=INLINE_COST + 1)
     assert delivered == ["b", "a"]
-    assert compute.wait_idle(10)
+    assert compute.wait_idle(TIMEOUT_S)
     assert delivered == ["b", "a", "d"]
 
 
@@ -146,7 +147,7 @@ def test_a_result_for_a_widget_deleted_meanwhile_is_dropped(compute, qtbot):
     delivered, failed = [], []
 
     def slow():
-        gate.wait(5)
+        gate.wait(TIMEOUT_S)
         return "done"
 
     def show(result):
@@ -156,9 +157,9 @@ def test_a_result_for_a_widget_deleted_meanwhile_is_dropped(compute, qtbot):
     compute.submit(panel, slow, show, failed.append, cost=INLINE_COST + 1)
     compute.submit((panel, "half"), slow, show, failed.append, cost=INLINE_COST + 1)  # keys that hold the widget
     panel.deleteLater()
-    qtbot.waitUntil(lambda: not _alive(label))
+    qtbot.waitUntil(lambda: not _alive(label), timeout=TIMEOUT_MS)
     gate.set()
-    assert compute.wait_idle(10)
+    assert compute.wait_idle(TIMEOUT_S)
     QApplication.processEvents()
     assert delivered == [] and failed == []
 

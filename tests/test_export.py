@@ -20,6 +20,7 @@ from posenc_gui.export import ExportError
 from posenc_gui.model import encode, limits, pairwise
 from posenc_gui.views import panel_classes
 from posenc_gui.views.matrixplot import MatrixPlot, new_layout_widget
+from waiting import finish_pending
 
 PANEL_IDS = [cls.panel_id for cls in panel_classes()]
 SVG = "{http://www.w3.org/2000/svg}"
@@ -51,16 +52,16 @@ def show(qtbot, widget, size=(640, 420)):
     widget.resize(*size)
     widget.setAttribute(Qt.WidgetAttribute.WA_DontShowOnScreen, True)
     widget.show()
-    qtbot.wait(30)
+    finish_pending(qtbot, widget)  # the show and its layout (a widget not shown on screen is never exposed)
     return widget
 
 
 def settle(qtbot, panel, compute):
     panel.state.flush()
     assert compute.wait_idle()
-    qtbot.wait(80)  # resize-triggered re-sampling timers
+    finish_pending(qtbot, panel)  # resize-triggered re-sampling
     assert compute.wait_idle()
-    qtbot.wait(10)
+    finish_pending(qtbot, panel)  # the layout and paint of what arrived
 
 
 def make_panel(qtbot, cls, state, compute, size=(960, 720)):
@@ -740,7 +741,7 @@ def test_export_dialog_announces_the_size_with_the_caption(window, tmp_path, qtb
     window.state.update(seq_len=1_048_576, d_model=8192)
     window.state.flush()
     assert window.compute.wait_idle(60)
-    qtbot.wait(80)  # the heatmap's re-sample after the new extent
+    finish_pending(qtbot, window.panels["heatmap"])  # the heatmap's re-sample after the new extent
     assert window.compute.wait_idle(60)
     assert window.panels["heatmap"].figure_caption()
     dialog = ExportDialog(window, "heatmap")

@@ -10,6 +10,7 @@ from PySide6.QtWidgets import QApplication, QGraphicsView, QLabel, QVBoxLayout, 
 
 from posenc_gui.views.labels import StatusText, WrappedLabelHolder
 from posenc_gui.views.matrixplot import label_plain_text, new_layout_widget, set_title
+from waiting import TIMEOUT_MS, TIMEOUT_S
 
 
 class LayoutRequests(QObject):
@@ -212,14 +213,17 @@ def test_waveform_note_follows_the_curves_once_the_user_pauses(qtbot, state, com
     panel = WaveformsPanel(state, compute)
     qtbot.addWidget(panel)
     panel.show()
-    qtbot.waitUntil(lambda: "/512))" in panel.note_label.text(), timeout=2000)
+    qtbot.waitUntil(lambda: "/512))" in panel.note_label.text(), timeout=TIMEOUT_MS)
+    # However long the steps take on this machine, the pause must not end during the drag.
+    panel._note_timer.setInterval(TIMEOUT_MS)
     for d_model in (100, 80, 64):  # a drag: the note waits for the last step
         state.update(d_model=d_model)
         state.flush()
         assert compute.wait_idle()
         assert panel.data.params.d_model == d_model  # the curves are current at once
-    assert "/512))" in panel.note_label.text()
-    qtbot.waitUntil(lambda: "/64))" in panel.note_label.text(), timeout=NOTE_DELAY_MS + 2000)
+        assert "/512))" in panel.note_label.text() and panel._note_timer.isActive()
+    panel._note_timer.setInterval(NOTE_DELAY_MS)  # the user pauses (restarts the running timer)
+    qtbot.waitUntil(lambda: "/64))" in panel.note_label.text(), timeout=TIMEOUT_MS)
     assert "dim 0 = sin(pos / 10000^(2·0/64))" in panel.note_label.text()
 
 
@@ -328,7 +332,7 @@ def test_an_analysis_panel_in_front_computes_while_the_core_panels_update(make_w
         return compute(*args)
 
     def core(*args, compute=waveforms.compute_waveforms):
-        seen_by_core.append(analysis_started.wait(2))
+        seen_by_core.append(analysis_started.wait(TIMEOUT_S))
         return compute(*args)
 
     monkeypatch.setattr(linear_relation, "linear_relation_data", analysis)

@@ -5,6 +5,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDockWidget
 
 from posenc_gui.model import EncodingParams, encode
+from waiting import TIMEOUT_MS, finish_pending
 
 CORE_PANELS = ("parameters", "heatmap", "waveforms", "similarity")
 
@@ -104,7 +105,7 @@ def test_hidden_panels_are_built_ahead_while_the_user_is_idle(make_window, qtbot
     window = make_window(restore=False)
     shown_first = set(window.panels.built())
     assert "addition" not in shown_first and len(shown_first) < len(window.panels)
-    qtbot.waitUntil(lambda: len(window.panels.built()) == len(window.panels), timeout=30_000)
+    qtbot.waitUntil(lambda: len(window.panels.built()) == len(window.panels), timeout=TIMEOUT_MS)
     addition = window.panels["addition"]
     assert not addition.on_screen() and addition.data is None  # built behind a tab: not computed
     window.raise_panel("addition")
@@ -112,39 +113,78 @@ def test_hidden_panels_are_built_ahead_while_the_user_is_idle(make_window, qtbot
     assert addition.data is not None
 
 
-def test_building_ahead_waits_while_parameters_are_changing(make_window, qtbot, monkeypatch):
-    build_ahead_quickly(monkeypatch, idle_ms=3000)  # far longer than the gaps of the drag below
+class ManualClock:
+    """Elapsed-time timers (``QElapsedTimer``'s start, restart, elapsed) on a clock that moves only when told to."""
+
+    def __init__(self) -> None:
+        self.now_ms = 0
+
+    def timer(self) -> "ManualClock.Timer":
+        return ManualClock.Timer(self)
+
+    class Timer:
+        def __init__(self, clock: "ManualClock") -> None:
+            self._clock = clock
+            self._started = clock.now_ms
+
+        def start(self) -> None:
+            self._started = self._clock.now_ms
+
+        restart = start
+
+        def elapsed(self) -> int:
+            return self._clock.now_ms - self._started
+
+
+def idle_on_a_manual_clock(monkeypatch, window) -> ManualClock:
+    """Let ``window``'s building ahead measure quiet time on a :class:`ManualClock`.
+
+    The last parameter change and the last request are then as long ago as
+    the test says, however loaded the machine: a drag whose steps come
+    100 ms apart cannot look like a pause because a step came late.
+    """
+    clock = ManualClock()
+    monkeypatch.setattr(window.compute, "_since_request", clock.timer())
+    monkeypatch.setattr(window._prebuilder, "_since_change", clock.timer())
+    return clock
+
+
+def test_building_ahead_waits_while_parameters_are_changing(make_window, monkeypatch):
+    build_ahead_quickly(monkeypatch, idle_ms=400)
     window = make_window(restore=False)
+    clock = idle_on_a_manual_clock(monkeypatch, window)
     before = set(window.panels.built())
-    for step in range(12):  # a drag: a new value every 100 ms
+    for step in range(12):  # a drag: a new value every 100 ms, for three times IDLE_MS
         window.state.update(d_model=64 + 2 * step)
-        qtbot.wait(100)
+        window.state.flush()
+        assert window.compute.wait_idle()
+        clock.now_ms += 100
+        window._prebuilder._step()
         assert set(window.panels.built()) == before
-    build_ahead_quickly(monkeypatch, idle_ms=50)
-    qtbot.waitUntil(lambda: len(window.panels.built()) > len(before), timeout=10_000)  # the pause
+    clock.now_ms += 400  # the pause
+    window._prebuilder._step()
+    assert len(window.panels.built()) == len(before) + 1
 
 
 def test_building_ahead_waits_while_the_user_zooms(make_window, qtbot, monkeypatch):
     # A zoom changes no parameter; its re-sampling requests count as activity.
     build_ahead_quickly(monkeypatch, idle_ms=400)
     window = make_window(restore=False)
+    clock = idle_on_a_manual_clock(monkeypatch, window)
     heatmap = window.panels["heatmap"]
     view_box = heatmap.matrix.view_box
-
-    def wheel_step(step: int) -> None:
+    before = set(window.panels.built())
+    for step in range(12):  # wheel steps 100 ms apart, for three times IDLE_MS without a parameter change
         view_box.setRange(yRange=(step, 100), padding=0)
         view_box.sigRangeChangedManually.emit([False, True])
-
-    # The window may have sat idle since its first requests (a panel may be built
-    # then, rightly): what is built is counted once the zoom's first re-sample is asked for.
-    wheel_step(0)
-    qtbot.waitUntil(lambda: window.compute.ms_since_request() < 100, timeout=5_000)
-    before = set(window.panels.built())
-    for step in range(1, 13):  # wheel steps 100 ms apart, for three times IDLE_MS without a parameter change
-        wheel_step(step)
-        qtbot.wait(100)
+        finish_pending(qtbot, heatmap)  # the re-sample, asked for after a pause of its own
+        assert window.compute.wait_idle()
+        clock.now_ms += 100
+        window._prebuilder._step()
         assert set(window.panels.built()) == before
-    qtbot.waitUntil(lambda: len(window.panels.built()) > len(before), timeout=10_000)  # the pause
+    clock.now_ms += 400  # the pause
+    window._prebuilder._step()
+    assert len(window.panels.built()) == len(before) + 1
 
 
 def test_a_panel_behind_a_tab_recomputes_only_when_its_tab_is_selected(make_window, qtbot):
@@ -154,7 +194,7 @@ def test_a_panel_behind_a_tab_recomputes_only_when_its_tab_is_selected(make_wind
 
     window = make_window(restore=False)
     window.raise_panel("magnitude")
-    qtbot.waitUntil(lambda: window.panels["magnitude"].data is not None, timeout=10_000)
+    qtbot.waitUntil(lambda: window.panels["magnitude"].data is not None, timeout=TIMEOUT_MS)
     magnitude = window.panels["magnitude"]
     window.raise_panel("heatmap")
     QApplication.processEvents()
@@ -165,7 +205,7 @@ def test_a_panel_behind_a_tab_recomputes_only_when_its_tab_is_selected(make_wind
     assert window.panels["heatmap"].data.params.d_model == 64
     assert magnitude.data.params.d_model == 512  # untouched behind its tab
     window.raise_panel("magnitude")
-    qtbot.waitUntil(lambda: magnitude.data.params.d_model == 64, timeout=10_000)
+    qtbot.waitUntil(lambda: magnitude.data.params.d_model == 64, timeout=TIMEOUT_MS)
 
 
 def test_a_panel_with_no_room_catches_up_once_it_gets_some(qtbot, state, compute):
@@ -181,11 +221,11 @@ def test_a_panel_with_no_room_catches_up_once_it_gets_some(qtbot, state, compute
     panel.setGeometry(0, 0, 600, 400)
     host.show()
     qtbot.waitExposed(host)
-    qtbot.waitUntil(lambda: panel.data is not None, timeout=10_000)
+    qtbot.waitUntil(lambda: panel.data is not None, timeout=TIMEOUT_MS)
     panel.setGeometry(0, 0, 0, 0)
     state.update(d_model=64)
     state.flush()
     assert compute.wait_idle()
     assert panel.data.params.d_model == 512 and not panel.on_screen()
     panel.setGeometry(0, 0, 600, 400)
-    qtbot.waitUntil(lambda: panel.data.params.d_model == 64, timeout=10_000)
+    qtbot.waitUntil(lambda: panel.data.params.d_model == 64, timeout=TIMEOUT_MS)

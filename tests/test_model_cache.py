@@ -10,6 +10,8 @@ import pytest
 from posenc_gui.model import AxisSample, EncodingParams, offset_profile
 from posenc_gui.model import cache
 from posenc_gui.views.similarity import compute_profile
+from tolerances import assert_close, cosine_atol
+from waiting import TIMEOUT_S
 
 
 @pytest.fixture(autouse=True)
@@ -90,8 +92,22 @@ def test_profile_from_cached_rows_matches_offset_profile(reference):
     positions = np.union1d(targets.indices(), [reference])
     assert np.array_equal(data.offsets, positions - reference)
     expected = offset_profile("sinusoidal", reference, positions - reference, 32, "cosine")
-    np.testing.assert_allclose(data.profile, expected, rtol=0, atol=1e-14)
-    assert data.profile[np.flatnonzero(data.offsets == 0)[0]] == pytest.approx(1.0, abs=1e-15)
+    assert_close(data.profile, expected, cosine_atol(32))  # the same rows, multiplied as matrices of other shapes
+    assert_close(data.profile[np.flatnonzero(data.offsets == 0)[0]], 1.0, cosine_atol(32) / 2)
+
+
+class _InFlightWatched(dict):
+    """The cache's table of computations in flight, noting when a second caller finds one there."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.found = threading.Event()
+
+    def get(self, key, default=None):
+        running = super().get(key, default)
+        if running is not None:
+            self.found.set()
+        return running
 
 
 def test_concurrent_requests_for_the_same_rows_encode_them_once(monkeypatch):
@@ -100,11 +116,13 @@ def test_concurrent_requests_for_the_same_rows_encode_them_once(monkeypatch):
     calls = []
     started = threading.Event()
     original = EncodingParams.encode
+    in_flight = _InFlightWatched()
+    monkeypatch.setattr(cache, "_in_flight", in_flight)
 
     def slow_encode(self, positions=None, dims=None):
         calls.append(1)
         started.set()
-        threading.Event().wait(0.2)  # long enough for the other thread to ask meanwhile
+        assert in_flight.found.wait(TIMEOUT_S)  # the other thread asks meanwhile
         return original(self, positions, dims)
 
     monkeypatch.setattr(EncodingParams, "encode", slow_encode)

@@ -10,31 +10,68 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from posenc_gui.model import SCHEMES, EncodingParams, encode, formula_term, limits, wavelengths
+from tolerances import angle_atol, assert_close
+
+POSITIONS = [0, 1, 2, 17, 127, 1000.5]
 
 
-def reference_sinusoidal(pos, d, base=10000.0):
-    """The paper's formula written as loops over (pos, i), independent of the model code."""
-    row = []
+def paper_formula(pos, d, base=10000.0, exponent=lambda i, d: 2 * i / d, trig=(math.sin, math.cos)):
+    """The paper's formula written as a loop over j, independent of the model code: (values, angles).
+
+    ``exponent`` and ``trig`` let a test write the formula wrong on purpose.
+    """
+    values, angles = [], []
     for j in range(d):
         i = j // 2
-        angle = pos / base ** (2 * i / d)
-        row.append(math.sin(angle) if j % 2 == 0 else math.cos(angle))
-    return row
+        angle = pos / base ** exponent(i, d)
+        values.append(trig[j % 2](angle))
+        angles.append(angle)
+    return values, angles
+
+
+def paper_formula_rows(positions, d, base=10000.0, **wrong):
+    """:func:`paper_formula` for each position: (values, angles), each of shape (len(positions), d)."""
+    rows = [paper_formula(p, d, base, **wrong) for p in positions]
+    return np.array([values for values, _ in rows]), np.array([angles for _, angles in rows])
 
 
 @pytest.mark.parametrize("d_model", [2, 7, 16, 512])
 @pytest.mark.parametrize("base", [10000.0, 500.0])
 def test_sinusoidal_interleaved_matches_the_paper_formula(d_model, base):
-    positions = [0, 1, 2, 17, 127, 1000.5]
-    expected = np.array([reference_sinusoidal(p, d_model, base) for p in positions])
-    np.testing.assert_array_max_ulp(encode("sinusoidal", positions, d_model, base=base), expected, maxulp=2)
+    expected, angles = paper_formula_rows(POSITIONS, d_model, base)
+    assert_close(encode("sinusoidal", POSITIONS, d_model, base=base), expected, angle_atol(angles))
+
+
+@pytest.mark.parametrize(
+    "mistake, wrong",
+    [
+        # i stepped by 2 (i = 0, 2, 4, …) in base^(2i/d): the exponent doubles, the divisor is squared
+        ("exponent of the dimension, not the pair", {"exponent": lambda i, d: 4 * i / d}),
+        ("exponent without the 2", {"exponent": lambda i, d: i / d}),
+        ("cos in even dimensions, sin in odd", {"trig": (math.cos, math.sin)}),
+    ],
+)
+@pytest.mark.parametrize("d_model", [16, 512])
+def test_the_tolerance_catches_a_wrong_formula(mistake, wrong, d_model):
+    # The tolerance allows a few ULP of each angle, not a relative change of it.
+    got = encode("sinusoidal", POSITIONS, d_model)
+    wrong_values, angles = paper_formula_rows(POSITIONS, d_model, **wrong)
+    with pytest.raises(AssertionError, match="differ by more than the tolerance"):
+        assert_close(got, wrong_values, angle_atol(angles), mistake)
+
+
+@pytest.mark.parametrize("d_model", [16, 512])
+def test_the_tolerance_catches_the_halves_layout_for_interleaved(d_model):
+    expected, angles = paper_formula_rows(POSITIONS, d_model)
+    with pytest.raises(AssertionError, match="differ by more than the tolerance"):
+        assert_close(encode("sinusoidal", POSITIONS, d_model, layout="halves"), expected, angle_atol(angles))
 
 
 def test_hand_computed_sinusoidal_d4():
     # d = 4: ω_0 = 1, ω_1 = 10000^(-2/4) = 1/100.
     got = encode("sinusoidal", [1, 50], 4)
-    assert got[0].tolist() == pytest.approx([math.sin(1), math.cos(1), math.sin(0.01), math.cos(0.01)], abs=1e-15)
-    assert got[1].tolist() == pytest.approx([math.sin(50), math.cos(50), math.sin(0.5), math.cos(0.5)], abs=1e-15)
+    assert_close(got[0], [math.sin(1), math.cos(1), math.sin(0.01), math.cos(0.01)], angle_atol([1, 1, 0.01, 0.01]))
+    assert_close(got[1], [math.sin(50), math.cos(50), math.sin(0.5), math.cos(0.5)], angle_atol([50, 50, 0.5, 0.5]))
 
 
 @pytest.mark.parametrize("d_model", [2, 5, 8, 9, 64])
@@ -49,27 +86,31 @@ def test_halves_layout_is_a_channel_permutation_of_interleaved(d_model):
 
 def test_odd_d_model_ends_with_an_unpaired_sine():
     pe = encode("sinusoidal", [3.0], 5)
-    assert pe[0, 4] == pytest.approx(math.sin(3 / 10000 ** (4 / 5)), abs=1e-15)
+    angle = 3 / 10000 ** (4 / 5)
+    assert_close(pe[0, 4], math.sin(angle), angle_atol(angle))
     assert formula_term("sinusoidal", 5, 4).startswith("sin(")
 
 
 @pytest.mark.parametrize(
-    "scheme, params, column",
+    "scheme, params, column, angle",
     [
-        ("naive", {}, lambda p, j: p),
-        ("normalized", {"length": 5}, lambda p, j: p / 4),
-        ("sine", {}, lambda p, j: math.sin(p)),
-        ("sincos_pair", {}, lambda p, j: (math.sin(p), math.cos(p))[j % 2]),
-        ("four_vector", {}, lambda p, j: (math.sin(p), math.cos(p), math.sin(p / 2), math.cos(p / 2))[j % 4]),
-        ("harmonic", {}, lambda p, j: (math.sin if j % 2 == 0 else math.cos)(p / (j // 2 + 1))),
-        ("all_sine", {"base": 100.0}, lambda p, j: math.sin(p / 100 ** (j / 6))),
+        ("naive", {}, lambda p, j: p, lambda p, j: p),
+        ("normalized", {"length": 5}, lambda p, j: p / 4, lambda p, j: p / 4),
+        ("sine", {}, lambda p, j: math.sin(p), lambda p, j: p),
+        ("sincos_pair", {}, lambda p, j: (math.sin(p), math.cos(p))[j % 2], lambda p, j: p),
+        ("four_vector", {}, lambda p, j: (math.sin(p), math.cos(p), math.sin(p / 2), math.cos(p / 2))[j % 4],
+         lambda p, j: p / (1, 1, 2, 2)[j % 4]),
+        ("harmonic", {}, lambda p, j: (math.sin if j % 2 == 0 else math.cos)(p / (j // 2 + 1)),
+         lambda p, j: p / (j // 2 + 1)),
+        ("all_sine", {"base": 100.0}, lambda p, j: math.sin(p / 100 ** (j / 6)), lambda p, j: p / 100 ** (j / 6)),
     ],
 )
-def test_schemes_of_the_notes_match_their_definitions(scheme, params, column):
+def test_schemes_of_the_notes_match_their_definitions(scheme, params, column, angle):
     positions = [0.0, 1.0, 2.5, 44.0, 99.0]
     got = encode(scheme, positions, 6, **params)
     expected = [[column(p, j) for j in range(6)] for p in positions]
-    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-14)
+    angles = [[angle(p, j) for j in range(6)] for p in positions]
+    assert_close(got, expected, angle_atol(angles))
 
 
 def test_sinusoidal_norm_and_relative_dot_product():

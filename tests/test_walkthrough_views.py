@@ -17,6 +17,7 @@ from posenc_gui.views.base import Panel
 from posenc_gui.views.scorecard import ScorecardPanel
 from posenc_gui.views.spectrum import SpectrumPanel
 from posenc_gui.views.walkthrough import STEPS, WalkthroughPanel
+from waiting import finish_pending
 
 
 def settle(qtbot, widget, compute):
@@ -27,15 +28,10 @@ def settle(qtbot, widget, compute):
     assert compute.wait_idle()
 
 
-def change(state, compute, qtbot=None, **values):
+def change(state, compute, **values):
     assert state.update(**values) is None
     state.flush()
-    if qtbot is not None:
-        qtbot.wait(ScorecardPanelDebounce + 50)
     assert compute.wait_idle()
-
-
-ScorecardPanelDebounce = 150
 
 
 class StubPanel(Panel):
@@ -255,7 +251,9 @@ def test_scorecard_panel_is_live(qtbot, state, compute):
     assert panel.cell_text("sincos_pair", "unique").startswith("✗ 0 vs 44")
     assert panel.cell_text("all_sine", "exact_tk").startswith("✗")
     # longer sequence: the model's closest pair of the sin/cos pair moves to 0 vs 710
-    change(state, compute, qtbot, seq_len=800)
+    change(state, compute, seq_len=800)
+    finish_pending(qtbot, panel)  # the scorecard measures after a pause
+    assert compute.wait_idle()
     assert panel.data.params.seq_len == 800
     closest = uniqueness("sincos_pair", np.arange(800.0), 32, top=1).closest_pair
     assert panel.cell_text("sincos_pair", "unique").startswith(f"✗ 0 vs {closest[1]:.0f}")
@@ -274,7 +272,7 @@ def test_hidden_scorecard_measures_when_shown(qtbot, state, compute):
     qtbot.addWidget(panel)
     assert panel.data is None  # hidden: nothing measured
     change(state, compute, d_model=16)
-    qtbot.wait(ScorecardPanelDebounce + 50)
+    finish_pending(qtbot, panel)  # the pause after the change is over
     assert compute.wait_idle() and panel.data is None
     panel.show()
     qtbot.waitExposed(panel)
@@ -336,7 +334,7 @@ def test_spectrum_phase_labels_do_not_overlap(qtbot, state, compute):
         if values:
             change(state, compute, **values)
         assert compute.wait_idle()
-        qtbot.wait(20)
+        finish_pending(qtbot, panel)
         wrap, static = panel.wrap_line.label, panel.static_line.label
         assert not wrap.sceneBoundingRect().intersects(static.sceneBoundingRect()), values
         assert _inside(wrap, panel.phase_plot) and _inside(static, panel.phase_plot), values

@@ -14,6 +14,7 @@ from posenc_gui import worker_process
 from posenc_gui.compute import ModelJob
 from posenc_gui.model import EncodingParams
 from posenc_gui.model.panel_data import addition_data, linear_relation_data, relative_data
+from waiting import TIMEOUT_S
 
 
 def _ask(child: subprocess.Popen, module: str, name: str, args: tuple):
@@ -27,7 +28,7 @@ def child():
                                stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     yield process
     process.stdin.close()
-    assert process.wait(timeout=10) == 0  # it ends when its requests end
+    assert process.wait(timeout=TIMEOUT_S) == 0  # it ends when its requests end
     process.stdout.close()
 
 
@@ -184,7 +185,7 @@ def test_what_the_childs_functions_print_goes_to_stderr_not_into_the_replies():
         assert _ask(child, "posenc_gui.model.limits", "check_int", ("n", 5, 0, 10)) == (True, 5)
     finally:
         child.stdin.close()
-        child.wait(timeout=10)
+        child.wait(timeout=TIMEOUT_S)
         assert b"chatter" in child.stderr.read()
         child.stdout.close()
         child.stderr.close()
@@ -199,7 +200,7 @@ def test_arguments_that_fail_to_pickle_give_an_error_not_a_request_that_never_en
     monkeypatch.delenv(compute_module.WORKER_PROCESS_ENV, raising=False)
     errors = []
     compute.submit("odd", ModelJob(relative_data, (_Unpicklable(), 1, 1)), results.append, errors.append)
-    assert compute.wait_idle(10)
+    assert compute.wait_idle(TIMEOUT_S)
     assert not results and len(errors) == 1 and "refuses" in str(errors[0])
     compute.submit("odd", ModelJob(relative_data, (EncodingParams(seq_len=8, d_model=4), 2, 1)), results.append)
     _wait(compute, results)  # the process still serves

@@ -107,8 +107,9 @@ def _sinusoidal(dims: np.ndarray, d_model: int, base: float, layout: str) -> Col
         is_sin = dims < n_sin
         pair = np.where(is_sin, dims, dims - n_sin)
         kinds = np.where(is_sin, "sin", "cos")
-    # The paper's formula divides by base^(2i/d); computing it this way (not
-    # multiplying by base^(-2i/d)) matches the formula to the last bit.
+    # The paper's formula divides by base^(2i/d), and so does this (rather than
+    # multiplying by base^(-2i/d)). pow's last bit depends on the maths library
+    # NumPy dispatches to (SIMD routines on some CPUs, libm on others).
     divisor = np.power(base, 2.0 * pair / d_model)
 
     def label(j: int) -> str:
