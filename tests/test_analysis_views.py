@@ -640,8 +640,8 @@ def test_spectrum_follows_the_view_only_for_thousands_of_components(state, compu
     monkeypatch.setattr(panel.wave_key, "setText", lambda text: calls.append(text))
     change(state, compute, base=9000.0)
     assert calls == []
-    change(state, compute, scheme="naive")  # no periodic column: only the sequence length's key
-    assert len(calls) == 1 and "sequence length" in calls[0] and "●" not in calls[0]
+    change(state, compute, scheme="naive")  # no periodic column: the key says so instead
+    assert len(calls) == 1 and "not periodic: no wavelength" in calls[0] and "●" not in calls[0]
 
 
 def test_the_uniqueness_view_encodes_its_positions_once(monkeypatch):

@@ -212,8 +212,13 @@ def test_spectrum_panel_explains_linear_schemes(qtbot, state, compute):
     change(state, compute, scheme="naive")
     assert panel.data.kinds == ("linear",)
     assert panel.message_label.isVisible() and "no periodic" in panel.message_label.text()
-    assert all(item.getOriginalDataset()[0] is None or len(item.getOriginalDataset()[0]) == 0
-               for item in panel.scatter.values())
+    # the figure says it does not apply, and draws nothing (no stray "ω per position = 1 rad" dot)
+    assert "not periodic: no wavelength" in panel.wave_key.text
+    assert not panel.wave_plot.isVisible() and not panel.phase_plot.isVisible()
+    assert panel.summary_label.text().startswith("not periodic: no wavelength")
+    change(state, compute, scheme="sinusoidal")
+    assert panel.wave_plot.isVisible() and panel.phase_plot.isVisible()
+    assert "not periodic" not in panel.wave_key.text and "ω per position" in panel.phase_key.text
 
 
 # --------------------------------------------------------------------------- addition
@@ -414,7 +419,8 @@ def test_spectrum_title_names_only_the_parameters_the_scheme_has(qtbot, state, c
     panel = SpectrumPanel(state, compute)
     settle(qtbot, panel, compute)
     change(state, compute, **values)
-    title = panel.wave_plot.titleLabel.text
+    # the figure's title: above the plot, or the sentence that replaces it (no periodic column)
+    title = panel.wave_plot.titleLabel.text if panel.data.periodic else panel.wave_key.text
     assert present in title and (absent is None or absent not in title)
 
 
