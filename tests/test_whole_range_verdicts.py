@@ -181,6 +181,19 @@ def test_schemes_whose_distances_depend_on_the_position_say_what_they_cover():
     assert not score.unique_whole_range and score.unique_positions < 1_048_576
 
 
+@pytest.mark.parametrize(("call", "name"), [
+    (lambda: range_uniqueness("sinusoidal", 1, 16), "n_positions"),
+    (lambda: range_uniqueness("sinusoidal", 100, 16, top=0), "top"),
+    (lambda: range_uniqueness("sinusoidal", 100, 16, scan_work=0), "scan_work"),
+    (lambda: range_uniqueness("sinusoidal", 100, 1), "d_model"),
+    (lambda: range_uniqueness("sinusoidal", 100, 16, base=1.0), "base"),
+    (lambda: score_scheme(EncodingParams(seq_len=4), scan_work=0), "scan_work"),
+])
+def test_bad_input_names_the_parameter(call, name):
+    with pytest.raises(ValueError, match=name):
+        call()
+
+
 # --------------------------------------------------------------------------- T_k
 
 

@@ -367,6 +367,8 @@ def score_scheme(params: EncodingParams, unique_work: int = UNIQUE_WORK, scan_wo
     """
     params = params.validate()
     unique_work = limits.check_int("unique_work", unique_work, 2**16, 2**33)
+    if scan_work is not None:
+        scan_work = limits.check_int("scan_work", scan_work, 1, 2**62)
     n, d, kwargs = params.seq_len, params.d_model, params.scheme_kwargs()
     notes: list[str] = []
     budget = _norm_budget(d)
