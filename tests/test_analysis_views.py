@@ -119,18 +119,49 @@ def test_uniqueness_shows_the_sincos_pair_near_repeat(state, compute, qtbot):
 
 
 def test_uniqueness_figure_says_which_positions_it_compares(state, compute, qtbot):
-    # The message bar is not part of an exported figure: the plot's title says it too.
+    # The message bar is not part of an exported figure: the plot's title and the caption say it too.
     from posenc_gui.views.matrixplot import label_plain_text
 
     panel = make(UniquenessPanel, state, compute, qtbot)
     title = panel.distance_plot.titleLabel
     assert label_plain_text(title) == "min over q ≠ p of ‖PE(p) − PE(q)‖"
+    # sinusoidal: every offset is checked (in steps), the curve's q runs over all of 0 … N−1
     change(state, compute, seq_len=1_048_576, d_model=8192)
+    assert panel.data.count == 1_048_576 and not panel.data.truncated and not panel.data.found.pending
+    sampled = panel.data.result.positions.size
+    expected = f"min over q ≠ p of ‖PE(p) − PE(q)‖, q in 0…1,048,575 (p at {sampled:,} positions)"
+    assert label_plain_text(title) == expected
+    assert "all of 0…1,048,575 (every offset 1…1,048,575)" in panel.figure_caption()
+    # all-sine: only the leading positions
+    change(state, compute, scheme="all_sine")
     count = panel.data.count
-    assert 2 <= count < 1_048_576
+    assert 2 <= count < 1_048_576 and panel.data.truncated
     assert label_plain_text(title) == f"min over q ≠ p of ‖PE(p) − PE(q)‖, positions 0…{count - 1:,} of 1,048,576"
-    change(state, compute, seq_len=128, d_model=512)
+    assert f"all pairs of 0…{count - 1:,} only" in panel.figure_caption()
+    change(state, compute, scheme="sinusoidal", seq_len=128, d_model=512)
     assert label_plain_text(title) == "min over q ≠ p of ‖PE(p) − PE(q)‖"
+
+
+def test_uniqueness_at_a_million_positions_finds_the_closest_offset(state, compute, qtbot):
+    panel = make(UniquenessPanel, state, compute, qtbot)
+    change(state, compute, seq_len=1_048_576, d_model=16)
+    p, q, distance = panel.data.found.closest_pair
+    assert (p, q) == (0.0, 615_746.0)  # not 0 vs 1: see test_whole_range_verdicts
+    assert table_row(panel, 0)[:3] == ["0", "615,746", "615,746"]
+    assert "615,746" in panel.summary_label.text() and "0.868× the neighbour step" in panel.summary_label.text()
+    assert panel.minimum_line.value() == pytest.approx(distance)
+    assert panel.message_label.isHidden()  # everything covers the whole range
+
+
+def test_uniqueness_says_what_it_covers_while_the_scan_runs(state, compute, qtbot):
+    panel = make(UniquenessPanel, state, compute, qtbot)
+    messages = []
+    real = panel.show_message
+    panel.show_message = lambda text, level="error": (messages.append(text), real(text, level))
+    change(state, compute, seq_len=1_048_576, d_model=8192)
+    running = [text for text in messages if text.startswith("Checking every offset 1…1,048,575:")]
+    assert running and "all pairs of positions 0…" in running[0]  # while the scan ran, in steps
+    assert panel.data.found.whole_range and panel.message_label.isHidden()
 
 
 def test_uniqueness_controls_change_the_table(state, compute, qtbot):
@@ -156,7 +187,7 @@ def test_uniqueness_minimum_distance_grows_with_frequencies(state, compute, qtbo
 
 def test_uniqueness_long_sequence_is_cut_with_a_message(state, compute, qtbot):
     panel = make(UniquenessPanel, state, compute, qtbot)
-    change(state, compute, seq_len=limits.MAX_SEQ_LEN)
+    change(state, compute, scheme="all_sine", seq_len=limits.MAX_SEQ_LEN)
     count = panel.data.count
     assert 2 <= count < limits.MAX_SEQ_LEN
     assert count**2 <= limits.MAX_SIMILARITY_ELEMENTS
@@ -610,8 +641,8 @@ def test_spectrum_follows_the_view_only_for_thousands_of_components(state, compu
     monkeypatch.setattr(panel.wave_key, "setText", lambda text: calls.append(text))
     change(state, compute, base=9000.0)
     assert calls == []
-    change(state, compute, scheme="naive")  # no periodic column: only the sequence length's key
-    assert len(calls) == 1 and "sequence length" in calls[0] and "●" not in calls[0]
+    change(state, compute, scheme="naive")  # no periodic column: the key says so instead
+    assert len(calls) == 1 and "not periodic: no wavelength" in calls[0] and "●" not in calls[0]
 
 
 def test_the_uniqueness_view_encodes_its_positions_once(monkeypatch):

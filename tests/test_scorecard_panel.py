@@ -76,3 +76,71 @@ def test_svg_and_pdf_exports_hold_every_column(narrow_panel):
     assert last_cell.split()[-1] in svg
     pdf = export.pdf_bytes(panel.figure_widget())
     assert pdf.startswith(b"%PDF") and len(pdf) > 2000
+
+
+# --------------------------------------------------------------------------- verdicts over the whole range
+
+
+def _measured(qtbot, state, compute, **params):
+    assert state.update(**params) is None
+    state.flush()
+    panel = ScorecardPanel(state, compute)
+    qtbot.addWidget(panel)
+    panel.show()
+    qtbot.waitExposed(panel)
+    qtbot.waitUntil(lambda: panel.data is not None and not panel.is_stale() and not panel.data.pending,
+                    timeout=120_000)
+    assert compute.wait_idle()
+    return panel
+
+
+def test_unique_cell_shows_the_closest_pair_of_the_whole_range(qtbot, state, compute):
+    panel = _measured(qtbot, state, compute, seq_len=1_048_576, d_model=16)
+    assert panel.cell_text("sinusoidal", "unique") == "✓ 0 vs 615,746: 0.868× step"
+    # harmonic's closest pair lies far beyond any leading positions a budget allows
+    assert panel.cell_text("harmonic", "unique").startswith("✗ 0 vs 1,018,630")
+    # all-sine's distances depend on the position: the cell says which positions it covers
+    assert panel.cell_text("all_sine", "unique").endswith("(in 0…1,023)")
+
+
+def test_every_header_and_tooltip_states_its_tolerance(qtbot, state, compute):
+    from posenc_gui.model.scorecard import GROWTH_TOL, TK_TOL, UNIQUE_TOL
+    from posenc_gui.views.scorecard import HEADERS
+
+    tolerances = {"bounded_within": f"×{GROWTH_TOL:g}", "bounded_past": f"×{GROWTH_TOL:g}",
+                  "unique": f"{UNIQUE_TOL:g} step", "deterministic": "same bits",
+                  "generalizes": f"×{GROWTH_TOL:g}", "exact_tk": f"{TK_TOL:g}"}
+    panel = _measured(qtbot, state, compute, d_model=32)
+    for criterion, tolerance in tolerances.items():
+        assert tolerance in HEADERS[criterion], criterion
+        column = COLUMNS.index(criterion)
+        header = panel.table.horizontalHeaderItem(column).text()
+        assert tolerance in header
+    row = next(r for r in range(panel.table.rowCount()) if panel.data.scores[r].scheme == "sinusoidal")
+    assert f"{UNIQUE_TOL:g}" in panel.table.item(row, COLUMNS.index("unique")).toolTip()
+    assert f"{TK_TOL:g}" in panel.table.item(row, COLUMNS.index("exact_tk")).toolTip()
+
+
+def test_exact_tk_is_refused_at_odd_d_model(qtbot, state, compute):
+    panel = _measured(qtbot, state, compute, seq_len=128, d_model=255)
+    assert panel.cell_text("sinusoidal", "exact_tk").startswith("✗ 1 dim unpaired")
+    assert panel.cell_text("sincos_pair", "exact_tk").startswith("✓")  # its extra sine has cos(pos) elsewhere
+
+
+def test_a_new_measurement_stops_a_scan_in_steps(qtbot, state, compute):
+    panel = _measured(qtbot, state, compute, seq_len=128, d_model=512)
+    statuses = []
+    real = panel.status_label.setText
+    panel.status_label.setText = lambda text: (statuses.append(text), real(text))
+    state.update(seq_len=1_048_576, d_model=8192)
+    state.flush()
+    qtbot.waitUntil(lambda: any(text.startswith("Checking every offset of") for text in statuses), timeout=120_000)
+    assert panel.data.pending  # the first step is shown …
+    cell = panel.cell_text(panel.data.pending[0], "unique")
+    assert cell.startswith("… ") and "of offsets checked" in cell
+    state.update(seq_len=128, d_model=64)  # … and a new size replaces the rest of the scan
+    state.flush()
+    qtbot.waitUntil(lambda: not panel.is_stale() and not panel.data.pending, timeout=120_000)
+    assert compute.wait_idle()
+    assert panel.data.params == EncodingParams(seq_len=128, d_model=64)
+    assert panel.cell_text("sincos_pair", "unique").startswith("✗ 0 vs 44")

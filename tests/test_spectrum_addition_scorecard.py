@@ -313,7 +313,7 @@ def card():
 
 def test_sinusoidal_is_bounded_unique_and_exact(card):
     s = card.score("sinusoidal")
-    assert s.bounded and s.unique and s.deterministic and s.generalizes and s.tk_exact
+    assert s.bounded_within and s.bounded_past and s.unique and s.deterministic and s.generalizes and s.tk_exact
     assert s.max_norm[0] == pytest.approx(math.sqrt(32))
     assert s.tk_residual < TK_TOL and s.tk_method == "rotation"
     # the closest pair is a pair of neighbours: every offset-1 pair is equally far
@@ -323,7 +323,7 @@ def test_sinusoidal_is_bounded_unique_and_exact(card):
 
 def test_naive_grows(card):
     s = card.score("naive")
-    assert not s.bounded and not s.generalizes and not s.tk_exact
+    assert not s.bounded_within and not s.bounded_past and not s.generalizes and not s.tk_exact
     assert s.unique  # every position distinct
     assert s.max_norm[1] / s.max_norm[0] > 5  # ~×10 per decade
     assert s.max_norm[0] == pytest.approx(127 * 8)  # ‖p_127‖ = 127·√64
@@ -337,7 +337,7 @@ def test_normalized_leaves_its_range_past_n(card):
 
 def test_sine_is_not_unique(card):
     s = card.score("sine")
-    assert s.bounded and not s.unique and not s.tk_exact
+    assert s.bounded_within and s.bounded_past and not s.unique and not s.tk_exact
     assert s.unique_ratio < UNIQUE_TOL
     p, q = s.closest_pair
     # a near-collision: sin(p) ≈ sin(q) with p ≠ q
@@ -347,7 +347,7 @@ def test_sine_is_not_unique(card):
 def test_sincos_pair_nearly_repeats_at_44(card):
     s = card.score("sincos_pair")
     assert s.closest_pair == (0.0, 44.0)  # 44 ≈ 7·2π
-    assert not s.unique and s.tk_exact and s.bounded
+    assert not s.unique and s.tk_exact and s.bounded_within and s.bounded_past
 
 
 def test_more_frequencies_restore_uniqueness(card):
@@ -358,8 +358,8 @@ def test_more_frequencies_restore_uniqueness(card):
 
 def test_all_sine_has_no_exact_tk(card):
     s = card.score("all_sine")
-    assert s.bounded and not s.tk_exact and s.tk_residual > 0.1
-    assert s.tk_method == "least-squares" and s.tk_positions > s.tk_d_model
+    assert s.bounded_within and s.bounded_past and not s.tk_exact and s.tk_residual > 0.1
+    assert s.tk_method == "least-squares" and s.tk_fit_positions > 2 * 64 and s.tk_unpaired == 64
 
 
 def test_every_scheme_is_deterministic(card):
@@ -367,13 +367,15 @@ def test_every_scheme_is_deterministic(card):
     assert len(card.table()) == len(card.scores) == 8
 
 
-def test_scorecard_stays_bounded_for_long_sequences():
-    s = score_scheme(EncodingParams("sinusoidal", 1_000_000, 1024))
-    assert s.bounded and s.tk_exact and s.unique
-    assert s.unique_positions < 1_000_000
-    assert any("uniqueness checked on positions" in note for note in s.notes)
-    naive = score_scheme(EncodingParams("naive", 1_000_000, 1024))
-    assert not naive.bounded and any("d_model" in note for note in naive.notes)  # least-squares T_k reduced
+def test_scorecard_at_a_million_positions_covers_the_whole_range():
+    s = score_scheme(EncodingParams("sinusoidal", 1_048_576, 1024))
+    assert s.bounded_within and s.bounded_past and s.tk_exact and s.unique
+    assert s.unique_positions == 1_048_576 and s.unique_whole_range and s.uniqueness.method == "offsets"
+    naive = score_scheme(EncodingParams("naive", 1_048_576, 1024))
+    assert not naive.bounded_past and naive.tk_method == "none"  # no least-squares fit at d = 1024
+    assert any("d_model = 1,024" in note for note in naive.notes)
+    all_sine = score_scheme(EncodingParams("all_sine", 1_048_576, 1024))
+    assert all_sine.unique_positions < 1_048_576 and not all_sine.unique_whole_range  # leading positions only
 
 
 def test_single_position():
@@ -407,10 +409,13 @@ def test_these_model_modules_load_no_qt():
 
 
 def test_unique_work_budget_is_validated_and_used():
-    small = score_scheme(EncodingParams("sincos_pair", 1000, 512))
-    large = score_scheme(EncodingParams("sincos_pair", 1000, 512), unique_work=2**29)
+    # all-sine's distances depend on the position: the budget decides how many positions are compared
+    small = score_scheme(EncodingParams("all_sine", 1000, 512))
+    large = score_scheme(EncodingParams("all_sine", 1000, 512), unique_work=2**29)
     assert small.unique_positions < 1000 == large.unique_positions
-    assert large.closest_pair == (0.0, 710.0)  # 710 ≈ 113·2π
+    # the sin/cos pair's depend on the offset only: every offset is checked within any budget
+    pair = score_scheme(EncodingParams("sincos_pair", 1000, 512))
+    assert pair.unique_positions == 1000 and pair.closest_pair == (0.0, 710.0)  # 710 ≈ 113·2π
     with pytest.raises(ValueError, match="unique_work"):
         score_scheme(EncodingParams(), unique_work=1)
 

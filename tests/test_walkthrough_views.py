@@ -9,9 +9,10 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDockWidget, QMainWindow
 
-from posenc_gui.model import EncodingParams, wavelengths
+from posenc_gui.model import SCHEMES, EncodingParams, wavelengths
 from posenc_gui.model.addition import projection_cost
 from posenc_gui.model.analysis import uniqueness
+from posenc_gui.model.scorecard import score_scheme
 from posenc_gui.views.addition import AdditionPanel
 from posenc_gui.views.base import Panel
 from posenc_gui.views.scorecard import ScorecardPanel
@@ -207,8 +208,13 @@ def test_spectrum_panel_explains_linear_schemes(qtbot, state, compute):
     change(state, compute, scheme="naive")
     assert panel.data.kinds == ("linear",)
     assert panel.message_label.isVisible() and "no periodic" in panel.message_label.text()
-    assert all(item.getOriginalDataset()[0] is None or len(item.getOriginalDataset()[0]) == 0
-               for item in panel.scatter.values())
+    # the figure says it does not apply, and draws nothing (no stray "ω per position = 1 rad" dot)
+    assert "not periodic: no wavelength" in panel.wave_key.text
+    assert not panel.wave_plot.isVisible() and not panel.phase_plot.isVisible()
+    assert panel.summary_label.text().startswith("not periodic: no wavelength")
+    change(state, compute, scheme="sinusoidal")
+    assert panel.wave_plot.isVisible() and panel.phase_plot.isVisible()
+    assert "not periodic" not in panel.wave_key.text and "ω per position" in panel.phase_key.text
 
 
 # --------------------------------------------------------------------------- addition
@@ -245,8 +251,11 @@ def test_scorecard_panel_is_live(qtbot, state, compute):
     panel = ScorecardPanel(state, compute)
     settle(qtbot, panel, compute)
     assert panel.data is not None and panel.table.rowCount() == 8
-    assert panel.cell_text("sinusoidal", "bounded").startswith("✓")
-    assert panel.cell_text("naive", "bounded").startswith("✗")
+    assert panel.cell_text("sinusoidal", "bounded_within").startswith("✓")
+    assert panel.cell_text("sinusoidal", "bounded_past").startswith("✓")
+    assert panel.cell_text("naive", "bounded_within").startswith("✗")
+    assert panel.cell_text("normalized", "bounded_within").startswith("✓")
+    assert panel.cell_text("normalized", "bounded_past").startswith("✗")
     assert panel.cell_text("sine", "unique").startswith("✗")
     assert panel.cell_text("sincos_pair", "unique").startswith("✗ 0 vs 44")
     assert panel.cell_text("all_sine", "exact_tk").startswith("✗")
@@ -263,7 +272,7 @@ def test_scorecard_panel_is_live(qtbot, state, compute):
     assert panel.data is measured
     assert panel.table.item(5, 0).text().startswith("▶")
     exported = panel.export_data()
-    assert exported["arrays"]["verdicts"].shape == (8, 5)
+    assert exported["arrays"]["verdicts"].shape == (8, 6)
     assert exported["meta"]["rows"][6] == "sinusoidal" and exported["arrays"]["verdicts"][6].all()
 
 
@@ -408,7 +417,8 @@ def test_spectrum_title_names_only_the_parameters_the_scheme_has(qtbot, state, c
     panel = SpectrumPanel(state, compute)
     settle(qtbot, panel, compute)
     change(state, compute, **values)
-    title = panel.wave_plot.titleLabel.text
+    # the figure's title: above the plot, or the sentence that replaces it (no periodic column)
+    title = panel.wave_plot.titleLabel.text if panel.data.periodic else panel.wave_key.text
     assert present in title and (absent is None or absent not in title)
 
 
@@ -472,3 +482,10 @@ def test_spectrum_with_thousands_of_components_draws_lines_and_long_log_axes_ski
     assert all(item.opts["symbol"] == "o" for item in panel.scatter.values())
     long_minor = decade_ticks(-3.6, 2.4)[1]
     assert all(float(v).is_integer() for v, _ in long_minor)
+
+
+@pytest.mark.parametrize("scheme", ["normalized", "sine"])
+def test_walkthrough_says_bounded_as_the_scorecard_measures_it(scheme):
+    step = next(step for step in STEPS if step.params.get("scheme") == scheme)
+    words = score_scheme(EncodingParams(scheme, 128, 64)).bounded_words
+    assert words in step.text and words in SCHEMES[scheme].summary

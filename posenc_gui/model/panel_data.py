@@ -34,11 +34,12 @@ from .analysis import (
     offset_profiles,
     offset_spread,
     unpaired_dimensions,
-    uniqueness,
     uniqueness_max_positions,
 )
 from .attention import MAX_SEED
 from .cache import encode_sampled, rows_encoder
+from .closest import RangeUniqueness, continue_uniqueness, range_uniqueness
+from .closest import clear_caches as clear_scan_tables
 from .params import EncodingParams, check_params
 from .sampling import AxisSample, sample_axis
 
@@ -78,42 +79,62 @@ def addition_data(params: EncodingParams, scale: float, seed: int = 0) -> Additi
 # --------------------------------------------------------------------------- uniqueness
 
 
-#: Work budget (n²·d multiply-adds) of one live update; longer sequences are cut to their start.
+#: Work budget (n²·d multiply-adds) of comparing all pairs in one update; past it, the leading positions.
 UNIQUENESS_VIEW_WORK = 2**29
+#: Offsets × frequencies of one step of a scan of every offset (tens of milliseconds in the worker).
+UNIQUENESS_SCAN_STEP = 2**28
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class UniquenessData:
-    """The analysis of positions ``0 … count−1`` (``count ≤ params.seq_len``)."""
+    """The analysis of positions ``0 … seq_len − 1`` (see :class:`~posenc_gui.model.closest.RangeUniqueness`)."""
 
     params: EncodingParams
-    count: int
-    result: Uniqueness
+    found: RangeUniqueness
     typical_norm: float
 
     @property
+    def result(self) -> Uniqueness:
+        """Each drawn position's nearest other position (the curves)."""
+        return self.found.curve
+
+    @property
+    def count(self) -> int:
+        """The closest pair is that of positions ``0 … count − 1``."""
+        return self.found.pairs_range
+
+    @property
     def truncated(self) -> bool:
-        return self.count < self.params.seq_len
+        """True when the closest pair covers only the leading positions (or a scan is still running)."""
+        return not self.found.whole_range
 
 
 def view_positions(params: EncodingParams) -> int:
-    """How many leading positions the live view compares (all pairs)."""
+    """How many leading positions the view compares all pairs of (when it compares them)."""
     params = check_params(params)
     return min(params.seq_len, uniqueness_max_positions(params.d_model, UNIQUENESS_VIEW_WORK))
 
 
 def uniqueness_data(params: EncodingParams, top: int, distinct_offsets: bool) -> UniquenessData:
-    """Run the analysis for the view (in a worker, or inline when small)."""
+    """Run the analysis for the view (in a worker, or inline when small); a scan may still be ``pending``."""
     params = check_params(params)
-    count = view_positions(params)
-    if count < 2:
+    if params.seq_len < 2:
         raise ValueError("seq_len: uniqueness needs at least 2 positions")
-    positions = np.arange(count, dtype=np.float64)
-    kwargs = params.scheme_kwargs()
-    # The leading rows: at most sizes the heatmap and similarity matrix encode the same ones.
-    result = uniqueness(params.scheme, positions, params.d_model, top=top, distinct_offsets=distinct_offsets,
-                        encoded=encode_sampled(params, AxisSample(0, 1, count)), **kwargs)
-    return UniquenessData(params, count, result, float(np.median(result.norms)))
+    count = view_positions(params)
+    # All pairs at most sizes: the heatmap and similarity matrix encode the same rows.
+    encoded = encode_sampled(params, AxisSample(0, 1, count)) if count == params.seq_len else None
+    found = range_uniqueness(params.scheme, params.seq_len, params.d_model, top=top,
+                             distinct_offsets=distinct_offsets, pair_work=UNIQUENESS_VIEW_WORK,
+                             scan_work=UNIQUENESS_SCAN_STEP, encoded=encoded, **params.scheme_kwargs())
+    return UniquenessData(params, found, float(np.median(found.curve.norms)))
+
+
+def continue_uniqueness_data(data: UniquenessData) -> UniquenessData:
+    """``data`` with its scan advanced by one step (:data:`UNIQUENESS_SCAN_STEP`)."""
+    params = data.params
+    found = continue_uniqueness(data.found, params.scheme, params.d_model, UNIQUENESS_SCAN_STEP,
+                                **params.scheme_kwargs())
+    return UniquenessData(params, found, float(np.median(found.curve.norms)))
 
 
 # --------------------------------------------------------------------------- relative vs absolute
@@ -252,5 +273,6 @@ def linear_relation_data(params: EncodingParams, k: int) -> LinearRelationData:
 
 
 def clear_caches() -> None:
-    """Forget the Addition dock's sweeps kept per parameters."""
+    """Forget the Addition dock's sweeps kept per parameters and the uniqueness scans' tables."""
     _addition_sweeps.cache_clear()
+    clear_scan_tables()

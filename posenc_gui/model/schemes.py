@@ -129,15 +129,19 @@ def _all_sine(dims: np.ndarray, d_model: int, base: float) -> Columns:
 
 _SCHEME_LIST = (
     SchemeInfo(
-        "naive", "Naive integer", "p_i = i in every dimension: unbounded, it swamps the embedding as i grows.",
+        "naive", "Naive integer",
+        "p_i = i in every dimension: unbounded in 0…N−1 and past N; it swamps the embedding as i grows.",
         "PE(pos, j) = pos", (), _naive,
     ),
     SchemeInfo(
-        "normalized", "Normalized", "p_i = i / (N − 1): bounded, but the step between neighbours depends on N.",
+        "normalized", "Normalized",
+        "p_i = i / (N − 1): bounded in 0…N−1, unbounded past N (in [0, 1] up to N − 1 only); "
+        "the step between neighbours depends on N.",
         "PE(pos, j) = pos / (N − 1)", ("length",), _normalized,
     ),
     SchemeInfo(
-        "sine", "Single sine", "sin(i) in every dimension: bounded but periodic, so sin(x) = sin(y) collides.",
+        "sine", "Single sine",
+        "sin(i) in every dimension: bounded in 0…N−1 and past N, but periodic, so sin(x) = sin(y) collides.",
         "PE(pos, j) = sin(pos)", (), _sine,
     ),
     SchemeInfo(

@@ -3,19 +3,29 @@ measured for every scheme at the current ``seq_len``, ``d_model`` and ``base``.
 
 Nothing here is asserted from the formulas; every verdict comes from
 evaluating :func:`~posenc_gui.model.encode` (directly or through the
-analyses of :mod:`posenc_gui.model.analysis`):
+analyses), except that a T_k is only called exact where one exists (below).
+"Bounded" has one definition, in two parts, used by the scheme summaries,
+the walkthrough and the Scorecard alike (:data:`BOUNDED_WORDS`):
 
-bounded
-    ``max ‖p‖`` over positions ``0 … L−1`` for ``L = N, 10N, 100N``. Bounded
-    if the maximum over ``100N`` positions is at most :data:`GROWTH_TOL`
-    (1.5) times the maximum over ``10N``: a linear scheme grows ×10 per
-    decade, a periodic one does not grow.
-unique at this length
-    The closest pair of distinct positions in ``0 … N−1``
-    (:func:`~posenc_gui.model.analysis.uniqueness`) compared with a typical
-    step, the median ``‖p_{i+1} − p_i‖``: unique if the closest pair is at
-    least :data:`UNIQUE_TOL` (0.1) of a step apart. A near-repeat closer
-    than a tenth of a step (sin(11) vs sin(55), the pair's 0 vs 44) fails.
+bounded in 0…N−1 (within the trained length)
+    ``max ‖p‖`` over the trained positions ``0 … L−1`` of the encoding made
+    for length ``L``, for three lengths a decade apart (``N, 10N, 100N``, or
+    ``N/100, N/10, N`` where ``100N`` is past ``limits.MAX_SEQ_LEN``).
+    Bounded if the longest length's maximum is at most :data:`GROWTH_TOL`
+    (1.5) times the middle one's: a linear scheme grows ×10 per decade, a
+    periodic one and the normalized ``i/(N−1)`` do not.
+bounded past N (beyond the trained length)
+    ``max ‖p‖`` over ``0 … L−1`` for ``L = N, 10N, 100N`` of the encoding
+    made for length ``N``, with the same test: normalized ``i/(N−1)`` grows
+    past ``N``.
+unique in 0…N−1
+    The closest pair of distinct positions of ``0 … N−1``
+    (:func:`~posenc_gui.model.closest.range_uniqueness`: every pair, or
+    every offset for schemes whose distances follow from the offset),
+    compared with a typical step, the median ``‖p_{i+1} − p_i‖``: unique if
+    the closest pair is at least :data:`UNIQUE_TOL` (0.1) of a step apart.
+    Where neither fits the budget, the verdict is that of the leading
+    positions ``0 … M−1`` and says so.
 deterministic
     Encoding the positions twice, and once in reverse order, gives the same
     bits.
@@ -24,15 +34,22 @@ unseen lengths
     :data:`GROWTH_TOL` times ``max ‖p‖`` over ``0 … N−1`` (the encoding stays
     in the range the model saw).
 exact relative T_k
-    :func:`~posenc_gui.model.analysis.linear_relation` for ``k = 1``: exact if
-    the relative residual ``‖PE(P+k) − PE(P)·T_kᵀ‖ / ‖PE(P+k)‖`` is below
-    :data:`TK_TOL` (1e-9), measured on more positions than dimensions so a
-    least-squares fit cannot simply interpolate.
+    For ``k = 1``. Where every dimension is a sine or cosine whose frequency
+    has both a sine and a cosine column, T_k is made of 2×2 rotations; its relative
+    residual ``‖PE(P+k) − T_k·PE(P)‖ / ‖PE(P+k)‖`` over positions spread over
+    ``0 … N−1`` must stay below :data:`TK_TOL` (1e-9, far above rounding).
+    A dimension whose frequency lacks a sine or a cosine (the last sine of
+    the sinusoidal scheme at odd d, all-sine, single sine) or a linear one
+    has no exact row, so T_k is not exact; the residual shown is a
+    least-squares fit's on those rows, fitted on ``2d + 8``
+    positions between the integers of ``0 … N−1`` and measured on the
+    integers it was not fitted on, where the fit is affordable
+    (:data:`TK_FIT_WORK`).
 
-Cost stays bounded for large ``seq_len`` and ``d_model``: each check
-evaluates at most a budgeted number of positions (sampled evenly, ends
-included, or a prefix for uniqueness) and, for a least-squares T_k at large
-d, a smaller ``d_model``; every result says what it used in ``notes``.
+Cost stays bounded for large ``seq_len`` and ``d_model``: the norm checks
+evaluate at most a budgeted number of positions (sampled evenly, ends
+included) and say so in ``notes``; a scan of every offset can be done in
+steps (``scan_work``, :func:`continue_score`).
 """
 
 from __future__ import annotations
@@ -45,28 +62,37 @@ from itertools import islice
 import numpy as np
 
 from . import limits
-from .analysis import linear_relation, pe_norms, uniqueness, uniqueness_max_positions
+from .analysis import pe_norms
+from .closest import RangeUniqueness, continue_uniqueness, range_uniqueness
 from .params import EncodingParams, check_params
-from .schemes import SCHEMES, columns, encode
+from .schemes import SCHEMES, encode
 
-#: Growth of max ‖p‖ (100N vs 10N; unseen vs seen) tolerated as "bounded".
+#: Growth of max ‖p‖ (a decade longer; unseen vs seen) tolerated as "bounded".
 GROWTH_TOL = 1.5
 #: Closest pair must be at least this fraction of the median neighbour step.
 UNIQUE_TOL = 0.1
-#: Relative residual below which T_k counts as exact.
+#: Relative residual below which a rotation T_k counts as exact.
 TK_TOL = 1e-9
 #: Offset k of the T_k check.
 TK_OFFSET = 1.0
 #: Budget of values evaluated per norm/determinism check (positions × d).
 NORM_WORK = 2**17
-#: Budget of n²·max(d, 64) for the uniqueness check (all pairs of n positions).
+#: Budget of n²·max(d, 64) for comparing all pairs of n positions.
 UNIQUE_WORK = 2**26
-#: Budget of n·d² for a least-squares T_k.
-LSTSQ_WORK = 2**26
-#: Budget of n·d for an exact (rotation) T_k.
-ROTATION_WORK = 2**21
-#: Largest d_model at which the dense d × d T_k is built.
-TK_MAX_D_MODEL = 1024
+#: Budget of n·d² for a least-squares T_k (n = 2d + 8 positions).
+TK_FIT_WORK = 2**27
+#: Where in its interval each least-squares fit position lies (irrational: rarely an integer).
+FIT_PHASE = (math.sqrt(5.0) - 1.0) / 2.0
+#: Budget of n·d for the positions a T_k residual is measured on.
+ROTATION_WORK = 2**20
+
+#: The words every summary, walkthrough step and cell uses for (bounded in 0…N−1, bounded past N).
+BOUNDED_WORDS = {
+    (True, True): "bounded in 0…N−1 and past N",
+    (True, False): "bounded in 0…N−1, unbounded past N",
+    (False, False): "unbounded in 0…N−1 and past N",
+    (False, True): "unbounded in 0…N−1, bounded past N",
+}
 
 
 @dataclass(frozen=True)
@@ -76,19 +102,16 @@ class SchemeScore:
     Attributes
     ----------
     scheme, label : str
+    trained_lengths : tuple of 3 int
+        The lengths L of the "bounded in 0…N−1" check.
+    trained_max_norm : tuple of 3 floats
+        ``max ‖p‖`` over ``0 … L−1`` of the encoding made for each length L.
+    bounded_within : bool
     max_norm : tuple of 3 floats
-        ``max ‖p‖`` over ``0 … L−1`` for ``L = N, 10N, 100N``.
-    bounded : bool
-    min_distance : float
-        Closest pair's distance; ``nan`` with fewer than 2 positions.
-    closest_pair : tuple of 2 floats or None
-    neighbour_step : float
-        Median ``‖p_{i+1} − p_i‖`` over the checked positions.
-    unique_ratio : float
-        ``min_distance / neighbour_step``.
-    unique : bool
-    unique_positions : int
-        Positions compared (a prefix ``0 … M−1`` of ``0 … N−1``).
+        ``max ‖p‖`` over ``0 … L−1`` for ``L = N, 10N, 100N``, the encoding made for N.
+    bounded_past : bool
+    uniqueness : RangeUniqueness or None
+        None with a single position (nothing to confuse it with).
     deterministic : bool
     unseen_finite : bool
     unseen_ratio : float
@@ -96,42 +119,91 @@ class SchemeScore:
         (``inf`` when the latter is 0 and the former is not).
     generalizes : bool
         ``unseen_finite`` and ``unseen_ratio ≤ GROWTH_TOL``.
+    tk_unpaired : int
+        Dimensions whose frequency lacks a sine or a cosine column (every
+        linear column too): their rows of T_k cannot be exact.
     tk_residual : float
-        Relative residual of T_k.
+        Relative residual of the rotation, or of the least-squares fit on the
+        rows without a partner (held out); ``nan`` where no fit was affordable.
     tk_exact : bool
+        No unpaired dimension, and the rotation's residual below :data:`TK_TOL`.
     tk_method : str
-        ``"rotation"`` or ``"least-squares"`` (from ``linear_relation``).
-    tk_d_model, tk_positions : int
-        The d_model and number of positions the T_k check used.
+        ``"rotation"``, ``"least-squares"`` or ``"none"`` (no residual computed).
+    tk_positions, tk_fit_positions : int
+        Positions the residual was measured on, and fitted on (0 for a rotation).
     notes : tuple of str
-        What was sampled or reduced, in words.
+        What was sampled, in words.
     """
 
     scheme: str
     label: str
+    trained_lengths: tuple[int, int, int]
+    trained_max_norm: tuple[float, float, float]
+    bounded_within: bool
     max_norm: tuple[float, float, float]
-    bounded: bool
-    min_distance: float
-    closest_pair: tuple[float, float] | None
-    neighbour_step: float
-    unique_ratio: float
-    unique: bool
-    unique_positions: int
+    bounded_past: bool
+    uniqueness: RangeUniqueness | None
     deterministic: bool
     unseen_finite: bool
     unseen_ratio: float
     generalizes: bool
+    tk_unpaired: int
     tk_residual: float
     tk_exact: bool
     tk_method: str
-    tk_d_model: int
     tk_positions: int
+    tk_fit_positions: int
     notes: tuple[str, ...]
 
+    @property
+    def closest_pair(self) -> tuple[float, float] | None:
+        """The closest pair (p, q) found; None with a single position."""
+        return None if self.uniqueness is None else self.uniqueness.closest_pair[:2]
+
+    @property
+    def min_distance(self) -> float:
+        """The closest pair's distance; ``nan`` with a single position."""
+        return math.nan if self.uniqueness is None else self.uniqueness.closest_pair[2]
+
+    @property
+    def neighbour_step(self) -> float:
+        """The median ``‖p_{i+1} − p_i‖`` over the range the closest pair covers."""
+        return math.nan if self.uniqueness is None else self.uniqueness.neighbour_step
+
+    @property
+    def unique_ratio(self) -> float:
+        """``min_distance / neighbour_step``."""
+        return math.nan if self.uniqueness is None else self.uniqueness.step_ratio
+
+    @property
+    def unique(self) -> bool:
+        """The closest pair is at least :data:`UNIQUE_TOL` of a step apart (over :attr:`unique_positions`)."""
+        return self.uniqueness is None or self.unique_ratio >= UNIQUE_TOL
+
+    @property
+    def unique_positions(self) -> int:
+        """The closest pair is the closest of the pairs of ``0 … unique_positions − 1`` (N: the whole range)."""
+        return 1 if self.uniqueness is None else self.uniqueness.pairs_range
+
+    @property
+    def unique_whole_range(self) -> bool:
+        return self.uniqueness is None or self.uniqueness.whole_range
+
+    @property
+    def pending(self) -> bool:
+        """True while the scan of every offset is still running (see :func:`continue_score`)."""
+        return self.uniqueness is not None and self.uniqueness.pending
+
+    @property
+    def bounded_words(self) -> str:
+        """The :data:`BOUNDED_WORDS` of this row's two bounded verdicts."""
+        return BOUNDED_WORDS[(self.bounded_within, self.bounded_past)]
+
     def verdicts(self) -> dict[str, bool]:
-        """The five verdicts keyed by :data:`CRITERIA`."""
+        """The verdicts keyed by :data:`CRITERIA`."""
         return {
-            "bounded": self.bounded,
+            "bounded_within": self.bounded_within,
+            "bounded_past": self.bounded_past,
             "unique": self.unique,
             "deterministic": self.deterministic,
             "generalizes": self.generalizes,
@@ -139,10 +211,11 @@ class SchemeScore:
         }
 
 
-#: The criteria, in the order of the table's columns, with their headers.
+#: The criteria, in the order of the table's columns, with their names.
 CRITERIA = {
-    "bounded": "bounded",
-    "unique": "unique at N",
+    "bounded_within": "bounded in 0…N−1",
+    "bounded_past": "bounded past N",
+    "unique": "unique in 0…N−1",
     "deterministic": "deterministic",
     "generalizes": "unseen lengths",
     "exact_tk": "exact relative T_k",
@@ -163,6 +236,16 @@ class Scorecard:
                 return s
         raise ValueError(f"scheme must be one of {', '.join(s.scheme for s in self.scores)}; got {scheme!r}")
 
+    def with_score(self, score: SchemeScore) -> "Scorecard":
+        """This scorecard with the row of ``score.scheme`` replaced by ``score``."""
+        self.score(score.scheme)
+        return replace(self, scores=tuple(score if s.scheme == score.scheme else s for s in self.scores))
+
+    @property
+    def pending(self) -> tuple[str, ...]:
+        """The schemes whose uniqueness scan is still running."""
+        return tuple(s.scheme for s in self.scores if s.pending)
+
     def table(self) -> list[dict]:
         """JSON-able rows: scheme, verdicts and the numbers behind them."""
         rows = []
@@ -170,11 +253,17 @@ class Scorecard:
             rows.append({
                 "scheme": s.scheme,
                 **s.verdicts(),
+                "trained_lengths": list(s.trained_lengths),
+                "trained_max_norm": list(s.trained_max_norm),
                 "max_norm_N": s.max_norm[0], "max_norm_10N": s.max_norm[1], "max_norm_100N": s.max_norm[2],
+                "closest_pair": None if s.closest_pair is None else list(s.closest_pair),
                 "min_distance": s.min_distance, "neighbour_step": s.neighbour_step,
                 "unique_ratio": s.unique_ratio, "unique_positions": s.unique_positions,
+                "unique_whole_range": s.unique_whole_range,
+                "unique_method": None if s.uniqueness is None else s.uniqueness.method,
                 "unseen_ratio": s.unseen_ratio, "tk_residual": s.tk_residual, "tk_method": s.tk_method,
-                "tk_d_model": s.tk_d_model, "tk_positions": s.tk_positions, "notes": list(s.notes),
+                "tk_unpaired": s.tk_unpaired, "tk_positions": s.tk_positions,
+                "tk_fit_positions": s.tk_fit_positions, "notes": list(s.notes),
             })
         return rows
 
@@ -192,27 +281,22 @@ def sample_range(start: int, stop: int, count: int) -> np.ndarray:
     return np.unique(np.round(np.linspace(start, stop - 1, count)))
 
 
+def trained_lengths(seq_len: int) -> tuple[int, int, int]:
+    """The lengths of the "bounded in 0…N−1" check: ``N, 10N, 100N``, or ``N/100, N/10, N`` past the limit."""
+    first = seq_len if 100 * seq_len <= limits.MAX_SEQ_LEN else seq_len // 100
+    return first, 10 * first, 100 * first
+
+
 def _norm_budget(d_model: int) -> int:
     return max(64, NORM_WORK // d_model)
 
 
-def _all_paired(params: EncodingParams) -> bool:
-    """True if every column is a sine or cosine with a partner of the same frequency."""
-    cols = columns(params.scheme, params.d_model, **params.scheme_kwargs())
-    if np.any(cols.kind == "linear"):
-        return False
-    _, group = np.unique(cols.divisor, return_inverse=True)
-    sines = np.bincount(group, weights=(cols.kind == "sin").astype(np.float64))
-    cosines = np.bincount(group, weights=(cols.kind == "cos").astype(np.float64))
-    return bool(np.array_equal(sines, cosines))
-
-
-def _max_norm(params: EncodingParams, start: int, stop: int, count: int) -> tuple[float, bool, int]:
+def _max_norm(params: EncodingParams, start: int, stop: int, count: int) -> tuple[float, bool]:
     pos = sample_range(start, stop, count)
     pos = pos[pos <= limits.MAX_POSITION]
     norms = pe_norms(params.scheme, pos, params.d_model, **params.scheme_kwargs())
     finite = bool(np.all(np.isfinite(norms)))
-    return (float(np.max(norms)) if norms.size else 0.0), finite, int(pos.size)
+    return (float(np.max(norms)) if norms.size else 0.0), finite
 
 
 def _ratio(a: float, b: float) -> float:
@@ -221,31 +305,93 @@ def _ratio(a: float, b: float) -> float:
     return 1.0 if a == 0 else math.inf
 
 
-def score_scheme(params: EncodingParams, unique_work: int = UNIQUE_WORK) -> SchemeScore:
-    """Measure the five criteria for ``params.scheme`` (see the module docstring).
+def _partners(params: EncodingParams) -> tuple[np.ndarray, np.ndarray]:
+    """For each dimension, a sine and a cosine column of its frequency (−1 where the scheme has none)."""
+    cols = params.columns()
+    periodic = cols.kind != "linear"
+    partners = []
+    for kind in ("sin", "cos"):
+        mine = np.flatnonzero(cols.kind == kind)
+        partner = np.full(cols.kind.size, -1, dtype=np.int64)
+        if mine.size:
+            divisors, first = np.unique(cols.divisor[mine], return_index=True)
+            where = np.minimum(np.searchsorted(divisors, cols.divisor), divisors.size - 1)
+            found = periodic & (divisors[where] == cols.divisor)
+            partner[found] = mine[first[where[found]]]
+        partners.append(partner)
+    return partners[0], partners[1]
+
+
+def _tk_check(params: EncodingParams) -> tuple[float, bool, str, int, int, int, str]:
+    """``(residual, exact, method, without partner, positions, fit positions, note)`` of T_k for ``k = TK_OFFSET``.
+
+    sin((p+k)ω) = cos(kω)·sin(pω) + sin(kω)·cos(pω) and cos((p+k)ω) =
+    −sin(kω)·sin(pω) + cos(kω)·cos(pω): a row of T_k is exact when its
+    frequency has both a sine and a cosine column. A linear column (p+k)/c
+    is not a linear function of PE(p) (it is affine).
+    """
+    n, d = params.seq_len, params.d_model
+    sines, cosines = _partners(params)
+    alone = np.flatnonzero((sines < 0) | (cosines < 0))
+    tested = sample_range(0, n, max(2, ROTATION_WORK // d))
+    if alone.size == 0:
+        x, y = params.encode(tested), params.encode(tested + TK_OFFSET)
+        cols = params.columns()
+        angle = TK_OFFSET / cols.divisor
+        c, s = np.cos(angle), np.sin(angle)
+        sin_part, cos_part = x[:, sines], x[:, cosines]
+        predicted = np.where(cols.kind == "sin", sin_part * c + cos_part * s, cos_part * c - sin_part * s)
+        residual = _ratio(float(np.linalg.norm(y - predicted)), float(np.linalg.norm(y)))
+        return residual, residual < TK_TOL, "rotation", 0, int(tested.size), 0, ""
+    fitted = 2 * d + 8
+    if fitted * d * d > TK_FIT_WORK:
+        return (math.nan, False, "none", int(alone.size), 0, 0,
+                f"no least-squares T_k residual at d_model = {d:,} (a fit over 2·d + 8 positions costs "
+                f"n·d² > {TK_FIT_WORK:,})")
+    spread = (np.arange(fitted) + FIT_PHASE) * (max(n - 1, 1) / fitted)
+    fit_positions = spread[spread != np.round(spread)]  # between the integers of 0 … N−1
+    solution, *_ = np.linalg.lstsq(params.encode(fit_positions),
+                                   params.encode(fit_positions + TK_OFFSET, dims=alone), rcond=None)
+    target = params.encode(tested + TK_OFFSET, dims=alone)
+    residual = _ratio(float(np.linalg.norm(target - params.encode(tested) @ solution)), float(np.linalg.norm(target)))
+    return (residual, False, "least-squares", int(alone.size), int(tested.size), int(fit_positions.size),
+            f"least-squares rows of T_k fitted on {fit_positions.size:,} positions between the integers, their "
+            f"residual measured on {tested.size:,} integers of 0…{n - 1:,}")
+
+
+def score_scheme(params: EncodingParams, unique_work: int = UNIQUE_WORK, scan_work: int | None = None) -> SchemeScore:
+    """Measure the criteria for ``params.scheme`` (see the module docstring).
 
     Parameters
     ----------
     params : EncodingParams
     unique_work : int
-        Budget n²·max(d, 64) of the uniqueness check, 2¹⁶ … 2³³; a caller
+        Budget n²·max(d, 64) of comparing all pairs, 2¹⁶ … 2³³; a caller
         scoring a single scheme can afford more than :data:`UNIQUE_WORK`.
+    scan_work : int, optional
+        Offsets × frequencies of the uniqueness scan done in this call (the
+        score is then :attr:`SchemeScore.pending` until
+        :func:`continue_score` has done the rest); all by default.
     """
     params = check_params(params)
     unique_work = limits.check_int("unique_work", unique_work, 2**16, 2**33)
+    if scan_work is not None:
+        scan_work = limits.check_int("scan_work", scan_work, 1, 2**62)
     n, d, kwargs = params.seq_len, params.d_model, params.scheme_kwargs()
     notes: list[str] = []
     budget = _norm_budget(d)
     if 100 * n > budget:
         notes.append(f"max ‖p‖ over ≤ {budget:,} evenly spaced positions per length (ends included)")
-    # bounded: N, 10N, 100N
-    maxima = []
-    for factor in (1, 10, 100):
-        value, _, _ = _max_norm(params, 0, min(factor * n, int(limits.MAX_POSITION) + 1), budget)
-        maxima.append(value)
-    bounded = maxima[2] <= GROWTH_TOL * maxima[1]
+    # bounded in 0…N−1: the encoding made for each length, over its own positions
+    lengths = trained_lengths(n)
+    trained = tuple(_max_norm(replace(params, seq_len=length), 0, length, budget)[0] for length in lengths)
+    bounded_within = trained[2] <= GROWTH_TOL * trained[1]
+    # bounded past N: the encoding made for N, out to 100N
+    maxima = tuple(_max_norm(params, 0, min(factor * n, int(limits.MAX_POSITION) + 1), budget)[0]
+                   for factor in (1, 10, 100))
+    bounded_past = maxima[2] <= GROWTH_TOL * maxima[1]
     # unseen lengths: N … 10N−1 against 0 … N−1
-    unseen_max, unseen_finite, _ = _max_norm(params, n, 10 * n, budget)
+    unseen_max, unseen_finite = _max_norm(params, n, 10 * n, budget)
     unseen_ratio = _ratio(unseen_max, maxima[0])
     generalizes = unseen_finite and unseen_ratio <= GROWTH_TOL
     # deterministic: same bits twice, and in reverse order
@@ -255,72 +401,39 @@ def score_scheme(params: EncodingParams, unique_work: int = UNIQUE_WORK) -> Sche
     backwards = encode(params.scheme, det_pos[::-1], d, **kwargs)[::-1]
     deterministic = bool(np.array_equal(first.view(np.uint64), second.view(np.uint64))
                          and np.array_equal(first.view(np.uint64), backwards.view(np.uint64)))
-    # unique at this length
-    most = min(uniqueness_max_positions(d), max(2, math.isqrt(unique_work // max(d, 64))))
-    m = min(n, most)
-    if m < 2:
-        min_distance, pair, step, ratio, unique = math.nan, None, math.nan, math.nan, True
-        notes.append("only one position: nothing to confuse it with")
-    else:
-        if m < n:
-            notes.append(f"uniqueness checked on positions 0…{m - 1:,} of {n:,} (budget: all pairs of ≤ {most:,} positions)")
-        positions = np.arange(m, dtype=np.float64)
-        result = uniqueness(params.scheme, positions, d, top=1, **kwargs)
-        p, q, min_distance = result.closest_pair
-        pair = (p, q)
-        pe = encode(params.scheme, positions, d, **kwargs)
-        step = float(np.median(np.linalg.norm(np.diff(pe, axis=0), axis=1)))
-        ratio = _ratio(min_distance, step)
-        unique = ratio >= UNIQUE_TOL
+    # unique in 0…N−1
+    found = None
+    if n >= 2:
+        pair_work = max(1, unique_work // max(d, 64) * d)
+        found = range_uniqueness(params.scheme, n, d, top=1, pair_work=pair_work, scan_work=scan_work, **kwargs)
     # exact relative T_k
-    tk_params, tk_note = _tk_params(params)
+    tk_residual, tk_exact, tk_method, tk_unpaired, tk_positions, tk_fitted, tk_note = _tk_check(params)
     if tk_note:
         notes.append(tk_note)
-    dt = tk_params.d_model
-    if _all_paired(tk_params):
-        count = max(2, min(max(n, 2), ROTATION_WORK // dt))
-    else:
-        count = max(2, min(dt + dt // 4 + 8, LSTSQ_WORK // (dt * dt)))
-    if count < n:
-        notes.append(f"T_k over {count:,} evenly spaced positions of 0…{n - 1:,}")
-        tk_pos = sample_range(0, n, count)
-    else:
-        if count > n:
-            notes.append(f"T_k over positions 0…{count - 1:,} (more positions than dimensions)")
-        tk_pos = np.arange(count, dtype=np.float64)
-    relation = linear_relation(tk_params.scheme, tk_pos, dt, TK_OFFSET, **tk_params.scheme_kwargs())
-    tk_residual = relation.relative_residual
-    info = SCHEMES[params.scheme]
     return SchemeScore(
-        scheme=params.scheme, label=info.label, max_norm=(maxima[0], maxima[1], maxima[2]), bounded=bool(bounded),
-        min_distance=float(min_distance), closest_pair=pair, neighbour_step=float(step), unique_ratio=float(ratio),
-        unique=bool(unique), unique_positions=int(m), deterministic=deterministic,
+        scheme=params.scheme, label=SCHEMES[params.scheme].label, trained_lengths=lengths,
+        trained_max_norm=trained, bounded_within=bool(bounded_within), max_norm=maxima,
+        bounded_past=bool(bounded_past), uniqueness=found, deterministic=deterministic,
         unseen_finite=unseen_finite, unseen_ratio=float(unseen_ratio), generalizes=bool(generalizes),
-        tk_residual=float(tk_residual), tk_exact=bool(tk_residual < TK_TOL), tk_method=relation.method,
-        tk_d_model=int(dt), tk_positions=int(relation.n_positions), notes=tuple(notes),
+        tk_unpaired=tk_unpaired, tk_residual=float(tk_residual), tk_exact=bool(tk_exact), tk_method=tk_method,
+        tk_positions=tk_positions, tk_fit_positions=tk_fitted, notes=tuple(notes),
     )
 
 
-def _tk_params(params: EncodingParams) -> tuple[EncodingParams, str]:
-    """``params`` with d_model reduced (if needed) so the T_k check fits its budget."""
-    d = params.d_model
-    if _all_paired(params):
-        if d <= TK_MAX_D_MODEL:
-            return params, ""
-        reduced = TK_MAX_D_MODEL
-    else:
-        reduced = d
-        while reduced > 2 and (reduced + reduced // 4 + 8) * reduced * reduced > LSTSQ_WORK:
-            reduced //= 2
-        if reduced == d:
-            return params, ""
-    reduced -= reduced % 2
-    return (replace(params, d_model=reduced),
-            f"T_k measured at d_model = {reduced:,} (a {'dense' if _all_paired(params) else 'least-squares'} "
-            f"T_k at d_model = {d:,} exceeds the budget)")
+def continue_score(score: SchemeScore, params: EncodingParams, scan_work: int | None = None) -> SchemeScore:
+    """``score`` with its uniqueness scan advanced by ``scan_work`` (all of it by default).
+
+    ``params`` are those the score was measured at (its ``scheme`` is ignored).
+    """
+    if not score.pending:
+        return score
+    params = replace(params, scheme=score.scheme).validate()
+    found = continue_uniqueness(score.uniqueness, params.scheme, params.d_model, scan_work,
+                                **params.scheme_kwargs())
+    return replace(score, uniqueness=found)
 
 
-def scorecard(params: EncodingParams, schemes=None) -> Scorecard:
+def scorecard(params: EncodingParams, schemes=None, scan_work: int | None = None) -> Scorecard:
     """Score every scheme (or ``schemes``) at ``params``' ``seq_len``, ``d_model``, ``base`` and ``layout``.
 
     Parameters
@@ -329,6 +442,8 @@ def scorecard(params: EncodingParams, schemes=None) -> Scorecard:
         Its ``scheme`` is ignored; each scheme is measured in turn.
     schemes : iterable of str, optional
         Keys of :data:`~posenc_gui.model.SCHEMES`; all by default.
+    scan_work : int, optional
+        As for :func:`score_scheme`, per scheme.
 
     Returns
     -------
@@ -343,5 +458,5 @@ def scorecard(params: EncodingParams, schemes=None) -> Scorecard:
     for key in keys:
         if not isinstance(key, str) or key not in SCHEMES:
             raise ValueError(f"schemes must be keys of {', '.join(SCHEMES)}; got {limits.shown(key)}")
-    scores = tuple(score_scheme(replace(params, scheme=key)) for key in keys)
+    scores = tuple(score_scheme(replace(params, scheme=key), scan_work=scan_work) for key in keys)
     return Scorecard(params, scores)

@@ -22,7 +22,9 @@ neighbours). A component **wraps** if its total phase reaches ``2π``: on its
 own it repeats inside the sequence.
 
 For a non-periodic (``"linear"``) column ``pos / c`` the step is ``1/c`` and
-the total change ``(N − 1)/c``, judged with the same tolerances.
+the total change ``(N − 1)/c``, judged with the same tolerances; a scheme with
+no periodic column (naive, normalized) has no wavelength at all, and its
+summary says so.
 
 Components are the distinct frequencies of a scheme, in order of first
 appearance: the pairs of ``sinusoidal`` (either layout) and ``harmonic``,
@@ -94,6 +96,11 @@ class Spectrum:
     static_tol: float
 
     @property
+    def periodic(self) -> bool:
+        """True when some component is periodic (has a wavelength)."""
+        return bool(np.any(np.isfinite(self.wavelength)))
+
+    @property
     def n_components(self) -> int:
         """Number of distinct frequencies."""
         return len(self.kinds)
@@ -127,6 +134,9 @@ class Spectrum:
     def summary(self) -> str:
         """One sentence with the counts, e.g. for a status line."""
         n = self.n_components
+        if not self.periodic:
+            return (f"not periodic: no wavelength — every column of {self.params.scheme} is pos / c, which grows "
+                    f"without repeating ({n} distinct column{'s' if n != 1 else ''}).")
         text = (f"{n} component{'s' if n != 1 else ''}: {self.count('fine')} resolve neighbouring positions "
                 f"(step chord ≥ {self.step_tol:g}), {self.count('coarse')} are coarse, "
                 f"{self.count('static')} barely move over {self.params.seq_len:,} positions "

@@ -22,23 +22,29 @@ from PySide6.QtWidgets import (
 
 from ..compute import ModelJob
 from ..model import EncodingParams
-from ..model.scorecard import CRITERIA, GROWTH_TOL, TK_OFFSET, TK_TOL, UNIQUE_TOL, Scorecard, SchemeScore, scorecard
+from ..model.scorecard import (
+    CRITERIA, GROWTH_TOL, TK_OFFSET, TK_TOL, UNIQUE_TOL, Scorecard, SchemeScore, continue_score, scorecard,
+)
 from .base import Panel
 from .matrixplot import FOREGROUND
 
 PASS_BRUSH = QColor("#dff2e3")
 FAIL_BRUSH = QColor("#fbe0e0")
+PENDING_BRUSH = QColor("#eceff2")
 CURRENT_BRUSH = QColor("#fff3c4")
 #: Parameter changes within this many milliseconds are measured once.
 DEBOUNCE_MS = 150
+#: Offsets × frequencies of one step of a uniqueness scan (one worker request).
+SCAN_STEP = 2**28
 COLUMNS = ("scheme", *CRITERIA.keys())
-#: Column headers, broken into short lines so the cells, not the headers, set the widths.
+#: Column headers, broken into short lines so the cells, not the headers, set the widths; each says its tolerance.
 HEADERS = {
-    "bounded": "bounded\nmax ‖p‖ over\nN · 10N · 100N",
-    "unique": "unique at N\nclosest pair,\nin steps",
-    "deterministic": "deterministic",
-    "generalizes": "unseen lengths\nmax ‖p‖ past N\nvs up to N",
-    "exact_tk": "exact relative T_k\nrelative residual,\nk = 1",
+    "bounded_within": f"bounded in 0…N−1\nmax ‖p‖ when trained\nfor L · 10L · 100L\n(growth ≤ ×{GROWTH_TOL:g})",
+    "bounded_past": f"bounded past N\nmax ‖p‖ over\nN · 10N · 100N\n(growth ≤ ×{GROWTH_TOL:g})",
+    "unique": f"unique in 0…N−1\nclosest pair,\nin steps\n(≥ {UNIQUE_TOL:g} step)",
+    "deterministic": "deterministic\n(the same bits)",
+    "generalizes": f"unseen lengths\nmax ‖p‖ past N\nvs up to N\n(≤ ×{GROWTH_TOL:g})",
+    "exact_tk": f"exact relative T_k\nrelative residual,\nk = {TK_OFFSET:g}\n(rotation: under {TK_TOL:g})",
 }
 
 
@@ -52,27 +58,65 @@ def _pos(x: float) -> str:
     return f"{x:,.0f}" if float(x).is_integer() else f"{x:g}"
 
 
+def _unique_cell(score: SchemeScore) -> tuple[str, str]:
+    mark = {True: "✓", False: "✗"}[score.unique]
+    found = score.uniqueness
+    if found is None:
+        return f"{mark} one position", "Only one position: nothing to confuse it with."
+    p, q = score.closest_pair
+    numbers = f"{_pos(p)} vs {_pos(q)}: {_num(score.unique_ratio)}× step"
+    detail = (f"distance {_num(score.min_distance)}; median neighbour step ‖p_(i+1) − p_i‖ = "
+              f"{_num(score.neighbour_step)}; ratio {_num(score.unique_ratio)} (unique if ≥ {UNIQUE_TOL:g}).")
+    if found.pending:
+        done = found.scan.offsets_done
+        share = f"{100 * done / (found.length - 1):.0f} %"
+        return (f"… {share} of offsets checked",
+                f"Checking every offset 1…{found.length - 1:,} ({done:,} done). Meanwhile, among all pairs of "
+                f"0…{found.pairs_range - 1:,}: {_pos(p)} and {_pos(q)}, {detail}")
+    where = "" if found.whole_range else f" (in 0…{found.pairs_range - 1:,})"
+    return (f"{mark} {numbers}{where}",
+            f"Closest pair of distinct positions ({found.coverage()}): {_pos(p)} and {_pos(q)}, {detail}")
+
+
+def _tk_cell(score: SchemeScore) -> tuple[str, str]:
+    mark = {True: "✓", False: "✗"}[score.tk_exact]
+    rows = f"{score.tk_unpaired:,} dim{'s' if score.tk_unpaired != 1 else ''} unpaired"
+    if score.tk_method == "rotation":
+        return (f"{mark} {score.tk_residual:.1e}",
+                f"Every dimension's frequency has a sine and a cosine, so T_k (k = {TK_OFFSET:g}) is made of 2×2 "
+                f"rotations; relative residual ‖PE(p+k) − T_k·PE(p)‖ / ‖PE(p+k)‖ over {score.tk_positions:,} "
+                f"positions spread over 0…N−1 = {score.tk_residual:.2e} (exact if under {TK_TOL:g}: rounding "
+                "stays far below).")
+    why = (f"{rows}: a sine without the cosine of its frequency (or a linear column) has no exact row of T_k, "
+           "so T_k is not exact.")
+    if score.tk_method == "least-squares":
+        return (f"{mark} {rows}; fit {score.tk_residual:.1e}",
+                f"{why} The best least-squares rows, fitted on {score.tk_fit_positions:,} positions between the "
+                f"integers, leave a relative residual of {score.tk_residual:.2e} on {score.tk_positions:,} "
+                "integer positions of 0…N−1 they were not fitted on.")
+    return f"{mark} {rows}", f"{why} No least-squares residual at this d_model: see the notes under the table."
+
+
 def cell_texts(score: SchemeScore) -> dict[str, tuple[str, str]]:
     """``{criterion: (cell text, tooltip)}`` for one row; the numbers all come from the model."""
     mark = {True: "✓", False: "✗"}
+    t0, t1, t2 = score.trained_max_norm
+    l0, l1, l2 = score.trained_lengths
     n0, n10, n100 = score.max_norm
-    if score.closest_pair is None:
-        unique = (f"{mark[score.unique]} one position", "Only one position: nothing to confuse it with.")
-    else:
-        p, q = score.closest_pair
-        unique = (
-            f"{mark[score.unique]} {_pos(p)} vs {_pos(q)}: {_num(score.unique_ratio)}× step",
-            f"Closest pair of distinct positions among 0…{score.unique_positions - 1:,}: {_pos(p)} and {_pos(q)}, "
-            f"distance {_num(score.min_distance)}; median neighbour step ‖p_(i+1) − p_i‖ = "
-            f"{_num(score.neighbour_step)}; ratio {_num(score.unique_ratio)} (unique if ≥ {UNIQUE_TOL:g}).",
-        )
     return {
-        "bounded": (
-            f"{mark[score.bounded]} {_num(n0)} · {_num(n10)} · {_num(n100)}",
-            f"max ‖p‖ over positions 0…N−1, 0…10N−1, 0…100N−1: {_num(n0)}, {_num(n10)}, {_num(n100)}. "
-            f"Bounded if the last is at most {GROWTH_TOL:g}× the middle one.",
+        "bounded_within": (
+            f"{mark[score.bounded_within]} {_num(t0)} · {_num(t1)} · {_num(t2)}",
+            f"Within the trained length: max ‖p‖ over positions 0…L−1 of the encoding made for length L = "
+            f"{l0:,}, {l1:,}, {l2:,}: {_num(t0)}, {_num(t1)}, {_num(t2)}. Bounded if the last is at most "
+            f"{GROWTH_TOL:g}× the middle one. This scheme is {score.bounded_words}.",
         ),
-        "unique": unique,
+        "bounded_past": (
+            f"{mark[score.bounded_past]} {_num(n0)} · {_num(n10)} · {_num(n100)}",
+            f"Past the trained length: max ‖p‖ over positions 0…N−1, 0…10N−1, 0…100N−1 of the encoding made "
+            f"for N: {_num(n0)}, {_num(n10)}, {_num(n100)}. Bounded if the last is at most {GROWTH_TOL:g}× the "
+            f"middle one. This scheme is {score.bounded_words}.",
+        ),
+        "unique": _unique_cell(score),
         "deterministic": (
             f"{mark[score.deterministic]} same bits",
             "Encoding the positions twice, and once in reverse order, gives bit-identical values."
@@ -85,12 +129,7 @@ def cell_texts(score: SchemeScore) -> dict[str, tuple[str, str]]:
             f"{'all finite' if score.unseen_finite else 'NOT all finite'}; their max ‖p‖ is "
             f"{_num(score.unseen_ratio)}× the max over 0…N−1 (OK if ≤ {GROWTH_TOL:g}).",
         ),
-        "exact_tk": (
-            f"{mark[score.tk_exact]} {score.tk_residual:.1e}",
-            f"T_k for k = {TK_OFFSET:g} ({score.tk_method}) at d_model = {score.tk_d_model:,} over "
-            f"{score.tk_positions:,} positions: relative residual ‖PE(p+k) − T_k·PE(p)‖ / ‖PE(p+k)‖ = "
-            f"{score.tk_residual:.2e} (exact if < {TK_TOL:g}).",
-        ),
+        "exact_tk": _tk_cell(score),
     }
 
 
@@ -108,13 +147,18 @@ class ScorecardPanel(Panel):
         "The notes ask that p<sub>i</sub> be unique, bounded, deterministic and generalize to unseen "
         "lengths; the sinusoidal claim adds an exact linear map PE(p+k) = T<sub>k</sub>·PE(p). Every cell "
         "is measured at the current N, d and base, for every scheme (the chosen one is highlighted): "
-        f"<b>bounded</b>: max ‖p‖ over 0…N−1, 0…10N−1, 0…100N−1 does not grow (×≤{GROWTH_TOL:g}); "
-        f"<b>unique</b>: the closest pair of distinct positions is at least {UNIQUE_TOL:g} of a typical "
-        "step ‖p<sub>i+1</sub> − p<sub>i</sub>‖ apart; <b>deterministic</b>: encoding twice gives the same "
-        "bits; <b>unseen lengths</b>: positions N…10N−1 stay finite and within the seen range; "
-        f"<b>exact T_k</b>: relative residual ‖PE(p+k) − T<sub>k</sub>PE(p)‖/‖PE(p+k)‖ &lt; {TK_TOL:g} "
-        "(k = 1, least squares where no exact rotation exists). Hover a cell for its numbers. For large "
-        "N or d the checks sample positions (stated below the table)."
+        f"<b>bounded in 0…N−1</b>: max ‖p‖ over the trained positions 0…L−1 of the encoding made for "
+        f"length L does not grow as L grows ten- and a hundredfold (×≤{GROWTH_TOL:g}); "
+        f"<b>bounded past N</b>: max ‖p‖ over 0…N−1, 0…10N−1, 0…100N−1 of the encoding made for N does not "
+        f"grow (×≤{GROWTH_TOL:g}); <b>unique</b>: the closest pair of distinct positions of 0…N−1 is at "
+        f"least {UNIQUE_TOL:g} of a typical step ‖p<sub>i+1</sub> − p<sub>i</sub>‖ apart — every pair, or "
+        "every offset where the distance depends on the offset only; a cell that covers less says "
+        "“in 0…M−1”; <b>deterministic</b>: encoding twice gives the same bits; <b>unseen lengths</b>: "
+        f"positions N…10N−1 stay finite and within ×{GROWTH_TOL:g} of the seen range; <b>exact T_k</b>: "
+        "every frequency has its sine and cosine, so T<sub>k</sub> (k = 1) is made of rotations, and their "
+        f"relative residual ‖PE(p+k) − T<sub>k</sub>PE(p)‖/‖PE(p+k)‖ is under {TK_TOL:g}; otherwise ✗, with "
+        "the residual of a least-squares fit on positions it was not fitted on. Hover a cell for its "
+        "numbers. For large N or d the norm checks sample positions (stated below the table)."
     )
 
     def __init__(self, state, compute, parent: QWidget | None = None) -> None:
@@ -185,7 +229,21 @@ class ScorecardPanel(Panel):
             return
         self._requested = key
         self.status_label.setText(f"Measuring 8 schemes at N = {params.seq_len:,}, d = {params.d_model:,} …")
-        self.compute.submit(self, ModelJob(scorecard, (params,)), self._show, self._failed)
+        self.compute.submit(self, ModelJob(scorecard, (params, None, SCAN_STEP)), self._show, self._failed)
+
+    def _continue(self, data: Scorecard) -> None:
+        """Ask for the next step of the first scheme whose uniqueness scan is still running.
+
+        Under the panel's own key: a newer measurement cancels the rest.
+        """
+        score = data.score(data.pending[0])
+        self.compute.submit(self, ModelJob(continue_score, (score, data.params, SCAN_STEP)), self._continued,
+                            self._failed)
+
+    def _continued(self, score: SchemeScore) -> None:
+        if self.data is None or self.is_stale():
+            return
+        self._show(self.data.with_score(score))
 
     def _failed(self, error: Exception) -> None:
         self._requested = None
@@ -199,6 +257,8 @@ class ScorecardPanel(Panel):
         self._fill(data)
         if self.is_stale():  # parameters moved on while measuring
             self._timer.start()
+        elif data.pending:
+            self._continue(data)
 
     def _fill(self, data: Scorecard) -> None:
         params = data.params
@@ -210,10 +270,12 @@ class ScorecardPanel(Panel):
             self.table.setUpdatesEnabled(True)
         measured = (f"Measured at N = {params.seq_len:,}, d_model = {params.d_model:,}, base = {params.base:g}, "
                     f"layout = {params.layout}")
-        self.status_label.setText("")  # the figure's caption says what was measured
+        pending = data.pending
+        # the figure's caption says what was measured; the status, what is still being checked
+        self.status_label.setText(f"Checking every offset of {', '.join(pending)} …" if pending else "")
         self.caption_label.setText(f"<b>Scorecard</b> — each scheme against the wish list. {measured}.")
         notes = sorted({note for s in data.scores for note in s.notes})
-        self.notes_label.setText("Sampling: " + "; ".join(notes) + "." if notes else "Every position checked.")
+        self.notes_label.setText("Notes: " + "; ".join(notes) + "." if notes else "Every position checked.")
         self.figure.adjustSize()
 
     def _fill_table(self, data: Scorecard, current: str) -> None:
@@ -231,7 +293,9 @@ class ScorecardPanel(Panel):
             for col, (criterion, (text, tip)) in enumerate(cell_texts(score).items(), start=1):
                 item = QTableWidgetItem(text)
                 item.setToolTip(tip)
-                item.setBackground(QBrush(PASS_BRUSH if verdicts[criterion] else FAIL_BRUSH))
+                pending = criterion == "unique" and score.pending
+                brush = PENDING_BRUSH if pending else (PASS_BRUSH if verdicts[criterion] else FAIL_BRUSH)
+                item.setBackground(QBrush(brush))
                 if score.scheme == current:
                     item.setFont(bold)
                 self.table.setItem(row, col, item)
@@ -268,6 +332,8 @@ class ScorecardPanel(Panel):
         data = self.data
         if data is None or self.is_stale():
             data = scorecard(self.state.params)  # export of a hidden dock: measure now
+        for scheme in data.pending:  # an export while a scan runs: finish it here
+            data = data.with_score(continue_score(data.score(scheme), data.params))
         verdicts = np.array([[float(v) for v in s.verdicts().values()] for s in data.scores])
         return {
             "arrays": {"verdicts": verdicts},
@@ -278,5 +344,6 @@ class ScorecardPanel(Panel):
                 "columns": list(CRITERIA),
                 "table": data.table(),
                 "tolerances": {"growth": GROWTH_TOL, "unique": UNIQUE_TOL, "tk": TK_TOL, "tk_offset": TK_OFFSET},
+                "headers": HEADERS,
             },
         }

@@ -28,6 +28,10 @@ CATEGORY_NAMES = {
     "static": "barely moves (total phase &lt; {static:g} rad)",
 }
 SEQ_COLOUR = "#444444"
+#: The key above the phase plot.
+PHASE_KEY = (f'<span style="color:{BLUE}">━ ω per position</span> &nbsp; '
+             f'<span style="color:{ORANGE}">━ ω·(N−1) over the sequence</span> &nbsp; '
+             f'<span style="color:{SEQ_COLOUR}">┈ 2π (one full turn)</span>')
 #: Above this many components the markers are drawn without outlines (speed) …
 MAX_OUTLINED = 1024
 #: … and above this many, each category is drawn as a thick line instead of markers.
@@ -131,14 +135,16 @@ class SpectrumPanel(Panel):
     help_text = (
         "Each (sin, cos) pair i of the sinusoidal encoding turns with angular frequency "
         "ω<sub>i</sub> = base<sup>−2i/d</sup>, so its wavelength is λ<sub>i</sub> = 2π·base<sup>2i/d</sup> "
-        "positions: 2π for the first pair up to 2π·base<sup>(d−2)/d</sup> for the last. "
+        "positions: 2π for the first pair up to 2π·base<sup>(d−2)/d</sup> for the last at even d "
+        "(at odd d the last sine, without a cosine, has 2π·base<sup>(d−1)/d</sup>). "
         "<b>Top:</b> λ<sub>i</sub> on a log axis; the dashed line is the sequence length N. "
         "<b>Bottom:</b> phase turned per position, ω<sub>i</sub>, and over the whole sequence, "
         "ω<sub>i</sub>·(N−1). A pair <i>resolves neighbouring positions</i> when one step moves its "
         "point on the unit circle by a chord 2|sin(ω/2)| ≥ 0.1 (blue); it <i>barely moves</i> when its "
         "total phase over the sequence is below 0.1 rad (orange); green pairs are in between. Pairs whose "
         "total phase exceeds 2π repeat inside the sequence on their own; only together do they stay unique. "
-        "Other schemes show their distinct frequencies the same way (linear columns have no wavelength)."
+        "Other schemes show their distinct frequencies the same way; a scheme with no periodic column "
+        "(naive, normalized) has no wavelength, and the panel says so instead of plotting."
     )
 
     def __init__(self, state, compute, parent: QWidget | None = None) -> None:
@@ -166,10 +172,7 @@ class SpectrumPanel(Panel):
         self.wave_plot.setLabel("left", "wavelength λ (positions)")
         self.phase_plot.setLabel("left", "phase (rad)")
         self.phase_plot.setLabel("bottom", "component i (pair of dimensions)")
-        self.phase_key.setText(
-            f'<span style="color:#0072B2">━ ω per position</span> &nbsp; '
-            f'<span style="color:#D55E00">━ ω·(N−1) over the sequence</span> &nbsp; '
-            f'<span style="color:{SEQ_COLOUR}">┈ 2π (one full turn)</span>')
+        self.phase_key.setText(PHASE_KEY)
         self.scatter: dict[str, pg.PlotDataItem] = {}
         for category in CATEGORIES:
             colour = CATEGORY_COLOURS[category]
@@ -214,6 +217,12 @@ class SpectrumPanel(Panel):
 
     def _show(self, data: Spectrum) -> None:
         self.data = data
+        self.wave_plot.setVisible(data.periodic)
+        self.phase_plot.setVisible(data.periodic)
+        if not data.periodic:
+            self._show_not_periodic(data)
+            return
+        self.phase_key.setText(PHASE_KEY)
         params = data.params
         # Thousands of components: draw about one point per pixel (smooth curves, exact at any
         # zoom). That re-plots every item on each change of the x range, once more per update
@@ -286,12 +295,18 @@ class SpectrumPanel(Panel):
         set_axis_label(self.phase_plot.getAxis("bottom"), "component i (pair of dimensions)" if paired
                        else "component i (one frequency: its sin/cos pair or single column)")
         self.summary_label.setText(data.summary())
-        if not periodic.any():
-            self.show_message(
-                f"The {params.scheme} scheme has no periodic columns: each value is pos / c, so there is no "
-                "wavelength to plot (the bottom plot shows its change per position and over the sequence).", "info")
-        else:
-            self.show_message("")
+        self.show_message("")
+        prepare_for_paint(self.canvas)
+
+    def _show_not_periodic(self, data: Spectrum) -> None:
+        """A scheme without periodic columns: say in the figure that it has no wavelength, and draw nothing."""
+        params = data.params
+        self.wave_key.setText(f'<span style="font-size:14pt"><b>{params.scheme}, d_model {params.d_model:,}: '
+                              "not periodic: no wavelength</b></span><br>Every column is pos / c: it grows with "
+                              "the position and never repeats, so it has no wavelength and no phase to plot.")
+        self.phase_key.setText("")
+        self.summary_label.setText(data.summary())
+        self.show_message(f"The {params.scheme} scheme has no periodic columns: the spectrum does not apply.", "info")
         prepare_for_paint(self.canvas)
 
     def figure_widget(self) -> QWidget:

@@ -20,7 +20,9 @@ from PySide6.QtWidgets import (
 )
 
 from ..compute import ModelJob
-from ..model.panel_data import UniquenessData, uniqueness_data, view_positions
+from ..model.panel_data import (
+    UNIQUENESS_SCAN_STEP, UniquenessData, continue_uniqueness_data, uniqueness_data, view_positions,
+)
 from .base import Panel
 from .labels import WrappedLabelHolder
 from .matrixplot import (
@@ -31,6 +33,44 @@ from .spectrum import set_integer_ticks
 
 #: Title of the upper plot; at large N, which positions were compared is added.
 DISTANCE_TITLE = "min over q ≠ p of ‖PE(p) − PE(q)‖"
+
+
+def curve_range(data: UniquenessData) -> str:
+    """What the upper plot's title adds: which q the minimum runs over, when that is not plain 0…N−1."""
+    found, n = data.found, data.params.seq_len
+    if found.curve_whole_range:
+        sampled = found.curve.positions.size < n
+        return f", q in 0…{n - 1:,} (p at {found.curve.positions.size:,} positions)" if sampled else ""
+    return f", positions 0…{found.curve.positions.size - 1:,} of {n:,}"
+
+
+def closest_pair_sentence(data: UniquenessData, rich: bool) -> str:
+    """The closest pair, its distance in neighbour steps and the range it covers (HTML with ``rich``)."""
+    found, params = data.found, data.params
+    p, q, distance = found.closest_pair
+    bold = ("<b>", "</b>") if rich else ("", "")
+    return (f"{bold[0]}Closest pair:{bold[1]} positions {p:,.0f} and {q:,.0f}, ‖PE(p) − PE(q)‖ = "
+            f"{bold[0]}{distance:.6g}{bold[1]} = {found.step_ratio:.3g}× the neighbour step "
+            f"{found.neighbour_step:.4g} (typical ‖PE‖ = {data.typical_norm:.4g}); {params.scheme}, "
+            f"d_model {params.d_model:,}; over {found.coverage()}.")
+
+
+def coverage_message(data: UniquenessData) -> str:
+    """The message bar's sentence on the range each part covers ("" when everything covers all of 0…N−1)."""
+    found, params = data.found, data.params
+    n = params.seq_len
+    if found.pending:
+        done = found.scan.offsets_done
+        return (f"Checking every offset 1…{n - 1:,}: {done:,} done ({100 * done / (n - 1):.0f} %). Meanwhile "
+                f"everything shown compares all pairs of positions 0…{found.pairs_range - 1:,} only.")
+    if not found.whole_range:
+        return (f"Comparing positions 0…{found.pairs_range - 1:,} of {n:,}: all pairs of {n:,} positions at "
+                f"d_model {params.d_model:,} are too many for a live view, and no shortcut over every offset "
+                f"applies to {params.scheme} here.")
+    if not found.curve_whole_range:
+        return (f"The closest pair and the table cover all of 0…{n - 1:,}; the curves compare positions "
+                f"0…{found.curve.positions.size - 1:,} only.")
+    return ""
 
 
 class UniquenessPanel(Panel):
@@ -44,9 +84,14 @@ class UniquenessPanel(Panel):
         "min<sub>q≠p</sub> ‖PE(p) − PE(q)‖. Bottom: which position q that is. Table: the closest "
         "pairs. A single sine collides (sin x = sin y when y ≈ π − x + 2πm); the pair "
         "[sin p, cos p] is a point on a circle, so p and q nearly repeat when q − p ≈ m·2π "
-        "(44 ≈ 7·2π, 710 ≈ 113·2π): ‖PE(p) − PE(q)‖ = √(d/2)·2|sin((q−p)/2)|. "
+        "(44 ≈ 7·2π, 710 ≈ 113·2π): at even d, ‖PE(p) − PE(q)‖ = √(d/2)·2|sin((q−p)/2)|. "
         "More frequencies push the minimum distance up. The column (q−p)/2π shows how many "
-        "turns of the period-2π circle apart the pair is."
+        "turns of the period-2π circle apart the pair is. "
+        "Every pair of 0…N−1 is compared where that fits the budget; past it, for schemes made of "
+        "(sin, cos) pairs and linear columns the distance depends on the offset q − p only "
+        "(each pair adds 4 sin²(k/2c)), and every offset 1…N−1 is checked instead; a sine without "
+        "its cosine (odd d) is then checked at every position of the closest offsets. "
+        "Otherwise only the leading positions are compared, and the plot's title says which."
     )
 
     def __init__(self, state, compute, parent: QWidget | None = None) -> None:
@@ -122,25 +167,32 @@ class UniquenessPanel(Panel):
         matrix's is: the rows and columns of the distance matrix, and its
         entries) runs it at once with the core panels at the default size
         (about 4 ms), as a worker thread's many small NumPy calls slowed the
-        GUI thread more than that.
+        GUI thread more than that. A scan of every offset continues in
+        steps (:meth:`_continue`) until it is done or a newer request
+        replaces it.
         """
         params, top, distinct = self.state.params, self.top_box.value(), self.offsets_box.isChecked()
         count = view_positions(params)
         self.compute.submit(self, ModelJob(uniqueness_data, (params, top, distinct)), self._show, self._error,
                             cost=2 * count * params.d_model + count * count)
 
+    def _continue(self, data: UniquenessData) -> None:
+        """Ask for the next step of ``data``'s scan (under the same key: a parameter change cancels it)."""
+        self.compute.submit(self, ModelJob(continue_uniqueness_data, (data,)), self._show, self._error,
+                            cost=UNIQUENESS_SCAN_STEP)
+
     def _error(self, error: Exception) -> None:
         self.show_message(str(error), "error")
 
     def _show(self, data: UniquenessData) -> None:
         self.data = data
-        result = data.result
+        found, result = data.found, data.result
         positions = result.positions
         dots = positions.size <= MAX_DOTS
         self.distance_curve.setData(
             positions, result.nearest_distance, symbol="o" if dots else None, symbolSize=4,
             symbolBrush=BLUE, symbolPen=None)
-        p, q, distance = result.closest_pair
+        p, q, distance = found.closest_pair
         self.minimum_line.setPos(distance)
         self.nearest_scatter.setData(positions, result.nearest_position)
         self.closest_marker.setData([p, q], [q, p])
@@ -155,27 +207,16 @@ class UniquenessPanel(Panel):
             set_integer_ticks(plot.getAxis("bottom"), 0, int(positions[-1]))
         set_integer_ticks(self.nearest_plot.getAxis("left"), 0, int(positions[-1]))
 
-        turns = result.offset_turns()
+        turns = found.offset_turns()
         self._fill_table([(f"{a:,.0f}", f"{b:,.0f}", f"{abs(b - a):,.0f}", f"{turn:.4f}", f"{dist:.6g}")
-                          for (a, b, dist), turn in zip(result.near_repeats, turns)])
+                          for (a, b, dist), turn in zip(found.near_repeats, turns)])
 
-        params = data.params
-        self.summary_label.setText(
-            f"<b>Closest pair:</b> positions {p:,.0f} and {q:,.0f}, ‖PE(p) − PE(q)‖ = <b>{distance:.6g}</b> "
-            f"(typical ‖PE‖ = {data.typical_norm:.4g}); {params.scheme}, d_model {params.d_model:,}, "
-            f"positions 0…{data.count - 1:,}."
-        )
+        self.summary_label.setText(closest_pair_sentence(data, rich=True))
         # The figure (exported without the message bar) says which positions it compares.
-        set_title(self.distance_plot, DISTANCE_TITLE + (
-            f", positions 0…{data.count - 1:,} of {params.seq_len:,}" if data.truncated else ""))
-        if data.truncated:
-            self.show_message(
-                f"Comparing positions 0…{data.count - 1:,} of {params.seq_len:,}: all pairs of "
-                f"{params.seq_len:,} positions at d_model {params.d_model:,} are too many for a live view.",
-                "info",
-            )
-        else:
-            self.show_message("")
+        set_title(self.distance_plot, DISTANCE_TITLE + curve_range(data))
+        self.show_message(coverage_message(data), "info")
+        if found.pending:
+            self._continue(data)
         prepare_for_paint(self.canvas)
 
     def _fill_table(self, rows: list[tuple[str, ...]]) -> None:
@@ -206,12 +247,19 @@ class UniquenessPanel(Panel):
     def figure_widget(self) -> QWidget:
         return self.canvas
 
+    def figure_caption(self) -> str:
+        """The closest pair and the range it covers, which the canvas does not say."""
+        if self.data is None:
+            return ""
+        more = coverage_message(self.data)
+        return " ".join(filter(None, (closest_pair_sentence(self.data, rich=False), more)))
+
     def export_data(self) -> dict[str, Any]:
         """Nearest position and distance per position, and the near-repeats table."""
         if self.data is None:
             raise ValueError("uniqueness: nothing computed yet")
-        result, params = self.data.result, self.data.params
-        repeats = np.array(result.near_repeats, dtype=np.float64).reshape(-1, 3)
+        found, result, params = self.data.found, self.data.result, self.data.params
+        repeats = np.array(found.near_repeats, dtype=np.float64).reshape(-1, 3)
         return {
             "arrays": {
                 "nearest": np.column_stack([result.positions, result.nearest_position, result.nearest_distance]),
@@ -221,9 +269,13 @@ class UniquenessPanel(Panel):
                 "panel": self.panel_id,
                 "params": params.__dict__.copy(),
                 "positions_compared": self.data.count,
+                "method": found.method,
+                "coverage": found.coverage(),
+                "curve_whole_range": found.curve_whole_range,
+                "neighbour_step": found.neighbour_step,
                 "columns": {"nearest": ["position", "nearest_position", "distance"],
                             "near_repeats": ["p", "q", "distance"]},
-                "closest_pair": list(result.closest_pair),
+                "closest_pair": list(found.closest_pair),
                 "one_pair_per_offset": self.offsets_box.isChecked(),
             },
         }

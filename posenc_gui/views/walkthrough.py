@@ -75,13 +75,15 @@ STEPS: tuple[Step, ...] = (
     ),
     Step(
         "Normalized: divide by N − 1", "scorecard", {"scheme": "normalized", "seq_len": 128},
-        "p<sub>i</sub> = i/(N−1) stays in [0, 1], but the step between neighbours, 1/(N−1), depends on the "
-        "length: position 10 means something else in a short and a long text. Positions past the trained "
-        "length leave [0, 1] — the scorecard’s “unseen lengths” column fails.",
+        "p<sub>i</sub> = i/(N−1) stays in [0, 1] for the trained positions 0…N−1, but the step between "
+        "neighbours, 1/(N−1), depends on the length: position 10 means something else in a short and a long "
+        "text. Positions past the trained length leave [0, 1]: it is bounded in 0…N−1, unbounded past N — "
+        "the scorecard’s “bounded past N” and “unseen lengths” columns fail.",
     ),
     Step(
         "A single sine collides", "uniqueness", {"scheme": "sine", "seq_len": 128},
-        "sin(i) is bounded, continuous and defined for every i, but periodic: sin(x) = sin(y) whenever "
+        "sin(i) is continuous, defined for every i and bounded in 0…N−1 and past N, but periodic: "
+        "sin(x) = sin(y) whenever "
         "y ≈ x + 2πm or y ≈ π − x + 2πm. The uniqueness view finds positions whose encodings nearly coincide "
         "— far closer than one step between neighbours.",
     ),

@@ -1,0 +1,607 @@
+"""Uniqueness over the whole range 0 … N−1, without comparing every pair of positions.
+
+Comparing every pair of N positions costs N²·d/2; at a million positions no
+budget allows it. For most schemes it is not needed: a (sin, cos) pair with
+divisor c contributes (sin(q/c) − sin(p/c))² + (cos(q/c) − cos(p/c))² =
+4 sin²(k / 2c) to ‖PE(p) − PE(q)‖², which depends only on the offset
+k = q − p, and a linear column pos / c contributes (k / c)². So
+
+    ‖PE(p) − PE(p + k)‖² = P(k) + U(p, k),
+    P(k) = Σ_pairs 4 sin²(k / 2c) + k²·Σ_linear 1/c²,
+
+where U(p, k) ≥ 0 collects the sine or cosine columns without a partner of
+the same divisor (the last sine at odd d_model), and U = 0 for schemes made
+of pairs and linear columns only (*offset-only* schemes). The closest pair
+of 0 … N−1 then follows from P over the N − 1 offsets: N·F work for F
+distinct divisors.
+
+How P is evaluated for every offset
+    As P(k) = 2W − 2·Σ_f w_f cos(k / c_f) + k²·Σ 1/c² (w_f pairs share
+    divisor c_f, W = Σ w_f), in blocks of offsets k = B + j: with
+    cos((B + j)/c) = cos(B/c)·cos(j/c) − sin(B/c)·sin(j/c) a block is one
+    matrix product of a cached table of cos(j/c), sin(j/c) with the phases
+    of the block's bases B. That form cancels where P is small; its error
+    is bounded by :func:`product_error_bound`, and the offsets kept as
+    candidates (the smallest values found) are evaluated again in the
+    stable form 4 sin²(k / 2c) before anything is reported.
+Unpaired columns
+    At the candidate offsets, in increasing order of P(k), U(p, k) is
+    evaluated at every p; once P(k) reaches the best distance found, no
+    later offset can come closer (U ≥ 0).
+Progress
+    A scan is a value (:class:`OffsetScan`) that :func:`continue_uniqueness`
+    advances by a given amount of work, so the app computes it in steps in
+    its worker and a newer request stops it between steps.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from . import limits
+from .analysis import (
+    BLOCK_ELEMENTS,
+    MAX_TOP,
+    MAX_UNIQUENESS_WORK,
+    Uniqueness,
+    _order_pairs,
+    _rotation_pairs,
+    _row_distances,
+    uniqueness,
+    uniqueness_max_positions,
+)
+from .schemes import Columns, columns, encode
+
+#: Largest table of cos(j/c) (and as many sin) one scan keeps: offsets j × divisors.
+TABLE_ELEMENTS = 2**21
+#: Smallest number of offsets kept as candidates while scanning (4 per near-repeat listed, if more).
+MIN_CANDIDATES = 64
+#: Schemes with at most this many unpaired sine/cosine columns (and at least one pair) are scanned too.
+MAX_UNPAIRED = 4
+#: Largest (offsets × positions) evaluated for the unpaired columns at the candidate offsets.
+MAX_UNPAIRED_WORK = 2**28
+#: The per-position curve of an offset-only scheme is drawn at this many positions (and where it changes).
+CURVE_POINTS = 2048
+#: How a :class:`RangeUniqueness` was found.
+METHODS = ("all pairs", "offsets", "offsets and unpaired columns", "leading positions")
+
+_EPS = float(np.finfo(np.float64).eps)
+
+
+@dataclass(frozen=True, eq=False)
+class OffsetForm:
+    """A scheme's ‖PE(p) − PE(p + k)‖² = P(k) + U(p, k), as its columns give it.
+
+    Attributes
+    ----------
+    divisors : ndarray, shape (F,)
+        The distinct divisors c of the (sin, cos) pairs.
+    weights : ndarray, shape (F,)
+        How many pairs share each divisor.
+    linear : float
+        Σ 1/c² over the linear columns pos / c.
+    unpaired : ndarray of int
+        The sine and cosine columns without a partner of the same divisor.
+    """
+
+    divisors: np.ndarray
+    weights: np.ndarray
+    linear: float
+    unpaired: np.ndarray
+
+    @property
+    def pairs(self) -> float:
+        """W: the number of (sin, cos) pairs."""
+        return float(self.weights.sum())
+
+    @property
+    def offset_only(self) -> bool:
+        """True when the distance depends on the offset only (U = 0)."""
+        return self.unpaired.size == 0
+
+    @property
+    def scannable(self) -> bool:
+        """True when the offsets decide the closest pair: offset-only, or a few unpaired columns beside pairs."""
+        return self.offset_only or (self.divisors.size > 0 and self.unpaired.size <= MAX_UNPAIRED)
+
+    def squared(self, offsets) -> np.ndarray:
+        """P(k) at ``offsets``, in the stable form Σ 4 sin²(k / 2c) + k²·Σ 1/c²."""
+        k = np.asarray(offsets, dtype=np.float64).reshape(-1)
+        out = self.linear * k * k
+        rows = max(1, BLOCK_ELEMENTS // max(self.divisors.size, 1))
+        for start in range(0, k.size if self.divisors.size else 0, rows):
+            half = 0.5 * (k[start:start + rows, None] / self.divisors[None, :])
+            out[start:start + rows] += (4.0 * np.sin(half) ** 2) @ self.weights
+        return out
+
+
+def offset_form(scheme: str, d_model: int, **params) -> OffsetForm:
+    """The :class:`OffsetForm` of ``scheme`` at ``d_model`` (parameters as for ``encode``)."""
+    cols = columns(scheme, d_model, **params)
+    sin_cols, _, unpaired = _rotation_pairs(cols.kind, cols.divisor)
+    linear_cols = unpaired[cols.kind[unpaired] == "linear"]
+    divisors, weights = np.unique(cols.divisor[sin_cols], return_counts=True)
+    return OffsetForm(
+        divisors=divisors, weights=weights.astype(np.float64),
+        linear=float(np.sum(1.0 / cols.divisor[linear_cols] ** 2)),
+        unpaired=unpaired[cols.kind[unpaired] != "linear"],
+    )
+
+
+# --------------------------------------------------------------------------- the scan
+
+
+@dataclass(frozen=True, eq=False)
+class OffsetScan:
+    """Progress of evaluating P(k) for the offsets 1 … length − 1.
+
+    Attributes
+    ----------
+    length : int
+        N: the positions are 0 … N − 1.
+    next_offset : int
+        Offsets 1 … next_offset − 1 are done.
+    keep : int
+        How many candidates are kept.
+    candidates, values : ndarray
+        The offsets with the smallest P found so far and their P in the
+        product form, ascending by value (then offset).
+    record_offsets, record_values : ndarray
+        The offsets at which the running minimum of P (product form) falls,
+        and the minimum there: min over k ≤ K of P(k) is the value of the
+        last record at or below K.
+    error : float
+        Bound on |product form − P| for every offset of the scan.
+    """
+
+    length: int
+    next_offset: int
+    keep: int
+    candidates: np.ndarray
+    values: np.ndarray
+    record_offsets: np.ndarray
+    record_values: np.ndarray
+    error: float
+
+    @property
+    def complete(self) -> bool:
+        return self.next_offset >= self.length
+
+    @property
+    def offsets_done(self) -> int:
+        """How many of the N − 1 offsets are done."""
+        return self.next_offset - 1
+
+    def unseen_floor(self) -> float:
+        """A lower bound of P at every offset that is not a candidate (``inf`` when every offset is one)."""
+        if self.candidates.size < self.keep:
+            return math.inf
+        return float(self.values[-1]) - self.error
+
+
+def _table_rows(form: OffsetForm, length: int) -> int:
+    """Offsets per table: about √N (so the table and the bases cost alike), a power of two."""
+    wanted = 1 << max(4, math.ceil(math.log2(max(math.sqrt(length), 1.0))))
+    return max(16, min(wanted, TABLE_ELEMENTS // max(form.divisors.size, 1)))
+
+
+def _block_bases(form: OffsetForm) -> int:
+    """Bases per block, so that the complex phases (divisors × bases) fit a block."""
+    return max(1, (BLOCK_ELEMENTS // 2) // max(form.divisors.size, 1))
+
+
+def product_error_bound(form: OffsetForm, length: int) -> float:
+    """Bound on |P(k) in the product form − P(k)| for offsets k < ``length``.
+
+    Each term w·cos(k/c) is assembled from phases whose angles are rounded
+    (B/c, j/c and the step of the bases, each within ε·k/c) and from one
+    complex product per base step; the matrix product sums F terms of size
+    ≤ w. With a factor 2 to spare: 8ε·(W·(k/c_min + F + bases + 5) + k²·Σ 1/c²).
+    """
+    k_max = float(max(length - 1, 1))
+    linear = 4.0 * _EPS * form.linear * k_max * k_max
+    if form.divisors.size == 0:
+        return linear
+    spread = k_max / float(form.divisors.min()) + form.divisors.size + _block_bases(form) + 5
+    return 8.0 * _EPS * form.pairs * spread + linear
+
+
+_TABLES: OrderedDict[tuple, tuple[np.ndarray, np.ndarray, np.ndarray]] = OrderedDict()
+_TABLES_LOCK = threading.Lock()
+#: Tables kept (the scorecard scans two schemes in turn).
+MAX_TABLES = 2
+
+
+def _table(form: OffsetForm, rows: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """cos(j/c), sin(j/c) for j < rows (rows × F) and the step exp(i·rows/c) between bases; cached."""
+    key = (form.divisors.tobytes(), rows)
+    with _TABLES_LOCK:
+        if key in _TABLES:
+            _TABLES.move_to_end(key)
+            return _TABLES[key]
+    angle = np.arange(rows, dtype=np.float64)[:, None] / form.divisors[None, :]
+    table = (np.cos(angle), np.sin(angle), np.exp(1j * (rows / form.divisors)))
+    with _TABLES_LOCK:
+        _TABLES[key] = table
+        while len(_TABLES) > MAX_TABLES:
+            _TABLES.popitem(last=False)
+    return table
+
+
+def clear_caches() -> None:
+    """Forget the cos/sin tables of earlier scans."""
+    with _TABLES_LOCK:
+        _TABLES.clear()
+
+
+def _product_values(form: OffsetForm, table, start: int, count: int) -> np.ndarray:
+    """P(k) in the product form for k = start … start + count − 1 (count ≤ rows × bases of a block)."""
+    k = start + np.arange(count, dtype=np.float64)
+    out = form.linear * k * k
+    if form.divisors.size == 0:
+        return out
+    cos_table, sin_table, step = table
+    rows = cos_table.shape[0]
+    bases = -(-count // rows)
+    phase = np.exp(1j * (start / form.divisors)) * form.weights
+    powers = np.ones((form.divisors.size, bases), dtype=np.complex128)
+    if bases > 1:
+        powers[:, 1:] = np.cumprod(np.broadcast_to(step[:, None], (step.size, bases - 1)), axis=1)
+    phases = phase[:, None] * powers
+    cosines = cos_table @ phases.real - sin_table @ phases.imag  # (rows, bases): offset start + b·rows + j
+    out += 2.0 * form.pairs - 2.0 * cosines.T.reshape(-1)[:count]
+    return out
+
+
+def start_scan(form: OffsetForm, length: int, keep: int = MIN_CANDIDATES) -> OffsetScan:
+    """A scan of the offsets 1 … length − 1 that has done nothing yet."""
+    length = limits.check_int("length", length, 2, limits.MAX_SEQ_LEN)
+    keep = limits.check_int("keep", keep, 1, 4 * MAX_TOP)
+    empty = np.empty(0)
+    return OffsetScan(length, 1, keep, empty.astype(np.int64), empty, empty.astype(np.int64), empty,
+                      product_error_bound(form, length))
+
+
+def advance_scan(form: OffsetForm, scan: OffsetScan, work: int | None = None) -> OffsetScan:
+    """Evaluate further offsets of ``scan``: about ``work`` offsets × divisors (at least one block), or all."""
+    if scan.complete:
+        return scan
+    rows = _table_rows(form, scan.length)
+    table = _table(form, rows) if form.divisors.size else None
+    block = rows * _block_bases(form)
+    budget = math.inf if work is None else max(int(work), 1)
+    width = max(form.divisors.size, 1)  # work per offset
+    start, spent = scan.next_offset, 0
+    candidates, values = scan.candidates, scan.values
+    record_offsets, record_values = [scan.record_offsets], [scan.record_values]
+    running = float(scan.record_values[-1]) if scan.record_values.size else math.inf
+    while start < scan.length and spent < budget:
+        count = min(block, scan.length - start, max(rows, int(min(budget - spent, block * width)) // width))
+        value = _product_values(form, table, start, count)
+        offset = start + np.arange(count, dtype=np.int64)
+        # records: where the running minimum falls
+        before = np.minimum(np.concatenate(([math.inf], np.minimum.accumulate(value)[:-1])), running)
+        falls = value < before
+        record_offsets.append(offset[falls])
+        record_values.append(value[falls])
+        running = min(running, float(value.min()))
+        # candidates: the smallest values, ties to the smaller offset
+        if value.size > scan.keep:
+            part = np.argpartition(value, scan.keep - 1)[:scan.keep]
+            offset, value = offset[part], value[part]
+        candidates, values = np.concatenate([candidates, offset]), np.concatenate([values, value])
+        order = np.lexsort((candidates, values))[:scan.keep]
+        candidates, values = candidates[order], values[order]
+        start += count
+        spent += count * width
+    return replace(scan, next_offset=start, candidates=candidates, values=values,
+                   record_offsets=np.concatenate(record_offsets), record_values=np.concatenate(record_values))
+
+
+# --------------------------------------------------------------------------- results
+
+
+@dataclass(frozen=True, eq=False)
+class RangeUniqueness:
+    """How distinguishable the positions 0 … N − 1 are, and which part of that range each answer covers.
+
+    Attributes
+    ----------
+    length : int
+        N.
+    method : str
+        One of :data:`METHODS`: ``"all pairs"`` of 0 … N − 1; ``"offsets"``
+        (offset-only schemes: P over every offset); ``"offsets and unpaired
+        columns"``; ``"leading positions"`` (all pairs of 0 … M − 1 only).
+    closest_pair : tuple (p, q, distance)
+        The closest pair of distinct positions among 0 … ``pairs_range`` − 1;
+        the distance is computed from the difference of the two encodings.
+    near_repeats : tuple of (p, q, distance)
+        The ``top`` closest pairs (one per offset with ``distinct_offsets``),
+        closest first, over the same range.
+    pairs_range : int
+        N when the answer covers the whole range, else M.
+    neighbour_step : float
+        Median of ‖PE(i + 1) − PE(i)‖ over i in 0 … pairs_range − 2 (every
+        step is the same for an offset-only scheme).
+    curve : Uniqueness
+        Each drawn position's nearest other position and its distance:
+        searched over 0 … N − 1 when ``curve_whole_range``, else among the
+        curve's own positions 0 … M − 1.
+    curve_whole_range : bool
+    top, distinct_offsets
+        What was asked (a continued scan lists the same).
+    scan : OffsetScan or None
+        A scan still running (continue it with :func:`continue_uniqueness`);
+        meanwhile every other field is the answer for 0 … M − 1.
+    """
+
+    length: int
+    method: str
+    closest_pair: tuple[float, float, float]
+    near_repeats: tuple[tuple[float, float, float], ...]
+    pairs_range: int
+    neighbour_step: float
+    curve: Uniqueness
+    curve_whole_range: bool
+    top: int
+    distinct_offsets: bool
+    scan: OffsetScan | None = None
+
+    @property
+    def whole_range(self) -> bool:
+        """True when the closest pair and near-repeats are those of all of 0 … N − 1."""
+        return self.pairs_range == self.length
+
+    @property
+    def pending(self) -> bool:
+        """True while a scan of every offset is still running."""
+        return self.scan is not None
+
+    @property
+    def step_ratio(self) -> float:
+        """The closest pair's distance in neighbour steps (``inf`` for a step of 0 and a distance that is not)."""
+        distance, step = self.closest_pair[2], self.neighbour_step
+        if step > 0:
+            return distance / step
+        return 1.0 if distance == 0 else math.inf
+
+    def offset_turns(self) -> np.ndarray:
+        """|q − p| / 2π for each near-repeat (see :meth:`Uniqueness.offset_turns`)."""
+        offsets = np.array([abs(q - p) for p, q, _ in self.near_repeats], dtype=np.float64)
+        return offsets / (2.0 * math.pi)
+
+    def coverage(self) -> str:
+        """In words, which pairs the closest pair was found among, e.g. ``"all pairs of 0…127"``."""
+        last = f"{self.length - 1:,}"
+        if not self.whole_range:
+            return f"all pairs of 0…{self.pairs_range - 1:,} only (of 0…{last})"
+        return {"all pairs": f"all pairs of 0…{last}",
+                "offsets": f"all of 0…{last} (every offset 1…{last})",
+                "offsets and unpaired columns": f"all of 0…{last} (every offset 1…{last}, every position "
+                                                "at the closest ones)"}[self.method]
+
+
+def distance_tolerance(cols: Columns, largest_position: float) -> float:
+    """Two distances ‖PE(p) − PE(q)‖, each from the difference of two rows, closer than this are equal up to rounding.
+
+    For positions ≤ ``largest_position``. A value sin(p/c) carries the
+    rounding of its angle (half an ulp of p/c) and of the sine (an ulp): at
+    most ε·(p/c + 1); a linear value p/c at most ε·p/c. A difference of two
+    doubles that, and the norm of d components is at most √d times the
+    largest: 4·√d·ε·(p/c_min + 1), with a factor 2 to spare.
+    """
+    largest = largest_position / float(cols.divisor.min()) if cols.divisor.size else 0.0
+    return 4.0 * math.sqrt(cols.kind.size) * _EPS * (largest + 1.0)
+
+
+def _pairs_with_distances(scheme: str, d_model: int, params: dict, p: np.ndarray, q: np.ndarray,
+                          top: int) -> tuple[tuple[float, float, float], ...]:
+    """``(p, q, ‖PE(p) − PE(q)‖)`` for the pairs, the distance from the difference, closest first, ``top`` of them.
+
+    Distances equal up to rounding count as equal: the earlier pair goes first.
+    """
+    distinct, where = np.unique(np.concatenate([p, q]).astype(np.float64), return_inverse=True)
+    rows = encode(scheme, distinct, d_model, **params)
+    distance = _row_distances(rows[where[:p.size]], rows[where[p.size:]])
+    tol = distance_tolerance(columns(scheme, d_model, **params), float(distinct[-1]))
+    order, _ = _order_pairs(distance, p, q, tol)
+    return tuple((float(p[m]), float(q[m]), float(distance[m])) for m in order[:top])
+
+
+def _offset_pairs(candidates: np.ndarray, length: int, top: int,
+                  distinct_offsets: bool) -> tuple[np.ndarray, np.ndarray]:
+    """The pairs an offset-only scheme lists: (0, k) per offset, or every (p, p + k) of the closest offsets first."""
+    if distinct_offsets:
+        k = candidates[:top]
+        return np.zeros(k.size, dtype=np.int64), k
+    firsts, seconds, total = [], [], 0
+    for k in candidates:
+        count = min(length - int(k), top - total)
+        p = np.arange(count, dtype=np.int64)
+        firsts.append(p)
+        seconds.append(p + k)
+        total += count
+        if total >= top:
+            break
+    return np.concatenate(firsts), np.concatenate(seconds)
+
+
+def _refined(form: OffsetForm, scan: OffsetScan) -> tuple[np.ndarray, np.ndarray]:
+    """The candidates in order of P in the stable form (then offset), with those values."""
+    value = form.squared(scan.candidates)
+    order = np.lexsort((scan.candidates, value))
+    return scan.candidates[order], value[order]
+
+
+def _offset_curve(form: OffsetForm, scan: OffsetScan, d_model: int, repeats) -> Uniqueness:
+    """Nearest other position of sampled positions over all of 0 … N − 1, from the records of P.
+
+    q ranges over 0 … N − 1, so the offsets open to p are 1 … max(p, N − 1 − p);
+    the nearest is the record of P at or below that, towards the earlier q.
+    """
+    n = scan.length
+    record = scan.record_offsets
+    value = np.sqrt(np.minimum.accumulate(form.squared(record)))
+    breaks = np.concatenate([record, record - 1, n - 1 - record, n - record])
+    sample = np.round(np.linspace(0, n - 1, min(n, CURVE_POINTS)))
+    positions = np.unique(np.clip(np.concatenate([sample, breaks]), 0, n - 1)).astype(np.float64)
+    reach = np.maximum(positions, n - 1 - positions)
+    index = np.searchsorted(record, reach, side="right") - 1
+    k = record[index].astype(np.float64)
+    nearest = np.where(k <= positions, positions - k, positions + k)
+    return Uniqueness(
+        positions=positions, nearest_position=nearest, nearest_distance=value[index],
+        closest_pair=repeats[0], near_repeats=repeats, d_model=d_model,
+        norms=np.sqrt(form.pairs + form.linear * positions * positions),
+    )
+
+
+def _offset_result(form: OffsetForm, scan: OffsetScan, top: int, distinct_offsets: bool, scheme: str,
+                   d_model: int, params: dict) -> RangeUniqueness:
+    n = scan.length
+    candidates, _ = _refined(form, scan)
+    p, q = _offset_pairs(candidates, n, top, distinct_offsets)
+    repeats = _pairs_with_distances(scheme, d_model, params, p, q, top)
+    step = _pairs_with_distances(scheme, d_model, params, np.array([0]), np.array([1]), 1)[0][2]
+    return RangeUniqueness(n, "offsets", repeats[0], repeats, n, step, _offset_curve(form, scan, d_model, repeats),
+                           True, top, distinct_offsets)
+
+
+def _unpaired_result(form: OffsetForm, scan: OffsetScan, result: RangeUniqueness, scheme: str, d_model: int,
+                     params: dict) -> RangeUniqueness | None:
+    """The closest pairs with unpaired columns: U(p, k) at every p of the candidate offsets, closest P first.
+
+    None when the candidates run out (or the work would exceed
+    :data:`MAX_UNPAIRED_WORK`) before the closest pairs are certain.
+    """
+    n, top = scan.length, result.top
+    per_offset = 1 if result.distinct_offsets else top
+    values = encode(scheme, np.arange(n, dtype=np.float64), d_model, dims=form.unpaired, **params)
+    kept_d2, kept_p, kept_q = np.empty(0), np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
+    work, certain = 0, False
+    for k, pk in zip(*_refined(form, scan)):
+        k = int(k)
+        if kept_d2.size >= top and pk >= kept_d2[top - 1]:
+            certain = True  # U ≥ 0: no pair at this or a later offset is closer
+            break
+        work += n - k
+        if work > MAX_UNPAIRED_WORK:
+            return None
+        diff = values[k:] - values[:n - k]
+        d2 = pk + np.einsum("ij,ij->i", diff, diff)
+        if d2.size > per_offset:
+            part = np.argpartition(d2, per_offset - 1)[:per_offset]
+        else:
+            part = np.arange(d2.size)
+        kept_d2 = np.concatenate([kept_d2, d2[part]])
+        kept_p = np.concatenate([kept_p, part.astype(np.int64)])
+        kept_q = np.concatenate([kept_q, part.astype(np.int64) + k])
+        order = np.lexsort((kept_q, kept_p, kept_d2))[:top]
+        kept_d2, kept_p, kept_q = kept_d2[order], kept_p[order], kept_q[order]
+    if not certain:
+        floor = scan.unseen_floor()  # every offset not evaluated has P (so D²) at least this
+        certain = math.isinf(floor) or (kept_d2.size >= top and kept_d2[top - 1] <= floor)
+    if not certain:
+        return None
+    repeats = _pairs_with_distances(scheme, d_model, params, kept_p, kept_q, top)
+    steps = np.sqrt(form.squared([1.0])[0] + np.sum((values[1:] - values[:-1]) ** 2, axis=1))
+    return replace(result, method="offsets and unpaired columns", closest_pair=repeats[0], near_repeats=repeats,
+                   pairs_range=n, neighbour_step=float(np.median(steps)), scan=None)
+
+
+def _advance(result: RangeUniqueness, scheme: str, d_model: int, params: dict, work: int | None) -> RangeUniqueness:
+    form = offset_form(scheme, d_model, **params)
+    scan = advance_scan(form, result.scan, work)
+    if not scan.complete:
+        return replace(result, scan=scan)
+    if form.offset_only:
+        return _offset_result(form, scan, result.top, result.distinct_offsets, scheme, d_model, params)
+    final = _unpaired_result(form, scan, result, scheme, d_model, params)
+    return replace(result, scan=None) if final is None else final
+
+
+def range_uniqueness(scheme: str, n_positions: int, d_model: int, *, top: int = 10, distinct_offsets: bool = False,
+                     pair_work: int = MAX_UNIQUENESS_WORK, scan_work: int | None = None,
+                     encoded: np.ndarray | None = None, **params) -> RangeUniqueness:
+    """The closest pairs of positions 0 … ``n_positions`` − 1, over the whole range wherever possible.
+
+    All pairs are compared when that fits ``pair_work`` (n²·d); otherwise
+    all pairs of the leading M positions that fit, and, for a scheme whose
+    distances follow from the offsets (see the module docstring), a scan of
+    every offset 1 … N − 1 that then replaces that answer.
+
+    Parameters
+    ----------
+    scheme : str
+    n_positions : int
+        N, 2 … ``limits.MAX_SEQ_LEN``.
+    d_model : int
+    top : int
+        Near-repeats to list, 1 … :data:`~posenc_gui.model.analysis.MAX_TOP`.
+    distinct_offsets : bool
+        At most one pair per offset (as for :func:`~posenc_gui.model.analysis.uniqueness`).
+    pair_work : int
+        Budget n²·d of comparing all pairs, 1 … ``MAX_UNIQUENESS_WORK`` (at least 2 positions are).
+    scan_work : int, optional
+        Offsets × divisors to scan in this call, at least one block; the
+        result is then ``pending`` until :func:`continue_uniqueness` has
+        scanned the rest. All of them by default.
+    encoded : ndarray, optional
+        ``encode`` of positions 0 … M − 1 (M as :attr:`RangeUniqueness.pairs_range`
+        of the leading-positions answer), if the caller has it.
+    **params
+        The scheme's parameters.
+
+    Returns
+    -------
+    RangeUniqueness
+
+    Raises
+    ------
+    ValueError
+        A parameter out of its range (the message names it).
+    """
+    length = limits.check_int("n_positions", n_positions, 2, limits.MAX_SEQ_LEN)
+    top = limits.check_int("top", top, 1, MAX_TOP)
+    pair_work = limits.check_int("pair_work", pair_work, 1, MAX_UNIQUENESS_WORK)
+    if scan_work is not None:
+        scan_work = limits.check_int("scan_work", scan_work, 1, 2**62)
+    m = min(length, uniqueness_max_positions(d_model, pair_work))
+    form = offset_form(scheme, d_model, **params) if m < length else None
+    keep = max(MIN_CANDIDATES, 4 * top)
+    scan = None
+    if form is not None and form.offset_only:  # the scan decides; leading positions only to show meanwhile
+        scan = advance_scan(form, start_scan(form, length, keep), scan_work)
+        if scan.complete:
+            return _offset_result(form, scan, top, bool(distinct_offsets), scheme, d_model, params)
+    positions = np.arange(m, dtype=np.float64)
+    rows = encode(scheme, positions, d_model, **params) if encoded is None else encoded
+    leading = uniqueness(scheme, positions, d_model, top=top, distinct_offsets=distinct_offsets, encoded=rows,
+                         **params)
+    step = float(np.median(_row_distances(rows[1:], rows[:-1])))
+    result = RangeUniqueness(length, "all pairs" if m == length else "leading positions", leading.closest_pair,
+                             leading.near_repeats, m, step, leading, m == length, top, bool(distinct_offsets))
+    if form is None or not form.scannable:
+        return result
+    if scan is not None:
+        return replace(result, scan=scan)
+    return _advance(replace(result, scan=start_scan(form, length, keep)), scheme, d_model, params, scan_work)
+
+
+def continue_uniqueness(result: RangeUniqueness, scheme: str, d_model: int, scan_work: int | None = None,
+                        **params) -> RangeUniqueness:
+    """Advance ``result``'s scan by ``scan_work`` (all of it by default); ``result`` itself when none runs.
+
+    ``scheme``, ``d_model`` and ``params`` must be those ``result`` was computed for.
+    """
+    if result.scan is None:
+        return result
+    if scan_work is not None:
+        scan_work = limits.check_int("scan_work", scan_work, 1, 2**62)
+    return _advance(result, scheme, d_model, params, scan_work)
