@@ -218,3 +218,24 @@ def test_serialized_values_are_found_however_they_are_escaped(text):
 ])
 def test_ordinary_values_pass_the_check(text):
     assert check_text(text) is None
+
+
+def _nested_dock_layout(depth: int) -> bytes:
+    """A QMainWindow state whose left dock area nests ``depth`` sequences (Qt restores it recursively)."""
+    blob = struct.pack(">iiBi", 0xFF, 1, 0xFD, 1) + struct.pack(">iii", 0, 100, 100)  # version, dock areas: 1
+    blob += (struct.pack(">BBi", 0xFC, 1, 1) + struct.pack(">Biiii", 0xFC, 0, 100, 0, 0)) * depth
+    return blob + struct.pack(">BBi", 0xFC, 1, 0) + struct.pack(">6i", 100, 100, 0, 0, 0, 0)
+
+
+def test_a_layout_too_large_for_qt_to_restore_safely_is_ignored(make_window, settings_path, tmp_path):
+    # Qt restores nested dock areas recursively: 50,000 levels (1.1 MB) overflow its stack.
+    # The bound (16 KiB, about 700 levels) is far below that, and 40 times the window's own layout.
+    from PySide6.QtCore import QByteArray, QSettings
+
+    writer = QSettings(str(tmp_path / "written.ini"), QSettings.Format.IniFormat)
+    writer.setValue("windowState", QByteArray(_nested_dock_layout(750)))
+    writer.sync()
+    del writer
+    settings_path.write_bytes((tmp_path / "written.ini").read_bytes())
+    window = make_window()
+    assert "layout ignored (longer than 16,384)" in _message(window)
