@@ -23,8 +23,9 @@ from .views.labels import StatusText, counted
 from .views.export_ui import SETTINGS_FOLDER, SETTINGS_FORMAT, SETTINGS_SCALE, install_export_actions
 
 SETTINGS_VERSION = 1
-#: Every key of the settings file. The window's state and geometry are a
-#: few hundred bytes; the bounds keep Qt's parsers of them out of deep recursion.
+#: Every key of the settings file. The window's state and geometry are a few
+#: hundred bytes, the parameters' JSON about 110: the bounds keep Qt's parsers
+#: and json's within their recursion limits.
 SETTINGS_KEYS = {
     "geometry": Key(QByteArray, 1024, "window geometry", required=True),
     "windowState": Key(QByteArray, 16 * 1024, "layout", required=True),
@@ -330,7 +331,7 @@ class MainWindow(QMainWindow):
                 raise ValueError("not a JSON object")
             _check_param_types(values)
             return EncodingParams.validated(**values)
-        except (ValueError, RecursionError) as error:
+        except ValueError as error:
             self._ignored_settings.append(f"parameters ignored ({error})")
             return None
 
@@ -361,7 +362,7 @@ class MainWindow(QMainWindow):
         self.settings.setValue("params", json.dumps(asdict(self.state.params)))
         problem = self.settings.save()
         if problem is not None:
-            self.statusBar().showMessage(problem[0].upper() + problem[1:], 10_000)
+            self.statusBar().showMessage(problem, 10_000)
         return problem
 
     def showEvent(self, event) -> None:  # noqa: N802 (Qt override)

@@ -49,17 +49,19 @@ class Key:
     required: bool = False
 
 
-def _special_kind(mode: int) -> str:
-    """How to name a file that is not a regular file."""
+def _not_regular(mode: int) -> str:
+    """What a file of ``mode`` that is not a regular file is, as a reason not to read it."""
     if stat.S_ISDIR(mode):
-        return "a folder"
-    if stat.S_ISFIFO(mode):
-        return "a FIFO"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    return "not a regular file"
+        kind = "a folder"
+    elif stat.S_ISFIFO(mode):
+        kind = "a FIFO"
+    elif stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        kind = "a device"
+    elif stat.S_ISSOCK(mode):
+        kind = "a socket"
+    else:
+        kind = "a special file"
+    return f"it is {kind}, not a regular file"
 
 
 def _unescaped(text: str) -> str:
@@ -136,10 +138,11 @@ def read_file(path: str) -> tuple[str, str | None, bool]:
         return "", None, True
     except OSError as error:
         return "", f"it cannot be read ({error.strerror})", True
+    too_large = f"it is larger than {MAX_FILE_BYTES // 1024} KiB"
     if not stat.S_ISREG(info.st_mode):
-        return "", f"it is {_special_kind(info.st_mode)}, not a regular file", False
+        return "", _not_regular(info.st_mode), False
     if info.st_size > MAX_FILE_BYTES:
-        return "", f"it is larger than {MAX_FILE_BYTES // 1024} KiB", True
+        return "", too_large, True
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0)
     try:
         descriptor = os.open(path, flags)
@@ -148,10 +151,10 @@ def read_file(path: str) -> tuple[str, str | None, bool]:
     with os.fdopen(descriptor, "rb") as stream:
         mode = os.fstat(stream.fileno()).st_mode
         if not stat.S_ISREG(mode):  # replaced since the check above
-            return "", f"it is {_special_kind(mode)}, not a regular file", False
+            return "", _not_regular(mode), False
         data = stream.read(MAX_FILE_BYTES + 1)
     if len(data) > MAX_FILE_BYTES:
-        return "", f"it is larger than {MAX_FILE_BYTES // 1024} KiB", True
+        return "", too_large, True
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
@@ -245,16 +248,16 @@ class Settings:
         except FileNotFoundError:
             mode = None
         except OSError as error:
-            return f"settings not saved: {self.path} cannot be checked ({error.strerror})"
+            return f"Settings not saved: {self.path} cannot be checked ({error.strerror})"
         if not self.writable or (mode is not None and not stat.S_ISREG(mode)):
-            return f"settings not saved: {self.path} is not a regular file"
+            return f"Settings not saved: {self.path} is not a regular file"
         folder = os.path.dirname(target)
         try:
             os.makedirs(folder, exist_ok=True)
             descriptor, temporary = tempfile.mkstemp(prefix=".posenc-gui-", suffix=".ini", dir=folder)
             os.close(descriptor)
         except OSError as error:
-            return f"settings not saved in {folder} ({error.strerror})"
+            return f"Settings not saved in {folder} ({error.strerror})"
         try:
             writer = QSettings(temporary, QSettings.Format.IniFormat)
             for key, value in self._values.items():
@@ -268,5 +271,5 @@ class Settings:
         except OSError as error:
             with contextlib.suppress(OSError):
                 os.unlink(temporary)
-            return f"settings not saved to {self.path} ({error.strerror})"
+            return f"Settings not saved to {self.path} ({error.strerror})"
         return None
