@@ -63,7 +63,7 @@ def test_the_worker_imports_nothing_from_the_launch_folder(compute, launch_folde
     assert process.alive  # answered by the child: one that failed to start leaves the job to this process
     assert sorted(path.name for path in ran.iterdir()) == []
     if os.path.exists(f"/proc/{process.pid}/cwd"):
-        assert os.readlink(f"/proc/{process.pid}/cwd") == compute_module.WORKER_FOLDER
+        assert os.readlink(f"/proc/{process.pid}/cwd") == os.path.realpath(compute_module.WORKER_FOLDER)
 
 
 def _use_worker_process(window) -> compute_module._WorkerProcess:
