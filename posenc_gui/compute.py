@@ -148,6 +148,8 @@ def _lower_worker_priority() -> None:
 WORKER_PROCESS_ENV = "POSENC_GUI_WORKER_PROCESS"
 #: A worker process that stops by itself (killed, out of memory) is replaced at most this many times per run.
 MAX_PROCESS_REPLACEMENTS = 3
+#: The worker's working folder: the package's own, not the launch folder.
+WORKER_FOLDER = os.path.dirname(os.path.abspath(protocol.__file__))
 #: The worker's first Python code (``python -I -c``): its module path is the folders given as arguments.
 _WORKER_BOOTSTRAP = "import sys; sys.path[:] = sys.argv[1:]; from posenc_gui.worker_process import main; main()"
 
@@ -160,17 +162,18 @@ def worker_command() -> list[str]:
     ``numpy.py`` that someone left there is imported. The child is given
     this process's module path instead, without the launch folder and
     without relative entries (which name it too): it imports the same
-    posenc_gui and NumPy as the window. Python 3.10 has no ``-P``; ``-I``
-    works on every supported version.
+    posenc_gui and NumPy as the window. The folder holding this posenc_gui
+    comes last in any case, after the standard library and site-packages:
+    a source checkout run without installing is itself the launch folder.
+    Python 3.10 has no ``-P``; ``-I`` works on every supported version.
     """
     launch_folder = os.path.realpath(os.getcwd())
     folders = [entry for entry in sys.path
                if os.path.isabs(entry) and os.path.realpath(entry) != launch_folder]
+    package_root = os.path.dirname(WORKER_FOLDER)
+    if package_root not in folders:
+        folders.append(package_root)
     return [sys.executable, "-I", "-c", _WORKER_BOOTSTRAP, *folders]
-
-
-#: The worker's working folder: the package's own, not the launch folder.
-WORKER_FOLDER = os.path.dirname(os.path.abspath(protocol.__file__))
 
 
 @dataclass(frozen=True)

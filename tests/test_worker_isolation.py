@@ -128,3 +128,12 @@ def test_shutdown_does_not_wait_for_a_job_running_in_a_thread(compute):
         release.set()
         unblock.cancel()
     assert compute.wait_idle(5) and not results
+
+
+def test_a_source_checkout_launched_from_its_own_folder_still_finds_posenc_gui_last(monkeypatch):
+    # `python -m posenc_gui` in an uninstalled checkout: the launch folder holds the package.
+    package_root = os.path.dirname(compute_module.WORKER_FOLDER)
+    monkeypatch.chdir(package_root)
+    monkeypatch.syspath_prepend(package_root)
+    folders = compute_module.worker_command()[4:]
+    assert folders[-1] == package_root and package_root not in folders[:-1]
