@@ -12,6 +12,7 @@ import sys
 from typing import Sequence
 
 from . import __version__, prepare_qt_environment, tune_memory_allocator
+from .display import ADVICE, EXIT_NO_DISPLAY, display_problem, qt_start_guard
 from .model import LAYOUTS, SCHEMES, EncodingParams
 
 
@@ -81,13 +82,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(str(error))
 
     prepare_qt_environment()
+    problem = display_problem()
+    if problem is not None:
+        print(f"posenc-gui: {problem}. {ADVICE}", file=sys.stderr)
+        return EXIT_NO_DISPLAY
     tune_memory_allocator()  # the workers' large arrays: no page faults, no GIL held for the kernel
     from PySide6.QtCore import QEvent, QTimer
     from PySide6.QtWidgets import QApplication
 
     from .mainwindow import MainWindow
 
-    app = QApplication.instance() or QApplication(sys.argv[:1])
+    app = QApplication.instance()
+    if app is None:
+        with qt_start_guard():  # Qt aborts when it cannot open a display: one line and exit 2 instead
+            app = QApplication(sys.argv[:1])
     app.setApplicationName("posenc-gui")
     app.setOrganizationName("posenc_gui")
     app.setApplicationVersion(__version__)

@@ -146,8 +146,34 @@ def _lower_worker_priority() -> None:
 
 #: Set to 0 to run every request in this process's worker threads (no worker process).
 WORKER_PROCESS_ENV = "POSENC_GUI_WORKER_PROCESS"
-#: A worker process that stops (killed, out of memory) is replaced at most this many times per run.
-MAX_PROCESS_STARTS = 4
+#: A worker process that stops by itself (killed, out of memory) is replaced at most this many times per run.
+MAX_PROCESS_REPLACEMENTS = 3
+#: The worker's working folder: the package's own, not the launch folder.
+WORKER_FOLDER = os.path.dirname(os.path.abspath(protocol.__file__))
+#: The worker's first Python code (``python -I -c``): its module path is the folders given as arguments.
+_WORKER_BOOTSTRAP = "import sys; sys.path[:] = sys.argv[1:]; from posenc_gui.worker_process import main; main()"
+
+
+def worker_command() -> list[str]:
+    """The command line that starts the worker process, isolated from the folder the app was launched in.
+
+    ``-I`` keeps the launch folder (and ``PYTHONPATH``, and the user's
+    site-packages) off the child's module path, so no ``struct.py`` or
+    ``numpy.py`` that someone left there is imported. The child is given
+    this process's module path instead, without the launch folder and
+    without relative entries (which name it too): it imports the same
+    posenc_gui and NumPy as the window. The folder holding this posenc_gui
+    comes last in any case, after the standard library and site-packages:
+    a source checkout run without installing is itself the launch folder.
+    Python 3.10 has no ``-P``; ``-I`` works on every supported version.
+    """
+    launch_folder = os.path.realpath(os.getcwd())
+    folders = [entry for entry in sys.path
+               if os.path.isabs(entry) and os.path.realpath(entry) != launch_folder]
+    package_root = os.path.dirname(WORKER_FOLDER)
+    if package_root not in folders:
+        folders.append(package_root)
+    return [sys.executable, "-I", "-c", _WORKER_BOOTSTRAP, *folders]
 
 
 @dataclass(frozen=True)
@@ -177,25 +203,27 @@ class ModelJob:
 
 
 class _WorkerProcess:
-    """One ``python -m posenc_gui.worker_process`` child, shared by every ComputeService of this process.
+    """One worker process (:mod:`posenc_gui.worker_process`), shared by the ComputeServices of this process.
 
     It runs one job at a time; newer requests of the same panel wait and a
     job superseded while it waits is skipped, as in the threads (see
     :meth:`submit` for other panels' requests). A reader thread waits on the
     child's replies (blocked in ``read``, it does not hold the interpreter
     lock) and hands each result to the relay, like a worker thread. If the
-    child stops, the reader runs the job in flight and the waiting ones
-    itself, and the next job starts a new child.
+    child stops by itself, the reader runs the job in flight and the
+    waiting ones itself, and the next job starts a new child; after
+    :meth:`close` they are dropped.
     """
 
     def __init__(self) -> None:
         env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1",
                    POSENC_GUI_WORKER_NICENESS=str(WORKER_NICENESS))
-        self._child = subprocess.Popen([sys.executable, "-m", "posenc_gui.worker_process"],
-                                       stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
+        self._child = subprocess.Popen(worker_command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env,
+                                       cwd=WORKER_FOLDER)
         self._lock = threading.Lock()
         self._running: tuple | None = None
         self._waiting: deque[tuple] = deque()
+        self._closing = False
         self.alive = True
         self._reader = threading.Thread(target=self._read_replies, name="posenc-worker-process", daemon=True)
         self._reader.start()
@@ -276,12 +304,13 @@ class _WorkerProcess:
         self._stopped()
 
     def _stopped(self) -> None:
-        """The child's replies ended: finish its jobs in this thread."""
+        """The child's replies ended: finish its jobs in this thread (drop them once closed)."""
         with self._lock:
             self.alive = False
             jobs = ([self._running] if self._running is not None else []) + list(self._waiting)
             self._running = None
             self._waiting.clear()
+            closing = self._closing
         try:
             self._child.wait(timeout=2)
         except subprocess.TimeoutExpired:  # its output closed, the process still there
@@ -291,17 +320,22 @@ class _WorkerProcess:
             with contextlib.suppress(OSError, ValueError):
                 stream.close()
         for job, parcel, latest in jobs:
-            _run_job(job, parcel, latest)
+            if closing:
+                parcel += [_SUPERSEDED, None, None]
+                _relay.post(parcel)
+            else:
+                _run_job(job, parcel, latest)
         del jobs
 
     def close(self) -> None:
-        """End the child: it stops when its requests end."""
-        with contextlib.suppress(OSError, ValueError):
-            self._child.stdin.close()
-        try:
-            self._child.wait(timeout=2)
-        except subprocess.TimeoutExpired:
-            self._child.kill()
+        """End the child now, even in the middle of a job, without waiting for it.
+
+        The reader thread collects its exit status and drops its jobs.
+        """
+        with self._lock:
+            self._closing = True
+            self.alive = False
+        self._child.kill()
 
 
 def _owner_deleted(key: Any) -> bool:
@@ -331,25 +365,45 @@ def _run_job(job: Callable[[], Any], parcel: list, latest: dict) -> None:
 
 
 _worker_process: _WorkerProcess | None = None
-_process_starts = 0
+#: The services that use the worker process; it ends when the last of them shuts down.
+_process_users: weakref.WeakSet[ComputeService] = weakref.WeakSet()
+_process_failures = 0
 
 
-def worker_process() -> _WorkerProcess | None:
-    """The running worker process, started if needed; None when turned off or it kept stopping."""
-    global _worker_process, _process_starts
+def worker_process(user: ComputeService | None = None) -> _WorkerProcess | None:
+    """The running worker process, started if needed; None when turned off or it kept stopping.
+
+    A ``user`` keeps it running until :func:`release_worker_process` (its
+    shutdown) is called for every user.
+    """
+    global _worker_process, _process_failures
     if os.environ.get(WORKER_PROCESS_ENV, "1") == "0":
         return None
-    if _worker_process is not None and _worker_process.alive:
-        return _worker_process
-    if _process_starts >= MAX_PROCESS_STARTS:
-        return None
-    _process_starts += 1
-    try:
-        _worker_process = _WorkerProcess()
-    except OSError:  # no way to start it here: threads only
-        _process_starts = MAX_PROCESS_STARTS
-        return None
+    if _worker_process is not None and not _worker_process.alive:  # it stopped by itself
+        _process_failures += 1
+        _worker_process = None
+    if _worker_process is None:
+        if _process_failures > MAX_PROCESS_REPLACEMENTS:
+            return None
+        try:
+            _worker_process = _WorkerProcess()
+        except OSError:  # no way to start it here: threads only
+            _process_failures = MAX_PROCESS_REPLACEMENTS + 1
+            return None
+    if user is not None:
+        _process_users.add(user)
     return _worker_process
+
+
+def release_worker_process(user: ComputeService) -> None:
+    """``user`` no longer needs the worker process; the last user's release ends it, at once."""
+    global _worker_process
+    if user not in _process_users:
+        return
+    _process_users.discard(user)
+    if not _process_users and _worker_process is not None:
+        _worker_process.close()
+        _worker_process = None
 
 
 @atexit.register
@@ -432,8 +486,8 @@ class ComputeService(QObject):
             return
         self._since_request.restart()
         generation = next(self._counter)
-        process = (worker_process() if self._use_process and isinstance(function, ModelJob) and function.in_process()
-                   else None)
+        process = (worker_process(self) if self._use_process and isinstance(function, ModelJob)
+                   and function.in_process() else None)
         if process is None and cost is not None and cost <= INLINE_COST:
             self._latest[key] = generation  # supersedes any request still in a worker
             self._callbacks.pop(key, None)
@@ -530,7 +584,7 @@ class ComputeService(QObject):
     def prepare_worker_process(self) -> None:
         """Start the worker process now (in idle time), so the first analysis need not wait ~0.3 s for it."""
         if self._use_process and not self._closed:
-            worker_process()
+            worker_process(self)
 
     def cancel(self, key: Any) -> None:
         """Forget any request under ``key``; its result will not be delivered."""
@@ -562,11 +616,17 @@ class ComputeService(QObject):
         return False
 
     def shutdown(self) -> None:
-        """Drop pending requests and stop the workers."""
+        """Drop pending requests and stop the workers, without waiting for a job that is running.
+
+        A thread's job cannot be interrupted: it runs to its end and its
+        result is dropped. The worker process ends if no other service uses
+        it, killed in the middle of a job.
+        """
         self._closed = True
         self._latest.clear()
         self._pending.clear()
-        self._executor.shutdown(wait=True, cancel_futures=True)
+        self._executor.shutdown(wait=False, cancel_futures=True)
+        release_worker_process(self)
 
     def _deliver(self, key: Any, generation: int, result: Any, error: Any) -> None:
         if self._latest.get(key) != generation:

@@ -5,23 +5,35 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterator, Mapping
-from dataclasses import asdict
+from dataclasses import asdict, fields
 from typing import Callable
 
-from PySide6.QtCore import QByteArray, QElapsedTimer, QSettings, QStandardPaths, Qt, QTimer, Signal
+from PySide6.QtCore import QByteArray, QElapsedTimer, QStandardPaths, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QIcon, QKeySequence
 from PySide6.QtWidgets import QApplication, QDockWidget, QMainWindow, QMessageBox, QProgressBar, QWidget
 
 from . import __version__, resources_path
 from .compute import ComputeService
 from .model import EncodingParams
+from .settings import Key, Settings
 from .state import AppState
 from .views import panel_classes
 from .views.base import Panel
 from .views.labels import StatusText, counted
-from .views.export_ui import install_export_actions
+from .views.export_ui import SETTINGS_FOLDER, SETTINGS_FORMAT, SETTINGS_SCALE, install_export_actions
 
 SETTINGS_VERSION = 1
+#: Every key of the settings file. The window's state and geometry are a few
+#: hundred bytes, the parameters' JSON about 110: the bounds keep Qt's parsers
+#: and json's within their recursion limits.
+SETTINGS_KEYS = {
+    "geometry": Key(QByteArray, 1024, "window geometry", required=True),
+    "windowState": Key(QByteArray, 16 * 1024, "layout", required=True),
+    "params": Key(str, 1024, "parameters", required=True),
+    SETTINGS_FOLDER: Key(str, 4096, "export folder"),
+    SETTINGS_FORMAT: Key(str, 16, "export format"),
+    SETTINGS_SCALE: Key(str, 32, "PNG scale"),
+}
 #: Panels shown side by side at first launch; the others are tabbed behind them.
 PRIMARY_PANELS = ("heatmap", "waveforms", "similarity")
 #: Shown below Parameters, so the guide stays in view while it raises other docks.
@@ -166,8 +178,8 @@ class MainWindow(QMainWindow):
             | QMainWindow.DockOption.AllowTabbedDocks
             | QMainWindow.DockOption.AllowNestedDocks
         )
-        self.settings = QSettings(settings_file(), QSettings.Format.IniFormat)
-        self._startup_warnings: list[str] = []
+        self.settings = Settings(settings_file(), SETTINGS_KEYS)
+        self._ignored_settings = list(self.settings.ignored)
         restored = self._read_params() if restore and params is None else None
         start = params or restored or EncodingParams()
         if overrides:
@@ -188,7 +200,8 @@ class MainWindow(QMainWindow):
         self.resize(1500, 950)
         if restore:
             self._restore_layout()
-        for warning in self._startup_warnings:
+        warning = self._settings_warning()
+        if warning:
             self.statusBar().showMessage(warning, 15_000)
         self.export_actions = install_export_actions(self)
         self._prebuilder = PanelPrebuilder(self)
@@ -313,31 +326,44 @@ class MainWindow(QMainWindow):
         if raw is None:
             return None
         try:
-            values = json.loads(str(raw))
+            values = json.loads(raw)
             if not isinstance(values, dict):
                 raise ValueError("not a JSON object")
+            _check_param_types(values)
             return EncodingParams.validated(**values)
-        except (ValueError, TypeError) as error:
-            self._startup_warnings.append(f"Saved parameters ignored ({error}); using defaults.")
+        except ValueError as error:
+            self._ignored_settings.append(f"parameters ignored ({error})")
             return None
 
     def _restore_layout(self) -> None:
         geometry = self.settings.value("geometry")
         window_state = self.settings.value("windowState")
-        if geometry is not None and not (isinstance(geometry, QByteArray) and self.restoreGeometry(geometry)):
-            self._startup_warnings.append("Saved window geometry was unreadable; using the default size.")
-        if window_state is not None:
-            ok = isinstance(window_state, QByteArray) and self.restoreState(window_state, SETTINGS_VERSION)
-            if not ok:
-                self.restoreState(self._default_state, SETTINGS_VERSION)
-                self._startup_warnings.append("Saved layout was unreadable; using the default layout.")
+        if geometry is not None and not self.restoreGeometry(geometry):
+            self._ignored_settings.append("window geometry ignored (unreadable)")
+        if window_state is not None and not self.restoreState(window_state, SETTINGS_VERSION):
+            self.restoreState(self._default_state, SETTINGS_VERSION)
+            self._ignored_settings.append("layout ignored (unreadable)")
 
-    def save_settings(self) -> None:
-        """Write geometry, dock layout and parameters."""
+    def _settings_warning(self) -> str | None:
+        """One line on what of the settings file was not used, or None when all of it was."""
+        problem = self.settings.problem
+        if problem is not None:
+            consequence = ("it is replaced when the window closes" if self.settings.writable
+                           else "settings will not be saved")
+            return f"Settings file {self.settings.path} ignored: {problem}. Using defaults; {consequence}."
+        if self._ignored_settings:
+            return f"Saved settings: {'; '.join(self._ignored_settings)}. Using defaults for them."
+        return None
+
+    def save_settings(self) -> str | None:
+        """Write geometry, dock layout and parameters; None, or why not (also shown in the status bar)."""
         self.settings.setValue("geometry", self.saveGeometry())
         self.settings.setValue("windowState", self.saveState(SETTINGS_VERSION))
         self.settings.setValue("params", json.dumps(asdict(self.state.params)))
-        self.settings.sync()
+        problem = self.settings.save()
+        if problem is not None:
+            self.statusBar().showMessage(problem, 10_000)
+        return problem
 
     def showEvent(self, event) -> None:  # noqa: N802 (Qt override)
         super().showEvent(event)
@@ -359,3 +385,18 @@ class MainWindow(QMainWindow):
     def panel(self, panel_id: str) -> QWidget:
         """The panel widget with ``panel_id``."""
         return self.panels[panel_id]
+
+
+def _check_param_types(values: dict) -> None:
+    """Raise ValueError unless each saved parameter has its field's JSON type (a whole number for an int).
+
+    The model converts what it can (``float("1e4")``); a settings file holds
+    exactly what the window wrote, so anything else is a damaged file.
+    """
+    for field in fields(EncodingParams):
+        value = values.get(field.name, field.default)
+        kind = type(field.default)
+        allowed = (int, float) if kind is float else (kind,)
+        if isinstance(value, bool) or not isinstance(value, allowed):
+            expected = {str: "text", int: "a whole number", float: "a number"}[kind]
+            raise ValueError(f"{field.name} must be {expected}, got {value!r}")

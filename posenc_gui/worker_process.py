@@ -1,6 +1,8 @@
 """The analysis worker process: runs model functions for the window, outside its Python interpreter.
 
-``python -m posenc_gui.worker_process`` reads requests from stdin and
+Started by the window as ``python -I -c …`` (see
+:func:`posenc_gui.compute.worker_command`: nothing is imported from the
+folder the app was launched in), it reads requests from stdin and
 writes results to stdout, one at a time, each framed as an 8-byte
 little-endian length and a pickle: a request is ``(module, name, args)``
 naming a function of ``posenc_gui.model``, a reply ``(True, result)`` or

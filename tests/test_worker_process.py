@@ -24,7 +24,7 @@ def _ask(child: subprocess.Popen, module: str, name: str, args: tuple):
 
 @pytest.fixture
 def child():
-    process = subprocess.Popen([sys.executable, "-m", "posenc_gui.worker_process"],
+    process = subprocess.Popen(compute_module.worker_command(), cwd=compute_module.WORKER_FOLDER,
                                stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     yield process
     process.stdin.close()
