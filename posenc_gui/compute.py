@@ -38,8 +38,7 @@ BUSY_DELAY_MS = 100
 #: most this run at once on the GUI thread: a few milliseconds, less than the
 #: round trip through a worker, and all panels then repaint in one frame.
 #: Every view at the default size (128 × 512) fits; the heatmap's ~230,000
-#: samples at d_model 8192 do not (inline, they lengthened the GUI thread's
-#: longest turn from ~46 to ~59 ms, measured in alternation in one process).
+#: samples at d_model 8192 do not (inline, they lengthen the GUI thread's turns).
 INLINE_COST = 150_000
 #: How much lower than the GUI thread's the workers' scheduling priority is (Linux nice levels).
 WORKER_NICENESS = 10
@@ -112,10 +111,9 @@ def _get_relay() -> _Relay:
 def _limit_blas_threads() -> None:
     """One BLAS thread per worker.
 
-    The workers already use both cores. A multi-threaded BLAS on top of them
-    spin-waits between calls (OpenBLAS busy-polls), which on a 2-core machine
-    takes the CPU from the GUI thread: a 1,024 × 8192 update took 100 ms with
-    OpenBLAS's own threads and 55 ms without.
+    Why: the workers already use both cores; a multi-threaded BLAS on top of
+    them spin-waits between calls (OpenBLAS busy-polls) and takes the CPU
+    from the GUI thread.
     """
     from threadpoolctl import threadpool_limits
 
@@ -125,13 +123,9 @@ def _limit_blas_threads() -> None:
 def _lower_worker_priority() -> None:
     """Let the GUI thread go first when it and a worker want the same core (Linux; elsewhere a no-op).
 
-    On 2 cores the two workers kept the GUI thread waiting in the run queue
-    in the middle of a repaint. Over passes of 60 updates at d_model 8192,
-    the gaps of the GUI thread longer than 20 ms held 11-168 ms of run-queue
-    waiting at equal priority and 0-21 ms with the workers 10 nice levels
-    lower; such gaps became half as many (median 14 -> 7.5 per pass) and
-    their 99th percentile fell from 21-37 to 15-25 ms. A worker still gets
-    every cycle the GUI thread leaves. With autogroups (the Linux desktop
+    Why: on 2 cores the workers otherwise keep the GUI thread waiting in the
+    run queue in the middle of a repaint. A worker still gets every cycle
+    the GUI thread leaves. With autogroups (the Linux desktop
     default) thread niceness orders only this program's own threads, so
     other programs do not starve the workers.
     """
@@ -468,10 +462,7 @@ class ComputeService(QObject):
         """Run ``function()`` in a worker; call ``on_result`` with its value on the GUI thread.
 
         A :class:`ModelJob` runs in the worker process, whatever its cost:
-        there it does not slow the GUI thread, and the analyses came out
-        ahead of running inline at the default size (alternating runs with
-        the panel in front: uniqueness 26.5 -> 22.7 ms, spectrum 23.4 ->
-        22.9; magnitude even, so it stays a plain request). When the process
+        there it does not slow the GUI thread. When the process
         is turned off or cannot run, the ``cost`` decides between inline and
         a thread.
 
@@ -524,23 +515,19 @@ class ComputeService(QObject):
     def workers_first(self) -> Iterator[None]:
         """Hold back inline requests until the block ends; other requests for the workers start at once.
 
-        A parameter change asks each visible panel in turn for an update. The
-        core panels' requests at the default size run inline, and a panel
-        asked after them (an analysis panel brought to the front) reached
-        its worker only once they were done: the worker sat idle for the
-        8 ms they took, and the panel was drawn that much later. Inside this
+        Why: a parameter change asks each visible panel in turn for an
+        update; without holding, a worker request submitted after the core
+        panels' inline ones would start only once they are done. Inside this
         block their computations overlap. Held requests run when the block
         ends, in the order submitted; one superseded or cancelled meanwhile
         does not run. The first error that has no ``on_error`` is raised
         after all of them ran.
 
         Worker requests that declare a large ``cost`` (the core panels' at
-        large sizes) are held too and start after the inline ones, as they
-        did before: running beside the GUI thread's own computation, they
-        slowed it (the two cores share the machine's caches and memory), and
-        the GUI thread's longest turn at 1,048,576 × 512 grew from 34 to
-        45 ms in alternating runs. Requests for the worker process are sent
-        at once.
+        large sizes) are held too and start after the inline ones: running
+        beside the GUI thread's own computation, they slow it (the two cores
+        share the machine's caches and memory). Requests for the worker
+        process are sent at once.
         """
         self._holding += 1
         try:

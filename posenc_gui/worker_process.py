@@ -8,12 +8,9 @@ little-endian length and a pickle: a request is ``(module, name, args)``
 naming a function of ``posenc_gui.model``, a reply ``(True, result)`` or
 ``(False, exception)``. It loads no Qt: only the model and NumPy.
 
-Why a process: a worker thread shares the window's interpreter lock. The
-analyses run as many small NumPy calls, and between them the worker holds
-the lock the GUI thread needs for every Python step of a repaint; with the
-Addition dock in front a parameter step took 35 ms with a worker thread and
-29 ms with this process (alternating runs in one window; the panels'
-results are the same).
+Why a process: a worker thread shares the window's interpreter lock, and
+the analyses' many small NumPy calls hold it between them while the GUI
+thread needs it for every Python step of a repaint.
 
 The pickles come only from the window's own process and go back to it,
 through this process's private pipes; no file or user input is unpickled.
