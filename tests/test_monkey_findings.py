@@ -1,0 +1,81 @@
+"""What the monkey (tests/monkey.py) found, each pinned down by a direct test."""
+
+from __future__ import annotations
+
+from PySide6.QtTest import QTest
+
+from posenc_gui.views.waveforms import WaveformsPanel, default_dims
+
+
+def shown(qtbot, panel, compute):
+    qtbot.addWidget(panel)
+    panel.resize(900, 600)
+    panel.show()
+    qtbot.waitExposed(panel)
+    panel.state.flush()
+    assert compute.wait_idle()
+    return panel
+
+
+def error_shown(panel) -> str:
+    text, level = panel._message
+    return text if level == "error" and not panel.message_label.isHidden() else ""
+
+
+def type_dims(panel, text: str) -> None:
+    panel.dims_edit.selectAll()
+    QTest.keyClicks(panel.dims_edit, text)
+
+
+def test_waveforms_asked_to_resample_before_a_smaller_d_model_is_announced_draw_dims_that_fit(
+        qtbot, state, compute):
+    # A zoom's debounced re-sample can fire in the event-loop turn between a
+    # parameter change and its paramsChanged signal (seed 4 of the monkey).
+    panel = shown(qtbot, WaveformsPanel(state, compute), compute)
+    assert max(panel.dims) == 510
+    state.update(d_model=64)
+    panel.request_update()
+    assert compute.wait_idle()
+    assert error_shown(panel) == ""
+    assert panel.data.params.d_model == 64 and panel.data.dims == default_dims(64)
+
+
+def test_a_refused_dims_text_replaced_by_the_app_takes_its_message_along(qtbot, state, compute):
+    panel = shown(qtbot, WaveformsPanel(state, compute), compute)
+    type_dims(panel, "-1")
+    assert "dims must be" in error_shown(panel)
+    state.update(d_model=64)  # the field shows the defaults of the new size
+    state.flush()
+    assert compute.wait_idle()
+    assert panel.dims_edit.text() == ", ".join(map(str, default_dims(64)))
+    assert error_shown(panel) == ""
+
+
+def test_refused_dims_are_tried_again_when_d_model_changes(qtbot, state, compute):
+    state.update(d_model=256)
+    panel = shown(qtbot, WaveformsPanel(state, compute), compute)
+    type_dims(panel, "0, 1")
+    type_dims(panel, "300")
+    assert "0…255" in error_shown(panel)
+    state.update(d_model=288)
+    state.flush()
+    assert compute.wait_idle()
+    assert "0…287" in error_shown(panel)  # still refused, for the range that holds now
+    state.update(d_model=512)
+    state.flush()
+    assert compute.wait_idle()
+    assert error_shown(panel) == ""
+    assert panel.dims_edit.text() == "300" and panel.data.dims == (300,)
+
+
+def test_a_waveform_result_leaves_the_refusal_of_the_dims_text_on_screen(qtbot, state, compute, monkeypatch):
+    panel = shown(qtbot, WaveformsPanel(state, compute), compute)
+    type_dims(panel, "0, 1")
+    type_dims(panel, "abc")
+    refusal = error_shown(panel)
+    assert "abc" in refusal
+    state.update(seq_len=200)
+    state.flush()
+    assert compute.wait_idle()
+    assert panel.data.params.seq_len == 200 and panel.data.dims == (0, 1)
+    assert error_shown(panel) == refusal
