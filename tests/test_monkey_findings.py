@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from PySide6.QtTest import QTest
 
+from posenc_gui.views import heatmap as heatmap_module
+from posenc_gui.views import waveforms as waveforms_module
+from posenc_gui.views.heatmap import HeatmapPanel
 from posenc_gui.views.waveforms import WaveformsPanel, default_dims
 
 
@@ -25,6 +28,21 @@ def error_shown(panel) -> str:
 def type_dims(panel, text: str) -> None:
     panel.dims_edit.selectAll()
     QTest.keyClicks(panel.dims_edit, text)
+
+
+def fail_once(monkeypatch, module, name: str) -> list[str]:
+    """Make ``module.name`` raise on its next call only; returns the calls' log."""
+    original = getattr(module, name)
+    calls: list[str] = []
+
+    def compute(*args, **kwargs):
+        calls.append(name)
+        if len(calls) == 1:
+            raise ValueError("injected failure")
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(module, name, compute)
+    return calls
 
 
 def test_waveforms_asked_to_resample_before_a_smaller_d_model_is_announced_draw_dims_that_fit(
@@ -68,7 +86,21 @@ def test_refused_dims_are_tried_again_when_d_model_changes(qtbot, state, compute
     assert panel.dims_edit.text() == "300" and panel.data.dims == (300,)
 
 
-def test_a_waveform_result_leaves_the_refusal_of_the_dims_text_on_screen(qtbot, state, compute, monkeypatch):
+def test_a_waveform_result_clears_the_error_of_a_failed_one(qtbot, state, compute, monkeypatch):
+    panel = shown(qtbot, WaveformsPanel(state, compute), compute)
+    calls = fail_once(monkeypatch, waveforms_module, "compute_waveforms")
+    state.update(d_model=64)
+    state.flush()
+    assert compute.wait_idle()
+    assert error_shown(panel) == "injected failure"
+    state.update(d_model=66)
+    state.flush()
+    assert compute.wait_idle()
+    assert len(calls) == 2 and panel.data.params.d_model == 66
+    assert error_shown(panel) == ""
+
+
+def test_a_waveform_result_leaves_the_refusal_of_the_dims_text_on_screen(qtbot, state, compute):
     panel = shown(qtbot, WaveformsPanel(state, compute), compute)
     type_dims(panel, "0, 1")
     type_dims(panel, "abc")
@@ -79,3 +111,17 @@ def test_a_waveform_result_leaves_the_refusal_of_the_dims_text_on_screen(qtbot, 
     assert compute.wait_idle()
     assert panel.data.params.seq_len == 200 and panel.data.dims == (0, 1)
     assert error_shown(panel) == refusal
+
+
+def test_a_heatmap_result_clears_the_error_of_a_failed_one(qtbot, state, compute, monkeypatch):
+    panel = shown(qtbot, HeatmapPanel(state, compute), compute)
+    calls = fail_once(monkeypatch, heatmap_module, "compute_heatmap")
+    state.update(d_model=64)
+    state.flush()
+    assert compute.wait_idle()
+    assert error_shown(panel) == "injected failure"
+    state.update(d_model=66)
+    state.flush()
+    assert compute.wait_idle()
+    assert len(calls) == 2 and panel.data.params.d_model == 66
+    assert error_shown(panel) == ""

@@ -279,6 +279,7 @@ class WaveformsPanel(Panel):
 
     def _show(self, data: WaveformData) -> None:
         self.data = data
+        self.show_message(self._dims_error, "error")  # an earlier failure no longer applies
         self._redraw()
 
     def _redraw(self) -> None:
