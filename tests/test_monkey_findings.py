@@ -7,6 +7,7 @@ from PySide6.QtTest import QTest
 from posenc_gui.views import heatmap as heatmap_module
 from posenc_gui.views import waveforms as waveforms_module
 from posenc_gui.views.heatmap import HeatmapPanel
+from posenc_gui.views.parameters import ParametersPanel
 from posenc_gui.views.waveforms import WaveformsPanel, default_dims
 
 
@@ -125,3 +126,14 @@ def test_a_heatmap_result_clears_the_error_of_a_failed_one(qtbot, state, compute
     assert compute.wait_idle()
     assert len(calls) == 2 and panel.data.params.d_model == 66
     assert error_shown(panel) == ""
+
+
+def test_the_base_field_shows_the_base_exactly(qtbot, state, compute):
+    # A slider drag sets integer bases such as 36,591,432; shown as "%g"
+    # ("3.65914e+07") the field held another number than the views used.
+    panel = shown(qtbot, ParametersPanel(state, compute), compute)
+    for base in (36591432.0, 1.0000001, 12345.678, 10000.0, 1e12):
+        state.update(base=base)
+        state.flush()
+        assert float(panel.base.text()) == base, panel.base.text()
+    assert panel.base.text() == "1000000000000"

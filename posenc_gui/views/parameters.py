@@ -39,6 +39,12 @@ def load_presets() -> list[tuple[str, EncodingParams]]:
     return presets
 
 
+def base_text(base: float) -> str:
+    """``base`` as the shortest text that reads back as the same float ("10000", "36591432", "1.0000001")."""
+    text = repr(float(base))
+    return text[:-2] if text.endswith(".0") else text
+
+
 class LogSlider(QSlider):
     """A horizontal slider over ``low … high`` on a log2 scale (integers)."""
 
@@ -201,7 +207,7 @@ class ParametersPanel(Panel):
         for widget in widgets:
             widget.blockSignals(False)
         if not self.base.hasFocus() or self._base_value() != params.base:
-            self.base.setText(f"{params.base:g}")
+            self.base.setText(base_text(params.base))
         self.base_slider.set_value_silently(params.base)
         info = SCHEMES[params.scheme]
         self.summary.setText(info.summary)
