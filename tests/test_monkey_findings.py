@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication
 
 from posenc_gui.views import heatmap as heatmap_module
 from posenc_gui.views import waveforms as waveforms_module
 from posenc_gui.views.heatmap import HeatmapPanel
 from posenc_gui.views.parameters import ParametersPanel
+from posenc_gui.views.similarity import SimilarityPanel
 from posenc_gui.views.waveforms import WaveformsPanel, default_dims
 
 
@@ -137,3 +139,46 @@ def test_the_base_field_shows_the_base_exactly(qtbot, state, compute):
         state.flush()
         assert float(panel.base.text()) == base, panel.base.text()
     assert panel.base.text() == "1000000000000"
+
+
+def test_a_short_similarity_panel_settles_at_every_height(qtbot, state, compute):
+    # The note "Matrix every 7th position …" shows only while the matrix is
+    # sampled. In a short dock (seed 10) showing it left the matrix 2 px high,
+    # which view_pixels took for "not laid out" and replaced by 600 px: all
+    # positions, so the note went, the matrix grew to 21 px, was sampled
+    # again, and so on, re-computing and repainting for ever.
+    panel = shown(qtbot, SimilarityPanel(state, compute), compute)
+
+    def settles() -> bool:
+        for _ in range(12):
+            QApplication.processEvents()
+            panel.run_debounced()
+            assert compute.wait_idle()
+            QApplication.processEvents()
+            if not any(timer.isActive() for timer, _ in panel._debounced):
+                return True
+        return False
+
+    restless = []
+    for height in range(100, 400, 2):
+        panel.resize(468, height)
+        if not settles():
+            restless.append(height)
+    assert restless == []
+
+
+def test_a_view_on_screen_is_sampled_at_its_own_size_however_small(qtbot):
+    import pyqtgraph as pg
+
+    from posenc_gui.views.matrixplot import view_pixels
+
+    canvas = pg.GraphicsLayoutWidget()
+    qtbot.addWidget(canvas)
+    plot = canvas.addPlot()
+    view_box = plot.getViewBox()
+    canvas.resize(400, 48)
+    canvas.show()
+    qtbot.waitExposed(canvas)
+    width, height = int(view_box.width()), int(view_box.height())
+    assert height <= 8 < width
+    assert view_pixels(view_box, 600) == (width, max(1, height))
