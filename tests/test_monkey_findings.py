@@ -182,3 +182,24 @@ def test_a_view_on_screen_is_sampled_at_its_own_size_however_small(qtbot):
     width, height = int(view_box.width()), int(view_box.height())
     assert height <= 8 < width
     assert view_pixels(view_box, 600) == (width, max(1, height))
+
+
+def test_the_refusal_of_a_typed_base_stays_while_the_field_holds_that_text(qtbot, state, compute):
+    # Seeds 4 and 9: the base field held "abc" (or "") with no message once
+    # another control's change, or refusal, had cleared the messages.
+    panel = shown(qtbot, ParametersPanel(state, compute), compute)
+    panel.base.selectAll()
+    QTest.keyClicks(panel.base, "abc")
+    refusal = panel.errors["base"].text()
+    assert "abc" in refusal and not panel.errors["base"].isHidden()
+    state.update(seq_len=state.params.seq_len)  # a slider tick that rounds to the same length
+    assert not panel.errors["base"].isHidden() and panel.errors["base"].text() == refusal
+    state.update(seq_len=0)  # another control's refusal
+    assert not panel.errors["seq_len"].isHidden() and not panel.errors["base"].isHidden()
+    state.update(seq_len=200)
+    state.flush()  # the field shows the base again: nothing left to refuse
+    assert float(panel.base.text()) == state.params.base and panel.errors["base"].isHidden()
+    panel.base.selectAll()
+    QTest.keyClicks(panel.base, "1")  # refused (base must be > 1) …
+    QTest.keyClicks(panel.base, "0")  # … until the next key makes it 10
+    assert state.params.base == 10.0 and panel.errors["base"].isHidden()
