@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 
@@ -203,3 +204,23 @@ def test_the_refusal_of_a_typed_base_stays_while_the_field_holds_that_text(qtbot
     QTest.keyClicks(panel.base, "1")  # refused (base must be > 1) …
     QTest.keyClicks(panel.base, "0")  # … until the next key makes it 10
     assert state.params.base == 10.0 and panel.errors["base"].isHidden()
+
+
+def test_an_undefined_one_position_profile_hands_no_nan_to_its_dot(qtbot, state, compute):
+    # Seed 20: the cosine of PE(0) = 0 (naive scheme) with itself is NaN (undefined);
+    # the dot then held only NaN, and pyqtgraph's bounds of it warned "All-NaN
+    # slice" on every paint (an exception under the suite's warnings-as-errors,
+    # which can crash Qt's paint).
+    import warnings
+
+    state.update(scheme="naive", seq_len=1, d_model=8)
+    panel = shown(qtbot, SimilarityPanel(state, compute), compute)
+    panel.set_options(metric="cosine")
+    assert compute.wait_idle()
+    assert panel.profile_data.offsets.size == 1 and not np.isfinite(panel.profile_data.profile).any()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        panel.profile_dot.dataBounds(ax=1)
+    panel.set_options(metric="dot")  # defined again: the dot is back
+    assert compute.wait_idle()
+    assert panel.profile_dot.isVisible() and list(panel.profile_dot.data["y"]) == [0.0]
