@@ -496,10 +496,10 @@ class Monkey:
             (6, "dock", self.act_dock),
             (3, "tab", self.act_tab),
             (4, "menu", self.act_menu),
-            (8, "zoom", self.act_zoom),
-            (5, "pan", self.act_pan),
-            (7, "hover", self.act_hover),
-            (2, "click", self.act_click),
+            (8, "zoom", self._on_a_canvas(self.act_zoom)),
+            (5, "pan", self._on_a_canvas(self.act_pan)),
+            (7, "hover", self._on_a_canvas(self.act_hover)),
+            (2, "click", self._on_a_canvas(self.act_click)),
             (7, "export", self.act_export),
             (2, "export window", self.act_export_window),
             (2, "export dialog", self.act_export_dialog),
@@ -973,58 +973,42 @@ class Monkey:
         action.trigger()
         self._close_dialogs()
 
-    def _graphics_view(self) -> tuple[Any, QWidget] | None:
-        views = [(panel, view) for panel in self._panels_on_screen()
-                 for view in panel.findChildren(pg.GraphicsView) if view.isVisible()
-                 and not view.viewport().visibleRegion().isEmpty()]
-        return self._pick(views)
+    def _on_a_canvas(self, act: Callable[[str, QWidget], None]) -> Callable[[], None]:
+        """An action on the viewport of a plot canvas on screen: ``act(panel_id, viewport)``."""
+        def on_canvas() -> None:
+            canvases = [(panel.panel_id, view.viewport()) for panel in self._panels_on_screen()
+                        for view in panel.findChildren(pg.GraphicsView)
+                        if view.isVisible() and not view.viewport().visibleRegion().isEmpty()]
+            if canvases:
+                act(*self.rng.choice(canvases))
+        return on_canvas
 
     def _point(self, widget: QWidget) -> QPointF:
         return QPointF(self.rng.uniform(0, widget.width() - 1), self.rng.uniform(0, widget.height() - 1))
 
-    def act_zoom(self) -> None:
-        found = self._graphics_view()
-        if found is None:
-            return
-        panel, view = found
-        viewport = view.viewport()
+    def act_zoom(self, panel_id: str, viewport: QWidget) -> None:
         at, steps = self._point(viewport), self.rng.choice([-3, -2, -1, -1, 1, 1, 2, 3, 6])
-        self._describe(f"{panel.panel_id} wheel {steps:+d} at ({at.x():.0f}, {at.y():.0f})")
+        self._describe(f"{panel_id} wheel {steps:+d} at ({at.x():.0f}, {at.y():.0f})")
         for _ in range(self.rng.randint(1, 4)):
             wheel(viewport, at, steps)
             QApplication.processEvents()
 
-    def act_pan(self) -> None:
-        found = self._graphics_view()
-        if found is None:
-            return
-        panel, view = found
-        viewport = view.viewport()
+    def act_pan(self, panel_id: str, viewport: QWidget) -> None:
         start, end = self._point(viewport), self._point(viewport)
         button = self.rng.choice([Qt.MouseButton.LeftButton, Qt.MouseButton.LeftButton, Qt.MouseButton.RightButton])
-        self._describe(f"{panel.panel_id} {button.name} drag ({start.x():.0f}, {start.y():.0f}) → "
+        self._describe(f"{panel_id} {button.name} drag ({start.x():.0f}, {start.y():.0f}) → "
                        f"({end.x():.0f}, {end.y():.0f})")
         drag(viewport, start, end, button)
 
-    def act_hover(self) -> None:
-        found = self._graphics_view()
-        if found is None:
-            return
-        panel, view = found
-        viewport = view.viewport()
+    def act_hover(self, panel_id: str, viewport: QWidget) -> None:
         points = [self._point(viewport) for _ in range(self.rng.randint(1, 8))]
-        self._describe(f"{panel.panel_id} through {len(points)} points")
+        self._describe(f"{panel_id} through {len(points)} points")
         hover(viewport, points)
 
-    def act_click(self) -> None:
-        found = self._graphics_view()
-        if found is None:
-            return
-        panel, view = found
-        viewport = view.viewport()
+    def act_click(self, panel_id: str, viewport: QWidget) -> None:
         at = self._point(viewport)
         button = self.rng.choice([Qt.MouseButton.LeftButton, Qt.MouseButton.RightButton])
-        self._describe(f"{panel.panel_id} {button.name} click at ({at.x():.0f}, {at.y():.0f})")
+        self._describe(f"{panel_id} {button.name} click at ({at.x():.0f}, {at.y():.0f})")
         if self.rng.random() < 0.3:
             QTest.mouseDClick(viewport, button, pos=at.toPoint())
         else:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 
@@ -90,9 +91,14 @@ def test_refused_dims_are_tried_again_when_d_model_changes(qtbot, state, compute
     assert panel.dims_edit.text() == "300" and panel.data.dims == (300,)
 
 
-def test_a_waveform_result_clears_the_error_of_a_failed_one(qtbot, state, compute, monkeypatch):
-    panel = shown(qtbot, WaveformsPanel(state, compute), compute)
-    calls = fail_once(monkeypatch, waveforms_module, "compute_waveforms")
+@pytest.mark.parametrize("panel_class, module, compute_name", [
+    (WaveformsPanel, waveforms_module, "compute_waveforms"),
+    (HeatmapPanel, heatmap_module, "compute_heatmap"),
+])
+def test_a_result_clears_the_error_of_a_failed_one(qtbot, state, compute, monkeypatch, panel_class, module,
+                                                   compute_name):
+    panel = shown(qtbot, panel_class(state, compute), compute)
+    calls = fail_once(monkeypatch, module, compute_name)
     state.update(d_model=64)
     state.flush()
     assert compute.wait_idle()
@@ -115,20 +121,6 @@ def test_a_waveform_result_leaves_the_refusal_of_the_dims_text_on_screen(qtbot, 
     assert compute.wait_idle()
     assert panel.data.params.seq_len == 200 and panel.data.dims == (0, 1)
     assert error_shown(panel) == refusal
-
-
-def test_a_heatmap_result_clears_the_error_of_a_failed_one(qtbot, state, compute, monkeypatch):
-    panel = shown(qtbot, HeatmapPanel(state, compute), compute)
-    calls = fail_once(monkeypatch, heatmap_module, "compute_heatmap")
-    state.update(d_model=64)
-    state.flush()
-    assert compute.wait_idle()
-    assert error_shown(panel) == "injected failure"
-    state.update(d_model=66)
-    state.flush()
-    assert compute.wait_idle()
-    assert len(calls) == 2 and panel.data.params.d_model == 66
-    assert error_shown(panel) == ""
 
 
 def test_the_base_field_shows_the_base_exactly(qtbot, state, compute):
