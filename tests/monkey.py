@@ -258,19 +258,21 @@ def _check_heatmap(window: Any, panel: Any) -> list[str]:
     title = f"{p.scheme}: {counted(p.seq_len, 'position')} × d_model {p.d_model:,}"
     if not _title(panel.matrix.plot).startswith(title):
         problems.append(f"heatmap: title {_title(panel.matrix.plot)!r}, expected {title!r}…")
-    problems += _check_hover(panel, "heatmap", panel.hover_label.text())
+    problems += _check_hover(panel)
     if _message(panel):
         problems.append(f"heatmap: an error stays on screen with current data: {_message(panel)!r}")
     return problems
 
 
-def _check_hover(panel: Any, name: str, shown: str) -> list[str]:
-    """A remembered hover cell is described from the current data."""
-    cell = panel.hover.cell
-    if cell is None:
+def _check_hover(panel: Any) -> list[str]:
+    """A panel's hover line describes its remembered cell from the current data."""
+    readout = getattr(panel, "hover", None)
+    if readout is None or readout.cell is None:
         return []
-    expected = panel.hover._describe(cell) if panel.hover._valid(cell) else panel.hover._prompt
-    return [] if shown == expected else [f"{name}: hover line {shown!r} for {cell}, the current data say {expected!r}"]
+    cell, shown = readout.cell, readout._label.text()
+    expected = readout._describe(cell) if readout._valid(cell) else readout._prompt
+    return [] if shown == expected else [
+        f"{panel.panel_id}: hover line {shown!r} for {cell}, the current data say {expected!r}"]
 
 
 def _check_waveforms(window: Any, panel: Any) -> list[str]:
@@ -311,7 +313,7 @@ def _check_similarity(window: Any, panel: Any) -> list[str]:
         problems.append(f"similarity: title {_title(panel.matrix.plot)!r}, expected {title!r}")
     if _title(panel.profile_plot) != f"from position {reference:,}":
         problems.append(f"similarity: profile title {_title(panel.profile_plot)!r} for reference {reference}")
-    problems += _check_hover(panel, "similarity", panel.hover_line.text())
+    problems += _check_hover(panel)
     if _message(panel):
         problems.append(f"similarity: an error stays on screen with current data: {_message(panel)!r}")
     return problems
@@ -389,7 +391,7 @@ def _check_data(window: Any, panel: Any) -> list[str]:
                 + (f" (message: {_message(panel)!r})" if _message(panel) else "")]
     if _message(panel):
         return [f"{panel.panel_id}: an error stays on screen with current data: {_message(panel)!r}"]
-    return []
+    return _check_hover(panel)
 
 
 CHECKS: dict[str, Callable[[Any, Any], list[str]]] = {
