@@ -408,9 +408,12 @@ CHECKS: dict[str, Callable[[Any, Any], list[str]]] = {
 
 
 def stale_views(window: Any) -> list[str]:
-    """What the built panels on screen show that differs from the current parameters (call after :func:`settle`)."""
-    problems = []
-    for panel_id, panel in window.panels.built().items():
+    """What the docks on screen show that differs from the current parameters (call after :func:`settle`)."""
+    built = window.panels.built()
+    problems = [f"{panel_id}: its dock is on screen without its panel (never built)"
+                for panel_id, dock in window.docks.items()
+                if panel_id not in built and dock.isVisible() and not dock.visibleRegion().isEmpty()]
+    for panel_id, panel in built.items():
         if panel_id not in CHECKS:
             problems.append(f"{panel_id}: the monkey has no check for this panel")
         elif panel.on_screen():
@@ -425,6 +428,9 @@ def check_every_view(window: Any) -> list[str]:
     for panel_id in window.panels:
         window.raise_panel(panel_id)
         settle(window)
+        if panel_id not in window.panels.built():
+            problems.append(f"{panel_id}: raised, its dock shows no panel (never built)")
+            continue
         panel = window.panels[panel_id]
         if not panel.on_screen():
             problems.append(f"{panel_id}: not on screen after raise_panel")
@@ -918,30 +924,40 @@ class Monkey:
             self._problems.append(f"the refusal of {field}={value!r} does not name {field}: {message!r}")
 
     def act_dock(self) -> None:
+        """The View menu's toggles (any dock), or what the mouse does to a dock on screen.
+
+        Float, move, re-dock and tabify take only a dock the user can grab:
+        one on screen (not behind another's tab, not closed) or floating.
+        """
         window = self.window
-        panel_id = self.rng.choice(list(window.docks))
-        dock = window.docks[panel_id]
         what = self.rng.choice(["toggle", "toggle", "raise", "float", "float", "move", "area", "tabify",
                                 "reset layout"])
+        if what in ("toggle", "raise", "reset layout"):
+            panel_id = self.rng.choice(list(window.docks))
+        else:
+            grabbable = [pid for pid, dock in window.docks.items()
+                         if dock.isVisible() and (dock.isFloating() or not dock.visibleRegion().isEmpty())]
+            if not grabbable:
+                return
+            panel_id = self.rng.choice(grabbable)
+        dock = window.docks[panel_id]
         self._describe(f"{what} {panel_id}")
         if what == "toggle":
             dock.toggleViewAction().trigger()
         elif what == "raise":
             window.raise_panel(panel_id)
-        elif what == "float":
+        elif what == "float":  # its title bar's float button, or a double click on it
             dock.setFloating(not dock.isFloating())
         elif what == "move" and dock.isFloating():
             dock.setGeometry(self.rng.randint(0, 600), self.rng.randint(0, 400),
                              self.rng.randint(200, 900), self.rng.randint(150, 700))
-        elif what == "area":
+        elif what == "area":  # dragged to an edge of the window
             area = self.rng.choice([Qt.DockWidgetArea.LeftDockWidgetArea, Qt.DockWidgetArea.RightDockWidgetArea,
                                     Qt.DockWidgetArea.TopDockWidgetArea, Qt.DockWidgetArea.BottomDockWidgetArea])
             window.addDockWidget(area, dock)
-            dock.show()
-        elif what == "tabify":
-            other = window.docks[self.rng.choice([p for p in window.docks if p != panel_id])]
-            if not other.isFloating():
-                window.tabifyDockWidget(other, dock)
+        elif what == "tabify":  # dropped onto another docked dock
+            others = [pid for pid in window.docks if pid != panel_id and not window.docks[pid].isFloating()]
+            window.tabifyDockWidget(window.docks[self.rng.choice(others)], dock)
         elif what == "reset layout":
             window.reset_layout_action.trigger()
 
@@ -1146,6 +1162,12 @@ def run(window: Any, actions: int, seed: int, folder: Path, sizes: Sizes = MODER
 
 
 # -------------------------------------------------------------------- script
+def _print_message(kind: QtMsgType, context: Any, text: str) -> None:
+    """Qt's messages on stderr, but for the offscreen platform's :data:`QT_NOISE`."""
+    if not QT_NOISE.search(text):
+        print(f"Qt {kind.name}: {text}", file=sys.stderr)
+
+
 def main(argv: list[str] | None = None) -> int:
     """``python tests/monkey.py --actions 2000 --seed 1 [--seed 2 …] [--moderate]``."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -1157,7 +1179,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--log", action="store_true", help="print every action")
     options = parser.parse_args(argv)
     warnings.simplefilter("error")  # as pyproject's filterwarnings for the suite
-
+    qInstallMessageHandler(_print_message)
     prepare_qt_environment()
     app = QApplication.instance() or QApplication([])
     sizes = MODERATE if options.moderate else FULL
