@@ -151,6 +151,7 @@ class HeatmapPanel(Panel):
             self.matrix.set_full_range(*self._new_extents)
             self._new_extents = None
         self.data = data
+        self.show_message("")  # an earlier failure no longer applies
         (y0, y1), (x0, x1) = data.positions.extent, data.dims.extent
         self.matrix.set_matrix(data.values, QRectF(x0, y0, x1 - x0, y1 - y0))
         self.hover.refresh()

@@ -1027,8 +1027,17 @@ def show_grid(plot: pg.PlotItem) -> None:
 
 
 def view_pixels(view_box: pg.ViewBox, fallback: int) -> tuple[int, int]:
-    """The view's size in pixels, or ``fallback`` for a side not laid out yet."""
+    """The view's size in pixels, or ``fallback`` for a side not laid out yet.
+
+    A view whose canvas is shown is laid out, and its own size is used
+    however small: taking a tiny view for an unlaid one asked for
+    ``fallback`` pixels, and a note that comes and goes with the sampling
+    then resized the view across that line and back, for ever.
+    """
     width, height = int(view_box.width()), int(view_box.height())
+    canvas = view_box.getViewWidget()
+    if canvas is not None and canvas.isVisible():
+        return max(1, width), max(1, height)
     return (width if width > 8 else fallback), (height if height > 8 else fallback)
 
 

@@ -39,6 +39,12 @@ def load_presets() -> list[tuple[str, EncodingParams]]:
     return presets
 
 
+def base_text(base: float) -> str:
+    """``base`` as the shortest text that reads back as the same float ("10000", "36591432", "1.0000001")."""
+    text = repr(float(base))
+    return text[:-2] if text.endswith(".0") else text
+
+
 class LogSlider(QSlider):
     """A horizontal slider over ``low … high`` on a log2 scale (integers)."""
 
@@ -75,6 +81,8 @@ class ParametersPanel(Panel):
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
         self.body.addLayout(form)
         self.errors: dict[str, QLabel] = {}
+        #: Why the text in the base field is not the base ("" when it is).
+        self._base_refusal = ""
 
         self.presets = QComboBox(self)
         self.presets.addItem("Choose a preset…", None)
@@ -167,12 +175,14 @@ class ParametersPanel(Panel):
         self.state.update(**changes)
 
     def _base_edited(self, text: str) -> None:
+        self._base_refusal = ""
         try:
             value = float(text)
         except ValueError:
-            self._show_error("base", f"base must be a number > 1 and ≤ {limits.MAX_BASE:g}, got {text!r}")
+            self._base_refusal = f"base must be a number > 1 and ≤ {limits.MAX_BASE:g}, got {text!r}"
+            self._show_error("base", self._base_refusal)
             return
-        self._set(base=value)
+        self._base_refusal = self.state.update(base=value) or ""
 
     def _apply_preset(self, index: int) -> None:
         params = self.presets.itemData(index)
@@ -186,6 +196,9 @@ class ParametersPanel(Panel):
             label = self.errors.get(field, self.general_error)
             label.setText(message)
             label.show()
+        if self._base_refusal and field != "base":  # the field still holds the text it refused
+            self.errors["base"].setText(self._base_refusal)
+            self.errors["base"].show()
 
     def sync_from_state(self, params: EncodingParams) -> None:
         """Show ``params`` in the controls without feeding them back."""
@@ -201,7 +214,9 @@ class ParametersPanel(Panel):
         for widget in widgets:
             widget.blockSignals(False)
         if not self.base.hasFocus() or self._base_value() != params.base:
-            self.base.setText(f"{params.base:g}")
+            self.base.setText(base_text(params.base))
+            self._base_refusal = ""
+            self.errors["base"].hide()
         self.base_slider.set_value_silently(params.base)
         info = SCHEMES[params.scheme]
         self.summary.setText(info.summary)

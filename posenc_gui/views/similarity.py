@@ -319,7 +319,8 @@ class SimilarityPanel(Panel):
         self.profile_data = data
         self.reference_line.setPos(data.reference)
         self.profile_curve.setData(data.offsets, data.profile)
-        single = data.offsets.size == 1
+        # an undefined value (the cosine with a zero vector) gets no dot: pyqtgraph warns on an all-NaN one
+        single = data.offsets.size == 1 and bool(np.isfinite(data.profile).all())
         if single:
             self.profile_dot.setData(x=data.offsets, y=data.profile)
         if self.profile_dot.isVisible() != single:

@@ -193,6 +193,8 @@ class WaveformsPanel(Panel):
         self._note_timer.timeout.connect(lambda: self.note_label.setText(self._note_text))
         self.dims: tuple[int, ...] = default_dims(state.params.d_model)
         self._user_dims = False
+        #: Why the text in the dimension field is not what the curves show ("" when it is).
+        self._dims_error = ""
         self._show_dims_text(", ".join(map(str, self.dims)))
         self.data: WaveformData | None = None
         self._items: list[tuple[pg.PlotCurveItem, pg.ScatterPlotItem, QGraphicsPathItem]] = []
@@ -218,17 +220,44 @@ class WaveformsPanel(Panel):
         try:
             self.dims = parse_dims(text, self.state.params.d_model)
         except ValueError as error:
-            self.show_message(str(error), "error")
+            self._dims_error = str(error)
+            self.show_message(self._dims_error, "error")
             return
         self._user_dims = True
+        self._dims_error = ""
         self.show_message("")
         self.schedule_update()
 
+    def _fit_dims(self, params: EncodingParams) -> None:
+        """Make the chosen dimensions exist at ``params.d_model``, and the message say why the field is refused.
+
+        A refused text is parsed again (another d_model may admit it, or
+        change the range its message names); dimensions past a smaller
+        d_model are dropped, and the defaults of the size stand in until the
+        user has chosen some. Called before each request too: a re-sample
+        can be asked for between a parameter change and its ``paramsChanged``.
+        """
+        refused = self._dims_error
+        if refused:
+            try:
+                self.dims = parse_dims(self.dims_edit.text(), params.d_model)
+                self._user_dims = True
+                self._dims_error = ""
+            except ValueError as error:
+                self._dims_error = str(error)
+        if self._user_dims:
+            fitted = tuple(d for d in self.dims if d < params.d_model) or default_dims(params.d_model)
+        else:
+            fitted = default_dims(params.d_model)
+        if fitted != self.dims or (self._dims_error and not self._user_dims):
+            self.dims = fitted
+            self._show_dims_text(", ".join(map(str, fitted)))
+            self._dims_error = ""
+        if self._dims_error != refused:
+            self.show_message(self._dims_error, "error")
+
     def _on_params(self, params: EncodingParams) -> None:
-        if any(d >= params.d_model for d in self.dims) or not self._user_dims:
-            self.dims = tuple(d for d in self.dims if d < params.d_model) if self._user_dims else ()
-            self.dims = self.dims or default_dims(params.d_model)
-            self._show_dims_text(", ".join(map(str, self.dims)))
+        self._fit_dims(params)
         if params.seq_len != self._length:
             self._length = params.seq_len
             vb = self.plot.getViewBox()
@@ -238,7 +267,9 @@ class WaveformsPanel(Panel):
 
     def request_update(self) -> None:
         """Evaluate the visible curves in a worker; the newest request wins."""
-        params, dims = self.state.params, self.dims
+        params = self.state.params
+        self._fit_dims(params)
+        dims = self.dims
         vb = self.plot.getViewBox()
         (low, high), _ = vb.viewRange()
         pixels, _ = view_pixels(vb, FALLBACK_PIXELS)
@@ -248,6 +279,7 @@ class WaveformsPanel(Panel):
 
     def _show(self, data: WaveformData) -> None:
         self.data = data
+        self.show_message(self._dims_error, "error")  # an earlier failure no longer applies
         self._redraw()
 
     def _redraw(self) -> None:
