@@ -236,6 +236,11 @@ class MainWindow(QMainWindow):
             dock.visibilityChanged.connect(
                 lambda visible, pid=panel_id: visible and self.panels[pid].ensure_current()
             )
+            # A dock floated from behind a tab (where Qt parks it off screen)
+            # is shown without a visibilityChanged(True).
+            dock.topLevelChanged.connect(
+                lambda floating, pid=panel_id, d=dock: floating and d.isVisible() and self.panels[pid].ensure_current()
+            )
             self.docks[panel_id] = dock
             self.view_menu.addAction(dock.toggleViewAction())
         self.view_menu.addSeparator()

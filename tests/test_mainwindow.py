@@ -229,3 +229,16 @@ def test_a_panel_with_no_room_catches_up_once_it_gets_some(qtbot, state, compute
     assert panel.data.params.d_model == 512 and not panel.on_screen()
     panel.setGeometry(0, 0, 600, 400)
     qtbot.waitUntil(lambda: panel.data.params.d_model == 64, timeout=TIMEOUT_MS)
+
+
+def test_a_dock_floated_from_behind_a_tab_builds_its_panel(make_window, qtbot, monkeypatch):
+    from posenc_gui import mainwindow
+
+    monkeypatch.setattr(mainwindow, "PREBUILD_DELAY_MS", 10**9)  # only showing the dock may build it
+    window = make_window(restore=False)
+    assert "addition" not in window.panels.built()  # tabbed behind the heatmap, never shown
+    dock = window.docks["addition"]
+    dock.setFloating(True)
+    dock.show()
+    qtbot.waitUntil(lambda: dock.widget() is window.panels.built().get("addition"), timeout=TIMEOUT_MS)
+    assert dock.widget().isVisible()
