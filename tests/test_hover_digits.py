@@ -1,0 +1,61 @@
+"""Hover lines show only correct digits: checked against 50-digit references near position 10⁶."""
+
+from __future__ import annotations
+
+import numpy as np
+from decimal import Decimal
+
+import high_precision as hp
+from posenc_gui.model import encode
+from posenc_gui.views.heatmap import HeatmapPanel
+from posenc_gui.views.similarity import SimilarityPanel
+from test_digits import exact_entry, sample_near_a_million, shown_digits_are_exact, _exact_rows, _exact_similarity
+
+
+def settled(panel_class, state, compute, qtbot, **params):
+    state.update(**params)
+    state.flush()
+    panel = panel_class(state, compute)
+    qtbot.addWidget(panel)
+    panel.resize(800, 500)
+    panel.show()
+    qtbot.waitExposed(panel)
+    assert compute.wait_idle()
+    return panel
+
+
+def test_heatmap_hover_digits_are_right_near_a_million(state, compute, qtbot):
+    # "pos 1,000,000, dim 0: 0.8(…) = sin(…)" with 10 digits had the 10th wrong in about one value of six.
+    panel = None
+    for scheme, layout, d_model in (("sinusoidal", "interleaved", 512), ("sinusoidal", "halves", 513),
+                                    ("all_sine", "interleaved", 64)):
+        cases = [case for case in sample_near_a_million() if case[:3] == (scheme, layout, d_model)]
+        if panel is None:
+            panel = settled(HeatmapPanel, state, compute, qtbot, scheme=scheme, layout=layout, d_model=d_model,
+                            seq_len=1_048_576)
+        else:
+            state.update(scheme=scheme, layout=layout, d_model=d_model)
+            state.flush()
+            assert compute.wait_idle()
+        for *_, position, dim in cases:
+            text = panel.describe_cell(int(position), dim)
+            shown = text.split(": ", 1)[1].rsplit(" = ", 1)[0]
+            assert shown_digits_are_exact(shown, exact_entry(scheme, position, dim, d_model, layout)), text
+
+
+def test_similarity_hover_digits_are_right_near_a_million(state, compute, qtbot):
+    # Values near 0 (nearly orthogonal encodings) have few correct digits at 10⁶: a fixed 10 showed wrong ones.
+    d_model = 16
+    panel = settled(SimilarityPanel, state, compute, qtbot, d_model=d_model, seq_len=1_048_576)
+    p = 1_000_000
+    others = np.arange(p + 1, p + 4000, dtype=np.float64)
+    dots = encode("sinusoidal", others, d_model) @ encode("sinusoidal", [float(p)], d_model)[0]
+    nearly_orthogonal = others[np.argsort(np.abs(dots))[:4]]
+    for metric in ("dot", "cosine", "distance"):
+        panel.set_options(metric=metric)
+        assert compute.wait_idle()
+        for q in nearly_orthogonal:
+            text = panel.describe_pair(p, int(q))
+            exact = _exact_similarity(*_exact_rows([float(p), float(q)], d_model), metric)
+            assert shown_digits_are_exact(text.rsplit("= ", 1)[1], exact), (text, exact)
+
