@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-import numpy as np
 from decimal import Decimal
 
-import high_precision as hp
+import numpy as np
+
 from posenc_gui.model import encode
 from posenc_gui.views.heatmap import HeatmapPanel
+from posenc_gui.views.linear_relation import LinearRelationPanel
 from posenc_gui.views.similarity import SimilarityPanel
-from test_digits import exact_entry, sample_near_a_million, shown_digits_are_exact, _exact_rows, _exact_similarity
+from test_digits import _exact_rows, _exact_similarity, exact_entry, sample_near_a_million, shown_digits_are_exact
 
 
 def settled(panel_class, state, compute, qtbot, **params):
@@ -59,3 +60,19 @@ def test_similarity_hover_digits_are_right_near_a_million(state, compute, qtbot)
             exact = _exact_similarity(*_exact_rows([float(p), float(q)], d_model), metric)
             assert shown_digits_are_exact(text.rsplit("= ", 1)[1], exact), (text, exact)
 
+
+def test_t_k_hover_digits_are_right_at_a_large_offset(state, compute, qtbot):
+    # cos and sin of k·ω_i at k = 999,999: the angle carries the divisor's rounding, times k.
+    panel = settled(LinearRelationPanel, state, compute, qtbot, d_model=64)
+    panel.set_k(999_999)
+    assert compute.wait_idle()
+    rel = panel.data.relation
+    for pair in range(rel.pairs):
+        text = panel.describe_pair(pair)
+        cosine = text.split("cos(k·ω) = ")[1].split(",")[0]
+        sine = text.split("sin(k·ω) = ")[1]
+        exact_sin = exact_entry("sinusoidal", 999_999.0, 2 * pair, 64)
+        exact_cos = exact_entry("sinusoidal", 999_999.0, 2 * pair + 1, 64)
+        assert shown_digits_are_exact(cosine, exact_cos) and shown_digits_are_exact(sine, exact_sin), text
+        entry = panel.data.relation.entry(2 * pair, 2 * pair + 1)
+        assert Decimal(entry[0]) - exact_sin <= Decimal(entry[1])
