@@ -83,8 +83,10 @@ class HeatmapPanel(Panel):
         "for the sinusoidal scheme. Blue is negative, red positive, white 0. Low dimensions "
         "oscillate fast (short wavelengths), high ones barely change. Hover a cell for its value "
         "and formula: the value shows only the digits that float64 rounding leaves certain, bounded by "
-        "the position and the dimension (about 12 near position 100, 8 near 10⁶); scroll to zoom. Large matrices are drawn at about one sample per "
-        "pixel (stated above the plot); every drawn value is exact. Columns greyed out are "
+        "the position and the dimension (about 12 near position 100, 8 near 10⁶); scroll to zoom. "
+        "Large matrices are drawn at about one sample per pixel (stated above the plot); every drawn "
+        "value is the encoding at that sample's own position and dimension, not an average or an "
+        "interpolation. Columns greyed out are "
         "sampled below their wavelength (aliased), so their stripes are moiré, not the function; "
         "the line above the plot says whether any are."
     )

@@ -118,9 +118,10 @@ class SimilarityPanel(Panel):
     title = "Similarity"
     help_text = (
         "Left: the similarity of PE(p) and PE(q) for every pair of positions (row p, column q), "
-        "as dot product, cosine or Euclidean distance. For the sinusoidal scheme "
+        "as dot product, cosine or Euclidean distance. For the sinusoidal scheme at even d "
         "PE(p)·PE(p+k) = Σ<sub>i</sub> cos(k·ω<sub>i</sub>) depends only on the offset k, so the "
-        "matrix is constant along diagonals (Toeplitz): position is encoded relatively. "
+        "matrix is constant along diagonals (Toeplitz): position is encoded relatively (at odd d the "
+        "unpaired last sine adds sin(pω)·sin((p+k)ω), which does depend on p). "
         "Right: the row of the reference position, plotted against the offset k = q − p. "
         "Hover either for the similarity of two positions, with only the digits that float64 rounding "
         "leaves certain (the entries' errors summed over the d terms)."
