@@ -825,3 +825,27 @@ def test_linear_relation_figure_carries_its_verdict_and_residual(state, compute,
     assert caption.startswith("No exact T_k (k = 1): no dimension has a (sin, cos) partner of its frequency. "
                               "Residual |PE(p+k) − T_k·PE(p)| over the 128 integer positions 0…127: ")
     assert f"max {rel.max_residual:.3g}" in caption and f"relative ‖·‖/‖PE(p+k)‖ {rel.relative_residual:.3g}" in caption
+
+
+def test_linear_relation_exports_blocks_not_a_dense_matrix(state, compute, qtbot):
+    panel = make(LinearRelationPanel, state, compute, qtbot)
+    change(state, compute, d_model=8192, layout="halves")
+    exported = panel.export_data()
+    table = next(iter(exported["arrays"].values()))  # the array .npy and .csv hold
+    rel = panel.data.relation
+    assert table.shape == (4096, 9) and exported["meta"]["columns"][:3] == ["pair", "sin_channel", "cos_channel"]
+    np.testing.assert_array_equal(table[:, 1:3], np.column_stack([np.arange(4096), np.arange(4096) + 4096]))
+    np.testing.assert_array_equal(table[:, 5:].reshape(-1, 2, 2), exported["arrays"]["blocks"])
+    assert exported["arrays"]["blocks"].shape == (4096, 2, 2)
+    assert all(array.size < 8192 * 8192 // 64 for array in exported["arrays"].values())
+    change(state, compute, d_model=7, layout="interleaved")  # the unpaired sine's row is exported too
+    exported = panel.export_data()
+    assert exported["arrays"]["fit_dims"].tolist() == [6] and exported["arrays"]["fit_coefficients"].shape == (1, 7)
+    change(state, compute, scheme="all_sine", d_model=1024)  # rows over their own columns: (row, column, value)
+    exported = panel.export_data()
+    entries = next(iter(exported["arrays"].values()))
+    rel = panel.data.relation
+    assert exported["meta"]["columns"] == ["row", "column", "value"]
+    dense = rel.matrix(range(1024), range(1024))
+    np.testing.assert_array_equal(dense[entries[:, 0].astype(int), entries[:, 1].astype(int)], entries[:, 2])
+    assert np.count_nonzero(dense) <= entries.shape[0]

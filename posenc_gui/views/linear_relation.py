@@ -142,11 +142,14 @@ def relation_summary(data: LinearRelationData, bold: Callable[[str], str] = str)
             f"the {fit.width:,} columns nearest in frequency"
         ranks = f"{int(fit.rank.min()):,}" if fit.rank.min() == fit.rank.max() else \
             f"{int(fit.rank.min()):,}…{int(fit.rank.max()):,}"
-        parts.append(
-            f"Least squares over {columns} of PE(p), fitted on {fit.positions.size:,} positions between "
-            f"the integers: not unique (rank {ranks} of {fit.width:,}); shown: the minimum-norm fit, singular "
-            f"values below {_cutoff_text(fit.cutoff)} × the largest dropped (the cut-off chosen on "
-            f"{fit.validation_positions.size:,} other positions); largest |entry| {np.abs(fit.coefficients).max():.3g}.")
+        if fit.rank.min() < fit.width:
+            how = (f"not unique (rank {ranks} of {fit.width:,}); shown: the minimum-norm fit, singular values "
+                   f"below {_cutoff_text(fit.cutoff)} × the largest dropped (the cut-off chosen on "
+                   f"{fit.validation_positions.size:,} other positions)")
+        else:
+            how = f"unique (rank {fit.width:,} of {fit.width:,})"
+        parts.append(f"Least squares over {columns} of PE(p), fitted on {fit.positions.size:,} positions between "
+                     f"the integers: {how}; largest |entry| {np.abs(fit.coefficients).max():.3g}.")
     return " ".join(parts)
 
 
@@ -379,9 +382,9 @@ class LinearRelationPanel(Panel):
     def export_data(self) -> dict[str, Any]:
         """The blocks (one row per pair: channels, ω, angle, the 2×2 entries), the fitted rows, the residual.
 
-        No dense d × d matrix: the first array is the table of blocks (or,
-        for a scheme without pairs, the fitted rows: all of T_k when each
-        combines every column).
+        No dense d × d matrix: the first array is the table of blocks; for a
+        scheme without pairs it is T_k itself when each fitted row combines
+        every column, else T_k's nonzero entries as (row, column, value).
         """
         if self.data is None:
             raise ValueError("linear relation: nothing computed yet")
@@ -394,6 +397,9 @@ class LinearRelationPanel(Panel):
             arrays["blocks_table"] = table
         elif fit.width == rel.d_model:
             arrays["T_k"] = rel.matrix()
+        else:  # each row over its own columns: T_k's nonzero entries, one per line
+            arrays["T_k_entries"] = np.column_stack([np.repeat(fit.dims, fit.width), fit.columns.ravel(),
+                                                     fit.coefficients.ravel()])
         arrays.update({
             "blocks": rel.blocks, "channels": np.column_stack([rel.sin_channels, rel.cos_channels]),
             "fit_dims": fit.dims, "fit_columns": fit.columns, "fit_coefficients": fit.coefficients,
@@ -423,8 +429,10 @@ class LinearRelationPanel(Panel):
                 columns=["pair", "sin_channel", "cos_channel", "omega", "angle_k_omega",
                          "T[sin,sin]", "T[sin,cos]", "T[cos,sin]", "T[cos,cos]"],
                 blocks="pairs × 2 × 2: rows (sin, cos) of PE(p + k), columns (sin, cos) of PE(p)")
-        else:
+        elif fit.width == rel.d_model:
             meta.update(rows="dimension of PE(p + k)", columns="dimension of PE(p)")
+        else:
+            meta.update(rows="one per nonzero entry of T_k", columns=["row", "column", "value"])
         if fit.dims.size:
             meta.update(fit_rows="row fit_dims[r] of T_k is fit_coefficients[r] at the columns fit_columns[r]",
                         fit_cutoff=fit.cutoff, fit_rank=fit.rank.tolist(), fit_positions=int(fit.positions.size),
