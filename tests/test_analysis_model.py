@@ -272,7 +272,7 @@ def test_sinusoidal_tk_is_exact_rotation(layout):
     # Holds for positions it never saw, too.
     unseen = np.array([1000.25, 5000.0])
     np.testing.assert_allclose(
-        encode("sinusoidal", unseen, 64, layout=layout) @ relation.T.T,
+        encode("sinusoidal", unseen, 64, layout=layout) @ relation.matrix().T,
         encode("sinusoidal", unseen + 5, 64, layout=layout),
         atol=1e-9,
     )
@@ -288,7 +288,7 @@ def test_sinusoidal_tk_entries_by_hand():
         expected[2 * i + 1, 2 * i], expected[2 * i + 1, 2 * i + 1] = -s, c
         angles[2 * i:2 * i + 2, 2 * i:2 * i + 2] = k * omega
     relation = analysis.linear_relation("sinusoidal", np.arange(10), d, k)
-    assert_close(relation.T, expected, angle_atol(angles))  # the zeros are exact: atol(0) = a few eps
+    assert_close(relation.matrix(), expected, angle_atol(angles))  # the zeros are exact: atol(0) = a few eps
 
 
 def test_t1_at_d4_by_hand():
@@ -305,15 +305,16 @@ def test_t1_at_d4_by_hand():
     angles = np.array([1.0, 1.0, 0.01, 0.01])
     tolerance = angle_atol(angles, evaluations=1)  # against the correctly rounded values
     relation = analysis.linear_relation("sinusoidal", np.arange(32), 4, 1)
-    assert_close(relation.T, expected, tolerance[:, None])
+    assert_close(relation.matrix(), expected, tolerance[:, None])
     # The residual compares T_1·PE(p) with PE(p + 1), two evaluations at angles up to 32 rad.
     assert relation.exact and relation.max_residual < angle_atol(32.0)
     # halves layout [sin ω0, sin ω1 | cos ω0, cos ω1]: the same rotations on channels (0, 2) and (1, 3)
     halves = analysis.linear_relation("sinusoidal", np.arange(32), 4, 1, layout="halves")
     order = [0, 2, 1, 3]
-    assert_close(halves.T[np.ix_(order, order)], expected, tolerance[:, None])
+    assert_close(halves.matrix(order, order), expected, tolerance[:, None])
     # p = 0: PE(0) = [0, 1, 0, 1], so T_1·PE(0) is the second and fourth columns = PE(1) = [sin 1, cos 1, sin .01, cos .01]
-    assert_close(relation.T @ [0, 1, 0, 1], [s1, c1, s2, c2], tolerance)
+    assert_close(relation.matrix() @ [0, 1, 0, 1], [s1, c1, s2, c2], tolerance)
+    assert_close(relation.apply(np.array([[0.0, 1, 0, 1]]))[0], [s1, c1, s2, c2], tolerance)
 
 
 def test_all_sine_has_no_exact_tk_at_d64():
@@ -321,29 +322,31 @@ def test_all_sine_has_no_exact_tk_at_d64():
     assert not relation.exact
     assert relation.method == "least-squares"
     assert relation.max_residual > 0.1
-    assert relation.rank < relation.n_positions
+    assert relation.fit.rank.max() < 64  # many exact solutions: the fit is not unique
 
 
 def test_naive_least_squares_tk_has_a_residual():
     # naive: PE(p+k) = PE(p) + k·1 is affine, not linear; the best linear map
     # leaves a residual. rank is 1 (all columns equal).
     relation = analysis.linear_relation("naive", np.arange(50), 8, 2)
-    assert relation.rank == 1
+    assert relation.fit.rank.tolist() == [1] * 8
     assert relation.rms_residual > 0.1
 
 
 def test_odd_d_sinusoidal_is_not_claimed_exact():
     relation = analysis.linear_relation("sinusoidal", np.arange(200), 7, 2)
-    assert not relation.exact
-    assert "partner" in relation.note
+    assert not relation.exact and relation.method == "rotation + least squares"
+    assert relation.note.startswith("Exact on the 6 paired dimensions; the unpaired sine (dimension 6) has no exact T_k")
+    assert relation.fit.dims.tolist() == [6] and relation.pairs == 3
     assert relation.max_residual < 1e-3  # the unpaired sine is slow; the fit is good, not exact
 
 
 def test_least_squares_note_warns_when_fit_can_interpolate():
+    relation = analysis.linear_relation("all_sine", np.arange(10), 64, 1, fit_positions=np.arange(10) + 0.5)
+    assert "pass through every position it was fitted on" in relation.note
+    # by default 2·64 + 8 positions between the integers, however few positions are checked
     relation = analysis.linear_relation("all_sine", np.arange(10), 64, 1)
-    assert relation.n_positions < 2 * 64
-    assert "proves nothing" in relation.note
-    assert analysis.linear_relation("all_sine", np.arange(128), 64, 1).note == ""
+    assert relation.note == "" and relation.fit.positions.size == 2 * 64 + 8
 
 
 def test_negative_offset_leaves_out_positions_below_zero():
@@ -357,7 +360,7 @@ def test_negative_offset_leaves_out_positions_below_zero():
     [
         ({"k": math.nan}, "k"),
         ({"k": "x"}, "k"),
-        ({"d_model": 8192}, "d_model"),
+        ({"d_model": 8193}, "d_model"),
         ({"positions": [0.0, 1.0], "k": -5}, "positions"),
         ({"scheme": "naive", "positions": np.arange(100_000), "d_model": 512}, "positions"),
         ({"layout": "diagonal"}, "layout"),
@@ -500,13 +503,15 @@ def test_linear_relation_encodes_each_position_once(monkeypatch, scheme, k):
     p = np.arange(128.0)
     p = p[p + k >= 0]
     rows = []
-    real = analysis.encode
-    monkeypatch.setattr(analysis, "encode",
+    from posenc_gui.model import linear_relation as module
+
+    real = module.encode
+    monkeypatch.setattr(module, "encode",
                         lambda scheme, pos, *a, **kw: rows.append(len(pos)) or real(scheme, pos, *a, **kw))
-    x, y = analysis._encode_both(scheme, p, p + k, 16)
+    x, y = module._encode_both(scheme, p, p + k, 16)
     assert rows == [np.union1d(p, p + k).size]
     np.testing.assert_array_equal(x, real(scheme, p, 16))  # the rows of separate calls, bit for bit
     np.testing.assert_array_equal(y, real(scheme, p + k, 16))
     rows.clear()
     analysis.linear_relation(scheme, np.arange(128.0), 16, k)
-    assert rows == [np.union1d(p, p + k).size]
+    assert rows[-1] == np.union1d(p, p + k).size  # the residual's (a fit, if any, encodes its own positions)

@@ -10,9 +10,9 @@ naming the parameter (views evaluate fewer positions instead).
 - :func:`uniqueness` — nearest other position of each position, the closest
   pair, and the near-repeats ("0 vs 44 since 44 ≈ 7·2π").
 - :func:`pe_norms` and :func:`embedding_norm` — ‖p_i‖ against a typical ‖e_i‖.
-- :func:`linear_relation` — the matrix T_k with PE(p+k) = T_k·PE(p): exact
-  (2×2 rotations) for (sin, cos) pairs, least squares otherwise, and its
-  residual.
+- :func:`linear_relation` — T_k with PE(p+k) = T_k·PE(p) (from
+  :mod:`~posenc_gui.model.linear_relation`, re-exported here): exact 2×2
+  rotations for (sin, cos) pairs, least squares otherwise, and its residual.
 - :func:`offset_spread` and :func:`offset_profiles` — is PE(p)·PE(p+k)
   independent of p?
 """
@@ -26,16 +26,14 @@ from typing import Callable
 import numpy as np
 
 from . import limits
+from .linear_relation import LinearRelation, linear_relation, unpaired_dimensions  # noqa: F401 (re-exported)
+from .linear_relation import rotation_pairs as _rotation_pairs  # noqa: F401 (closest.py's name)
 from .schemes import columns, encode
 
 #: Largest temporary block (values) any analysis allocates at once.
 BLOCK_ELEMENTS = 2**20
 #: Largest n²·d (multiply-adds) :func:`uniqueness` accepts: all pairs of n positions in d dims.
 MAX_UNIQUENESS_WORK = 2**33
-#: Largest n·d² :func:`linear_relation` accepts for a least-squares fit.
-MAX_LSTSQ_WORK = 2**32
-#: Largest d_model for which :func:`linear_relation` builds the dense d × d matrix T_k.
-MAX_TK_D_MODEL = int(math.isqrt(limits.MAX_SIMILARITY_ELEMENTS))
 #: Largest number of offsets :func:`offset_spread` / :func:`offset_profiles` evaluate.
 MAX_OFFSETS = 65_536
 #: Largest embedding scale accepted by :func:`embedding_norm`.
@@ -90,57 +88,6 @@ class Uniqueness:
         """
         offsets = np.array([abs(q - p) for p, q, _ in self.near_repeats], dtype=np.float64)
         return offsets / (2.0 * math.pi)
-
-
-@dataclass(frozen=True)
-class LinearRelation:
-    """The linear map T_k with PE(p + k) ≈ T_k · PE(p), and how well it holds.
-
-    Attributes
-    ----------
-    k : float
-        The offset.
-    T : ndarray, shape (d, d)
-        Row j gives dimension j of PE(p + k) as a combination of PE(p).
-    exact : bool
-        True when T was built from the identity
-        sin((p+k)ω) = cos(kω)·sin(pω) + sin(kω)·cos(pω),
-        cos((p+k)ω) = −sin(kω)·sin(pω) + cos(kω)·cos(pω)
-        for every dimension (every sine has its cosine partner), so it holds
-        for all positions, seen or not; the residual then only measures
-        rounding.
-    max_residual : float
-        max over positions p and dimensions j of |PE(p+k)_j − (T·PE(p))_j|.
-    rms_residual : float
-        Root mean square of the same residuals.
-    relative_residual : float
-        ‖residual‖_F / ‖PE(P + k)‖_F (0 when both are 0); comparable across
-        schemes whose values have very different sizes (naive).
-    method : str
-        ``"rotation"`` (block-diagonal 2×2 rotations by k·ω) or
-        ``"least-squares"`` (``numpy.linalg.lstsq`` over the positions).
-    n_positions : int
-        Number of positions p the residual (and a fit) used.
-    rank : int
-        Rank of the matrix of encodings PE(P) the fit saw (``d`` for a
-        rotation). With fewer than 2·d positions a least-squares fit can
-        (nearly) interpolate them and a small residual proves nothing; the
-        note says so.
-    note : str
-        A sentence for the user about caveats (unpaired dimensions, an
-        under-determined fit); empty when there are none.
-    """
-
-    k: float
-    T: np.ndarray
-    exact: bool
-    max_residual: float
-    rms_residual: float
-    relative_residual: float
-    method: str
-    n_positions: int
-    rank: int
-    note: str
 
 
 @dataclass(frozen=True)
@@ -473,171 +420,6 @@ def embedding_norm(d_model: int, scale: float) -> float:
     d_model = _d_model(d_model)
     scale = limits.check_real("scale", scale, 0.0, MAX_EMBEDDING_SCALE, low_open=True)
     return scale * math.sqrt(d_model)
-
-
-# ---------------------------------------------------------------------------
-# linear relation
-
-
-def _rotation_pairs(kind: np.ndarray, divisor: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Pair each sine column with a cosine column of the same frequency, in order.
-
-    Of the columns with one divisor, the m-th sine pairs with the m-th
-    cosine (the earliest still unpaired of each). Pairs are listed in the
-    order of their later column.
-
-    Returns ``(sin_cols, cos_cols, unpaired_cols)``.
-    """
-    index = np.arange(kind.size)
-    periodic = index[(kind == "sin") | (kind == "cos")]
-    _, group = np.unique(divisor[periodic], return_inverse=True)
-    keys = []
-    for wanted in ("sin", "cos"):
-        mine = kind[periodic] == wanted
-        columns_, groups = periodic[mine], group[mine]
-        order = np.argsort(groups, kind="stable")  # by frequency, then by column
-        first = np.searchsorted(groups[order], groups[order])  # where each one's frequency starts
-        rank = np.empty(order.size, dtype=np.int64)
-        rank[order] = np.arange(order.size) - first
-        keys.append((columns_, groups * kind.size + rank))  # (frequency, m) as one number
-    (sins, sin_keys), (coss, cos_keys) = keys
-    _, at_sin, at_cos = np.intersect1d(sin_keys, cos_keys, assume_unique=True, return_indices=True)
-    sin_cols, cos_cols = sins[at_sin], coss[at_cos]
-    by_later = np.argsort(np.maximum(sin_cols, cos_cols), kind="stable")
-    sin_cols, cos_cols = sin_cols[by_later], cos_cols[by_later]
-    paired = np.zeros(kind.size, dtype=bool)
-    paired[sin_cols] = paired[cos_cols] = True
-    return sin_cols.astype(np.int64), cos_cols.astype(np.int64), index[~paired].astype(np.int64)
-
-
-def unpaired_dimensions(scheme: str, d_model: int, **params) -> np.ndarray:
-    """Dimensions without a (sin, cos) partner of the same frequency.
-
-    :func:`linear_relation` builds exact rotations for every other dimension
-    and fits these by least squares; all of them for naive, normalized,
-    single sine and all-sine, the last sine for sinusoidal with odd d, none
-    for sinusoidal with even d.
-    """
-    cols = columns(scheme, d_model, **params)
-    return _rotation_pairs(cols.kind, cols.divisor)[2]
-
-
-def _encode_both(scheme: str, p: np.ndarray, q: np.ndarray, d_model: int, **params) -> tuple[np.ndarray, np.ndarray]:
-    """``encode`` at ``p`` and at ``q``, encoding each distinct position once.
-
-    p and p + k mostly overlap (for k = 1, all but one position). Each row of
-    ``encode`` is computed on its own, so the rows are the same, bit for bit,
-    as separate calls give.
-    """
-    distinct, where = np.unique(np.concatenate([p, q]), return_inverse=True)
-    rows = encode(scheme, distinct, d_model, **params)[where]
-    return rows[:p.size], rows[p.size:]
-
-
-def linear_relation(scheme: str, positions, d_model: int, k: float, **params) -> LinearRelation:
-    """The matrix T_k with PE(p + k) = T_k · PE(p), and its residual over ``positions``.
-
-    Where the scheme's dimensions come in (sin, cos) pairs of equal frequency
-    ω (sinusoidal in either layout, sin/cos pair, four-vector, harmonic),
-    T_k is built exactly: for each pair, the 2×2 rotation
-    ``[[cos kω, sin kω], [−sin kω, cos kω]]`` placed at the pair's (sin, cos)
-    channels; every other entry is 0. A dimension without a partner (the last
-    sine when d is odd) gets the least-squares row and ``exact`` is False.
-    Otherwise (naive, normalized, single sine, all-sine) T_k is the
-    least-squares solution of PE(P) · T_kᵀ ≈ PE(P + k) (``numpy.linalg.lstsq``,
-    minimum norm).
-
-    Parameters
-    ----------
-    scheme : str
-    positions : array_like
-        The positions p; those with p + k < 0 are left out. p + k may lie
-        past the sequence length (encode takes any position).
-    d_model : int
-        At most :data:`MAX_TK_D_MODEL` (T_k is a dense d × d matrix).
-    k : float
-        Offset, finite, |k| ≤ ``limits.MAX_POSITION``.
-    **params
-        The scheme's parameters.
-
-    Returns
-    -------
-    LinearRelation
-
-    Raises
-    ------
-    ValueError
-        Bad parameters, no usable position, d_model too large, or a
-        least-squares fit past :data:`MAX_LSTSQ_WORK` (n·d²).
-    """
-    pos = limits.check_positions(positions)
-    d_model = _d_model(d_model)
-    k = limits.check_real("k", k, -limits.MAX_POSITION, limits.MAX_POSITION)
-    if d_model > MAX_TK_D_MODEL:
-        raise ValueError(
-            f"d_model: T_k is a dense d × d matrix; at most {MAX_TK_D_MODEL} for this view, got {d_model}"
-        )
-    cols = columns(scheme, d_model, **params)
-    shifted = pos + k
-    keep = (shifted >= 0) & (shifted <= limits.MAX_POSITION)
-    p, q = pos[keep], shifted[keep]
-    if p.size == 0:
-        raise ValueError(f"positions: no position p with p + k in 0…{limits.MAX_POSITION:g} (k = {k:g})")
-    sin_cols, cos_cols, unpaired = _rotation_pairs(cols.kind, cols.divisor)
-    n_fit = unpaired.size
-    if n_fit and p.size * d_model * d_model > MAX_LSTSQ_WORK:
-        raise ValueError(
-            f"positions: a least-squares T_k over {p.size:,} positions at d_model = {d_model} exceeds the "
-            f"budget (n·d² ≤ {MAX_LSTSQ_WORK:,}); use fewer positions or a smaller d_model"
-        )
-    x, y = _encode_both(scheme, p, q, d_model, **params)
-    T = np.zeros((d_model, d_model))
-    if sin_cols.size:
-        angle = k / cols.divisor[sin_cols]
-        c, s = np.cos(angle), np.sin(angle)
-        T[sin_cols, sin_cols] = c
-        T[sin_cols, cos_cols] = s
-        T[cos_cols, sin_cols] = -s
-        T[cos_cols, cos_cols] = c
-    rank = d_model
-    notes = []
-    if n_fit:
-        solution, _, rank, _ = np.linalg.lstsq(x, y[:, unpaired], rcond=None)
-        T[unpaired, :] = solution.T
-        rank = int(rank)
-        if n_fit < d_model:
-            notes.append(
-                f"{n_fit} dimension(s) have no sin/cos partner of the same frequency; "
-                "their rows are least-squares fits, so T_k is not exact."
-            )
-        if p.size < 2 * d_model:
-            notes.append(
-                f"Only {p.size} positions for {d_model} unknowns per row: a least-squares fit can (nearly) "
-                f"pass through every position, so a small residual proves nothing; use at least "
-                f"2·d = {2 * d_model} positions."
-            )
-    # Residual; pairs applied as rotations (T is block-structured), fitted rows by product.
-    predicted = np.zeros_like(y)
-    if sin_cols.size:
-        predicted[:, sin_cols] = x[:, sin_cols] * c + x[:, cos_cols] * s
-        predicted[:, cos_cols] = -x[:, sin_cols] * s + x[:, cos_cols] * c
-    if n_fit:
-        predicted[:, unpaired] = x @ T[unpaired, :].T
-    residual = y - predicted
-    norm_y = float(np.linalg.norm(y))
-    norm_r = float(np.linalg.norm(residual))
-    return LinearRelation(
-        k=k,
-        T=T,
-        exact=n_fit == 0,
-        max_residual=float(np.abs(residual).max()),
-        rms_residual=float(math.sqrt(np.mean(residual * residual))),
-        relative_residual=norm_r / norm_y if norm_y > 0 else (0.0 if norm_r == 0 else math.inf),
-        method="least-squares" if n_fit == d_model else "rotation",
-        n_positions=int(p.size),
-        rank=rank,
-        note=" ".join(notes),
-    )
 
 
 # ---------------------------------------------------------------------------

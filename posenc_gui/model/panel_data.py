@@ -25,21 +25,26 @@ from .addition import (
     scale_sweep,
 )
 from .analysis import (
-    MAX_TK_D_MODEL,
-    LinearRelation,
     OffsetSpread,
     Uniqueness,
     embedding_norm,
-    linear_relation,
     offset_profiles,
     offset_spread,
-    unpaired_dimensions,
     uniqueness_max_positions,
 )
 from .attention import MAX_SEED
 from .cache import encode_sampled, rows_encoder
 from .closest import RangeUniqueness, continue_uniqueness, range_uniqueness
 from .closest import clear_caches as clear_scan_tables
+from .linear_relation import (
+    FIT_EXTRA_POSITIONS,
+    FIT_PHASE,
+    VALIDATION_PHASE,
+    LinearRelation,
+    linear_relation,
+    positions_between,
+    unpaired_dimensions,
+)
 from .params import EncodingParams, check_params
 from .sampling import AxisSample, sample_axis
 
@@ -196,80 +201,80 @@ def relative_data(params: EncodingParams, max_offset: int, n_references: int) ->
 # --------------------------------------------------------------------------- linear relation T_k
 
 
-#: Largest positions × d_model evaluated for the residual of an exact rotation.
-VIEW_ELEMENTS = 2**21
-#: An exact rotation's residual is evaluated at most at this many (strided) positions; at d = 2
-#: the element budget alone would allow every one of 1,048,576 positions.
+#: Largest positions × d_model evaluated for the residual (a rotation holds at every position; the
+#: residual at a sample of them shows the rounding).
+VIEW_ELEMENTS = 2**19
+#: The residual is evaluated at most at this many (strided) positions; at d = 2 the element budget
+#: alone would allow every one of 1,048,576 positions.
 MAX_EXACT_POSITIONS = 2**16
-#: Largest n·d² of a live least-squares fit.
-VIEW_LSTSQ_WORK = 2**28
-#: A least-squares fit uses at most max(2·d, this many) positions.
-MAX_FIT_POSITIONS = 4096
+#: Up to this d_model a least-squares row combines every column of PE(p) (one SVD of (2d + 8) × d).
+MAX_DENSE_FIT_D_MODEL = 512
+#: Past it, rows × positions × w² of the fits of w columns each (one SVD per row).
+VIEW_FIT_WORK = 2**26
 
 
 @dataclass(frozen=True)
 class LinearRelationData:
-    """T_k and its residual over ``positions``."""
+    """T_k (by blocks, and fitted rows) and its residual over ``positions`` (integers, every ``stride``-th)."""
 
     params: EncodingParams
     positions: np.ndarray
     stride: int
-    extended: bool
     relation: LinearRelation
 
 
-def fit_positions(params: EncodingParams, fitted: int) -> tuple[np.ndarray, int, bool]:
-    """Positions the view uses: ``(positions, stride, extended past seq_len)``.
+def residual_positions(params: EncodingParams) -> tuple[np.ndarray, int]:
+    """The integers of ``0 … seq_len−1`` the residual is measured on, and their stride.
 
-    An exact rotation needs no fit: positions ``0 … seq_len−1``, strided to at
-    most :data:`VIEW_ELEMENTS` / d. A least-squares fit needs at least 2·d
-    positions so it cannot just interpolate them (so it may use positions past
-    ``seq_len``) and at most :data:`VIEW_LSTSQ_WORK` / d².
-
-    Raises
-    ------
-    ValueError
-        When even 2·d positions are too many for a live least-squares fit, or
-        for a ``fitted`` outside ``0 … d_model``.
+    All of them when ``seq_len × d_model`` fits :data:`VIEW_ELEMENTS` (and at
+    most :data:`MAX_EXACT_POSITIONS`), else evenly strided, and the last
+    position too (rounding grows with the position: the last is the worst).
     """
     params = check_params(params)
-    fitted = limits.check_int("fitted", fitted, 0, params.d_model)
-    d = params.d_model
-    n = params.seq_len
-    extended = False
-    if fitted:
-        if 2 * d * d * d > VIEW_LSTSQ_WORK:
-            largest = int(round((VIEW_LSTSQ_WORK / 2) ** (1 / 3)))
-            if fitted < d:
-                # Paired scheme with odd d: say why a sinusoidal T_k needs a fit at all.
-                raise ValueError(
-                    f"d_model: with d_model = {d:,} (odd) the last sine has no cosine partner, so its row of "
-                    f"T_k is a least-squares fit, which the live view does only for d_model ≤ {largest}; "
-                    f"choose an even d_model ({d - 1:,} or {d + 1:,}) to see the exact rotations"
-                )
-            raise ValueError(
-                f"d_model: a least-squares T_k for {params.scheme} needs ≥ 2·d positions and n·d² work; "
-                f"the live view fits d_model ≤ {largest}, got {d:,}"
-            )
-        if n < 2 * d:
-            n, extended = 2 * d, True
-        budget = max(2 * d, min(VIEW_LSTSQ_WORK // (d * d), MAX_FIT_POSITIONS))
-    else:
-        budget = max(2, min(VIEW_ELEMENTS // d, MAX_EXACT_POSITIONS))
-    sample = sample_axis(0, n - 1, n, min(budget, n))
-    return sample.indices().astype(np.float64), sample.stride, extended
+    budget = max(2, min(VIEW_ELEMENTS // params.d_model, MAX_EXACT_POSITIONS))
+    count = params.seq_len if params.seq_len <= budget else budget - 1  # room for the last one
+    sample = sample_axis(0, params.seq_len - 1, params.seq_len, count)
+    positions = sample.indices().astype(np.float64)
+    if positions[-1] != params.seq_len - 1:
+        positions = np.append(positions, float(params.seq_len - 1))
+    return positions, sample.stride
+
+
+def fit_width(d_model: int, rows: int) -> int:
+    """Columns each least-squares row combines: all d up to :data:`MAX_DENSE_FIT_D_MODEL`, else the most
+    within :data:`VIEW_FIT_WORK` (``rows · (2w + 8) · w²``, at least 2)."""
+    d_model = limits.check_int("d_model", d_model, limits.MIN_D_MODEL, limits.MAX_D_MODEL)
+    rows = limits.check_int("rows", rows, 1, d_model)
+    if d_model <= MAX_DENSE_FIT_D_MODEL:
+        return d_model
+    width = 2
+    while width < d_model and rows * (2 * (width + 1) + FIT_EXTRA_POSITIONS) * (width + 1) ** 2 <= VIEW_FIT_WORK:
+        width += 1
+    return width
 
 
 def linear_relation_data(params: EncodingParams, k: int) -> LinearRelationData:
-    """T_k for the view (in a worker)."""
+    """T_k for the view (in a worker): blocks at any d_model, least-squares rows where there is no rotation.
+
+    The residual is measured on integers of ``0 … seq_len−1``
+    (:func:`residual_positions`); least-squares rows are fitted on ``2w + 8``
+    positions between those integers and their cut-off chosen on as many
+    others (as the Scorecard fits), so the residual is measured where no fit
+    looked.
+    """
     params = check_params(params)
     kwargs = params.scheme_kwargs()
-    if params.d_model > MAX_TK_D_MODEL:
-        raise ValueError(f"d_model: T_k is a dense d × d matrix; at most {MAX_TK_D_MODEL:,}, got {params.d_model:,}")
-    fitted = unpaired_dimensions(params.scheme, params.d_model, **kwargs).size
-    positions, stride, extended = fit_positions(params, fitted)
-    relation = linear_relation(params.scheme, positions, params.d_model, k, **kwargs)
-    return LinearRelationData(params, positions, stride, extended, relation)
+    positions, stride = residual_positions(params)
+    unpaired = unpaired_dimensions(params.scheme, params.d_model, **kwargs).size
+    fitting = {}
+    if unpaired:
+        width = fit_width(params.d_model, unpaired)
+        count = 2 * width + FIT_EXTRA_POSITIONS
+        last = float(params.seq_len - 1)
+        fitting = {"fit_width": width, "fit_positions": positions_between(0.0, last, count, FIT_PHASE),
+                   "validation_positions": positions_between(0.0, last, count, VALIDATION_PHASE)}
+    relation = linear_relation(params.scheme, positions, params.d_model, k, **fitting, **kwargs)
+    return LinearRelationData(params, positions, stride, relation)
 
 
 def clear_caches() -> None:

@@ -157,18 +157,22 @@ _SCHEME_LIST = (
     ),
     SchemeInfo(
         "harmonic", "Harmonic multi-frequency",
-        "[sin(i/k), cos(i/k)] for k = 1 … d/2: many frequencies, the combination is quasi-periodic.",
+        "[sin(i/k), cos(i/k)] for k = 1 … ⌈d/2⌉ (at odd d the last sine has no cosine): many frequencies, "
+        "the combination is quasi-periodic.",
         "PE(pos, 2(k−1)) = sin(pos/k), PE(pos, 2(k−1)+1) = cos(pos/k)", (), _harmonic,
     ),
     SchemeInfo(
         "sinusoidal", "Sinusoidal (Vaswani et al.)",
-        "Geometric wavelengths 2π … 2π·base; each (sin, cos) pair rotates with position, so PE(p+k) = T_k·PE(p).",
+        "Geometric wavelengths from 2π to 2π·base^((d−2)/d) (even d; 2π·base^((d−1)/d) for the unpaired "
+        "last sine at odd d); each (sin, cos) pair rotates with position, so PE(p+k) = T_k·PE(p) on the "
+        "paired dimensions.",
         "PE(pos, 2i) = sin(pos / base^(2i/d)), PE(pos, 2i+1) = cos(pos / base^(2i/d))",
         ("base", "layout"), _sinusoidal,
     ),
     SchemeInfo(
         "all_sine", "All sine",
-        "sin(pos / base^(j/d)) in every dimension: same wavelength range, no cosines, so no exact T_k.",
+        "sin(pos / base^(j/d)) in every dimension: wavelengths from 2π to 2π·base^((d−1)/d), no cosines, "
+        "so no exact T_k.",
         "PE(pos, j) = sin(pos / base^(j/d))", ("base",), _all_sine,
     ),
 )

@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QLabel, QWidget
 from ..model import AxisSample, EncodingParams, aliased, sample_axis, wavelengths
 from ..model import limits
 from ..model.cache import encode_sampled
+from ..model.digits import entry_with_error, shown_number
 from .base import Panel
 from .labels import HoverReadout, NoticeLine, StatusText, WrappedLabelHolder, counted
 from .matrixplot import MatrixImageItem, MatrixPlot, new_layout_widget, view_pixels
@@ -80,9 +81,12 @@ class HeatmapPanel(Panel):
         "Each row is the encoding vector of one position, each column one dimension: "
         "PE(pos, 2i) = sin(pos / base<sup>2i/d</sup>), PE(pos, 2i+1) = cos(pos / base<sup>2i/d</sup>) "
         "for the sinusoidal scheme. Blue is negative, red positive, white 0. Low dimensions "
-        "oscillate fast (short wavelengths), high ones barely change. Hover a cell for its exact "
-        "value and formula; scroll to zoom. Large matrices are drawn at about one sample per "
-        "pixel (stated above the plot); every drawn value is exact. Columns greyed out are "
+        "oscillate fast (short wavelengths), high ones barely change. Hover a cell for its value "
+        "and formula: the value shows only the digits that float64 rounding leaves certain, bounded by "
+        "the position and the dimension (about 12 near position 100, 8 near 10⁶); scroll to zoom. "
+        "Large matrices are drawn at about one sample per pixel (stated above the plot); every drawn "
+        "value is the encoding at that sample's own position and dimension, not an average or an "
+        "interpolation. Columns greyed out are "
         "sampled below their wavelength (aliased), so their stripes are moiré, not the function; "
         "the line above the plot says whether any are."
     )
@@ -199,11 +203,11 @@ class HeatmapPanel(Panel):
         return self.data is not None and 0 <= cell[0] < p.seq_len and 0 <= cell[1] < p.d_model
 
     def describe_cell(self, pos: int, dim: int) -> str:
-        """``"pos 12, dim 7: 0.84147… = cos(pos / 10000^(2·3/512))"`` with the exact value."""
+        """``"pos 12, dim 7: 0.843853958732 = cos(pos / 10000^(2·3/512))"``: only the digits rounding leaves certain."""
         p = self.state.params
-        value = float(p.encode(np.array([pos], dtype=np.float64), dims=np.array([dim]))[0, 0])
+        value, error = entry_with_error(p, pos, dim)
         formula = p.columns(np.array([dim])).label(0)
-        return f"pos {pos:,}, dim {dim:,}: {value:.10g} = {formula}"
+        return f"pos {pos:,}, dim {dim:,}: {shown_number(value, error)} = {formula}"
 
     # ---------------------------------------------------------------- export
     def figure_caption(self) -> str:

@@ -210,6 +210,11 @@ class HoverReadout:
             self.cell = cell
             self._label.setText(self._describe(cell))
 
+    def clear(self) -> None:
+        """Forget the described cell and show the prompt (the view now shows another kind of cell)."""
+        self.cell = None
+        self._label.setText(self._prompt)
+
     def refresh(self) -> None:
         """Describe the remembered cell again from the current data, or show the prompt if it is gone."""
         if self.cell is None:

@@ -114,7 +114,8 @@ class ParametersPanel(Panel):
         base_layout = QHBoxLayout(self.base_row)
         base_layout.setContentsMargins(0, 0, 0, 0)
         self.base = QLineEdit(self.base_row)
-        self.base.setToolTip("Wavelength base: wavelengths run from 2π to 2π·base. Must be > 1.")
+        self.base.setToolTip("Wavelength base: sinusoidal wavelengths run from 2π to 2π·base^((d−2)/d) at "
+                             "even d (2π·base^((d−1)/d) at odd d), just under 2π·base for a large d. Must be > 1.")
         self.base.setMaximumWidth(110)
         self.base.textEdited.connect(self._base_edited)
         self.base_slider = LogSlider(2, 10**8, self.base_row)

@@ -34,9 +34,10 @@ class RelativePanel(Panel):
         "on where they are (absolute)? For the sinusoidal encoding "
         "PE(p)·PE(p+k) = Σ<sub>i</sub> [sin(pω<sub>i</sub>)sin((p+k)ω<sub>i</sub>) + "
         "cos(pω<sub>i</sub>)cos((p+k)ω<sub>i</sub>)] = Σ<sub>i</sub> cos(k·ω<sub>i</sub>): "
-        "independent of p. Left: for each offset k, the spread max<sub>p</sub> − min<sub>p</sub> of "
-        "PE(p)·PE(p+k) over the positions p of the sequence (0 up to rounding for sinusoidal; large for "
-        "naive and all-sine). Right: the profile k ↦ PE(r)·PE(r+k) from several reference positions r, "
+        "independent of p at even d (at odd d the unpaired last sine adds sin(pω)·sin((p+k)ω), which "
+        "depends on p). Left: for each offset k, the spread max<sub>p</sub> − min<sub>p</sub> of "
+        "PE(p)·PE(p+k) over the positions p of the sequence (0 up to rounding for sinusoidal at even d; "
+        "large for naive and all-sine). Right: the profile k ↦ PE(r)·PE(r+k) from several reference positions r, "
         "overlaid: the curves coincide exactly when the encoding is relative."
     )
 

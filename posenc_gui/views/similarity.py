@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QComboBox, QLabel, QSpinBox, QWidget
 
 from ..model import METRICS, AxisSample, EncodingParams, limits, pairwise, sample_axis
 from ..model.cache import encode_sampled
+from ..model.digits import pair_similarity, shown_number
 from ..model.similarity import METRIC_LABELS
 from .base import Panel
 from .labels import HoverReadout, StatusText
@@ -117,10 +118,13 @@ class SimilarityPanel(Panel):
     title = "Similarity"
     help_text = (
         "Left: the similarity of PE(p) and PE(q) for every pair of positions (row p, column q), "
-        "as dot product, cosine or Euclidean distance. For the sinusoidal scheme "
+        "as dot product, cosine or Euclidean distance. For the sinusoidal scheme at even d "
         "PE(p)·PE(p+k) = Σ<sub>i</sub> cos(k·ω<sub>i</sub>) depends only on the offset k, so the "
-        "matrix is constant along diagonals (Toeplitz): position is encoded relatively. "
-        "Right: the row of the reference position, plotted against the offset k = q − p."
+        "matrix is constant along diagonals (Toeplitz): position is encoded relatively (at odd d the "
+        "unpaired last sine adds sin(pω)·sin((p+k)ω), which does depend on p). "
+        "Right: the row of the reference position, plotted against the offset k = q − p. "
+        "Hover either for the similarity of two positions, with only the digits that float64 rounding "
+        "leaves certain (the entries' errors summed over the d terms)."
     )
 
     def __init__(self, state, compute, parent: QWidget | None = None) -> None:
@@ -290,11 +294,9 @@ class SimilarityPanel(Panel):
         return 0 <= pair[0] < length and 0 <= pair[1] < length
 
     def describe_pair(self, p: int, q: int) -> str:
-        """``"p 12, q 40 (offset k = 28): dot product = 131.0312377"``, exact at these positions."""
-        params, metric = self.state.params, self.metric
-        pe = params.encode(np.array([p, q], dtype=np.float64))
-        value = float(pairwise(pe[:1], pe[1:], metric)[0, 0])
-        return f"p {p:,}, q {q:,} (offset k = {q - p:,}): {METRIC_LABELS[metric]} = {value:.10g}"
+        """``"p 12, q 40 (offset k = 28): dot product = 131.031237702"``: only the digits rounding leaves certain."""
+        value, error = pair_similarity(self.state.params, p, q, self.metric)
+        return f"p {p:,}, q {q:,} (offset k = {q - p:,}): {METRIC_LABELS[self.metric]} = {shown_number(value, error)}"
 
     # ------------------------------------------------------------------ show
     def _show_matrix(self, data: MatrixData) -> None:

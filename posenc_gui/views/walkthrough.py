@@ -101,7 +101,7 @@ STEPS: tuple[Step, ...] = (
     ),
     Step(
         "Many frequencies: quasi-periodic", "uniqueness", {"scheme": "harmonic", "seq_len": 128},
-        "With [sin(i/k), cos(i/k)] for k = 1 … d/2 every pair is periodic, but the combination is "
+        "With [sin(i/k), cos(i/k)] for k = 1 … ⌈d/2⌉ every pair is periodic, but the combination is "
         "quasi-periodic: the closest pair of distinct positions is now a pair of neighbours. More "
         "frequencies push the minimum distance up.",
     ),
@@ -109,22 +109,25 @@ STEPS: tuple[Step, ...] = (
         "The sinusoidal encoding", "spectrum",
         {"scheme": "sinusoidal", "seq_len": 128, "base": 10000.0, "layout": "interleaved"},
         "PE(pos, 2i) = sin(pos/10000<sup>2i/d</sup>), PE(pos, 2i+1) = cos(pos/10000<sup>2i/d</sup>): "
-        "wavelengths grow geometrically from 2π to almost 2π·10000. Fast pairs separate neighbours, slow "
-        "ones barely move over the sequence and tell roughly where you are; ‖p‖² = d/2 at every position.",
+        "wavelengths grow geometrically from 2π to 2π·10000<sup>(d−2)/d</sup> (even d). Fast pairs "
+        "separate neighbours, slow ones barely move over the sequence and tell roughly where you are; "
+        "‖p‖² = d/2 at every position at even d (odd d: (d−1)/2 + the last sine's square).",
     ),
     Step(
         "The claim: PE(pos+k) = T_k·PE(pos)", "linear_relation",
         {"scheme": "sinusoidal", "base": 10000.0, "layout": "interleaved"},
         "Each (sin, cos) pair turns by k·ω<sub>i</sub> when the position moves by k, so T<sub>k</sub> is "
         "block-diagonal, one 2×2 rotation per pair, the same for every pos; the residual is rounding. "
-        "Switch the scheme to “All sine”: no rotation exists, and the best least-squares T<sub>k</sub> "
-        "leaves a large residual — that is why sine and cosine come in pairs.",
+        "At odd d the unpaired last sine has no rotation: T<sub>k</sub> is exact on the d−1 paired "
+        "dimensions only. Switch the scheme to “All sine”: no rotation exists, and the least-squares "
+        "T<sub>k</sub> (not unique) leaves a large residual — that is why sine and cosine come in pairs.",
         (("linear_relation", "set_k", 5),),
     ),
     Step(
         "Relative, not absolute", "relative", {"scheme": "sinusoidal"},
-        "PE(p)·PE(p+k) = Σ<sub>i</sub> cos(k·ω<sub>i</sub>) depends only on the offset k, not on where you "
-        "are: its spread across p is zero, so attention can learn patterns about distance and direction. "
+        "At even d, PE(p)·PE(p+k) = Σ<sub>i</sub> cos(k·ω<sub>i</sub>) depends only on the offset k, not on "
+        "where you are: its spread across p is zero, so attention can learn patterns about distance and "
+        "direction. "
         "For naive or all-sine encodings the same offset gives different values at different p.",
     ),
     Step(
