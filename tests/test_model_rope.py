@@ -263,6 +263,7 @@ def test_bands_of_yarn_and_llama3():
 
 def test_bands_of_the_single_band_types():
     assert rope_bands(BASE).band.tolist() == ["unscaled"] * 4
+    assert_close(rope_bands(BASE).interpolation, np.zeros(4), 0.0)
     assert_close(rope_bands(scaled({"rope_type": "linear", "factor": 2.0})).interpolation, np.ones(4), 0.0)
     assert rope_bands(scaled({"rope_type": "dynamic", "factor": 2.0})).band.tolist() == ["rebased"] * 4
     assert np.isnan(rope_bands(PHI3).interpolation).all()
