@@ -18,6 +18,17 @@ from .attention import (
     tokenize,
 )
 from .params import EncodingParams
+from .rope import (
+    RopeBands,
+    RopeConfig,
+    rope_angles,
+    rope_bands,
+    rope_config,
+    rope_decay_bound,
+    rope_frequencies,
+    rope_pairs,
+    rope_rotate,
+)
 from .sampling import AxisSample, aliased, curve_positions, sample_axis, value_range
 from .schemes import LAYOUTS, SCHEMES, SchemeInfo, columns, encode, formula_term, wavelengths
 from .similarity import METRICS, offset_profile, pairwise, similarity_matrix
@@ -67,4 +78,13 @@ __all__ = [
     "permutation_dict",
     "self_attention",
     "tokenize",
+    "RopeBands",
+    "RopeConfig",
+    "rope_angles",
+    "rope_bands",
+    "rope_config",
+    "rope_decay_bound",
+    "rope_frequencies",
+    "rope_pairs",
+    "rope_rotate",
 ]
