@@ -17,6 +17,16 @@ from .attention import (
     self_attention,
     tokenize,
 )
+from .bias import (
+    alibi_bias,
+    alibi_slopes,
+    learned_table,
+    t5_bias,
+    t5_random_table,
+    t5_relative_bucket,
+    xpos_centered_positions,
+    xpos_scale,
+)
 from .params import EncodingParams
 from .sampling import AxisSample, aliased, curve_positions, sample_axis, value_range
 from .schemes import LAYOUTS, SCHEMES, SchemeInfo, columns, encode, formula_term, wavelengths
@@ -67,4 +77,12 @@ __all__ = [
     "permutation_dict",
     "self_attention",
     "tokenize",
+    "alibi_bias",
+    "alibi_slopes",
+    "learned_table",
+    "t5_bias",
+    "t5_random_table",
+    "t5_relative_bucket",
+    "xpos_centered_positions",
+    "xpos_scale",
 ]
