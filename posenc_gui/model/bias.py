@@ -52,6 +52,9 @@ DEFAULT_T5_SIGMA = 512**-0.5
 #: |ln| of the largest and smallest xPos scale allowed: float64 holds e^±709, the rest is a margin for pow.
 XPOS_LOG_LIMIT = 700.0
 
+#: Elements of a large matrix computed at a time: the temporaries stay a few MiB, whatever the matrix's size.
+BLOCK_ELEMENTS = 2**18
+
 _LEARNED_STREAM = 0x1EA2
 _T5_STREAM = 0x75
 
@@ -156,11 +159,15 @@ def alibi_bias(query_positions, key_positions, slope: float, causal: bool = True
     queries, keys = _query_key_positions(query_positions, key_positions)
     m = limits.check_real("slope", slope, 0.0, MAX_SLOPE)
     causal = _check_flag("causal", causal)
-    offset = keys[None, :] - queries[:, None]  # j − i
+    bias = keys[None, :] - queries[:, None]  # j − i, then the bias in place
     if not causal:
-        return 0.0 - m * np.abs(offset)  # 0.0 − …: +0 on the diagonal, not −0
-    bias = m * offset
-    bias[offset > 0] = -np.inf
+        np.abs(bias, out=bias)
+        bias *= -m
+        bias += 0.0  # +0 on the diagonal, not −0
+        return bias
+    future = bias > 0
+    bias *= m
+    np.copyto(bias, -np.inf, where=future)
     return bias
 
 
@@ -174,7 +181,7 @@ def _check_t5_settings(bidirectional: object, num_buckets: object, max_distance:
 
 
 def _integers(name: str, values: object, low: float, high: float, limit: int) -> np.ndarray:
-    """``values`` as an int64 array of integers in ``[low, high]``: an ndarray keeps its shape, anything else is 1-D."""
+    """``values`` as float64 integers in ``[low, high]``: an ndarray keeps its shape, anything else is 1-D."""
     if isinstance(values, np.ndarray):
         limits.check_count(name, values.size, limit, "values")
         flat = limits.check_numbers(name, values.reshape(-1), low, high, limit)
@@ -182,9 +189,10 @@ def _integers(name: str, values: object, low: float, high: float, limit: int) ->
     else:
         flat = limits.check_numbers(name, values, low, high, limit)
         shape = flat.shape
-    if not np.all(flat == np.floor(flat)):
-        raise ValueError(f"{name} must be integers in {low:g}…{high:g}, got {limits.shown(flat[flat != np.floor(flat)][0])}")
-    return flat.astype(np.int64).reshape(shape)
+    fractional = flat[flat != np.floor(flat)]
+    if fractional.size:
+        raise ValueError(f"{name} must be integers in {low:g}…{high:g}, got {limits.shown(fractional[0])}")
+    return flat.reshape(shape)
 
 
 def _buckets(relative: np.ndarray, bidirectional: bool, num_buckets: int, max_distance: int) -> np.ndarray:
@@ -251,7 +259,12 @@ def t5_relative_bucket(
         "relative_position", relative_position, -limits.MAX_POSITION, limits.MAX_POSITION,
         limits.MAX_SIMILARITY_ELEMENTS,
     )
-    return _buckets(relative, bidirectional, num_buckets, max_distance)
+    flat = relative.reshape(-1)
+    buckets = np.empty(flat.shape, dtype=np.int64)
+    for start in range(0, flat.size, BLOCK_ELEMENTS):
+        block = slice(start, start + BLOCK_ELEMENTS)
+        buckets[block] = _buckets(flat[block].astype(np.int64), bidirectional, num_buckets, max_distance)
+    return buckets.reshape(relative.shape)
 
 
 def t5_random_table(num_buckets: int, n_heads: int, seed: int = 0, sigma: float = DEFAULT_T5_SIGMA) -> np.ndarray:
@@ -334,18 +347,18 @@ def t5_bias(
         limits.check_size("heads × query_positions", n_heads * queries.size, keys.size, limits.MAX_SIMILARITY_ELEMENTS)
     else:
         head = limits.check_int("head", head, 0, n_heads - 1)
-    relative = keys.astype(np.int64)[None, :] - queries.astype(np.int64)[:, None]  # key − query
-    buckets = _buckets(relative, bidirectional, num_buckets, max_distance)
-    future = None if bidirectional else relative > 0
-    if head is not None:
-        bias = table[buckets, head]
-        if future is not None:
-            bias[future] = -np.inf
-        return bias
-    bias = np.moveaxis(table[buckets], -1, 0)
-    if future is not None:
-        bias[:, future] = -np.inf
-    return np.ascontiguousarray(bias)
+    heads_table = table.T if head is None else table[:, head]  # (heads, buckets) or (buckets,)
+    queries, keys = queries.astype(np.int64), keys.astype(np.int64)
+    bias = np.empty(heads_table.shape[:-1] + (queries.size, keys.size))
+    rows = max(1, BLOCK_ELEMENTS // keys.size)
+    for start in range(0, queries.size, rows):
+        block = slice(start, start + rows)
+        relative = keys[None, :] - queries[block, None]  # key − query
+        values = heads_table[..., _buckets(relative, bidirectional, num_buckets, max_distance)]
+        if not bidirectional:
+            np.copyto(values, -np.inf, where=relative > 0)
+        bias[..., block, :] = values
+    return bias
 
 
 def _check_rotary_dim(rotary_dim: object) -> int:
@@ -410,7 +423,14 @@ def xpos_scale(
         f" (positions × rotary_dim ≤ {limits.MAX_ENCODE_ELEMENTS:,})",
     )
     exponent = (-positions if downscale else positions) / base
-    return np.repeat(np.power(zeta[None, :], exponent[:, None]), 2, axis=1)
+    scale = np.empty((positions.size, dim))
+    rows = max(1, BLOCK_ELEMENTS // dim)
+    for start in range(0, positions.size, rows):
+        block = slice(start, start + rows)
+        per_pair = np.power(zeta[:, None], exponent[None, block]).T  # positions innermost: pow's fast loop
+        scale[block, 0::2] = per_pair  # torchscale's duplicate_interleave: each pair's scale on both channels
+        scale[block, 1::2] = per_pair
+    return scale
 
 
 def xpos_centered_positions(length: int, offset: int = 0) -> np.ndarray:
