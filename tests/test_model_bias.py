@@ -194,6 +194,15 @@ T5_CASES = [
     (False, 16, 64, -50, 15),  # q = 7.0502834
     (False, 16, 64, -64, 15),  # q = 8: 16 capped at 15
     (False, 16, 64, 3, 0),
+    # 20 buckets, max_distance 160, bidirectional: nb 10, max_exact 5, q = log(n/5)/f32(ln 32)·5 = log2(n/5).
+    # f32(ln 32) = 5·f32(ln 2), so at n = 10 q = f32(f32(1/5)·5) = 1 exactly, bucket 6; the same formula in
+    # float64, ln 2/ln 32·5 = 0.9999999999999999, would give 5.
+    (True, 20, 160, -9, 5),  # q = 0.8479969
+    (True, 20, 160, -10, 6),
+    (True, 20, 160, 10, 16),
+    (True, 20, 160, -19, 6),  # q = 1.9259994
+    (True, 20, 160, -20, 7),  # q = f32(f32(2/5)·5) = 2 exactly; float64 1.9999999999999998
+    (True, 20, 160, -160, 9),  # q = 5: 10 capped at 9
     # 8 buckets, max_distance 20, bidirectional: nb 4, max_exact 2, q = log(n/2)/2.3025851·2
     (True, 8, 20, -1, 1),
     (True, 8, 20, -2, 2),
@@ -319,6 +328,13 @@ def test_xpos_scale_equals_the_hand_worked_values(position, downscale, expected)
     scale = xpos_scale([position], 8, downscale=downscale)
     wanted = np.array([interleaved(expected)])
     assert_close(scale, wanted, xpos_atol(wanted, position / 512))
+
+
+def test_xpos_scale_follows_gamma_and_scale_base():
+    # d = 4, γ = 1: ζ = (0 + 1)/2, (2/4 + 1)/2 = 1/2, 3/4, exact; position 200 at scale_base 100: ζ²
+    scale = xpos_scale([200], 4, gamma=1.0, scale_base=100)
+    wanted = np.array([interleaved([0.25, 0.5625])])
+    assert_close(scale, wanted, (FUNCTION_ULPS + 1) * EPS * wanted)  # pow of exact values; 200/100 is exact
 
 
 def test_xpos_query_key_product_depends_only_on_the_offset():
