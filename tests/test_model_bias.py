@@ -262,8 +262,8 @@ def test_t5_buckets_are_in_range_and_monotone_in_distance(setting, distances):
         np.testing.assert_array_equal(later[distance > 0], earlier[distance > 0] + half)  # the halves mirror
     else:
         np.testing.assert_array_equal(later, 0)  # every later key shares bucket 0
-    np.testing.assert_array_equal(earlier[distance < (num_buckets // (4 if bidirectional else 2))],
-                                  distance[distance < (num_buckets // (4 if bidirectional else 2))])
+    exact = distance < (num_buckets // 2 if bidirectional else num_buckets) // 2  # below max_exact
+    np.testing.assert_array_equal(earlier[exact], distance[exact])  # one bucket per distance
 
 
 # ---------------------------------------------------------------- T5 bias
