@@ -17,6 +17,16 @@ from .attention import (
     self_attention,
     tokenize,
 )
+from .bias import (
+    alibi_bias,
+    alibi_slopes,
+    learned_table,
+    t5_bias,
+    t5_random_table,
+    t5_relative_bucket,
+    xpos_centered_positions,
+    xpos_scale,
+)
 from .params import EncodingParams
 from .rope import (
     RopeBands,
@@ -87,4 +97,12 @@ __all__ = [
     "rope_frequencies",
     "rope_pairs",
     "rope_rotate",
+    "alibi_bias",
+    "alibi_slopes",
+    "learned_table",
+    "t5_bias",
+    "t5_random_table",
+    "t5_relative_bucket",
+    "xpos_centered_positions",
+    "xpos_scale",
 ]
