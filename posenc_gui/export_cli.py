@@ -69,6 +69,10 @@ class UsageError(Exception):
     """A bad command line; the message is one line."""
 
 
+class StillComputing(RuntimeError):
+    """A panel that had not drawn its data after :data:`COMPUTE_TIMEOUT_S` (a hang)."""
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # one line, no usage dump
         raise UsageError(message)
@@ -466,7 +470,7 @@ def _settle(panel: Any, deadline: float | None = None) -> None:
 
     Raises
     ------
-    RuntimeError
+    StillComputing
         When the panel is still computing at the deadline.
     """
     from PySide6.QtCore import QCoreApplication, QEventLoop, QTimer
@@ -484,7 +488,7 @@ def _settle(panel: Any, deadline: float | None = None) -> None:
         quiet = 0
         remaining = deadline - time.monotonic()
         if remaining <= 0:
-            raise RuntimeError(f"the {panel.title} panel did not finish computing in {COMPUTE_TIMEOUT_S:g} s")
+            raise StillComputing(f"the {panel.title} panel did not finish computing in {COMPUTE_TIMEOUT_S:g} s")
         panel.ensure_current()
         if panel.run_debounced() or panel.compute.is_idle():
             continue
@@ -513,7 +517,7 @@ def until_drawn(panel: Any) -> None:
 
     Raises
     ------
-    RuntimeError
+    StillComputing
         When the panel is still computing after :data:`COMPUTE_TIMEOUT_S`.
     """
     deadline = time.monotonic() + COMPUTE_TIMEOUT_S
@@ -713,7 +717,7 @@ def _export_batch(plan: Plan, compute: Any) -> int:
                             writer.fail(path, error)
                             continue
                         writer.submit(path, finish)
-            except (ExportError, RuntimeError) as error:  # the panel could not be drawn
+            except (ExportError, StillComputing) as error:  # the panel could not be drawn
                 for _, path in job.files:
                     writer.fail(path, error)
     finally:
