@@ -54,9 +54,12 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
 from . import prepare_qt_environment
+
+if TYPE_CHECKING:
+    from .model import EncodingParams
 
 #: Exit codes.
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -292,7 +295,7 @@ def build_parser(classes: Sequence[type]) -> argparse.ArgumentParser:
 class Job:
     """One panel at one parameter set, and the files to write from it: ``(format, path)`` in order."""
 
-    params: Any
+    params: EncodingParams
     panel_class: type
     files: tuple[tuple[str, Path], ...]
 
@@ -304,6 +307,7 @@ class Plan:
     jobs: tuple[Job, ...]
     #: ``{panel_id: [(flag, value, apply), ...]}`` for the panel options given.
     options: dict[str, list[tuple[str, Any, Callable[..., None]]]]
+    #: The figures' layout size (logical pixels), and ``--width`` and ``--scale`` for PNGs.
     size: tuple[int, int]
     width: int | None
     scale: float | None
@@ -311,7 +315,7 @@ class Plan:
     folder: Path | None
 
 
-def _parameter_sets(args: argparse.Namespace) -> list[Any]:
+def _parameter_sets(args: argparse.Namespace) -> list[EncodingParams]:
     """The validated parameters of each value of the (at most one) parameter given as a list."""
     from .__main__ import overrides_from_args, params_from_args
 
