@@ -16,14 +16,17 @@ from .display import ADVICE, EXIT_NO_DISPLAY, display_problem, qt_start_guard
 from .model import LAYOUTS, SCHEMES, EncodingParams
 
 
-def add_parameter_flags(parser: argparse.ArgumentParser) -> None:
-    """The encoding flags shared by the launch and ``export`` commands."""
+def add_parameter_flags(parser: argparse.ArgumentParser) -> dict[str, argparse.Action]:
+    """The encoding flags shared by the launch and ``export`` commands, by destination (``"seq_len"``)."""
     group = parser.add_argument_group("encoding parameters")
-    group.add_argument("--scheme", choices=list(SCHEMES), help="encoding scheme (default: sinusoidal)")
-    group.add_argument("--seq-len", type=int, metavar="N", help="number of positions")
-    group.add_argument("--d-model", type=int, metavar="D", help="model dimension")
-    group.add_argument("--base", type=float, metavar="B", help="wavelength base, > 1 (default 10000)")
-    group.add_argument("--layout", choices=list(LAYOUTS), help="sinusoidal channel layout")
+    actions = [
+        group.add_argument("--scheme", choices=list(SCHEMES), help="encoding scheme (default: sinusoidal)"),
+        group.add_argument("--seq-len", type=int, metavar="N", help="number of positions"),
+        group.add_argument("--d-model", type=int, metavar="D", help="model dimension"),
+        group.add_argument("--base", type=float, metavar="B", help="wavelength base, > 1 (default 10000)"),
+        group.add_argument("--layout", choices=list(LAYOUTS), help="sinusoidal channel layout"),
+    ]
+    return {action.dest: action for action in actions}
 
 
 def overrides_from_args(args: argparse.Namespace) -> dict:

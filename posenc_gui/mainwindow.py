@@ -8,9 +8,10 @@ from collections.abc import Iterator, Mapping
 from dataclasses import asdict, fields
 from typing import Callable
 
-from PySide6.QtCore import QByteArray, QElapsedTimer, QStandardPaths, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QCloseEvent, QIcon, QKeySequence
-from PySide6.QtWidgets import QApplication, QDockWidget, QMainWindow, QMessageBox, QProgressBar, QWidget
+from PySide6.QtCore import QByteArray, QElapsedTimer, QEvent, QObject, QRect, QStandardPaths, Qt, QTimer, Signal
+from PySide6.QtGui import QAction, QCloseEvent, QGuiApplication, QIcon, QKeySequence
+from PySide6.QtWidgets import (QApplication, QDockWidget, QGraphicsView, QMainWindow, QMessageBox, QProgressBar,
+                               QStyle, QToolButton, QWidget)
 
 from . import __version__, resources_path
 from .compute import ComputeService
@@ -34,6 +35,8 @@ SETTINGS_KEYS = {
     SETTINGS_FORMAT: Key(str, 16, "export format"),
     SETTINGS_SCALE: Key(str, 32, "PNG scale"),
 }
+#: The window's size at first launch (logical pixels), made smaller on a screen without room for it.
+DEFAULT_SIZE = (1500, 950)
 #: Panels shown side by side at first launch; the others are tabbed behind them.
 PRIMARY_PANELS = ("heatmap", "waveforms", "similarity")
 #: Shown below Parameters, so the guide stays in view while it raises other docks.
@@ -147,6 +150,44 @@ class PanelPrebuilder:
             self._timer.start(PREBUILD_STEP_MS)
 
 
+class PanelUseTracker(QObject):
+    """Which panel the user used last: hovered, clicked or zoomed one of its plots, or typed in it.
+
+    The export dialog (Ctrl+E) and Copy figure offer that panel. Each
+    built panel's canvases (the viewports of its graphics views) are
+    watched with an event filter for the cursor entering, a button press
+    and the wheel; keyboard focus moving into a panel (a control clicked or
+    tabbed to) counts too. Moving over a panel's controls does not: the
+    way from a plot to the menu bar crosses other docks.
+    """
+
+    USES = (QEvent.Type.Enter, QEvent.Type.MouseButtonPress, QEvent.Type.Wheel)
+
+    def __init__(self, window: QMainWindow) -> None:
+        super().__init__(window)
+        self.last: str | None = None
+        QApplication.instance().focusChanged.connect(self._focus_changed)  # ends with this object
+
+    def watch(self, panel: Panel) -> None:
+        """Follow the use of ``panel``'s canvases."""
+        for view in panel.findChildren(QGraphicsView):
+            view.viewport().installEventFilter(self)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt override)
+        if event.type() in self.USES:
+            self._used(watched)
+        return False
+
+    def _focus_changed(self, _old: QWidget | None, new: QWidget | None) -> None:
+        self._used(new)
+
+    def _used(self, widget: QObject | None) -> None:
+        while widget is not None and not isinstance(widget, Panel):
+            widget = widget.parent()
+        if widget is not None:
+            self.last = widget.panel_id
+
+
 class MainWindow(QMainWindow):
     """Docks for every panel, sharing one :class:`AppState` and :class:`ComputeService`.
 
@@ -193,13 +234,18 @@ class MainWindow(QMainWindow):
         self._panel_classes = {cls.panel_id: cls for cls in panel_classes()}
         self.panels = PanelRegistry(list(self._panel_classes), self._build_panel, self.panelCreated.emit)
         self.docks: dict[str, QDockWidget] = {}
+        #: Each built panel's Export button (see views.export_ui).
+        self.export_buttons: dict[str, QToolButton] = {}
+        self._use_tracker = PanelUseTracker(self)
         self._build_menus()
         self._build_docks()
         self._build_status_bar()
         self._default_state = self.saveState(SETTINGS_VERSION)
-        self.resize(1500, 950)
+        self.resize(*DEFAULT_SIZE)
         if restore:
             self._restore_layout()
+        self.keep_on_screen()
+        self._fitted_to_screen = False
         warning = self._settings_warning()
         if warning:
             self.statusBar().showMessage(warning, 15_000)
@@ -249,6 +295,7 @@ class MainWindow(QMainWindow):
 
     def _build_panel(self, panel_id: str) -> Panel:
         panel = self._panel_classes[panel_id](self.state, self.compute, self)
+        self._use_tracker.watch(panel)
         dock = self.docks[panel_id]
         placeholder = dock.widget()
         dock.setWidget(panel)
@@ -308,6 +355,32 @@ class MainWindow(QMainWindow):
         )
 
     # ------------------------------------------------------------ public API
+    @property
+    def last_used_panel(self) -> str | None:
+        """The id of the panel the user last hovered or clicked a plot of, zoomed or typed in (None before any)."""
+        return self._use_tracker.last
+
+    def keep_on_screen(self) -> None:
+        """Fit the window, frame included, into the available area of its screen and move it inside.
+
+        The default size is larger than a small laptop's screen, and a
+        geometry saved on a larger or since disconnected monitor may be
+        larger than the screen, or lie partly or wholly outside it. The
+        window system's frame is not known before the window is shown (on
+        X11 not even at once after): at least a title bar's height is kept
+        free for it, as Qt's restoreGeometry does.
+        """
+        frame, inner = self.frameGeometry(), self.geometry()
+        available, border_w, border_h = self._available()
+        width = min(inner.width(), available.width() - border_w)
+        height = min(inner.height(), available.height() - border_h)
+        if (width, height) != (inner.width(), inner.height()):
+            self.resize(width, height)
+        x = max(available.left(), min(frame.x(), available.right() + 1 - (width + border_w)))
+        y = max(available.top(), min(frame.y(), available.bottom() + 1 - (height + border_h)))
+        if (x, y) != (frame.x(), frame.y()):
+            self.move(x, y)
+
     def raise_panel(self, panel_id: str) -> None:
         """Show the dock of ``panel_id`` and bring it to the front of its tab group."""
         dock = self.docks[panel_id]
@@ -324,6 +397,30 @@ class MainWindow(QMainWindow):
                 f"dock-{p}" for p in ("parameters", *PRIMARY_PANELS, *LEFT_PANELS)
             }:
                 dock.show()
+        self._fit_layout_to_screen()
+
+    # ------------------------------------------------------------ placement
+    def _available(self) -> tuple[QRect, int, int]:
+        """The available area of the window's screen, and the width and height its frame takes (or will)."""
+        frame, inner = self.frameGeometry(), self.geometry()
+        screen = QGuiApplication.screenAt(frame.center()) or self.screen()
+        title_bar = self.style().pixelMetric(QStyle.PixelMetric.PM_TitleBarHeight, None, self)
+        return (screen.availableGeometry(), frame.width() - inner.width(),
+                max(frame.height() - inner.height(), title_bar))
+
+    def _fit_layout_to_screen(self) -> None:
+        """Make the waveforms and the similarity tabs of one place when side by side they are wider than the screen.
+
+        Side by side, with the parameter column, their controls need more
+        width than a 1366-pixel laptop screen has.
+        """
+        available, border_w, _ = self._available()
+        waveforms, similarity = self.docks["waveforms"], self.docks["similarity"]
+        side_by_side = all(dock.isVisible() and not dock.isFloating() for dock in (waveforms, similarity)) and (
+            similarity not in self.tabifiedDockWidgets(waveforms))
+        if side_by_side and self.minimumSizeHint().width() > available.width() - border_w:
+            self.tabifyDockWidget(waveforms, similarity)
+            waveforms.raise_()
 
     # ------------------------------------------------------------- settings
     def _read_params(self) -> EncodingParams | None:
@@ -372,6 +469,10 @@ class MainWindow(QMainWindow):
 
     def showEvent(self, event) -> None:  # noqa: N802 (Qt override)
         super().showEvent(event)
+        if not self._fitted_to_screen:  # the shown docks' panels are built now, and the frame may be known
+            self._fitted_to_screen = True
+            self._fit_layout_to_screen()
+            self.keep_on_screen()
         self._prebuilder.start()
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 (Qt override)

@@ -1,8 +1,11 @@
 """Shared fixtures. Tests run headless unless the developer overrides it."""
 
 import os
+from pathlib import Path
 
-os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+# Qt's offscreen screen is 800 × 800 unless configured; on a desktop-sized one
+# the window opens at its default size (it is fitted to smaller screens).
+os.environ.setdefault("QT_QPA_PLATFORM", f"offscreen:configfile={Path(__file__).with_name('desktop_screen.json')}")
 
 import pytest  # noqa: E402
 from hypothesis import HealthCheck, settings  # noqa: E402

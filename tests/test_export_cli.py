@@ -4,15 +4,20 @@ import json
 import os
 import subprocess
 import sys
+import time
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import numpy as np
 import pytest
 from PySide6.QtCore import QByteArray
 from PySide6.QtGui import QImage
 
-from posenc_gui.model import encode, pairwise
+from posenc_gui import export_cli
+from posenc_gui.export import suggested_name
+from posenc_gui.model import EncodingParams, encode, pairwise
 from posenc_gui.views import panel_classes
+from waiting import finish_pending, geometry
 
 
 def run(*args, env=None, timeout=180):
@@ -178,3 +183,174 @@ def test_a_png_narrower_than_the_default_figure_is_laid_out_at_its_width(tmp_pat
     # Scaled down from the default 960 px layout, text and lines were half size: thousands of pixels differ.
     differing = sum(a.pixel(x, y) != b.pixel(x, y) for x in range(0, a.width(), 2) for y in range(0, a.height(), 2))
     assert differing < 0.01 * (a.width() // 2) * (a.height() // 2)
+
+
+# ------------------------------------------------------------------- batch
+def written_paths(result):
+    """The paths a batch printed, one a line."""
+    return [line for line in result.stdout.splitlines() if line.strip()]
+
+
+def test_a_batch_of_panels_and_formats_writes_each_file_with_its_suggested_name(tmp_path):
+    folder = tmp_path / "figures"
+    result = run("heatmap", "similarity", "waveforms", "-o", f"{folder}/", "--format", "png,svg",
+                 "--seq-len", "40", "--d-model", "16")
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""
+    params = EncodingParams(seq_len=40, d_model=16)
+    expected = [folder / suggested_name(params, panel, fmt)
+                for panel in ("heatmap", "similarity", "waveforms") for fmt in ("png", "svg")]
+    assert written_paths(result) == [str(path) for path in expected]  # one line per file, in order
+    assert sorted(folder.iterdir()) == sorted(expected)
+    for path in expected:
+        if path.suffix == ".png":
+            assert QImage(str(path)).width() == 1920
+        else:
+            ET.fromstring(path.read_bytes())
+
+
+def test_a_parameter_list_writes_a_file_for_each_value(tmp_path):
+    result = run("heatmap", "-o", str(tmp_path), "--d-model", "8,12,6", "--format", "npy", "--seq-len", "30")
+    assert result.returncode == 0, result.stderr
+    for d_model, line in zip((8, 12, 6), written_paths(result), strict=True):
+        path = tmp_path / suggested_name(EncodingParams(seq_len=30, d_model=d_model), "heatmap", "npy")
+        assert line == str(path)
+        np.testing.assert_array_equal(np.load(path), encode("sinusoidal", np.arange(30.0), d_model, base=10000.0))
+    result = run("magnitude", "-o", f"{tmp_path}/", "--scheme", "sinusoidal,harmonic", "--format", "json")
+    assert result.returncode == 0, result.stderr
+    assert [json.loads(Path(line).read_text())["params"]["scheme"] for line in written_paths(result)] == [
+        "sinusoidal", "harmonic"]
+
+
+def test_a_batch_file_is_the_file_the_single_form_writes(tmp_path):
+    args = ["--seq-len", "64", "--d-model", "24", "--metric", "cosine"]
+    result = run("heatmap", "similarity", "-o", f"{tmp_path}/batch/", "--format", "png,svg", *args)
+    assert result.returncode == 0, result.stderr
+    for line in written_paths(result):
+        batch = Path(line)
+        single = tmp_path / batch.name
+        panel = batch.stem.rsplit("_", 1)[1]
+        assert run(panel, "-o", str(single), *(args if panel == "similarity" else args[:4])).returncode == 0
+        assert batch.read_bytes() == single.read_bytes(), batch.name
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["heatmap", "nosuchpanel", "-o", "DIR/"], "unknown panel 'nosuchpanel'"),
+    (["heatmap", "-o", "DIR/", "--format", "png,gif"], "invalid choice 'gif'"),
+    (["heatmap", "-o", "DIR/", "--format", "png,,svg"], "empty value"),
+    (["heatmap", "-o", "DIR/", "--d-model", "64,0"], "d_model"),
+    (["heatmap", "-o", "DIR/", "--d-model", "64,x"], "invalid value 'x'"),
+    (["heatmap", "-o", "DIR/", "--scheme", "sinusoidal,bogus"], "invalid choice 'bogus'"),
+    (["heatmap", "-o", "DIR/", "--d-model", "64,128", "--seq-len", "8,16"], "one parameter at a time"),
+    (["heatmap", "-o", "DIR/", "--d-model", "64,64"], "two files would be named"),
+    (["heatmap", "heatmap", "-o", "DIR/"], "two files would be named"),
+    (["heatmap", "similarity", "-o", "DIR.png"], "names a file"),
+    (["heatmap", "-o", "DIR/", "--format", "svg", "--width", "800"], "--width and --scale apply to .png"),
+    (["heatmap", "waveforms", "-o", "DIR/", "--metric", "cosine"], "--metric is an option of the similarity"),
+    # right for d_model 32, wrong for 8: found before the first file is written
+    (["heatmap", "waveforms", "-o", "DIR/", "--d-model", "32,8", "--dims", "0,20"], "dims"),
+])
+def test_bad_batch_input_is_one_line_exit_2_and_writes_nothing(tmp_path, args, needle):
+    args = [a.replace("DIR", str(tmp_path / "out")) for a in args]
+    line = one_line_error(run(*args), 2)
+    assert needle in line, line
+    assert list(tmp_path.iterdir()) == []  # not even the folder
+
+
+def test_a_failed_file_is_named_and_the_batch_goes_on(tmp_path):
+    # Past the export limit the heatmap has only samples, which .npy refuses; the figures are still written.
+    result = run("heatmap", "-o", f"{tmp_path}/", "--format", "npy,png,svg", "--seq-len", "1048576",
+                 "--d-model", "64")
+    assert result.returncode == 1, result.stderr
+    params = EncodingParams(seq_len=1048576, d_model=64)
+    refused = tmp_path / suggested_name(params, "heatmap", "npy")
+    (line,) = result.stderr.strip().splitlines()
+    assert line.startswith(f"posenc-gui export: error: {refused}: ") and "limit" in line
+    written = [tmp_path / suggested_name(params, "heatmap", fmt) for fmt in ("png", "svg")]
+    assert written_paths(result) == [str(path) for path in written]
+    assert sorted(tmp_path.iterdir()) == sorted(written)
+
+
+def test_a_batch_folder_is_created_but_not_its_parents(tmp_path):
+    result = run("heatmap", "-o", f"{tmp_path}/new/", "--seq-len", "8", "--d-model", "4")
+    assert result.returncode == 0, result.stderr
+    assert [p.name for p in (tmp_path / "new").iterdir()] == ["sinusoidal_n8_d4_b10000_heatmap.png"]
+    line = one_line_error(run("heatmap", "-o", f"{tmp_path}/no/such/", "--seq-len", "8"), 1)
+    assert "Cannot create the folder" in line
+    assert not (tmp_path / "no").exists()
+
+
+def test_help_describes_batch_export():
+    text = " ".join(run("--help").stdout.split())
+    for needle in ("PANEL [PANEL ...]", "--format", "-o FILE|DIR/", "--d-model D[,D…]", "comma list"):
+        assert needle in text, needle
+
+
+# ----------------------------------------------------------------- waiting
+def _export_in_process(args, capsys):
+    """Run ``posenc-gui export`` in this process; the lines it printed (the paths of a batch)."""
+    status = export_cli.main(args)
+    out = capsys.readouterr()
+    assert status == 0, out.err
+    return [Path(line) for line in out.out.splitlines()]
+
+
+def test_export_waits_for_events_not_for_time(qapp, tmp_path, monkeypatch, capsys):
+    """No fixed sleep: the heatmap computes at once, the spectrum in a worker thread whose result export waits for."""
+    def no_sleep(seconds):
+        raise AssertionError(f"time.sleep({seconds}) while exporting")
+
+    monkeypatch.setattr(time, "sleep", no_sleep)
+    for panel in ("heatmap", "spectrum"):
+        path = tmp_path / f"{panel}.png"
+        assert _export_in_process([panel, "-o", str(path), "--seq-len", "256", "--d-model", "32"], capsys)
+        image = QImage(str(path))
+        gray = np.array([[image.pixelColor(x, y).lightness() for x in range(0, image.width(), 40)]
+                         for y in range(0, image.height(), 40)])
+        assert gray.std() > 10, panel  # drawn, not blank
+
+
+def test_an_export_shows_what_the_panel_shows_after_any_wait(qtbot, tmp_path, monkeypatch, capsys):
+    """The figure is written once drawn: waiting and painting longer at every step changes no byte.
+
+    At 4,096 × 1,024 the heatmap and the similarity matrix compute in
+    worker threads and re-sample once the figure has its final size; the
+    relative panel's axes move on its first paint.
+    """
+    args = ["heatmap", "similarity", "waveforms", "relative", "--seq-len", "4096", "--d-model", "1024",
+            "--format", "png,svg"]
+    prompt = _export_in_process([*args, "-o", f"{tmp_path}/prompt/"], capsys)
+    settle, until_drawn = export_cli._settle, export_cli.until_drawn
+
+    def patient_settle(panel, deadline=None):
+        finish_pending(qtbot, panel)  # the panel's timers, events and a paint, until nothing moves
+        settle(panel, deadline)
+
+    def patient_until_drawn(panel):
+        until_drawn(panel)
+        finish_pending(qtbot, panel)
+
+    monkeypatch.setattr(export_cli, "_settle", patient_settle)
+    monkeypatch.setattr(export_cli, "until_drawn", patient_until_drawn)
+    patient = _export_in_process([*args, "-o", f"{tmp_path}/patient/"], capsys)
+    assert [p.name for p in prompt] == [p.name for p in patient] and len(prompt) == 8
+    for a, b in zip(prompt, patient):
+        assert a.read_bytes() == b.read_bytes(), a.name
+
+
+@pytest.mark.parametrize("panel_id", ["relative", "addition", "heatmap"])
+def test_a_drawn_panel_keeps_its_layout_when_painted_again(qtbot, tmp_path, panel_id):
+    """until_drawn paints until a paint moves nothing: pyqtgraph fits an axis to its labels while painting it."""
+    from posenc_gui.compute import ComputeService
+
+    classes = panel_classes()
+    args = export_cli.build_parser(classes).parse_args([panel_id, "-o", str(tmp_path / "figure.png")])
+    checked = export_cli.plan(args, classes)
+    compute = ComputeService(processes=False)
+    try:
+        with export_cli._drawn_panel(checked.jobs[0], checked, compute) as panel:
+            drawn = geometry(panel)
+            finish_pending(qtbot, panel)
+            assert geometry(panel) == drawn
+    finally:
+        compute.shutdown()

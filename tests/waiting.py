@@ -23,7 +23,7 @@ def timers_waiting(widget) -> list[QTimer]:
     return [timer for timer in widget.findChildren(QTimer) if timer.isSingleShot() and timer.isActive()]
 
 
-def _geometry(widget) -> list[tuple]:
+def geometry(widget) -> list[tuple]:
     """Where ``widget``'s children and the layout items of its plots are."""
     places = [child.geometry().getRect() for child in widget.findChildren(QWidget)]
     for view in widget.findChildren(QGraphicsView):
@@ -48,12 +48,12 @@ def finish_pending(qtbot, widget) -> None:
 
     def settled() -> bool:
         nonlocal quiet
-        before, waiting = _geometry(widget), timers_waiting(widget)
+        before, waiting = geometry(widget), timers_waiting(widget)
         QApplication.processEvents()
         if widget.isVisible():
             widget.repaint()
             QApplication.processEvents()
-        still = not waiting and not timers_waiting(widget) and _geometry(widget) == before
+        still = not waiting and not timers_waiting(widget) and geometry(widget) == before
         quiet = quiet + 1 if still else 0
         return quiet >= QUIET_ROUNDS
 

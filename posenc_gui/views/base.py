@@ -129,12 +129,31 @@ class Panel(QWidget):
         self._debounced.append((timer, slot))
         return timer
 
-    def run_debounced(self) -> None:
-        """Run now what a waiting debounce timer would run after its delay (scripts, benchmarks)."""
-        for timer, slot in self._debounced:
-            if timer.isActive():
-                timer.stop()
-                slot()
+    def run_debounced(self) -> bool:
+        """Run now what a waiting debounce timer would run after its delay (scripts, benchmarks, export).
+
+        Returns
+        -------
+        bool
+            Whether any was waiting.
+        """
+        waiting = [(timer, slot) for timer, slot in self._debounced if timer.isActive()]
+        for timer, slot in waiting:
+            timer.stop()
+            slot()
+        return bool(waiting)
+
+    def shows_current_data(self) -> bool:
+        """Whether the view shows the current parameters at its current size and range.
+
+        False while an update is due (parameters changed off screen, a
+        re-sampling after a zoom or resize waits for its debounce) or while
+        a request of the panel's compute service has not been delivered:
+        the service is shared by the panels of a window, so this waits for
+        all of them. Headless export renders once this holds.
+        """
+        return (not self._stale and not any(timer.isActive() for timer, _ in self._debounced)
+                and self.compute.is_idle())
 
     def finish_header(self, stretch: bool = True) -> None:
         """Push the help button to the right end of the header; call after adding controls.

@@ -1,6 +1,7 @@
 """Export from the window: a button on every dock, File ▸ Export…, window PNG, clipboard.
 
-:func:`install_export_actions` adds everything to a :class:`MainWindow`.
+:func:`install_export_actions` adds everything to a window that has what
+:class:`ExportWindow` lists (:class:`posenc_gui.mainwindow.MainWindow`).
 Dialogs go through :func:`ask_save_path` and :func:`show_error` so tests
 (and scripts) can replace them.
 """
@@ -8,18 +9,17 @@ Dialogs go through :func:`ask_save_path` and :func:`show_error` so tests
 from __future__ import annotations
 
 import os
-import time
-import warnings
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Iterator, Protocol
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, SignalInstance
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QApplication,
     QComboBox,
     QDialog,
     QDialogButtonBox,
+    QDockWidget,
     QDoubleSpinBox,
     QFileDialog,
     QFormLayout,
@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
     QPushButton,
     QRadioButton,
     QSpinBox,
+    QStatusBar,
     QToolButton,
     QVBoxLayout,
     QWidget,
@@ -55,9 +56,47 @@ from ..export import (
     suggested_name,
 )
 
+from ..export_cli import StillComputing, until_drawn
+
+if TYPE_CHECKING:
+    from ..compute import ComputeService
+    from ..settings import Settings
+    from ..state import AppState
+    from .base import Panel
+
 SETTINGS_FOLDER = "export/last_folder"
 SETTINGS_SCALE = "export/png_scale"
 SETTINGS_FORMAT = "export/last_format"
+
+
+class PanelMap(Protocol):
+    """The window's panels by id, built on first access (:class:`posenc_gui.mainwindow.PanelRegistry`)."""
+
+    def __getitem__(self, panel_id: str) -> Panel: ...
+    def __contains__(self, panel_id: object) -> bool: ...
+    def __iter__(self) -> Iterator[str]: ...
+    def built(self) -> dict[str, Panel]: ...
+
+
+class ExportWindow(Protocol):
+    """What the export actions use of the main window."""
+
+    settings: Settings
+    state: AppState
+    compute: ComputeService
+    panels: PanelMap
+    docks: dict[str, QDockWidget]
+    file_menu: QMenu
+    #: Filled here: each built panel's Export button.
+    export_buttons: dict[str, QToolButton]
+    panelCreated: SignalInstance
+
+    @property
+    def last_used_panel(self) -> str | None:
+        """The panel the user last hovered or clicked a plot of, zoomed or typed in."""
+
+    def raise_panel(self, panel_id: str) -> None: ...
+    def statusBar(self) -> QStatusBar: ...  # noqa: N802 (Qt's name)
 
 
 # ------------------------------------------------------------- dialog hooks
@@ -76,14 +115,12 @@ def show_error(parent: QWidget, message: str) -> None:
     QMessageBox.critical(parent, "Export failed", message)
 
 
-def _status(window: Any, message: str) -> None:
-    bar = getattr(window, "statusBar", None)
-    if callable(bar):
-        bar().showMessage(message, 10_000)
+def _status(window: ExportWindow, message: str) -> None:
+    window.statusBar().showMessage(message, 10_000)
 
 
 # ----------------------------------------------------------------- settings
-def last_folder(window: Any) -> str:
+def last_folder(window: ExportWindow) -> str:
     """The folder of the last export (or the home folder)."""
     folder = window.settings.value(SETTINGS_FOLDER)
     if folder and os.path.isdir(str(folder)):
@@ -91,7 +128,7 @@ def last_folder(window: Any) -> str:
     return str(Path.home())
 
 
-def png_scale(window: Any) -> float:
+def png_scale(window: ExportWindow) -> float:
     try:
         value = float(window.settings.value(SETTINGS_SCALE, DEFAULT_PNG_SCALE))
     except (TypeError, ValueError):
@@ -99,12 +136,12 @@ def png_scale(window: Any) -> float:
     return value if MIN_SCALE <= value <= MAX_SCALE else DEFAULT_PNG_SCALE
 
 
-def proposed_path(window: Any, panel_id: str, fmt: str) -> str:
+def proposed_path(window: ExportWindow, panel_id: str, fmt: str) -> str:
     """Last folder + a descriptive name (scheme, sizes, panel)."""
     return os.path.join(last_folder(window), suggested_name(window.state.params, panel_id, fmt))
 
 
-def _remember(window: Any, path: Path, fmt: str | None = None) -> None:
+def _remember(window: ExportWindow, path: Path, fmt: str | None = None) -> None:
     window.settings.setValue(SETTINGS_FOLDER, str(path.parent))
     if fmt:
         window.settings.setValue(SETTINGS_FORMAT, fmt)
@@ -119,24 +156,18 @@ class _Busy:
         QApplication.restoreOverrideCursor()
 
 
-def _ready(window: Any, panel_id: str, fmt: str) -> Any:
+def _ready(window: ExportWindow, panel_id: str, fmt: str) -> Panel:
     """The panel, shown (a figure in a hidden tab was never laid out) and up to date."""
     panel = window.panels[panel_id]
     if fmt in IMAGE_FORMATS and not (panel.figure_widget().isVisible() and panel.on_screen()):
-        window.raise_panel(panel_id)
-        # the newly sized plots re-sample after a short timer: let it fire
-        deadline = time.monotonic() + 0.1
-        while time.monotonic() < deadline:
-            QApplication.processEvents()
-            time.sleep(0.005)
+        window.raise_panel(panel_id)  # laid out now: its plots re-sample for their size
     window.state.flush()
     panel.ensure_current()  # a data export of a panel behind a tab
-    window.compute.wait_idle()
-    QApplication.processEvents()
+    until_drawn(panel)
     return panel
 
 
-def export_panel_to(window: Any, panel_id: str, path: str, *, width: int | None = None,
+def export_panel_to(window: ExportWindow, panel_id: str, path: str, *, width: int | None = None,
                     scale: float | None = None) -> Path | None:
     """Export ``panel_id`` to ``path`` (format from the extension); report errors in a dialog."""
     try:
@@ -147,7 +178,7 @@ def export_panel_to(window: Any, panel_id: str, path: str, *, width: int | None 
         with _Busy():
             written = export_panel(panel, path, fmt=fmt, width=width if fmt == "png" else None,
                                    scale=scale if fmt == "png" else None)
-    except ExportError as error:
+    except (ExportError, StillComputing) as error:
         show_error(window, str(error))
         return None
     _remember(window, written, fmt)
@@ -155,7 +186,7 @@ def export_panel_to(window: Any, panel_id: str, path: str, *, width: int | None 
     return written
 
 
-def export_panel_interactive(window: Any, panel_id: str, fmt: str) -> Path | None:
+def export_panel_interactive(window: ExportWindow, panel_id: str, fmt: str) -> Path | None:
     """Ask for a file name (proposed: last folder + descriptive name) and export."""
     title = window.panels[panel_id].title
     path = ask_save_path(window, f"Export {title} as {fmt.upper()}", proposed_path(window, panel_id, fmt), fmt)
@@ -166,7 +197,7 @@ def export_panel_interactive(window: Any, panel_id: str, fmt: str) -> Path | Non
     return export_panel_to(window, panel_id, path)
 
 
-def export_window_png(window: Any, path: str | None = None, *, scale: float | None = None) -> Path | None:
+def export_window_png(window: ExportWindow, path: str | None = None, *, scale: float | None = None) -> Path | None:
     """The whole window (every visible dock) as one PNG."""
     if path is None:
         name = suggested_name(window.state.params, "window", "png")
@@ -188,7 +219,7 @@ def export_window_png(window: Any, path: str | None = None, *, scale: float | No
     return written
 
 
-def copy_panel_figure(window: Any, panel_id: str | None = None) -> bool:
+def copy_panel_figure(window: ExportWindow, panel_id: str | None = None) -> bool:
     """Copy a panel's figure (the current one by default) to the clipboard."""
     panel_id = panel_id or current_panel_id(window)
     if panel_id is None:
@@ -196,16 +227,16 @@ def copy_panel_figure(window: Any, panel_id: str | None = None) -> bool:
     try:
         panel = _ready(window, panel_id, "png")
         copy_to_clipboard(panel.figure_widget(), caption=figure_caption(panel))
-    except ExportError as error:
+    except (ExportError, StillComputing) as error:
         show_error(window, str(error))
         return False
     _status(window, f"Copied the {panel.title} figure to the clipboard")
     return True
 
 
-def current_panel_id(window: Any) -> str | None:
-    """The panel the user last worked in, else the first visible one."""
-    current = getattr(window, "_export_current_panel", None)
+def current_panel_id(window: ExportWindow) -> str | None:
+    """The panel the user last used (:attr:`ExportWindow.last_used_panel`) while its dock shows, else the first shown."""
+    current = window.last_used_panel
     if current in window.panels and window.docks[current].isVisible():
         return current
     for panel_id, dock in window.docks.items():
@@ -214,43 +245,11 @@ def current_panel_id(window: Any) -> str | None:
     return next(iter(window.panels), None)
 
 
-def _track_focus(window: Any) -> None:
-    def changed(_old: QWidget | None, new: QWidget | None) -> None:
-        widget = new
-        while widget is not None:
-            for panel_id, panel in _built_panels(window).items():
-                if widget is panel:
-                    window._export_current_panel = panel_id
-                    return
-            widget = widget.parentWidget()
-
-    app = QApplication.instance()
-    if app is not None:
-        app.focusChanged.connect(changed)
-        # disconnect with the window, so a closed window is not kept alive
-        window.destroyed.connect(lambda *_: _safe_disconnect(app.focusChanged, changed))
-
-
-def _built_panels(window: Any) -> dict:
-    """The panels that exist, without building the others (the window builds them lazily)."""
-    panels = window.panels
-    return panels.built() if hasattr(panels, "built") else dict(panels)
-
-
-def _safe_disconnect(signal: Any, slot: Any) -> None:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # PySide warns when the connection is already gone
-        try:
-            signal.disconnect(slot)
-        except (RuntimeError, TypeError, RuntimeWarning):
-            pass
-
-
 # ------------------------------------------------------------ export dialog
 class ExportDialog(QDialog):
     """File ▸ Export…: choose the panel, the format, the PNG size and the file."""
 
-    def __init__(self, window: Any, panel_id: str | None = None) -> None:
+    def __init__(self, window: ExportWindow, panel_id: str | None = None) -> None:
         super().__init__(window)
         self.window_ = window
         self.setWindowTitle("Export figure or data")
@@ -383,14 +382,14 @@ class ExportDialog(QDialog):
             self.accept()
 
 
-def open_export_dialog(window: Any, panel_id: str | None = None) -> ExportDialog:
+def open_export_dialog(window: ExportWindow, panel_id: str | None = None) -> ExportDialog:
     dialog = ExportDialog(window, panel_id)
     dialog.open()
     return dialog
 
 
 # --------------------------------------------------------------- installing
-def _panel_menu(window: Any, panel_id: str, parent: QWidget) -> QMenu:
+def _panel_menu(window: ExportWindow, panel_id: str, parent: QWidget) -> QMenu:
     menu = QMenu(parent)
     title = window.docks[panel_id].windowTitle()
     for fmt in FORMATS:
@@ -408,7 +407,7 @@ def _panel_menu(window: Any, panel_id: str, parent: QWidget) -> QMenu:
     return menu
 
 
-def _add_dock_actions(window: Any, panel_id: str) -> None:
+def _add_dock_actions(window: ExportWindow, panel_id: str) -> None:
     """The export actions on the dock's right-click menu (the dock exists before its panel)."""
     dock = window.docks[panel_id]
     dock.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
@@ -416,7 +415,7 @@ def _add_dock_actions(window: Any, panel_id: str) -> None:
         dock.addAction(action)
 
 
-def _add_dock_button(window: Any, panel_id: str) -> QToolButton:
+def _add_dock_button(window: ExportWindow, panel_id: str) -> QToolButton:
     panel = window.panels[panel_id]
     button = QToolButton(panel)
     button.setText("Export")
@@ -428,10 +427,13 @@ def _add_dock_button(window: Any, panel_id: str) -> QToolButton:
     header = panel.header
     # before the help button that finish_header() put at the end
     header.insertWidget(max(0, header.count() - 1), button)
+    # Now, not from the event loop as Qt shows a widget added to a shown layout:
+    # the window fits its layout to the screen by the panels' width with it.
+    button.show()
     return button
 
 
-def install_export_actions(window: Any) -> dict[str, QAction]:
+def install_export_actions(window: ExportWindow) -> dict[str, QAction]:
     """Add File ▸ Export…, Export window as PNG, Copy figure, and an Export button on every dock.
 
     Returns
@@ -457,14 +459,14 @@ def install_export_actions(window: Any) -> dict[str, QAction]:
         file_menu.insertSeparator(first)
     for panel_id in window.docks:
         _add_dock_actions(window, panel_id)
-    window.export_buttons = {pid: _add_dock_button(window, pid) for pid in _built_panels(window)}
-    if hasattr(window, "panelCreated"):
-        def add_button(panel_id: str) -> None:
-            if panel_id not in window.export_buttons:
-                window.export_buttons[panel_id] = _add_dock_button(window, panel_id)
+    for panel_id in window.panels.built():
+        window.export_buttons[panel_id] = _add_dock_button(window, panel_id)
 
-        window.panelCreated.connect(add_button)
-    _track_focus(window)
+    def add_button(panel_id: str) -> None:
+        if panel_id not in window.export_buttons:
+            window.export_buttons[panel_id] = _add_dock_button(window, panel_id)
+
+    window.panelCreated.connect(add_button)
     return {"export": export, "export_window": window_png, "copy": copy}
 
 

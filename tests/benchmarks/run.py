@@ -4,6 +4,7 @@
     python tests/benchmarks/run.py --quick    # default size and the largest only
     python tests/benchmarks/run.py --default-steps   # one line: default-size steps (A/B runs)
     python tests/benchmarks/run.py --front spectrum  # one line: the same with a panel in the heatmap's place
+    python tests/benchmarks/run.py --export   # only the headless export measurements (A/B runs)
 
 For each size it builds the real main window (offscreen, 1500×950), then:
 
@@ -27,6 +28,14 @@ For each size it builds the real main window (offscreen, 1500×950), then:
   process's peak RSS growth;
 - start-up: launching ``posenc-gui --quit-after-first-paint`` in a fresh
   process to its report of the first fully drawn window, median of 5;
+- headless export: ``posenc-gui export heatmap -o tmp.png`` at 128 × 512 and
+  ``bare_export.py`` (pyqtgraph alone writing the same plot as PNG), each in
+  a fresh process, alternating, :data:`EXPORT_RUNS` pairs; the median of the
+  pairs' ratios. Then :data:`BATCH_FIGURES` figures (four panels at five
+  d_model) written by one ``posenc-gui export`` call against one call per
+  figure, alternating, :data:`BATCH_RUNS` rounds. The processes cache their
+  bytecode (in a folder of their own, after an untimed warm-up run), as an
+  installed package does;
 - machine check (no budget): a fixed NumPy task of about 3 ms run for 10 s
   without Qt; its median says how fast the machine was during the run.
 
@@ -34,7 +43,10 @@ Budgets (DESIGN.md): at the default size (128 × 512) a parameter change
 repaints within :data:`DEFAULT_LAYOUT_BUDGET_MS` median in the default
 layout and within :data:`FRONT_BUDGET_MS` with any other panel in the
 heatmap's place; 1,048,576 × 8192 within 100 ms median and < 1 GiB peak;
-1,048,576 positions within 3× of 1,024; GUI stall ≤ 50 ms; start-up ≤ 1.5 s.
+1,048,576 positions within 3× of 1,024; GUI stall ≤ 50 ms; start-up ≤ 1.5 s;
+one headless export within :data:`EXPORT_RATIO_BUDGET` × the bare pyqtgraph
+export, and a batch of 20 figures at least :data:`BATCH_SPEEDUP_BUDGET` ×
+faster than 20 calls (issue #24).
 Exit status 0 when every budget is met, 1 otherwise.
 """
 
@@ -48,12 +60,16 @@ import resource
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 import tracemalloc
+from pathlib import Path
 
 import numpy as np
 
-os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+#: Qt's offscreen platform on a 1920 × 1200 screen: its own 800 × 800 one would shrink the window (to fit).
+OFFSCREEN_DESKTOP = f"offscreen:configfile={Path(__file__).resolve().parents[1] / 'desktop_screen.json'}"
+os.environ.setdefault("QT_QPA_PLATFORM", OFFSCREEN_DESKTOP)
 from posenc_gui import prepare_qt_environment, tune_memory_allocator  # noqa: E402
 
 prepare_qt_environment()  # as posenc-gui does before its first window
@@ -436,7 +452,7 @@ def bench_startup(repeats: int = 5) -> tuple[float, float]:
     and the window has been painted; that moment is the start-up time. The
     exit (saving settings, tearing Qt down) is reported beside it.
     """
-    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "POSENC_GUI_SETTINGS": "/tmp/posenc-bench.ini"}
+    env = {**os.environ, "QT_QPA_PLATFORM": OFFSCREEN_DESKTOP, "POSENC_GUI_SETTINGS": "/tmp/posenc-bench.ini"}
     first_paint, exit_times = [], []
     for _ in range(repeats):
         start = time.perf_counter()
@@ -449,6 +465,96 @@ def bench_startup(repeats: int = 5) -> tuple[float, float]:
         if not line.startswith("first paint") or process.returncode != 0:
             raise RuntimeError(f"posenc-gui did not report its first paint (exit {process.returncode}): {line!r}")
     return statistics.median(first_paint), statistics.median(exit_times)
+
+
+#: One figure exported headless within this many times a bare pyqtgraph export of the same plot.
+EXPORT_RATIO_BUDGET = 1.25
+#: Pairs of fresh processes (posenc-gui export, bare pyqtgraph) timed alternately.
+EXPORT_RUNS = 5
+#: The batch: these panels at these d_model, one figure each.
+BATCH_PANELS = ("heatmap", "similarity", "waveforms", "magnitude")
+BATCH_D_MODELS = (32, 64, 128, 256, 512)
+BATCH_FIGURES = len(BATCH_PANELS) * len(BATCH_D_MODELS)
+#: The batch in one call at least this many times faster than one call per figure.
+BATCH_SPEEDUP_BUDGET = 4.0
+#: Rounds of (one batch call, one call per figure), alternating.
+BATCH_RUNS = 3
+BARE_EXPORT = Path(__file__).with_name("bare_export.py")
+
+
+def export_env(bytecode: str) -> dict[str, str]:
+    """A fresh process's environment as a user's: offscreen, no display, bytecode cached in ``bytecode``."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("DISPLAY", "WAYLAND_DISPLAY", "PYTHONDONTWRITEBYTECODE")}
+    return {**env, "QT_QPA_PLATFORM": "offscreen", "PYTHONPYCACHEPREFIX": bytecode}
+
+
+def timed_process(command: list[str], env: dict[str, str]) -> float:
+    """Wall seconds of ``command`` in a fresh process; RuntimeError if it fails."""
+    start = time.perf_counter()
+    done = subprocess.run(command, capture_output=True, text=True, env=env)
+    elapsed = time.perf_counter() - start
+    if done.returncode != 0:
+        raise RuntimeError(f"{' '.join(command)} failed (exit {done.returncode}): {done.stderr.strip()}")
+    return elapsed
+
+
+def export_command(*args: str) -> list[str]:
+    return [sys.executable, "-m", "posenc_gui", "export", *args]
+
+
+def bench_export(runs: int = EXPORT_RUNS) -> tuple[float, float, float]:
+    """Median seconds of one headless heatmap export and of the bare pyqtgraph export, and the median ratio.
+
+    Each pair runs the two one after the other in fresh processes; the
+    ratio of each pair is taken before the median, so a change of the
+    machine's speed between pairs cancels out.
+    """
+    with tempfile.TemporaryDirectory(prefix="posenc-bench-export-") as folder:
+        env = export_env(os.path.join(folder, "bytecode"))
+        app = export_command("heatmap", "-o", os.path.join(folder, "app.png"))
+        bare = [sys.executable, str(BARE_EXPORT), os.path.join(folder, "bare.png")]
+        timed_process(app, env), timed_process(bare, env)  # warm-up: bytecode written
+        pairs = [(timed_process(app, env), timed_process(bare, env)) for _ in range(runs)]
+    return (statistics.median(a for a, _ in pairs), statistics.median(b for _, b in pairs),
+            statistics.median(a / b for a, b in pairs))
+
+
+def bench_batch(runs: int = BATCH_RUNS) -> tuple[float, float, float]:
+    """Median seconds of :data:`BATCH_FIGURES` PNGs in one call and in one call each, and the median speed-up."""
+    d_models = ",".join(map(str, BATCH_D_MODELS))
+    with tempfile.TemporaryDirectory(prefix="posenc-bench-batch-") as folder:
+        env = export_env(os.path.join(folder, "bytecode"))
+        timed_process(export_command("heatmap", "-o", os.path.join(folder, "warm-up.png")), env)
+        rounds = []
+        for run in range(runs):
+            batch = os.path.join(folder, f"batch{run}") + os.sep
+            one_call = timed_process(export_command(*BATCH_PANELS, "-o", batch, "--d-model", d_models), env)
+            if len(os.listdir(batch)) != BATCH_FIGURES:
+                raise RuntimeError(f"the batch wrote {len(os.listdir(batch))} files, not {BATCH_FIGURES}")
+            calls = sum(timed_process(export_command(panel, "-o", os.path.join(folder, f"{panel}{d}.png"),
+                                                     "--d-model", str(d)), env)
+                        for d in BATCH_D_MODELS for panel in BATCH_PANELS)
+            rounds.append((one_call, calls))
+    return (statistics.median(one for one, _ in rounds), statistics.median(calls for _, calls in rounds),
+            statistics.median(calls / one for one, calls in rounds))
+
+
+def export_lines() -> tuple[list[str], list[str]]:
+    """The export measurements' lines and their missed budgets."""
+    app, bare, ratio = bench_export()
+    one_call, calls, speedup = bench_batch()
+    lines = [f"headless export, heatmap 128 × 512 PNG: {app:.2f} s; bare pyqtgraph export of the same plot "
+             f"{bare:.2f} s; median ratio {ratio:.2f} (budget {EXPORT_RATIO_BUDGET:g})",
+             f"batch export, {BATCH_FIGURES} PNGs: one call {one_call:.2f} s, {BATCH_FIGURES} calls {calls:.2f} s; "
+             f"median speed-up {speedup:.1f}× (budget {BATCH_SPEEDUP_BUDGET:g}×)"]
+    failures = []
+    if ratio > EXPORT_RATIO_BUDGET:
+        failures.append(f"headless export {ratio:.2f} × the bare pyqtgraph export > {EXPORT_RATIO_BUDGET:g}")
+    if speedup < BATCH_SPEEDUP_BUDGET:
+        failures.append(f"batch export of {BATCH_FIGURES} figures only {speedup:.1f}× faster than "
+                        f"{BATCH_FIGURES} calls < {BATCH_SPEEDUP_BUDGET:g}×")
+    return lines, failures
 
 
 def machine_check(seconds: float = 10.0) -> list[tuple[float, float]]:
@@ -511,7 +617,14 @@ def main() -> int:
                         help="only the default-size steps, one line (for alternating two versions)")
     parser.add_argument("--front", metavar="PANEL",
                         help="only the default-size steps with PANEL (e.g. spectrum) in the heatmap's place, one line")
+    parser.add_argument("--export", action="store_true",
+                        help="only the headless export measurements: one figure, and a batch (checks their budgets)")
     args = parser.parse_args()
+    if args.export:
+        lines, failures = export_lines()
+        print("\n".join(lines))
+        print("budgets: all met" if not failures else "budgets missed:\n  " + "\n  ".join(failures))
+        return 1 if failures else 0
     app = QApplication.instance() or QApplication([])
     global CANVAS_PAINTS
     CANVAS_PAINTS = CanvasPaints()
@@ -552,6 +665,8 @@ def main() -> int:
                            for name, (median, slowest, base) in fronts.items()))
     startup, exit_time = bench_startup()
     print(f"start-up to first painted window: {startup:.2f} s (process exit after it: {exit_time:.2f} s)")
+    export_report, export_failures = export_lines()
+    print("\n".join(export_report))
     runs = sorted(machine_check())
     walls = [wall for wall, _ in runs]
     median, longest = statistics.median(walls), walls[-1]
@@ -588,6 +703,7 @@ def main() -> int:
             failures.append(f"{r['size']}: GUI thread stalled {r['stall_ms']:.0f} ms > 50 ms")
     if startup > 1.5:
         failures.append(f"start-up {startup:.2f} s > 1.5 s")
+    failures += export_failures
     print("budgets: all met" if not failures else "budgets missed:\n  " + "\n  ".join(failures))
     return 1 if failures else 0
 
