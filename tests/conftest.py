@@ -4,8 +4,12 @@ import os
 from pathlib import Path
 
 # Qt's offscreen screen is 800 × 800 unless configured; on a desktop-sized one
-# the window opens at its default size (it is fitted to smaller screens).
-os.environ.setdefault("QT_QPA_PLATFORM", f"offscreen:configfile={Path(__file__).with_name('desktop_screen.json')}")
+# the window opens at its default size (it is fitted to smaller screens). A
+# plain "offscreen" (as .ci/run sets) gets the same screen.
+DESKTOP_SCREEN = f"offscreen:configfile={Path(__file__).with_name('desktop_screen.json')}"
+os.environ.setdefault("QT_QPA_PLATFORM", DESKTOP_SCREEN)
+if os.environ["QT_QPA_PLATFORM"] == "offscreen":
+    os.environ["QT_QPA_PLATFORM"] = DESKTOP_SCREEN
 
 import pytest  # noqa: E402
 from hypothesis import HealthCheck, settings  # noqa: E402

@@ -69,7 +69,8 @@ import numpy as np
 
 #: Qt's offscreen platform on a 1920 × 1200 screen: its own 800 × 800 one would shrink the window (to fit).
 OFFSCREEN_DESKTOP = f"offscreen:configfile={Path(__file__).resolve().parents[1] / 'desktop_screen.json'}"
-os.environ.setdefault("QT_QPA_PLATFORM", OFFSCREEN_DESKTOP)
+if os.environ.setdefault("QT_QPA_PLATFORM", OFFSCREEN_DESKTOP) == "offscreen":
+    os.environ["QT_QPA_PLATFORM"] = OFFSCREEN_DESKTOP  # the budgets are for the default, desktop-sized window
 from posenc_gui import prepare_qt_environment, tune_memory_allocator  # noqa: E402
 
 prepare_qt_environment()  # as posenc-gui does before its first window
