@@ -384,23 +384,30 @@ class CompactAxisItem(pg.AxisItem):
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.enableAutoSIPrefix(False)
+        self._label_room: QRectF | None = None  # see boundingRect; found again after a change of geometry
+        self.geometryChanged.connect(self._forget_label_room)
+
+    def _forget_label_room(self) -> None:
+        self._label_room = None
 
     def boundingRect(self) -> QRectF:  # noqa: N802 (Qt override)
         """pyqtgraph's rectangle, reaching :data:`END_LABEL_REACH_PX` past both ends of the axis (on the canvas)."""
-        rect = super().boundingRect()
-        own = self.mapRectFromParent(self.geometry())
-        if self.orientation in ("top", "bottom"):
-            reach = END_LABEL_REACH_PX[0]
-            along = own.adjusted(-reach, 0, reach, 0)
-        else:
-            reach = END_LABEL_REACH_PX[1]
-            along = own.adjusted(0, -reach, 0, reach)
-        scene = self.scene()
-        views = scene.views() if scene is not None else ()
-        if views:  # the canvas's visible area (the scene's own rectangle would ask every item, this one too)
-            view = views[0]
-            along &= self.mapRectFromScene(view.mapToScene(view.viewport().rect()).boundingRect())
-        return rect | along
+        room = self._label_room
+        if room is None:
+            own = self.mapRectFromParent(self.geometry())
+            if self.orientation in ("top", "bottom"):
+                reach = END_LABEL_REACH_PX[0]
+                room = own.adjusted(-reach, 0, reach, 0)
+            else:
+                reach = END_LABEL_REACH_PX[1]
+                room = own.adjusted(0, -reach, 0, reach)
+            scene = self.scene()
+            views = scene.views() if scene is not None else ()
+            if views:  # the canvas's visible area (the scene's own rectangle would ask every item, this one too)
+                view = views[0]
+                room &= self.mapRectFromScene(view.mapToScene(view.viewport().rect()).boundingRect())
+                self._label_room = room
+        return super().boundingRect() | room
 
     @_paint_guard
     def paint(self, p, opt, widget) -> None:
