@@ -108,7 +108,7 @@ def test_the_marks_of_spectrum_uniqueness_and_similarity_are_explained(qtbot, st
     uniqueness = make_panel(qtbot, "uniqueness", state, compute)
     assert "○ the closest pair" in uniqueness.nearest_plot.titleLabel.text
     similarity = make_panel(qtbot, "similarity", state, compute)
-    assert "dashed row" in similarity.profile_plot.titleLabel.text
+    assert f"from p = {similarity.reference_box.value()} (dashed)" in similarity.profile_plot.titleLabel.text
 
 
 @pytest.mark.parametrize("seq_len, entry", [(128, "integer positions"), (100_000, "integer positions: zoom in")])
@@ -151,8 +151,10 @@ def test_the_walkthrough_figure_is_the_step_and_the_panel_it_shows(make_window, 
     assert not figure.findChildren(QAbstractButton) and not figure.findChildren(QComboBox)
     texts = " ".join(label.text() for label in figure.findChildren(QLabel))
     assert step.title in texts and "The Spectrum panel:" in texts
-    pictures = [label.pixmap() for label in figure.findChildren(QLabel) if not label.pixmap().isNull()]
-    assert len(pictures) == 1 and pictures[0].deviceIndependentSize().width() > 400
+    from posenc_gui.views.walkthrough import ShownFigure
+
+    pictures = figure.findChildren(ShownFigure)
+    assert len(pictures) == 1 and pictures[0].width() > 400 and not pictures[0].image.isNull()
     image = export.render_image(figure, scale=1)
     assert (image.width(), image.height()) == (figure.width(), figure.height())
 

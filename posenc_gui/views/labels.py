@@ -78,8 +78,9 @@ class StatusText(QWidget):
         self._hint = QSize(self.fontMetrics().horizontalAdvance(sample) + 4 + 2 * across,
                            self.fontMetrics().height() + 2 * down)
         horizontal = QSizePolicy.Policy.Expanding if expanding else QSizePolicy.Policy.Preferred
-        # Wrapped, the height follows the width (heightForWidth); Fixed would cap it at the size hint's.
-        policy = QSizePolicy(horizontal, QSizePolicy.Policy.Minimum if wrap else QSizePolicy.Policy.Fixed)
+        # Wrapped, the height follows the width (heightForWidth); Fixed would cap it at the size hint's,
+        # and Minimum make the hint (as many lines as a narrow width needs) the dock's minimum.
+        policy = QSizePolicy(horizontal, QSizePolicy.Policy.Preferred if wrap else QSizePolicy.Policy.Fixed)
         policy.setHeightForWidth(wrap)
         self.setSizePolicy(policy)
         # Opaque: a new text repaints this widget only, not the panel and

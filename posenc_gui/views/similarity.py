@@ -328,7 +328,7 @@ class SimilarityPanel(Panel):
             self.profile_dot.setVisible(single)
         fit_y_range(self.profile_plot, data.profile)
         set_axis_label(self.profile_plot.getAxis("left"), METRIC_LABELS[data.metric])
-        set_title(self.profile_plot, f"from position {data.reference:,} (the dashed row)")
+        set_title(self.profile_plot, f"from p = {data.reference:,} (dashed)")
         self._errors.pop("profile", None)
         self._show_errors()
 

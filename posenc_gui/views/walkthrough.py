@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from html import escape
 from typing import Any
 
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QImage, QPixmap
+from PySide6.QtCore import QRectF, Qt
+from PySide6.QtGui import QImage, QPainter
 from PySide6.QtWidgets import (
     QComboBox,
     QDockWidget,
@@ -150,10 +150,26 @@ STEPS: tuple[Step, ...] = (
 
 #: Uniqueness budget for the one scheme measured here (the scorecard measures eight with less).
 MEASURE_UNIQUE_WORK = 2**29
-#: Width of the exported step (its text and the figure of the panel it shows), in logical pixels.
+#: Width of the exported step (its text and the figure of the panel it shows), in logical pixels …
 FIGURE_WIDTH = 960
+#: … of which the shown figure takes at most this many (the rest is the margins).
+SHOWN_FIGURE_WIDTH = FIGURE_WIDTH - 24
 #: The shown panel's figure is rendered at this scale into the step's figure (sharp in a PNG at scale 2).
 SHOWN_FIGURE_SCALE = 2.0
+
+
+class ShownFigure(QWidget):
+    """``image`` drawn at ``1 / scale`` of its pixels: at that scale's output, pixel for pixel (no resampling)."""
+
+    def __init__(self, image: QImage, scale: float, parent: QWidget) -> None:
+        super().__init__(parent)
+        self.image = image
+        self.setFixedSize(round(image.width() / scale), round(image.height() / scale))
+
+    def paintEvent(self, event) -> None:  # noqa: N802 (Qt override)
+        painter = QPainter(self)
+        painter.drawImage(QRectF(self.rect()), self.image)
+        painter.end()
 
 
 class StepFigure(QWidget):
@@ -169,7 +185,8 @@ class StepFigure(QWidget):
     heading, text, measured : str
         The step's title line, its text and the measured scorecard row (HTML; "" for none).
     shown : QImage or None
-        The figure of the panel the step shows, rendered at :data:`SHOWN_FIGURE_SCALE`.
+        The figure of the panel the step shows, rendered at :data:`SHOWN_FIGURE_SCALE` pixels per logical
+        pixel, at most :data:`SHOWN_FIGURE_WIDTH` logical pixels wide.
     shown_note : str
         The line above that figure, or instead of it.
     """
@@ -192,16 +209,7 @@ class StepFigure(QWidget):
                 label.setStyleSheet(style)
                 layout.addWidget(label)
         if shown is not None:
-            picture = QLabel(self)
-            pixmap = QPixmap.fromImage(shown)
-            pixmap.setDevicePixelRatio(SHOWN_FIGURE_SCALE)
-            inner = FIGURE_WIDTH - 24
-            if pixmap.deviceIndependentSize().width() > inner:
-                pixmap = pixmap.scaledToWidth(round(inner * SHOWN_FIGURE_SCALE),
-                                              Qt.TransformationMode.SmoothTransformation)
-                pixmap.setDevicePixelRatio(SHOWN_FIGURE_SCALE)
-            picture.setPixmap(pixmap)
-            layout.addWidget(picture)
+            layout.addWidget(ShownFigure(shown, SHOWN_FIGURE_SCALE, self))
         self.setFixedWidth(FIGURE_WIDTH)
         self.setFixedHeight(layout.totalHeightForWidth(FIGURE_WIDTH))
 
@@ -446,8 +454,11 @@ class WalkthroughPanel(Panel):
             return None, f"This step shows the {_panel_title(panel_id)} panel: export it for its figure."
         panel.ensure_current()
         self.compute.wait_idle()
+        figure = panel.figure_widget()
+        # drawn at the width it takes in the step's figure: no resampling, sharp text
+        scale = SHOWN_FIGURE_SCALE * min(1.0, SHOWN_FIGURE_WIDTH / max(figure.width(), 1))
         try:
-            image = render_image(panel.figure_widget(), scale=SHOWN_FIGURE_SCALE, caption=figure_caption(panel))
+            image = render_image(figure, scale=scale, caption=figure_caption(panel))
         except ExportError as error:
             return None, f"The {panel.title} panel gave no figure: {error}"
         return image, f"The {panel.title} panel:"
