@@ -1017,7 +1017,14 @@ def render_export(
         raise ExportError(f"Unknown export format {fmt!r}: use one of {', '.join(FORMATS)}")
     compute = getattr(panel, "compute", None)
     name = getattr(panel, "title", "") or type(panel).__name__
-    params = getattr(getattr(panel, "state", None), "params", None)
+    state = getattr(panel, "state", None)
+    # The figure shows the parameters of now: a change still batched, or a
+    # measurement waiting for the user to pause (the scorecard), is applied first.
+    if callable(getattr(state, "flush", None)):
+        state.flush()
+    if callable(getattr(panel, "run_debounced", None)):
+        panel.run_debounced()
+    params = getattr(state, "params", None)
     if fmt in IMAGE_FORMATS:
         widget = panel.figure_widget()
         prepare_widget(widget, size)

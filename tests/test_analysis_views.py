@@ -388,7 +388,8 @@ def test_linear_relation_all_sine_colours_its_entries_decade_by_decade(state, co
     change(state, compute, scheme="sinusoidal")  # exact: entries in −1…1, linear colours again
     show(panel, 16)
     np.testing.assert_array_equal(panel.matrix.image.image, panel.shown)
-    assert panel.matrix.colorbar.axis._tickLevels is None
+    linear = [text for level in panel.matrix.colorbar.axis._tickLevels for _, text in level if text]
+    assert linear and all(-1.5 <= float(text) <= 1.5 for text in linear)  # the log scale's ticks are gone
     assert "log" not in panel.matrix.colorbar.getAxis("left").labelText
 
 
@@ -792,19 +793,20 @@ def test_sampled_analysis_figures_say_so_in_their_titles(state, compute, qtbot):
     magnitude = make(MagnitudePanel, state, compute, qtbot)
     relative = make(RelativePanel, state, compute, qtbot)
     magnitude_title, spread_title = magnitude.plot.titleLabel, relative.spread_plot.titleLabel
-    assert label_plain_text(magnitude_title) == "sinusoidal, d_model 512"
+    assert label_plain_text(magnitude_title) == "sinusoidal: 128 positions × d_model 512, base 10000, interleaved"
     assert "every" not in label_plain_text(spread_title)
     change(state, compute, seq_len=1_048_576)
     stride = magnitude.data.sample.stride
     assert stride > 1 and magnitude.data.positions[1] == stride
     every = AxisSample(0, stride, 1).describe("position")  # "every 1,024th position"
-    assert label_plain_text(magnitude_title) == f"sinusoidal, d_model 512, {every} and the last"
+    assert label_plain_text(magnitude_title) == (
+        f"sinusoidal: 1,048,576 positions × d_model 512, base 10000, interleaved, {every} and the last")
     p_stride = relative.data.position_stride
     assert p_stride > 1 and relative.data.positions[1] - relative.data.positions[0] == p_stride
     every = AxisSample(0, p_stride, 1).describe("position")
     assert label_plain_text(spread_title).endswith(f"PE(p)·PE(p+k), p: {every}")
     change(state, compute, seq_len=128)
-    assert label_plain_text(magnitude_title) == "sinusoidal, d_model 512"
+    assert label_plain_text(magnitude_title) == "sinusoidal: 128 positions × d_model 512, base 10000, interleaved"
     assert "every" not in label_plain_text(spread_title)
 
 

@@ -319,8 +319,9 @@ def test_waveforms_hold_curves_and_dots_of_the_chosen_dims(qtbot, state, compute
     np.testing.assert_array_equal(data.curve_y, encode("sinusoidal", data.curve_x, 512, dims=[3, 10, 11]))
     assert data.curve_x[0] == 0 and data.curve_x[-1] == 127
     expected_wavelength = 2 * np.pi * 10000 ** (2 * 5 / 512)  # dim 11 is the cosine of pair i = 5
-    assert len(panel.legend.items) == 3
+    assert len(panel.legend.items) == 3 + 1  # a curve per dimension, then the dots
     assert f"λ = {expected_wavelength:.4g}" in panel.legend.items[2][1].text
+    assert panel.legend.items[3][1].text.startswith("integer positions")
     panel.set_dims("600")
     assert "dims must be in 0…511" in panel.message_label.text()
     assert panel.data.dims == (3, 10, 11)
@@ -719,7 +720,7 @@ def test_waveforms_legend_sits_under_the_plot_in_as_many_columns_as_fit(qtbot, s
         for _ in range(3):  # the canvas's layout, then the legend's columns, then the layout again
             QApplication.processEvents()
         legend, view = panel.legend, panel.plot.getViewBox()
-        assert len(legend.items) == len(panel.dims) == 5
+        assert len(legend.items) == len(panel.dims) + 1 == 6  # a curve per dimension, then the dots
         view_rect, legend_rect = view.sceneBoundingRect(), legend.sceneBoundingRect()
         assert legend_rect.top() >= panel.plot.getAxis("bottom").sceneBoundingRect().bottom() - 1
         assert legend_rect.left() >= view_rect.left() - 60 and legend_rect.right() <= panel.canvas.width()

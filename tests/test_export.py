@@ -661,7 +661,9 @@ def test_whole_window_png_and_clipboard(window, tmp_path):
 def test_a_panel_in_a_hidden_tab_is_raised_and_exported(window, tmp_path):
     from posenc_gui.views import export_ui
 
-    hidden = [pid for pid, dock in window.docks.items() if not dock.isVisible() or
+    # (Parameters and Walkthrough make their figures for the export, outside their docks.)
+    in_dock = [pid for pid, panel in window.panels.items() if panel.isAncestorOf(panel.figure_widget())]
+    hidden = [pid for pid in in_dock if not window.docks[pid].isVisible() or
               not window.panels[pid].figure_widget().isVisible()]
     if not hidden:  # every dock visible: tab one behind another to make the case
         window.tabifyDockWidget(window.docks["heatmap"], window.docks["similarity"])

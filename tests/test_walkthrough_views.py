@@ -417,8 +417,7 @@ def test_spectrum_title_names_only_the_parameters_the_scheme_has(qtbot, state, c
     panel = SpectrumPanel(state, compute)
     settle(qtbot, panel, compute)
     change(state, compute, **values)
-    # the figure's title: above the plot, or the sentence that replaces it (no periodic column)
-    title = panel.wave_plot.titleLabel.text if panel.data.periodic else panel.wave_key.text
+    title = panel.figure_title.text  # the figure's title, above the plots or the sentence that replaces them
     assert present in title and (absent is None or absent not in title)
 
 

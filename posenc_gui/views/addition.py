@@ -14,10 +14,10 @@ from ..compute import ModelJob
 from ..model.addition import MAX_SCALE, TERMS
 from ..model.panel_data import AdditionData, addition_data
 from .base import Panel
-from .labels import WrappedLabelHolder
+from .labels import WrappedLabelHolder, encoding_title, plain_text
 from .matrixplot import (
-    BLUE, FOREGROUND, GREEN, ORANGE, PINK, add_data_item, add_line, new_layout_widget, prepare_for_paint,
-    set_axis_label, set_ticks, show_grid, snap_log_span, style_plot,
+    BLUE, FOREGROUND, GREEN, ORANGE, PINK, add_canvas_title, add_data_item, add_line, new_layout_widget,
+    prepare_for_paint, set_axis_label, set_canvas_title, set_ticks, show_grid, snap_log_span, style_plot,
 )
 from .spectrum import decade_ticks
 
@@ -31,9 +31,20 @@ HORIZONTAL_DECADE_LABELS = 8
 MAX_SPIN_SCALE = min(1000.0, MAX_SCALE)
 
 
-def _key(items: list[tuple[str, str]], dashed: set[str] = frozenset()) -> str:
-    return " &nbsp; ".join(f'<span style="color:{colour}">{"╍" if text in dashed else "━"} {text}</span>'
-                           for colour, text in items)
+#: The key's sample of each kind of line: solid, dashed and dotted curves; dashed and dotted vertical lines.
+KEY_SAMPLES = {"solid": "━", "dashed": "╍", "dotted": "┈", "vertical dashed": "╎", "vertical dotted": "┊"}
+#: The key entries of the vertical lines (explained with their values in the caption).
+SCALE_KEY = (GREY, "chosen σ", "vertical dashed")
+BALANCE_KEY = (GREY, "σ where ‖e‖ = ‖p‖", "vertical dotted")
+
+
+def _key(items: list[tuple[str, str] | tuple[str, str, str]]) -> str:
+    """A plot's key: ``(colour, text)`` for a solid line, ``(colour, text, kind)`` for a :data:`KEY_SAMPLES` kind."""
+    entries = []
+    for colour, text, *kind in items:
+        sample = KEY_SAMPLES[kind[0] if kind else "solid"]
+        entries.append(f'<span style="color:{colour}">{sample} {text}</span>')
+    return " &nbsp; ".join(entries)
 
 
 class AdditionPanel(Panel):
@@ -76,10 +87,11 @@ class AdditionPanel(Panel):
         self.summary_label.setStyleSheet(f"color:{FOREGROUND};")
         self.body.addWidget(WrappedLabelHolder(self.summary_label, self))
         self.canvas = new_layout_widget(self)
-        self.cost_plot = self._plot(0, 0, "", "relative to adding (= 1)")
-        self.terms_plot = self._plot(0, 1, "embedding scale σ", "RMS of the term", log=(True, True))
-        self.cosine_plot = self._plot(1, 0, "embedding scale σ", "cos(e, e + p)", log=(True, False))
-        self.ortho_plot = self._plot(1, 1, "dimension d", "|cos(e, p)|", log=(True, True))
+        self.figure_title = add_canvas_title(self.canvas, columns=2)
+        self.cost_plot = self._plot(1, 0, "", "relative to adding (= 1)")
+        self.terms_plot = self._plot(1, 1, "embedding scale σ", "RMS of the term", log=(True, True))
+        self.cosine_plot = self._plot(2, 0, "embedding scale σ", "cos(e, e + p)", log=(True, False))
+        self.ortho_plot = self._plot(2, 1, "dimension d", "|cos(e, p)|", log=(True, True))
         self.cost_plot.getAxis("bottom").setTicks([[(0.5, "parameters of W"), (3.0, "multiply-adds, N tokens")]])
         self.cost_plot.setXRange(-0.6, 4.1, padding=0)
         self.cost_plot.setYRange(0, 2.6, padding=0)
@@ -97,13 +109,13 @@ class AdditionPanel(Panel):
             self.terms_plot,
             pg.mkPen(TERM_COLOURS[name], width=2, style=TERM_STYLES.get(name, Qt.PenStyle.SolidLine)),
             antialias=True) for name in TERMS}
-        self.terms_plot.setTitle(_key([(TERM_COLOURS[n], n) for n in TERMS], dashed={"p·e"}), size="9pt")
+        self.terms_plot.setTitle(_key([(TERM_COLOURS[n], n, "dashed" if n in TERM_STYLES else "solid") for n in TERMS]
+                                      + [SCALE_KEY, BALANCE_KEY]), size="9pt")
         self.cos_mean_curve = add_line(self.cosine_plot, pg.mkPen(ADD_COLOUR, width=2), antialias=True)
         self.cos_min_curve = add_line(
             self.cosine_plot, pg.mkPen(ADD_COLOUR, width=1.5, style=Qt.PenStyle.DashLine), antialias=True)
-        self.cosine_plot.setTitle(_key([(ADD_COLOUR, "mean over positions"), (ADD_COLOUR, "minimum (dashed)")],
-                                       dashed={"minimum (dashed)"}),
-                                  size="9pt")
+        self.cosine_plot.setTitle(_key([(ADD_COLOUR, "mean over positions"), (ADD_COLOUR, "minimum", "dashed"),
+                                        SCALE_KEY, BALANCE_KEY]), size="9pt")
         self.ortho_pe = add_data_item(self.ortho_plot, pen=pg.mkPen(ADD_COLOUR, width=2), symbol="o", symbolSize=5,
                                       symbolBrush=ADD_COLOUR, symbolPen=None, antialias=True)
         self.ortho_q95 = add_line(
@@ -116,7 +128,8 @@ class AdditionPanel(Panel):
         self.ortho_reference = add_line(
             self.ortho_plot, pg.mkPen(GREY, width=1, style=Qt.PenStyle.DotLine), antialias=True)
         self.ortho_plot.setTitle(_key([(ADD_COLOUR, "e vs p: mean (95 % dashed)"), (CONCAT_COLOUR, "e vs random e′"),
-                                       (GREY, "√(2/(πd))")]), size="9pt")
+                                       (GREY, "√(2/(πd))", "dotted"), (GREY, "this d", "vertical dashed")]),
+                                 size="9pt")
         dashed = pg.mkPen(GREY, width=1, style=Qt.PenStyle.DashLine)
         dotted = pg.mkPen(GREY, width=1, style=Qt.PenStyle.DotLine)
         self.scale_lines = [pg.InfiniteLine(angle=90, pen=dashed) for _ in range(2)]
@@ -237,10 +250,21 @@ class AdditionPanel(Panel):
             f"{ortho}."
         )
         set_axis_label(self.cost_plot.getAxis("bottom"), f"d = {params.d_model:,}, N = {params.seq_len:,}")
+        set_canvas_title(self.figure_title, encoding_title(params))
         prepare_for_paint(self.canvas)
 
     def figure_widget(self) -> QWidget:
         return self.canvas
+
+    def figure_caption(self) -> str:
+        """The headline numbers (costs, cos(e, e + p), logit shares, |cos(e, p)|) and where the vertical lines are."""
+        data = self.data
+        if data is None:
+            return ""
+        balance = data.sweep.balance_scale
+        lines = (f"Dashed vertical lines: the chosen σ = {data.scale:g} and d = {data.params.d_model:,}"
+                 + (f"; dotted: σ = {balance:.3g}, where ‖e‖ = ‖p‖." if balance > 0 else "."))
+        return f"{plain_text(self.summary_label.text())} {lines}"
 
     def export_data(self) -> dict[str, Any]:
         """The sweep (σ, cosines, term RMS), the orthogonality table and the costs."""

@@ -14,7 +14,7 @@ from ..model import limits
 from ..model.cache import encode_sampled
 from ..model.digits import entry_with_error, shown_number
 from .base import Panel
-from .labels import HoverReadout, NoticeLine, StatusText, WrappedLabelHolder, counted
+from .labels import HoverReadout, NoticeLine, StatusText, WrappedLabelHolder, counted, encoding_title
 from .matrixplot import MatrixImageItem, MatrixPlot, new_layout_widget, view_pixels
 
 #: Used before the plot has been laid out and has a real pixel size.
@@ -160,7 +160,7 @@ class HeatmapPanel(Panel):
         self.matrix.set_matrix(data.values, QRectF(x0, y0, x1 - x0, y1 - y0))
         self.hover.refresh()
         self._show_aliasing(data, QRectF(x0, y0, x1 - x0, y1 - y0))
-        self.matrix.set_title(self._title(data))
+        self.matrix.set_title(encoding_title(data.params))
         if _sampled(data):
             self.sampling_label.setText(_sampling_text(data))
         else:
@@ -186,13 +186,6 @@ class HeatmapPanel(Panel):
         self.alias_overlay.setImage(shade, autoLevels=False, levels=(0, 255))
         self.alias_overlay.setRect(rect)
         self.alias_overlay.show()
-
-    @staticmethod
-    def _title(data: HeatmapData) -> str:
-        p = data.params
-        extra = f", base {p.base:g}" if "base" in p.scheme_kwargs() else ""
-        extra += f", {p.layout}" if "layout" in p.scheme_kwargs() else ""
-        return f"{p.scheme}: {counted(p.seq_len, 'position')} × d_model {p.d_model:,}{extra}"
 
     # ----------------------------------------------------------------- hover
     def _hover(self, scene_pos: QPointF) -> None:

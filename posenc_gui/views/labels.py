@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from typing import Callable
 
-from PySide6.QtCore import QEvent, QRectF, QSize, Qt
-from PySide6.QtGui import QColor, QPainter, QPen
+from PySide6.QtCore import QEvent, QRect, QRectF, QSize, Qt
+from PySide6.QtGui import QColor, QPainter, QPen, QTextDocumentFragment
 from PySide6.QtWidgets import QLabel, QSizePolicy, QWidget
+
+from ..model import SCHEMES
 
 
 def counted(n: int, noun: str) -> str:
@@ -14,8 +16,29 @@ def counted(n: int, noun: str) -> str:
     return f"{n:,} {noun}" if n == 1 else f"{n:,} {noun}s"
 
 
+def encoding_title(params) -> str:
+    """The scheme and every parameter it has, for a figure's title.
+
+    ``"sinusoidal: 128 positions × d_model 512, base 10000, interleaved"``;
+    base and layout only for the schemes that have them ("naive, base
+    10000" would mislead).
+    """
+    applies = SCHEMES[params.scheme].parameters
+    text = f"{params.scheme}: {counted(params.seq_len, 'position')} × d_model {params.d_model:,}"
+    if "base" in applies:
+        text += f", base {params.base:g}"
+    if "layout" in applies:
+        text += f", {params.layout}"
+    return text
+
+
+def plain_text(html: str) -> str:
+    """The text a rich-text label shows, without its markup (entities decoded), for a figure's caption."""
+    return " ".join(QTextDocumentFragment.fromHtml(html).toPlainText().split())
+
+
 class StatusText(QWidget):
-    """One line of text, elided at the right when space is short; the full text is its tooltip and accessible name.
+    """A line of text that changes without re-laying out the window; the full text is its tooltip and accessible name.
 
     QLabel.setText always asks the parent layout for a new geometry, and in
     a dock that request climbs to the main window, which re-lays out every
@@ -24,20 +47,42 @@ class StatusText(QWidget):
     fixed size hint (from ``sample`` text given once) and only repaints
     itself when its text changes.
 
+    One line is elided at the right when space is short. With ``wrap`` the
+    text is word-wrapped instead, and the widget is as tall as the most
+    lines any of its texts needed at its current width (at least the
+    sample's): a text that changes with every zoom step does not move what
+    is under it up and down, and asks for a new layout only when it needs
+    more lines than any before it.
+
     Parameters
     ----------
     sample : str
         Text whose width is the preferred width.
     expanding : bool
         Take any spare width of the row (headers) instead of the preferred width only.
+    wrap : bool
+        Wrap the words onto as many lines as they need instead of eliding.
     """
 
-    def __init__(self, sample: str = "", parent: QWidget | None = None, expanding: bool = True) -> None:
+    #: Space between the widget's edges and its text, in pixels (left and right, top and bottom).
+    PADDING_PX = (0, 1)
+
+    def __init__(self, sample: str = "", parent: QWidget | None = None, expanding: bool = True,
+                 wrap: bool = False) -> None:
         super().__init__(parent)
         self._text = ""
-        self._hint = QSize(self.fontMetrics().horizontalAdvance(sample) + 4, self.fontMetrics().height() + 2)
+        self._sample = sample
+        self._wrap = wrap
+        self._reserved = (-1, 1)  # (width, lines): the most lines a text needed at that width
+        across, down = self.PADDING_PX
+        self._hint = QSize(self.fontMetrics().horizontalAdvance(sample) + 4 + 2 * across,
+                           self.fontMetrics().height() + 2 * down)
         horizontal = QSizePolicy.Policy.Expanding if expanding else QSizePolicy.Policy.Preferred
-        self.setSizePolicy(horizontal, QSizePolicy.Policy.Fixed)
+        # Wrapped, the height follows the width (heightForWidth); Fixed would cap it at the size hint's,
+        # and Minimum make the hint (as many lines as a narrow width needs) the dock's minimum.
+        policy = QSizePolicy(horizontal, QSizePolicy.Policy.Preferred if wrap else QSizePolicy.Policy.Fixed)
+        policy.setHeightForWidth(wrap)
+        self.setSizePolicy(policy)
         # Opaque: a new text repaints this widget only, not the panel and
         # the dock frame behind it.
         self.setAutoFillBackground(True)
@@ -47,26 +92,73 @@ class StatusText(QWidget):
         return self._text
 
     def setText(self, text: str) -> None:  # noqa: N802 (Qt naming, a drop-in for QLabel)
-        """Show ``text``; repaints this widget only."""
+        """Show ``text``; repaints this widget only (a wrapped text needing more lines than before re-lays out)."""
         if text != self._text:
             self._text = text
             self.setToolTip(text)
             self.setAccessibleName(text)  # painted by hand: screen readers read this instead
+            if self._wrap and self.heightForWidth(self.width()) > self.height():
+                self.updateGeometry()  # more lines than any text before at this width: the layout makes room
             self.update()
 
+    def text_rect(self) -> QRect:
+        """Where the text is drawn, inside the padding."""
+        across, down = self.PADDING_PX
+        return self.rect().adjusted(across, down, -across, -down)
+
+    def _lines(self, text: str, width: int) -> int:
+        """Lines that ``text`` takes wrapped to a widget ``width`` pixels wide."""
+        if not text:
+            return 1
+        metrics = self.fontMetrics()
+        inner = max(1, width - 2 * self.PADDING_PX[0])
+        height = metrics.boundingRect(QRect(0, 0, inner, 1 << 20), int(Qt.TextFlag.TextWordWrap), text).height()
+        return max(1, round(height / metrics.lineSpacing()))
+
+    def _reserved_lines(self, width: int) -> int:
+        """The most lines the sample and the texts shown so far need at ``width`` (remembered while it lasts)."""
+        needed = max(self._lines(self._sample, width), self._lines(self._text, width))
+        known_width, lines = self._reserved
+        lines = max(lines, needed) if known_width == width else needed
+        self._reserved = (width, lines)
+        return lines
+
+    def hasHeightForWidth(self) -> bool:  # noqa: N802 (Qt override)
+        return self._wrap
+
+    def heightForWidth(self, width: int) -> int:  # noqa: N802 (Qt override)
+        if not self._wrap:
+            return super().heightForWidth(width)
+        metrics = self.fontMetrics()
+        lines = self._reserved_lines(width)
+        return metrics.height() + (lines - 1) * metrics.lineSpacing() + 2 * self.PADDING_PX[1]
+
     def sizeHint(self) -> QSize:  # noqa: N802 (Qt override)
+        if self._wrap:
+            width = self.width() if self.width() > 0 else self._hint.width()
+            return QSize(self._hint.width(), self.heightForWidth(width))
         return self._hint
 
     def minimumSizeHint(self) -> QSize:  # noqa: N802 (Qt override)
         return QSize(min(self._hint.width(), 40), self._hint.height())
+
+    def _flags(self) -> int:
+        wrap = Qt.TextFlag.TextWordWrap if self._wrap else 0
+        return int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter | wrap)
+
+    def _shown(self, width: int) -> str:
+        """The text as drawn: all of it when wrapped, elided to ``width`` otherwise."""
+        if self._wrap:
+            return self._text
+        return self.fontMetrics().elidedText(self._text, Qt.TextElideMode.ElideRight, width)
 
     def paintEvent(self, event) -> None:  # noqa: N802 (Qt override)
         if not self._text:
             return
         painter = QPainter(self)
         painter.setPen(self.palette().windowText().color())
-        shown = self.fontMetrics().elidedText(self._text, Qt.TextElideMode.ElideRight, self.width())
-        painter.drawText(self.rect(), int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter), shown)
+        rect = self.text_rect()
+        painter.drawText(rect, self._flags(), self._shown(rect.width()))
         painter.end()
 
 
@@ -79,22 +171,22 @@ MESSAGE_COLOURS = {
 
 
 class NoticeLine(StatusText):
-    """A one-line notice that keeps its place in the layout whatever it says.
+    """A notice that keeps its place in the layout whatever it says.
 
     For a state that changes as the user zooms (aliasing), a message bar
     that appears and disappears changes the plot's height: the plot jumps
     under the mouse, and the dock, the plot's scene and its axes are laid
-    out again (30–63 ms of CPU at d_model 8192 in the benchmark). This line always takes one line
-    of height; its text and colours change in a repaint. A text too long
-    for the width is elided, and the tooltip holds all of it.
+    out again (30–63 ms of CPU at d_model 8192 in the benchmark). This
+    notice is always there; its text and colours change in a repaint. Its
+    words wrap (:class:`StatusText` with ``wrap``): every word of a long
+    notice is read in a narrow dock too.
     """
 
-    PADDING_PX = 6
+    PADDING_PX = (6, 4)
 
     def __init__(self, sample: str = "", parent: QWidget | None = None) -> None:
-        super().__init__(sample, parent)
+        super().__init__(sample, parent, wrap=True)
         self._level = "info"
-        self._hint = QSize(self._hint.width() + 2 * self.PADDING_PX, self.fontMetrics().height() + 8)
 
     def level(self) -> str:
         return self._level
@@ -116,9 +208,8 @@ class NoticeLine(StatusText):
         painter.setBrush(QColor(background))
         painter.drawRect(QRectF(self.rect()).adjusted(0.5, 0.5, -0.5, -0.5))
         painter.setPen(QColor(foreground))
-        text_rect = self.rect().adjusted(self.PADDING_PX, 0, -self.PADDING_PX, 0)
-        shown = self.fontMetrics().elidedText(self._text, Qt.TextElideMode.ElideRight, text_rect.width())
-        painter.drawText(text_rect, int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter), shown)
+        rect = self.text_rect()
+        painter.drawText(rect, self._flags(), self._shown(rect.width()))
         painter.end()
 
 

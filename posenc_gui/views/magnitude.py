@@ -14,7 +14,7 @@ from ..model import AxisSample, EncodingParams, sample_axis
 from ..model.analysis import MAX_EMBEDDING_SCALE, embedding_norm, pe_norms
 from ..model.cache import MAX_ENTRY_BYTES, encode_sampled
 from .base import Panel
-from .labels import WrappedLabelHolder
+from .labels import WrappedLabelHolder, encoding_title, plain_text
 from .matrixplot import (
     BLUE, FOREGROUND, MAX_DOTS, ORANGE, add_data_item, add_legend_below, add_line, new_layout_widget, nice_bounds,
     prepare_for_paint, set_title, set_y_range, show_grid, style_plot,
@@ -156,7 +156,7 @@ class MagnitudePanel(Panel):
         )
         # The message bar is not part of an exported figure: the title says the sampling too.
         sampled = f", {data.sample.describe('position')} and the last" if data.sample.stride > 1 else ""
-        set_title(self.plot, f"{params.scheme}, d_model {params.d_model:,}{sampled}")
+        set_title(self.plot, f"{encoding_title(params)}{sampled}")
         if data.sample.stride > 1:
             self.show_message(f"Showing {data.sample.describe('position')} (and the last).", "info")
         else:
@@ -165,6 +165,10 @@ class MagnitudePanel(Panel):
 
     def figure_widget(self) -> QWidget:
         return self.canvas
+
+    def figure_caption(self) -> str:
+        """The headline numbers: ‖p‖'s range, the typical ‖e‖ and their ratio at the last position."""
+        return plain_text(self.summary_label.text()) if self.data is not None else ""
 
     def export_data(self) -> dict[str, Any]:
         """Positions and ‖p‖ (sampled as shown), and the typical embedding norm."""

@@ -20,6 +20,8 @@ from PySide6.QtWidgets import QGraphicsItem, QGraphicsSimpleTextItem, QGraphicsV
 
 DIVERGING = "RdBu"  # ColorBrewer's blue–white–red, see get_colormap
 SEQUENTIAL = "viridis"
+# The colour rule of every figure (see :func:`colour_scale`): a signed quantity gets DIVERGING
+# centred at 0 with symmetric limits, an unsigned one SEQUENTIAL from 0.
 #: ColorBrewer RdBu (11 classes, reversed: blue < 0 < red), colour-blind safe.
 #: pyqtgraph ships it only through matplotlib; its own CET-D1A diverging map
 #: has a pink-grey centre (#eee3e8) that makes exact zeros look tinted.
@@ -59,7 +61,8 @@ def new_layout_widget(parent=None) -> pg.GraphicsLayoutWidget:
     # rectangle around them is 2–3 ms cheaper per default-size step (A/B as
     # above; full-viewport repaints gained less, Qt's "smart" mode nothing).
     widget.setViewportUpdateMode(QGraphicsView.ViewportUpdateMode.BoundingRectViewportUpdate)
-    widget.ci.setContentsMargins(6, 6, 6, 6)
+    # Room on the right for the label of a tick at the right end of the last plot (see CompactAxisItem).
+    widget.ci.setContentsMargins(6, 6, END_LABEL_REACH_PX[0], 6)
     return widget
 
 
@@ -308,26 +311,103 @@ def _set_title_only_when_changed(axis: pg.AxisItem) -> None:
     axis._updateLabel = update_label
 
 
+def compact_tick_strings(values, spacing: float, extent: float = 0.0) -> list[str]:
+    """Tick labels that stay readable for a million positions: ``200k``, ``1.5M``, ``1,000,010``.
+
+    Parameters
+    ----------
+    values : sequence of float
+        The ticks.
+    spacing : float
+        The step between them; it sets the decimals.
+    extent : float
+        The largest |value| on the axis: every level of ticks of one axis
+        takes the same unit ("100k, 0.2M, 300k" mixed them).
+
+    Values under 10,000 (or steps under 1) are written as pyqtgraph writes
+    them; large round values in k or M with as few decimals as show the step
+    exactly (0.25M, not 0.2M); fine steps among large values as exact
+    integers with separators.
+    """
+    if not len(values):
+        return []
+    largest = max(max(abs(v) for v in values), abs(extent))
+    if largest < 10_000 or spacing < 1:
+        places = max(0, math.ceil(-math.log10(spacing))) if spacing > 0 else 0
+        return ["%g" % v if abs(v) < .001 or abs(v) >= 10_000 else f"{v:.{places}f}" for v in values]
+    if spacing < 1_000:  # zoomed in on large positions: exact integers
+        return [f"{round(v):,}" for v in values]
+    unit, suffix = (1e6, "M") if largest >= 1e6 else (1e3, "k")
+    relative = spacing / unit
+    decimals = next((d for d in range(7) if abs(round(relative, d) - relative) <= 1e-9 * relative), 6)
+    strings = []
+    for v in values:
+        text = f"{v / unit:.{decimals}f}"
+        if decimals:
+            text = text.rstrip("0").rstrip(".")
+        strings.append("0" if text in ("0", "-0") else text + suffix)
+    return strings
+
+
+#: How far a tick label may reach past either end of its axis, in pixels (horizontal, vertical):
+#: half a label, so the label of a tick at the very end (0 on an axis from 0, −0.5 for matrix
+#: columns) is drawn instead of dropped. Past the canvas it is still dropped.
+END_LABEL_REACH_PX = (18, 8)
+#: Every linear axis labels at least this many ticks where its length holds them.
+MIN_LABELS = 3
+
+
 class CompactAxisItem(pg.AxisItem):
     """An axis whose tick labels stay readable for a million positions.
 
     pyqtgraph labels 1,000,000 as ``1e+06`` and always draws its major
     labels, even when a narrow plot makes them overlap (the similarity
     matrix at 1,048,576 positions printed ``200000400000600000``). Here
-    large round values read ``200k`` and ``1.5M``, fine steps give exact
-    integers with separators (``1,000,010``), and a horizontal axis widens
+    labels are :func:`compact_tick_strings`, and a horizontal axis widens
     its major step until the labels fit side by side. pyqtgraph's automatic
     SI prefix is off: it labelled a one-position axis −400 … 400 "(x0.001)",
     and a spread of 1e-12 "spread (x1e-12)" with ticks 0.2 … 1, read as the
     values themselves.
+
+    pyqtgraph drops a label that reaches past the ends of its axis: the 0
+    of an axis starting at 0 (or at −0.5, matrix columns) was never
+    labelled. A label may reach :data:`END_LABEL_REACH_PX` past them here,
+    as long as it stays on the canvas, and the step is made finer when
+    fewer than :data:`MIN_LABELS` ticks would fall on the axis.
     """
 
     #: Free space kept between two tick labels, in pixels.
     LABEL_GAP_PX = 12
+    #: Height a vertical axis gives each label (the text and the space around it), in pixels.
+    LABEL_HEIGHT_PX = 18
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.enableAutoSIPrefix(False)
+        self._label_room: QRectF | None = None  # see boundingRect; found again after a change of geometry
+        self.geometryChanged.connect(self._forget_label_room)
+
+    def _forget_label_room(self) -> None:
+        self._label_room = None
+
+    def boundingRect(self) -> QRectF:  # noqa: N802 (Qt override)
+        """pyqtgraph's rectangle, reaching :data:`END_LABEL_REACH_PX` past both ends of the axis (on the canvas)."""
+        room = self._label_room
+        if room is None:
+            own = self.mapRectFromParent(self.geometry())
+            if self.orientation in ("top", "bottom"):
+                reach = END_LABEL_REACH_PX[0]
+                room = own.adjusted(-reach, 0, reach, 0)
+            else:
+                reach = END_LABEL_REACH_PX[1]
+                room = own.adjusted(0, -reach, 0, reach)
+            scene = self.scene()
+            views = scene.views() if scene is not None else ()
+            if views:  # the canvas's visible area (the scene's own rectangle would ask every item, this one too)
+                view = views[0]
+                room &= self.mapRectFromScene(view.mapToScene(view.viewport().rect()).boundingRect())
+                self._label_room = room
+        return super().boundingRect() | room
 
     @_paint_guard
     def paint(self, p, opt, widget) -> None:
@@ -346,41 +426,46 @@ class CompactAxisItem(pg.AxisItem):
     def tickStrings(self, values, scale, spacing):  # noqa: N802 (pyqtgraph override)
         if self.logMode or not values:
             return super().tickStrings(values, scale, spacing)
-        step = spacing * scale
-        largest = max(abs(v * scale) for v in values)
-        if largest < 10_000 or step < 1:
-            return super().tickStrings(values, scale, spacing)
-        if step < 1_000:  # zoomed in on large positions: exact integers
-            return [f"{round(v * scale):,}" for v in values]
-        unit, suffix = (1e6, "M") if largest >= 1e6 else (1e3, "k")
-        relative = step / unit  # as few decimals as show the step exactly: 0.25M, not 0.2M
-        decimals = next((d for d in range(7) if abs(round(relative, d) - relative) <= 1e-9 * relative), 6)
-        strings = []
-        for v in values:
-            text = f"{v * scale / unit:.{decimals}f}"
-            if decimals:
-                text = text.rstrip("0").rstrip(".")
-            strings.append("0" if text in ("0", "-0") else text + suffix)
-        return strings
+        extent = max(abs(end) for end in self.range) * scale
+        return compact_tick_strings([v * scale for v in values], spacing * scale, extent)
 
     #: Ticks only at whole numbers (rows and columns of a matrix are indices).
     integer_ticks = False
 
     def tickSpacing(self, minVal, maxVal, size):  # noqa: N802 (pyqtgraph override)
+        """pyqtgraph's steps; a horizontal axis widens the major one until its labels fit side by side.
+
+        Where that (or pyqtgraph's own step) leaves fewer than
+        :data:`MIN_LABELS` ticks on the axis, the step is made finer again
+        as long as the labels still fit.
+        """
         levels = super().tickSpacing(minVal, maxVal, size)
         if self.integer_ticks and levels:
             levels = [level for level in levels if level[0] >= 1] or [(1.0, 0.0)]
-        if not levels or self.orientation not in ("bottom", "top") or size <= 0:
+        if not levels or size <= 0:
             return levels
         major = levels[0][0]
-        metrics = QFontMetrics(self.style["tickFont"] or QFont())
         span = abs(maxVal - minVal)
+        if self.orientation in ("bottom", "top"):
+            metrics = QFontMetrics(self.style["tickFont"] or QFont())
+
+            def label_size(step: float, gap: float = self.LABEL_GAP_PX) -> float:
+                labels = self.tickStrings([minVal, maxVal, (minVal + maxVal) / 2], self.scale, step)
+                return max(metrics.horizontalAdvance(text) for text in labels) + gap
+        else:
+            def label_size(step: float, gap: float = 0.0) -> float:
+                return self.LABEL_HEIGHT_PX
+
         for _ in range(12):  # 1 → 2 → 5 → 10 …: a few steps always suffice
-            labels = self.tickStrings([minVal, maxVal, (minVal + maxVal) / 2], self.scale, major)
-            width = max(metrics.horizontalAdvance(text) for text in labels) + self.LABEL_GAP_PX
-            if span / major * width <= size:
+            if self.orientation not in ("bottom", "top") or span / major * label_size(major) <= size:
                 break
             major = _next_round_step(major)
+        smallest = 1.0 if self.integer_ticks else 0.0
+        while _ticks_within(minVal, maxVal, major) < MIN_LABELS:  # labels closer together, rather than too few
+            finer = _previous_round_step(major)
+            if finer < smallest or span / finer * label_size(finer, self.LABEL_GAP_PX / 2) > size:
+                break
+            major = finer
         if major == levels[0][0]:
             return levels
         return [(major, 0)] + [level for level in levels[1:] if level[0] < major]
@@ -412,7 +497,10 @@ class CompactAxisItem(pg.AxisItem):
         one computes the same specifications, grid lines included (a test
         compares them), in about half the time, for log axes and ticks set
         with ``setTicks`` too; other styles (no values shown, axes stopped at
-        a tick, a fixed tick alpha) still use pyqtgraph's.
+        a tick, a fixed tick alpha) still use pyqtgraph's. One difference:
+        the label of a tick near an end, which pyqtgraph drops when it
+        reaches past the axis's room, is slid inside it here, unless it
+        would then touch another label.
         """
         style = self.style
         if (not style["showValues"]
@@ -490,6 +578,7 @@ class CompactAxisItem(pg.AxisItem):
         axis_spec = (self.pen(), span[0], span[1])
 
         text_specs, text_rects = [], []
+        moved: list[int] = []  # the end labels moved inside the axis's room
         last_size_across = 0
         own_bounds = self.boundingRect()
         gap = max(0, style["tickLength"]) + style["tickTextOffset"][axis]
@@ -531,11 +620,14 @@ class CompactAxisItem(pg.AxisItem):
                     placed = QRectF(x - width / 2, tick_stop - gap - height, width, height)
                 else:
                     placed = QRectF(x - width / 2, tick_stop + gap, width, height)
-                if own_bounds & placed != placed:  # would spill past the axis
-                    continue
+                if own_bounds & placed != placed:  # would spill past the axis: moved inside, if it fits there
+                    placed = _moved_inside(placed, own_bounds, axis)
+                    if placed is None:
+                        continue
+                    moved.append(len(text_specs))
                 text_specs.append((placed, flags, text))
         self._updateMaxTextSize(last_size_across)
-        return axis_spec, tick_specs, text_specs
+        return axis_spec, tick_specs, _without_overlaps(text_specs, moved)
 
     def _text_rect(self, p, font_key: tuple[str, int], text: str) -> QRectF:
         """A label's box as pyqtgraph measures it (80 % of the painter's height), remembered per font."""
@@ -546,6 +638,39 @@ class CompactAxisItem(pg.AxisItem):
             return rect
 
         return QRectF(remembered(_TEXT_RECTS, (font_key, text), measure))
+
+
+#: Least space between an end label moved inside its axis's room and the next label, in pixels.
+MOVED_LABEL_GAP_PX = 4
+
+
+def _moved_inside(placed: QRectF, bounds: QRectF, axis: int) -> QRectF | None:
+    """``placed`` slid along the axis (``axis`` 1: horizontal, 0: vertical) to lie in ``bounds``; None if it cannot."""
+    if axis == 1:
+        if placed.width() > bounds.width() or placed.top() < bounds.top() or placed.bottom() > bounds.bottom():
+            return None
+        left = min(max(placed.left(), bounds.left()), bounds.right() - placed.width())
+        return QRectF(left, placed.top(), placed.width(), placed.height())
+    if placed.height() > bounds.height() or placed.left() < bounds.left() or placed.right() > bounds.right():
+        return None
+    top = min(max(placed.top(), bounds.top()), bounds.bottom() - placed.height())
+    return QRectF(placed.left(), top, placed.width(), placed.height())
+
+
+def _without_overlaps(text_specs: list, moved: list[int]) -> list:
+    """``text_specs`` without the moved end labels that would now touch another label."""
+    if not moved:
+        return text_specs
+    kept_moved = set(moved)
+    others = [spec[0] for index, spec in enumerate(text_specs) if index not in kept_moved]
+    gap = MOVED_LABEL_GAP_PX
+    for index in moved:
+        room = text_specs[index][0].adjusted(-gap, -gap / 2, gap, gap / 2)
+        if any(room.intersects(rect) for rect in others):
+            kept_moved.discard(index)
+        else:
+            others.append(text_specs[index][0])
+    return [spec for index, spec in enumerate(text_specs) if index not in moved or index in kept_moved]
 
 
 def remembered(cache: dict, key, make):
@@ -656,6 +781,22 @@ def static_text_at(p: QPainter, font_key, rect: QRectF, flags: int, text: str) -
 
 
 _STATIC_LABELS: dict = {}
+
+
+def _ticks_within(low: float, high: float, step: float) -> int:
+    """How many multiples of ``step`` lie in ``[low, high]``."""
+    low, high = sorted((low, high))
+    return max(0, math.floor(high / step + 1e-9) - math.ceil(low / step - 1e-9) + 1)
+
+
+def _previous_round_step(step: float) -> float:
+    """The step in 1, 2, 5, 10, 20, 50, … below ``step``."""
+    exponent = math.floor(math.log10(step))
+    mantissa = step / 10.0**exponent
+    for factor in (5, 2, 1):
+        if factor < mantissa * (1 - 1e-9):
+            return factor * 10.0**exponent
+    return 5 * 10.0 ** (exponent - 1)
 
 
 def _next_round_step(step: float) -> float:
@@ -1061,6 +1202,25 @@ def set_title(plot: pg.PlotItem, title: str) -> None:
         plot.setTitle(title, size=f"{TITLE_POINTS:g}pt")
 
 
+def add_canvas_title(canvas: pg.GraphicsLayoutWidget, columns: int = 1) -> pg.LabelItem:
+    """A title across the top row of ``canvas`` (its plots go in the rows below), for figures of several plots.
+
+    Set its text with :func:`set_canvas_title`.
+    """
+    label = canvas.ci.addLabel("", row=0, col=0, colspan=columns, color=FOREGROUND, size=f"{TITLE_POINTS:g}pt")
+    cache_text(label.item)
+    _let_title_narrow(label)
+    return label
+
+
+def set_canvas_title(label: pg.LabelItem, title: str) -> None:
+    """Show ``title`` in a label made by :func:`add_canvas_title`, in place when it fits (as :func:`set_title`)."""
+    if label.text == title:
+        return
+    if not (label.text and replace_label_text(label, title, TITLE_POINTS)):
+        label.setText(title, color=FOREGROUND, size=f"{TITLE_POINTS:g}pt")
+
+
 def replace_label_text(label: pg.LabelItem, text: str, points: float) -> bool:
     """Show new plain text in a laid-out label, in place, if it fits the label's current box.
 
@@ -1234,6 +1394,68 @@ def symmetric_levels(values: np.ndarray) -> tuple[float, float]:
     return -m, m
 
 
+#: A colour bar labels at most this many values, and gives each label at least this many pixels.
+MAX_COLORBAR_LABELS = 9
+COLORBAR_LABEL_PX = 26
+#: Mantissas of the colour bar's label steps; the unlabelled ticks between labels divide a step by …
+_COLORBAR_STEPS = {1: 5, 2: 4, 5: 5}
+
+
+def colorbar_ticks(low: float, high: float, length_px: float) -> list[list[tuple[float, str]]]:
+    """Ticks of a colour bar over ``[low, high]`` that is ``length_px`` long: labelled ones, then unlabelled.
+
+    The labels are multiples of one round step (1, 2 or 5 × 10^k), so 0
+    is labelled whenever it is in range, at most :data:`MAX_COLORBAR_LABELS`
+    of them and no closer than :data:`COLORBAR_LABEL_PX` (at least 3); they
+    read as the axes' labels do (:func:`compact_tick_strings`).
+    """
+    span = high - low
+    if not (math.isfinite(span) and span > 0):
+        return [[(low, compact_tick_strings([low], 1.0)[0])], []]
+    wanted = max(3, min(MAX_COLORBAR_LABELS, int(length_px // COLORBAR_LABEL_PX)))
+    exponent = math.floor(math.log10(span / wanted))
+    mantissa, step = next((m, m * 10.0**e) for e in range(exponent, exponent + 3) for m in _COLORBAR_STEPS
+                          if _ticks_within(low, high, m * 10.0**e) <= wanted)
+    extent = max(abs(low), abs(high))
+    if _ticks_within(low, high, step) < MIN_LABELS:  # no round step gives three: the limits and the middle
+        middle = 0.0 if low < 0 < high else (low + high) / 2
+        values = [low, middle, high]
+        return [list(zip(values, compact_tick_strings(values, span / 2, extent))), []]
+    first = math.ceil(low / step - 1e-9)
+    values = [float(f"{(first + i) * step:.12g}") for i in range(_ticks_within(low, high, step))]
+    minor_step = step / _COLORBAR_STEPS[mantissa]
+    minor_first = math.ceil(low / minor_step - 1e-9)
+    minor = [float(f"{(minor_first + i) * minor_step:.12g}") for i in range(_ticks_within(low, high, minor_step))]
+    labelled = set(values)
+    return [list(zip(values, compact_tick_strings(values, step, extent))),
+            [(value, "") for value in minor if value not in labelled]]
+
+
+def colour_scale(values: np.ndarray, signed: bool) -> tuple[str, tuple[float, float]]:
+    """The colormap and levels of a matrix of ``values``: the one colour rule of the app.
+
+    The rule follows the quantity, not the data, so that two figures of one
+    quantity compare: a quantity that can take both signs (an encoding
+    value, a dot product, a cosine, a T_k entry, a logit) is drawn with the
+    diverging map centred at 0, limits ``±max|value|`` rounded up; one that
+    cannot be negative (a distance, a probability) with the sequential map
+    from 0 to its maximum rounded up. A dot product that happens to be
+    positive everywhere is still drawn diverging.
+
+    Parameters
+    ----------
+    values : ndarray
+        The matrix (NaN and infinite entries are ignored).
+    signed : bool
+        Whether the quantity can take both signs.
+    """
+    if signed:
+        return DIVERGING, symmetric_levels(values)
+    finite = values[np.isfinite(values)] if values.size else values
+    top = float(finite.max()) if finite.size else 0.0
+    return SEQUENTIAL, (0.0, nice_bounds(0.0, top)[1] if top > 0 else 1.0)
+
+
 class MatrixPlot:
     """A :class:`pg.PlotItem` holding one row-major image with a colorbar.
 
@@ -1279,6 +1501,8 @@ class MatrixPlot:
             style_axis(self.colorbar.getAxis(axis_name), cached=False)
         self.values: np.ndarray | None = None
         self.rect: QRectF | None = None
+        self._given_colorbar_ticks: list | None = None
+        self.colorbar.geometryChanged.connect(self._fit_colorbar_ticks)
 
     def set_title(self, title: str) -> None:
         """Set the plot title (only if it changed)."""
@@ -1306,8 +1530,19 @@ class MatrixPlot:
         set_axis_label(self.colorbar.getAxis("left"), text)
 
     def set_colorbar_ticks(self, ticks: list | None) -> None:
-        """Ticks of the colour scale as ``axis.setTicks`` takes them; ``None`` for automatic ones."""
-        set_ticks(self.colorbar.axis, ticks)
+        """Ticks of the colour scale as ``axis.setTicks`` takes them; ``None`` for :func:`colorbar_ticks`."""
+        self._given_colorbar_ticks = ticks
+        if ticks is None:
+            self._fit_colorbar_ticks()
+        else:
+            set_ticks(self.colorbar.axis, ticks)
+
+    def _fit_colorbar_ticks(self) -> None:
+        """Automatic colour-bar ticks for the current levels and length (unless ticks were given)."""
+        if self._given_colorbar_ticks is None:
+            low, high = self.colorbar.levels()
+            length = self.colorbar.axis.height()
+            set_ticks(self.colorbar.axis, colorbar_ticks(low, high, length if length > 8 else 300))
 
     def set_colormap(self, name: str) -> None:
         """Switch to the colormap ``name`` (pyqtgraph's registry)."""
@@ -1316,22 +1551,15 @@ class MatrixPlot:
             self.colorbar.setColorMap(get_colormap(name))
 
     def set_matrix(self, values: np.ndarray, rect: QRectF, levels: tuple[float, float] | None = None,
-                   diverging: bool | None = True) -> None:
+                   signed: bool = True) -> None:
         """Show ``values`` (rows × columns) over ``rect`` in data coordinates.
 
-        Diverging data get levels symmetric about 0 unless ``levels`` is given;
-        ``diverging=None`` picks diverging only when the values take both signs.
+        Colours follow :func:`colour_scale` for a ``signed`` (or unsigned)
+        quantity; ``levels`` replaces the levels it gives.
         """
-        if diverging is None:
-            finite = values[np.isfinite(values)]
-            diverging = bool(finite.size) and finite.min() < 0 < finite.max()
-        self.set_colormap(DIVERGING if diverging else SEQUENTIAL)
-        if levels is None:
-            if diverging:
-                levels = symmetric_levels(values)
-            else:
-                finite = values[np.isfinite(values)]
-                levels = nice_bounds(float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
+        name, automatic = colour_scale(values, signed)
+        self.set_colormap(name)
+        levels = automatic if levels is None else levels
         self.values = values
         self.rect = QRectF(rect)
         self.image.setImage(values, autoLevels=False)
@@ -1340,6 +1568,7 @@ class MatrixPlot:
         # again would redraw its axis labels (1–2 ms) for nothing.
         if tuple(levels) != tuple(self.colorbar.levels()):
             self.colorbar.setLevels(levels)
+            self._fit_colorbar_ticks()
 
     def set_full_range(self, x_extent: tuple[float, float], y_extent: tuple[float, float]) -> None:
         """Limit panning/zooming to the matrix and show all of it."""
@@ -1349,7 +1578,9 @@ class MatrixPlot:
         # applied, and the axes re-laid out, once.
         limits = vb.state["limits"]
         limits["xLimits"], limits["yLimits"] = list(x_extent), list(y_extent)
-        limits["xRange"][0] = limits["yRange"][0] = 1.0
+        # zoomed in to the end, a view still spans MIN_LABELS rows and columns: each is a labelled tick
+        limits["xRange"][0] = min(float(MIN_LABELS), x_extent[1] - x_extent[0])
+        limits["yRange"][0] = min(float(MIN_LABELS), y_extent[1] - y_extent[0])
         vb.setRange(xRange=x_extent, yRange=y_extent, padding=0)
         # Apply the new transform now: pyqtgraph defers it to the next paint,
         # and moving the items during that paint makes Qt paint the plot twice.

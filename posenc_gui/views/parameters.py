@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from html import escape
 from typing import Any
 
 from PySide6.QtCore import Qt
@@ -21,10 +22,59 @@ from PySide6.QtWidgets import (
 from .. import resources_path
 from ..model import SCHEMES, EncodingParams, limits
 from .base import Panel
+from .labels import encoding_title
+from .matrixplot import FOREGROUND
 
 ERROR_STYLE = "color:#b00020;"
 #: Slider ticks per doubling of the logarithmic size sliders.
 TICKS_PER_OCTAVE = 8
+#: Width of the exported figure (the parameters and the formula), in logical pixels.
+FIGURE_WIDTH = 640
+#: How each layout reads in the figure.
+LAYOUT_WORDS = {"interleaved": "interleaved: sin, cos, sin, cos … (the paper)",
+                "halves": "halves: [sin … | cos …] (TensorFlow tutorial)"}
+
+
+def parameters_html(params: EncodingParams) -> str:
+    """The chosen scheme, its parameters (only those it has), its formula and what it does, as a small table."""
+    info = SCHEMES[params.scheme]
+    applies = info.parameters
+    rows = [("scheme", f"{info.label} ({params.scheme})"), ("positions N", f"{params.seq_len:,}"),
+            ("d_model", f"{params.d_model:,}")]
+    if "base" in applies:
+        rows.append(("base", f"{params.base:g}"))
+    if "layout" in applies:
+        rows.append(("layout", LAYOUT_WORDS.get(params.layout, params.layout)))
+    if "length" in applies:
+        rows.append(("normalization length", f"N = {params.seq_len:,}, the number of positions"))
+    cells = "".join(f'<tr><td style="padding-right:14px"><b>{escape(name)}</b></td><td>{escape(value)}</td></tr>'
+                    for name, value in rows)
+    return (f'<div style="font-size:11pt"><b>{escape(encoding_title(params))}</b></div>'
+            f'<table cellspacing="0" cellpadding="2" style="margin-top:6px">{cells}</table>'
+            f'<p style="font-family:monospace; margin-top:8px">{escape(info.formula)}</p>'
+            f"<p>{escape(info.summary)}</p>")
+
+
+class ParametersFigure(QLabel):
+    """The exported figure of the Parameters panel: the parameters and the formula on white, no controls.
+
+    A screenshot of the controls (sliders, drop-down arrows) is no figure;
+    this is made only for an export, from the parameters of that moment.
+    """
+
+    PADDING_PX = 12
+
+    def __init__(self, params: EncodingParams) -> None:
+        super().__init__()
+        self.setObjectName("parameters-figure")
+        self.setTextFormat(Qt.TextFormat.RichText)
+        self.setWordWrap(True)
+        self.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
+        self.setStyleSheet(f"QLabel#parameters-figure {{ background: white; color: {FOREGROUND}; "
+                           f"padding: {self.PADDING_PX}px; }}")
+        self.setText(parameters_html(params))
+        self.setFixedWidth(FIGURE_WIDTH)
+        self.setFixedHeight(self.heightForWidth(FIGURE_WIDTH))
 
 
 def load_presets() -> list[tuple[str, EncodingParams]]:
@@ -234,6 +284,11 @@ class ParametersPanel(Panel):
             return float(self.base.text())
         except ValueError:
             return None
+
+    def figure_widget(self) -> QWidget:
+        """The parameters and the formula as a small figure (:class:`ParametersFigure`), made for this export."""
+        self._figure = ParametersFigure(self.state.params)  # kept until the next export
+        return self._figure
 
     def export_data(self) -> dict[str, Any]:
         return {"arrays": {}, "meta": {"panel": self.panel_id, "params": self.state.params.__dict__.copy()}}

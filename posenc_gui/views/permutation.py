@@ -56,7 +56,7 @@ from ..model.attention import (
 from .base import MESSAGE_STYLES, Panel
 from .labels import WrappedLabelHolder
 from .matrixplot import (
-    DIVERGING, FOREGROUND, SEQUENTIAL, get_colormap, new_layout_widget, remembered, static_text_at, symmetric_levels,
+    DIVERGING, FOREGROUND, colour_scale, get_colormap, new_layout_widget, remembered, static_text_at,
 )
 
 #: Numbers are written into a matrix's cells only up to this size.
@@ -848,11 +848,10 @@ class PermutationPanel(Panel):
         self._draw_split(demo)
 
     def _draw_step(self, key: str, values: dict[str, np.ndarray], traces: dict[str, AttentionTrace]) -> None:
-        if key == "A":
-            colormap, levels = SEQUENTIAL, (0.0, 1.0)
-        else:
-            colormap = DIVERGING
-            levels = symmetric_levels(np.concatenate([v.ravel() for v in values.values()]))
+        probabilities = key == "A"
+        colormap, levels = colour_scale(np.concatenate([v.ravel() for v in values.values()]), signed=not probabilities)
+        if probabilities:
+            levels = (0.0, 1.0)  # every weight is a probability: the whole range, in every figure
         self.colorbars[key].set_scale(colormap, levels)
         for sentence, trace in traces.items():
             matrix = values[sentence]
@@ -883,16 +882,17 @@ class PermutationPanel(Panel):
 
     def _draw_split_row(self, sentence: str, split: LogitSplit) -> None:
         terms = split.terms()
-        levels = symmetric_levels(np.concatenate([t.ravel() for t in (*terms.values(), split.total)]))
-        self.colorbars[f"split_{sentence}"].set_scale(DIVERGING, levels)
+        every = np.concatenate([t.ravel() for t in (*terms.values(), split.total)])
+        colormap, levels = colour_scale(every, signed=True)
+        self.colorbars[f"split_{sentence}"].set_scale(colormap, levels)
         shares = split.shares()
         for name, term in terms.items():
             self.matrices[f"split_{sentence}_{name}"].set_matrix(
-                term, split.tokens, split.tokens, DIVERGING, levels, f"{sentence}: {name}  {shares[name]:.0%}",
+                term, split.tokens, split.tokens, colormap, levels, f"{sentence}: {name}  {shares[name]:.0%}",
             )
         self.split_checks[sentence] = f"max |e·e + e·p + p·e + p·p − S| = {split.max_abs_residual:.1e}"
         self.matrices[f"split_{sentence}_total"].set_matrix(
-            split.total, split.tokens, split.tokens, DIVERGING, levels, f"{sentence}: total S",
+            split.total, split.tokens, split.tokens, colormap, levels, f"{sentence}: total S",
         )
         self._fit_split_columns(sentence)
 

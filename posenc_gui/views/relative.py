@@ -14,10 +14,10 @@ from ..model import AxisSample, EncodingParams
 from ..model.analysis import MAX_OFFSETS
 from ..model.panel_data import RelativeData, relative_data
 from .base import Panel
-from .labels import WrappedLabelHolder
+from .labels import WrappedLabelHolder, encoding_title, plain_text
 from .matrixplot import (
-    FOREGROUND, ORANGE, PALETTE, LineItem, add_data_item, add_legend_below, add_line, fit_y_range, new_layout_widget,
-    nice_bounds, prepare_for_paint, set_y_range, show_grid, style_plot,
+    FOREGROUND, ORANGE, PALETTE, LineItem, add_canvas_title, add_data_item, add_legend_below, add_line, fit_y_range,
+    new_layout_widget, nice_bounds, prepare_for_paint, set_canvas_title, set_y_range, show_grid, style_plot,
 )
 from .spectrum import set_integer_ticks
 
@@ -64,8 +64,9 @@ class RelativePanel(Panel):
         self.summary_label.setStyleSheet(f"color:{FOREGROUND};")
         self.body.addWidget(WrappedLabelHolder(self.summary_label, self))
         self.canvas = new_layout_widget(self)
-        self.spread_plot: pg.PlotItem = self.canvas.addPlot(row=0, col=0)
-        self.profile_plot: pg.PlotItem = self.canvas.addPlot(row=0, col=1)
+        self.figure_title = add_canvas_title(self.canvas, columns=2)
+        self.spread_plot: pg.PlotItem = self.canvas.addPlot(row=1, col=0)
+        self.profile_plot: pg.PlotItem = self.canvas.addPlot(row=1, col=1)
         for plot in (self.spread_plot, self.profile_plot):
             style_plot(plot)
             show_grid(plot)
@@ -151,6 +152,7 @@ class RelativePanel(Panel):
             set_integer_ticks(plot.getAxis("bottom"), 0, int(k[-1]))
 
         params = data.params
+        set_canvas_title(self.figure_title, encoding_title(params))
         largest = float(np.nanmax(spread.spread))
         worst = int(np.nanargmax(spread.spread))
         self.summary_label.setText(
@@ -178,6 +180,10 @@ class RelativePanel(Panel):
 
     def figure_widget(self) -> QWidget:
         return self.canvas
+
+    def figure_caption(self) -> str:
+        """The headline numbers: the largest spread over p, the size of the dot products, what was sampled."""
+        return plain_text(self.summary_label.text()) if self.data is not None else ""
 
     def export_data(self) -> dict[str, Any]:
         """Spread per offset (min, max, spread) and the reference profiles."""

@@ -6,7 +6,7 @@ import math
 from typing import Any
 
 import numpy as np
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush, QColor, QFont
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -203,10 +203,8 @@ class ScorecardPanel(Panel):
         self.body.addWidget(self.scroll, 1)
         self.data: Scorecard | None = None
         self._requested: tuple | None = None
-        self._timer = QTimer(self)
-        self._timer.setSingleShot(True)
-        self._timer.setInterval(DEBOUNCE_MS)
-        self._timer.timeout.connect(self.schedule_update)
+        # Started by parameter changes; an export runs it at once (Panel.run_debounced), not the old table.
+        self._timer = self.debounce(self.schedule_update, delay_ms=DEBOUNCE_MS)
         state.paramsChanged.connect(self._on_params)
         self.schedule_update()
 

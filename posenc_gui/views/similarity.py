@@ -15,13 +15,15 @@ from ..model.cache import encode_sampled
 from ..model.digits import pair_similarity, shown_number
 from ..model.similarity import METRIC_LABELS
 from .base import Panel
-from .labels import HoverReadout, StatusText
+from .labels import HoverReadout, StatusText, encoding_title
 from .matrixplot import (
-    BLUE, FOREGROUND, CurveItem, Markers, MatrixPlot, fit_y_range, new_layout_widget, set_axis_label, set_title, show_grid,
-    style_plot, view_pixels,
+    BLUE, FOREGROUND, CurveItem, Markers, MatrixPlot, add_canvas_title, fit_y_range, new_layout_widget, set_axis_label,
+    set_canvas_title, set_title, show_grid, style_plot, view_pixels,
 )
 
 FALLBACK_PIXELS = 600
+#: The metrics that take both signs (diverging colours, see ``matrixplot.colour_scale``); a distance cannot.
+SIGNED_METRICS = ("dot", "cosine")
 #: Work budgets of one update, in multiply-adds (rows × columns × d_model for
 #: the matrix; offsets × d_model for the profile, whose cost is mostly sin/cos):
 #: each keeps its part of an update within about 30 ms on this 2-core machine
@@ -143,11 +145,12 @@ class SimilarityPanel(Panel):
         self.header.addWidget(self.reference_box)
         self.finish_header()
         self.canvas = new_layout_widget(self)
+        self.figure_title = add_canvas_title(self.canvas, columns=2)
         self.matrix = MatrixPlot(self.canvas.ci, "position q (column)", "position p (row)", "similarity",
-                                 row=0, col=0)
+                                 row=1, col=0)
         self.reference_line = pg.InfiniteLine(angle=0, pen=pg.mkPen("#444444", width=1, style=pg.QtCore.Qt.PenStyle.DashLine))
         self.matrix.plot.addItem(self.reference_line)
-        self.profile_plot: pg.PlotItem = self.canvas.addPlot(row=0, col=1)
+        self.profile_plot: pg.PlotItem = self.canvas.addPlot(row=1, col=1)
         style_plot(self.profile_plot)
         self.profile_plot.setLabel("bottom", "offset k = q − reference")
         self.profile_plot.setLabel("left", "similarity")
@@ -171,7 +174,8 @@ class SimilarityPanel(Panel):
         self.canvas.scene().sigMouseMoved.connect(self._hover)
         # Under the plot, where it has the panel's width (the header is full).
         self.sampling_label = StatusText(
-            "Matrix every 8,192nd position in both directions (exact values); zoom in for every position.", self)
+            "Matrix every 8,192nd position in both directions (exact values); zoom in for every position.", self,
+            wrap=True)
         self.sampling_label.hide()
         self.body.addWidget(self.sampling_label)
         self.matrix_data: MatrixData | None = None
@@ -303,12 +307,10 @@ class SimilarityPanel(Panel):
         self.matrix_data = data
         self.hover.refresh()  # new parameters or metric
         (y0, y1), (x0, x1) = data.rows.extent, data.cols.extent
-        # Distances are never negative; a dot product or cosine gets the
-        # diverging scale centred at 0 only when it takes both signs.
-        diverging = False if data.metric == "distance" else None
         self.matrix.set_colorbar_label(METRIC_LABELS[data.metric])
-        self.matrix.set_matrix(data.matrix, QRectF(x0, y0, x1 - x0, y1 - y0), diverging=diverging)
-        self.matrix.set_title(f"{data.params.scheme}, d_model {data.params.d_model:,}")
+        self.matrix.set_matrix(data.matrix, QRectF(x0, y0, x1 - x0, y1 - y0), signed=data.metric in SIGNED_METRICS)
+        self.matrix.set_title(f"{METRIC_LABELS[data.metric]} of PE(p) and PE(q)")
+        set_canvas_title(self.figure_title, encoding_title(data.params))
         sampled = data.rows.stride > 1 or data.cols.stride > 1
         self.sampling_label.setText(
             f"Matrix {_matrix_extent(data)} (exact values); zoom in for every position." if sampled else "")
@@ -329,7 +331,7 @@ class SimilarityPanel(Panel):
             self.profile_dot.setVisible(single)
         fit_y_range(self.profile_plot, data.profile)
         set_axis_label(self.profile_plot.getAxis("left"), METRIC_LABELS[data.metric])
-        set_title(self.profile_plot, f"from position {data.reference:,}")
+        set_title(self.profile_plot, f"from p = {data.reference:,} (dashed)")
         self._errors.pop("profile", None)
         self._show_errors()
 

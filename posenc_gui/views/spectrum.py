@@ -11,13 +11,13 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QWidget
 
 from ..compute import ModelJob
-from ..model import SCHEMES, EncodingParams
+from ..model import EncodingParams
 from ..model.spectrum import CATEGORIES, Spectrum, spectrum
 from .base import Panel
-from .labels import WrappedLabelHolder
+from .labels import WrappedLabelHolder, encoding_title
 from .matrixplot import (
-    BLUE, FOREGROUND, GREEN, ORANGE, add_data_item, cache_text, new_layout_widget, nice_bounds, prepare_for_paint,
-    set_axis_label, set_ticks, set_title, show_grid, snap_log_span, style_plot,
+    BLUE, FOREGROUND, GREEN, ORANGE, add_canvas_title, add_data_item, cache_text, new_layout_widget, nice_bounds,
+    prepare_for_paint, set_axis_label, set_canvas_title, set_ticks, show_grid, snap_log_span, style_plot,
 )
 
 #: Colour per category (Okabe–Ito): resolves neighbours, coarse, barely moves.
@@ -156,10 +156,11 @@ class SpectrumPanel(Panel):
         self.summary_label.setStyleSheet(f"color:{FOREGROUND};")
         self.body.addWidget(WrappedLabelHolder(self.summary_label, self))
         self.canvas = new_layout_widget(self)
-        self.wave_key = self.canvas.addLabel("", row=0, col=0, color=FOREGROUND, size="9pt")
-        self.wave_plot: pg.PlotItem = self.canvas.addPlot(row=1, col=0)
-        self.phase_key = self.canvas.addLabel("", row=2, col=0, color=FOREGROUND, size="9pt")
-        self.phase_plot: pg.PlotItem = self.canvas.addPlot(row=3, col=0)
+        self.figure_title = add_canvas_title(self.canvas)
+        self.wave_key = self.canvas.addLabel("", row=1, col=0, color=FOREGROUND, size="9pt")
+        self.wave_plot: pg.PlotItem = self.canvas.addPlot(row=2, col=0)
+        self.phase_key = self.canvas.addLabel("", row=3, col=0, color=FOREGROUND, size="9pt")
+        self.phase_plot: pg.PlotItem = self.canvas.addPlot(row=4, col=0)
         for key in (self.wave_key, self.phase_key):
             cache_text(key.item)
         for plot in (self.wave_plot, self.phase_plot):
@@ -217,6 +218,7 @@ class SpectrumPanel(Panel):
 
     def _show(self, data: Spectrum) -> None:
         self.data = data
+        set_canvas_title(self.figure_title, encoding_title(data.params))
         self.wave_plot.setVisible(data.periodic)
         self.phase_plot.setVisible(data.periodic)
         if not data.periodic:
@@ -247,7 +249,9 @@ class SpectrumPanel(Panel):
                              pen=pg.mkPen(CATEGORY_COLOURS[category], width=3))
         keys = [f'<span style="color:{CATEGORY_COLOURS[c]}">● {names[c]}</span>'
                 for c in CATEGORIES if np.any(periodic & (data.category == c))]
-        keys.append(f'<span style="color:{SEQ_COLOUR}">╌ sequence length</span>')
+        keys.append(f'<span style="color:{SEQ_COLOUR}">╌ sequence length N</span>')
+        if math.isfinite(data.seq_len_crossing):
+            keys.append(f'<span style="color:{SEQ_COLOUR}">┊ where λ = N</span>')
         key = " &nbsp; ".join(keys)
         if key != self.wave_key.text:  # a new text lays the whole plot out again
             self.wave_key.setText(key)
@@ -284,13 +288,6 @@ class SpectrumPanel(Panel):
         set_ticks(self.phase_plot.getAxis("left"), decade_ticks(*span))
         set_integer_ticks(self.phase_plot.getAxis("bottom"), 0, data.n_components - 1)
         set_integer_ticks(self.wave_plot.getAxis("bottom"), 0, data.n_components - 1)
-        # base and layout only where the scheme has them ("naive, base 10000" misleads)
-        title = f"{params.scheme}, d_model {params.d_model:,}"
-        if "base" in SCHEMES[params.scheme].parameters:
-            title += f", base {params.base:g}"
-        if "layout" in SCHEMES[params.scheme].parameters:
-            title += f", {params.layout}"
-        set_title(self.wave_plot, title)
         paired = all(kind == "sin+cos" for kind in data.kinds)
         set_axis_label(self.phase_plot.getAxis("bottom"), "component i (pair of dimensions)" if paired
                        else "component i (one frequency: its sin/cos pair or single column)")
@@ -301,9 +298,9 @@ class SpectrumPanel(Panel):
     def _show_not_periodic(self, data: Spectrum) -> None:
         """A scheme without periodic columns: say in the figure that it has no wavelength, and draw nothing."""
         params = data.params
-        self.wave_key.setText(f'<span style="font-size:14pt"><b>{params.scheme}, d_model {params.d_model:,}: '
-                              "not periodic: no wavelength</b></span><br>Every column is pos / c: it grows with "
-                              "the position and never repeats, so it has no wavelength and no phase to plot.")
+        self.wave_key.setText('<span style="font-size:14pt"><b>This scheme is not periodic: no wavelength</b>'
+                              "</span><br>Every column is pos / c: it grows with the position and never repeats, so "
+                              "it has no wavelength and no phase to plot.")
         self.phase_key.setText("")
         self.summary_label.setText(data.summary())
         self.show_message(f"The {params.scheme} scheme has no periodic columns: the spectrum does not apply.", "info")
@@ -311,6 +308,10 @@ class SpectrumPanel(Panel):
 
     def figure_widget(self) -> QWidget:
         return self.canvas
+
+    def figure_caption(self) -> str:
+        """The headline numbers: how many components resolve neighbours, are coarse, barely move, wrap."""
+        return self.data.summary() if self.data is not None and self.data.periodic else ""
 
     def export_data(self) -> dict[str, Any]:
         """One row per component: wavelength, ω, step chord, total phase, category code."""

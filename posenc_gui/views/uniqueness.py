@@ -24,15 +24,19 @@ from ..model.panel_data import (
     UNIQUENESS_SCAN_STEP, UniquenessData, continue_uniqueness_data, uniqueness_data, view_positions,
 )
 from .base import Panel
-from .labels import WrappedLabelHolder
+from .labels import WrappedLabelHolder, encoding_title
 from .matrixplot import (
-    BLUE, FOREGROUND, MAX_DOTS, ORANGE, Markers, add_data_item, new_layout_widget, nice_bounds, prepare_for_paint,
-    set_title, set_y_range, show_grid, style_plot,
+    BLUE, FOREGROUND, MAX_DOTS, ORANGE, Markers, add_canvas_title, add_data_item, new_layout_widget, nice_bounds,
+    prepare_for_paint, set_canvas_title, set_title, set_y_range, show_grid, style_plot,
 )
 from .spectrum import set_integer_ticks
 
 #: Title of the upper plot; at large N, which positions were compared is added.
 DISTANCE_TITLE = "min over q ≠ p of ‖PE(p) − PE(q)‖"
+#: Title of the lower plot: what its marks are.
+NEAREST_TITLE = "the nearest other position q of each p; ○ the closest pair"
+#: Closest pairs the caption of an exported figure lists (the table beside the plots is not part of it).
+CAPTION_PAIRS = 5
 
 
 def curve_range(data: UniquenessData) -> str:
@@ -53,6 +57,20 @@ def closest_pair_sentence(data: UniquenessData, rich: bool) -> str:
             f"{bold[0]}{distance:.6g}{bold[1]} = {found.step_ratio:.3g}× the neighbour step "
             f"{found.neighbour_step:.4g} (typical ‖PE‖ = {data.typical_norm:.4g}); {params.scheme}, "
             f"d_model {params.d_model:,}; over {found.coverage()}.")
+
+
+def near_repeats_sentence(data: UniquenessData, one_per_offset: bool) -> str:
+    """The first :data:`CAPTION_PAIRS` rows of the closest-pairs table, as a sentence ("" for none).
+
+    ``one_per_offset``: the table lists one pair per offset q − p (else every pair).
+    """
+    found = data.found
+    rows = [f"{a:,.0f} and {b:,.0f} ({abs(b - a):,.0f} apart, {turn:.4f} turns of 2π, distance {dist:.4g})"
+            for (a, b, dist), turn in zip(found.near_repeats[:CAPTION_PAIRS], found.offset_turns())]
+    if not rows:
+        return ""
+    which = "one pair per offset q − p" if one_per_offset else "every pair"
+    return f"Closest pairs ({which}): " + "; ".join(rows) + "."
 
 
 def coverage_message(data: UniquenessData) -> str:
@@ -118,8 +136,9 @@ class UniquenessPanel(Panel):
 
         splitter = QSplitter(Qt.Orientation.Horizontal, self)
         self.canvas = new_layout_widget(splitter)
-        self.distance_plot: pg.PlotItem = self.canvas.addPlot(row=0, col=0)
-        self.nearest_plot: pg.PlotItem = self.canvas.addPlot(row=1, col=0)
+        self.figure_title = add_canvas_title(self.canvas)
+        self.distance_plot: pg.PlotItem = self.canvas.addPlot(row=1, col=0)
+        self.nearest_plot: pg.PlotItem = self.canvas.addPlot(row=2, col=0)
         for plot in (self.distance_plot, self.nearest_plot):
             style_plot(plot)
             show_grid(plot)
@@ -128,6 +147,7 @@ class UniquenessPanel(Panel):
         self.distance_plot.setLabel("left", "distance to nearest")
         set_title(self.distance_plot, DISTANCE_TITLE)
         self.nearest_plot.setLabel("left", "nearest position q")
+        set_title(self.nearest_plot, NEAREST_TITLE)
         self.nearest_plot.setLabel("bottom", "position p")
         self.nearest_plot.setXLink(self.distance_plot)
         self.distance_curve = add_data_item(self.distance_plot, pen=pg.mkPen(BLUE, width=1.5))
@@ -214,6 +234,7 @@ class UniquenessPanel(Panel):
         self.summary_label.setText(closest_pair_sentence(data, rich=True))
         # The figure (exported without the message bar) says which positions it compares.
         set_title(self.distance_plot, DISTANCE_TITLE + curve_range(data))
+        set_canvas_title(self.figure_title, encoding_title(data.params))
         self.show_message(coverage_message(data), "info")
         if found.pending:
             self._continue(data)
@@ -248,11 +269,12 @@ class UniquenessPanel(Panel):
         return self.canvas
 
     def figure_caption(self) -> str:
-        """The closest pair and the range it covers, which the canvas does not say."""
+        """The closest pair, the range it covers and the table's first pairs, which the canvas does not show."""
         if self.data is None:
             return ""
-        more = coverage_message(self.data)
-        return " ".join(filter(None, (closest_pair_sentence(self.data, rich=False), more)))
+        parts = (closest_pair_sentence(self.data, rich=False), coverage_message(self.data),
+                 near_repeats_sentence(self.data, self.offsets_box.isChecked()))
+        return " ".join(filter(None, parts))
 
     def export_data(self) -> dict[str, Any]:
         """Nearest position and distance per position, and the near-repeats table."""

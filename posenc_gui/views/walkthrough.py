@@ -13,19 +13,23 @@ from dataclasses import dataclass, field
 from html import escape
 from typing import Any
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QRectF, Qt
+from PySide6.QtGui import QImage, QPainter
 from PySide6.QtWidgets import (
     QComboBox,
     QDockWidget,
     QHBoxLayout,
     QLabel,
     QPushButton,
+    QVBoxLayout,
     QWidget,
 )
 
 from ..compute import ModelJob
+from ..model import limits
 from ..model.scorecard import SchemeScore, score_scheme
 from .base import Panel
+from .labels import encoding_title
 from .matrixplot import FOREGROUND
 from .scorecard import HEADERS, cell_texts
 
@@ -149,6 +153,75 @@ STEPS: tuple[Step, ...] = (
 
 #: Uniqueness budget for the one scheme measured here (the scorecard measures eight with less).
 MEASURE_UNIQUE_WORK = 2**29
+#: Width of the exported step (its text and the figure of the panel it shows), in logical pixels …
+FIGURE_WIDTH = 960
+#: … of which the shown figure takes at most this many (the rest is the margins).
+SHOWN_FIGURE_WIDTH = FIGURE_WIDTH - 24
+#: The shown panel's figure is rendered at this scale into the step's figure (sharp in a PNG at scale 2).
+SHOWN_FIGURE_SCALE = 2.0
+
+
+class ShownFigure(QWidget):
+    """``image`` drawn at ``1 / scale`` of its pixels: at that scale's output, pixel for pixel (no resampling)."""
+
+    def __init__(self, image: QImage, scale: float, parent: QWidget) -> None:
+        super().__init__(parent)
+        self.image = image
+        self.setFixedSize(round(image.width() / scale), round(image.height() / scale))
+
+    def paintEvent(self, event) -> None:  # noqa: N802 (Qt override)
+        painter = QPainter(self)
+        painter.drawImage(QRectF(self.rect()), self.image)
+        painter.end()
+
+
+class StepFigure(QWidget):
+    """The exported figure of the walkthrough: the step's text, the measured row, and the figure of the panel it shows.
+
+    A screenshot of the walkthrough's controls (greyed buttons, the step
+    list) is no figure; this is made only for an export. The shown panel's
+    figure is an image (rendered as that panel exports itself, caption
+    included), or a sentence naming the panel when it has none to give.
+
+    Parameters
+    ----------
+    heading, text, measured : str
+        The step's title line, its text and the measured scorecard row (HTML; "" for none).
+    shown : QImage or None
+        The figure of the panel the step shows, rendered at :data:`SHOWN_FIGURE_SCALE` pixels per logical
+        pixel, at most :data:`SHOWN_FIGURE_WIDTH` logical pixels wide.
+    shown_note : str
+        The line above that figure, or instead of it.
+    """
+
+    def __init__(self, heading: str, text: str, measured: str, shown: QImage | None, shown_note: str) -> None:
+        super().__init__()
+        self.setObjectName("walkthrough-figure")
+        self.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
+        self.setStyleSheet(f"QWidget#walkthrough-figure {{ background: white; }} QLabel {{ color: {FOREGROUND}; }}")
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(12, 12, 12, 12)
+        layout.setSpacing(8)
+        for html, style in ((heading, "font-size: 12pt; font-weight: 600;"), (text, "font-size: 10pt;"),
+                            (measured, "background:#f4f6f8; border:1px solid #d5dbe1; padding:4px;"),
+                            (shown_note, "font-size: 9pt; color: #555555;")):
+            if html:
+                label = QLabel(html, self)
+                label.setTextFormat(Qt.TextFormat.RichText)
+                label.setWordWrap(True)
+                label.setStyleSheet(style)
+                layout.addWidget(label)
+        if shown is not None:
+            layout.addWidget(ShownFigure(shown, SHOWN_FIGURE_SCALE, self))
+        self.setFixedWidth(FIGURE_WIDTH)
+        self.setFixedHeight(layout.totalHeightForWidth(FIGURE_WIDTH))
+
+
+def _panel_title(panel_id: str) -> str:
+    """The title of the panel ``panel_id`` (its id if there is no such panel)."""
+    from . import panel_classes
+
+    return next((cls.title for cls in panel_classes() if cls.panel_id == panel_id), panel_id)
 
 
 class WalkthroughPanel(Panel):
@@ -166,9 +239,14 @@ class WalkthroughPanel(Panel):
         "whenever a parameter changes."
     )
 
+    #: ``posenc-gui export walkthrough --step N`` (see ``export_cli``).
+    cli_options = ({"flag": "--step", "type": int, "metavar": "N",
+                    "help": f"walkthrough step to export, 1…{len(STEPS)} (0: the introduction)"},)
+
     def __init__(self, state, compute, parent: QWidget | None = None) -> None:
         super().__init__(state, compute, parent)
         self.steps = STEPS
+        self._figure: StepFigure | None = None
         self.index = -1  # -1: the introduction, nothing applied yet
         self.counter_label = QLabel(self)
         self.header.addWidget(self.counter_label)
@@ -346,8 +424,47 @@ class WalkthroughPanel(Panel):
             f"<table cellspacing=\"0\" cellpadding=\"1\">{''.join(rows)}</table>")
         self.measured_label.setToolTip("<br>".join(escape(cells[key][1]) for key in HEADERS))
 
+    def apply_options(self, step: int | None = None) -> None:
+        """Go to ``step`` (1 … number of steps; 0: the introduction), as the command line asks."""
+        if step is not None:
+            self.go_to(limits.check_int("step", step, 0, len(self.steps)) - 1)
+
     def figure_widget(self) -> QWidget:
-        return self
+        """The current step as a figure (:class:`StepFigure`), made for this export."""
+        step = self.step
+        params = self.state.params
+        if step is None:
+            heading = escape(self.title_label.text())
+            shown, note = None, ""
+        else:
+            heading = f"Step {self.index + 1} of {len(self.steps)}: {escape(step.title)}"
+            shown, note = self._shown_figure(step.panel_id)
+        heading += f'<br><span style="font-size:10pt; font-weight:400">{escape(encoding_title(params))}</span>'
+        measured = self.measured_label.text() if step is not None and self.score is not None else ""
+        self._figure = StepFigure(heading, self.text_label.text(), measured, shown, note)  # kept until the next export
+        return self._figure
+
+    def _shown_figure(self, panel_id: str) -> tuple[QImage | None, str]:
+        """The figure of the panel the step shows, as that panel exports it, and the line that introduces it.
+
+        Only a panel of this window that is on screen can give it; otherwise
+        the line names the panel instead.
+        """
+        from ..export import ExportError, figure_caption, render_image
+
+        panel = self._window_panels().get(panel_id)
+        if panel is None or not panel.on_screen():
+            return None, f"This step shows the {_panel_title(panel_id)} panel: export it for its figure."
+        panel.ensure_current()
+        self.compute.wait_idle()
+        figure = panel.figure_widget()
+        # drawn at the width it takes in the step's figure: no resampling, sharp text
+        scale = SHOWN_FIGURE_SCALE * min(1.0, SHOWN_FIGURE_WIDTH / max(figure.width(), 1))
+        try:
+            image = render_image(figure, scale=scale, caption=figure_caption(panel))
+        except ExportError as error:
+            return None, f"The {panel.title} panel gave no figure: {error}"
+        return image, f"The {panel.title} panel:"
 
     def export_data(self) -> dict[str, Any]:
         """The current step and its measured scorecard row."""

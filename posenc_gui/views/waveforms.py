@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QCheckBox, QGraphicsPathItem, QLabel, QLineEdit, Q
 
 from ..model import AxisSample, EncodingParams, aliased, curve_positions, sample_axis, value_range, wavelengths
 from .base import Panel
-from .labels import NoticeLine, WrappedLabelHolder
+from .labels import NoticeLine, WrappedLabelHolder, encoding_title
 from .matrixplot import (
     CurveItem, FOREGROUND, Markers, PALETTE, add_legend_below, fit_y_range, new_layout_widget, replace_label_text,
     set_title, show_grid, style_plot, view_pixels,
@@ -32,6 +32,10 @@ LEGEND_POINTS = 9.0
 BAND_ALPHA = 70
 #: The note under the plot follows the curves this long after the last update.
 NOTE_DELAY_MS = 150
+#: The legend's entry for the dots, while they are drawn and while they are too dense to draw.
+DOTS_ENTRY = "integer positions"
+DOTS_HIDDEN_ENTRY = "integer positions: zoom in"
+DOTS_COLOUR = "#555555"
 
 
 def parse_dims(text: str, d_model: int) -> tuple[int, ...]:
@@ -162,6 +166,8 @@ class WaveformsPanel(Panel):
         self.header.addWidget(self.dims_edit)
         self.dots_box = QCheckBox("dots at integer positions", self)
         self.dots_box.setChecked(True)
+        self.dots_box.setToolTip(f"A dot at each integer position, while they are at least {MIN_DOT_SPACING_PX} px "
+                                 "apart (the legend and the line above the plot say when they are too close)")
         self.dots_box.toggled.connect(lambda _: self._redraw())
         self.header.addWidget(self.dots_box)
         self.finish_header()
@@ -198,6 +204,8 @@ class WaveformsPanel(Panel):
         self._show_dims_text(", ".join(map(str, self.dims)))
         self.data: WaveformData | None = None
         self._items: list[tuple[pg.PlotCurveItem, pg.ScatterPlotItem, QGraphicsPathItem]] = []
+        # What the legend shows for the dots (a sample only: the dots themselves are drawn per curve).
+        self._dots_sample = pg.ScatterPlotItem(symbol="o", size=5, brush=DOTS_COLOUR, pen=pg.mkPen("w", width=0.5))
         self._legend_names: list[str] = []
         self._length = None
         self.debounce(self.schedule_update, self.plot.getViewBox().sigXRangeChanged,
@@ -296,8 +304,11 @@ class WaveformsPanel(Panel):
                 aliased_dims.append(dim)
                 name += ", aliased"
             names.append(name + ")")
-        if len(names) != len(self._items):
-            self._rebuild_items(names)
+        show_dots = data.dots is not None and self.dots_box.isChecked()
+        if self.dots_box.isChecked():  # every mark in the legend: the dots, or why there are none
+            names.append(DOTS_ENTRY if show_dots else DOTS_HIDDEN_ENTRY)
+        if len(data.dims) != len(self._items) or len(names) != len(self._legend_names):
+            self._rebuild_items(names, len(data.dims))
         else:
             relaid = False
             for (_, label), name, old in zip(self.legend.items, names, self._legend_names):
@@ -308,7 +319,6 @@ class WaveformsPanel(Panel):
                 self.legend.fit_columns()
             self._legend_names = names
         fit_y_range(self.plot, data.curve_y, data.dot_y, data.band_low, data.band_high)
-        show_dots = data.dots is not None and self.dots_box.isChecked()
         empty = np.empty(0)
         for j, (curve, dots, band) in enumerate(self._items):
             if data.aliased[j]:
@@ -338,21 +348,23 @@ class WaveformsPanel(Panel):
             self._note_timer.start()
         self.sampling_notice.set_notice(*sampling_notice(data, aliased_dims,
                                                          data.dots is None and self.dots_box.isChecked()))
-        set_title(self.plot, f"{data.params.scheme}, d_model {data.params.d_model:,}")
+        set_title(self.plot, encoding_title(data.params))
 
-    def _rebuild_items(self, names: list[str]) -> None:
+    def _rebuild_items(self, names: list[str], curves: int) -> None:
         """One curve and one dot series per dimension, made only when the legend changes.
 
-        The plain curve and scatter items, not PlotDataItem: its downsampling
-        and clipping bookkeeping cost 0.2 ms per series per update, and these
-        series are already sampled at one point per pixel.
+        ``names`` are the legend's entries: one per curve (the first
+        ``curves``), then the dots' if any. The plain curve and scatter
+        items, not PlotDataItem: its downsampling and clipping bookkeeping
+        cost 0.2 ms per series per update, and these series are already
+        sampled at one point per pixel.
         """
         for items in self._items:
             for item in items:
                 self.plot.removeItem(item)
         self.legend.clear()
         self._items = []
-        for j, name in enumerate(names):
+        for j, name in enumerate(names[:curves]):
             color = PALETTE[j % len(PALETTE)]
             curve = CurveItem(pen=pg.mkPen(color, width=CURVE_WIDTH), name=name)
             dots = Markers(symbol="o", size=5, brush=color, pen=pg.mkPen("w", width=0.5))
@@ -365,6 +377,8 @@ class WaveformsPanel(Panel):
             for item in (band, curve, dots):
                 self.plot.addItem(item)
             self._items.append((curve, dots, band))
+        for name in names[curves:]:
+            self.legend.addItem(self._dots_sample, name)
         self._legend_names = names
 
     def figure_caption(self) -> str:
