@@ -61,12 +61,7 @@ REQUIRED_WORDS = {
 
 
 # ------------------------------------------------------------------ titles
-@pytest.mark.parametrize("panel_id", [
-    pytest.param(panel_id, marks=pytest.mark.xfail(
-        strict=True, reason="views/linear_relation.py (issue #24 item 2, another engineer) titles T_k without the "
-                            "scheme: it should use labels.encoding_title"))
-    if panel_id == "linear_relation" else panel_id
-    for panel_id in CLASSES])
+@pytest.mark.parametrize("panel_id", list(CLASSES))
 def test_every_exported_figure_names_its_scheme_and_parameters(qtbot, state, compute, panel_id):
     panel = make_panel(qtbot, panel_id, state, compute)
     assert state.update(**CHOSEN) is None

@@ -16,7 +16,7 @@ from ..model.digits import shown_number
 from ..model.linear_relation import LinearRelation
 from ..model.panel_data import LinearRelationData, linear_relation_data
 from .base import Panel
-from .labels import HoverReadout, StatusText, WrappedLabelHolder, counted
+from .labels import HoverReadout, StatusText, WrappedLabelHolder, counted, encoding_title
 from .matrixplot import (
     BLUE, FOREGROUND, MAX_DOTS, ORANGE, MatrixPlot, add_data_item, add_legend_below, new_layout_widget,
     prepare_for_paint, set_axis_label, set_title, set_y_range, show_grid, style_plot,
@@ -91,17 +91,6 @@ def _cutoff_text(cutoff: float) -> str:
     """``"10⁻⁶"``, ``"0.01"`` (a power of ten as the axes write it), or the number."""
     decade = round(math.log10(cutoff)) if cutoff > 0 else None
     return decade_label(decade) if decade is not None and 10.0 ** decade == cutoff else f"{cutoff:g}"
-
-
-def _scheme_title(data: LinearRelationData) -> str:
-    """``"sinusoidal, d_model 512, base 10000, interleaved"``: the parameters that apply to the scheme."""
-    params = data.params
-    title = f"{params.scheme}, d_model {params.d_model:,}"
-    if "base" in SCHEMES[params.scheme].parameters:
-        title += f", base {params.base:g}"
-    if "layout" in SCHEMES[params.scheme].parameters:
-        title += f", {params.layout}"
-    return title
 
 
 def _pair_axis_label(rel: LinearRelation) -> str:
@@ -302,7 +291,7 @@ class LinearRelationPanel(Panel):
         set_y_range(self.blocks_plot, -1.05, 1.05)
         set_integer_ticks(self.blocks_plot.getAxis("bottom"), 0, rel.pairs - 1)
         set_axis_label(self.blocks_plot.getAxis("bottom"), _pair_axis_label(rel))
-        set_title(self.blocks_plot, f"{_scheme_title(self.data)}: T_k by its {counted(rel.pairs, '2×2 block')}, "
+        set_title(self.blocks_plot, f"{encoding_title(self.data.params)}: T_k by its {counted(rel.pairs, '2×2 block')}, "
                                      f"k = {rel.k:g}")
         prepare_for_paint(self.blocks_canvas)
 
@@ -327,7 +316,7 @@ class LinearRelationPanel(Panel):
         self.matrix.set_full_range(extent, extent)
         for name in ("bottom", "left"):  # dimensions are integers: no ticks at 0.5 for a 2 × 2 T_k
             set_integer_ticks(self.matrix.plot.getAxis(name), start, start + count - 1)
-        title = f"{_scheme_title(self.data)}: T_k, k = {rel.k:g}"
+        title = f"{encoding_title(self.data.params)}: T_k, k = {rel.k:g}"
         if count < d:
             title += f", dimensions {start:,}…{start + count - 1:,}"
         self.matrix.set_title(title)
