@@ -77,6 +77,8 @@ def canvas(window, panel_id):
 
 
 def hover(qtbot, window, panel_id):
+    # Qt drops a mouse move to where the cursor already is (an earlier test may have left it there).
+    qtbot.mouseMove(canvas(window, panel_id), QPoint(20, 30))
     qtbot.mouseMove(canvas(window, panel_id), QPoint(40, 40))
 
 
