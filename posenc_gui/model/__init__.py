@@ -17,6 +17,7 @@ from .attention import (
     self_attention,
     tokenize,
 )
+from .files import ModelFile, ModelFileError, open_model
 from .params import EncodingParams
 from .sampling import AxisSample, aliased, curve_positions, sample_axis, value_range
 from .schemes import LAYOUTS, SCHEMES, SchemeInfo, columns, encode, formula_term, wavelengths
@@ -67,4 +68,5 @@ __all__ = [
     "permutation_dict",
     "self_attention",
     "tokenize",
+    "ModelFile", "ModelFileError", "open_model",
 ]
