@@ -449,14 +449,17 @@ def test_a_sparse_multi_gigabyte_checkpoint_opens_reading_only_its_header_and_ta
               "rest": {"dtype": "F32", "shape": [rest_rows, 4096],
                        "data_offsets": [64 * 48 * 4, 64 * 48 * 4 + rest_rows * 4096 * 4]}}
     positions = table()
-    path = tmp_path / "big.safetensors"
+    folder = tmp_path / "big"
+    folder.mkdir()
+    write_json(folder / "config.json", {"model_type": "gpt2", "n_positions": 64})
+    path = folder / "model.safetensors"
     raw_safetensors(path, header, positions.tobytes())
     os.truncate(path, os.path.getsize(path) + rest_rows * 4096 * 4)
     assert os.path.getsize(path) > 4 * 2**30
     peak_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
     tracemalloc.start()
     try:
-        model = open_model(path)
+        model = open_model(folder)
         allocated = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()

@@ -245,9 +245,10 @@ def _pickle_refused(path: Path) -> ModelFileError:
 def _read_json(path: Path) -> dict[str, Any]:
     """The JSON object in ``path``, at most :data:`MAX_JSON_BYTES` and nested at most :data:`MAX_JSON_DEPTH` deep."""
     with _opened(path) as stream:
-        data = stream.read(MAX_JSON_BYTES + 1)
-    if len(data) > MAX_JSON_BYTES:
-        raise ModelFileError(path, f"it is larger than {MAX_JSON_BYTES // 2**20} MiB")
+        size = os.fstat(stream.fileno()).st_size
+        if size > MAX_JSON_BYTES:
+            raise ModelFileError(path, f"it is larger than {MAX_JSON_BYTES // 2**20} MiB")
+        data = stream.read(size)  # read(n) allocates n bytes first
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError:
