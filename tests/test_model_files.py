@@ -491,8 +491,21 @@ def refusal_in_a_child(path) -> str:
 def test_a_fifo_named_model_safetensors_is_refused_without_blocking(tmp_path):
     os.mkfifo(tmp_path / "model.safetensors")
     write_json(tmp_path / "config.json", {"model_type": "bert"})
-    for path in (tmp_path / "model.safetensors", tmp_path):
-        assert f"{tmp_path / 'model.safetensors'}: it is a FIFO, not a regular file" in refusal_in_a_child(path)
+    (tmp_path / "link.safetensors").symlink_to(tmp_path / "model.safetensors")
+    for path, named in ((tmp_path / "model.safetensors",) * 2, (tmp_path, tmp_path / "model.safetensors"),
+                        (tmp_path / "link.safetensors",) * 2):
+        assert f"{named}: it is a FIFO, not a regular file" in refusal_in_a_child(path)
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="needs /dev/zero")
+def test_links_are_followed_to_regular_files_only(tmp_path):
+    positions = table()
+    save_file({"wpe.weight": positions}, tmp_path / "gpt2.safetensors")
+    (tmp_path / "linked.safetensors").symlink_to(tmp_path / "gpt2.safetensors")
+    np.testing.assert_array_equal(open_model(tmp_path / "linked.safetensors").position_table, positions)
+    (tmp_path / "zero.safetensors").symlink_to("/dev/zero")
+    with pytest.raises(ModelFileError, match="zero.safetensors: it is a device, not a regular file"):
+        open_model(tmp_path / "zero.safetensors")
 
 
 def test_every_failure_names_the_file(tmp_path):
