@@ -27,6 +27,7 @@ from .bias import (
     xpos_centered_positions,
     xpos_scale,
 )
+from .files import ModelFile, ModelFileError, open_model
 from .params import EncodingParams
 from .rope import (
     RopeBands,
@@ -105,4 +106,7 @@ __all__ = [
     "t5_relative_bucket",
     "xpos_centered_positions",
     "xpos_scale",
+    "ModelFile",
+    "ModelFileError",
+    "open_model",
 ]
