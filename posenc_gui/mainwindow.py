@@ -178,8 +178,11 @@ class PanelUseTracker(QObject):
             self._used(watched)
         return False
 
-    def _focus_changed(self, _old: QWidget | None, new: QWidget | None) -> None:
-        self._used(new)
+    def _focus_changed(self, old: QWidget | None, new: QWidget | None) -> None:
+        # Focus that arrives from another window or from outside (the window
+        # activated again, a dialog closed) returns to where it was: no use.
+        if old is not None and new is not None and old.window() is new.window():
+            self._used(new)
 
     def _used(self, widget: QObject | None) -> None:
         while widget is not None and not isinstance(widget, Panel):

@@ -8,9 +8,10 @@ import sys
 import pytest
 from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtGui import QWheelEvent
-from PySide6.QtWidgets import QApplication, QGraphicsView
+from PySide6.QtWidgets import QApplication, QGraphicsView, QLineEdit
 
 from posenc_gui.views.export_ui import ExportDialog
+from waiting import TIMEOUT_MS
 
 #: Opens a window on the offscreen platform, reports where it is and where it may be, and closes it.
 #: With a geometry in argv it is first moved and sized there (saved on close).
@@ -77,8 +78,6 @@ def canvas(window, panel_id):
 
 
 def hover(qtbot, window, panel_id):
-    # Qt drops a mouse move to where the cursor already is (an earlier test may have left it there).
-    qtbot.mouseMove(canvas(window, panel_id), QPoint(20, 30))
     qtbot.mouseMove(canvas(window, panel_id), QPoint(40, 40))
 
 
@@ -133,3 +132,20 @@ def test_a_panel_whose_dock_was_closed_is_not_offered(qtbot, make_window):
     dialog = ctrl_e_dialog(qtbot, window)
     assert dialog.panel_id != "similarity"
     dialog.reject()
+
+
+def test_the_window_activated_again_keeps_the_panel_last_used(qtbot, make_window):
+    window = make_window(size=(1400, 900), restore=False)
+    window.panels["parameters"].d_model.setFocus()
+    window.activateWindow()
+    qtbot.waitUntil(window.isActiveWindow, timeout=TIMEOUT_MS)
+    hover(qtbot, window, "heatmap")
+    other = QLineEdit()  # another window takes the focus (a dialog, another application)
+    qtbot.addWidget(other)
+    other.show()
+    other.activateWindow()
+    other.setFocus()
+    qtbot.waitUntil(other.hasFocus, timeout=TIMEOUT_MS)
+    window.activateWindow()
+    qtbot.waitUntil(lambda: window.panels["parameters"].d_model.hasFocus(), timeout=TIMEOUT_MS)
+    assert window.last_used_panel == "heatmap"
