@@ -645,6 +645,11 @@ class Monkey:
             self._describe(f"closed the popup {type(popup).__name__}")
             popup.close()
             QApplication.processEvents()
+        # A click that opened a popup has its release swallowed when the popup
+        # closes first; Qt would then hold the button down for every later event.
+        for button in (Qt.MouseButton.LeftButton, Qt.MouseButton.RightButton, Qt.MouseButton.MiddleButton):
+            if QApplication.mouseButtons() & button:
+                QTest.mouseRelease(self.window, button)
 
     # ------------------------------------------------------------- targets
     def _unwritable_folder(self) -> Path | None:
