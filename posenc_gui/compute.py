@@ -19,7 +19,6 @@ import pickle
 import subprocess
 import sys
 import threading
-import time
 import weakref
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
@@ -28,7 +27,7 @@ from typing import Any, Callable, Iterator
 
 import shiboken6
 from pyqtgraph.util.garbage_collector import GarbageCollector
-from PySide6.QtCore import QCoreApplication, QElapsedTimer, QObject, QTimer, Signal, Slot
+from PySide6.QtCore import QCoreApplication, QDeadlineTimer, QElapsedTimer, QEventLoop, QObject, QTimer, Signal, Slot
 
 from . import worker_process as protocol
 
@@ -593,14 +592,20 @@ class ComputeService(QObject):
         return not self._pending
 
     def wait_idle(self, timeout: float = 30.0) -> bool:
-        """Process events until every request is delivered (tests, benchmarks, export)."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            QCoreApplication.processEvents()  # may deliver results, or start new requests
-            if not self._pending:
-                return True
-            time.sleep(0.0005)
-        return False
+        """Process events until every request is delivered (tests, benchmarks, export).
+
+        Between deliveries it sleeps in Qt's event dispatcher: a result (a
+        posted event from a worker) or any timer wakes it, and a timer at the
+        deadline ends a wait for a result that never comes.
+        """
+        deadline = QDeadlineTimer(max(0, int(timeout * 1000)))
+        wake_at_deadline = QTimer()
+        wake_at_deadline.setSingleShot(True)
+        wake_at_deadline.start(max(0, int(deadline.remainingTime())))
+        QCoreApplication.processEvents()  # may deliver results, or start new requests
+        while self._pending and not deadline.hasExpired():
+            QCoreApplication.processEvents(QEventLoop.ProcessEventsFlag.WaitForMoreEvents)
+        return not self._pending
 
     def shutdown(self) -> None:
         """Drop pending requests and stop the workers, without waiting for a job that is running.

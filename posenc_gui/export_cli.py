@@ -477,11 +477,9 @@ def _settle(panel: Any, deadline: float | None = None) -> None:
     StillComputing
         When the panel is still computing at the deadline.
     """
-    from PySide6.QtCore import QCoreApplication, QEventLoop, QTimer
+    from PySide6.QtCore import QCoreApplication
 
     deadline = time.monotonic() + COMPUTE_TIMEOUT_S if deadline is None else deadline
-    watchdog = QTimer()  # wakes the dispatcher at the deadline
-    watchdog.setSingleShot(True)
     quiet = 0
     while quiet < QUIET_PASSES:
         QCoreApplication.processEvents()
@@ -496,9 +494,7 @@ def _settle(panel: Any, deadline: float | None = None) -> None:
         panel.ensure_current()
         if panel.run_debounced() or panel.compute.is_idle():
             continue
-        watchdog.start(max(1, int(remaining * 1000)))
-        QCoreApplication.processEvents(QEventLoop.ProcessEventsFlag.WaitForMoreEvents)
-        watchdog.stop()
+        panel.compute.wait_idle(remaining)
 
 
 def _layout(panel: Any) -> tuple:
