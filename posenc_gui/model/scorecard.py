@@ -64,6 +64,7 @@ import numpy as np
 from . import limits
 from .analysis import pe_norms
 from .closest import RangeUniqueness, continue_uniqueness, range_uniqueness
+from .linear_relation import positions_between
 from .params import EncodingParams, check_params
 from .schemes import SCHEMES, encode
 
@@ -81,8 +82,6 @@ NORM_WORK = 2**17
 UNIQUE_WORK = 2**26
 #: Budget of n·d² for a least-squares T_k (n = 2d + 8 positions).
 TK_FIT_WORK = 2**27
-#: Where in its interval each least-squares fit position lies (irrational: rarely an integer).
-FIT_PHASE = (math.sqrt(5.0) - 1.0) / 2.0
 #: Budget of n·d for the positions a T_k residual is measured on.
 ROTATION_WORK = 2**20
 
@@ -348,8 +347,7 @@ def _tk_check(params: EncodingParams) -> tuple[float, bool, str, int, int, int, 
         return (math.nan, False, "none", int(alone.size), 0, 0,
                 f"no least-squares T_k residual at d_model = {d:,} (a fit over 2·d + 8 positions costs "
                 f"n·d² > {TK_FIT_WORK:,})")
-    spread = (np.arange(fitted) + FIT_PHASE) * (max(n - 1, 1) / fitted)
-    fit_positions = spread[spread != np.round(spread)]  # between the integers of 0 … N−1
+    fit_positions = positions_between(0.0, n - 1, fitted)
     solution, *_ = np.linalg.lstsq(params.encode(fit_positions),
                                    params.encode(fit_positions + TK_OFFSET, dims=alone), rcond=None)
     target = params.encode(tested + TK_OFFSET, dims=alone)
