@@ -9,33 +9,52 @@ import argparse
 import functools
 import gc
 import sys
-from typing import Sequence
+from typing import Callable, Sequence
 
 from . import __version__, prepare_qt_environment, tune_memory_allocator
 from .display import ADVICE, EXIT_NO_DISPLAY, display_problem, qt_start_guard
-from .model import LAYOUTS, SCHEMES, EncodingParams
+from .model import OPTION_SPECS, SCHEMES, EncodingParams, ParamSpec
+from .model.params import SIZE_SPECS
+
+
+def _flag_type(spec: ParamSpec) -> Callable[[str], object]:
+    """An argparse type that reports the spec's own message (parameter name and range)."""
+
+    def parse(text: str) -> object:
+        try:
+            return spec.parse(text)
+        except ValueError as error:
+            raise argparse.ArgumentTypeError(str(error)) from None
+
+    parse.__name__ = spec.name
+    return parse
+
+
+def _flag_help(spec: ParamSpec) -> str:
+    users = [key for key, info in SCHEMES.items() if info.spec(spec.name) is not None]
+    where = "" if spec in SIZE_SPECS else f" [{', '.join(users)}]"
+    default = spec.default if spec.kind == "choice" else spec.text(spec.default)
+    return f"{spec.help} Values: {spec.range_text()}; default {default}.{where}"
 
 
 def add_parameter_flags(parser: argparse.ArgumentParser) -> dict[str, argparse.Action]:
-    """The encoding flags shared by the launch and ``export`` commands, by destination (``"seq_len"``)."""
+    """The encoding flags shared by the launch and ``export`` commands, by destination (``"seq_len"``).
+
+    One flag per size and per scheme parameter (:data:`~posenc_gui.model.OPTION_SPECS`), from its spec.
+    """
     group = parser.add_argument_group("encoding parameters")
-    actions = [
-        group.add_argument("--scheme", choices=list(SCHEMES), help="encoding scheme (default: sinusoidal)"),
-        group.add_argument("--seq-len", type=int, metavar="N", help="number of positions"),
-        group.add_argument("--d-model", type=int, metavar="D", help="model dimension"),
-        group.add_argument("--base", type=float, metavar="B", help="wavelength base, > 1 (default 10000)"),
-        group.add_argument("--layout", choices=list(LAYOUTS), help="sinusoidal channel layout"),
-    ]
+    actions = [group.add_argument("--scheme", choices=list(SCHEMES), help="encoding scheme (default: sinusoidal)")]
+    for spec in (*SIZE_SPECS, *OPTION_SPECS.values()):
+        choices = [value for value, _ in spec.choices] or None
+        actions.append(group.add_argument(spec.flag, dest=spec.name, type=_flag_type(spec), choices=choices,
+                                          metavar=spec.name.upper(), help=_flag_help(spec)))
     return {action.dest: action for action in actions}
 
 
 def overrides_from_args(args: argparse.Namespace) -> dict:
-    """The encoding parameters given on the command line, as field → value."""
-    return {
-        field: getattr(args, field)
-        for field in ("scheme", "seq_len", "d_model", "base", "layout")
-        if getattr(args, field, None) is not None
-    }
+    """The encoding parameters given on the command line, as name → value."""
+    names = ("scheme", *(spec.name for spec in SIZE_SPECS), *OPTION_SPECS)
+    return {name: getattr(args, name) for name in names if getattr(args, name, None) is not None}
 
 
 def params_from_args(args: argparse.Namespace, start: EncodingParams | None = None) -> EncodingParams:
@@ -44,10 +63,9 @@ def params_from_args(args: argparse.Namespace, start: EncodingParams | None = No
     Raises
     ------
     ValueError
-        With the model's message for an out-of-range value.
+        With the model's message for an out-of-range value or a parameter the scheme does not take.
     """
-    values = {**(start or EncodingParams()).__dict__, **overrides_from_args(args)}
-    return EncodingParams.validated(**values)
+    return (start or EncodingParams()).replaced(**overrides_from_args(args))
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -52,6 +52,7 @@ from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import QApplication, QGraphicsRectItem, QGraphicsView, QWidget
 
 from . import __version__
+from .model import EncodingParams
 
 IMAGE_FORMATS = ("png", "svg", "pdf")
 DATA_FORMATS = ("csv", "npy", "json")
@@ -874,8 +875,8 @@ def _jsonable(value: Any) -> Any:
 def _params_dict(params: Any) -> dict[str, Any]:
     if params is None:
         return {}
-    if hasattr(params, "__dataclass_fields__"):
-        return _jsonable(asdict(params))
+    if isinstance(params, EncodingParams):
+        return _jsonable(params.as_dict())
     return _jsonable(dict(params))
 
 

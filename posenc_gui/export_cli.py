@@ -233,8 +233,6 @@ def _accept_lists(actions: dict[str, argparse.Action]) -> None:
     for action in actions.values():
         action.type = _comma_list(action.type or str, action.choices)
         if action.choices is not None:
-            action.help = f"{action.help}: {', '.join(action.choices)}"
-            action.metavar = "NAME"
             action.choices = None
         action.metavar = f"{action.metavar}[,{action.metavar}…]"
         action.help = f"{action.help}; a comma list writes a file for each value"

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterator, Mapping
-from dataclasses import asdict, fields
 from typing import Callable
 
 from PySide6.QtCore import QByteArray, QElapsedTimer, QEvent, QObject, QRect, QStandardPaths, Qt, QTimer, Signal
@@ -15,7 +14,7 @@ from PySide6.QtWidgets import (QApplication, QDockWidget, QGraphicsView, QMainWi
 
 from . import __version__, resources_path
 from .compute import ComputeService
-from .model import EncodingParams
+from .model import OPTION_SPECS, EncodingParams, ParamSpec
 from .settings import Key, Settings
 from .state import AppState
 from .views import panel_classes
@@ -224,14 +223,17 @@ class MainWindow(QMainWindow):
         )
         self.settings = Settings(settings_file(), SETTINGS_KEYS)
         self._ignored_settings = list(self.settings.ignored)
+        #: Saved values of options the saved scheme does not take (AppState.remembered).
+        self._remembered: dict[str, object] = {}
         restored = self._read_params() if restore and params is None else None
         start = params or restored or EncodingParams()
-        if overrides:
+        if overrides:  # the command line's flags, on the restored scheme if it takes them, else on the defaults
             try:
-                start = EncodingParams.validated(**{**asdict(start), **overrides})
+                start = start.replaced(**overrides)
             except ValueError:
-                start = EncodingParams.validated(**{**asdict(EncodingParams()), **overrides})
+                start = EncodingParams().replaced(**overrides)
         self.state = AppState(start, self)
+        self.state.remembered.update(self._remembered)
         self.compute = ComputeService(self)
         self.state.emission_scope = self.compute.workers_first
         self._panel_classes = {cls.panel_id: cls for cls in panel_classes()}
@@ -435,6 +437,11 @@ class MainWindow(QMainWindow):
             if not isinstance(values, dict):
                 raise ValueError("not a JSON object")
             _check_param_types(values)
+            remembered = values.pop("remembered", {})
+            if not isinstance(remembered, dict):
+                raise ValueError("remembered must be an object")
+            self._remembered = {name: value for name, value in remembered.items()
+                                if name in OPTION_SPECS and _is_valid(OPTION_SPECS[name], value)}
             return EncodingParams.validated(**values)
         except ValueError as error:
             self._ignored_settings.append(f"parameters ignored ({error})")
@@ -464,7 +471,9 @@ class MainWindow(QMainWindow):
         """Write geometry, dock layout and parameters; None, or why not (also shown in the status bar)."""
         self.settings.setValue("geometry", self.saveGeometry())
         self.settings.setValue("windowState", self.saveState(SETTINGS_VERSION))
-        self.settings.setValue("params", json.dumps(asdict(self.state.params)))
+        remembered = {name: value for name, value in self.state.remembered.items()
+                      if name not in self.state.params.options}
+        self.settings.setValue("params", json.dumps({**self.state.params.as_dict(), "remembered": remembered}))
         problem = self.settings.save()
         if problem is not None:
             self.statusBar().showMessage(problem, 10_000)
@@ -497,15 +506,22 @@ class MainWindow(QMainWindow):
 
 
 def _check_param_types(values: dict) -> None:
-    """Raise ValueError unless each saved parameter has its field's JSON type (a whole number for an int).
+    """Raise ValueError unless the saved scheme is text and the sizes are whole numbers.
 
-    The model converts what it can (``float("1e4")``); a settings file holds
-    exactly what the window wrote, so anything else is a damaged file.
+    The model converts what it can (``4.0`` is a d_model of 4); a settings
+    file holds exactly what the window wrote, so anything else is a damaged
+    file. The options are checked by their specs.
     """
-    for field in fields(EncodingParams):
-        value = values.get(field.name, field.default)
-        kind = type(field.default)
-        allowed = (int, float) if kind is float else (kind,)
-        if isinstance(value, bool) or not isinstance(value, allowed):
-            expected = {str: "text", int: "a whole number", float: "a number"}[kind]
-            raise ValueError(f"{field.name} must be {expected}, got {value!r}")
+    for name, kind, expected in (("scheme", str, "text"), ("seq_len", int, "a whole number"),
+                                 ("d_model", int, "a whole number")):
+        value = values.get(name)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, kind)):
+            raise ValueError(f"{name} must be {expected}, got {value!r}")
+
+
+def _is_valid(spec: ParamSpec, value: object) -> bool:
+    try:
+        spec.check(value)
+    except ValueError:
+        return False
+    return True

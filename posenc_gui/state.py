@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-from dataclasses import replace
 from typing import Callable, ContextManager
 
 from PySide6.QtCore import QObject, QTimer, Signal
@@ -38,6 +37,9 @@ class AppState(QObject):
         super().__init__(parent)
         self._params = (params or EncodingParams()).validate()
         self._emitted = self._params
+        #: The last value of every option a user set, by name: switching to a
+        #: scheme without ``base`` and back keeps the base.
+        self.remembered: dict[str, object] = dict(self._params.options)
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(0)
@@ -52,7 +54,10 @@ class AppState(QObject):
         return self._params
 
     def update(self, **changes) -> str | None:
-        """Apply ``changes`` (field=value) if valid.
+        """Apply ``changes`` (fields or the scheme's options, by name) if valid.
+
+        On a change of scheme, the new scheme's options keep the values last
+        set under the same names (see :meth:`EncodingParams.replaced`).
 
         Returns
         -------
@@ -61,12 +66,13 @@ class AppState(QObject):
             emitted as ``paramError(field, message)``.
         """
         try:
-            candidate = replace(self._params, **changes).validate()
+            candidate = self._params.replaced(self.remembered, **changes)
         except (ValueError, TypeError) as error:
             field = next(iter(changes), "")
             self.paramError.emit(field, str(error))
             return str(error)
         self.paramError.emit("", "")
+        self.remembered.update(candidate.options)
         if candidate != self._params:
             self._params = candidate
             self._timer.start()
@@ -74,7 +80,7 @@ class AppState(QObject):
 
     def set_params(self, params: EncodingParams) -> str | None:
         """Replace all parameters at once (presets, restored sessions)."""
-        return self.update(**{f: getattr(params, f) for f in params.__dataclass_fields__})
+        return self.update(**params.as_dict())
 
     def flush(self) -> None:
         """Emit a pending change now (tests, benchmarks)."""

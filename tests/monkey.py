@@ -64,6 +64,7 @@ from PySide6.QtWidgets import (
     QMessageBox,
     QSlider,
     QTabBar,
+    QSpinBox,
     QToolButton,
     QWidget,
 )
@@ -78,7 +79,7 @@ from posenc_gui.views import export_ui
 from posenc_gui.views.export_ui import ExportDialog, copy_panel_figure
 from posenc_gui.views.labels import encoding_title
 from posenc_gui.views.matrixplot import label_plain_text
-from posenc_gui.views.parameters import TICKS_PER_OCTAVE
+from posenc_gui.views.param_controls import TICKS_PER_OCTAVE
 from posenc_gui.views.scorecard import _measure_key
 from posenc_gui.views.waveforms import parse_dims
 
@@ -219,23 +220,33 @@ def _message(panel: Any) -> str:
 def _check_parameters(window: Any, panel: Any) -> list[str]:
     p = window.state.params
     problems = []
-    shown = {"scheme": panel.scheme.currentData(), "seq_len": panel.seq_len.value(),
-             "d_model": panel.d_model.value(), "layout": panel.layout_box.currentData()}
-    for field, value in shown.items():
-        if value != getattr(p, field):
-            problems.append(f"parameters: the {field} control shows {value!r}, the parameters hold {getattr(p, field)!r}")
-    for field, slider in (("seq_len", panel.seq_slider), ("d_model", panel.d_slider), ("base", panel.base_slider)):
-        value = getattr(p, field)
-        tick = min(slider.maximum(), max(0.0, math.log2(value / slider.low) * TICKS_PER_OCTAVE))
-        # a tick stands for a rounded value; several ticks, for the same small integer
-        if slider.to_value(slider.value()) != value and abs(slider.value() - tick) > 0.5 + 1e-9:
-            problems.append(f"parameters: the {field} slider is at tick {slider.value()}, {value} is tick {tick:.2f}")
-    try:
-        typed = float(panel.base.text())
-    except ValueError:
-        typed = None
-    if typed != p.base and panel.errors["base"].isHidden():
-        problems.append(f"parameters: base shows {panel.base.text()!r} with no error, the parameters hold {p.base:g}")
+    values = {"seq_len": p.seq_len, "d_model": p.d_model, **p.options}
+    if panel.scheme.currentData() != p.scheme:
+        problems.append(f"parameters: the scheme control shows {panel.scheme.currentData()!r}, the parameters hold "
+                        f"{p.scheme!r}")
+    for name, control in panel.controls.items():
+        if control.row.isHidden() != (name not in values):
+            problems.append(f"parameters: the {name} control is {'hidden' if control.row.isHidden() else 'shown'} "
+                            f"for {p.scheme}")
+        if name not in values:
+            continue
+        value, editor, slider = values[name], control.editor, control.slider
+        shown = {QSpinBox: lambda: editor.value(), QComboBox: lambda: editor.currentData()}.get(type(editor))
+        if shown is not None and shown() != value:
+            problems.append(f"parameters: the {name} control shows {shown()!r}, the parameters hold {value!r}")
+        if slider is not None:
+            tick = min(slider.maximum(), max(0.0, math.log2(value / slider.low) * TICKS_PER_OCTAVE))
+            # a tick stands for a rounded value; several ticks, for the same small integer
+            if slider.to_value(slider.value()) != value and abs(slider.value() - tick) > 0.5 + 1e-9:
+                problems.append(f"parameters: the {name} slider is at tick {slider.value()}, {value} is tick {tick:.2f}")
+        if isinstance(editor, QLineEdit):
+            try:
+                typed = float(editor.text())
+            except ValueError:
+                typed = None
+            if typed != value and control.error.isHidden():
+                problems.append(f"parameters: {name} shows {editor.text()!r} with no error, the parameters hold "
+                                f"{value:g}")
     label = window.params_label.text()
     for part in (p.scheme, f"{p.seq_len:,} position", f"d_model {p.d_model:,}"):
         if part not in label:
@@ -751,10 +762,9 @@ class Monkey:
         parameters = self.window.panels.built().get("parameters")
         if parameters is None:
             return None
-        if widget in (parameters.seq_len, parameters.seq_slider):
-            return "seq_len"
-        if widget in (parameters.d_model, parameters.d_slider):
-            return "d_model"
+        for field in ("seq_len", "d_model"):
+            if widget in parameters.controls[field].widgets():
+                return field
         return None
 
     def _bound(self, field: str) -> int:
@@ -881,7 +891,7 @@ class Monkey:
             return
         built = self.window.panels.built()
         texts: tuple[str, ...] = GARBAGE
-        if "parameters" in built and edit is built["parameters"].base:
+        if "parameters" in built and edit is built["parameters"].controls["base"].editor:
             texts = BASE_TEXTS + (f"{math.exp(self.rng.uniform(0.01, math.log(1e12))):.6g}",)
         elif "waveforms" in built and edit is built["waveforms"].dims_edit:
             texts = dims_texts(self.window.state.params.d_model)

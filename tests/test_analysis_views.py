@@ -239,7 +239,7 @@ def test_magnitude_takes_the_rows_the_similarity_views_encoded(monkeypatch):
     from posenc_gui.model.cache import encode_sampled
     from posenc_gui.views.magnitude import compute_magnitude
 
-    params = EncodingParams(seq_len=128, d_model=514, base=777.0)
+    params = EncodingParams.validated(seq_len=128, d_model=514, base=777.0)
     rows = encode_sampled(params, AxisSample(0, 1, 128))
 
     def no_encoding(*args, **kwargs):

@@ -141,7 +141,7 @@ def test_each_panel_sharing_the_heatmaps_place_is_measured_in_front(make_window,
 def test_drags_run_one_way_then_the_other_never_returning_to_a_value(make_window, bench):
     from posenc_gui.model import EncodingParams
 
-    window = make_window(size=(1200, 800), params=EncodingParams(seq_len=32, d_model=64, base=10000.0),
+    window = make_window(size=(1200, 800), params=EncodingParams.validated(seq_len=32, d_model=64, base=10000.0),
                          restore=False)
     drag = bench.Drag(window, run_length=3)
     d_models = [drag.next_d_model() for _ in range(12)]
@@ -156,7 +156,7 @@ def test_drags_run_one_way_then_the_other_never_returning_to_a_value(make_window
     drag.d_model_step()
     drag.base_step()
     window.state.flush()
-    assert (window.state.params.d_model, window.state.params.base) == (78, pytest.approx(10040.0, rel=1e-12))
+    assert (window.state.params.d_model, window.state.params.options["base"]) == (78, pytest.approx(10040.0, rel=1e-12))
 
 
 @pytest.mark.parametrize("length", [128, 1024, 8192, 1_048_576])

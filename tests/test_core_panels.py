@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from PySide6.QtCore import QPointF
 from PySide6.QtGui import QColor, QImage
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QComboBox
 
 from posenc_gui.model import encode, pairwise
 from posenc_gui.views.heatmap import HeatmapPanel
@@ -271,42 +271,71 @@ def test_parameters_invalid_base_shows_the_message_and_keeps_the_view(qtbot, sta
     settle(qtbot, params_panel, compute)
     settle(qtbot, heatmap, compute)
     before = heatmap.data.values.copy()
-    qtbot.keyClicks(params_panel.base, "")  # focus
-    params_panel.base.clear()
-    qtbot.keyClicks(params_panel.base, "0.5")
+    base = params_panel.controls["base"].editor
+    qtbot.keyClicks(base, "")  # focus
+    base.clear()
+    qtbot.keyClicks(base, "0.5")
     state.flush()
     compute.wait_idle()
-    assert state.params.base == 10000.0
+    assert state.params.options["base"] == 10000.0
     assert params_panel.errors["base"].isVisible()
     assert "base must be > 1" in params_panel.errors["base"].text()
     np.testing.assert_array_equal(heatmap.data.values, before)
-    params_panel.base.clear()
-    qtbot.keyClicks(params_panel.base, "500")
+    base.clear()
+    qtbot.keyClicks(base, "500")
     state.flush()
     assert compute.wait_idle()
-    assert state.params.base == 500.0 and not params_panel.errors["base"].isVisible()
+    assert state.params.options["base"] == 500.0 and not params_panel.errors["base"].isVisible()
     np.testing.assert_array_equal(heatmap.data.values, encode("sinusoidal", np.arange(128.0), 512, base=500.0))
 
 
 def test_parameters_show_only_options_of_the_scheme(qtbot, state, compute):
     panel = ParametersPanel(state, compute)
     settle(qtbot, panel, compute)
-    assert panel.base_row.isVisible() and panel.layout_box.isVisible()
+
+    def shown() -> set[str]:
+        return {name for name, control in panel.controls.items() if control.row.isVisible()}
+
+    assert shown() == {"seq_len", "d_model", "base", "layout"}
+    assert isinstance(panel.controls["layout"].editor, QComboBox)  # the kind of the spec picks the editor
     panel.scheme.setCurrentIndex(panel.scheme.findData("naive"))
     state.flush()
     assert state.params.scheme == "naive"
-    assert not panel.base_row.isVisible() and not panel.layout_box.isVisible()
+    assert shown() == {"seq_len", "d_model"}
     panel.scheme.setCurrentIndex(panel.scheme.findData("all_sine"))
     state.flush()
-    assert panel.base_row.isVisible() and not panel.layout_box.isVisible()
+    assert shown() == {"seq_len", "d_model", "base"}
+    panel.scheme.setCurrentIndex(panel.scheme.findData("binary"))
+    state.flush()
+    assert shown() == {"seq_len", "d_model", "bit_values"} and not panel.tied_notes["length"].isVisible()
+    panel.scheme.setCurrentIndex(panel.scheme.findData("normalized"))
+    state.flush()
+    assert shown() == {"seq_len", "d_model"} and panel.tied_notes["length"].isVisible()
+
+
+def test_switching_through_a_scheme_without_an_option_keeps_its_value(qtbot, state, compute):
+    panel = ParametersPanel(state, compute)
+    settle(qtbot, panel, compute)
+    state.update(base=500.0, layout="halves")
+    state.update(scheme="naive")
+    state.flush()
+    assert dict(state.params.options) == {}
+    state.update(scheme="all_sine")
+    state.flush()
+    assert dict(state.params.options) == {"base": 500.0}
+    state.update(scheme="sinusoidal")
+    state.flush()
+    assert dict(state.params.options) == {"base": 500.0, "layout": "halves"}
+    assert panel.controls["base"].editor.text() == "500" and panel.controls["layout"].editor.currentData() == "halves"
 
 
 def test_dragging_the_size_slider_applies_immediately(qtbot, state, compute):
     panel = ParametersPanel(state, compute)
     settle(qtbot, panel, compute)
-    panel.d_slider.setValue(panel.d_slider.value() - 8)  # one octave down
+    control = panel.controls["d_model"]
+    control.slider.setValue(control.slider.value() - 8)  # one octave down
     state.flush()
-    assert state.params.d_model == 256 and panel.d_model.value() == 256
+    assert state.params.d_model == 256 and control.editor.value() == 256
 
 
 def test_waveforms_hold_curves_and_dots_of_the_chosen_dims(qtbot, state, compute):
@@ -484,24 +513,23 @@ def test_a_million_positions_allocate_no_n_by_d_array(qtbot, state, compute):
     assert peak < 16 * one_row_of_n, f"peak {peak / 2**20:.0f} MiB"  # an N×d array would be 64 GiB
 
 
-def test_presets_are_installed_and_apply_all_their_parameters(qtbot, state, compute):
-    import json
+def test_presets_of_every_scheme_apply_all_their_parameters(qtbot, state, compute):
+    from posenc_gui.model import SCHEMES, EncodingParams
 
-    from posenc_gui import resources_path
-    from posenc_gui.model import EncodingParams
-    from posenc_gui.views.parameters import load_presets
-
-    files = sorted(resources_path("presets").glob("*.json"))
-    presets = load_presets()
-    assert len(presets) == len(files) >= 1
     panel = ParametersPanel(state, compute)
     settle(qtbot, panel, compute)
-    for index, path in enumerate(files, start=1):
-        expected = EncodingParams(**json.loads(path.read_text(encoding="utf-8"))["params"])
+    declared = [(info, preset) for info in SCHEMES.values() for preset in info.presets]
+    assert panel.presets.count() == len(declared) + 1 >= 4
+    for index, (info, preset) in enumerate(declared, start=1):
+        assert panel.presets.itemText(index) == preset.label
+        state.update(scheme="all_sine", base=3.0, seq_len=7, d_model=9)  # far from every preset
+        state.flush()
         panel.presets.setCurrentIndex(index)
         panel.presets.activated.emit(index)
         state.flush()
-        assert state.params == expected, path.name
+        expected = EncodingParams.validated(scheme=info.key, seq_len=preset.seq_len, d_model=preset.d_model,
+                                            **preset.options)
+        assert state.params == expected, preset.label
 
 
 def test_symmetric_colour_levels_ignore_non_finite_values():

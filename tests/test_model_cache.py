@@ -22,7 +22,7 @@ def empty_cache():
 
 
 def test_values_equal_encode_and_are_read_only():
-    params = EncodingParams(seq_len=1000, d_model=64, base=500.0)
+    params = EncodingParams.validated(seq_len=1000, d_model=64, base=500.0)
     rows, cols = AxisSample(3, 7, 40), AxisSample(1, 3, 20)
     values = cache.encode_sampled(params, rows, cols)
     expected = params.encode(rows.indices().astype(np.float64), dims=cols.indices())
@@ -42,10 +42,10 @@ def test_a_sample_of_every_dimension_is_the_full_encoding_entry():
 
 def test_new_parameters_never_get_old_values():
     rows = AxisSample(0, 1, 30)
-    first = cache.encode_sampled(EncodingParams(seq_len=30, d_model=8, base=10000.0), rows)
-    second = cache.encode_sampled(EncodingParams(seq_len=30, d_model=8, base=100.0), rows)
+    first = cache.encode_sampled(EncodingParams.validated(seq_len=30, d_model=8, base=10000.0), rows)
+    second = cache.encode_sampled(EncodingParams.validated(seq_len=30, d_model=8, base=100.0), rows)
     assert not np.array_equal(first, second)
-    assert np.array_equal(second, EncodingParams(seq_len=30, d_model=8, base=100.0).encode())
+    assert np.array_equal(second, EncodingParams.validated(seq_len=30, d_model=8, base=100.0).encode())
 
 
 def test_memory_stays_within_its_bound(monkeypatch):
@@ -224,7 +224,7 @@ def test_rows_encoder_gives_what_encode_gives_at_any_positions():
     from posenc_gui.model import clear_caches
 
     clear_caches()
-    params = EncodingParams(seq_len=40, d_model=24, base=321.0)
+    params = EncodingParams.validated(seq_len=40, d_model=24, base=321.0)
     encoder = cache.rows_encoder(params)
     assert rows_kept(params, 40)  # the rows 0 … 39, kept for the core panels too
     inside = np.array([0.0, 39.0, 7.0, 7.0])

@@ -59,7 +59,7 @@ CASES = {
     "encode dims: ragged": (lambda: encode("sinusoidal", [1], 4, dims=[[1], [1, 2]]), "dims", "1-D"),
     "formula_term dim: text": (lambda: formula_term("sinusoidal", 4, "1"), "dim", "0…3"),
     "formula_term dim: past d_model": (lambda: formula_term("sinusoidal", 4, 9), "dim", "0…3"),
-    "EncodingParams base: text": (lambda: EncodingParams(base="10000").validate(), "base", "> 1"),
+    "EncodingParams base: text": (lambda: EncodingParams.validated(base="10000").validate(), "base", "> 1"),
     "EncodingParams scheme: a list": (lambda: EncodingParams(scheme=["x"]).validate(), "scheme", "sinusoidal"),
     # sampling
     "sample_axis low: text": (lambda: sample_axis("a", 3, 10, 10), "low", "finite"),

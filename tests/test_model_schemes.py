@@ -162,7 +162,7 @@ def test_formula_term_names_the_exponent():
         (lambda: encode("sinusoidal", [1], 8, base=0.5), "base"),
         (lambda: encode("sinusoidal", [1], 8, base=float("nan")), "base"),
         (lambda: encode("sinusoidal", [1], 8, layout="zigzag"), "layout"),
-        (lambda: encode("nope", [1], 8), "scheme"),
+        (lambda: encode("no_such_scheme", [1], 8), "scheme"),
         (lambda: encode("naive", [1], 8, base=3.0), "base"),
         (lambda: encode("sinusoidal", [1], 8, dims=[8]), "dims"),
         (lambda: encode("sinusoidal", np.arange(2**13), 2**13), "encode"),

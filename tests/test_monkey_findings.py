@@ -130,8 +130,8 @@ def test_the_base_field_shows_the_base_exactly(qtbot, state, compute):
     for base in (36591432.0, 1.0000001, 12345.678, 10000.0, 1e12):
         state.update(base=base)
         state.flush()
-        assert float(panel.base.text()) == base, panel.base.text()
-    assert panel.base.text() == "1000000000000"
+        assert float(panel.controls["base"].editor.text()) == base, panel.controls["base"].editor.text()
+    assert panel.controls["base"].editor.text() == "1000000000000"
 
 
 def test_a_short_similarity_panel_settles_at_every_height(qtbot, state, compute):
@@ -181,8 +181,8 @@ def test_the_refusal_of_a_typed_base_stays_while_the_field_holds_that_text(qtbot
     # Seeds 4 and 9: the base field held "abc" (or "") with no message once
     # another control's change, or refusal, had cleared the messages.
     panel = shown(qtbot, ParametersPanel(state, compute), compute)
-    panel.base.selectAll()
-    QTest.keyClicks(panel.base, "abc")
+    panel.controls["base"].editor.selectAll()
+    QTest.keyClicks(panel.controls["base"].editor, "abc")
     refusal = panel.errors["base"].text()
     assert "abc" in refusal and not panel.errors["base"].isHidden()
     state.update(seq_len=state.params.seq_len)  # a slider tick that rounds to the same length
@@ -191,11 +191,11 @@ def test_the_refusal_of_a_typed_base_stays_while_the_field_holds_that_text(qtbot
     assert not panel.errors["seq_len"].isHidden() and not panel.errors["base"].isHidden()
     state.update(seq_len=200)
     state.flush()  # the field shows the base again: nothing left to refuse
-    assert float(panel.base.text()) == state.params.base and panel.errors["base"].isHidden()
-    panel.base.selectAll()
-    QTest.keyClicks(panel.base, "1")  # refused (base must be > 1) …
-    QTest.keyClicks(panel.base, "0")  # … until the next key makes it 10
-    assert state.params.base == 10.0 and panel.errors["base"].isHidden()
+    assert float(panel.controls["base"].editor.text()) == state.params.options["base"] and panel.errors["base"].isHidden()
+    panel.controls["base"].editor.selectAll()
+    QTest.keyClicks(panel.controls["base"].editor, "1")  # refused (base must be > 1) …
+    QTest.keyClicks(panel.controls["base"].editor, "0")  # … until the next key makes it 10
+    assert state.params.options["base"] == 10.0 and panel.errors["base"].isHidden()
 
 
 def test_an_undefined_one_position_profile_hands_no_nan_to_its_dot(qtbot, state, compute):

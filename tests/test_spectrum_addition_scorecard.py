@@ -26,7 +26,7 @@ from tolerances import assert_close, cosine_atol
 @pytest.mark.parametrize("d_model, base", [(512, 10000.0), (64, 10000.0), (16, 500.0)])
 @pytest.mark.parametrize("layout", ["interleaved", "halves"])
 def test_sinusoidal_wavelengths_at_the_ends(d_model, base, layout):
-    s = spectrum(EncodingParams("sinusoidal", 128, d_model, base, layout))
+    s = spectrum(EncodingParams.validated(scheme="sinusoidal", seq_len=128, d_model=d_model, base=base, layout=layout))
     assert s.n_components == d_model // 2
     assert s.wavelength[0] == pytest.approx(2 * math.pi, rel=1e-12)
     assert s.wavelength[-1] == pytest.approx(2 * math.pi * base ** ((d_model - 2) / d_model), rel=1e-12)
@@ -36,7 +36,7 @@ def test_sinusoidal_wavelengths_at_the_ends(d_model, base, layout):
 
 def test_sinusoidal_pairs_are_the_right_dimensions():
     inter = spectrum(EncodingParams("sinusoidal", 128, 8))
-    halves = spectrum(EncodingParams("sinusoidal", 128, 8, layout="halves"))
+    halves = spectrum(EncodingParams.validated(scheme="sinusoidal", seq_len=128, d_model=8, layout="halves"))
     assert inter.component_dims == ((0, 1), (2, 3), (4, 5), (6, 7))
     assert halves.component_dims == ((0, 4), (1, 5), (2, 6), (3, 7))
 
@@ -150,7 +150,7 @@ def test_the_split_residual_is_computed_when_read_not_on_every_update(monkeypatc
     calls = []
     real = addition._split_residual
     monkeypatch.setattr(addition, "_split_residual", lambda *args: calls.append(args) or real(*args))
-    sweep = scale_sweep(EncodingParams("sinusoidal", 32, 64, base=777.0), scales=[0.1, 3.0])
+    sweep = scale_sweep(EncodingParams.validated(scheme="sinusoidal", seq_len=32, d_model=64, base=777.0), scales=[0.1, 3.0])
     assert calls == []  # nothing on screen shows it
     residual = sweep.split_residual
     assert len(calls) == 1 and residual.shape == (2,) and np.all(residual < 1e-9)
@@ -200,7 +200,7 @@ def test_orthogonality_after_a_d_model_step_computes_only_the_new_dimension():
     for name in ("pe_mean", "pe_q95", "pe_max", "random_mean", "random_q95", "current_values"):
         np.testing.assert_array_equal(getattr(stepped, name), getattr(fresh, name))
     # Another base changes every positional entry.
-    orthogonality(EncodingParams("sinusoidal", 128, 510, base=500.0), n_samples=64)
+    orthogonality(EncodingParams.validated(scheme="sinusoidal", seq_len=128, d_model=510, base=500.0), n_samples=64)
     assert addition._cosines_at.cache_info().misses == 2 * fresh.dims.size
 
 
@@ -214,10 +214,10 @@ def test_orthogonality_after_a_base_step_draws_its_sample_positions_again_for_no
     first = orthogonality(EncodingParams("sinusoidal", 128, 512), n_samples=64)
     assert len(draws) == len(set(draws)) >= 1  # each (N, count, seed) drawn once, not once per dimension
     drawn = len(draws)
-    stepped = orthogonality(EncodingParams("sinusoidal", 128, 512, base=500.0), n_samples=64)
+    stepped = orthogonality(EncodingParams.validated(scheme="sinusoidal", seq_len=128, d_model=512, base=500.0), n_samples=64)
     assert len(draws) == drawn  # a base step measures every dimension again with the same draws
     addition.clear_caches()
-    fresh = orthogonality(EncodingParams("sinusoidal", 128, 512, base=500.0), n_samples=64)
+    fresh = orthogonality(EncodingParams.validated(scheme="sinusoidal", seq_len=128, d_model=512, base=500.0), n_samples=64)
     for name in ("pe_mean", "pe_q95", "pe_max", "current_values"):
         np.testing.assert_array_equal(getattr(stepped, name), getattr(fresh, name))
     assert not np.array_equal(first.pe_mean, stepped.pe_mean)
@@ -271,9 +271,9 @@ def test_orthogonality_after_a_base_step_draws_no_embedding(monkeypatch):
         return real_rng(seed)
 
     monkeypatch.setattr(np.random, "default_rng", counted_rng)
-    rebased = orthogonality(EncodingParams("sinusoidal", 128, 512, base=500.0))
+    rebased = orthogonality(EncodingParams.validated(scheme="sinusoidal", seq_len=128, d_model=512, base=500.0))
     assert not seeds  # nothing drawn: the embedding blocks and the sample positions are kept
-    orthogonality(EncodingParams("sinusoidal", 128, 2000, base=500.0))  # columns 1025…2000: four new blocks
+    orthogonality(EncodingParams.validated(scheme="sinusoidal", seq_len=128, d_model=2000, base=500.0))  # columns 1025…2000: four new blocks
     assert sum(seed[1] == 0x0A7 for seed in seeds) == 2 * 4  # of e and of e'
     assert np.isfinite(rebased.pe_mean).all()
 
@@ -447,7 +447,7 @@ def test_orthogonality_samples_and_summary_equal_the_direct_computation(scheme, 
     assert_close([o.random_mean[0], o.random_q95[0]], [rand.mean(), np.quantile(rand, 0.95)], cosine_atol(d))
     # Another base keeps the random pairs (they never see the scheme): the same numbers, drawn once.
     if scheme == "sinusoidal":
-        rebased = orthogonality(EncodingParams(scheme, seq_len, d, base=500.0), dims=[d], n_samples=300)
+        rebased = orthogonality(EncodingParams.validated(scheme=scheme, seq_len=seq_len, d_model=d, base=500.0), dims=[d], n_samples=300)
         assert not np.array_equal(rebased.current_values, o.current_values)
         np.testing.assert_array_equal([rebased.random_mean[0], rebased.random_q95[0]],
                                       [o.random_mean[0], o.random_q95[0]])

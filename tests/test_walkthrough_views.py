@@ -366,7 +366,7 @@ def test_linear_relation_step_sets_the_interleaved_layout(qtbot, state, compute)
     change(state, compute, layout="halves")
     index = next(i for i, step in enumerate(STEPS) if step.panel_id == "linear_relation")
     window.walkthrough.go_to(index)
-    assert state.params.layout == "interleaved" and state.params.scheme == "sinusoidal"
+    assert state.params.options["layout"] == "interleaved" and state.params.scheme == "sinusoidal"
 
 
 def test_measured_line_says_what_each_number_is(qtbot, state, compute):

@@ -41,7 +41,8 @@ from .rope import (
     rope_rotate,
 )
 from .sampling import AxisSample, aliased, curve_positions, sample_axis, value_range
-from .schemes import LAYOUTS, SCHEMES, SchemeInfo, columns, encode, formula_term, wavelengths
+from .schemes import OPTION_SPECS, SCHEMES, Columns, Preset, Scheme, columns, encode, formula_term, presets, scheme, wavelengths
+from .specs import Options, ParamSpec
 from .similarity import METRICS, offset_profile, pairwise, similarity_matrix
 
 
@@ -65,11 +66,17 @@ __all__ = [
     "curve_positions",
     "sample_axis",
     "value_range",
-    "LAYOUTS",
+    "OPTION_SPECS",
+    "Columns",
+    "Options",
+    "ParamSpec",
+    "Preset",
+    "Scheme",
+    "presets",
+    "scheme",
     "METRICS",
     "SCHEMES",
     "EncodingParams",
-    "SchemeInfo",
     "clear_caches",
     "columns",
     "encode",

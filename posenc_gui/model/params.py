@@ -2,52 +2,114 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields, replace
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 
 from . import limits
-from .schemes import LAYOUTS, SCHEMES, columns, encode
+from .schemes import SCHEMES, Scheme, columns, encode, scheme
+from .specs import Options, ParamSpec
+
+#: The sizes every scheme has (the scheme's own parameters are its ``options``).
+SEQ_LEN = ParamSpec("seq_len", "int", 128, "positions N", "Number of positions shown, 0 … N − 1.",
+                    low=limits.MIN_SEQ_LEN, high=limits.MAX_SEQ_LEN, log=True)
+D_MODEL = ParamSpec("d_model", "int", 512, "d_model", "Model dimension: the width of each position's vector.",
+                    low=limits.MIN_D_MODEL, high=limits.MAX_D_MODEL, log=True)
+SIZE_SPECS = (SEQ_LEN, D_MODEL)
+#: The fields every scheme has.
+FIELDS = ("scheme", "seq_len", "d_model")
 
 
 @dataclass(frozen=True)
 class EncodingParams:
-    """Scheme and sizes shown by every panel.
+    """Scheme, sizes and the scheme's options, shown by every panel.
 
-    ``seq_len`` is also the ``N`` of the normalized scheme. Construct through
-    :meth:`validated` (or call :meth:`validate`) to get range checks.
+    ``options`` holds exactly the chosen scheme's user-set parameters
+    (:attr:`Scheme.options`), checked by their specs; a parameter tied to a
+    field (the normalized scheme's ``length`` is ``seq_len``) is passed from
+    that field. Construct through :meth:`validated` (or call :meth:`validate`)
+    to get range checks and defaults.
     """
 
     scheme: str = "sinusoidal"
     seq_len: int = 128
     d_model: int = 512
-    base: float = 10000.0
-    layout: str = "interleaved"
+    options: Mapping[str, Any] = field(default_factory=Options)
+
+    @property
+    def info(self) -> Scheme:
+        """The chosen :class:`~posenc_gui.model.schemes.Scheme`."""
+        return scheme(self.scheme)
+
+    def __post_init__(self) -> None:
+        # Unchecked construction still gives a hashable value with the scheme's defaults filled in.
+        if isinstance(self.options, Mapping) and isinstance(self.scheme, str) and self.scheme in SCHEMES:
+            defaults = {spec.name: spec.default for spec in SCHEMES[self.scheme].options}
+            object.__setattr__(self, "options", Options({**defaults, **self.options}))
 
     def validate(self) -> "EncodingParams":
-        """Return a normalized copy, or raise ValueError naming the bad field."""
-        if not isinstance(self.scheme, str) or self.scheme not in SCHEMES:
-            raise ValueError(f"scheme must be one of {', '.join(SCHEMES)}; got {limits.shown(self.scheme)}")
-        seq_len = limits.check_int("seq_len", self.seq_len, limits.MIN_SEQ_LEN, limits.MAX_SEQ_LEN)
-        d_model = limits.check_int("d_model", self.d_model, limits.MIN_D_MODEL, limits.MAX_D_MODEL)
-        base = limits.check_base(self.base)
-        if not isinstance(self.layout, str) or self.layout not in LAYOUTS:
-            raise ValueError(f"layout must be one of {', '.join(LAYOUTS)}; got {limits.shown(self.layout)}")
-        return replace(self, seq_len=seq_len, d_model=d_model, base=base)
+        """Return a normalized copy (options checked, defaults filled), or raise ValueError naming the bad field."""
+        info = scheme(self.scheme)
+        seq_len, d_model = SEQ_LEN.check(self.seq_len), D_MODEL.check(self.d_model)
+        if not isinstance(self.options, Mapping):
+            raise ValueError(f"options must be a mapping of the scheme's parameters, got {limits.shown(self.options)}")
+        options = Options(info.check(self.options, info.options))
+        return replace(self, seq_len=seq_len, d_model=d_model, options=options)
 
     @classmethod
-    def validated(cls, **values) -> "EncodingParams":
-        """Build from keyword values (unknown keys are an error) and validate."""
-        names = {f.name for f in fields(cls)}
-        unknown = set(values) - names
-        if unknown:
-            raise ValueError(f"unknown parameter {sorted(unknown)[0]!r}; known: {', '.join(sorted(names))}")
-        return cls(**values).validate()
+    def validated(cls, **values: Any) -> "EncodingParams":
+        """Build from flat keyword values — ``scheme``, ``seq_len``, ``d_model`` and the scheme's options — and validate.
 
-    def scheme_kwargs(self) -> dict:
-        """Keyword parameters that apply to this scheme, for :func:`encode`."""
-        available = {"base": self.base, "layout": self.layout, "length": self.seq_len}
-        return {name: available[name] for name in SCHEMES[self.scheme].parameters}
+        Raises
+        ------
+        ValueError
+            For a value out of range, or a name that is no field and no option of the scheme.
+        """
+        fields = {name: values.pop(name) for name in FIELDS if name in values}
+        options = dict(values.pop("options", None) or {})
+        options.update(values)
+        return cls(**fields, options=Options(options)).validate()
+
+    def replaced(self, remembered: Mapping[str, Any] | None = None, **changes: Any) -> "EncodingParams":
+        """A validated copy with ``changes`` (fields or options, flat).
+
+        On a change of scheme, the new scheme's options take the value of
+        the same name from these options, then from ``remembered``, then
+        their default; a remembered value the new scheme refuses is dropped.
+
+        Raises
+        ------
+        ValueError
+            Naming the parameter, for a value out of its range or an option the scheme does not take.
+        """
+        fields = {name: changes.pop(name) for name in FIELDS if name in changes}
+        target = scheme(fields.get("scheme", self.scheme))
+        carried = {}
+        for spec in target.options:
+            for source in (self.options, remembered or {}):
+                if spec.name in source:
+                    try:
+                        carried[spec.name] = spec.check(source[spec.name])
+                        break
+                    except ValueError:
+                        continue
+        carried.update(changes)
+        return replace(self, **fields, options=Options(carried)).validate()
+
+    def as_dict(self) -> dict[str, Any]:
+        """Flat ``{scheme, seq_len, d_model, **options}``, as :meth:`validated` takes it (JSON-ready)."""
+        return {"scheme": self.scheme, "seq_len": self.seq_len, "d_model": self.d_model, **self.options}
+
+    def scheme_kwargs(self) -> dict[str, Any]:
+        """Keyword parameters of this scheme, for :func:`encode`: the options and the tied parameters."""
+        tied = {spec.name: getattr(self, spec.tied_to) for spec in self.info.params if spec.tied_to}
+        return {**self.options, **tied}
+
+    def cache_key(self) -> tuple:
+        """Everything that determines what the panels compute (hashable): scheme, sizes, every option."""
+        return (self.scheme, self.seq_len, self.d_model, Options(self.options))
 
     def positions(self) -> np.ndarray:
         """``0, 1, …, seq_len − 1`` as float64."""
@@ -59,17 +121,25 @@ class EncodingParams:
         return encode(self.scheme, pos, self.d_model, dims=dims, **self.scheme_kwargs())
 
     def columns(self, dims=None):
-        """The :class:`~posenc_gui.model.schemes.Columns` of these parameters."""
+        """The :class:`~posenc_gui.model.schemes.Columns` of these parameters (analytic schemes only)."""
         return columns(self.scheme, self.d_model, dims, **self.scheme_kwargs())
+
+    def title(self) -> str:
+        """The scheme, sizes and every option, for a figure's title.
+
+        ``"sinusoidal: 128 positions × d_model 512, base 10000, interleaved"``;
+        only the options the scheme has ("naive, base 10000" would mislead).
+        """
+        positions = f"{self.seq_len:,} position" + ("" if self.seq_len == 1 else "s")
+        parts = [f"{self.scheme}: {positions} × d_model {self.d_model:,}"]
+        parts += [spec.title_part(self.options[spec.name]) for spec in self.info.options]
+        return ", ".join(part for part in parts if part)
 
     def slug(self) -> str:
         """A short file-name-safe description, e.g. ``sinusoidal_n128_d512_b10000``."""
         parts = [self.scheme, f"n{self.seq_len}", f"d{self.d_model}"]
-        if "base" in SCHEMES[self.scheme].parameters:
-            parts.append(f"b{self.base:g}")
-        if "layout" in SCHEMES[self.scheme].parameters and self.layout != "interleaved":
-            parts.append(self.layout)
-        return "_".join(parts)
+        parts += [spec.slug_part(self.options[spec.name]) for spec in self.info.options]
+        return "_".join(part for part in parts if part)
 
 
 def check_params(params: object) -> EncodingParams:
@@ -77,3 +147,4 @@ def check_params(params: object) -> EncodingParams:
     if not isinstance(params, EncodingParams):
         raise ValueError(f"params must be an EncodingParams, got {limits.shown(params)}")
     return params.validate()
+

@@ -55,9 +55,10 @@ steps (``scan_work``, :func:`continue_score`).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from itertools import islice
+from typing import Any
 
 import numpy as np
 
@@ -223,10 +224,23 @@ CRITERIA = {
 
 @dataclass(frozen=True)
 class Scorecard:
-    """Every scheme's :class:`SchemeScore` at one ``(seq_len, d_model, base, layout)``."""
+    """Every scheme's :class:`SchemeScore` at one ``seq_len`` and ``d_model``, each with its options.
+
+    ``setups[i]`` are the parameters ``scores[i]`` was measured at.
+    """
 
     params: EncodingParams
     scores: tuple[SchemeScore, ...]
+    setups: tuple[EncodingParams, ...]
+
+    def setup(self, scheme: str) -> EncodingParams:
+        """The parameters the row of ``scheme`` was measured at."""
+        return self.setups[self.scores.index(self.score(scheme))]
+
+    @property
+    def key(self) -> tuple:
+        """What the scores depend on (see :func:`scorecard_key`)."""
+        return tuple(setup.cache_key() for setup in self.setups)
 
     def score(self, scheme: str) -> SchemeScore:
         """The row of ``scheme``."""
@@ -421,31 +435,22 @@ def score_scheme(params: EncodingParams, unique_work: int = UNIQUE_WORK, scan_wo
 def continue_score(score: SchemeScore, params: EncodingParams, scan_work: int | None = None) -> SchemeScore:
     """``score`` with its uniqueness scan advanced by ``scan_work`` (all of it by default).
 
-    ``params`` are those the score was measured at (its ``scheme`` is ignored).
+    ``params`` are those the score was measured at (:meth:`Scorecard.setup`).
     """
     if not score.pending:
         return score
-    params = replace(params, scheme=score.scheme).validate()
+    params = check_params(params)
+    if params.scheme != score.scheme:
+        raise ValueError(f"params must be the {score.scheme} setup the score was measured at, got {params.scheme}")
     found = continue_uniqueness(score.uniqueness, params.scheme, params.d_model, scan_work,
                                 **params.scheme_kwargs())
     return replace(score, uniqueness=found)
 
 
-def scorecard(params: EncodingParams, schemes=None, scan_work: int | None = None) -> Scorecard:
-    """Score every scheme (or ``schemes``) at ``params``' ``seq_len``, ``d_model``, ``base`` and ``layout``.
-
-    Parameters
-    ----------
-    params : EncodingParams
-        Its ``scheme`` is ignored; each scheme is measured in turn.
-    schemes : iterable of str, optional
-        Keys of :data:`~posenc_gui.model.SCHEMES`; all by default.
-    scan_work : int, optional
-        As for :func:`score_scheme`, per scheme.
-
-    Returns
-    -------
-    Scorecard
+def scorecard_setups(params: EncodingParams, schemes=None, options: Mapping[str, Any] | None = None
+                     ) -> tuple[EncodingParams, ...]:
+    """The parameters each scheme is measured at: ``params``' sizes, and for each option ``options``' value
+    of that name where the scheme takes it and accepts the value (``params``' own options first), else its default.
     """
     params = check_params(params)
     if schemes is not None and (isinstance(schemes, str) or not isinstance(schemes, Iterable)):
@@ -456,5 +461,35 @@ def scorecard(params: EncodingParams, schemes=None, scan_work: int | None = None
     for key in keys:
         if not isinstance(key, str) or key not in SCHEMES:
             raise ValueError(f"schemes must be keys of {', '.join(SCHEMES)}; got {limits.shown(key)}")
-    scores = tuple(score_scheme(replace(params, scheme=key), scan_work=scan_work) for key in keys)
-    return Scorecard(params, scores)
+    if options is not None and not isinstance(options, Mapping):
+        raise ValueError(f"options must be a mapping of parameter names to values, got {limits.shown(options)}")
+    return tuple(params.replaced(options, scheme=key) for key in keys)
+
+
+def scorecard_key(params: EncodingParams, schemes=None, options: Mapping[str, Any] | None = None) -> tuple:
+    """What :func:`scorecard` with these arguments depends on (every scheme's sizes and options): a cache key."""
+    return tuple(setup.cache_key() for setup in scorecard_setups(params, schemes, options))
+
+
+def scorecard(params: EncodingParams, schemes=None, scan_work: int | None = None,
+              options: Mapping[str, Any] | None = None) -> Scorecard:
+    """Score every scheme (or ``schemes``) at ``params``' ``seq_len`` and ``d_model``.
+
+    Parameters
+    ----------
+    params : EncodingParams
+        Its ``scheme`` is ignored; each scheme is measured in turn.
+    schemes : iterable of str, optional
+        Keys of :data:`~posenc_gui.model.SCHEMES`; all by default.
+    scan_work : int, optional
+        As for :func:`score_scheme`, per scheme.
+    options : mapping, optional
+        Option values to measure with where a scheme takes them (see :func:`scorecard_setups`).
+
+    Returns
+    -------
+    Scorecard
+    """
+    setups = scorecard_setups(params, schemes, options)
+    scores = tuple(score_scheme(setup, scan_work=scan_work) for setup in setups)
+    return Scorecard(check_params(params), scores, setups)

@@ -279,7 +279,7 @@ class AdditionPanel(Panel):
             "arrays": {"scale_sweep": table, "orthogonality": ortho_table},
             "meta": {
                 "panel": self.panel_id,
-                "params": data.params.__dict__.copy(),
+                "params": data.params.as_dict(),
                 "columns": ["scale", "cos_mean", "cos_min", *[f"rms_{t}" for t in TERMS]],
                 "orthogonality_columns": ["d", "pe_mean", "pe_q95", "pe_max", "random_mean", "random_q95",
                                           "reference"],

@@ -218,7 +218,7 @@ class HeatmapPanel(Panel):
     def export_data(self) -> dict[str, Any]:
         """The full matrix when it fits the limits, else the shown samples (said in meta)."""
         p = self.state.params
-        meta: dict[str, Any] = {"panel": self.panel_id, "params": p.__dict__.copy()}
+        meta: dict[str, Any] = {"panel": self.panel_id, "params": p.as_dict()}
         if p.seq_len * p.d_model <= limits.MAX_ENCODE_ELEMENTS:
             values = p.encode()
             meta.update(rows="position 0…seq_len−1", columns="dimension 0…d_model−1", sampled=False)

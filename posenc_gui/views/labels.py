@@ -8,7 +8,6 @@ from PySide6.QtCore import QEvent, QRect, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QPainter, QPen, QTextDocumentFragment
 from PySide6.QtWidgets import QLabel, QSizePolicy, QWidget
 
-from ..model import SCHEMES
 
 
 def counted(n: int, noun: str) -> str:
@@ -17,19 +16,8 @@ def counted(n: int, noun: str) -> str:
 
 
 def encoding_title(params) -> str:
-    """The scheme and every parameter it has, for a figure's title.
-
-    ``"sinusoidal: 128 positions × d_model 512, base 10000, interleaved"``;
-    base and layout only for the schemes that have them ("naive, base
-    10000" would mislead).
-    """
-    applies = SCHEMES[params.scheme].parameters
-    text = f"{params.scheme}: {counted(params.seq_len, 'position')} × d_model {params.d_model:,}"
-    if "base" in applies:
-        text += f", base {params.base:g}"
-    if "layout" in applies:
-        text += f", {params.layout}"
-    return text
+    """The scheme and every parameter it has, for a figure's title (:meth:`EncodingParams.title`)."""
+    return params.title()
 
 
 def plain_text(html: str) -> str:

@@ -11,7 +11,7 @@ from PySide6.QtCore import QRectF, Qt
 from PySide6.QtWidgets import QComboBox, QLabel, QSpinBox, QStackedWidget, QWidget
 
 from ..compute import ModelJob
-from ..model import SCHEMES, AxisSample, limits
+from ..model import AxisSample, limits
 from ..model.digits import shown_number
 from ..model.linear_relation import LinearRelation
 from ..model.panel_data import LinearRelationData, linear_relation_data
@@ -251,7 +251,7 @@ class LinearRelationPanel(Panel):
         if not rel.pairs:
             messages.append("No (sin, cos) pair: T_k has no 2×2 rotation blocks; the matrix of the least-squares "
                             "fit is shown.")
-        if rel.pairs and "layout" in SCHEMES[params.scheme].parameters and params.layout == "halves":
+        if rel.pairs and params.options.get("layout") == "halves":
             half = (params.d_model + 1) // 2
             messages.append(
                 f"Halves layout: sine i pairs with cosine i + {half:,}, so each 2×2 rotation sits in rows and "
@@ -397,7 +397,7 @@ class LinearRelationPanel(Panel):
         arrays = {key: value for key, value in arrays.items() if value.size}
         meta = {
             "panel": self.panel_id,
-            "params": data.params.__dict__.copy(),
+            "params": data.params.as_dict(),
             "k": rel.k,
             "method": rel.method,
             "exact": rel.exact,

@@ -179,7 +179,7 @@ class MagnitudePanel(Panel):
             "arrays": {"norms": np.column_stack([data.positions, data.norms])},
             "meta": {
                 "panel": self.panel_id,
-                "params": data.params.__dict__.copy(),
+                "params": data.params.as_dict(),
                 "columns": ["position", "pe_norm"],
                 "embedding_scale": data.scale,
                 "embedding_norm": data.embedding,

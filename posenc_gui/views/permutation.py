@@ -39,7 +39,7 @@ from PySide6.QtWidgets import (
 )
 
 from ..compute import ModelJob
-from ..model import SCHEMES, EncodingParams
+from ..model import EncodingParams
 from ..model.attention import (
     DEFAULT_DEMO_D_MODEL,
     DEFAULT_SENTENCE_A,
@@ -678,15 +678,9 @@ class PermutationPanel(Panel):
     # ------------------------------------------------------------------ drawing
     def _pe_description(self) -> str:
         params = self._params_used or self.state.params
-        parts = [SCHEMES[params.scheme].label]
         kwargs = params.scheme_kwargs()
-        if "base" in kwargs:
-            parts.append(f"base {kwargs['base']:g}")
-        if "layout" in kwargs:
-            parts.append(str(kwargs["layout"]))
-        if "length" in kwargs:
-            parts.append(f"N = {kwargs['length']}")
-        return ", ".join(parts)
+        parts = [params.info.label, *(spec.title_part(kwargs[spec.name]) for spec in params.info.params)]
+        return ", ".join(part for part in parts if part)
 
     def verdict_text(self) -> str:
         """The verdict lines as plain text (what the label shows)."""
@@ -938,7 +932,7 @@ class PermutationPanel(Panel):
         meta = {
             "panel": self.panel_id,
             "with_position": self.with_position,
-            "params": dict((params_used or self.state.params).__dict__),
+            "params": (params_used or self.state.params).as_dict(),
             "verdict": demo.verdict_lines(),
             "permutation": demo.to_dict(),
         }

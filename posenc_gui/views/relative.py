@@ -198,7 +198,7 @@ class RelativePanel(Panel):
             },
             "meta": {
                 "panel": self.panel_id,
-                "params": data.params.__dict__.copy(),
+                "params": data.params.as_dict(),
                 "columns": {"spread": ["k", "min", "max", "spread"],
                             "profiles": "rows: reference positions, columns: offsets k"},
                 "positions_used": int(data.positions.size),

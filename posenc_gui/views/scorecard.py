@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
 from ..compute import ModelJob
 from ..model import EncodingParams
 from ..model.scorecard import (
-    CRITERIA, GROWTH_TOL, TK_OFFSET, TK_TOL, UNIQUE_TOL, Scorecard, SchemeScore, continue_score, scorecard,
+    CRITERIA, GROWTH_TOL, TK_OFFSET, TK_TOL, UNIQUE_TOL, Scorecard, SchemeScore, continue_score, scorecard, scorecard_key,
 )
 from .base import Panel
 from .matrixplot import FOREGROUND
@@ -133,9 +133,14 @@ def cell_texts(score: SchemeScore) -> dict[str, tuple[str, str]]:
     }
 
 
-def _measure_key(params: EncodingParams) -> tuple:
-    """What the scorecard depends on (not the chosen scheme: every scheme is measured)."""
-    return (params.seq_len, params.d_model, params.base, params.layout)
+def _options_text(data: Scorecard) -> str:
+    """Each option the schemes were measured with, once: ``"base 10000 (sinusoidal, all_sine); …"``."""
+    used: dict[str, tuple[str, list[str]]] = {}
+    for setup in data.setups:
+        for spec in setup.info.options:
+            text = f"{spec.label} {spec.text(setup.options[spec.name])}"
+            used.setdefault(text, (text, []))[1].append(setup.scheme)
+    return "; ".join(f"{text} ({', '.join(schemes)})" for text, schemes in used.values())
 
 
 class ScorecardPanel(Panel):
@@ -210,24 +215,33 @@ class ScorecardPanel(Panel):
 
     # ------------------------------------------------------------------ data
     def _on_params(self, params: EncodingParams) -> None:
-        if self.data is not None and _measure_key(self.data.params) == _measure_key(params):
+        if self.data is not None and self.data.key == self._measure_key():
             self._fill(self.data)  # only the highlighted scheme changed
             return
         self._timer.start()
 
     def is_stale(self) -> bool:
         """True when the table does not show the current sizes."""
-        return self.data is None or _measure_key(self.data.params) != _measure_key(self.state.params)
+        return self.data is None or self.data.key != self._measure_key()
+
+    def _measure_options(self) -> dict:
+        """The option values every scheme is measured with: the current ones, then those last set."""
+        return {**self.state.remembered, **self.state.params.options}
+
+    def _measure_key(self) -> tuple:
+        """What the table depends on: every scheme's sizes and options (not which scheme is chosen)."""
+        return scorecard_key(self.state.params, None, self._measure_options())
 
     def request_update(self) -> None:
         """Measure in a worker (via ``schedule_update``: a hidden dock measures when shown)."""
         params = self.state.params
-        key = _measure_key(params)
+        key = self._measure_key()
         if key == self._requested or not self.is_stale():
             return
         self._requested = key
-        self.status_label.setText(f"Measuring 8 schemes at N = {params.seq_len:,}, d = {params.d_model:,} …")
-        self.compute.submit(self, ModelJob(scorecard, (params, None, SCAN_STEP)), self._show, self._failed)
+        self.status_label.setText(f"Measuring {len(key)} schemes at N = {params.seq_len:,}, d = {params.d_model:,} …")
+        self.compute.submit(self, ModelJob(scorecard, (params, None, SCAN_STEP, self._measure_options())),
+                            self._show, self._failed)
 
     def _continue(self, data: Scorecard) -> None:
         """Ask for the next step of the first scheme whose uniqueness scan is still running.
@@ -235,7 +249,7 @@ class ScorecardPanel(Panel):
         Under the panel's own key: a newer measurement cancels the rest.
         """
         score = data.score(data.pending[0])
-        self.compute.submit(self, ModelJob(continue_score, (score, data.params, SCAN_STEP)), self._continued,
+        self.compute.submit(self, ModelJob(continue_score, (score, data.setup(score.scheme), SCAN_STEP)), self._continued,
                             self._failed)
 
     def _continued(self, score: SchemeScore) -> None:
@@ -266,8 +280,7 @@ class ScorecardPanel(Panel):
             self._fill_table(data, current)
         finally:
             self.table.setUpdatesEnabled(True)
-        measured = (f"Measured at N = {params.seq_len:,}, d_model = {params.d_model:,}, base = {params.base:g}, "
-                    f"layout = {params.layout}")
+        measured = f"Measured at N = {params.seq_len:,}, d_model = {params.d_model:,}; {_options_text(data)}"
         pending = data.pending
         # the figure's caption says what was measured; the status, what is still being checked
         self.status_label.setText(f"Checking every offset of {', '.join(pending)} …" if pending else "")
@@ -329,15 +342,15 @@ class ScorecardPanel(Panel):
         """Verdicts as a 0/1 matrix (schemes × criteria) and every number behind them."""
         data = self.data
         if data is None or self.is_stale():
-            data = scorecard(self.state.params)  # export of a hidden dock: measure now
+            data = scorecard(self.state.params, options=self._measure_options())  # a hidden dock: measure now
         for scheme in data.pending:  # an export while a scan runs: finish it here
-            data = data.with_score(continue_score(data.score(scheme), data.params))
+            data = data.with_score(continue_score(data.score(scheme), data.setup(scheme)))
         verdicts = np.array([[float(v) for v in s.verdicts().values()] for s in data.scores])
         return {
             "arrays": {"verdicts": verdicts},
             "meta": {
                 "panel": self.panel_id,
-                "params": data.params.__dict__.copy(),
+                "params": data.params.as_dict(),
                 "rows": [s.scheme for s in data.scores],
                 "columns": list(CRITERIA),
                 "table": data.table(),

@@ -355,6 +355,6 @@ class SimilarityPanel(Panel):
         pe = p.encode()
         matrix = pairwise(pe, pe, self.metric)
         reference = self.reference_box.value()
-        meta = {"panel": self.panel_id, "params": p.__dict__.copy(), "metric": self.metric,
+        meta = {"panel": self.panel_id, "params": p.as_dict(), "metric": self.metric,
                 "reference": reference, "rows": "position p", "columns": "position q"}
         return {"arrays": {"similarity": matrix, "profile": matrix[reference]}, "meta": meta}

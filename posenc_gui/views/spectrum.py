@@ -325,7 +325,7 @@ class SpectrumPanel(Panel):
             "arrays": {"spectrum": table},
             "meta": {
                 "panel": self.panel_id,
-                "params": data.params.__dict__.copy(),
+                "params": data.params.as_dict(),
                 "columns": ["component", "wavelength", "omega", "step_chord", "total_phase", "category", "wraps"],
                 "categories": list(CATEGORIES),
                 "component_dims": [list(d) for d in data.component_dims],

@@ -289,7 +289,7 @@ class UniquenessPanel(Panel):
             },
             "meta": {
                 "panel": self.panel_id,
-                "params": params.__dict__.copy(),
+                "params": params.as_dict(),
                 "positions_compared": self.data.count,
                 "method": found.method,
                 "coverage": found.coverage(),

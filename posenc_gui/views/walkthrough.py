@@ -471,7 +471,7 @@ class WalkthroughPanel(Panel):
         step = self.step
         meta: dict[str, Any] = {
             "panel": self.panel_id,
-            "params": self.state.params.__dict__.copy(),
+            "params": self.state.params.as_dict(),
             "step": self.index + 1,
             "steps": len(self.steps),
             "title": step.title if step else "Introduction",

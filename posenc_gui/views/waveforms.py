@@ -400,6 +400,6 @@ class WaveformsPanel(Panel):
         p = self.state.params
         dims = np.array(self.dims, dtype=np.int64)
         values = p.encode(dims=dims)
-        meta = {"panel": self.panel_id, "params": p.__dict__.copy(), "dims": list(self.dims),
+        meta = {"panel": self.panel_id, "params": p.as_dict(), "dims": list(self.dims),
                 "rows": "position 0…seq_len−1", "columns": [f"dim {d}" for d in self.dims]}
         return {"arrays": {"waveforms": values, "dims": dims}, "meta": meta}

@@ -180,7 +180,7 @@ class Drag:
         start = window.state.params
         self._d_model = self._walk(start.d_model, lambda d, k: d + 2 * k,
                                    lambda d: limits.MIN_D_MODEL <= d <= limits.MAX_D_MODEL)
-        self._base = self._walk(start.base, lambda b, k: b * (1 + 0.001 * k), lambda b: b > 1)
+        self._base = self._walk(start.options["base"], lambda b, k: b * (1 + 0.001 * k), lambda b: b > 1)
 
     def _walk(self, start, value_at, allowed):
         """Values ``value_at(start, k)`` for k = 1 … run, −1 … −run, run + 1 …: each run goes on from its side's end."""

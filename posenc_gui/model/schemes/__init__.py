@@ -1,0 +1,199 @@
+"""Positional-encoding schemes, one module each, and :func:`encode`.
+
+Every scheme maps a 1-D array of non-negative positions (integers or not) to
+a ``(len(positions), d_model)`` float64 array. A scheme module defines one
+:class:`Scheme` named ``SCHEME``; the registry imports every module of this
+package (those not starting with ``_``), so adding a scheme is adding a
+module. An analytic scheme describes each output dimension by a
+:class:`Columns` entry (sin, cos or linear of ``pos / divisor``): the same
+description gives the value, the formula shown on hover and the wavelength,
+so the three can never disagree. Any other scheme gives its table.
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+import pkgutil
+from types import MappingProxyType
+from typing import Any, Mapping
+
+import numpy as np
+
+from .. import limits
+from ..specs import ParamSpec
+from ._core import FAMILIES, Columns, Preset, Scheme
+
+
+def _discover() -> dict[str, Scheme]:
+    found = []
+    for module in pkgutil.iter_modules(__path__):
+        if not module.name.startswith("_"):
+            found.append(importlib.import_module(f"{__name__}.{module.name}").SCHEME)
+    found.sort(key=lambda scheme: (scheme.order, scheme.key))
+    schemes = {scheme.key: scheme for scheme in found}
+    if len(schemes) != len(found):
+        raise ValueError(f"two scheme modules declare the same key: {sorted(s.key for s in found)}")
+    return schemes
+
+
+#: The schemes by key, in the order the app lists them.
+SCHEMES: Mapping[str, Scheme] = MappingProxyType(_discover())
+
+
+def _shared_specs() -> dict[str, ParamSpec]:
+    specs: dict[str, ParamSpec] = {}
+    for scheme in SCHEMES.values():
+        for spec in scheme.options:
+            if specs.setdefault(spec.name, spec) != spec:
+                raise ValueError(f"two schemes declare different parameters named {spec.name!r}")
+    return specs
+
+
+#: Every user-set parameter of any scheme, by name (one spec per name: a name means the same in every scheme).
+OPTION_SPECS: Mapping[str, ParamSpec] = MappingProxyType(_shared_specs())
+
+
+def scheme(key: object) -> Scheme:
+    """The scheme ``key``.
+
+    Raises
+    ------
+    ValueError
+        Listing the schemes, for an unknown key.
+    """
+    try:
+        return SCHEMES[key]  # type: ignore[index]
+    except (KeyError, TypeError):
+        raise ValueError(f"scheme must be one of {', '.join(SCHEMES)}; got {limits.shown(key)}") from None
+
+
+def presets() -> list[tuple[Scheme, Preset]]:
+    """Every scheme's presets, in the schemes' order."""
+    return [(info, preset) for info in SCHEMES.values() for preset in info.presets]
+
+
+def _checked(key: str, d_model: int, dims: Any, params: dict) -> tuple[Scheme, int, np.ndarray, dict]:
+    info = scheme(key)
+    options = info.check(params)
+    d_model = limits.check_int("d_model", d_model, limits.MIN_D_MODEL, limits.MAX_D_MODEL)
+    dims = np.arange(d_model) if dims is None else limits.check_dims(dims, d_model)
+    return info, d_model, dims, options
+
+
+def columns(scheme: str, d_model: int, dims: np.ndarray | None = None, **params) -> Columns:
+    """Describe the requested output dimensions of ``scheme``.
+
+    Parameters
+    ----------
+    scheme : str
+        A key of :data:`SCHEMES`.
+    d_model : int
+        Model dimension, in ``MIN_D_MODEL … MAX_D_MODEL``.
+    dims : array of int, optional
+        Dimensions to describe; all of ``range(d_model)`` by default.
+    **params
+        The scheme's parameters (its ``params`` specs).
+
+    Returns
+    -------
+    Columns
+    """
+    info, d_model, dims, options = _checked(scheme, d_model, dims, params)
+    if info.columns is None:
+        raise ValueError(f"scheme {info.key!r} is a table without analytic columns (sin, cos, linear terms)")
+    return info.columns(dims, d_model, **options)
+
+
+def encode(scheme: str, positions, d_model: int, *, dims=None, **params) -> np.ndarray:
+    """Positional encodings of ``positions`` under ``scheme``.
+
+    Parameters
+    ----------
+    scheme : str
+        A key of :data:`SCHEMES`.
+    positions : array_like
+        1-D, finite, non-negative positions; need not be integers or sorted,
+        so a view can evaluate only the positions it shows.
+    d_model : int
+        Model dimension.
+    dims : array_like of int, optional
+        Evaluate only these dimensions (columns); all by default.
+    **params
+        The scheme's parameters (its ``params`` specs; defaults where
+        omitted), e.g. ``base`` and ``layout`` for ``sinusoidal``.
+
+    Returns
+    -------
+    numpy.ndarray
+        float64, shape ``(len(positions), len(dims))``.
+
+    Raises
+    ------
+    ValueError
+        For an unknown scheme or parameter, or a value out of its range; the
+        message names the parameter and the allowed range.
+    """
+    info, d_model, dims, options = _checked(scheme, d_model, dims, params)
+    if info.family != "table":
+        raise ValueError(f"scheme {info.key!r} gives a {info.family}, not a table of positions × dimensions")
+    width = max(dims.size, 1)
+    pos = limits.check_positions(
+        positions, limit=limits.MAX_ENCODE_ELEMENTS // width,
+        why=f" × {width:,} dimensions (encode's limit is {limits.MAX_ENCODE_ELEMENTS:,} values; sample them)",
+    )
+    if info.columns is None:
+        return info.table(pos, dims, d_model, **options)
+    return _evaluate(info.columns(dims, d_model, **options), pos)
+
+
+def _evaluate(cols: Columns, pos: np.ndarray) -> np.ndarray:
+    out = np.empty((pos.size, cols.kind.size), dtype=np.float64)
+    previous_divisor, angle = None, None
+    for kind, func in (("sin", np.sin), ("cos", np.cos), ("linear", None)):
+        index = np.flatnonzero(cols.kind == kind)
+        if index.size == 0:
+            continue
+        divisor = cols.divisor[index]
+        # The sin and cos columns of the sinusoidal scheme share their
+        # divisors: the same quotient serves both (bit for bit).
+        if previous_divisor is None or not np.array_equal(divisor, previous_divisor):
+            angle = pos[:, None] / divisor[None, :]
+            previous_divisor = divisor
+        values = angle if func is None else func(angle)
+        if index.size == cols.kind.size:
+            out[...] = values
+        else:
+            out[:, _as_slice(index)] = values
+    return out
+
+
+def _as_slice(index: np.ndarray) -> slice | np.ndarray:
+    """``index`` as a slice when it is evenly spaced (strided copies beat fancy indexing)."""
+    if index.size == 1:
+        return slice(int(index[0]), int(index[0]) + 1)
+    step = int(index[1] - index[0])
+    if step > 0 and np.all(np.diff(index) == step):
+        return slice(int(index[0]), int(index[-1]) + 1, step)
+    return index
+
+
+def wavelengths(scheme: str, d_model: int, dims=None, **params) -> np.ndarray:
+    """Wavelength (period in positions) of each dimension; ``inf`` if not periodic."""
+    info, d_model, dims, options = _checked(scheme, d_model, dims, params)
+    if info.columns is not None:
+        cols = info.columns(dims, d_model, **options)
+        return np.where(cols.kind == "linear", np.inf, 2.0 * math.pi * cols.divisor)
+    if info.periods is None:
+        return np.full(dims.size, np.inf)
+    return info.periods(dims, d_model, **options)
+
+
+def formula_term(scheme: str, d_model: int, dim: int, **params) -> str:
+    """The formula of dimension ``dim``, e.g. ``"sin(pos / 10000^(2·3/512))"``."""
+    d_model = limits.check_int("d_model", d_model, limits.MIN_D_MODEL, limits.MAX_D_MODEL)
+    dim = limits.check_int("dim", dim, 0, d_model - 1)
+    info, d_model, dims, options = _checked(scheme, d_model, np.array([dim]), params)
+    if info.columns is not None:
+        return info.columns(dims, d_model, **options).label(0)
+    return info.formula if info.term is None else info.term(dim, d_model, **options)

@@ -1,0 +1,150 @@
+"""What a scheme module declares: :class:`Scheme`, its analytic :class:`Columns` and its :class:`Preset`\\ s."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from ..specs import ParamSpec
+
+#: The kinds of positional information a scheme gives a transformer.
+FAMILIES = ("table", "rotation", "bias")
+
+
+@dataclass(frozen=True)
+class Columns:
+    """What each requested output dimension of an analytic scheme holds.
+
+    ``kind[j]`` is ``"sin"``, ``"cos"`` or ``"linear"``; the value is
+    ``sin(pos / divisor[j])``, ``cos(pos / divisor[j])`` or ``pos / divisor[j]``.
+    ``label(j)`` is the human-readable formula term (built on demand: a view
+    needs one label at a time, ``encode`` needs none). Knowing the columns,
+    the analyses are exact (wavelengths, value bands between samples, T_k,
+    uniqueness over the whole range); a scheme without them is a plain table.
+    """
+
+    kind: np.ndarray  # dtype '<U6'
+    divisor: np.ndarray  # float64
+    label: Callable[[int], str]
+
+
+@dataclass(frozen=True)
+class Preset:
+    """A named setup of a scheme, listed in the Parameters panel's preset box.
+
+    ``source`` says where its numbers come from (a paper, a model's config).
+    """
+
+    label: str
+    seq_len: int
+    d_model: int
+    options: Mapping[str, Any] = field(default_factory=dict)
+    source: str = ""
+
+
+@dataclass(frozen=True)
+class Scheme:
+    """A positional-encoding scheme, declared in one module of this package.
+
+    Parameters
+    ----------
+    key, label, summary, formula : str
+        Its identifier (CLI, files), display name, one-paragraph description
+        and formula.
+    order : int
+        Where the app lists it (ascending).
+    params : tuple of ParamSpec
+        Its parameters: every check, widget, flag and title comes from these.
+    family : {"table", "rotation", "bias"}
+        ``"table"``: a positions × dimensions table added to the token
+        embeddings (every scheme so far).
+    columns : callable, optional
+        ``(dims, d_model, **options) -> Columns`` for a table made of sin, cos
+        and linear terms of the position.
+    table : callable, optional
+        ``(positions, dims, d_model, **options) -> ndarray`` of shape
+        ``(len(positions), len(dims))``, for a table that has no columns.
+        ``positions`` are finite and non-negative (float64), ``dims`` valid indices.
+    periods : callable, optional
+        ``(dims, d_model, **options) -> ndarray``: each dimension's period in
+        positions (``inf``: none), for a ``table`` scheme; without it, ``inf``.
+    term : callable, optional
+        ``(dim, d_model, **options) -> str``: dimension ``dim``'s formula, for a
+        ``table`` scheme; without it, :attr:`formula`.
+    presets : tuple of Preset
+    """
+
+    key: str
+    label: str
+    summary: str
+    formula: str
+    order: int
+    params: tuple[ParamSpec, ...] = ()
+    family: str = "table"
+    columns: Callable[..., Columns] | None = None
+    table: Callable[..., np.ndarray] | None = None
+    periods: Callable[..., np.ndarray] | None = None
+    term: Callable[..., str] | None = None
+    presets: tuple[Preset, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.family not in FAMILIES:
+            raise ValueError(f"{self.key}: family must be one of {', '.join(FAMILIES)}; got {self.family!r}")
+        if self.family == "table" and (self.columns is None) == (self.table is None):
+            raise ValueError(f"{self.key}: a table scheme declares exactly one of columns and table")
+        names = [spec.name for spec in self.params]
+        if len(set(names)) != len(names):
+            raise ValueError(f"{self.key}: a parameter is declared twice in {names}")
+
+    @property
+    def provides(self) -> frozenset[str]:
+        """What a panel can ask of it: ``"table"`` (values), ``"columns"`` (analytic sin/cos/linear terms)."""
+        if self.family != "table":
+            return frozenset({self.family})
+        return frozenset({"table", "columns"}) if self.columns else frozenset({"table"})
+
+    @property
+    def options(self) -> tuple[ParamSpec, ...]:
+        """The parameters a user sets (not those tied to a field of the parameters, like ``length``)."""
+        return tuple(spec for spec in self.params if spec.tied_to is None)
+
+    def spec(self, name: str) -> ParamSpec | None:
+        """The spec named ``name``, or None."""
+        return next((spec for spec in self.params if spec.name == name), None)
+
+    def check(self, values: Mapping[str, Any], specs: tuple[ParamSpec, ...] | None = None) -> dict[str, Any]:
+        """``values`` checked against ``specs`` (all parameters by default), defaults filled in.
+
+        Raises
+        ------
+        ValueError
+            For a name the scheme does not take (naming what it takes), or a
+            value out of its spec's range.
+        """
+        specs = self.params if specs is None else specs
+        unknown = set(values) - {spec.name for spec in specs}
+        if unknown:
+            takes = ", ".join(spec.name for spec in specs) or "no parameters"
+            raise ValueError(f"{sorted(unknown)[0]} does not apply to scheme {self.key!r} (it takes {takes})")
+        return {spec.name: spec.check(values[spec.name]) if spec.name in values else spec.default for spec in specs}
+
+
+def number_text(x: float) -> str:
+    """``x`` as a formula shows it (``"10000"``, ``"127"``)."""
+    return f"{x:g}"
+
+
+def tiled_columns(pattern: tuple[tuple[str, float], ...]) -> Callable[[np.ndarray, int], Columns]:
+    """Columns that repeat ``pattern`` ((kind, divisor) per dimension) over d_model."""
+    kinds = np.array([k for k, _ in pattern])
+    divisors = np.array([d for _, d in pattern], dtype=np.float64)
+    labels = tuple(f"{k}(pos)" if d == 1 else f"{k}(pos / {number_text(d)})" for k, d in pattern)
+
+    def columns(dims: np.ndarray, d_model: int) -> Columns:
+        slot = dims % len(pattern)
+        return Columns(kinds[slot], divisors[slot], lambda j: labels[slot[j]])
+
+    return columns

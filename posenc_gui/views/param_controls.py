@@ -1,0 +1,169 @@
+"""A widget for each declared parameter (:class:`~posenc_gui.model.ParamSpec`), built from its spec alone.
+
+As napari's layer controls are built from a layer's attributes: the kind of
+a spec picks the editor (a spin box, a text field, a drop-down, a check
+box), its range bounds it, its ``log`` adds a log-scale slider, its ``help``
+is the tooltip. A control never checks a value itself: it hands what the
+user chose to ``apply`` and shows the refusal it gets back.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QLineEdit, QSlider, QSpinBox, QWidget
+
+from ..model import ParamSpec
+
+ERROR_STYLE = "color:#b00020;"
+#: Slider ticks per doubling of the logarithmic sliders.
+TICKS_PER_OCTAVE = 8
+#: Significant digits of a real value picked with a slider (a tick stands for a round number).
+SLIDER_DIGITS = 4
+
+
+def value_text(value: float) -> str:
+    """A float as the shortest text that reads back as the same float ("10000", "36591432", "1.0000001")."""
+    text = repr(float(value))
+    return text[:-2] if text.endswith(".0") else text
+
+
+class LogSlider(QSlider):
+    """A horizontal slider over ``low … high`` on a log2 scale, :data:`TICKS_PER_OCTAVE` ticks per doubling."""
+
+    def __init__(self, low: float, high: float, integer: bool, parent: QWidget | None = None) -> None:
+        super().__init__(Qt.Orientation.Horizontal, parent)
+        self.low, self.high, self.integer = low, high, integer
+        self.setRange(0, round(math.log2(high / low) * TICKS_PER_OCTAVE))
+
+    def to_value(self, tick: int) -> float:
+        """The value of ``tick``: an integer, or a real rounded to :data:`SLIDER_DIGITS` significant digits."""
+        exact = min(self.high, max(self.low, self.low * 2 ** (tick / TICKS_PER_OCTAVE)))
+        return round(exact) if self.integer else float(f"{exact:.{SLIDER_DIGITS}g}")
+
+    def set_value_silently(self, value: float) -> None:
+        self.blockSignals(True)
+        self.setValue(round(math.log2(max(value, self.low) / self.low) * TICKS_PER_OCTAVE))
+        self.blockSignals(False)
+
+
+class ParamControl:
+    """The row of one parameter: its label, editor, optional slider and the line for its refusal.
+
+    Parameters
+    ----------
+    spec : ParamSpec
+    apply : callable
+        ``apply(name, value) -> str | None``: set the parameter; the refusal's text, or None.
+    parent : QWidget
+    """
+
+    def __init__(self, spec: ParamSpec, apply: Callable[[str, Any], str | None], parent: QWidget) -> None:
+        self.spec, self._apply = spec, apply
+        #: Why the text in a text field is not the parameter's value ("" when it is).
+        self.refusal = ""
+        self.label = QLabel(spec.label, parent)
+        self.row = QWidget(parent)
+        layout = QHBoxLayout(self.row)
+        layout.setContentsMargins(0, 0, 0, 0)
+        self.editor = self._editor()
+        self.editor.setToolTip(spec.help)
+        self.label.setToolTip(spec.help)
+        layout.addWidget(self.editor, 0 if self.slider_range() else 1)
+        self.slider: LogSlider | None = None
+        if self.slider_range():
+            low, high = self.slider_range()
+            self.slider = LogSlider(low, high, spec.kind == "int", self.row)
+            self.slider.setToolTip(f"Drag to change {spec.label} on a log scale ({spec.text(low)} … {spec.text(high)})"
+                                   + ("." if spec.kind == "int" else "; type any value."))
+            self.slider.valueChanged.connect(lambda tick: self._set(self.slider.to_value(tick)))
+            layout.addWidget(self.slider, 1)
+        self.error = QLabel(parent)
+        self.error.setWordWrap(True)
+        self.error.setStyleSheet(ERROR_STYLE)
+        self.error.hide()
+
+    def slider_range(self) -> tuple[float, float] | None:
+        if not self.spec.log:
+            return None
+        return self.spec.slider or (self.spec.low, self.spec.high)
+
+    def _editor(self) -> QWidget:
+        spec = self.spec
+        if spec.kind == "int":
+            spin = QSpinBox(self.row)
+            spin.setRange(int(spec.low), int(spec.high))
+            spin.setGroupSeparatorShown(True)
+            spin.setKeyboardTracking(True)
+            spin.setMinimumWidth(100)
+            spin.valueChanged.connect(self._set)
+            return spin
+        if spec.kind == "real":
+            edit = QLineEdit(self.row)
+            edit.setMaximumWidth(110)
+            edit.textEdited.connect(self._text_edited)
+            return edit
+        if spec.kind == "bool":
+            box = QCheckBox(self.row)
+            box.toggled.connect(self._set)
+            return box
+        combo = QComboBox(self.row)
+        for value, label in spec.choices:
+            combo.addItem(label, value)
+        combo.currentIndexChanged.connect(lambda _: self._set(combo.currentData()))
+        return combo
+
+    def widgets(self) -> tuple[QWidget, ...]:
+        """Every widget whose signals :meth:`show` blocks."""
+        return (self.editor,) if self.slider is None else (self.editor, self.slider)
+
+    def _set(self, value: Any) -> None:
+        self._apply(self.spec.name, value)
+
+    def _text_edited(self, text: str) -> None:
+        try:
+            value = self.spec.parse(text)
+        except ValueError as error:
+            self.refusal = str(error)
+            self.show_error(self.refusal)
+            return
+        self.refusal = ""
+        self.refusal = self._apply(self.spec.name, value) or ""
+
+    def show_error(self, message: str) -> None:
+        self.error.setText(message)
+        self.error.setVisible(bool(message))
+
+    def show(self, value: Any) -> None:
+        """Show ``value`` without feeding it back; a text field being typed in keeps text that reads as ``value``."""
+        for widget in self.widgets():
+            widget.blockSignals(True)
+        editor = self.editor
+        if isinstance(editor, QSpinBox):
+            editor.setValue(value)
+        elif isinstance(editor, QCheckBox):
+            editor.setChecked(value)
+        elif isinstance(editor, QComboBox):
+            editor.setCurrentIndex(editor.findData(value))
+        elif not editor.hasFocus() or self._typed_value() != value:
+            editor.setText(value_text(value))
+            self.refusal = ""
+            self.error.hide()
+        if self.slider is not None:
+            self.slider.set_value_silently(value)
+        for widget in self.widgets():
+            widget.blockSignals(False)
+
+    def _typed_value(self) -> Any:
+        try:
+            return self.spec.parse(self.editor.text())
+        except ValueError:
+            return None
+
+    def set_visible(self, visible: bool) -> None:
+        self.label.setVisible(visible)
+        self.row.setVisible(visible)
+        if not visible:
+            self.error.hide()
