@@ -26,7 +26,7 @@ def test_every_panel_has_a_dock_listed_in_the_view_menu(make_window):
 
 def test_one_parameter_change_updates_all_core_views(make_window):
     window = make_window(restore=False)
-    window.panels["parameters"].d_model.setValue(64)
+    window.panels["parameters"].controls["d_model"].editor.setValue(64)
     window.state.flush()
     assert window.compute.wait_idle()
     expected = encode("sinusoidal", np.arange(128.0), 64)

@@ -101,7 +101,7 @@ def test_a_file_cut_at_a_line_break_names_what_is_missing(make_window, settings_
 
 
 @pytest.mark.parametrize("params, complaint", [
-    ('{\\"base\\": \\"10000\\"}', "base must be a number"),
+    ('{\\"base\\": \\"10000\\"}', "base must be a real number"),
     ('{\\"seq_len\\": 128.0}', "seq_len must be a whole number"),
 ])
 def test_parameters_of_the_wrong_type_give_defaults(make_window, settings_path, params, complaint):

@@ -124,7 +124,7 @@ def test_every_step_sets_its_scheme_and_raises_its_dock(qtbot, state, compute):
         assert walk.index == number - 1
         assert state.params.scheme == step.params["scheme"]
         for name, value in step.params.items():
-            assert getattr(state.params, name) == value
+            assert state.params.as_dict()[name] == value
         assert window.raised[-1] == step.panel_id
         assert 40 < len(step.text) < 520  # two or three sentences
         assert walk.title_label.text() == step.title

@@ -41,7 +41,7 @@ from .rope import (
     rope_rotate,
 )
 from .sampling import AxisSample, aliased, curve_positions, sample_axis, value_range
-from .schemes import OPTION_SPECS, SCHEMES, Columns, Preset, Scheme, columns, encode, formula_term, presets, scheme, wavelengths
+from .schemes import OPTION_SPECS, SCHEMES, Columns, Preset, Scheme, columns, encode, formula_term, presets, register, scheme, unregister, wavelengths
 from .specs import Options, ParamSpec
 from .similarity import METRICS, offset_profile, pairwise, similarity_matrix
 
@@ -73,6 +73,8 @@ __all__ = [
     "Preset",
     "Scheme",
     "presets",
+    "register",
+    "unregister",
     "scheme",
     "METRICS",
     "SCHEMES",

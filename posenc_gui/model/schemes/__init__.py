@@ -25,33 +25,59 @@ from ..specs import ParamSpec
 from ._core import FAMILIES, Columns, Preset, Scheme
 
 
-def _discover() -> dict[str, Scheme]:
-    found = []
-    for module in pkgutil.iter_modules(__path__):
-        if not module.name.startswith("_"):
-            found.append(importlib.import_module(f"{__name__}.{module.name}").SCHEME)
-    found.sort(key=lambda scheme: (scheme.order, scheme.key))
-    schemes = {scheme.key: scheme for scheme in found}
-    if len(schemes) != len(found):
-        raise ValueError(f"two scheme modules declare the same key: {sorted(s.key for s in found)}")
-    return schemes
+_REGISTRY: dict[str, Scheme] = {}
+_OPTION_SPECS: dict[str, ParamSpec] = {}
+
+#: The schemes by key, in the order the app lists them (a live view of the registry).
+SCHEMES: Mapping[str, Scheme] = MappingProxyType(_REGISTRY)
+#: Every user-set parameter of any scheme, by name: a name means the same in every scheme that has it.
+OPTION_SPECS: Mapping[str, ParamSpec] = MappingProxyType(_OPTION_SPECS)
 
 
-#: The schemes by key, in the order the app lists them.
-SCHEMES: Mapping[str, Scheme] = MappingProxyType(_discover())
+def register(new: Scheme) -> None:
+    """Add ``new`` to :data:`SCHEMES` (in its ``order``) and its options to :data:`OPTION_SPECS`.
+
+    Every module of this package registers its ``SCHEME`` on import; a
+    notebook or a plug-in may register more. Widgets, flags and menus built
+    afterwards include it.
+
+    Raises
+    ------
+    ValueError
+        When the key is taken, or an option's name is declared differently by another scheme.
+    """
+    if not isinstance(new, Scheme):
+        raise ValueError(f"a scheme must be a Scheme, got {limits.shown(new)}")
+    if new.key in _REGISTRY:
+        raise ValueError(f"a scheme named {new.key!r} is registered already")
+    for spec in new.options:
+        if _OPTION_SPECS.get(spec.name, spec) != spec:
+            raise ValueError(f"{new.key}: the parameter {spec.name!r} differs from another scheme's of that name")
+    ordered = sorted([*_REGISTRY.values(), new], key=lambda s: (s.order, s.key))
+    _REGISTRY.clear()
+    _REGISTRY.update((s.key, s) for s in ordered)
+    _collect_options()
 
 
-def _shared_specs() -> dict[str, ParamSpec]:
-    specs: dict[str, ParamSpec] = {}
-    for scheme in SCHEMES.values():
-        for spec in scheme.options:
-            if specs.setdefault(spec.name, spec) != spec:
-                raise ValueError(f"two schemes declare different parameters named {spec.name!r}")
-    return specs
+def _collect_options() -> None:
+    """Rebuild :data:`OPTION_SPECS` in the schemes' order, each scheme's parameters in its own order."""
+    _OPTION_SPECS.clear()
+    for listed in _REGISTRY.values():
+        for spec in listed.options:
+            _OPTION_SPECS.setdefault(spec.name, spec)
 
 
-#: Every user-set parameter of any scheme, by name (one spec per name: a name means the same in every scheme).
-OPTION_SPECS: Mapping[str, ParamSpec] = MappingProxyType(_shared_specs())
+def unregister(key: str) -> Scheme:
+    """Remove and return the scheme ``key`` (and the options no other scheme has)."""
+    removed = scheme(key)
+    del _REGISTRY[key]
+    _collect_options()
+    return removed
+
+
+for _module in pkgutil.iter_modules(__path__):
+    if not _module.name.startswith("_"):
+        register(importlib.import_module(f"{__name__}.{_module.name}").SCHEME)
 
 
 def scheme(key: object) -> Scheme:
