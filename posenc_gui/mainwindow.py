@@ -30,6 +30,7 @@ SETTINGS_KEYS = {
     "geometry": Key(QByteArray, 1024, "window geometry", required=True),
     "windowState": Key(QByteArray, 16 * 1024, "layout", required=True),
     "params": Key(str, 1024, "parameters", required=True),
+    "view": Key(str, 1024, "view settings"),
     SETTINGS_FOLDER: Key(str, 4096, "export folder"),
     SETTINGS_FORMAT: Key(str, 16, "export format"),
     SETTINGS_SCALE: Key(str, 32, "PNG scale"),
@@ -234,6 +235,8 @@ class MainWindow(QMainWindow):
                 start = EncodingParams().replaced(**overrides)
         self.state = AppState(start, self)
         self.state.remembered.update(self._remembered)
+        if restore:
+            self._restore_view()
         self.compute = ComputeService(self)
         self.state.emission_scope = self.compute.workers_first
         self._panel_classes = {cls.panel_id: cls for cls in panel_classes()}
@@ -447,6 +450,24 @@ class MainWindow(QMainWindow):
             self._ignored_settings.append(f"parameters ignored ({error})")
             return None
 
+    def _restore_view(self) -> None:
+        """The shared view settings saved last (σ, the demo's d_model, the reference); a bad one is named and left."""
+        raw = self.settings.value("view")
+        if raw is None:
+            return
+        try:
+            values = json.loads(raw)
+        except ValueError:
+            values = None
+        if not isinstance(values, dict):
+            self._ignored_settings.append("view settings ignored (not a JSON object)")
+            return
+        for name, value in values.items():
+            try:
+                self.state.set_view(**{str(name): value})
+            except ValueError as error:
+                self._ignored_settings.append(f"view setting ignored ({error})")
+
     def _restore_layout(self) -> None:
         geometry = self.settings.value("geometry")
         window_state = self.settings.value("windowState")
@@ -474,6 +495,7 @@ class MainWindow(QMainWindow):
         remembered = {name: value for name, value in self.state.remembered.items()
                       if name not in self.state.params.options}
         self.settings.setValue("params", json.dumps({**self.state.params.as_dict(), "remembered": remembered}))
+        self.settings.setValue("view", json.dumps(dict(self.state.view)))
         problem = self.settings.save()
         if problem is not None:
             self.statusBar().showMessage(problem, 10_000)

@@ -1,4 +1,5 @@
-"""Shared application state: the current parameters, one signal per batched change."""
+"""Shared application state: the current parameters (one signal per batched change) and the view settings
+the panels share (the embedding scale σ, the permutation demo's d_model, the reference position)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,23 @@ from typing import Callable, ContextManager
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from .model import EncodingParams
+from .model import EncodingParams, Options, ParamSpec, limits
+from .model.addition import MAX_SCALE
+from .model.analysis import MAX_EMBEDDING_SCALE
+from .model.attention import DEFAULT_DEMO_D_MODEL, MAX_DEMO_D_MODEL, MIN_DEMO_D_MODEL
+
+#: Settings of the views that are not encoding parameters: one value each, shared by every panel that shows it.
+VIEW_SPECS: dict[str, ParamSpec] = {spec.name: spec for spec in (
+    ParamSpec("embedding_scale", "real", 1.0, "Embedding scale σ",
+              "Standard deviation of each token-embedding entry, e ~ N(0, σ²·I); shared by the Magnitude and "
+              "Addition panels.", low=0.001, high=min(1000.0, MAX_SCALE, MAX_EMBEDDING_SCALE), log=True),
+    ParamSpec("demo_d_model", "int", DEFAULT_DEMO_D_MODEL, "demo d_model",
+              "Width of the permutation demo's toy attention head (its own, small d_model).",
+              low=MIN_DEMO_D_MODEL, high=MAX_DEMO_D_MODEL),
+    ParamSpec("reference", "int", 64, "reference position",
+              "The position whose similarity to every other the Similarity panel's profile shows.",
+              low=0, high=limits.MAX_SEQ_LEN - 1),
+)}
 
 
 class AppState(QObject):
@@ -27,9 +44,12 @@ class AppState(QObject):
         parameters stay as they were. ``field`` is ``""`` once the error clears.
     message(str)
         A status message for the user (warnings, export results).
+    viewChanged(str, object)
+        ``(name, value)`` of a view setting (:data:`VIEW_SPECS`) that changed.
     """
 
     paramsChanged = Signal(object)
+    viewChanged = Signal(str, object)
     paramError = Signal(str, str)
     message = Signal(str)
 
@@ -40,6 +60,7 @@ class AppState(QObject):
         #: The last value of every option a user set, by name: switching to a
         #: scheme without ``base`` and back keeps the base.
         self.remembered: dict[str, object] = dict(self._params.options)
+        self._view = Options({name: spec.default for name, spec in VIEW_SPECS.items()})
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(0)
@@ -52,6 +73,28 @@ class AppState(QObject):
     def params(self) -> EncodingParams:
         """The current, validated parameters."""
         return self._params
+
+    @property
+    def view(self) -> Options:
+        """The view settings, by name (:data:`VIEW_SPECS`)."""
+        return self._view
+
+    def set_view(self, **changes: object) -> None:
+        """Change view settings; each change is announced as ``viewChanged(name, value)``.
+
+        Raises
+        ------
+        ValueError
+            Naming the setting and its range (nothing is changed).
+        """
+        unknown = set(changes) - set(VIEW_SPECS)
+        if unknown:
+            raise ValueError(f"{sorted(unknown)[0]} is no view setting; they are {', '.join(VIEW_SPECS)}")
+        checked = {name: VIEW_SPECS[name].check(value) for name, value in changes.items()}
+        changed = {name: value for name, value in checked.items() if self._view[name] != value}
+        self._view = Options({**self._view, **changed})
+        for name, value in changed.items():
+            self.viewChanged.emit(name, value)
 
     def update(self, **changes) -> str | None:
         """Apply ``changes`` (fields or the scheme's options, by name) if valid.

@@ -80,7 +80,6 @@ from posenc_gui.views.export_ui import ExportDialog, copy_panel_figure
 from posenc_gui.views.labels import encoding_title
 from posenc_gui.views.matrixplot import label_plain_text
 from posenc_gui.views.param_controls import TICKS_PER_OCTAVE
-from posenc_gui.views.scorecard import _measure_key
 from posenc_gui.views.waveforms import parse_dims
 
 #: What the offscreen platform says it cannot do: pyproject.toml's ``qt_log_ignore``, and the keyboard
@@ -361,7 +360,7 @@ def _check_permutation(window: Any, panel: Any) -> list[str]:
 
 def _check_scorecard(window: Any, panel: Any) -> list[str]:
     p, data = window.state.params, panel.data
-    if data is None or _measure_key(data.params) != _measure_key(p):
+    if data is None or panel.is_stale():
         return [f"scorecard: measured {data and data.params}, the parameters are {p}"]
     return []
 

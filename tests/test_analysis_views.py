@@ -13,6 +13,7 @@ from posenc_gui.model import limits
 from posenc_gui.views import panel_classes
 from posenc_gui.model.panel_data import VIEW_ELEMENTS
 from posenc_gui.views.linear_relation import BLOCKS, MAX_LOG_LABELS, LinearRelationPanel, signed_log_scale
+from posenc_gui.views.addition import AdditionPanel
 from posenc_gui.views.magnitude import MAX_POINTS, MagnitudePanel
 from posenc_gui.views.relative import RelativePanel
 from posenc_gui.views.uniqueness import UniquenessPanel
@@ -214,13 +215,27 @@ def test_magnitude_sinusoidal_is_constant_and_naive_blows_up(state, compute, qtb
 
 def test_magnitude_embedding_scale(state, compute, qtbot):
     panel = make(MagnitudePanel, state, compute, qtbot)
-    panel.set_scale(0.25)
+    state.set_view(embedding_scale=0.25)
     assert compute.wait_idle()
     assert panel.data.embedding == pytest.approx(0.25 * math.sqrt(state.params.d_model))
+    assert panel.scale.box.value() == 0.25  # the box follows the shared σ
     _, y = panel.embedding_curve.getData()
     assert np.all(y == panel.data.embedding)
-    with pytest.raises(ValueError, match="scale"):
-        panel.set_scale(-1.0)
+    with pytest.raises(ValueError, match="embedding_scale must be in 0.001…1000, got -1"):
+        state.set_view(embedding_scale=-1.0)
+    assert state.view["embedding_scale"] == 0.25
+
+
+def test_the_embedding_scale_is_one_value_shared_by_magnitude_and_addition(state, compute, qtbot):
+    magnitude = make(MagnitudePanel, state, compute, qtbot)
+    addition = make(AdditionPanel, state, compute, qtbot)
+    magnitude.scale.box.setValue(2.5)  # as a user typing into one panel's box
+    assert compute.wait_idle()
+    assert addition.scale.box.value() == 2.5 and addition.data.scale == 2.5
+    assert magnitude.data.scale == 2.5
+    addition.scale.box.setValue(0.5)
+    assert compute.wait_idle()
+    assert magnitude.scale.box.value() == 0.5 and magnitude.data.scale == 0.5
 
 
 def test_magnitude_long_sequence_is_sampled_including_the_last(state, compute, qtbot):
@@ -598,7 +613,8 @@ def test_uniqueness_table_rewrites_its_cells_and_refits_only_for_wider_texts(sta
     assert shown_rows() == pytest.approx(expected_rows(), rel=1e-5, abs=1e-4)
     assert_columns_fit()
     refits.clear()
-    change(state, compute, base=500.0)  # the sin/cos pair has no base: a new update, the same texts
+    panel.request_update()  # a new result with the same texts
+    assert compute.wait_idle()
     assert refits == []
     change(state, compute, seq_len=400)  # offsets up to 377: wider columns
     assert refits == [True]

@@ -94,7 +94,7 @@ def test_every_line_of_the_addition_figure_is_in_a_key(qtbot, state, compute):
         assert "chosen σ" in plot.titleLabel.text and "‖e‖ = ‖p‖" in plot.titleLabel.text
     assert "this d" in panel.ortho_plot.titleLabel.text and "┈ √(2/(πd))" in panel.ortho_plot.titleLabel.text
     caption = panel.figure_caption()
-    assert f"the chosen σ = {panel.scale_box.value():g}" in caption and "where ‖e‖ = ‖p‖" in caption
+    assert f"the chosen σ = {panel.state.view['embedding_scale']:g}" in caption and "where ‖e‖ = ‖p‖" in caption
 
 
 def test_the_marks_of_spectrum_uniqueness_and_similarity_are_explained(qtbot, state, compute):

@@ -58,6 +58,27 @@ def test_parameters_and_layout_are_restored_at_next_launch(make_window):
     assert second.docks["heatmap"].isVisible()
 
 
+def test_options_of_other_schemes_and_the_view_settings_are_restored(make_window, settings_path):
+    first = make_window()
+    first.state.update(base=640.0, layout="halves")
+    first.state.update(scheme="binary", bit_values="unsigned")
+    first.state.flush()
+    first.state.set_view(embedding_scale=2.5, demo_d_model=16, reference=10)
+    first.close()
+    second = make_window()
+    assert second.state.params == EncodingParams.validated(scheme="binary", bit_values="unsigned")
+    assert dict(second.state.view) == {"embedding_scale": 2.5, "demo_d_model": 16, "reference": 10}
+    second.state.update(scheme="sinusoidal")
+    second.state.flush()
+    assert dict(second.state.params.options) == {"base": 640.0, "layout": "halves"}  # remembered across launches
+    second.close()
+    text = settings_path.read_text(encoding="utf-8")
+    settings_path.write_text(text.replace('"demo_d_model\\": 16', '"demo_d_model\\": 6400'), encoding="utf-8")
+    third = make_window()
+    assert third.state.view["demo_d_model"] == 8 and third.state.view["embedding_scale"] == 2.5
+    assert "demo_d_model must be in 2…64, got 6400" in third.statusBar().currentMessage()
+
+
 def test_command_line_flags_override_restored_parameters(make_window):
     first = make_window()
     first.state.update(scheme="harmonic", d_model=30)

@@ -48,9 +48,6 @@ class StubPanel(Panel):
     def set_with_position(self, on):
         self.calls.append(("set_with_position", on))
 
-    def set_scale(self, scale):
-        self.calls.append(("set_scale", scale))
-
     def set_k(self, k):
         self.calls.append(("set_k", k))
 
@@ -231,7 +228,7 @@ def test_addition_panel_follows_parameters_and_scale(qtbot, state, compute):
     assert panel.cost_bars.opts["height"] == [1.0, 2.0, 1.0, 2.0]
     assert "4,096" in panel.summary_label.text() and "8,192" in panel.summary_label.text()
     before = data.current.cosine_mean[0]
-    panel.set_scale(50.0)
+    state.set_view(embedding_scale=50.0)
     assert compute.wait_idle()
     assert panel.data.scale == 50.0 and panel.data.current.cosine_mean[0] > before
     np.testing.assert_array_equal(panel.data.sweep.term_rms, data.sweep.term_rms)  # σ moves only its line
@@ -239,8 +236,8 @@ def test_addition_panel_follows_parameters_and_scale(qtbot, state, compute):
     assert len(x) == data.sweep.scales.size
     exported = panel.export_data()
     assert exported["arrays"]["scale_sweep"].shape == (data.sweep.scales.size, 7)
-    with pytest.raises(ValueError, match="scale"):
-        panel.set_scale(0.0)
+    with pytest.raises(ValueError, match="embedding_scale"):
+        state.set_view(embedding_scale=0.0)
 
 
 # --------------------------------------------------------------------------- scorecard

@@ -8,12 +8,13 @@ from typing import Any
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QDoubleSpinBox, QLabel, QWidget
+from PySide6.QtWidgets import QLabel, QWidget
 
 from ..compute import ModelJob
-from ..model.addition import MAX_SCALE, TERMS
+from ..model.addition import TERMS
 from ..model.panel_data import AdditionData, addition_data
 from .base import Panel
+from .param_controls import ViewSpinBox
 from .labels import WrappedLabelHolder, encoding_title, plain_text
 from .matrixplot import (
     BLUE, FOREGROUND, GREEN, ORANGE, PINK, add_canvas_title, add_data_item, add_line, new_layout_widget,
@@ -27,8 +28,6 @@ ADD_COLOUR, CONCAT_COLOUR = BLUE, ORANGE
 GREY = "#555555"
 #: Labelled decades on a horizontal log axis (labels there sit side by side, not stacked).
 HORIZONTAL_DECADE_LABELS = 8
-#: Largest σ offered by the spin box.
-MAX_SPIN_SCALE = min(1000.0, MAX_SCALE)
 
 
 #: The key's sample of each kind of line: solid, dashed and dotted curves; dashed and dotted vertical lines.
@@ -71,14 +70,9 @@ class AdditionPanel(Panel):
     def __init__(self, state, compute, parent: QWidget | None = None) -> None:
         super().__init__(state, compute, parent)
         self.header.addWidget(QLabel("Embedding scale σ:"))
-        self.scale_box = QDoubleSpinBox(self)
-        self.scale_box.setDecimals(3)
-        self.scale_box.setRange(0.01, MAX_SPIN_SCALE)
-        self.scale_box.setSingleStep(0.1)
-        self.scale_box.setValue(1.0)
-        self.scale_box.setToolTip("Standard deviation of each embedding entry, e ~ N(0, σ²·I)")
-        self.scale_box.valueChanged.connect(self.schedule_update)
-        self.header.addWidget(self.scale_box)
+        self.scale = ViewSpinBox(state, "embedding_scale", self)
+        self.header.addWidget(self.scale.box)
+        state.viewChanged.connect(self._view_changed)
         self.finish_header()
         self.summary_label = QLabel(self)
         self.summary_label.setWordWrap(True)
@@ -157,21 +151,18 @@ class AdditionPanel(Panel):
         return plot
 
     # ------------------------------------------------------------------ data
-    def set_scale(self, scale: float) -> None:
-        """Set the embedding scale σ (walkthrough, scripts)."""
-        if not self.scale_box.minimum() <= scale <= self.scale_box.maximum():
-            raise ValueError(f"scale must be in {self.scale_box.minimum():g}…{self.scale_box.maximum():g}, "
-                             f"got {scale!r}")
-        self.scale_box.setValue(scale)
+    def _view_changed(self, name: str, value: object) -> None:
+        if name == "embedding_scale":
+            self.schedule_update()
 
     def is_stale(self) -> bool:
         """True when the plots do not show the current parameters and σ."""
         data = self.data
-        return data is None or data.params != self.state.params or data.scale != self.scale_box.value()
+        return data is None or data.params != self.state.params or data.scale != self.state.view["embedding_scale"]
 
     def request_update(self) -> None:
         """Recompute in a worker; the newest request wins (see ``schedule_update``)."""
-        self.compute.submit(self, ModelJob(addition_data, (self.state.params, self.scale_box.value())),
+        self.compute.submit(self, ModelJob(addition_data, (self.state.params, self.state.view["embedding_scale"])),
                             self._show, self._failed)
 
     def _failed(self, error: Exception) -> None:
@@ -270,7 +261,7 @@ class AdditionPanel(Panel):
         """The sweep (σ, cosines, term RMS), the orthogonality table and the costs."""
         data = self.data
         if self.is_stale():  # not computed yet, or a hidden dock: compute now
-            data = addition_data(self.state.params, self.scale_box.value())
+            data = addition_data(self.state.params, self.state.view["embedding_scale"])
         sweep, ortho, cost = data.sweep, data.ortho, data.cost
         table = np.column_stack([sweep.scales, sweep.cosine_mean, sweep.cosine_min, sweep.term_rms])
         ortho_table = np.column_stack([ortho.dims, ortho.pe_mean, ortho.pe_q95, ortho.pe_max, ortho.random_mean,

@@ -8,12 +8,13 @@ from typing import Any
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QDoubleSpinBox, QLabel, QWidget
+from PySide6.QtWidgets import QLabel, QWidget
 
 from ..model import AxisSample, EncodingParams, sample_axis
-from ..model.analysis import MAX_EMBEDDING_SCALE, embedding_norm, pe_norms
+from ..model.analysis import embedding_norm, pe_norms
 from ..model.cache import MAX_ENTRY_BYTES, encode_sampled
 from .base import Panel
+from .param_controls import ViewSpinBox
 from .labels import WrappedLabelHolder, encoding_title, plain_text
 from .matrixplot import (
     BLUE, FOREGROUND, MAX_DOTS, ORANGE, add_data_item, add_legend_below, add_line, new_layout_widget, nice_bounds,
@@ -84,14 +85,9 @@ class MagnitudePanel(Panel):
     def __init__(self, state, compute, parent: QWidget | None = None) -> None:
         super().__init__(state, compute, parent)
         self.header.addWidget(QLabel("Embedding scale σ:"))
-        self.scale_box = QDoubleSpinBox(self)
-        self.scale_box.setDecimals(3)
-        self.scale_box.setRange(0.001, min(1000.0, MAX_EMBEDDING_SCALE))
-        self.scale_box.setSingleStep(0.1)
-        self.scale_box.setValue(1.0)
-        self.scale_box.setToolTip("Standard deviation of each embedding entry, e ~ N(0, σ²·I)")
-        self.scale_box.valueChanged.connect(self.schedule_update)
-        self.header.addWidget(self.scale_box)
+        self.scale = ViewSpinBox(state, "embedding_scale", self)
+        self.header.addWidget(self.scale.box)
+        state.viewChanged.connect(self._view_changed)
         self.finish_header()
         self.summary_label = QLabel(self)
         self.summary_label.setWordWrap(True)
@@ -115,12 +111,9 @@ class MagnitudePanel(Panel):
         state.paramsChanged.connect(self.schedule_update)
         self.schedule_update()
 
-    def set_scale(self, scale: float) -> None:
-        """Set the embedding scale σ (walkthrough, scripts)."""
-        if not self.scale_box.minimum() <= scale <= self.scale_box.maximum():
-            raise ValueError(f"scale must be in {self.scale_box.minimum():g}…{self.scale_box.maximum():g}, "
-                             f"got {scale!r}")
-        self.scale_box.setValue(scale)
+    def _view_changed(self, name: str, value: object) -> None:
+        if name == "embedding_scale":
+            self.schedule_update()
 
     def request_update(self) -> None:
         """Recompute; the newest request wins.
@@ -130,7 +123,7 @@ class MagnitudePanel(Panel):
         and the window repaints once. From a worker they arrived after the
         first repaint and the window painted a second time.
         """
-        params, scale = self.state.params, self.scale_box.value()
+        params, scale = self.state.params, self.state.view["embedding_scale"]
         self.compute.submit(self, lambda: compute_magnitude(params, scale), self._show,
                             lambda e: self.show_message(str(e), "error"),
                             cost=(view_points(params) + 1) * params.d_model)

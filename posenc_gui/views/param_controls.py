@@ -12,8 +12,9 @@ from __future__ import annotations
 import math
 from typing import Any, Callable
 
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QLineEdit, QSlider, QSpinBox, QWidget
+from PySide6.QtCore import QObject, Qt
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QHBoxLayout, QLabel, QLineEdit, QSlider,
+                               QSpinBox, QWidget)
 
 from ..model import ParamSpec
 
@@ -167,3 +168,57 @@ class ParamControl:
         self.row.setVisible(visible)
         if not visible:
             self.error.hide()
+
+
+class ViewSpinBox(QObject):
+    """A spin box bound to one shared view setting of :class:`~posenc_gui.state.AppState` (``state.view``).
+
+    Every panel showing the setting has one; a change in any of them is the
+    state's, and every other box follows it without feeding it back.
+
+    Parameters
+    ----------
+    state : AppState
+    name : str
+        A key of :data:`~posenc_gui.state.VIEW_SPECS`.
+    parent : QWidget
+        The spin box's parent.
+
+    The binding is a child of its spin box: it goes (and its connection to
+    the state with it) when the box does.
+    """
+
+    def __init__(self, state, name: str, parent: QWidget) -> None:
+        from ..state import VIEW_SPECS
+
+        spec = VIEW_SPECS[name]
+        if spec.kind == "real":
+            box: QSpinBox | QDoubleSpinBox = QDoubleSpinBox(parent)
+            box.setDecimals(3)
+            box.setSingleStep(0.1)
+            box.setRange(spec.low, spec.high)
+        else:
+            box = QSpinBox(parent)
+            box.setGroupSeparatorShown(True)
+            box.setKeyboardTracking(True)
+            box.setRange(int(spec.low), int(spec.high))
+        super().__init__(box)
+        self.state, self.name, self.box = state, name, box
+        box.setToolTip(spec.help)
+        box.setAccessibleName(spec.label)
+        box.setValue(state.view[name])
+        box.valueChanged.connect(lambda value: state.set_view(**{name: value}))
+        state.viewChanged.connect(self._follow)
+
+    def value(self):
+        return self.state.view[self.name]
+
+    def set_range(self, low: float, high: float) -> None:
+        """Narrow what the box offers (the range clamps the value, and a clamped value is the state's)."""
+        self.box.setRange(low, high)
+
+    def _follow(self, name: str, value) -> None:
+        if name == self.name and self.box.value() != value:
+            self.box.blockSignals(True)
+            self.box.setValue(value)
+            self.box.blockSignals(False)

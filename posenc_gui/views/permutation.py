@@ -34,14 +34,12 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QScrollArea,
     QSizePolicy,
-    QSpinBox,
     QWidget,
 )
 
 from ..compute import ModelJob
 from ..model import EncodingParams
 from ..model.attention import (
-    DEFAULT_DEMO_D_MODEL,
     DEFAULT_SENTENCE_A,
     DEFAULT_SENTENCE_B,
     MAX_DEMO_D_MODEL,
@@ -54,6 +52,7 @@ from ..model.attention import (
     word_difference,
 )
 from .base import MESSAGE_STYLES, Panel
+from .param_controls import ViewSpinBox
 from .labels import WrappedLabelHolder
 from .matrixplot import (
     DIVERGING, FOREGROUND, colour_scale, get_colormap, new_layout_widget, remembered, static_text_at,
@@ -555,10 +554,8 @@ class PermutationPanel(Panel):
         self.pe_check = QCheckBox("Add positional encoding", self)
         self.pe_check.setChecked(True)
         self.pe_check.setToolTip("X = E + PE (the scheme of the Parameters panel) instead of X = E")
-        self.d_model_spin = QSpinBox(self)
-        self.d_model_spin.setRange(MIN_DEMO_D_MODEL, MAX_DEMO_D_MODEL)
-        self.d_model_spin.setValue(DEFAULT_DEMO_D_MODEL)
-        self.d_model_spin.setAccessibleName("demo d_model")
+        self.demo_d_model = ViewSpinBox(state, "demo_d_model", self)
+        self.d_model_spin = self.demo_d_model.box
         self.d_model_spin.setToolTip(
             f"Embedding size of this demo ({MIN_DEMO_D_MODEL}…{MAX_DEMO_D_MODEL}), small so the numbers "
             "can be read; independent of the Parameters panel's d_model")
@@ -610,7 +607,7 @@ class PermutationPanel(Panel):
 
         self.sentence_a_edit.textChanged.connect(self.request_update)
         self.sentence_b_edit.textChanged.connect(self.request_update)
-        self.d_model_spin.valueChanged.connect(self.request_update)
+        state.viewChanged.connect(self._view_changed)
         self.pe_check.toggled.connect(self._toggle_position)
         state.paramsChanged.connect(self.schedule_update)  # a hidden dock catches up when shown
         self.request_update()
@@ -628,10 +625,20 @@ class PermutationPanel(Panel):
         self.pe_check.setChecked(bool(on))
 
     def set_demo_d_model(self, d_model: int) -> None:
-        """The demo's embedding size (clamped by the spin box to 2…64)."""
-        self.d_model_spin.setValue(int(d_model))
+        """The demo's embedding size, 2…64 (the shared view setting ``demo_d_model``).
+
+        Raises
+        ------
+        ValueError
+            Naming ``demo_d_model`` and its range.
+        """
+        self.state.set_view(demo_d_model=d_model)
 
     # ------------------------------------------------------------------ compute
+    def _view_changed(self, name: str, value: object) -> None:
+        if name == "demo_d_model":
+            self.request_update()
+
     def request_update(self, *_args) -> None:
         """Recompute the demo in a worker from the current inputs; the newest request wins.
 
@@ -642,7 +649,7 @@ class PermutationPanel(Panel):
         step.
         """
         sentence_a, sentence_b = self.sentence_a_edit.text(), self.sentence_b_edit.text()
-        d_model = self.d_model_spin.value()
+        d_model = self.state.view["demo_d_model"]
         params = self.state.params
         scheme, kwargs = params.scheme, params.scheme_kwargs()
         inputs = (sentence_a, sentence_b, d_model, scheme, tuple(sorted(kwargs.items())))
@@ -913,7 +920,7 @@ class PermutationPanel(Panel):
             # (raises ValueError for bad input)
             params = params_used = self.state.params
             demo = permutation_demo(self.sentence_a_edit.text(), self.sentence_b_edit.text(),
-                                    self.d_model_spin.value(), params.scheme, params.scheme_kwargs())
+                                    self.state.view["demo_d_model"], params.scheme, params.scheme_kwargs())
         arrays: dict[str, np.ndarray] = {}
         order = (True, False) if self.with_position else (False, True)
         for with_position in order:

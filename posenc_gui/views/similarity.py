@@ -8,13 +8,14 @@ from typing import Any, Callable
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QRectF
-from PySide6.QtWidgets import QComboBox, QLabel, QSpinBox, QWidget
+from PySide6.QtWidgets import QComboBox, QLabel, QWidget
 
 from ..model import METRICS, AxisSample, EncodingParams, limits, pairwise, sample_axis
 from ..model.cache import encode_sampled
 from ..model.digits import pair_similarity, shown_number
 from ..model.similarity import METRIC_LABELS
 from .base import Panel
+from .param_controls import ViewSpinBox
 from .labels import HoverReadout, StatusText, encoding_title
 from .matrixplot import (
     BLUE, FOREGROUND, CurveItem, Markers, MatrixPlot, add_canvas_title, fit_y_range, new_layout_widget, set_axis_label,
@@ -138,10 +139,9 @@ class SimilarityPanel(Panel):
         self.metric_box.currentIndexChanged.connect(lambda _: self.schedule_update())
         self.header.addWidget(self.metric_box)
         self.header.addWidget(QLabel("Reference position:"))
-        self.reference_box = QSpinBox(self)
-        self.reference_box.setGroupSeparatorShown(True)
-        self.reference_box.setKeyboardTracking(True)
-        self.reference_box.valueChanged.connect(lambda _: self._request_profile())
+        self.reference = ViewSpinBox(state, "reference", self)
+        self.reference_box = self.reference.box
+        state.viewChanged.connect(self._view_changed)
         self.header.addWidget(self.reference_box)
         self.finish_header()
         self.canvas = new_layout_widget(self)
@@ -204,23 +204,25 @@ class SimilarityPanel(Panel):
             self.metric_box.setCurrentIndex(self.metric_box.findData(metric))
         if reference is not None:
             limit = self.state.params.seq_len - 1
-            limits.check_int("reference", reference, 0, limit)
-            self.reference_box.setValue(reference)
+            self.state.set_view(reference=limits.check_int("reference", reference, 0, limit))
 
     def _on_params(self, params: EncodingParams) -> None:
         # Only on a new length: QSpinBox.setRange re-lays out the dock and the
         # window even when the range is unchanged (1 ms per slider step).
         if params.seq_len != self._length:
             self.reference_box.blockSignals(True)
-            outside = self._length is None or self.reference_box.value() >= params.seq_len
-            self.reference_box.setRange(0, params.seq_len - 1)  # clamps the value to the new end
-            if outside:  # the middle: the profile shows offsets both ways
-                self.reference_box.setValue(params.seq_len // 2)
+            self.reference.set_range(0, params.seq_len - 1)
             self.reference_box.blockSignals(False)
+            if self.state.view["reference"] >= params.seq_len:  # the middle: the profile shows offsets both ways
+                self.state.set_view(reference=params.seq_len // 2)
             self._length = params.seq_len
             extent = (-0.5, params.seq_len - 0.5)
             self.matrix.set_full_range(extent, extent)
         self.schedule_update()
+
+    def _view_changed(self, name: str, value: object) -> None:
+        if name == "reference":
+            self._request_profile()
 
     def request_update(self) -> None:
         """Evaluate the visible matrix and profile in workers; the newest request wins."""
@@ -241,7 +243,7 @@ class SimilarityPanel(Panel):
                             cost=matrix_cost(rows, cols, params.d_model))
 
     def _request_profile(self) -> None:
-        params, metric, reference = self.state.params, self.metric, self.reference_box.value()
+        params, metric, reference = self.state.params, self.metric, self.state.view["reference"]
         vb = self.profile_plot.getViewBox()
         (k0, k1), _ = vb.viewRange()
         if self._profile_key != (params.seq_len, reference):  # new extent: show all offsets
@@ -354,7 +356,7 @@ class SimilarityPanel(Panel):
         limits.check_size("similarity export", p.seq_len, p.seq_len, limits.MAX_SIMILARITY_ELEMENTS)
         pe = p.encode()
         matrix = pairwise(pe, pe, self.metric)
-        reference = self.reference_box.value()
+        reference = self.state.view["reference"]
         meta = {"panel": self.panel_id, "params": p.as_dict(), "metric": self.metric,
                 "reference": reference, "rows": "position p", "columns": "position q"}
         return {"arrays": {"similarity": matrix, "profile": matrix[reference]}, "meta": meta}

@@ -52,6 +52,8 @@ class Step:
         Two or three sentences (HTML).
     actions : tuple of (panel_id, method, argument)
         Calls on other panels (if present), e.g. ``("permutation", "set_with_position", False)``.
+    view : dict
+        Passed to ``state.set_view`` (shared view settings, e.g. the embedding scale σ).
     """
 
     title: str
@@ -59,6 +61,7 @@ class Step:
     params: dict
     text: str
     actions: tuple[tuple[str, str, Any], ...] = field(default=())
+    view: dict = field(default_factory=dict)
 
 
 STEPS: tuple[Step, ...] = (
@@ -75,7 +78,7 @@ STEPS: tuple[Step, ...] = (
         "p<sub>i</sub> = i in every dimension, so ‖p<sub>i</sub>‖ = i·√d grows without bound while a "
         "word embedding stays the same size (orange line): the position swamps the meaning and skews the "
         "scores. Drag the sequence length and watch the blue line climb.",
-        (("magnitude", "set_scale", 1.0),),
+        view={"embedding_scale": 1.0},
     ),
     Step(
         "Normalized: divide by N − 1", "scorecard", {"scheme": "normalized", "seq_len": 128},
@@ -140,7 +143,7 @@ STEPS: tuple[Step, ...] = (
         "multiply-adds instead of d·d. Adding is free, and in high d a random embedding is nearly "
         "orthogonal to every positional vector (|cos| ≈ √(2/(πd))), so W<sub>q</sub>, W<sub>k</sub> can "
         "still separate meaning (e·e) from position (p·p) in the four-term split of the logit.",
-        (("addition", "set_scale", 1.0),),
+        view={"embedding_scale": 1.0},
     ),
     Step(
         "Scorecard: what p_i should be", "scorecard", {"scheme": "sinusoidal"},
@@ -317,6 +320,7 @@ class WalkthroughPanel(Panel):
         self.index = index
         step = self.step
         if step is not None:
+            self.state.set_view(**step.view)
             error = self.state.update(**step.params)
             if error:
                 self.show_message(error, "error")
