@@ -272,7 +272,8 @@ def plain_table(monkeypatch):
     def table(positions, dims, d_model):
         return np.mod(np.floor(positions)[:, None] + dims[None, :], 3.0)
 
-    plain = Scheme(key="plain", label="Plain table", summary="", formula="(⌊pos⌋ + j) mod 3", order=999, table=table,
+    plain = Scheme(key="plain", label="Plain table", summary="", formula="(⌊pos⌋ + j) mod 3", order=999,
+                   table=table,
                    periods=lambda dims, d_model: np.full(dims.size, 3.0))
     registry = MappingProxyType({**schemes.SCHEMES, "plain": plain})
     monkeypatch.setattr(schemes, "SCHEMES", registry)

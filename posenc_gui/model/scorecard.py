@@ -320,7 +320,7 @@ def _ratio(a: float, b: float) -> float:
 
 
 def _partners(params: EncodingParams) -> tuple[np.ndarray, np.ndarray]:
-    """For each dimension, a sine and a cosine column of its frequency (−1 where the scheme has none, as in a table)."""
+    """For each dimension, a sine and a cosine column of its frequency (−1 where the scheme has none: a table)."""
     if params.info.columns is None:
         none = np.full(params.d_model, -1, dtype=np.int64)
         return none, none.copy()

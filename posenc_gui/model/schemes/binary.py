@@ -39,7 +39,7 @@ def _table(positions: np.ndarray, dims: np.ndarray, d_model: int, bit_values: st
 
 def _extremes(low: np.ndarray, high: np.ndarray, dims: np.ndarray, d_model: int,
               bit_values: str) -> tuple[np.ndarray, np.ndarray]:
-    """Bit k is constant over ⌊low⌋ … ⌊high⌋ when both lie in one block of 2^k integers, else takes both values."""
+    """Bit k is constant over ⌊low⌋ … ⌊high⌋ when both are in one block of 2^k integers, else takes both values."""
     shifts = np.minimum(dims, _TOP_BIT).astype(np.uint64)
     first, last = np.floor(low).astype(np.uint64), np.floor(high).astype(np.uint64)
     constant = (first[:, None] >> shifts[None, :]) == (last[:, None] >> shifts[None, :])
