@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from posenc_gui.model import EncodingParams, encode
+from posenc_gui.model import SCHEMES, EncodingParams, encode
 from posenc_gui.model.addition import (
     TERMS,
     orthogonality,
@@ -364,7 +364,7 @@ def test_all_sine_has_no_exact_tk(card):
 
 def test_every_scheme_is_deterministic(card):
     assert all(s.deterministic for s in card.scores)
-    assert len(card.table()) == len(card.scores) == 8
+    assert len(card.table()) == len(card.scores) == len(SCHEMES)
 
 
 def test_scorecard_at_a_million_positions_covers_the_whole_range():

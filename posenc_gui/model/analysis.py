@@ -28,7 +28,7 @@ import numpy as np
 from . import limits
 from .linear_relation import LinearRelation, linear_relation, unpaired_dimensions  # noqa: F401 (re-exported)
 from .linear_relation import rotation_pairs as _rotation_pairs  # noqa: F401 (closest.py's name)
-from .schemes import columns, encode
+from .schemes import encode, wavelengths
 
 #: Largest temporary block (values) any analysis allocates at once.
 BLOCK_ELEMENTS = 2**20
@@ -136,6 +136,11 @@ def _check_encoded(encoded: object, rows: int, d_model: int) -> np.ndarray:
 
 def _d_model(d_model: object) -> int:
     return limits.check_int("d_model", d_model, limits.MIN_D_MODEL, limits.MAX_D_MODEL)
+
+
+def _check_scheme(scheme: str, d_model: int, params: dict) -> None:
+    """Raise ValueError for an unknown scheme or a bad parameter, as ``encode`` would."""
+    wavelengths(scheme, d_model, np.arange(1), **params)
 
 
 def _rows_per_block(width: int) -> int:
@@ -317,7 +322,7 @@ def uniqueness(
     if encoded is None:
         pe = encode(scheme, pos, d_model, **params)
     else:
-        columns(scheme, d_model, np.arange(1), **params)  # the parameters are still checked
+        _check_scheme(scheme, d_model, params)
         pe = _check_encoded(encoded, n, d_model)
     sq = np.einsum("ij,ij->i", pe, pe)
     nearest = np.empty(n, dtype=np.int64)
@@ -394,7 +399,7 @@ def pe_norms(scheme: str, positions, d_model: int, *, encoded: np.ndarray | None
     """
     pos = limits.check_positions(positions)
     d_model = _d_model(d_model)
-    columns(scheme, d_model, np.arange(1), **params)  # validate scheme and params even for no positions
+    _check_scheme(scheme, d_model, params)  # even for no positions
     if encoded is not None:
         pe = _check_encoded(encoded, pos.size, d_model)
         return np.linalg.norm(pe, axis=1)
@@ -505,7 +510,7 @@ def offset_spread(scheme: str, positions, d_model: int, offsets, *, encoder: Enc
     pos = limits.check_positions(positions)
     d_model = _d_model(d_model)
     offs = _check_offsets(offsets)
-    columns(scheme, d_model, np.arange(1), **params)
+    _check_scheme(scheme, d_model, params)
     if pos.size * offs.size > limits.MAX_SIMILARITY_ELEMENTS:
         raise ValueError(
             f"positions: {pos.size:,} positions × {offs.size:,} offsets exceed the limit of "
@@ -551,7 +556,7 @@ def offset_profiles(scheme: str, references, offsets, d_model: int, *, encoder: 
     refs = limits.check_positions(references, name="references")
     d_model = _d_model(d_model)
     offs = _check_offsets(offsets)
-    columns(scheme, d_model, np.arange(1), **params)
+    _check_scheme(scheme, d_model, params)
     if refs.size * offs.size > limits.MAX_SIMILARITY_ELEMENTS:
         raise ValueError(
             f"references: {refs.size:,} references × {offs.size:,} offsets exceed the limit of "

@@ -513,7 +513,9 @@ class OrderingComparison:
         return self.max_abs_diff_output is not None and self.max_abs_diff_output <= SAME_TOLERANCE
 
 
-def _verdict(with_position: bool, perm: tuple[int, ...] | None, diff_z: float | None, diff_a: float | None) -> str:
+def _verdict(with_position: bool, perm: tuple[int, ...] | None, diff_z: float | None, diff_a: float | None,
+             same_vectors: bool = False) -> str:
+    """The comparison in words; ``same_vectors``: the encoding gives every position the same vector."""
     label = "with position" if with_position else "without position"
     if perm is None or diff_z is None or diff_a is None:
         return f"{label.capitalize()}: no comparison — sentence b is not a reordering of sentence a."
@@ -526,6 +528,9 @@ def _verdict(with_position: bool, perm: tuple[int, ...] | None, diff_z: float | 
         text += " — only floating-point rounding." if max(diff_z, diff_a) > 0 else "."
         if with_position and identity:
             text += " Both sentences have the same order, so position changes nothing here."
+        elif with_position and same_vectors:
+            text += (" The encoding gives every position the same vector, so attention still cannot see word "
+                     "order: it is permutation invariant, as without position.")
         return text
     return (
         f"{label.capitalize()} they differ by {diff_z:.2g} (largest |Z_b − P Z_a|; attention weights "
@@ -546,7 +551,10 @@ def compare_orderings(trace_a: AttentionTrace, trace_b: AttentionTrace) -> Order
     index = np.asarray(perm, dtype=np.int64)
     diff_z = float(np.max(np.abs(trace_b.output - trace_a.output[index])))
     diff_a = float(np.max(np.abs(trace_b.attention - trace_a.attention[np.ix_(index, index)])))
-    return OrderingComparison(trace_a, trace_b, perm, diff_z, diff_a, _verdict(with_position, perm, diff_z, diff_a))
+    same_vectors = all(trace.positional is not None and bool(np.all(trace.positional == trace.positional[0]))
+                       for trace in (trace_a, trace_b))
+    return OrderingComparison(trace_a, trace_b, perm, diff_z, diff_a,
+                              _verdict(with_position, perm, diff_z, diff_a, same_vectors))
 
 
 # --------------------------------------------------------------------------- the whole demo

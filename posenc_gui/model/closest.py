@@ -56,6 +56,7 @@ from .analysis import (
     uniqueness_max_positions,
 )
 from .schemes import Columns, columns, encode
+from .schemes import scheme as scheme_of
 
 #: Largest table of cos(j/c) (and as many sin) one scan keeps: offsets j × divisors.
 TABLE_ELEMENTS = 2**21
@@ -339,6 +340,9 @@ class RangeUniqueness:
     scan : OffsetScan or None
         A scan still running (continue it with :func:`continue_uniqueness`);
         meanwhile every other field is the answer for 0 … M − 1.
+    notes : tuple of str
+        What the numbers cannot say on their own, in words (every position
+        encoded alike; a table whose whole range has no shortcut).
     """
 
     length: int
@@ -352,6 +356,7 @@ class RangeUniqueness:
     top: int
     distinct_offsets: bool
     scan: OffsetScan | None = None
+    notes: tuple[str, ...] = ()
 
     @property
     def whole_range(self) -> bool:
@@ -365,11 +370,12 @@ class RangeUniqueness:
 
     @property
     def step_ratio(self) -> float:
-        """The closest pair's distance in neighbour steps (``inf`` for a step of 0 and a distance that is not)."""
+        """The closest pair's distance in neighbour steps: 0 for a pair that collides, whatever the step
+        (``inf`` for a step of 0 and a distance that is not)."""
         distance, step = self.closest_pair[2], self.neighbour_step
-        if step > 0:
-            return distance / step
-        return 1.0 if distance == 0 else math.inf
+        if distance == 0:
+            return 0.0
+        return distance / step if step > 0 else math.inf
 
     def offset_turns(self) -> np.ndarray:
         """|q − p| / 2π for each near-repeat (see :meth:`Uniqueness.offset_turns`)."""
@@ -573,7 +579,8 @@ def range_uniqueness(scheme: str, n_positions: int, d_model: int, *, top: int = 
     if scan_work is not None:
         scan_work = limits.check_int("scan_work", scan_work, 1, 2**62)
     m = min(length, uniqueness_max_positions(d_model, pair_work))
-    form = offset_form(scheme, d_model, **params) if m < length else None
+    analytic = scheme_of(scheme).columns is not None
+    form = offset_form(scheme, d_model, **params) if m < length and analytic else None
     keep = max(MIN_CANDIDATES, 4 * top)
     scan = None
     if form is not None and form.offset_only:  # the scan decides; leading positions only to show meanwhile
@@ -585,8 +592,16 @@ def range_uniqueness(scheme: str, n_positions: int, d_model: int, *, top: int = 
     leading = uniqueness(scheme, positions, d_model, top=top, distinct_offsets=distinct_offsets, encoded=rows,
                          **params)
     step = float(np.median(_row_distances(rows[1:], rows[:-1])))
+    notes = []
+    if np.array_equal(rows, np.broadcast_to(rows[0], rows.shape)):
+        notes.append(f"Every position compared has the same encoding under {scheme}: no position can be told "
+                     "from another.")
+    if m < length and not analytic:
+        notes.append(f"{scheme} is a table without analytic columns, so no shortcut over every offset applies: "
+                     f"whether positions {m:,}…{length - 1:,} repeat an encoding is not established.")
     result = RangeUniqueness(length, "all pairs" if m == length else "leading positions", leading.closest_pair,
-                             leading.near_repeats, m, step, leading, m == length, top, bool(distinct_offsets))
+                             leading.near_repeats, m, step, leading, m == length, top, bool(distinct_offsets),
+                             notes=tuple(notes))
     if form is None or not form.scannable:
         return result
     if scan is not None:

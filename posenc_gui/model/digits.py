@@ -30,6 +30,7 @@ import numpy as np
 from . import limits
 from .params import EncodingParams
 from .schemes import columns, encode
+from .schemes import scheme as scheme_of
 from .similarity import METRICS
 
 #: Machine epsilon of float64 (2⁻⁵²): one ULP of 1.0.
@@ -83,13 +84,19 @@ def encoding_error(scheme: str, positions, d_model: int, *, dims=None, values: n
     Returns
     -------
     ndarray, shape (len(positions), len(dims))
+        0 for a table scheme whose values are exact (``Scheme.exact``),
+        ``inf`` for one whose values' error nothing bounds.
     """
-    cols = columns(scheme, d_model, dims, **params)
     pos = limits.check_positions(positions)
+    width = encode(scheme, pos[:0], d_model, dims=dims, **params).shape[1]  # checks every argument
     if values is None:
         values = encode(scheme, pos, d_model, dims=dims, **params)
-    elif np.shape(values) != (pos.size, cols.kind.size):
-        raise ValueError(f"values must have shape ({pos.size}, {cols.kind.size}), got {np.shape(values)}")
+    elif np.shape(values) != (pos.size, width):
+        raise ValueError(f"values must have shape ({pos.size}, {width}), got {np.shape(values)}")
+    info = scheme_of(scheme)
+    if info.columns is None:
+        return np.zeros(np.shape(values)) if info.exact else np.full(np.shape(values), np.inf)
+    cols = columns(scheme, d_model, dims, **params)
     angle = pos[:, None] / cols.divisor[None, :]
     return column_error(cols.kind[None, :], cols.divisor[None, :], angle, values)
 

@@ -31,7 +31,8 @@ import numpy as np
 
 from . import limits
 from .digits import EPS, column_error, encoding_error
-from .schemes import columns, encode
+from .schemes import columns, encode, wavelengths
+from .schemes import scheme as scheme_of
 
 #: Candidate cut-offs of a least-squares fit: singular values below one of these × the largest are
 #: dropped; the fit keeps the largest cut-off whose residual on the validation positions is within
@@ -308,8 +309,21 @@ def unpaired_dimensions(scheme: str, d_model: int, **params) -> np.ndarray:
     single sine and all-sine, the last sine for sinusoidal with odd d, none
     for sinusoidal with even d.
     """
-    cols = columns(scheme, d_model, **params)
-    return rotation_pairs(cols.kind, cols.divisor)[2]
+    kind, divisor = _kinds(scheme, d_model, params)
+    return rotation_pairs(kind, divisor)[2]
+
+
+def _kinds(scheme: str, d_model: int, params: dict) -> tuple[np.ndarray, np.ndarray]:
+    """Each dimension's kind and the key that orders the dimensions by frequency.
+
+    A scheme's columns give ``"sin"``, ``"cos"`` or ``"linear"`` and the
+    divisor; a table's dimensions are all ``"table"`` (none pairs), ordered by
+    their period (``inf``: none).
+    """
+    if scheme_of(scheme).columns is not None:
+        cols = columns(scheme, d_model, **params)
+        return cols.kind, cols.divisor
+    return np.full(d_model, "table"), wavelengths(scheme, d_model, **params)
 
 
 # ---------------------------------------------------------------------------
@@ -419,8 +433,7 @@ def _fit_rows(scheme: str, d_model: int, k: float, dims: np.ndarray, width: int,
     validation residual (over all rows) is within :data:`VALIDATION_SLACK`
     of the smallest.
     """
-    cols = columns(scheme, d_model, **params)
-    chosen = fit_columns(cols.divisor, dims, width)
+    chosen = fit_columns(_kinds(scheme, d_model, params)[1], dims, width)
     needed = np.unique(chosen)
     x = encode(scheme, positions, d_model, dims=needed, **params)
     y = encode(scheme, positions + k, d_model, dims=dims, **params)
@@ -579,12 +592,12 @@ def linear_relation(scheme: str, positions, d_model: int, k: float, *, fit_posit
     k = limits.check_real("k", k, -limits.MAX_POSITION, limits.MAX_POSITION)
     cutoffs = _check_cutoffs(cutoffs)
     width = d_model if fit_width is None else limits.check_int("fit_width", fit_width, 1, d_model)
-    cols = columns(scheme, d_model, **params)
+    kind, divisor = _kinds(scheme, d_model, params)
     shifted = pos + k
     p = pos[(shifted >= 0) & (shifted <= limits.MAX_POSITION)]
     if p.size == 0:
         raise ValueError(f"positions: no position p with p + k in 0…{limits.MAX_POSITION:g} (k = {k:g})")
-    s, c, unpaired = rotation_pairs(cols.kind, cols.divisor)
+    s, c, unpaired = rotation_pairs(kind, divisor)
     notes = []
     if unpaired.size:
         count = 2 * width + FIT_EXTRA_POSITIONS
@@ -598,7 +611,10 @@ def linear_relation(scheme: str, positions, d_model: int, k: float, *, fit_posit
                 "use fewer positions or a smaller fit_width")
         fit = _fit_rows(scheme, d_model, k, unpaired, width, fitted_at, validated_at, cutoffs, params)
         if s.size:
-            notes.append(_unpaired_note(cols.kind, 2 * s.size, unpaired))
+            notes.append(_unpaired_note(kind, 2 * s.size, unpaired))
+        elif scheme_of(scheme).columns is None:
+            notes.append(f"{scheme} is a table without (sin, cos) pairs: every row of T_k is a least-squares fit, "
+                         "and the residual shows how far the shift by k is from a linear map.")
         if fitted_at.size < 2 * width:
             notes.append(
                 f"Only {fitted_at.size:,} fit positions for {width:,} unknowns per row: a least-squares fit can "
@@ -608,7 +624,7 @@ def linear_relation(scheme: str, positions, d_model: int, k: float, *, fit_posit
         fit = FittedRows(dims=unpaired, columns=np.zeros((0, 0), dtype=np.int64), coefficients=np.zeros((0, 0)),
                          rank=np.zeros(0, dtype=np.int64), cutoff=math.nan, error=nothing, positions=nothing,
                          validation_positions=nothing)
-    divisors = cols.divisor[s]
+    divisors = divisor[s]
     angles = k / divisors
     cos_k, sin_k = np.cos(angles), np.sin(angles)
     blocks = np.stack([np.stack([cos_k, sin_k], axis=-1), np.stack([-sin_k, cos_k], axis=-1)], axis=-2)
@@ -640,8 +656,12 @@ def _with_residual(relation: LinearRelation, scheme: str, params: dict) -> Linea
         rotated = residual[:, np.concatenate([s, c])]
         rotation_residual, bound = float(rotated.max()), float(bounds.max())
         within = bool(np.all(rotated <= bounds))
+    note = relation.note
+    if not (np.any(x) or np.any(y)):
+        note = (f"Every encoding measured is 0 under {scheme}: PE(p + k) = T·PE(p) holds for every matrix T, "
+                "so T_k is not determined (the fit returns 0) and relates no positions.")
     return replace(
-        relation, max_residual=float(residual.max()), worst_position=float(p[worst[0]]),
+        relation, note=note, max_residual=float(residual.max()), worst_position=float(p[worst[0]]),
         worst_dimension=int(worst[1]), rms_residual=float(math.sqrt(np.mean(residual * residual))),
         relative_residual=norm_r / norm_y if norm_y > 0 else (0.0 if norm_r == 0 else math.inf),
         rotation_residual=rotation_residual, rounding_bound=bound, within_rounding=within)

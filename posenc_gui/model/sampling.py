@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import limits
-from .schemes import Columns
+from .schemes import Columns, columns, scheme
 
 #: Largest axis :func:`sample_axis` and :func:`curve_positions` sample, and most pixels they sample it for.
 MAX_AXIS_SIZE = 2**62
@@ -127,6 +127,23 @@ def curve_positions(low: float, high: float, size: int, pixels: int) -> np.ndarr
     return np.linspace(low, high, pixels + 1)
 
 
+def _check_intervals(low, high, width: int) -> tuple[np.ndarray, np.ndarray]:
+    """The interval ends checked (1-D, ``0 ≤ low ≤ high ≤ limits.MAX_POSITION``, one value per dimension each)."""
+    width = max(width, 1)
+    ends = []
+    for name, values in (("low", low), ("high", high)):
+        ends.append(limits.check_numbers(
+            name, values, 0.0, limits.MAX_POSITION, limits.MAX_ENCODE_ELEMENTS // width, "intervals",
+            f" × {width:,} dimensions (the limit is {limits.MAX_ENCODE_ELEMENTS:,} values)",
+        ))
+    low, high = ends
+    if high.shape != low.shape:
+        raise ValueError(f"high must hold one end per low end ({low.shape[0]:,}), got {high.shape[0]:,}")
+    if np.any(high < low):
+        raise ValueError("high must be ≥ low at every interval")
+    return low, high
+
+
 def value_range(columns, low: np.ndarray, high: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Exact minimum and maximum of each column over each position interval.
 
@@ -153,18 +170,8 @@ def value_range(columns, low: np.ndarray, high: np.ndarray) -> tuple[np.ndarray,
     """
     if not isinstance(columns, Columns):
         raise ValueError(f"columns must be the Columns of a scheme (from columns()), got {limits.shown(columns)}")
-    width = max(columns.kind.size, 1)
-    ends = []
-    for name, values in (("low", low), ("high", high)):
-        ends.append(limits.check_numbers(
-            name, values, 0.0, limits.MAX_POSITION, limits.MAX_ENCODE_ELEMENTS // width, "intervals",
-            f" × {width:,} dimensions (the limit is {limits.MAX_ENCODE_ELEMENTS:,} values)",
-        )[:, None])
-    low, high = ends
-    if high.shape != low.shape:
-        raise ValueError(f"high must hold one end per low end ({low.shape[0]:,}), got {high.shape[0]:,}")
-    if np.any(high < low):
-        raise ValueError("high must be ≥ low at every interval")
+    low, high = _check_intervals(low, high, columns.kind.size)
+    low, high = low[:, None], high[:, None]
     divisor = columns.divisor[None, :]
     kind = columns.kind[None, :]
     angle_low, angle_high = low / divisor, high / divisor
@@ -187,3 +194,27 @@ def value_range(columns, low: np.ndarray, high: np.ndarray) -> tuple[np.ndarray,
     maximum = np.where(contains(0.5 * np.pi), 1.0, maximum)
     minimum = np.where(contains(-0.5 * np.pi), -1.0, minimum)
     return minimum, maximum
+
+
+def value_bands(scheme_key: str, d_model: int, dims, low, high, **params) -> tuple[np.ndarray, np.ndarray] | None:
+    """Exact minimum and maximum of each of ``dims`` over each position interval, or None when not known.
+
+    From the scheme's columns (:func:`value_range`) or its own
+    :attr:`~posenc_gui.model.schemes.Scheme.extremes`; None for a table
+    that declares neither (samples alone cannot bound what lies between them).
+
+    Parameters
+    ----------
+    scheme_key, d_model, dims, **params
+        As for :func:`~posenc_gui.model.encode`.
+    low, high : array_like, shape (n,)
+        As for :func:`value_range`.
+    """
+    info = scheme(scheme_key)
+    if info.columns is not None:
+        return value_range(columns(scheme_key, d_model, dims, **params), low, high)
+    d_model = limits.check_int("d_model", d_model, limits.MIN_D_MODEL, limits.MAX_D_MODEL)
+    dims = np.arange(d_model) if dims is None else limits.check_dims(dims, d_model)
+    options = info.check(params)
+    low, high = _check_intervals(low, high, dims.size)
+    return None if info.extremes is None else info.extremes(low, high, dims, d_model, **options)

@@ -128,7 +128,8 @@ class SchemeScore:
     tk_exact : bool
         No unpaired dimension, and the rotation's residual below :data:`TK_TOL`.
     tk_method : str
-        ``"rotation"``, ``"least-squares"`` or ``"none"`` (no residual computed).
+        ``"rotation"``, ``"least-squares"``, ``"none"`` (no residual computed) or
+        ``"any"`` (every encoding is 0: every matrix is a T_k, none relates positions).
     tk_positions, tk_fit_positions : int
         Positions the residual was measured on, and fitted on (0 for a rotation).
     notes : tuple of str
@@ -319,7 +320,10 @@ def _ratio(a: float, b: float) -> float:
 
 
 def _partners(params: EncodingParams) -> tuple[np.ndarray, np.ndarray]:
-    """For each dimension, a sine and a cosine column of its frequency (−1 where the scheme has none)."""
+    """For each dimension, a sine and a cosine column of its frequency (−1 where the scheme has none: a table)."""
+    if params.info.columns is None:
+        none = np.full(params.d_model, -1, dtype=np.int64)
+        return none, none.copy()
     cols = params.columns()
     periodic = cols.kind != "linear"
     partners = []
@@ -362,9 +366,13 @@ def _tk_check(params: EncodingParams) -> tuple[float, bool, str, int, int, int, 
                 f"no least-squares T_k residual at d_model = {d:,} (a fit over 2·d + 8 positions costs "
                 f"n·d² > {TK_FIT_WORK:,})")
     fit_positions = positions_between(0.0, n - 1, fitted)
-    solution, *_ = np.linalg.lstsq(params.encode(fit_positions),
-                                   params.encode(fit_positions + TK_OFFSET, dims=alone), rcond=None)
+    design = params.encode(fit_positions)
+    solution, *_ = np.linalg.lstsq(design, params.encode(fit_positions + TK_OFFSET, dims=alone), rcond=None)
     target = params.encode(tested + TK_OFFSET, dims=alone)
+    if not (np.any(design) or np.any(target) or np.any(params.encode(tested))):
+        return (0.0, False, "any", int(alone.size), int(tested.size), int(fit_positions.size),
+                f"{params.scheme}: every encoding is 0, so PE(p+k) = T·PE(p) holds for every matrix T: T_k is not "
+                "determined and relates no positions")
     residual = _ratio(float(np.linalg.norm(target - params.encode(tested) @ solution)), float(np.linalg.norm(target)))
     return (residual, False, "least-squares", int(alone.size), int(tested.size), int(fit_positions.size),
             f"least-squares rows of T_k fitted on {fit_positions.size:,} positions between the integers, their "
@@ -418,6 +426,7 @@ def score_scheme(params: EncodingParams, unique_work: int = UNIQUE_WORK, scan_wo
     if n >= 2:
         pair_work = max(1, unique_work // max(d, 64) * d)
         found = range_uniqueness(params.scheme, n, d, top=1, pair_work=pair_work, scan_work=scan_work, **kwargs)
+        notes.extend(found.notes)
     # exact relative T_k
     tk_residual, tk_exact, tk_method, tk_unpaired, tk_positions, tk_fitted, tk_note = _tk_check(params)
     if tk_note:

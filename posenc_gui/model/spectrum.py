@@ -29,6 +29,13 @@ summary says so.
 Components are the distinct frequencies of a scheme, in order of first
 appearance: the pairs of ``sinusoidal`` (either layout) and ``harmonic``,
 single columns of ``all_sine``, one shared frequency for the tiled schemes.
+
+A table without columns (``binary``, ``nope``) has the periods its scheme
+declares (``inf``: none) and ``ω = 2π / period``, the phase of its cycle per
+position; how far it moves is measured on its values at the integers
+``0 … M−1`` (all N within :data:`TABLE_WORK`): the step is the mean
+``|PE(p+1)_j − PE(p)_j|`` (its largest over the component's dimensions), and
+a component is static when its values do not change there at all.
 """
 
 from __future__ import annotations
@@ -40,12 +47,16 @@ import numpy as np
 
 from . import limits
 from .params import EncodingParams, check_params
-from .schemes import columns
+from .schemes import columns, encode, wavelengths
+from .schemes import scheme as scheme_of
 
 #: Default chord per step at or above which a component resolves neighbours.
 STEP_TOL = 0.1
 #: Default total phase (radians) over the sequence below which a component barely moves.
 STATIC_TOL = 0.1
+
+#: Largest positions × d_model of a table evaluated to measure its steps.
+TABLE_WORK = 2**20
 
 #: Category names, in order from fast to slow.
 CATEGORIES = ("fine", "coarse", "static")
@@ -63,7 +74,7 @@ class Spectrum:
         The dimensions of each component (e.g. ``(2i, 2i+1)`` interleaved,
         ``(i, i + d/2)`` in the halves layout).
     kinds : tuple of str
-        ``"sin+cos"``, ``"sin"``, ``"cos"`` or ``"linear"`` per component.
+        ``"sin+cos"``, ``"sin"``, ``"cos"``, ``"linear"`` or ``"table"`` per component.
     wavelength : ndarray
         Period in positions, ``2π / ω``; ``inf`` for linear components.
     omega : ndarray
@@ -72,7 +83,8 @@ class Spectrum:
     step_chord : ndarray
         Distance a component's point moves in one step: ``2·|sin(ω/2)|`` for
         periodic components (the chord on the unit circle; for a lone sine
-        the largest change of its value), ``ω`` for linear ones.
+        the largest change of its value), ``ω`` for linear ones, the mean
+        change of its values over the positions measured for a table.
     total_phase : ndarray
         ``ω · (N − 1)``: radians turned (or value change) over the sequence.
     category : ndarray of str
@@ -81,6 +93,9 @@ class Spectrum:
         ``total_phase ≥ 2π`` for periodic components.
     step_tol, static_tol : float
         The tolerances used.
+    measured_positions : int
+        For a table: its steps were measured on ``0 … measured_positions − 1``
+        (0 for a scheme of columns, whose steps follow from its frequencies).
     """
 
     params: EncodingParams
@@ -94,6 +109,7 @@ class Spectrum:
     wraps: np.ndarray
     step_tol: float
     static_tol: float
+    measured_positions: int = 0
 
     @property
     def periodic(self) -> bool:
@@ -131,18 +147,45 @@ class Spectrum:
         lo, hi = math.log(wl[j - 1]), math.log(wl[j])
         return float(j - 1 + (math.log(n) - lo) / (hi - lo)) if hi > lo else float(j)
 
+    def no_wavelength_reason(self) -> str:
+        """Why a scheme that is not :attr:`periodic` has no wavelength, in one sentence."""
+        if not self.measured_positions:
+            return "Every column is pos / c: it grows with the position and never repeats, so it has no wavelength " \
+                   "and no phase to plot."
+        if self.count("static") == self.n_components:
+            return "Every dimension takes the same value at every position: no wavelength and no phase to plot."
+        return "No dimension repeats with a period: no wavelength and no phase to plot."
+
+    def category_names(self) -> dict[str, str]:
+        """What each category means here, for a key: ``{"fine": "resolves neighbours (step chord ≥ 0.1)", …}``."""
+        if self.measured_positions:
+            return {"fine": f"resolves neighbours (mean step ≥ {self.step_tol:g})", "coarse": "coarse",
+                    "static": "constant over the sequence"}
+        return {"fine": f"resolves neighbours (step chord ≥ {self.step_tol:g})", "coarse": "coarse",
+                "static": f"barely moves (total phase < {self.static_tol:g} rad)"}
+
     def summary(self) -> str:
         """One sentence with the counts, e.g. for a status line."""
         n = self.n_components
+        table = self.measured_positions > 0
+        measured = ""
+        if table and self.measured_positions < self.params.seq_len:
+            measured = f" (steps measured on positions 0…{self.measured_positions - 1:,})"
+        if not self.periodic and table:
+            moving = "takes one value" if self.count("static") == n else "does not repeat"
+            return (f"not periodic: no wavelength — every dimension of {self.params.scheme} {moving} over the "
+                    f"positions measured{measured}.")
         if not self.periodic:
             return (f"not periodic: no wavelength — every column of {self.params.scheme} is pos / c, which grows "
                     f"without repeating ({n} distinct column{'s' if n != 1 else ''}).")
+        step = "mean step" if table else "step chord"
         text = (f"{n} component{'s' if n != 1 else ''}: {self.count('fine')} resolve neighbouring positions "
-                f"(step chord ≥ {self.step_tol:g}), {self.count('coarse')} are coarse, "
-                f"{self.count('static')} barely move over {self.params.seq_len:,} positions "
-                f"(total phase < {self.static_tol:g} rad)")
+                f"({step} ≥ {self.step_tol:g}), {self.count('coarse')} are coarse, "
+                f"{self.count('static')} " + (f"do not change over {self.params.seq_len:,} positions" if table else
+                                              f"barely move over {self.params.seq_len:,} positions "
+                                              f"(total phase < {self.static_tol:g} rad)"))
         n_wrap = int(np.count_nonzero(self.wraps))
-        return text + f"; {n_wrap} wrap around (repeat) within the sequence."
+        return text + f"; {n_wrap} wrap around (repeat) within the sequence{measured}."
 
 
 def spectrum(params: EncodingParams, step_tol: float = STEP_TOL, static_tol: float = STATIC_TOL) -> Spectrum:
@@ -175,6 +218,8 @@ def spectrum(params: EncodingParams, step_tol: float = STEP_TOL, static_tol: flo
     params = check_params(params)
     step_tol = limits.check_real("step_tol", step_tol, 0.0, 2.0, low_open=True)
     static_tol = limits.check_real("static_tol", static_tol, 0.0, 2.0 * math.pi, low_open=True)
+    if scheme_of(params.scheme).columns is None:
+        return _table_spectrum(params, step_tol, static_tol)
     cols = columns(params.scheme, params.d_model, **params.scheme_kwargs())
     # Group dimensions by (periodic?, divisor) in order of first appearance.
     groups: dict[tuple[bool, float], list[int]] = {}
@@ -195,6 +240,30 @@ def spectrum(params: EncodingParams, step_tol: float = STEP_TOL, static_tol: flo
     wraps = periodic & (total >= 2.0 * math.pi)
     return Spectrum(params, dims_of, tuple(kinds), _ro(wavelength), _ro(omega), _ro(step), _ro(total),
                     _ro(category), _ro(wraps), step_tol, static_tol)
+
+
+def _table_spectrum(params: EncodingParams, step_tol: float, static_tol: float) -> Spectrum:
+    """The spectrum of a table scheme: its declared periods, its steps measured on its values."""
+    kwargs = params.scheme_kwargs()
+    period = wavelengths(params.scheme, params.d_model, **kwargs)
+    groups: dict[float, list[int]] = {}
+    for dim, value in enumerate(period.tolist()):
+        groups.setdefault(value, []).append(dim)
+    dims_of = tuple(tuple(d) for d in groups.values())
+    measured = min(params.seq_len, max(2, TABLE_WORK // params.d_model))
+    values = encode(params.scheme, np.arange(measured, dtype=np.float64), params.d_model, **kwargs)
+    steps = np.abs(np.diff(values, axis=0))
+    mean_step = steps.mean(axis=0) if steps.size else np.zeros(params.d_model)
+    moves = steps.max(axis=0) > 0 if steps.size else np.zeros(params.d_model, dtype=bool)
+    wavelength = np.array(list(groups), dtype=np.float64)
+    step = np.array([mean_step[list(d)].max() for d in dims_of])
+    constant = np.array([not moves[list(d)].any() for d in dims_of])
+    omega = 2.0 * math.pi / wavelength
+    total = omega * (params.seq_len - 1)
+    category = np.where(step >= step_tol, "fine", np.where(constant, "static", "coarse"))
+    wraps = np.isfinite(wavelength) & (total >= 2.0 * math.pi)
+    return Spectrum(params, dims_of, ("table",) * len(dims_of), _ro(wavelength), _ro(omega), _ro(step), _ro(total),
+                    _ro(category), _ro(wraps), step_tol, static_tol, measured)
 
 
 def _ro(array: np.ndarray) -> np.ndarray:

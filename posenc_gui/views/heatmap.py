@@ -9,7 +9,7 @@ import numpy as np
 from PySide6.QtCore import QPointF, QRectF
 from PySide6.QtWidgets import QLabel, QWidget
 
-from ..model import AxisSample, EncodingParams, aliased, sample_axis, wavelengths
+from ..model import AxisSample, EncodingParams, aliased, formula_term, sample_axis, wavelengths
 from ..model import limits
 from ..model.cache import encode_sampled
 from ..model.digits import entry_with_error, shown_number
@@ -199,7 +199,7 @@ class HeatmapPanel(Panel):
         """``"pos 12, dim 7: 0.843853958732 = cos(pos / 10000^(2·3/512))"``: only the digits rounding leaves certain."""
         p = self.state.params
         value, error = entry_with_error(p, pos, dim)
-        formula = p.columns(np.array([dim])).label(0)
+        formula = formula_term(p.scheme, p.d_model, dim, **p.scheme_kwargs())
         return f"pos {pos:,}, dim {dim:,}: {shown_number(value, error)} = {formula}"
 
     # ---------------------------------------------------------------- export

@@ -116,7 +116,8 @@ def relation_summary(data: LinearRelationData, bold: Callable[[str], str] = str)
     elif rel.pairs:
         parts = [f"{k}: {bold(rel.note)}"]
     else:
-        parts = [f"{bold('No exact T_k')} ({k}): no dimension has a (sin, cos) partner of its frequency."]
+        parts = [f"{bold('No exact T_k')} ({k}): no dimension has a (sin, cos) partner of its frequency."
+                 + (f" {rel.note}" if rel.note else "")]
     rounding = (f"{'within' if rel.within_rounding else 'ABOVE'} float64 rounding (bound "
                 f"{rel.rounding_bound:.2g} at these positions)")
     parts.append(

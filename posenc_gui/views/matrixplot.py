@@ -1324,7 +1324,7 @@ def nice_bounds(low: float, high: float) -> tuple[float, float]:
     """
     span = high - low
     if not np.isfinite(span) or span <= 0:
-        magnitude = max(abs(low), abs(high), 1e-300)
+        magnitude = max(abs(low), abs(high)) or 1.0  # all zeros: a unit range, not one of 1e-300
         return low - 0.5 * magnitude, high + 0.5 * magnitude
     step = 10.0 ** np.floor(np.log10(span)) / 10
     # %.12g drops the last-bit noise of n·step (17 · 0.05 = 0.8500000000000001)

@@ -125,7 +125,7 @@ class RelativePanel(Panel):
         # The top snaps to a round value (nice_bounds), so a step of d_model or base
         # keeps the axis as it is instead of laying its labels out again.
         scale = float(np.nanmax(np.abs(np.concatenate([spread.minimum, spread.maximum]))))
-        top = max(float(np.nanmax(spread.spread)), 0.01 * scale, 1e-12)
+        top = max(float(np.nanmax(spread.spread)), 0.01 * scale, 1e-12) if scale > 0 else 1.0  # all 0: a unit axis
         set_y_range(self.spread_plot, 0, nice_bounds(0.0, top * 1.08)[1])
         self.spread_plot.setXRange(0, max(k[-1], 1), padding=0.02)
 

@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
 )
 
 from ..compute import ModelJob
-from ..model import EncodingParams
+from ..model import EncodingParams, scheme
 from ..model.scorecard import (
     CRITERIA, GROWTH_TOL, TK_OFFSET, TK_TOL, UNIQUE_TOL, Scorecard, SchemeScore, continue_score, scorecard, scorecard_key,
 )
@@ -87,8 +87,14 @@ def _tk_cell(score: SchemeScore) -> tuple[str, str]:
                 f"rotations; relative residual ‖PE(p+k) − T_k·PE(p)‖ / ‖PE(p+k)‖ over {score.tk_positions:,} "
                 f"positions spread over 0…N−1 = {score.tk_residual:.2e} (exact if under {TK_TOL:g}: rounding "
                 "stays far below).")
-    why = (f"{rows}: a sine without the cosine of its frequency (or a linear column) has no exact row of T_k, "
-           "so T_k is not exact.")
+    if score.tk_method == "any":
+        return ("✗ not determined", f"Every encoding of {score.scheme} is 0, so PE(p+k) = T·PE(p) holds for every "
+                "matrix T: T_k is not determined and relates no positions.")
+    if "columns" in scheme(score.scheme).provides:
+        why = (f"{rows}: a sine without the cosine of its frequency (or a linear column) has no exact row of T_k, "
+               "so T_k is not exact.")
+    else:
+        why = f"{rows}: a table without (sin, cos) pairs has no exact row of T_k, so T_k is not exact."
     if score.tk_method == "least-squares":
         return (f"{mark} {rows}; fit {score.tk_residual:.1e}",
                 f"{why} The best least-squares rows, fitted on {score.tk_fit_positions:,} positions between the "

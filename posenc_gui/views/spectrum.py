@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import math
 from typing import Any
 
@@ -22,11 +23,6 @@ from .matrixplot import (
 
 #: Colour per category (Okabe–Ito): resolves neighbours, coarse, barely moves.
 CATEGORY_COLOURS = {"fine": BLUE, "coarse": GREEN, "static": ORANGE}
-CATEGORY_NAMES = {
-    "fine": "resolves neighbours (step chord ≥ {step:g})",
-    "coarse": "coarse",
-    "static": "barely moves (total phase &lt; {static:g} rad)",
-}
 SEQ_COLOUR = "#444444"
 #: The key above the phase plot.
 PHASE_KEY = (f'<span style="color:{BLUE}">━ ω per position</span> &nbsp; '
@@ -235,7 +231,7 @@ class SpectrumPanel(Panel):
             item.setClipToView(many)
         x = np.arange(data.n_components, dtype=np.float64)
         periodic = np.isfinite(data.wavelength)
-        names = {key: text.format(step=data.step_tol, static=data.static_tol) for key, text in CATEGORY_NAMES.items()}
+        names = {key: html.escape(text) for key, text in data.category_names().items()}
         outline = data.n_components <= MAX_OUTLINED
         for category, item in self.scatter.items():
             mask = periodic & (data.category == category)
@@ -299,8 +295,7 @@ class SpectrumPanel(Panel):
         """A scheme without periodic columns: say in the figure that it has no wavelength, and draw nothing."""
         params = data.params
         self.wave_key.setText('<span style="font-size:14pt"><b>This scheme is not periodic: no wavelength</b>'
-                              "</span><br>Every column is pos / c: it grows with the position and never repeats, so "
-                              "it has no wavelength and no phase to plot.")
+                              f"</span><br>{html.escape(data.no_wavelength_reason())}")
         self.phase_key.setText("")
         self.summary_label.setText(data.summary())
         self.show_message(f"The {params.scheme} scheme has no periodic columns: the spectrum does not apply.", "info")

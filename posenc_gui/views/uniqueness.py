@@ -74,7 +74,12 @@ def near_repeats_sentence(data: UniquenessData, one_per_offset: bool) -> str:
 
 
 def coverage_message(data: UniquenessData) -> str:
-    """The message bar's sentence on the range each part covers ("" when everything covers all of 0…N−1)."""
+    """The message bar's sentences: the model's notes, and the range each part covers ("" for neither)."""
+    coverage = _coverage_sentence(data)
+    return " ".join(part for part in (*data.found.notes, coverage) if part)
+
+
+def _coverage_sentence(data: UniquenessData) -> str:
     found, params = data.found, data.params
     n = params.seq_len
     if found.pending:

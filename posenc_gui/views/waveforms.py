@@ -12,7 +12,8 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QColor, QPainterPath, QPen
 from PySide6.QtWidgets import QCheckBox, QGraphicsPathItem, QLabel, QLineEdit, QWidget
 
-from ..model import AxisSample, EncodingParams, aliased, curve_positions, sample_axis, value_range, wavelengths
+from ..model import AxisSample, EncodingParams, aliased, curve_positions, formula_term, sample_axis, wavelengths
+from ..model.sampling import value_bands
 from .base import Panel
 from .labels import NoticeLine, WrappedLabelHolder, encoding_title
 from .matrixplot import (
@@ -87,6 +88,7 @@ class WaveformData:
     aliased: np.ndarray  # (len(dims),) bool: wavelength < 2 × the curve's sample step
     band_low: np.ndarray  # (len(curve_x), len(dims)): exact range over each sample's
     band_high: np.ndarray  # pixel column, filled in for aliased dimensions only
+    bands_known: bool = True  # False: the scheme does not bound its values between samples
 
     @property
     def curve_step(self) -> float:
@@ -104,18 +106,23 @@ def compute_waveforms(params: EncodingParams, dims: tuple[int, ...], low: float,
     if integers.stride == 1:
         dots = integers
         dot_y = params.encode(integers.indices().astype(np.float64), dims=dim_index)
-    columns = params.columns(dim_index)
-    labels = tuple(columns.label(j) for j in range(dim_index.size))
-    wl = wavelengths(params.scheme, params.d_model, dim_index, **params.scheme_kwargs())
+    kwargs = params.scheme_kwargs()
+    labels = tuple(formula_term(params.scheme, params.d_model, int(dim), **kwargs) for dim in dim_index)
+    wl = wavelengths(params.scheme, params.d_model, dim_index, **kwargs)
     step = float(curve_x[1] - curve_x[0]) if curve_x.size > 1 else 0.0
     is_aliased = aliased(wl, step) if step > 0 else np.zeros(dim_index.size, dtype=bool)
     band_low = band_high = np.empty((curve_x.size, 0))
+    bands = None
     if is_aliased.any():
         # Each sample stands for its pixel column, [x − step/2, x + step/2].
         edges_low = np.maximum(curve_x - step / 2, 0.0)
         edges_high = np.minimum(curve_x + step / 2, params.seq_len - 1.0)
-        band_low, band_high = value_range(columns, edges_low, np.maximum(edges_high, edges_low))
-    return WaveformData(params, dims, curve_x, curve_y, dots, dot_y, wl, labels, is_aliased, band_low, band_high)
+        bands = value_bands(params.scheme, params.d_model, dim_index, edges_low, np.maximum(edges_high, edges_low),
+                            **kwargs)
+        if bands is not None:
+            band_low, band_high = bands
+    return WaveformData(params, dims, curve_x, curve_y, dots, dot_y, wl, labels, is_aliased, band_low, band_high,
+                        bands_known=bands is not None or not is_aliased.any())
 
 
 def _band_path(x: np.ndarray, low: np.ndarray, high: np.ndarray) -> QPainterPath:
@@ -132,6 +139,10 @@ def sampling_notice(data: WaveformData, aliased_dims: list[int], dots_hidden: bo
     tooltip holds the whole text).
     """
     step = f"{data.curve_step:.3g} positions per pixel"
+    if aliased_dims and not data.bands_known:
+        return (f"Aliased: dim{'s' if len(aliased_dims) > 1 else ''} {', '.join(map(str, aliased_dims))}, sampled "
+                f"below {'their' if len(aliased_dims) > 1 else 'its'} period ({step}), and {data.params.scheme} "
+                "does not bound its values between samples: the curve shows the samples only; zoom in.", "warning")
     if aliased_dims:
         dots = " Zoom in to see the dots at integer positions." if dots_hidden else ""
         return (f"Aliased: dim{'s' if len(aliased_dims) > 1 else ''} {', '.join(map(str, aliased_dims))}, drawn as "
@@ -321,7 +332,7 @@ class WaveformsPanel(Panel):
         fit_y_range(self.plot, data.curve_y, data.dot_y, data.band_low, data.band_high)
         empty = np.empty(0)
         for j, (curve, dots, band) in enumerate(self._items):
-            if data.aliased[j]:
+            if data.aliased[j] and data.bands_known:
                 # Sampled below its wavelength, the curve would draw moiré;
                 # the band is the exact range it sweeps in each pixel column.
                 curve.setData(empty, empty)
@@ -387,6 +398,8 @@ class WaveformsPanel(Panel):
         aliased_dims = [dim for dim, band in zip(data.dims, data.aliased) if band] if data is not None else []
         if not aliased_dims:
             return ""
+        if not data.bands_known:
+            return sampling_notice(data, aliased_dims, dots_hidden=False)[0]
         many = len(aliased_dims) > 1
         return (f"Dim{'s' if many else ''} {', '.join(map(str, aliased_dims))}: a wavelength under 2 × the "
                 f"curves' sampling step ({data.curve_step:,.4g} positions), drawn as the band of "

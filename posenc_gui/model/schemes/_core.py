@@ -74,6 +74,17 @@ class Scheme:
     term : callable, optional
         ``(dim, d_model, **options) -> str``: dimension ``dim``'s formula, for a
         ``table`` scheme; without it, :attr:`formula`.
+    exact : bool
+        For a ``table`` scheme: every value it gives is exactly the value of
+        its formula (small integers: bits, zeros), so a value, a distance
+        or a dot product of them carries no rounding of the encoding.
+        Without it, the error of a table's values is unknown.
+    extremes : callable, optional
+        ``(low, high, dims, d_model, **options) -> (minimum, maximum)``, for a
+        ``table`` scheme: the exact minimum and maximum of each of ``dims``
+        over each position interval ``[low[i], high[i]]`` (arrays of shape
+        ``(len(low), len(dims))``); without it, the values between samples
+        are not known (a sampled view cannot draw their band).
     presets : tuple of Preset
     """
 
@@ -88,6 +99,8 @@ class Scheme:
     table: Callable[..., np.ndarray] | None = None
     periods: Callable[..., np.ndarray] | None = None
     term: Callable[..., str] | None = None
+    exact: bool = False
+    extremes: Callable[..., tuple[np.ndarray, np.ndarray]] | None = None
     presets: tuple[Preset, ...] = ()
 
     def __post_init__(self) -> None:
@@ -95,6 +108,8 @@ class Scheme:
             raise ValueError(f"{self.key}: family must be one of {', '.join(FAMILIES)}; got {self.family!r}")
         if self.family == "table" and (self.columns is None) == (self.table is None):
             raise ValueError(f"{self.key}: a table scheme declares exactly one of columns and table")
+        if self.columns is not None and (self.exact or self.extremes is not None):
+            raise ValueError(f"{self.key}: exact and extremes describe a table; columns give both already")
         names = [spec.name for spec in self.params]
         if len(set(names)) != len(names):
             raise ValueError(f"{self.key}: a parameter is declared twice in {names}")

@@ -22,11 +22,29 @@ BIT_VALUES = ParamSpec(
 _TOP_BIT = 63
 
 
-def _table(positions: np.ndarray, dims: np.ndarray, d_model: int, bit_values: str) -> np.ndarray:
+def _bits(positions: np.ndarray, dims: np.ndarray) -> np.ndarray:
+    """Bit ``dims[j]`` of ⌊positions[i]⌋, as 0.0 or 1.0."""
     whole = np.floor(positions).astype(np.uint64)
     shifts = np.minimum(dims, _TOP_BIT).astype(np.uint64)
-    bits = ((whole[:, None] >> shifts[None, :]) & np.uint64(1)).astype(np.float64)
+    return ((whole[:, None] >> shifts[None, :]) & np.uint64(1)).astype(np.float64)
+
+
+def _shown(bits: np.ndarray, bit_values: str) -> np.ndarray:
     return 2.0 * bits - 1.0 if bit_values == "signed" else bits
+
+
+def _table(positions: np.ndarray, dims: np.ndarray, d_model: int, bit_values: str) -> np.ndarray:
+    return _shown(_bits(positions, dims), bit_values)
+
+
+def _extremes(low: np.ndarray, high: np.ndarray, dims: np.ndarray, d_model: int,
+              bit_values: str) -> tuple[np.ndarray, np.ndarray]:
+    """Bit k is constant over ⌊low⌋ … ⌊high⌋ when both are in one block of 2^k integers, else takes both values."""
+    shifts = np.minimum(dims, _TOP_BIT).astype(np.uint64)
+    first, last = np.floor(low).astype(np.uint64), np.floor(high).astype(np.uint64)
+    constant = (first[:, None] >> shifts[None, :]) == (last[:, None] >> shifts[None, :])
+    bits = _bits(low, dims)
+    return _shown(np.where(constant, bits, 0.0), bit_values), _shown(np.where(constant, bits, 1.0), bit_values)
 
 
 def _periods(dims: np.ndarray, d_model: int, bit_values: str) -> np.ndarray:
@@ -43,5 +61,5 @@ SCHEME = Scheme(
     "Unique for every position below 2^d, but each step flips bits of very different weight, so nearby "
     "positions need not be similar (7 and 8 differ in four bits).",
     formula="PE(pos, k) = 2·((⌊pos⌋ >> k) & 1) − 1   (or the bit itself, 0/1)",
-    params=(BIT_VALUES,), table=_table, periods=_periods, term=_term,
+    params=(BIT_VALUES,), table=_table, periods=_periods, term=_term, exact=True, extremes=_extremes,
 )

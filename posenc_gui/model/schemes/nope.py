@@ -14,10 +14,14 @@ def _table(positions: np.ndarray, dims: np.ndarray, d_model: int) -> np.ndarray:
     return np.zeros((positions.size, dims.size))
 
 
+def _extremes(low: np.ndarray, high: np.ndarray, dims: np.ndarray, d_model: int) -> tuple[np.ndarray, np.ndarray]:
+    return np.zeros((low.size, dims.size)), np.zeros((low.size, dims.size))
+
+
 SCHEME = Scheme(
     key="nope", label="None (NoPE)", order=100,
     summary="No position is added: every position's vector is zero, so without a causal mask attention cannot "
     "tell the order of the tokens.",
     formula="PE(pos, j) = 0",
-    table=_table, term=lambda dim, d_model: "0",
+    table=_table, term=lambda dim, d_model: "0", exact=True, extremes=_extremes,
 )
