@@ -56,7 +56,7 @@ def svg_text(data: bytes) -> str:
 #: What a figure says about the encoding of :data:`CHOSEN`: its title, or for two panels their own words.
 REQUIRED_WORDS = {
     "permutation": ["Sinusoidal (Vaswani et al.)", "base 500", "halves"],  # three words through a head of its own d
-    "scorecard": ["N = 300", "d_model = 64", "base = 500"],  # every scheme, at these sizes
+    "scorecard": ["N = 300", "d_model = 64", "base 500 (sinusoidal, all_sine)"],  # every scheme, at these sizes
 }
 
 

@@ -27,11 +27,12 @@ def test_heatmap_hover_digits_are_right_near_a_million(state, compute, qtbot):
     for scheme, layout, d_model in (("sinusoidal", "interleaved", 512), ("sinusoidal", "halves", 513),
                                     ("all_sine", "interleaved", 64)):
         cases = [case for case in sample_near_a_million() if case[:3] == (scheme, layout, d_model)]
+        options = {"layout": layout} if scheme == "sinusoidal" else {}
         if panel is None:
-            panel = settled(HeatmapPanel, state, compute, qtbot, scheme=scheme, layout=layout, d_model=d_model,
-                            seq_len=1_048_576)
+            panel = settled(HeatmapPanel, state, compute, qtbot, scheme=scheme, d_model=d_model, seq_len=1_048_576,
+                            **options)
         else:
-            change(state, compute, scheme=scheme, layout=layout, d_model=d_model)
+            change(state, compute, scheme=scheme, d_model=d_model, **options)
         for *_, position, dim in cases:
             text = panel.describe_cell(int(position), dim)
             shown = text.split(": ", 1)[1].rsplit(" = ", 1)[0]

@@ -247,7 +247,7 @@ def test_scorecard_panel_is_live(qtbot, state, compute):
     change(state, compute, d_model=32)
     panel = ScorecardPanel(state, compute)
     settle(qtbot, panel, compute)
-    assert panel.data is not None and panel.table.rowCount() == 8
+    assert panel.data is not None and panel.table.rowCount() == len(SCHEMES)
     assert panel.cell_text("sinusoidal", "bounded_within").startswith("✓")
     assert panel.cell_text("sinusoidal", "bounded_past").startswith("✓")
     assert panel.cell_text("naive", "bounded_within").startswith("✗")
@@ -269,7 +269,7 @@ def test_scorecard_panel_is_live(qtbot, state, compute):
     assert panel.data is measured
     assert panel.table.item(5, 0).text().startswith("▶")
     exported = panel.export_data()
-    assert exported["arrays"]["verdicts"].shape == (8, 6)
+    assert exported["arrays"]["verdicts"].shape == (len(SCHEMES), 6)
     assert exported["meta"]["rows"][6] == "sinusoidal" and exported["arrays"]["verdicts"][6].all()
 
 

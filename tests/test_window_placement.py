@@ -106,7 +106,7 @@ def ctrl_e_dialog(qtbot, window) -> ExportDialog:
 @pytest.mark.parametrize("first, then", [("heatmap", "similarity"), ("similarity", "waveforms")])
 def test_ctrl_e_offers_the_panel_last_hovered_clicked_or_zoomed(qtbot, make_window, use, first, then):
     window = make_window(size=(1400, 900), restore=False)
-    window.panels["parameters"].d_model.setFocus()  # keyboard focus stays in another panel
+    window.panels["parameters"].controls["d_model"].editor.setFocus()  # keyboard focus stays in another panel
     use(qtbot, window, first)
     use(qtbot, window, then)
     dialog = ctrl_e_dialog(qtbot, window)
@@ -118,7 +118,7 @@ def test_ctrl_e_offers_the_panel_last_hovered_clicked_or_zoomed(qtbot, make_wind
 def test_typing_in_a_panel_makes_it_the_one_offered(qtbot, make_window):
     window = make_window(size=(1400, 900), restore=False)
     click(qtbot, window, "heatmap")
-    window.panels["parameters"].d_model.setFocus()
+    window.panels["parameters"].controls["d_model"].editor.setFocus()
     assert window.last_used_panel == "parameters"
     dialog = ctrl_e_dialog(qtbot, window)
     assert dialog.panel_id == "parameters"
@@ -136,7 +136,7 @@ def test_a_panel_whose_dock_was_closed_is_not_offered(qtbot, make_window):
 
 def test_the_window_activated_again_keeps_the_panel_last_used(qtbot, make_window):
     window = make_window(size=(1400, 900), restore=False)
-    window.panels["parameters"].d_model.setFocus()
+    window.panels["parameters"].controls["d_model"].editor.setFocus()
     window.activateWindow()
     qtbot.waitUntil(window.isActiveWindow, timeout=TIMEOUT_MS)
     hover(qtbot, window, "heatmap")
@@ -147,5 +147,5 @@ def test_the_window_activated_again_keeps_the_panel_last_used(qtbot, make_window
     other.setFocus()
     qtbot.waitUntil(other.hasFocus, timeout=TIMEOUT_MS)
     window.activateWindow()
-    qtbot.waitUntil(lambda: window.panels["parameters"].d_model.hasFocus(), timeout=TIMEOUT_MS)
+    qtbot.waitUntil(lambda: window.panels["parameters"].controls["d_model"].editor.hasFocus(), timeout=TIMEOUT_MS)
     assert window.last_used_panel == "heatmap"

@@ -16,7 +16,7 @@ BIT_VALUES = ParamSpec(
     "bit_values", "choice", "signed", "bit values",
     "signed: each bit as −1 or +1 (2·bit − 1); unsigned: the bit itself, 0 or 1.",
     choices=(("signed", "signed — −1 / +1 (2·bit − 1)"), ("unsigned", "unsigned — 0 / 1")),
-    title=lambda value: "±1" if value == "signed" else "0/1", slug=lambda value: "" if value == "signed" else "01",
+    title=lambda value: "bits as ±1" if value == "signed" else "bits as 0/1", slug=lambda value: "" if value == "signed" else "01",
 )
 #: Positions are below 2**40, so a shift by 63 gives bit 63 = 0, as any higher bit.
 _TOP_BIT = 63
