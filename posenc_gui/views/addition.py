@@ -14,6 +14,7 @@ from ..compute import ModelJob
 from ..model.addition import MAX_SCALE, TERMS
 from ..model.panel_data import AdditionData, addition_data
 from .base import Panel
+from .registry import PanelOption
 from .labels import WrappedLabelHolder, encoding_title, plain_text
 from .matrixplot import (
     BLUE, FOREGROUND, GREEN, ORANGE, PINK, add_canvas_title, add_data_item, add_line, new_layout_widget,
@@ -52,6 +53,8 @@ class AdditionPanel(Panel):
 
     panel_id = "addition"
     title = "Addition vs concatenation"
+    model_functions = (addition_data,)
+    cli_options = (PanelOption("--embedding-scale", "embedding scale σ (e ~ N(0, σ²·I))", type=float, metavar="S"),)
     help_text = (
         "<b>Cost</b> (top left): a projection W of the input x costs d<sub>in</sub>·d<sub>out</sub> weights "
         "and N·d<sub>in</sub>·d<sub>out</sub> multiply-adds. Adding, x = e + p, keeps d<sub>in</sub> = d; "
@@ -157,6 +160,11 @@ class AdditionPanel(Panel):
         return plot
 
     # ------------------------------------------------------------------ data
+    def apply_options(self, embedding_scale: float | None = None) -> None:
+        """Set the embedding scale σ (:meth:`set_scale`)."""
+        if embedding_scale is not None:
+            self.set_scale(embedding_scale)
+
     def set_scale(self, scale: float) -> None:
         """Set the embedding scale σ (walkthrough, scripts)."""
         if not self.scale_box.minimum() <= scale <= self.scale_box.maximum():

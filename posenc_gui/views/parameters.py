@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 from .. import resources_path
 from ..model import SCHEMES, EncodingParams, limits
 from .base import Panel
+from .registry import DockPlacement
 from .labels import encoding_title
 from .matrixplot import FOREGROUND
 
@@ -117,6 +118,7 @@ class ParametersPanel(Panel):
 
     panel_id = "parameters"
     title = "Parameters"
+    dock = DockPlacement("left", shown=True)
     help_text = (
         "Choose the encoding scheme and its sizes; every view updates while you drag. "
         "Only the options that the chosen scheme uses are shown. An invalid value is refused with "

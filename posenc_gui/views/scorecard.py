@@ -143,6 +143,7 @@ class ScorecardPanel(Panel):
 
     panel_id = "scorecard"
     title = "Scorecard"
+    model_functions = (scorecard, continue_score)
     help_text = (
         "The notes ask that p<sub>i</sub> be unique, bounded, deterministic and generalize to unseen "
         "lengths; the sinusoidal claim adds an exact linear map PE(p+k) = T<sub>k</sub>·PE(p). Every cell "
