@@ -63,7 +63,7 @@ def settings_file() -> str:
     return os.path.join(folder or os.path.expanduser("~/.config/posenc-gui"), "posenc-gui.ini")
 
 
-class PanelRegistry(Mapping):
+class LazyPanels(Mapping):
     """The window's panels by id; each is built the first time it is asked for.
 
     Building every panel up front took seconds (the permutation demo alone
@@ -208,7 +208,7 @@ class MainWindow(QMainWindow):
     Signals
     -------
     panelCreated(str)
-        A dock's panel was built (see :class:`PanelRegistry`).
+        A dock's panel was built (see :class:`LazyPanels`).
     """
 
     panelCreated = Signal(str)
@@ -237,7 +237,7 @@ class MainWindow(QMainWindow):
         self.compute = ComputeService(self)
         self.state.emission_scope = self.compute.workers_first
         self._panel_classes = {cls.panel_id: cls for cls in panel_classes()}
-        self.panels = PanelRegistry(list(self._panel_classes), self._build_panel, self.panelCreated.emit)
+        self.panels = LazyPanels(list(self._panel_classes), self._build_panel, self.panelCreated.emit)
         self.docks: dict[str, QDockWidget] = {}
         self._use_tracker = PanelUseTracker(self)
         self._build_menus()
@@ -453,7 +453,7 @@ class MainWindow(QMainWindow):
                 max(frame.height() - inner.height(), title_bar))
 
     def _fit_layout_to_screen(self) -> None:
-        """Make the docks side by side below the right area's first one tabs of one place when they are wider than the screen.
+        """Tab the docks of the right area's second row into one place when side by side they are wider than the screen.
 
         Side by side (the waveforms and the similarity), with the parameter
         column, their controls need more width than a 1366-pixel laptop screen has.

@@ -1,4 +1,4 @@
-"""The panel registry: what a panel declares drives the docks, the View menu, the export actions and the command line."""
+"""The panel registry: what a panel declares makes its dock, View menu entry, export actions and command line."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ class TinyPanel(Panel):
     """A panel that exists only in these tests: ‖PE(p)‖ as text, options, and a scheme it refuses."""
 
     panel_id = "tiny"
-    title = "Tiny test panel"
+    title = "Tiny test"
     help_text = "test"
     dock = DockPlacement("left", shown=True)
     model_functions = (compute_magnitude,)
@@ -90,7 +90,7 @@ def view_menu_titles(window) -> list[str]:
 def test_a_registered_panel_gets_a_dock_where_it_says_and_a_view_menu_entry(tiny, make_window):
     window = make_window(restore=False)
     dock = window.docks["tiny"]
-    assert "Tiny test panel" in view_menu_titles(window)
+    assert "Tiny test" in view_menu_titles(window)
     assert window.dockWidgetArea(dock) == Qt.DockWidgetArea.LeftDockWidgetArea
     assert dock.isVisible() and not dock.visibleRegion().isEmpty()  # shown at first launch, not behind a tab
     panel = window.panels["tiny"]
@@ -179,7 +179,7 @@ def test_a_panel_that_does_not_apply_says_why_instead_of_its_plot(qtbot, state, 
     assert state.update(scheme=REFUSED_SCHEME) is None
     state.flush()
     assert panel.unavailable_label.isVisible() and not panel.plot.isVisible()
-    assert REASON in panel.unavailable_label.text() and "Tiny test panel" in panel.unavailable_label.text()
+    assert panel.unavailable_label.text() == f"The Tiny test panel does not apply here: {REASON}"
     assert panel.requests == requests  # nothing computed for parameters it does not apply to
     for fmt in ("png", "json"):
         with pytest.raises(export.ExportError, match="naive index grows without bound"):

@@ -190,7 +190,7 @@ MAX_PROFILE_WORK = 2**20
 
 
 def samples_within_budget(pixels: int, d_model: int, work: int = MAX_MATRIX_WORK, square: bool = True) -> int:
-    """Samples per axis (at least 16, at most ``pixels``) so that n² · d_model (or n · d_model) stays within ``work``."""
+    """Samples per axis (16 … ``pixels``) so that n² · d_model (n · d_model if not ``square``) fits ``work``."""
     n = (work / d_model) ** 0.5 if square else work / d_model
     return max(16, min(pixels, int(n)))
 
