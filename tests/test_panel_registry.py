@@ -16,6 +16,7 @@ from posenc_gui.model.panel_data import MagnitudeData, compute_magnitude
 from posenc_gui.state import AppState
 from posenc_gui.views import registry
 from posenc_gui.views.base import Panel
+from posenc_gui.views.host import ExportHost, PanelHost
 from posenc_gui.views.registry import DockPlacement, PanelOption, panel_class, panel_classes
 from posenc_gui.views.walkthrough import STEPS
 from waiting import TIMEOUT_MS
@@ -217,6 +218,7 @@ def test_each_walkthrough_step_sets_only_options_its_panels_declare():
 
 def test_the_walkthrough_sets_the_real_panels_options_and_stays_in_view(qtbot, make_window):
     window = make_window(restore=False)
+    assert isinstance(window, ExportHost)  # every member the export actions and the walkthrough use
     walk = window.panels["walkthrough"]
     window.tabifyDockWidget(window.docks["linear_relation"], window.docks["walkthrough"])  # where a user put it
     window.raise_panel("walkthrough")
@@ -239,7 +241,7 @@ def test_a_panel_without_a_window_has_no_host_and_a_walkthrough_step_still_appli
     try:
         walk = WalkthroughPanel(state, service)
         qtbot.addWidget(walk)
-        assert walk.host is None
+        assert walk.host is None and not isinstance(walk.window(), PanelHost)
         walk.go_to(0)
         state.flush()
         assert state.params.scheme == STEPS[0].params["scheme"] and walk.raised == []

@@ -15,6 +15,7 @@ from posenc_gui.model.analysis import uniqueness
 from posenc_gui.model.scorecard import score_scheme
 from posenc_gui.views.addition import AdditionPanel
 from posenc_gui.views.base import Panel
+from posenc_gui.views.host import PanelHost
 from posenc_gui.views.scorecard import ScorecardPanel
 from posenc_gui.views.spectrum import SpectrumPanel
 from posenc_gui.views.walkthrough import STEPS, WalkthroughPanel
@@ -98,6 +99,7 @@ class StandInPanels(dict):
 
 def test_next_applies_each_step_and_back_returns(qtbot, state, compute):
     window = StandInWindow(state, compute)
+    assert isinstance(window, PanelHost)
     settle(qtbot, window, compute)
     walk = window.walkthrough
     assert walk.index == -1 and "12 steps" in walk.counter_label.text()

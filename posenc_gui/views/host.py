@@ -9,7 +9,7 @@ with any object that has these members.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterator, Protocol
+from typing import TYPE_CHECKING, Iterator, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QWidget
@@ -29,6 +29,7 @@ class PanelMap(Protocol):
     def built(self) -> dict[str, Panel]: ...
 
 
+@runtime_checkable
 class PanelHost(Protocol):
     """What a panel may use of the window that docks it: the other panels, and bringing their docks forward."""
 
@@ -47,6 +48,7 @@ class PanelHost(Protocol):
         """Whether the dock of ``panel_id`` is shown (it may still be behind another tab)."""
 
 
+@runtime_checkable
 class ExportHost(PanelHost, Protocol):
     """What the export actions (:mod:`posenc_gui.views.export_ui`) use of the window."""
 
