@@ -308,7 +308,7 @@ class WalkthroughPanel(Panel):
             self.go_to(self.index - 1)
 
     def go_to(self, index: int) -> None:
-        """Show step ``index`` (−1 = introduction): set its parameters, raise its dock, run its actions."""
+        """Show step ``index`` (−1 = introduction): set its parameters, set its panels' options, raise its dock."""
         if not -1 <= index < len(self.steps):
             raise ValueError(f"index must be in -1…{len(self.steps) - 1}, got {index}")
         self.index = index
@@ -319,12 +319,12 @@ class WalkthroughPanel(Panel):
                 self.show_message(error, "error")
             else:
                 self.show_message("")
-            self._run_actions(step)
+            self._apply_step_options(step)
             self._raise(step.panel_id)
         self._render()
         self.schedule_update()
 
-    def _run_actions(self, step: Step) -> None:
+    def _apply_step_options(self, step: Step) -> None:
         """Set the step's options on the panels the window has."""
         host = self.host
         for panel_id, values in step.options.items():
