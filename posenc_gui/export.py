@@ -1013,11 +1013,19 @@ def render_export(
     For PNG that function encodes the rendered image, most of a PNG's cost,
     and may run in another thread (a QImage is not tied to the GUI thread)
     while the next figure renders. The other formats are produced here.
+    :class:`ExportError` for a format the panel does not declare, or when it
+    does not apply to its parameters (its ``unavailable_message()``).
     """
     if fmt not in FORMATS:
         raise ExportError(f"Unknown export format {fmt!r}: use one of {', '.join(FORMATS)}")
     compute = getattr(panel, "compute", None)
     name = getattr(panel, "title", "") or type(panel).__name__
+    declared = getattr(panel, "export_formats", FORMATS)
+    if fmt not in declared:
+        raise ExportError(f"The {name} panel exports {', '.join(declared)}, not {fmt}")
+    unavailable = panel.unavailable_message() if hasattr(panel, "unavailable_message") else None
+    if unavailable:
+        raise ExportError(unavailable)
     state = getattr(panel, "state", None)
     # The figure shows the parameters of now: a change still batched, or a
     # measurement waiting for the user to pause (the scorecard), is applied first.

@@ -33,14 +33,12 @@ Errors are one line each on stderr.
 
 Panel options
 -------------
-Built-in flags cover the panels of the app (waveforms ``--dims``,
-similarity ``--metric``/``--reference``, permutation ``--sentence-a``,
-``--sentence-b``, ``--position``/``--no-position``, ``--demo-d-model``).
-Any panel can add its own without touching this module: give the class a
-``cli_options`` tuple of dicts (``flag``, ``help`` and optionally ``type``,
-``choices``, ``metavar``) and an ``apply_options(**values)`` method that
-raises ``ValueError`` for a bad value. ``values`` is keyed by the flag's name
-without dashes, with ``-`` replaced by ``_``.
+Each panel declares its flags (``cli_options``, see
+:mod:`posenc_gui.views.registry`), e.g. waveforms ``--dims``, similarity
+``--metric``/``--reference``, permutation ``--sentence-a``, ``--sentence-b``,
+``--position``/``--no-position``, ``--demo-d-model``; a value reaches the
+panel as ``panel.apply_options(**{dest: value})``, which raises ValueError
+for a bad one. The parser and the checked plan are in :mod:`posenc_gui.export_plan`.
 """
 
 from __future__ import annotations
@@ -52,383 +50,23 @@ import time
 import warnings
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
 from . import prepare_qt_environment
+from .export_plan import PROG, Job, Plan, UsageError, build_parser, plan
 
 if TYPE_CHECKING:
-    from .model import EncodingParams
+    from .views.registry import PanelOption
 
 #: Exit codes.
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
-PROG = "posenc-gui export"
 #: How long to wait for a panel's computation before giving up.
 COMPUTE_TIMEOUT_S = 120.0
 
 
-class UsageError(Exception):
-    """A bad command line; the message is one line."""
-
-
 class StillComputing(RuntimeError):
     """A panel that had not drawn its data after :data:`COMPUTE_TIMEOUT_S` (a hang)."""
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # one line, no usage dump
-        raise UsageError(message)
-
-
-@dataclass(frozen=True)
-class PanelOption:
-    """A command-line flag that sets an option of one or more panels."""
-
-    flag: str
-    help: str
-    type: Callable[[str], Any] | None = str
-    choices: tuple | None = None
-    metavar: str | None = None
-    boolean: bool = False
-
-    @property
-    def dest(self) -> str:
-        return self.flag.lstrip("-").replace("-", "_")
-
-
-# ------------------------------------------------------------ built-in options
-def _waveform_dims(panel: Any, value: str) -> None:
-    from .views.waveforms import parse_dims
-
-    parse_dims(value, panel.state.params.d_model)  # raises with the allowed range
-    panel.set_dims(value)
-
-
-def _similarity(panel: Any, **values: Any) -> None:
-    panel.set_options(**values)
-
-
-def _demo_d_model(panel: Any, value: int) -> None:
-    from .model import limits
-    from .model.attention import MAX_DEMO_D_MODEL, MIN_DEMO_D_MODEL
-
-    panel.set_demo_d_model(limits.check_int("demo_d_model", value, MIN_DEMO_D_MODEL, MAX_DEMO_D_MODEL))
-
-
-def _metrics() -> tuple:
-    from .model import METRICS
-
-    return tuple(METRICS)
-
-
-def builtin_options() -> dict[str, list[tuple[PanelOption, Callable[..., None]]]]:
-    """Flags for the panels that predate the ``cli_options`` convention, by panel id."""
-    return {
-        "waveforms": [
-            (PanelOption("--dims", "dimensions to plot, e.g. '0,1,6-7' (at most 12)", metavar="LIST"),
-             _waveform_dims),
-        ],
-        "similarity": [
-            (PanelOption("--metric", "similarity measure", choices=_metrics()),
-             lambda panel, value: _similarity(panel, metric=value)),
-            (PanelOption("--reference", "reference position of the offset profile", type=int, metavar="P"),
-             lambda panel, value: _similarity(panel, reference=value)),
-        ],
-        "permutation": [
-            (PanelOption("--sentence-a", "first sentence (words separated by spaces)", metavar="TEXT"),
-             lambda panel, value: panel.set_sentences(sentence_a=value)),
-            (PanelOption("--sentence-b", "second sentence, e.g. the same words reordered", metavar="TEXT"),
-             lambda panel, value: panel.set_sentences(sentence_b=value)),
-            (PanelOption("--position", "add the positional encoding (--no-position: X = E)", boolean=True),
-             lambda panel, value: panel.set_with_position(value)),
-            (PanelOption("--demo-d-model", "embedding size of the toy attention head", type=int, metavar="D"),
-             _demo_d_model),
-        ],
-    }
-
-
-def _convention_options(panel_class: type) -> list[tuple[PanelOption, Callable[..., None]]]:
-    specs = getattr(panel_class, "cli_options", None) or ()
-    if not hasattr(panel_class, "apply_options"):
-        return []
-    options = []
-    for spec in specs:
-        option = PanelOption(
-            flag=spec["flag"], help=spec.get("help", ""), type=spec.get("type", str),
-            choices=tuple(spec["choices"]) if spec.get("choices") else None, metavar=spec.get("metavar"),
-            boolean=bool(spec.get("boolean", False)),
-        )
-        options.append((option, lambda panel, value, _d=option.dest: panel.apply_options(**{_d: value})))
-    return options
-
-
-def panel_options(classes: Sequence[type]) -> dict[str, dict[str, tuple[PanelOption, Callable[..., None]]]]:
-    """``{flag: {panel_id: (option, apply)}}`` for every panel in ``classes``."""
-    builtin = builtin_options()
-    table: dict[str, dict[str, tuple[PanelOption, Callable[..., None]]]] = {}
-    for cls in classes:
-        entries = _convention_options(cls) or builtin.get(cls.panel_id, [])
-        for option, apply in entries:
-            table.setdefault(option.flag, {})[cls.panel_id] = (option, apply)
-    return table
-
-
-# --------------------------------------------------------------------- parser
-#: Smallest figure layout (logical pixels) and largest.
-MIN_LAYOUT_WIDTH, MIN_LAYOUT_HEIGHT, MAX_LAYOUT_SIDE = 200, 150, 8000
-
-
-def _size(text: str) -> tuple[int, int]:
-    try:
-        w, h = (int(v) for v in text.lower().replace("×", "x").split("x"))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"size must look like 960x640, got {text!r}") from None
-    if not (MIN_LAYOUT_WIDTH <= w <= MAX_LAYOUT_SIDE and MIN_LAYOUT_HEIGHT <= h <= MAX_LAYOUT_SIDE):
-        raise argparse.ArgumentTypeError(f"size must be {MIN_LAYOUT_WIDTH}…{MAX_LAYOUT_SIDE} x "
-                                         f"{MIN_LAYOUT_HEIGHT}…{MAX_LAYOUT_SIDE} logical pixels, got {text!r}")
-    return w, h
-
-
-def layout_size(size: tuple[int, int] | None, png_width: int | None) -> tuple[int, int]:
-    """The figure's layout size: ``--size``, else the default, narrowed to a narrower ``--width``.
-
-    A PNG narrower than the default figure is laid out at its own width
-    (aspect ratio kept) and drawn at scale 1: scaled down from the default
-    960 px, a 460 px figure had text 4 px tall.
-    """
-    from .export import DEFAULT_FIGURE_SIZE
-
-    if size is not None:
-        return size
-    width, height = DEFAULT_FIGURE_SIZE.width(), DEFAULT_FIGURE_SIZE.height()
-    if png_width is None or png_width >= width:
-        return width, height
-    narrow = max(MIN_LAYOUT_WIDTH, png_width)
-    return narrow, max(MIN_LAYOUT_HEIGHT, round(narrow * height / width))
-
-
-def _comma_list(convert: Callable[[str], Any], choices: Sequence[Any] | None) -> Callable[[str], tuple]:
-    """An argparse type: ``"64,128"`` → ``(64, 128)``, each item converted and checked against ``choices``."""
-
-    def parse(text: str) -> tuple:
-        values = []
-        for item in (part.strip() for part in text.split(",")):
-            if not item:
-                raise argparse.ArgumentTypeError(f"an empty value in {text!r}: separate values by single commas")
-            try:
-                value = convert(item)
-            except ValueError:
-                raise argparse.ArgumentTypeError(f"invalid value {item!r}") from None
-            if choices is not None and value not in choices:
-                raise argparse.ArgumentTypeError(f"invalid choice {item!r} (choose from {', '.join(choices)})")
-            values.append(value)
-        return tuple(values)
-
-    return parse
-
-
-def _accept_lists(actions: dict[str, argparse.Action]) -> None:
-    """Let each encoding parameter flag take a comma-separated list of values (a batch sweeps one of them)."""
-    for action in actions.values():
-        action.type = _comma_list(action.type or str, action.choices)
-        if action.choices is not None:
-            action.choices = None
-        action.metavar = f"{action.metavar}[,{action.metavar}…]"
-        action.help = f"{action.help}; a comma list writes a file for each value"
-
-
-def build_parser(classes: Sequence[type]) -> argparse.ArgumentParser:
-    from .__main__ import add_parameter_flags
-    from .export import DEFAULT_FIGURE_SIZE, DEFAULT_PNG_SCALE, FORMATS
-
-    ids = [cls.panel_id for cls in classes]
-    parser = _Parser(
-        prog=PROG,
-        usage=f"{PROG} PANEL [PANEL ...] -o FILE|DIR/ [--format LIST] [options]\n       {PROG} --list",
-        description="Write panels' figures (.png .svg .pdf) or their numbers (.csv .npy .json) without "
-        "showing a window. One panel to -o FILE: the format is taken from the file's extension. "
-        "Several panels, a --format list, a comma list of values for one encoding parameter "
-        "(e.g. --d-model 64,128,512) or -o ending in / write one file per panel, value and format into "
-        "the folder -o DIR (created if missing), named like sinusoidal_n128_d512_b10000_heatmap.png, "
-        "and print each file's path as it is written. A file that fails in a batch is named on stderr "
-        "and the others are still written.",
-        epilog="Exit status: 0 written, 1 an export failed, 2 usage error (nothing written). "
-        "Panels: " + ", ".join(ids),
-    )
-    parser.add_argument("panels", nargs="*", metavar="PANEL", help="panels to export (see --list)")
-    parser.add_argument("-o", "--output", metavar="FILE|DIR/",
-                        help=f"output file ({' '.join('.' + f for f in FORMATS)}), or the folder of a batch")
-    parser.add_argument("--format", dest="formats", type=_comma_list(str.lower, FORMATS), metavar="LIST",
-                        help=f"formats of a batch, comma-separated ({','.join(FORMATS)}; default png)")
-    parser.add_argument("--list", action="store_true", help="name the panels and exit")
-    image = parser.add_argument_group("image options")
-    image.add_argument("--width", type=int, metavar="PX", help="PNG width in pixels (default: "
-                       f"{DEFAULT_PNG_SCALE:g} × the figure size); narrower than the default figure, "
-                       "the figure is laid out at that width so its text keeps its size")
-    image.add_argument("--scale", type=float, metavar="S", help="PNG scale factor instead of --width")
-    image.add_argument("--size", type=_size, metavar="WxH",
-                       help=f"figure layout size in logical pixels (default "
-                       f"{DEFAULT_FIGURE_SIZE.width()}x{DEFAULT_FIGURE_SIZE.height()})")
-    _accept_lists(add_parameter_flags(parser))
-    table = panel_options(classes)
-    groups: dict[str, argparse._ArgumentGroup] = {}
-    for flag, by_panel in table.items():
-        option, _ = next(iter(by_panel.values()))
-        owners = ", ".join(by_panel)
-        key = owners
-        if key not in groups:
-            groups[key] = parser.add_argument_group(f"options of the {owners} panel" + ("s" if len(by_panel) > 1 else ""))
-        if option.boolean:
-            groups[key].add_argument(flag, dest=option.dest, action=argparse.BooleanOptionalAction, default=None,
-                                     help=option.help)
-        else:
-            groups[key].add_argument(flag, dest=option.dest, type=option.type, choices=option.choices,
-                                     metavar=option.metavar, default=None, help=option.help)
-    return parser
-
-
-# ---------------------------------------------------------------------- plan
-@dataclass(frozen=True)
-class Job:
-    """One panel at one parameter set, and the files to write from it: ``(format, path)`` in order."""
-
-    params: EncodingParams
-    panel_class: type
-    files: tuple[tuple[str, Path], ...]
-
-
-@dataclass(frozen=True)
-class Plan:
-    """A checked command line: what to render and write, and how."""
-
-    jobs: tuple[Job, ...]
-    #: ``{panel_id: [(flag, value, apply), ...]}`` for the panel options given.
-    options: dict[str, list[tuple[str, Any, Callable[..., None]]]]
-    #: The figures' layout size (logical pixels), and ``--width`` and ``--scale`` for PNGs.
-    size: tuple[int, int]
-    width: int | None
-    scale: float | None
-    #: The folder of a batch (created when missing), None for one ``-o FILE``.
-    folder: Path | None
-
-
-def _parameter_sets(args: argparse.Namespace) -> list[EncodingParams]:
-    """The validated parameters of each value of the (at most one) parameter given as a list."""
-    from .__main__ import overrides_from_args, params_from_args
-
-    given = overrides_from_args(args)
-    swept = [field for field, values in given.items() if len(values) > 1]
-    if len(swept) > 1:
-        flags = " and ".join("--" + field.replace("_", "-") for field in swept)
-        raise UsageError(f"a list of values for one parameter at a time; {flags} both have several")
-    single = argparse.Namespace(**{field: values[0] for field, values in given.items()})
-    values = given[swept[0]] if swept else (None,)
-    sets = []
-    for value in values:
-        if swept:
-            setattr(single, swept[0], value)
-        try:
-            sets.append(params_from_args(single))
-        except ValueError as error:
-            raise UsageError(str(error)) from None
-    return sets
-
-
-def _is_folder_name(output: str) -> bool:
-    return output.endswith(("/", os.sep))
-
-
-def _batch_folder(output: str) -> Path:
-    """``-o`` of a batch as a folder; a name that looks like a file is refused."""
-    from .export import FORMATS
-
-    folder = Path(output)
-    if folder.exists() and not folder.is_dir():
-        raise UsageError(f"several files go into a folder, and -o {output} is a file")
-    if not folder.exists() and not _is_folder_name(output) and folder.suffix.lower().lstrip(".") in FORMATS:
-        raise UsageError(f"several files go into a folder, and -o {output} names a file "
-                         "(end a folder's name with /)")
-    return folder
-
-
-def _chosen_options(args: argparse.Namespace, classes: Sequence[type],
-                    panel_ids: Sequence[str]) -> dict[str, list[tuple[str, Any, Callable[..., None]]]]:
-    """The panel options given, for each of ``panel_ids`` that has them; a flag none of them has is refused."""
-    chosen: dict[str, list[tuple[str, Any, Callable[..., None]]]] = {panel_id: [] for panel_id in panel_ids}
-    for flag, by_panel in panel_options(classes).items():
-        option = next(iter(by_panel.values()))[0]
-        value = getattr(args, option.dest, None)
-        if value is None:
-            continue
-        owners = [panel_id for panel_id in panel_ids if panel_id in by_panel]
-        if not owners:
-            raise UsageError(f"{flag} is an option of the {', '.join(by_panel)} panel, not of {', '.join(panel_ids)}")
-        for panel_id in owners:
-            chosen[panel_id].append((flag, value, by_panel[panel_id][1]))
-    return chosen
-
-
-def plan(args: argparse.Namespace, classes: Sequence[type]) -> Plan:
-    """Check the command line and say what to write; :class:`UsageError` for a bad one (nothing written)."""
-    from .export import (
-        IMAGE_FORMATS,
-        MAX_PNG_SIDE,
-        MAX_SCALE,
-        MIN_PNG_WIDTH,
-        MIN_SCALE,
-        ExportError,
-        format_for_path,
-        suggested_name,
-    )
-
-    by_id = {cls.panel_id: cls for cls in classes}
-    if not args.panels:
-        raise UsageError("name a panel to export (posenc-gui export --list names them)")
-    for panel_id in args.panels:
-        if panel_id not in by_id:
-            raise UsageError(f"unknown panel {panel_id!r}; choose one of {', '.join(by_id)}")
-    if not args.output:
-        raise UsageError("give the output file with -o FILE (.png .svg .pdf .csv .npy .json), "
-                         "or the folder of several with -o DIR/")
-    parameter_sets = _parameter_sets(args)
-    batch = (len(args.panels) > 1 or args.formats is not None or len(parameter_sets) > 1
-             or _is_folder_name(args.output))
-    if batch:
-        folder = _batch_folder(args.output)
-        formats = list(dict.fromkeys(args.formats or ("png",)))
-    else:
-        folder = None
-        try:
-            formats = [format_for_path(args.output)]
-        except ExportError as error:
-            raise UsageError(str(error)) from None
-    shown = ", ".join(f".{fmt}" for fmt in formats)
-    if args.width is not None and args.scale is not None:
-        raise UsageError("give either --width or --scale, not both")
-    if (args.width is not None or args.scale is not None) and "png" not in formats:
-        raise UsageError(f"--width and --scale apply to .png output, not {shown}")
-    if args.width is not None and not MIN_PNG_WIDTH <= args.width <= MAX_PNG_SIDE:
-        raise UsageError(f"--width must be in {MIN_PNG_WIDTH}…{MAX_PNG_SIDE} pixels, got {args.width}")
-    if args.scale is not None and not MIN_SCALE <= args.scale <= MAX_SCALE:
-        raise UsageError(f"--scale must be in {MIN_SCALE:g}…{MAX_SCALE:g}, got {args.scale:g}")
-    if args.size is not None and not any(fmt in IMAGE_FORMATS for fmt in formats):
-        raise UsageError(f"--size applies to figure output (.png .svg .pdf), not {shown}")
-    options = _chosen_options(args, classes, args.panels)
-
-    jobs, names = [], set()
-    for params in parameter_sets:
-        for panel_id in args.panels:
-            if folder is None:
-                files = ((formats[0], Path(args.output)),)
-            else:
-                files = tuple((fmt, folder / suggested_name(params, panel_id, fmt)) for fmt in formats)
-            for _, path in files:
-                if path.name in names:
-                    raise UsageError(f"two files would be named {path.name}: give each panel, format and value once")
-                names.add(path.name)
-            jobs.append(Job(params, by_id[panel_id], files))
-    return Plan(tuple(jobs), options, layout_size(args.size, args.width), args.width, args.scale, folder)
 
 
 # ----------------------------------------------------------------------- run
@@ -529,9 +167,13 @@ def until_drawn(panel: Any) -> None:
 
 
 def _panel_error(panel: Any) -> str | None:
-    """The panel's error message, if it refused the inputs (it then shows the last good view)."""
+    """Why the panel does not apply to its parameters, or its error message if it refused the inputs
+    (it then shows the last good view); None when neither."""
     from .views.base import MESSAGE_STYLES
 
+    unavailable = panel.unavailable_message()
+    if unavailable:
+        return unavailable
     label = getattr(panel, "message_label", None)
     if label is not None and label.isVisibleTo(panel) and label.styleSheet() == MESSAGE_STYLES["error"]:
         return " ".join(label.text().split())
@@ -566,12 +208,13 @@ def _dispose(panel: Any) -> None:
     QCoreApplication.processEvents()
 
 
-def _apply_options(panel: Any, options: list[tuple[str, Any, Callable[..., None]]]) -> None:
-    for flag, value, apply in options:
+def _apply_options(panel: Any, options: list[tuple[PanelOption, Any]]) -> None:
+    """Give ``panel`` each option's value (``apply_options``); :class:`UsageError` naming the flag for a bad one."""
+    for option, value in options:
         try:
-            apply(panel, value)
+            panel.apply_options(**{option.dest: value})
         except (ValueError, TypeError) as error:
-            raise UsageError(f"{flag}: {error}") from None
+            raise UsageError(f"{option.flag}: {error}") from None
 
 
 def _check_options(plan: Plan, compute: Any) -> None:
@@ -766,7 +409,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         warnings.simplefilter("ignore")  # stderr carries our error lines only
         try:
             from .export import ExportError
-            from .views import panel_classes
+            from .views.registry import panel_classes
 
             classes = panel_classes()
             parser = build_parser(classes)

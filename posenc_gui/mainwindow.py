@@ -17,10 +17,10 @@ from .compute import ComputeService
 from .model import OPTION_SPECS, EncodingParams, ParamSpec
 from .settings import Key, Settings
 from .state import AppState
-from .views import panel_classes
 from .views.base import Panel
-from .views.labels import StatusText, counted
 from .views.export_ui import SETTINGS_FOLDER, SETTINGS_FORMAT, SETTINGS_SCALE, install_export_actions
+from .views.labels import StatusText, counted
+from .views.registry import panel_classes
 
 SETTINGS_VERSION = 1
 #: Every key of the settings file. The window's state and geometry are a few
@@ -37,10 +37,12 @@ SETTINGS_KEYS = {
 }
 #: The window's size at first launch (logical pixels), made smaller on a screen without room for it.
 DEFAULT_SIZE = (1500, 950)
-#: Panels shown side by side at first launch; the others are tabbed behind them.
-PRIMARY_PANELS = ("heatmap", "waveforms", "similarity")
-#: Shown below Parameters, so the guide stays in view while it raises other docks.
-LEFT_PANELS = ("walkthrough",)
+#: The panels of the right area shown at first launch (their ``dock``); the others are tabbed behind them.
+PRIMARY_PANELS = tuple(cls.panel_id for cls in panel_classes() if cls.dock.area == "right" and cls.dock.shown)
+#: Widths of the left column and of each dock of the right area's second row, at first launch (logical pixels).
+LEFT_WIDTH, ROW_WIDTH = 330, 600
+#: Heights of the right area's first and second rows, and of the left column's first and next docks.
+RIGHT_HEIGHTS, LEFT_HEIGHTS = (480, 440), (420, 500)
 #: Hidden docks get their panels built in idle time, starting this long after the window appears.
 PREBUILD_DELAY_MS = 2000
 #: ... one at a time, this far apart, and only when no view has asked for an
@@ -61,7 +63,7 @@ def settings_file() -> str:
     return os.path.join(folder or os.path.expanduser("~/.config/posenc-gui"), "posenc-gui.ini")
 
 
-class PanelRegistry(Mapping):
+class LazyPanels(Mapping):
     """The window's panels by id; each is built the first time it is asked for.
 
     Building every panel up front took seconds (the permutation demo alone
@@ -206,7 +208,7 @@ class MainWindow(QMainWindow):
     Signals
     -------
     panelCreated(str)
-        A dock's panel was built (see :class:`PanelRegistry`).
+        A dock's panel was built (see :class:`LazyPanels`).
     """
 
     panelCreated = Signal(str)
@@ -240,10 +242,8 @@ class MainWindow(QMainWindow):
         self.compute = ComputeService(self)
         self.state.emission_scope = self.compute.workers_first
         self._panel_classes = {cls.panel_id: cls for cls in panel_classes()}
-        self.panels = PanelRegistry(list(self._panel_classes), self._build_panel, self.panelCreated.emit)
+        self.panels = LazyPanels(list(self._panel_classes), self._build_panel, self.panelCreated.emit)
         self.docks: dict[str, QDockWidget] = {}
-        #: Each built panel's Export button (see views.export_ui).
-        self.export_buttons: dict[str, QToolButton] = {}
         self._use_tracker = PanelUseTracker(self)
         self._build_menus()
         self._build_docks()
@@ -257,7 +257,10 @@ class MainWindow(QMainWindow):
         warning = self._settings_warning()
         if warning:
             self.statusBar().showMessage(warning, 15_000)
-        self.export_actions = install_export_actions(self)
+        installed = install_export_actions(self, self.file_menu, self.docks, self.panelCreated)
+        #: File-menu export actions by name, and each built panel's Export button (see views.export_ui).
+        self.export_actions: dict[str, QAction] = installed.actions
+        self.export_buttons: dict[str, QToolButton] = installed.buttons
         self._prebuilder = PanelPrebuilder(self)
 
     # ----------------------------------------------------------------- build
@@ -303,6 +306,7 @@ class MainWindow(QMainWindow):
 
     def _build_panel(self, panel_id: str) -> Panel:
         panel = self._panel_classes[panel_id](self.state, self.compute, self)
+        panel.attach_host(self)
         self._use_tracker.watch(panel)
         dock = self.docks[panel_id]
         placeholder = dock.widget()
@@ -311,36 +315,44 @@ class MainWindow(QMainWindow):
             placeholder.deleteLater()
         return panel
 
+    def _shown_docks(self, area: str) -> list[QDockWidget]:
+        """The docks of ``area`` shown at first launch, in registry order."""
+        return [self.docks[pid] for pid, cls in self._panel_classes.items() if cls.dock.area == area and cls.dock.shown]
+
     def _arrange_default(self) -> None:
-        area = Qt.DockWidgetArea
-        parameters = self.docks["parameters"]
-        self.addDockWidget(area.LeftDockWidgetArea, parameters)
-        primary = [self.docks[p] for p in PRIMARY_PANELS if p in self.docks]
-        for dock in primary:
-            self.addDockWidget(area.RightDockWidgetArea, dock)
-        if len(primary) == 3:
-            # heatmap on top, waveforms and similarity side by side below it
-            self.splitDockWidget(primary[0], primary[1], Qt.Orientation.Vertical)
-            self.splitDockWidget(primary[1], primary[2], Qt.Orientation.Horizontal)
-        for panel_id in LEFT_PANELS:
-            if panel_id in self.docks:
-                self.addDockWidget(area.LeftDockWidgetArea, self.docks[panel_id])
-                self.splitDockWidget(parameters, self.docks[panel_id], Qt.Orientation.Vertical)
-        others = [d for k, d in self.docks.items()
-                  if k != "parameters" and k not in PRIMARY_PANELS and k not in LEFT_PANELS]
-        for dock in others:
-            self.addDockWidget(area.RightDockWidgetArea, dock)
-            self.tabifyDockWidget(primary[0] if primary else parameters, dock)
-        for dock in [parameters, *primary]:
+        """Place the docks as their panels declare (:class:`~posenc_gui.views.registry.DockPlacement`)."""
+        qt_area = {"left": Qt.DockWidgetArea.LeftDockWidgetArea, "right": Qt.DockWidgetArea.RightDockWidgetArea}
+        left, right = self._shown_docks("left"), self._shown_docks("right")
+        for dock in left:
+            self.addDockWidget(qt_area["left"], dock)
+        for above, below in zip(left, left[1:]):
+            self.splitDockWidget(above, below, Qt.Orientation.Vertical)
+        for dock in right:
+            self.addDockWidget(qt_area["right"], dock)
+        if len(right) > 1:  # the first on top, the others side by side below it
+            self.splitDockWidget(right[0], right[1], Qt.Orientation.Vertical)
+            for before, after in zip(right[1:], right[2:]):
+                self.splitDockWidget(before, after, Qt.Orientation.Horizontal)
+        shown = {*left, *right}
+        for panel_id, cls in self._panel_classes.items():
+            dock = self.docks[panel_id]
+            if dock in shown:
+                continue
+            self.addDockWidget(qt_area[cls.dock.area], dock)
+            front = (right if cls.dock.area == "right" else left) or left or right
+            if front:
+                self.tabifyDockWidget(front[0], dock)
+        for dock in [*left, *right]:
             dock.show()
             dock.raise_()
-        self.resizeDocks([parameters], [330], Qt.Orientation.Horizontal)
-        if len(primary) == 3:
-            self.resizeDocks(primary[1:], [600, 600], Qt.Orientation.Horizontal)
-            self.resizeDocks(primary[:2], [480, 440], Qt.Orientation.Vertical)
-        if all(p in self.docks for p in LEFT_PANELS):
-            self.resizeDocks([parameters, *(self.docks[p] for p in LEFT_PANELS)], [420, 500],
-                             Qt.Orientation.Vertical)
+        if left:
+            self.resizeDocks(left[:1], [LEFT_WIDTH], Qt.Orientation.Horizontal)
+        if len(left) > 1:
+            heights = [LEFT_HEIGHTS[0]] + [LEFT_HEIGHTS[1]] * (len(left) - 1)
+            self.resizeDocks(left, heights, Qt.Orientation.Vertical)
+        if len(right) > 1:
+            self.resizeDocks(right[1:], [ROW_WIDTH] * (len(right) - 1), Qt.Orientation.Horizontal)
+            self.resizeDocks(right[:2], list(RIGHT_HEIGHTS), Qt.Orientation.Vertical)
 
     def _build_status_bar(self) -> None:
         status = self.statusBar()
@@ -389,21 +401,50 @@ class MainWindow(QMainWindow):
         if (x, y) != (frame.x(), frame.y()):
             self.move(x, y)
 
-    def raise_panel(self, panel_id: str) -> None:
-        """Show the dock of ``panel_id`` and bring it to the front of its tab group."""
+    def raise_panel(self, panel_id: str, keep_in_view: str | None = None) -> None:
+        """Show the dock of ``panel_id`` and bring it to the front of its tab group (see :class:`PanelHost`).
+
+        When the dock of ``keep_in_view`` is tabbed with it, that dock moves
+        below the first dock of the left column first, so both are seen.
+        """
         dock = self.docks[panel_id]
+        if keep_in_view is not None:
+            self._move_out_of_tabs(self.docks[keep_in_view], dock)
         dock.show()
         dock.raise_()
+
+    def _move_out_of_tabs(self, own: QDockWidget, target: QDockWidget) -> None:
+        """Move ``own`` out of ``target``'s tab group, below the left column's first dock."""
+        if own is target or own.isFloating() or target not in self.tabifiedDockWidgets(own):
+            return
+        self.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, own)
+        own.show()
+        column = [dock for dock in self._shown_docks("left") if dock is not own]
+        top = column[0] if column else None
+        if top is not None and not top.isFloating() and top.isVisible():
+            self.splitDockWidget(top, own, Qt.Orientation.Vertical)
+            height = max(self.height(), 600)
+            self.resizeDocks([top, own], [int(height * 0.4), int(height * 0.6)], Qt.Orientation.Vertical)
+
+    def panel_shown(self, panel_id: str) -> bool:
+        """Whether the dock of ``panel_id`` is shown (it may be behind another dock's tab)."""
+        return self.docks[panel_id].isVisible()
+
+    def show_status(self, message: str) -> None:
+        """Show ``message`` in the status bar for ten seconds."""
+        self.statusBar().showMessage(message, 10_000)
+
+    def window_widget(self) -> QWidget:
+        """The window itself (the :class:`~posenc_gui.views.host.ExportHost` interface)."""
+        return self
 
     def reset_layout(self) -> None:
         """Put every dock back where it was at first launch."""
         for dock in self.docks.values():
             dock.setFloating(False)
         self.restoreState(self._default_state, SETTINGS_VERSION)
-        for dock in self.docks.values():
-            if dock.isHidden() and dock.objectName() in {
-                f"dock-{p}" for p in ("parameters", *PRIMARY_PANELS, *LEFT_PANELS)
-            }:
+        for dock in [*self._shown_docks("left"), *self._shown_docks("right")]:
+            if dock.isHidden():
                 dock.show()
         self._fit_layout_to_screen()
 
@@ -417,18 +458,19 @@ class MainWindow(QMainWindow):
                 max(frame.height() - inner.height(), title_bar))
 
     def _fit_layout_to_screen(self) -> None:
-        """Make the waveforms and the similarity tabs of one place when side by side they are wider than the screen.
+        """Tab the docks of the right area's second row into one place when side by side they are wider than the screen.
 
-        Side by side, with the parameter column, their controls need more
-        width than a 1366-pixel laptop screen has.
+        Side by side (the waveforms and the similarity), with the parameter
+        column, their controls need more width than a 1366-pixel laptop screen has.
         """
         available, border_w, _ = self._available()
-        waveforms, similarity = self.docks["waveforms"], self.docks["similarity"]
-        side_by_side = all(dock.isVisible() and not dock.isFloating() for dock in (waveforms, similarity)) and (
-            similarity not in self.tabifiedDockWidgets(waveforms))
+        row = self._shown_docks("right")[1:]
+        side_by_side = len(row) > 1 and all(dock.isVisible() and not dock.isFloating() for dock in row) and not any(
+            other in self.tabifiedDockWidgets(row[0]) for other in row[1:])
         if side_by_side and self.minimumSizeHint().width() > available.width() - border_w:
-            self.tabifyDockWidget(waveforms, similarity)
-            waveforms.raise_()
+            for other in row[1:]:
+                self.tabifyDockWidget(row[0], other)
+            row[0].raise_()
 
     # ------------------------------------------------------------- settings
     def _read_params(self) -> EncodingParams | None:

@@ -80,7 +80,7 @@ from posenc_gui.views.export_ui import ExportDialog, copy_panel_figure
 from posenc_gui.views.labels import encoding_title
 from posenc_gui.views.matrixplot import label_plain_text
 from posenc_gui.views.param_controls import TICKS_PER_OCTAVE
-from posenc_gui.views.waveforms import parse_dims
+from posenc_gui.model.panel_data import parse_dims
 
 #: What the offscreen platform says it cannot do: pyproject.toml's ``qt_log_ignore``, and the keyboard
 #: grab of a popup menu (tests/test_monkey.py ignores it too).

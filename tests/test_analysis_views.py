@@ -14,7 +14,8 @@ from posenc_gui.views import panel_classes
 from posenc_gui.model.panel_data import VIEW_ELEMENTS
 from posenc_gui.views.linear_relation import BLOCKS, MAX_LOG_LABELS, LinearRelationPanel, signed_log_scale
 from posenc_gui.views.addition import AdditionPanel
-from posenc_gui.views.magnitude import MAX_POINTS, MagnitudePanel
+from posenc_gui.model.panel_data import MAGNITUDE_MAX_POINTS
+from posenc_gui.views.magnitude import MagnitudePanel
 from posenc_gui.views.relative import RelativePanel
 from posenc_gui.views.uniqueness import UniquenessPanel
 from waiting import finish_pending
@@ -241,7 +242,7 @@ def test_the_embedding_scale_is_one_value_shared_by_magnitude_and_addition(state
 def test_magnitude_long_sequence_is_sampled_including_the_last(state, compute, qtbot):
     panel = make(MagnitudePanel, state, compute, qtbot)
     change(state, compute, seq_len=limits.MAX_SEQ_LEN, d_model=8192)
-    assert panel.data.positions.size <= MAX_POINTS + 1
+    assert panel.data.positions.size <= MAGNITUDE_MAX_POINTS + 1
     assert panel.data.positions[-1] == limits.MAX_SEQ_LEN - 1
     np.testing.assert_allclose(panel.data.norms, math.sqrt(8192 / 2), rtol=1e-12)
     assert "every" in panel.message_label.text()
@@ -252,7 +253,7 @@ def test_magnitude_takes_the_rows_the_similarity_views_encoded(monkeypatch):
     # (positions 0…127 in every dimension), not from a second encoding.
     from posenc_gui.model import AxisSample, EncodingParams, analysis, encode
     from posenc_gui.model.cache import encode_sampled
-    from posenc_gui.views.magnitude import compute_magnitude
+    from posenc_gui.model.panel_data import compute_magnitude
 
     params = EncodingParams.validated(seq_len=128, d_model=514, base=777.0)
     rows = encode_sampled(params, AxisSample(0, 1, 128))

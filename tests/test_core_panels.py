@@ -10,7 +10,8 @@ from posenc_gui.model import encode, pairwise
 from posenc_gui.views.heatmap import HeatmapPanel
 from posenc_gui.views.parameters import ParametersPanel
 from posenc_gui.views.similarity import SimilarityPanel
-from posenc_gui.views.waveforms import WaveformsPanel, default_dims, parse_dims
+from posenc_gui.model.panel_data import default_dims, parse_dims
+from posenc_gui.views.waveforms import WaveformsPanel
 from tolerances import assert_close, cosine_atol
 from waiting import TIMEOUT_MS, TIMEOUT_S, finish_pending
 
@@ -395,7 +396,7 @@ def test_similarity_metric_and_reference(qtbot, state, compute):
 
 def test_matrix_cost_counts_a_sample_shared_by_rows_and_columns_once():
     from posenc_gui.model import AxisSample
-    from posenc_gui.views.similarity import matrix_cost
+    from posenc_gui.model.panel_data import matrix_cost
 
     whole, top = AxisSample(0, 1, 128), AxisSample(0, 1, 64)
     assert matrix_cost(whole, whole, 512) == 128 * 512 + 128 * 128

@@ -13,7 +13,7 @@ from PySide6.QtGui import QPainter, QPicture
 from PySide6.QtWidgets import QAbstractButton, QAbstractSlider, QComboBox, QLabel
 
 from posenc_gui import export
-from posenc_gui.export_cli import panel_options
+from posenc_gui.export_plan import panel_options
 from posenc_gui.views import panel_classes
 from posenc_gui.views.matrixplot import DIVERGING, SEQUENTIAL, MatrixPlot, new_layout_widget
 from waiting import finish_pending
@@ -158,11 +158,11 @@ def test_the_command_line_exports_any_walkthrough_step(qtbot, state, compute):
     option = panel_options(panel_classes())["--step"]
     assert list(option) == ["walkthrough"]
     panel = make_panel(qtbot, "walkthrough", state, compute)
-    _, apply = option["walkthrough"]
-    apply(panel, 3)
+    dest = option["walkthrough"].dest
+    panel.apply_options(**{dest: 3})
     assert panel.index == 2 and state.params.scheme == panel.steps[2].params["scheme"]
     with pytest.raises(ValueError, match="step"):
-        apply(panel, len(panel.steps) + 1)
+        panel.apply_options(**{dest: len(panel.steps) + 1})
     texts = " ".join(label.text() for label in panel.figure_widget().findChildren(QLabel))
     assert panel.steps[2].title in texts and "export it for its figure" in texts  # no window: the panel is named
 

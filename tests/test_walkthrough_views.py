@@ -15,6 +15,7 @@ from posenc_gui.model.analysis import uniqueness
 from posenc_gui.model.scorecard import score_scheme
 from posenc_gui.views.addition import AdditionPanel
 from posenc_gui.views.base import Panel
+from posenc_gui.views.host import PanelHost
 from posenc_gui.views.scorecard import ScorecardPanel
 from posenc_gui.views.spectrum import SpectrumPanel
 from posenc_gui.views.walkthrough import STEPS, WalkthroughPanel
@@ -36,49 +37,61 @@ def change(state, compute, **values):
 
 
 class StubPanel(Panel):
-    """A stand-in for the docks the walkthrough raises; records calls to its setters."""
+    """A stand-in for the docks the walkthrough raises; records the options it is given."""
 
     help_text = "stub"
 
     def __init__(self, state, compute, panel_id):
         super().__init__(state, compute)
         self.setObjectName(f"stub-{panel_id}")
-        self.calls: list[tuple[str, object]] = []
+        self.calls: list[dict] = []
 
-    def set_with_position(self, on):
-        self.calls.append(("set_with_position", on))
-
-    def set_k(self, k):
-        self.calls.append(("set_k", k))
+    def apply_options(self, **values):
+        self.calls.append(values)
 
     def export_data(self):
         return {"arrays": {}, "meta": {}}
 
 
 class StandInWindow(QMainWindow):
-    """A small main window with the docks the walkthrough needs, and ``raise_panel``."""
+    """A small main window with the docks the walkthrough needs: a :class:`PanelHost` and nothing more."""
 
     def __init__(self, state, compute):
         super().__init__()
-        self.panels, self.docks = {}, {}
-        self.raised: list[str] = []
+        self._panels, self.docks = {}, {}
+        self.raised: list[tuple[str, str | None]] = []
         self.walkthrough = WalkthroughPanel(state, compute, self)
         self._add("walkthrough", self.walkthrough)
         for step in STEPS:
-            if step.panel_id not in self.panels:
+            if step.panel_id not in self._panels:
                 self._add(step.panel_id, StubPanel(state, compute, step.panel_id))
+        self.walkthrough.attach_host(self)
 
     def _add(self, panel_id, panel):
         dock = QDockWidget(panel_id, self)
         dock.setWidget(panel)
         self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, dock)
-        self.panels[panel_id] = panel
+        self._panels[panel_id] = panel
         self.docks[panel_id] = dock
 
-    def raise_panel(self, panel_id):
-        self.raised.append(panel_id)
+    @property
+    def panels(self):
+        return StandInPanels(self._panels)
+
+    def raise_panel(self, panel_id, keep_in_view=None):
+        self.raised.append((panel_id, keep_in_view))
         self.docks[panel_id].show()
         self.docks[panel_id].raise_()
+
+    def panel_shown(self, panel_id):
+        return self.docks[panel_id].isVisible()
+
+
+class StandInPanels(dict):
+    """The stand-in window's panels, all built."""
+
+    def built(self):
+        return dict(self)
 
 
 # --------------------------------------------------------------------------- walkthrough
@@ -86,6 +99,7 @@ class StandInWindow(QMainWindow):
 
 def test_next_applies_each_step_and_back_returns(qtbot, state, compute):
     window = StandInWindow(state, compute)
+    assert isinstance(window, PanelHost)
     settle(qtbot, window, compute)
     walk = window.walkthrough
     assert walk.index == -1 and "12 steps" in walk.counter_label.text()
@@ -93,12 +107,12 @@ def test_next_applies_each_step_and_back_returns(qtbot, state, compute):
     walk.next()
     state.flush()
     assert state.params.scheme == STEPS[0].params["scheme"]
-    assert window.raised[-1] == STEPS[0].panel_id == "permutation"
-    assert ("set_with_position", False) in window.panels["permutation"].calls
+    assert window.raised[-1] == (STEPS[0].panel_id, "walkthrough") and STEPS[0].panel_id == "permutation"
+    assert {"position": False} in window.panels["permutation"].calls
     assert walk.counter_label.text() == f"Step 1 of {len(STEPS)}"
     walk.next()
     state.flush()
-    assert state.params.scheme == "naive" and window.raised[-1] == "magnitude"
+    assert state.params.scheme == "naive" and window.raised[-1][0] == "magnitude"
     walk.next()
     state.flush()
     assert state.params.scheme == "normalized"
@@ -122,12 +136,12 @@ def test_every_step_sets_its_scheme_and_raises_its_dock(qtbot, state, compute):
         assert state.params.scheme == step.params["scheme"]
         for name, value in step.params.items():
             assert state.params.as_dict()[name] == value
-        assert window.raised[-1] == step.panel_id
+        assert window.raised[-1] == (step.panel_id, "walkthrough")
         assert 40 < len(step.text) < 520  # two or three sentences
         assert walk.title_label.text() == step.title
     assert not walk.next_button.isEnabled()
-    assert set(window.raised) >= {"permutation", "magnitude", "uniqueness", "linear_relation", "addition",
-                                  "spectrum", "scorecard"}
+    assert {panel_id for panel_id, _ in window.raised} >= {"permutation", "magnitude", "uniqueness",
+                                                         "linear_relation", "addition", "spectrum", "scorecard"}
 
 
 def test_user_can_change_parameters_at_a_step(qtbot, state, compute):

@@ -15,6 +15,7 @@ from ..model.addition import TERMS
 from ..model.panel_data import AdditionData, addition_data
 from .base import Panel
 from .param_controls import ViewSpinBox
+from .registry import PanelOption
 from .labels import WrappedLabelHolder, encoding_title, plain_text
 from .matrixplot import (
     BLUE, FOREGROUND, GREEN, ORANGE, PINK, add_canvas_title, add_data_item, add_line, new_layout_widget,
@@ -51,6 +52,8 @@ class AdditionPanel(Panel):
 
     panel_id = "addition"
     title = "Addition vs concatenation"
+    model_functions = (addition_data,)
+    cli_options = (PanelOption("--embedding-scale", "embedding scale σ (e ~ N(0, σ²·I))", type=float, metavar="S"),)
     help_text = (
         "<b>Cost</b> (top left): a projection W of the input x costs d<sub>in</sub>·d<sub>out</sub> weights "
         "and N·d<sub>in</sub>·d<sub>out</sub> multiply-adds. Adding, x = e + p, keeps d<sub>in</sub> = d; "
@@ -154,6 +157,10 @@ class AdditionPanel(Panel):
     def _view_changed(self, name: str, value: object) -> None:
         if name == "embedding_scale":
             self.schedule_update()
+    def apply_options(self, embedding_scale: float | None = None) -> None:
+        """Set the embedding scale σ, shared with every panel that shows it (ValueError naming its range)."""
+        if embedding_scale is not None:
+            self.state.set_view(embedding_scale=embedding_scale)
 
     def is_stale(self) -> bool:
         """True when the plots do not show the current parameters and σ."""

@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable, ClassVar
+from typing import TYPE_CHECKING, Any, Callable, ClassVar
 
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
 
 from ..compute import ComputeService
+from ..export import FORMATS
+from ..model import EncodingParams
 from ..state import AppState
 from .labels import MESSAGE_COLOURS, WrappedLabelHolder
+from .registry import DockPlacement, PanelOption
+
+if TYPE_CHECKING:
+    from .host import PanelHost
 
 MESSAGE_STYLES = {
     level: f"background:{background}; color:{text}; border:1px solid {border}; padding:3px 6px;"
@@ -20,20 +26,31 @@ MESSAGE_STYLES = {
 class Panel(QWidget):
     """Base class of every dock's content.
 
-    Subclasses set the class attributes, build their controls into
+    Subclasses set the class attributes (the declaration the registry reads,
+    see :mod:`posenc_gui.views.registry`), build their controls into
     ``self.header`` (a row above the plot) and ``self.body``, listen to
-    ``state.paramsChanged`` and request their model work through
+    ``state.paramsChanged``, call :meth:`schedule_update` when what they show
+    is out of date, and request their model work through
     ``self.compute.submit(self, ...)`` so the newest request wins.
 
     Export contract (used by ``posenc_gui.export``):
 
     - :meth:`figure_widget` returns the widget whose rendering is the figure;
-    - :meth:`export_data` returns the numbers behind the figure.
+    - :meth:`export_data` returns the numbers behind the figure;
+    - :meth:`unavailable_message` says why there is neither (None when there are).
     """
 
     panel_id: ClassVar[str] = ""
     title: ClassVar[str] = ""
     help_text: ClassVar[str] = ""
+    #: Where the window docks the panel.
+    dock: ClassVar[DockPlacement] = DockPlacement()
+    #: The functions of ``posenc_gui.model`` that compute what the panel shows.
+    model_functions: ClassVar[tuple[Callable[..., Any], ...]] = ()
+    #: The formats the panel exports (a subset of ``export.FORMATS``).
+    export_formats: ClassVar[tuple[str, ...]] = FORMATS
+    #: Flags of ``posenc-gui export`` for this panel, applied by :meth:`apply_options`.
+    cli_options: ClassVar[tuple[PanelOption, ...]] = ()
 
     def __init__(self, state: AppState, compute: ComputeService, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -43,6 +60,8 @@ class Panel(QWidget):
         self.setAutoFillBackground(True)
         self.state = state
         self.compute = compute
+        #: The window that docks the panel, once it has attached itself (:meth:`attach_host`).
+        self.host: PanelHost | None = None
         outer = QVBoxLayout(self)
         outer.setContentsMargins(4, 4, 4, 4)
         outer.setSpacing(4)
@@ -70,9 +89,53 @@ class Panel(QWidget):
         self._debounced: list[tuple[QTimer, Callable[[], None]]] = []
         outer.addWidget(self._help_label)
         outer.addWidget(self._message_holder)
-        self.body = QVBoxLayout()
+        # The body sits in a widget of its own, so that the notice of an
+        # unavailable panel can take its place.
+        self._content = QWidget(self)
+        self.body = QVBoxLayout(self._content)
+        self.body.setContentsMargins(0, 0, 0, 0)
         self.body.setSpacing(4)
-        outer.addLayout(self.body, 1)
+        outer.addWidget(self._content, 1)
+        self._unavailable: str | None = None
+        self.unavailable_label = QLabel(self)
+        self.unavailable_label.setObjectName("unavailable")
+        self.unavailable_label.setWordWrap(True)
+        self.unavailable_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.unavailable_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.unavailable_label.setStyleSheet(MESSAGE_STYLES["info"])
+        self.unavailable_label.hide()
+        outer.addWidget(self.unavailable_label, 1)
+
+    # --------------------------------------------------------- declarations
+    def unavailable_reason(self, params: EncodingParams) -> str | None:
+        """Why the panel does not apply to ``params`` (one sentence), or None when it does (the default).
+
+        While there is a reason the panel shows it in place of its plot,
+        computes nothing, and its export refuses with it.
+        """
+        return None
+
+    def unavailable_message(self) -> str | None:
+        """What the panel shows instead of its plot for the current parameters, or None when it applies."""
+        reason = self.unavailable_reason(self.state.params)
+        return None if reason is None else f"The {self.title} panel does not apply here: {reason}"
+
+    def apply_options(self, **values: Any) -> None:
+        """Set the panel's options, keyed by the ``dest`` of its :attr:`cli_options` (walkthrough, command line).
+
+        Raises
+        ------
+        ValueError
+            For a value out of its allowed range (named in the message).
+        TypeError
+            For an option the panel does not declare.
+        """
+        if values:
+            raise TypeError(f"the {self.title} panel has no option {', '.join(values)}")
+
+    def attach_host(self, host: PanelHost) -> None:
+        """Called by the window that docks the panel, once it is built."""
+        self.host = host
 
     def request_update(self) -> None:
         """Recompute what the panel shows (subclasses submit model work here)."""
@@ -81,13 +144,26 @@ class Panel(QWidget):
         """Update now if the panel is on screen, else when it is next shown.
 
         Hidden docks (tabbed behind others, closed) cost nothing while the
-        user drags a slider.
+        user drags a slider. A panel that does not apply to the parameters
+        (:meth:`unavailable_reason`) shows why, and computes nothing.
         """
-        if self.on_screen():
+        if self._show_availability():
+            self._stale = False
+        elif self.on_screen():
             self._stale = False
             self.request_update()
         else:
             self._stale = True
+
+    def _show_availability(self) -> bool:
+        """Show the body, or the reason the panel does not apply in its place; True in the second case."""
+        message = self.unavailable_message()
+        if message != self._unavailable:
+            self._unavailable = message
+            self.unavailable_label.setText(message or "")
+            self.unavailable_label.setVisible(message is not None)
+            self._content.setVisible(message is None)
+        return message is not None
 
     def on_screen(self) -> bool:
         """Shown and not behind another dock's tab.

@@ -1,16 +1,17 @@
 """Export from the window: a button on every dock, File ▸ Export…, window PNG, clipboard.
 
-:func:`install_export_actions` adds everything to a window that has what
-:class:`ExportWindow` lists (:class:`posenc_gui.mainwindow.MainWindow`).
-Dialogs go through :func:`ask_save_path` and :func:`show_error` so tests
-(and scripts) can replace them.
+:func:`install_export_actions` adds everything to a window's File menu and
+docks; the actions use only the window's :class:`~posenc_gui.views.host.ExportHost`
+interface. Dialogs go through :func:`ask_save_path` and :func:`show_error` so
+tests (and scripts) can replace them.
 """
 
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator, Protocol
+from typing import TYPE_CHECKING, Any, Mapping
 
 from PySide6.QtCore import Qt, SignalInstance
 from PySide6.QtGui import QAction, QKeySequence
@@ -31,7 +32,6 @@ from PySide6.QtWidgets import (
     QPushButton,
     QRadioButton,
     QSpinBox,
-    QStatusBar,
     QToolButton,
     QVBoxLayout,
     QWidget,
@@ -40,7 +40,6 @@ from PySide6.QtWidgets import (
 from ..export import (
     DEFAULT_PNG_SCALE,
     FORMAT_DESCRIPTIONS,
-    FORMATS,
     IMAGE_FORMATS,
     MAX_PNG_SIDE,
     MAX_SCALE,
@@ -57,46 +56,15 @@ from ..export import (
 )
 
 from ..export_cli import StillComputing, until_drawn
+from .registry import panel_class
 
 if TYPE_CHECKING:
-    from ..compute import ComputeService
-    from ..settings import Settings
-    from ..state import AppState
     from .base import Panel
+    from .host import ExportHost
 
 SETTINGS_FOLDER = "export/last_folder"
 SETTINGS_SCALE = "export/png_scale"
 SETTINGS_FORMAT = "export/last_format"
-
-
-class PanelMap(Protocol):
-    """The window's panels by id, built on first access (:class:`posenc_gui.mainwindow.PanelRegistry`)."""
-
-    def __getitem__(self, panel_id: str) -> Panel: ...
-    def __contains__(self, panel_id: object) -> bool: ...
-    def __iter__(self) -> Iterator[str]: ...
-    def built(self) -> dict[str, Panel]: ...
-
-
-class ExportWindow(Protocol):
-    """What the export actions use of the main window."""
-
-    settings: Settings
-    state: AppState
-    compute: ComputeService
-    panels: PanelMap
-    docks: dict[str, QDockWidget]
-    file_menu: QMenu
-    #: Filled here: each built panel's Export button.
-    export_buttons: dict[str, QToolButton]
-    panelCreated: SignalInstance
-
-    @property
-    def last_used_panel(self) -> str | None:
-        """The panel the user last hovered or clicked a plot of, zoomed or typed in."""
-
-    def raise_panel(self, panel_id: str) -> None: ...
-    def statusBar(self) -> QStatusBar: ...  # noqa: N802 (Qt's name)
 
 
 # ------------------------------------------------------------- dialog hooks
@@ -115,12 +83,8 @@ def show_error(parent: QWidget, message: str) -> None:
     QMessageBox.critical(parent, "Export failed", message)
 
 
-def _status(window: ExportWindow, message: str) -> None:
-    window.statusBar().showMessage(message, 10_000)
-
-
 # ----------------------------------------------------------------- settings
-def last_folder(window: ExportWindow) -> str:
+def last_folder(window: ExportHost) -> str:
     """The folder of the last export (or the home folder)."""
     folder = window.settings.value(SETTINGS_FOLDER)
     if folder and os.path.isdir(str(folder)):
@@ -128,7 +92,7 @@ def last_folder(window: ExportWindow) -> str:
     return str(Path.home())
 
 
-def png_scale(window: ExportWindow) -> float:
+def png_scale(window: ExportHost) -> float:
     try:
         value = float(window.settings.value(SETTINGS_SCALE, DEFAULT_PNG_SCALE))
     except (TypeError, ValueError):
@@ -136,12 +100,12 @@ def png_scale(window: ExportWindow) -> float:
     return value if MIN_SCALE <= value <= MAX_SCALE else DEFAULT_PNG_SCALE
 
 
-def proposed_path(window: ExportWindow, panel_id: str, fmt: str) -> str:
+def proposed_path(window: ExportHost, panel_id: str, fmt: str) -> str:
     """Last folder + a descriptive name (scheme, sizes, panel)."""
     return os.path.join(last_folder(window), suggested_name(window.state.params, panel_id, fmt))
 
 
-def _remember(window: ExportWindow, path: Path, fmt: str | None = None) -> None:
+def _remember(window: ExportHost, path: Path, fmt: str | None = None) -> None:
     window.settings.setValue(SETTINGS_FOLDER, str(path.parent))
     if fmt:
         window.settings.setValue(SETTINGS_FORMAT, fmt)
@@ -156,7 +120,7 @@ class _Busy:
         QApplication.restoreOverrideCursor()
 
 
-def _ready(window: ExportWindow, panel_id: str, fmt: str) -> Panel:
+def _ready(window: ExportHost, panel_id: str, fmt: str) -> Panel:
     """The panel, shown (a figure in a hidden tab was never laid out) and up to date."""
     panel = window.panels[panel_id]
     if fmt in IMAGE_FORMATS and not (panel.figure_widget().isVisible() and panel.on_screen()):
@@ -167,7 +131,7 @@ def _ready(window: ExportWindow, panel_id: str, fmt: str) -> Panel:
     return panel
 
 
-def export_panel_to(window: ExportWindow, panel_id: str, path: str, *, width: int | None = None,
+def export_panel_to(window: ExportHost, panel_id: str, path: str, *, width: int | None = None,
                     scale: float | None = None) -> Path | None:
     """Export ``panel_id`` to ``path`` (format from the extension); report errors in a dialog."""
     try:
@@ -179,17 +143,18 @@ def export_panel_to(window: ExportWindow, panel_id: str, path: str, *, width: in
             written = export_panel(panel, path, fmt=fmt, width=width if fmt == "png" else None,
                                    scale=scale if fmt == "png" else None)
     except (ExportError, StillComputing) as error:
-        show_error(window, str(error))
+        show_error(window.window_widget(), str(error))
         return None
     _remember(window, written, fmt)
-    _status(window, f"Exported {panel.title} to {written}")
+    window.show_status(f"Exported {panel.title} to {written}")
     return written
 
 
-def export_panel_interactive(window: ExportWindow, panel_id: str, fmt: str) -> Path | None:
+def export_panel_interactive(window: ExportHost, panel_id: str, fmt: str) -> Path | None:
     """Ask for a file name (proposed: last folder + descriptive name) and export."""
     title = window.panels[panel_id].title
-    path = ask_save_path(window, f"Export {title} as {fmt.upper()}", proposed_path(window, panel_id, fmt), fmt)
+    path = ask_save_path(window.window_widget(), f"Export {title} as {fmt.upper()}",
+                         proposed_path(window, panel_id, fmt), fmt)
     if not path:
         return None
     if not Path(path).suffix:
@@ -197,11 +162,12 @@ def export_panel_interactive(window: ExportWindow, panel_id: str, fmt: str) -> P
     return export_panel_to(window, panel_id, path)
 
 
-def export_window_png(window: ExportWindow, path: str | None = None, *, scale: float | None = None) -> Path | None:
+def export_window_png(window: ExportHost, path: str | None = None, *, scale: float | None = None) -> Path | None:
     """The whole window (every visible dock) as one PNG."""
     if path is None:
         name = suggested_name(window.state.params, "window", "png")
-        path = ask_save_path(window, "Export window as PNG", os.path.join(last_folder(window), name), "png")
+        path = ask_save_path(window.window_widget(), "Export window as PNG",
+                             os.path.join(last_folder(window), name), "png")
         if not path:
             return None
         if not Path(path).suffix:
@@ -209,17 +175,17 @@ def export_window_png(window: ExportWindow, path: str | None = None, *, scale: f
     window.compute.wait_idle()
     try:
         with _Busy():
-            written = export_widget_png(window, path, scale=scale or png_scale(window),
+            written = export_widget_png(window.window_widget(), path, scale=scale or png_scale(window),
                                         description=f"posenc_gui window — {window.state.params.slug()}")
     except ExportError as error:
-        show_error(window, str(error))
+        show_error(window.window_widget(), str(error))
         return None
     _remember(window, written)
-    _status(window, f"Exported the window to {written}")
+    window.show_status(f"Exported the window to {written}")
     return written
 
 
-def copy_panel_figure(window: ExportWindow, panel_id: str | None = None) -> bool:
+def copy_panel_figure(window: ExportHost, panel_id: str | None = None) -> bool:
     """Copy a panel's figure (the current one by default) to the clipboard."""
     panel_id = panel_id or current_panel_id(window)
     if panel_id is None:
@@ -228,19 +194,22 @@ def copy_panel_figure(window: ExportWindow, panel_id: str | None = None) -> bool
         panel = _ready(window, panel_id, "png")
         copy_to_clipboard(panel.figure_widget(), caption=figure_caption(panel))
     except (ExportError, StillComputing) as error:
-        show_error(window, str(error))
+        show_error(window.window_widget(), str(error))
         return False
-    _status(window, f"Copied the {panel.title} figure to the clipboard")
+    window.show_status(f"Copied the {panel.title} figure to the clipboard")
     return True
 
 
-def current_panel_id(window: ExportWindow) -> str | None:
-    """The panel the user last used (:attr:`ExportWindow.last_used_panel`) while its dock shows, else the first shown."""
+def current_panel_id(window: ExportHost) -> str | None:
+    """The panel the user last used (:attr:`ExportHost.last_used_panel`) while its dock shows, else the first shown.
+
+    The first shown is taken among the panels with a plot (those that declare model functions).
+    """
     current = window.last_used_panel
-    if current in window.panels and window.docks[current].isVisible():
+    if current in window.panels and window.panel_shown(current):
         return current
-    for panel_id, dock in window.docks.items():
-        if dock.isVisible() and panel_id != "parameters":
+    for panel_id in window.panels:
+        if window.panel_shown(panel_id) and panel_class(panel_id).model_functions:
             return panel_id
     return next(iter(window.panels), None)
 
@@ -249,21 +218,18 @@ def current_panel_id(window: ExportWindow) -> str | None:
 class ExportDialog(QDialog):
     """File ▸ Export…: choose the panel, the format, the PNG size and the file."""
 
-    def __init__(self, window: ExportWindow, panel_id: str | None = None) -> None:
-        super().__init__(window)
+    def __init__(self, window: ExportHost, panel_id: str | None = None) -> None:
+        super().__init__(window.window_widget())
         self.window_ = window
         self.setWindowTitle("Export figure or data")
         self.panel_box = QComboBox(self)
-        for pid, dock in window.docks.items():
-            self.panel_box.addItem(dock.windowTitle(), pid)
+        for pid in window.panels:
+            self.panel_box.addItem(panel_class(pid).title, pid)
         start = panel_id or current_panel_id(window)
         if start is not None:
             self.panel_box.setCurrentIndex(max(0, self.panel_box.findData(start)))
         self.format_box = QComboBox(self)
-        for fmt in FORMATS:
-            self.format_box.addItem(f"{fmt.upper()} — {FORMAT_DESCRIPTIONS[fmt]}", fmt)
-        last = str(window.settings.value(SETTINGS_FORMAT, "png"))
-        self.format_box.setCurrentIndex(max(0, self.format_box.findData(last)))
+        self._list_formats(str(window.settings.value(SETTINGS_FORMAT, "png")))
 
         self.scale_radio = QRadioButton("Scale", self)
         self.scale_spin = QDoubleSpinBox(self)
@@ -332,7 +298,19 @@ class ExportDialog(QDialog):
     def _path_edited(self, _text: str) -> None:
         self._user_named = True
 
+    def _list_formats(self, chosen: str) -> None:
+        """Offer the formats the chosen panel exports, keeping ``chosen`` when it is one of them."""
+        formats = panel_class(self.panel_id).export_formats
+        if [self.format_box.itemData(row) for row in range(self.format_box.count())] != list(formats):
+            self.format_box.blockSignals(True)
+            self.format_box.clear()
+            for fmt in formats:
+                self.format_box.addItem(f"{fmt.upper()} — {FORMAT_DESCRIPTIONS[fmt]}", fmt)
+            self.format_box.blockSignals(False)
+        self.format_box.setCurrentIndex(max(0, self.format_box.findData(chosen)))
+
     def _refresh(self, *_args: object) -> None:
+        self._list_formats(self.fmt)
         self.png_widget.setEnabled(self.fmt == "png")
         text = self.path_edit.text()
         if not self._user_named or not text:
@@ -382,18 +360,19 @@ class ExportDialog(QDialog):
             self.accept()
 
 
-def open_export_dialog(window: ExportWindow, panel_id: str | None = None) -> ExportDialog:
+def open_export_dialog(window: ExportHost, panel_id: str | None = None) -> ExportDialog:
     dialog = ExportDialog(window, panel_id)
     dialog.open()
     return dialog
 
 
 # --------------------------------------------------------------- installing
-def _panel_menu(window: ExportWindow, panel_id: str, parent: QWidget) -> QMenu:
+def _panel_menu(window: ExportHost, panel_id: str, parent: QWidget) -> QMenu:
+    """The export actions of one panel: a format each (those it declares), copy, and the dialog."""
     menu = QMenu(parent)
-    title = window.docks[panel_id].windowTitle()
-    for fmt in FORMATS:
-        action = menu.addAction(f"Export {title} as {fmt.upper()}…")
+    declared = panel_class(panel_id)
+    for fmt in declared.export_formats:
+        action = menu.addAction(f"Export {declared.title} as {fmt.upper()}…")
         action.setObjectName(f"export-{panel_id}-{fmt}")
         action.triggered.connect(lambda _=False, f=fmt: export_panel_interactive(window, panel_id, f))
         if fmt == IMAGE_FORMATS[-1]:
@@ -407,15 +386,14 @@ def _panel_menu(window: ExportWindow, panel_id: str, parent: QWidget) -> QMenu:
     return menu
 
 
-def _add_dock_actions(window: ExportWindow, panel_id: str) -> None:
+def _add_dock_actions(window: ExportHost, panel_id: str, dock: QDockWidget) -> None:
     """The export actions on the dock's right-click menu (the dock exists before its panel)."""
-    dock = window.docks[panel_id]
     dock.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
     for action in _panel_menu(window, panel_id, dock).actions():
         dock.addAction(action)
 
 
-def _add_dock_button(window: ExportWindow, panel_id: str) -> QToolButton:
+def _add_dock_button(window: ExportHost, panel_id: str) -> QToolButton:
     panel = window.panels[panel_id]
     button = QToolButton(panel)
     button.setText("Export")
@@ -433,23 +411,41 @@ def _add_dock_button(window: ExportWindow, panel_id: str) -> QToolButton:
     return button
 
 
-def install_export_actions(window: ExportWindow) -> dict[str, QAction]:
-    """Add File ▸ Export…, Export window as PNG, Copy figure, and an Export button on every dock.
+@dataclass(frozen=True)
+class InstalledExport:
+    """What :func:`install_export_actions` made: the File-menu actions by name, and the Export buttons.
 
-    Returns
-    -------
-    dict
-        The File-menu actions by name (``export``, ``export_window``, ``copy``).
+    ``buttons`` gains each panel's button as the panel is built.
     """
-    file_menu = window.file_menu
+
+    actions: dict[str, QAction]
+    buttons: dict[str, QToolButton]
+
+
+def install_export_actions(window: ExportHost, file_menu: QMenu, docks: Mapping[str, QDockWidget],
+                           panel_created: SignalInstance) -> InstalledExport:
+    """Add File ▸ Export…, Export window as PNG, Copy figure, and export actions on every dock.
+
+    Parameters
+    ----------
+    window : ExportHost
+        The window the actions export from.
+    file_menu : QMenu
+        The actions are inserted at its top.
+    docks : mapping
+        Each panel's dock by panel id: its right-click menu gets the panel's export actions.
+    panel_created : signal
+        Emitted with a panel id when that panel is built: it then gets its Export button.
+    """
+    parent = window.window_widget()
     first = file_menu.actions()[0] if file_menu.actions() else None
-    export = QAction("&Export…", window)
+    export = QAction("&Export…", parent)
     export.setShortcut(QKeySequence("Ctrl+E"))
     export.setStatusTip("Export a panel as PNG, SVG, PDF, CSV, NPY or JSON")
     export.triggered.connect(lambda: open_export_dialog(window))
-    window_png = QAction("Export &window as PNG…", window)
+    window_png = QAction("Export &window as PNG…", parent)
     window_png.triggered.connect(lambda: export_window_png(window))
-    copy = QAction("&Copy figure to clipboard", window)
+    copy = QAction("&Copy figure to clipboard", parent)
     copy.setShortcut(QKeySequence("Ctrl+Shift+C"))
     copy.setStatusTip("Copy the current panel's figure as an image")
     copy.triggered.connect(lambda: copy_panel_figure(window))
@@ -457,21 +453,23 @@ def install_export_actions(window: ExportWindow) -> dict[str, QAction]:
         file_menu.insertAction(first, action)
     if first is not None:
         file_menu.insertSeparator(first)
-    for panel_id in window.docks:
-        _add_dock_actions(window, panel_id)
+    for panel_id, dock in docks.items():
+        _add_dock_actions(window, panel_id, dock)
+    buttons: dict[str, QToolButton] = {}
     for panel_id in window.panels.built():
-        window.export_buttons[panel_id] = _add_dock_button(window, panel_id)
+        buttons[panel_id] = _add_dock_button(window, panel_id)
 
     def add_button(panel_id: str) -> None:
-        if panel_id not in window.export_buttons:
-            window.export_buttons[panel_id] = _add_dock_button(window, panel_id)
+        if panel_id not in buttons:
+            buttons[panel_id] = _add_dock_button(window, panel_id)
 
-    window.panelCreated.connect(add_button)
-    return {"export": export, "export_window": window_png, "copy": copy}
+    panel_created.connect(add_button)
+    return InstalledExport({"export": export, "export_window": window_png, "copy": copy}, buttons)
 
 
 __all__ = [
     "ExportDialog",
+    "InstalledExport",
     "ask_save_path",
     "copy_panel_figure",
     "current_panel_id",

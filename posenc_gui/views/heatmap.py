@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from PySide6.QtCore import QPointF, QRectF
 from PySide6.QtWidgets import QLabel, QWidget
 
-from ..model import AxisSample, EncodingParams, aliased, formula_term, sample_axis, wavelengths
-from ..model import limits
-from ..model.cache import encode_sampled
+from ..model import AxisSample, EncodingParams, formula_term, limits, sample_axis
+from ..model.panel_data import HeatmapData, compute_heatmap
 from ..model.digits import entry_with_error, shown_number
 from .base import Panel
+from .registry import DockPlacement
 from .labels import HoverReadout, NoticeLine, StatusText, WrappedLabelHolder, counted, encoding_title
 from .matrixplot import MatrixImageItem, MatrixPlot, new_layout_widget, view_pixels
 
@@ -21,32 +20,6 @@ from .matrixplot import MatrixImageItem, MatrixPlot, new_layout_widget, view_pix
 FALLBACK_PIXELS = 1024
 #: Greys out aliased dimensions (RGBA) without hiding their values.
 ALIAS_SHADE = (128, 128, 128, 120)
-
-
-@dataclass(frozen=True)
-class HeatmapData:
-    """What the heatmap shows: exact values at the sampled positions and dimensions."""
-
-    params: EncodingParams
-    positions: AxisSample
-    dims: AxisSample
-    values: np.ndarray
-    wavelength: np.ndarray
-    aliased: np.ndarray
-
-    @property
-    def full(self) -> bool:
-        """True when every position and dimension is shown (no sampling)."""
-        p = self.params
-        return (self.positions.stride == 1 and self.dims.stride == 1
-                and self.positions.count == p.seq_len and self.dims.count == p.d_model)
-
-
-def compute_heatmap(params: EncodingParams, positions: AxisSample, dims: AxisSample) -> HeatmapData:
-    """Evaluate the sampled grid (runs in a worker)."""
-    values = encode_sampled(params, positions, dims)
-    wl = wavelengths(params.scheme, params.d_model, dims.indices(), **params.scheme_kwargs())
-    return HeatmapData(params, positions, dims, values, wl, aliased(wl, positions.stride))
 
 
 NO_ALIASING = "No aliasing: every shown dimension is sampled at least twice per wavelength."
@@ -77,6 +50,8 @@ class HeatmapPanel(Panel):
 
     panel_id = "heatmap"
     title = "Heatmap"
+    dock = DockPlacement("right", shown=True)
+    model_functions = (compute_heatmap,)
     help_text = (
         "Each row is the encoding vector of one position, each column one dimension: "
         "PE(pos, 2i) = sin(pos / base<sup>2i/d</sup>), PE(pos, 2i+1) = cos(pos / base<sup>2i/d</sup>) "

@@ -16,6 +16,7 @@ from ..model.digits import shown_number
 from ..model.linear_relation import LinearRelation
 from ..model.panel_data import LinearRelationData, linear_relation_data
 from .base import Panel
+from .registry import PanelOption
 from .labels import HoverReadout, StatusText, WrappedLabelHolder, counted, encoding_title
 from .matrixplot import (
     BLUE, FOREGROUND, MAX_DOTS, ORANGE, MatrixPlot, add_data_item, add_legend_below, new_layout_widget,
@@ -148,6 +149,8 @@ class LinearRelationPanel(Panel):
 
     panel_id = "linear_relation"
     title = "Linear relation T_k"
+    model_functions = (linear_relation_data,)
+    cli_options = (PanelOption("--k", "offset k of T_k", type=int, metavar="K"),)
     help_text = (
         "Vaswani et al.: for any fixed offset k there is a matrix T<sub>k</sub> with "
         "PE(p + k) = T<sub>k</sub>·PE(p) for every position p. For a (sin, cos) pair of frequency ω, "
@@ -230,6 +233,11 @@ class LinearRelationPanel(Panel):
         self._mode = BLOCKS
         state.paramsChanged.connect(self.schedule_update)
         self.schedule_update()
+
+    def apply_options(self, k: int | None = None) -> None:
+        """Set the offset k (:meth:`set_k`)."""
+        if k is not None:
+            self.set_k(k)
 
     def set_k(self, k: int) -> None:
         """Choose the offset k (walkthrough, scripts)."""

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -10,68 +9,23 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QWidget
 
-from ..model import AxisSample, EncodingParams, sample_axis
-from ..model.analysis import embedding_norm, pe_norms
-from ..model.cache import MAX_ENTRY_BYTES, encode_sampled
+from ..model.panel_data import MagnitudeData, compute_magnitude, magnitude_points
 from .base import Panel
 from .param_controls import ViewSpinBox
+from .registry import PanelOption
 from .labels import WrappedLabelHolder, encoding_title, plain_text
 from .matrixplot import (
     BLUE, FOREGROUND, MAX_DOTS, ORANGE, add_data_item, add_legend_below, add_line, new_layout_widget, nice_bounds,
     prepare_for_paint, set_title, set_y_range, show_grid, style_plot,
 )
 
-#: At most this many positions are evaluated (evenly strided, always including the last) ...
-MAX_POINTS = 2048
-#: ... and at most this many positions × d_model values.
-VIEW_ELEMENTS = 2**22
-
-
-@dataclass(frozen=True)
-class MagnitudeData:
-    """‖PE(p)‖ at sampled positions and the typical embedding norm for ``scale``."""
-
-    params: EncodingParams
-    sample: AxisSample
-    positions: np.ndarray
-    norms: np.ndarray
-    scale: float
-    embedding: float
-
-
-def view_points(params: EncodingParams) -> int:
-    """How many positions (before the last is added) the view evaluates."""
-    return min(MAX_POINTS, max(256, VIEW_ELEMENTS // params.d_model), params.seq_len)
-
-
-def compute_magnitude(params: EncodingParams, scale: float) -> MagnitudeData:
-    """Evaluate the norms for the view (in a worker, or inline when small).
-
-    The sampled rows come from the shared cache of encoded rows when they
-    are small enough to be kept there: at the default size they are
-    positions 0…127 in every dimension, which the similarity matrix and its
-    profile encode anyway. With this dock in front, a d_model step took
-    0.7–2.4 ms less in four runs alternating the two ways in one window
-    (medians, e.g. 20.3 → 18.1 ms).
-    """
-    points = view_points(params)
-    sample = sample_axis(0, params.seq_len - 1, params.seq_len, points)
-    positions = sample.indices().astype(np.float64)
-    kwargs = params.scheme_kwargs()
-    shared = sample.count * params.d_model * 8 <= MAX_ENTRY_BYTES  # larger rows are not kept: blocks
-    norms = pe_norms(params.scheme, positions, params.d_model,
-                     encoded=encode_sampled(params, sample) if shared else None, **kwargs)
-    if positions[-1] != params.seq_len - 1:
-        positions = np.append(positions, float(params.seq_len - 1))
-        norms = np.append(norms, pe_norms(params.scheme, positions[-1:], params.d_model, **kwargs))
-    return MagnitudeData(params, sample, positions, norms, scale, embedding_norm(params.d_model, scale))
-
-
 class MagnitudePanel(Panel):
     """How large the position vector is compared with the word embedding it is added to."""
 
     panel_id = "magnitude"
     title = "Magnitude"
+    model_functions = (compute_magnitude,)
+    cli_options = (PanelOption("--embedding-scale", "embedding scale σ (e ~ N(0, σ²·I))", type=float, metavar="S"),)
     help_text = (
         "The encoding p<sub>i</sub> is added to the word embedding e<sub>i</sub>; if ‖p<sub>i</sub>‖ "
         "is much larger than ‖e<sub>i</sub>‖, position swamps meaning. Blue: ‖PE(i)‖ = "
@@ -114,6 +68,10 @@ class MagnitudePanel(Panel):
     def _view_changed(self, name: str, value: object) -> None:
         if name == "embedding_scale":
             self.schedule_update()
+    def apply_options(self, embedding_scale: float | None = None) -> None:
+        """Set the embedding scale σ, shared with every panel that shows it (ValueError naming its range)."""
+        if embedding_scale is not None:
+            self.state.set_view(embedding_scale=embedding_scale)
 
     def request_update(self) -> None:
         """Recompute; the newest request wins.
@@ -126,7 +84,7 @@ class MagnitudePanel(Panel):
         params, scale = self.state.params, self.state.view["embedding_scale"]
         self.compute.submit(self, lambda: compute_magnitude(params, scale), self._show,
                             lambda e: self.show_message(str(e), "error"),
-                            cost=(view_points(params) + 1) * params.d_model)
+                            cost=(magnitude_points(params) + 1) * params.d_model)
 
     def _show(self, data: MagnitudeData) -> None:
         self.data = data

@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QComboBox, QFormLayout, QLabel, QWidget
 from ..model import OPTION_SPECS, SCHEMES, EncodingParams, presets
 from ..model.params import D_MODEL, SEQ_LEN, SIZE_SPECS
 from .base import Panel
+from .registry import DockPlacement
 from .labels import encoding_title
 from .matrixplot import FOREGROUND
 from .param_controls import ERROR_STYLE, ParamControl
@@ -70,6 +71,7 @@ class ParametersPanel(Panel):
 
     panel_id = "parameters"
     title = "Parameters"
+    dock = DockPlacement("left", shown=True)
     help_text = (
         "Choose the encoding scheme and its sizes; every view updates while you drag. "
         "Only the options that the chosen scheme uses are shown. An invalid value is refused with "

@@ -38,7 +38,7 @@ from PySide6.QtWidgets import (
 )
 
 from ..compute import ModelJob
-from ..model import EncodingParams
+from ..model import EncodingParams, limits
 from ..model.attention import (
     DEFAULT_SENTENCE_A,
     DEFAULT_SENTENCE_B,
@@ -53,6 +53,7 @@ from ..model.attention import (
 )
 from .base import MESSAGE_STYLES, Panel
 from .param_controls import ViewSpinBox
+from .registry import PanelOption
 from .labels import WrappedLabelHolder
 from .matrixplot import (
     DIVERGING, FOREGROUND, colour_scale, get_colormap, new_layout_widget, remembered, static_text_at,
@@ -532,6 +533,13 @@ class PermutationPanel(Panel):
 
     panel_id = "permutation"
     title = "Permutation demo"
+    model_functions = (permutation_demo,)
+    cli_options = (
+        PanelOption("--sentence-a", "first sentence (words separated by spaces)", metavar="TEXT"),
+        PanelOption("--sentence-b", "second sentence, e.g. the same words reordered", metavar="TEXT"),
+        PanelOption("--position", "add the positional encoding (--no-position: X = E)", boolean=True),
+        PanelOption("--demo-d-model", "embedding size of the toy attention head", type=int, metavar="D"),
+    )
     help_text = (
         "Self-attention, one head, traced number by number for two sentences: "
         "X → Q = XW<sub>q</sub>, K = XW<sub>k</sub>, V = XW<sub>v</sub> → "
@@ -613,6 +621,15 @@ class PermutationPanel(Panel):
         self.request_update()
 
     # ------------------------------------------------------------------ inputs
+    def apply_options(self, sentence_a: str | None = None, sentence_b: str | None = None,
+                      position: bool | None = None, demo_d_model: int | None = None) -> None:
+        """Set the sentences, whether the encoding is added, and the demo's d_model (ValueError out of range)."""
+        if demo_d_model is not None:
+            self.set_demo_d_model(limits.check_int("demo_d_model", demo_d_model, MIN_DEMO_D_MODEL, MAX_DEMO_D_MODEL))
+        self.set_sentences(sentence_a=sentence_a, sentence_b=sentence_b)
+        if position is not None:
+            self.set_with_position(position)
+
     def set_sentences(self, sentence_a: str | None = None, sentence_b: str | None = None) -> None:
         """Replace the sentences (the headless export uses this)."""
         if sentence_a is not None:

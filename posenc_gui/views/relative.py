@@ -29,6 +29,7 @@ class RelativePanel(Panel):
 
     panel_id = "relative"
     title = "Relative vs absolute"
+    model_functions = (relative_data,)
     help_text = (
         "Does the similarity of two positions depend only on how far apart they are (relative), or also "
         "on where they are (absolute)? For the sinusoidal encoding "

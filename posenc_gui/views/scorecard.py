@@ -154,6 +154,7 @@ class ScorecardPanel(Panel):
 
     panel_id = "scorecard"
     title = "Scorecard"
+    model_functions = (scorecard, continue_score)
     help_text = (
         "The notes ask that p<sub>i</sub> be unique, bounded, deterministic and generalize to unseen "
         "lengths; the sinusoidal claim adds an exact linear map PE(p+k) = T<sub>k</sub>·PE(p). Every cell "
@@ -349,8 +350,8 @@ class ScorecardPanel(Panel):
         data = self.data
         if data is None or self.is_stale():
             data = scorecard(self.state.params, options=self._measure_options())  # a hidden dock: measure now
-        for scheme in data.pending:  # an export while a scan runs: finish it here
-            data = data.with_score(continue_score(data.score(scheme), data.setup(scheme)))
+        for key in data.pending:  # an export while a scan runs: finish it here
+            data = data.with_score(continue_score(data.score(key), data.setup(key)))
         verdicts = np.array([[float(v) for v in s.verdicts().values()] for s in data.scores])
         return {
             "arrays": {"verdicts": verdicts},

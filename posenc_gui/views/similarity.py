@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np
@@ -11,11 +10,14 @@ from PySide6.QtCore import QRectF
 from PySide6.QtWidgets import QComboBox, QLabel, QWidget
 
 from ..model import METRICS, AxisSample, EncodingParams, limits, pairwise, sample_axis
-from ..model.cache import encode_sampled
+from ..model.panel_data import (
+    MAX_PROFILE_WORK, MatrixData, ProfileData, compute_matrix, compute_profile, matrix_cost, samples_within_budget,
+)
 from ..model.digits import pair_similarity, shown_number
 from ..model.similarity import METRIC_LABELS
 from .base import Panel
 from .param_controls import ViewSpinBox
+from .registry import DockPlacement, PanelOption
 from .labels import HoverReadout, StatusText, encoding_title
 from .matrixplot import (
     BLUE, FOREGROUND, CurveItem, Markers, MatrixPlot, add_canvas_title, fit_y_range, new_layout_widget, set_axis_label,
@@ -25,85 +27,6 @@ from .matrixplot import (
 FALLBACK_PIXELS = 600
 #: The metrics that take both signs (diverging colours, see ``matrixplot.colour_scale``); a distance cannot.
 SIGNED_METRICS = ("dot", "cosine")
-#: Work budgets of one update, in multiply-adds (rows × columns × d_model for
-#: the matrix; offsets × d_model for the profile, whose cost is mostly sin/cos):
-#: each keeps its part of an update within about 30 ms on this 2-core machine
-#: at any d_model. Past them fewer positions are sampled (said on the plot);
-#: zooming in brings back every position.
-MAX_MATRIX_WORK = 2**27
-MAX_PROFILE_WORK = 2**20
-
-
-def samples_within_budget(pixels: int, d_model: int, work: int = MAX_MATRIX_WORK, square: bool = True) -> int:
-    """Samples per axis so that n² · d_model (or n · d_model) stays within ``work``."""
-    n = (work / d_model) ** 0.5 if square else work / d_model
-    return max(16, min(pixels, int(n)))
-
-
-@dataclass(frozen=True)
-class MatrixData:
-    """Similarity over sampled rows × columns."""
-
-    params: EncodingParams
-    metric: str
-    rows: AxisSample
-    cols: AxisSample
-    matrix: np.ndarray
-
-
-@dataclass(frozen=True)
-class ProfileData:
-    """Similarity of PE(reference) with PE(reference + k) for the sampled offsets k."""
-
-    params: EncodingParams
-    metric: str
-    reference: int
-    offsets: np.ndarray
-    profile: np.ndarray
-    #: The step between the sampled target positions (1: every position).
-    stride: int = 1
-
-
-def matrix_cost(rows: AxisSample, cols: AxisSample, d_model: int) -> int:
-    """The declared cost of :func:`compute_matrix` (see ``compute.INLINE_COST``): values encoded, plus entries.
-
-    Rows and columns that are the same sample (the whole matrix, as after a
-    parameter change) are encoded once: :func:`encode_sampled` serves the
-    columns from the rows just encoded. Counted twice, the default-size
-    matrix went to a worker thread from d_model 522 on (half the steps of a
-    slider drag from 512), arrived after the window's first repaint, and
-    the similarity canvas was painted a second time.
-    """
-    encoded = rows.count if rows == cols else rows.count + cols.count
-    return encoded * d_model + rows.count * cols.count
-
-
-def compute_matrix(params: EncodingParams, metric: str, rows: AxisSample, cols: AxisSample) -> MatrixData:
-    """Evaluate the visible part of the matrix (runs in a worker)."""
-    row_pe = encode_sampled(params, rows)
-    col_pe = encode_sampled(params, cols)
-    return MatrixData(params, metric, rows, cols, pairwise(row_pe, col_pe, metric))
-
-
-def compute_profile(params: EncodingParams, metric: str, reference: int, targets: AxisSample) -> ProfileData:
-    """Evaluate the profile at the sampled target positions, plus the reference itself.
-
-    The targets' rows come from the shared cache: at the default size they
-    are the rows the matrix and the heatmap already encoded.
-    """
-    positions = targets.indices()
-    target_pe = encode_sampled(params, targets)
-    at = int(np.searchsorted(positions, reference))
-    if at < positions.size and positions[at] == reference:
-        reference_pe = target_pe[at:at + 1]
-    else:
-        reference_pe = params.encode(np.array([reference], dtype=np.float64))
-        positions = np.insert(positions, at, reference)
-        target_pe = np.insert(target_pe, at, reference_pe[0], axis=0)
-    profile = pairwise(reference_pe, target_pe, metric)[0]
-    return ProfileData(params, metric, reference, positions - reference, profile, targets.stride)
-
-
 def _matrix_extent(data: MatrixData) -> str:
     """Which positions a sampled matrix shows: "every 512th position in both directions"."""
     if data.rows.stride == data.cols.stride:
@@ -119,6 +42,10 @@ class SimilarityPanel(Panel):
 
     panel_id = "similarity"
     title = "Similarity"
+    dock = DockPlacement("right", shown=True)
+    model_functions = (compute_matrix, compute_profile)
+    cli_options = (PanelOption("--metric", "similarity measure", choices=tuple(METRICS)),
+                   PanelOption("--reference", "reference position of the offset profile", type=int, metavar="P"))
     help_text = (
         "Left: the similarity of PE(p) and PE(q) for every pair of positions (row p, column q), "
         "as dot product, cosine or Euclidean distance. For the sinusoidal scheme at even d "
@@ -195,6 +122,10 @@ class SimilarityPanel(Panel):
     @property
     def metric(self) -> str:
         return self.metric_box.currentData()
+
+    def apply_options(self, metric: str | None = None, reference: int | None = None) -> None:
+        """The command line's and the walkthrough's options: :meth:`set_options`."""
+        self.set_options(metric=metric, reference=reference)
 
     def set_options(self, metric: str | None = None, reference: int | None = None) -> None:
         """Choose the metric and/or reference position (used by scripts and export)."""

@@ -128,6 +128,7 @@ class SpectrumPanel(Panel):
 
     panel_id = "spectrum"
     title = "Spectrum"
+    model_functions = (spectrum,)
     help_text = (
         "Each (sin, cos) pair i of the sinusoidal encoding turns with angular frequency "
         "ω<sub>i</sub> = base<sup>−2i/d</sup>, so its wavelength is λ<sub>i</sub> = 2π·base<sup>2i/d</sup> "

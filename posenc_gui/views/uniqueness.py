@@ -101,6 +101,7 @@ class UniquenessPanel(Panel):
 
     panel_id = "uniqueness"
     title = "Uniqueness"
+    model_functions = (uniqueness_data, continue_uniqueness_data)
     help_text = (
         "A position is only recoverable if no other position has (almost) the same encoding. "
         "Top: for each position p the distance to its nearest other position, "

@@ -1,7 +1,8 @@
 """Walkthrough: the notes, step by step, from attention without position to the sinusoidal encoding.
 
 Each step sets the parameters (``state.update``), brings forward the dock that
-shows the problem (``window().raise_panel``) and explains it in two or three
+shows the problem and sets that panel's options through the window's
+:class:`~posenc_gui.views.host.PanelHost` interface, and explains it in two or three
 sentences; a line under the text shows the current scheme's scorecard row,
 measured live, so the claims can be checked. The user may change any
 parameter at any step; Next/Back (or the step list) apply that step again.
@@ -11,13 +12,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from html import escape
-from typing import Any
+from typing import Any, Mapping
 
 from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QImage, QPainter
 from PySide6.QtWidgets import (
     QComboBox,
-    QDockWidget,
     QHBoxLayout,
     QLabel,
     QPushButton,
@@ -31,6 +31,7 @@ from ..model.scorecard import SchemeScore, score_scheme
 from .base import Panel
 from .labels import encoding_title
 from .matrixplot import FOREGROUND
+from .registry import DockPlacement, PanelOption, panel_class
 from .scorecard import HEADERS, cell_texts
 
 #: Colour of the criteria's explanations under their names.
@@ -50,18 +51,16 @@ class Step:
         Passed to ``state.update`` (fields of :class:`EncodingParams`).
     text : str
         Two or three sentences (HTML).
-    actions : tuple of (panel_id, method, argument)
-        Calls on other panels (if present), e.g. ``("permutation", "set_with_position", False)``.
-    view : dict
-        Passed to ``state.set_view`` (shared view settings, e.g. the embedding scale σ).
+    options : mapping
+        Options set on panels of the window (those it has), ``{panel_id: {option: value}}``:
+        keywords of each panel's ``apply_options``, declared in its ``cli_options``.
     """
 
     title: str
     panel_id: str
     params: dict
     text: str
-    actions: tuple[tuple[str, str, Any], ...] = field(default=())
-    view: dict = field(default_factory=dict)
+    options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
 
 STEPS: tuple[Step, ...] = (
@@ -71,14 +70,14 @@ STEPS: tuple[Step, ...] = (
         "words (“dog bites man” → “man bites dog”) and Q, K, V, the attention weights and the outputs are "
         "only reordered the same way: the measured difference is rounding. Tick “Add positional encoding” "
         "to give every word e<sub>i</sub> + p<sub>i</sub> and watch the outputs differ.",
-        (("permutation", "set_with_position", False),),
+        {"permutation": {"position": False}},
     ),
     Step(
         "Naive: add the index", "magnitude", {"scheme": "naive", "seq_len": 128},
         "p<sub>i</sub> = i in every dimension, so ‖p<sub>i</sub>‖ = i·√d grows without bound while a "
         "word embedding stays the same size (orange line): the position swamps the meaning and skews the "
         "scores. Drag the sequence length and watch the blue line climb.",
-        view={"embedding_scale": 1.0},
+        {"magnitude": {"embedding_scale": 1.0}},
     ),
     Step(
         "Normalized: divide by N − 1", "scorecard", {"scheme": "normalized", "seq_len": 128},
@@ -128,7 +127,7 @@ STEPS: tuple[Step, ...] = (
         "At odd d the unpaired last sine has no rotation: T<sub>k</sub> is exact on the d−1 paired "
         "dimensions only. Switch the scheme to “All sine”: no rotation exists, and the least-squares "
         "T<sub>k</sub> (not unique) leaves a large residual — that is why sine and cosine come in pairs.",
-        (("linear_relation", "set_k", 5),),
+        {"linear_relation": {"k": 5}},
     ),
     Step(
         "Relative, not absolute", "relative", {"scheme": "sinusoidal"},
@@ -143,7 +142,7 @@ STEPS: tuple[Step, ...] = (
         "multiply-adds instead of d·d. Adding is free, and in high d a random embedding is nearly "
         "orthogonal to every positional vector (|cos| ≈ √(2/(πd))), so W<sub>q</sub>, W<sub>k</sub> can "
         "still separate meaning (e·e) from position (p·p) in the four-term split of the logit.",
-        view={"embedding_scale": 1.0},
+        {"addition": {"embedding_scale": 1.0}},
     ),
     Step(
         "Scorecard: what p_i should be", "scorecard", {"scheme": "sinusoidal"},
@@ -220,18 +219,13 @@ class StepFigure(QWidget):
         self.setFixedHeight(layout.totalHeightForWidth(FIGURE_WIDTH))
 
 
-def _panel_title(panel_id: str) -> str:
-    """The title of the panel ``panel_id`` (its id if there is no such panel)."""
-    from . import panel_classes
-
-    return next((cls.title for cls in panel_classes() if cls.panel_id == panel_id), panel_id)
-
-
 class WalkthroughPanel(Panel):
     """A guided tour through the notes; each step sets the parameters and shows the dock that answers it."""
 
     panel_id = "walkthrough"
     title = "Walkthrough"
+    dock = DockPlacement("left", shown=True)
+    model_functions = (score_scheme,)
     help_text = (
         "A guided sequence following the notes: attention without position, the naive and normalized "
         "index, a single sine, a sin/cos pair, four vectors, many frequencies, the sinusoidal encoding "
@@ -242,9 +236,8 @@ class WalkthroughPanel(Panel):
         "whenever a parameter changes."
     )
 
-    #: ``posenc-gui export walkthrough --step N`` (see ``export_cli``).
-    cli_options = ({"flag": "--step", "type": int, "metavar": "N",
-                    "help": f"walkthrough step to export, 1…{len(STEPS)} (0: the introduction)"},)
+    cli_options = (PanelOption("--step", f"walkthrough step to export, 1…{len(STEPS)} (0: the introduction)",
+                               type=int, metavar="N"),)
 
     def __init__(self, state, compute, parent: QWidget | None = None) -> None:
         super().__init__(state, compute, parent)
@@ -293,6 +286,7 @@ class WalkthroughPanel(Panel):
         buttons.addWidget(self.next_button)
         self.body.addLayout(buttons)
         self.score: SchemeScore | None = None
+        self._measure_failed = False
         self.raised: list[str] = []  # panel ids brought forward, newest last (for tests and scripts)
         state.paramsChanged.connect(self.schedule_update)
         self._render()
@@ -314,63 +308,36 @@ class WalkthroughPanel(Panel):
             self.go_to(self.index - 1)
 
     def go_to(self, index: int) -> None:
-        """Show step ``index`` (−1 = introduction): set its parameters, raise its dock, run its actions."""
+        """Show step ``index`` (−1 = introduction): set its parameters, set its panels' options, raise its dock."""
         if not -1 <= index < len(self.steps):
             raise ValueError(f"index must be in -1…{len(self.steps) - 1}, got {index}")
         self.index = index
         step = self.step
         if step is not None:
-            self.state.set_view(**step.view)
             error = self.state.update(**step.params)
             if error:
                 self.show_message(error, "error")
             else:
                 self.show_message("")
-            self._run_actions(step)
+            self._apply_step_options(step)
             self._raise(step.panel_id)
         self._render()
         self.schedule_update()
 
-    def _window_panels(self) -> dict:
-        return getattr(self.window(), "panels", None) or {}
-
-    def _run_actions(self, step: Step) -> None:
-        panels = self._window_panels()
-        for panel_id, method, argument in step.actions:
-            target = panels.get(panel_id)
-            if target is not None and hasattr(target, method):
-                getattr(target, method)(argument)
+    def _apply_step_options(self, step: Step) -> None:
+        """Set the step's options on the panels the window has."""
+        host = self.host
+        for panel_id, values in step.options.items():
+            if host is not None and panel_id in host.panels:
+                host.panels[panel_id].apply_options(**values)
 
     def _raise(self, panel_id: str) -> None:
-        window = self.window()
-        raise_panel = getattr(window, "raise_panel", None)
-        panels = getattr(window, "panels", None)
-        if raise_panel is None or (panels is not None and panel_id not in panels):
+        """Bring the step's dock forward, keeping this walkthrough in view (nothing without a window)."""
+        host = self.host
+        if host is None or panel_id not in host.panels:
             return
-        self._keep_visible(panel_id)
-        try:
-            raise_panel(panel_id)
-        except KeyError:
-            return
+        host.raise_panel(panel_id, keep_in_view=self.panel_id)
         self.raised.append(panel_id)
-
-    def _keep_visible(self, panel_id: str) -> None:
-        """If this walkthrough is tabbed behind the dock it is about to raise, move it beside Parameters."""
-        window = self.window()
-        own = self.parentWidget()
-        docks = getattr(window, "docks", None) or {}
-        target = docks.get(panel_id)
-        if not isinstance(own, QDockWidget) or target is None or own.isFloating():
-            return
-        if target not in window.tabifiedDockWidgets(own):
-            return
-        parameters = docks.get("parameters")
-        window.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, own)
-        own.show()
-        if parameters is not None and not parameters.isFloating() and parameters.isVisible():
-            window.splitDockWidget(parameters, own, Qt.Orientation.Vertical)
-            height = max(window.height(), 600)
-            window.resizeDocks([parameters, own], [int(height * 0.4), int(height * 0.6)], Qt.Orientation.Vertical)
 
     # ------------------------------------------------------------------ view
     def _render(self) -> None:
@@ -411,7 +378,7 @@ class WalkthroughPanel(Panel):
 
     def _show_score(self, score: SchemeScore) -> None:
         self.score = score
-        if getattr(self, "_measure_failed", False):  # the error is about an earlier measurement
+        if self._measure_failed:  # the error is about an earlier measurement
             self._measure_failed = False
             self.show_message("")
         params = self.state.params
@@ -456,9 +423,9 @@ class WalkthroughPanel(Panel):
         """
         from ..export import ExportError, figure_caption, render_image
 
-        panel = self._window_panels().get(panel_id)
+        panel = self.host.panels.built().get(panel_id) if self.host is not None else None
         if panel is None or not panel.on_screen():
-            return None, f"This step shows the {_panel_title(panel_id)} panel: export it for its figure."
+            return None, f"This step shows the {panel_class(panel_id).title} panel: export it for its figure."
         panel.ensure_current()
         self.compute.wait_idle()
         figure = panel.figure_widget()

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -12,21 +10,21 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QColor, QPainterPath, QPen
 from PySide6.QtWidgets import QCheckBox, QGraphicsPathItem, QLabel, QLineEdit, QWidget
 
-from ..model import AxisSample, EncodingParams, aliased, curve_positions, formula_term, sample_axis, wavelengths
-from ..model.sampling import value_bands
+from ..model import EncodingParams
+from ..model.panel_data import (
+    MIN_DOT_SPACING_PX, WaveformData, compute_waveforms, default_dims, parse_dims,
+)
 from .base import Panel
+from .registry import DockPlacement, PanelOption
 from .labels import NoticeLine, WrappedLabelHolder, encoding_title
 from .matrixplot import (
     CurveItem, FOREGROUND, Markers, PALETTE, add_legend_below, fit_y_range, new_layout_widget, replace_label_text,
     set_title, show_grid, style_plot, view_pixels,
 )
 
-MAX_DIMS = 12
 CURVE_WIDTH = 2
 #: Curves with fewer samples (pixels) per period than this are drawn 1 px wide.
 DENSE_SAMPLES_PER_PERIOD = 32
-#: Dots at integer positions are drawn only while they are at least this many pixels apart.
-MIN_DOT_SPACING_PX = 4
 FALLBACK_PIXELS = 800
 LEGEND_POINTS = 9.0
 #: Opacity (0–255) of the band drawn for a dimension sampled below its wavelength.
@@ -37,92 +35,6 @@ NOTE_DELAY_MS = 150
 DOTS_ENTRY = "integer positions"
 DOTS_HIDDEN_ENTRY = "integer positions: zoom in"
 DOTS_COLOUR = "#555555"
-
-
-def parse_dims(text: str, d_model: int) -> tuple[int, ...]:
-    """Parse ``"0, 1, 6-9"`` into dimension indices in ``0 … d_model−1``.
-
-    Raises
-    ------
-    ValueError
-        Naming ``dims`` and the allowed range, for malformed text, an index
-        out of range, or more than :data:`MAX_DIMS` dimensions.
-    """
-    dims: list[int] = []
-    for part in filter(None, (p.strip() for p in re.split(r"[,\s]+", text))):
-        match = re.fullmatch(r"(\d+)(?:\s*[-–]\s*(\d+))?", part)
-        if not match:
-            raise ValueError(f"dims must be integers or ranges like 4-7 in 0…{d_model - 1}; got {part!r}")
-        first = int(match.group(1))
-        last = int(match.group(2)) if match.group(2) else first
-        if last < first or last >= d_model:
-            raise ValueError(f"dims must be in 0…{d_model - 1}; got {part!r}")
-        dims.extend(d for d in range(first, last + 1) if d not in dims)
-        if len(dims) > MAX_DIMS:
-            raise ValueError(f"dims: choose at most {MAX_DIMS} dimensions at once")
-    if not dims:
-        raise ValueError(f"dims: choose at least one dimension in 0…{d_model - 1}")
-    return tuple(dims)
-
-
-def default_dims(d_model: int) -> tuple[int, ...]:
-    """A fast, a middle and a slow (sin, cos) pair that exist for ``d_model``."""
-    middle = (d_model // 4) // 2 * 2
-    slow = (d_model - 2) // 2 * 2
-    picks = [0, 1, middle, middle + 1, slow]
-    return tuple(sorted({d for d in picks if d < d_model}))
-
-
-@dataclass(frozen=True)
-class WaveformData:
-    """Curves (real positions) and dots (integer positions) for each chosen dimension."""
-
-    params: EncodingParams
-    dims: tuple[int, ...]
-    curve_x: np.ndarray
-    curve_y: np.ndarray  # (len(curve_x), len(dims))
-    dots: AxisSample | None
-    dot_y: np.ndarray | None
-    wavelength: np.ndarray
-    labels: tuple[str, ...]
-    aliased: np.ndarray  # (len(dims),) bool: wavelength < 2 × the curve's sample step
-    band_low: np.ndarray  # (len(curve_x), len(dims)): exact range over each sample's
-    band_high: np.ndarray  # pixel column, filled in for aliased dimensions only
-    bands_known: bool = True  # False: the scheme does not bound its values between samples
-
-    @property
-    def curve_step(self) -> float:
-        return float(self.curve_x[1] - self.curve_x[0]) if self.curve_x.size > 1 else 0.0
-
-
-def compute_waveforms(params: EncodingParams, dims: tuple[int, ...], low: float, high: float,
-                      pixels: int) -> WaveformData:
-    """Evaluate the curves and dots for the visible range (runs in a worker)."""
-    dim_index = np.array(dims, dtype=np.int64)
-    curve_x = curve_positions(low, high, params.seq_len, pixels)
-    curve_y = params.encode(curve_x, dims=dim_index)
-    integers = sample_axis(max(low, 0.0), high, params.seq_len, max(1, pixels // MIN_DOT_SPACING_PX))
-    dots, dot_y = None, None
-    if integers.stride == 1:
-        dots = integers
-        dot_y = params.encode(integers.indices().astype(np.float64), dims=dim_index)
-    kwargs = params.scheme_kwargs()
-    labels = tuple(formula_term(params.scheme, params.d_model, int(dim), **kwargs) for dim in dim_index)
-    wl = wavelengths(params.scheme, params.d_model, dim_index, **kwargs)
-    step = float(curve_x[1] - curve_x[0]) if curve_x.size > 1 else 0.0
-    is_aliased = aliased(wl, step) if step > 0 else np.zeros(dim_index.size, dtype=bool)
-    band_low = band_high = np.empty((curve_x.size, 0))
-    bands = None
-    if is_aliased.any():
-        # Each sample stands for its pixel column, [x − step/2, x + step/2].
-        edges_low = np.maximum(curve_x - step / 2, 0.0)
-        edges_high = np.minimum(curve_x + step / 2, params.seq_len - 1.0)
-        bands = value_bands(params.scheme, params.d_model, dim_index, edges_low, np.maximum(edges_high, edges_low),
-                            **kwargs)
-        if bands is not None:
-            band_low, band_high = bands
-    return WaveformData(params, dims, curve_x, curve_y, dots, dot_y, wl, labels, is_aliased, band_low, band_high,
-                        bands_known=bands is not None or not is_aliased.any())
 
 
 def _band_path(x: np.ndarray, low: np.ndarray, high: np.ndarray) -> QPainterPath:
@@ -159,6 +71,9 @@ class WaveformsPanel(Panel):
 
     panel_id = "waveforms"
     title = "Waveforms"
+    dock = DockPlacement("right", shown=True)
+    model_functions = (compute_waveforms,)
+    cli_options = (PanelOption("--dims", "dimensions to plot, e.g. '0,1,6-7' (at most 12)", metavar="LIST"),)
     help_text = (
         "Each curve is one dimension j of the encoding as a function of position, PE(pos, j), "
         "drawn as a continuous curve with dots at the integer positions a model actually sees. "
@@ -223,6 +138,12 @@ class WaveformsPanel(Panel):
                       self.plot.getViewBox().sigResized)
         state.paramsChanged.connect(self._on_params)
         self._on_params(state.params)
+
+    def apply_options(self, dims: str | None = None) -> None:
+        """Show the dimensions ``dims`` (text like ``"0, 1, 6-7"``); ValueError naming the allowed range."""
+        if dims is not None:
+            parse_dims(dims, self.state.params.d_model)
+            self.set_dims(dims)
 
     def set_dims(self, dims: tuple[int, ...] | str) -> None:
         """Show these dimensions (a tuple, or text like ``"0, 1, 6-7"``)."""

@@ -142,9 +142,11 @@ class CanvasPaints:
 
         def timed_paint(view, event) -> None:
             paint(view, event)
-            parent = view.parentWidget()
-            if parent is not None:
-                finished[parent.objectName().removeprefix("panel-")] = time.perf_counter()
+            panel = view.parentWidget()
+            while panel is not None and not panel.objectName().startswith("panel-"):
+                panel = panel.parentWidget()
+            if panel is not None:
+                finished[panel.objectName().removeprefix("panel-")] = time.perf_counter()
 
         GraphicsView.paintEvent = timed_paint
 

@@ -1,0 +1,300 @@
+"""``posenc-gui export``'s command line: its parser, made from the panel registry, and its checked plan.
+
+:func:`build_parser` adds the encoding parameters' flags and each registered
+panel's ``cli_options`` (:class:`~posenc_gui.views.registry.PanelOption`);
+:func:`plan` checks a parsed command line and says what to render and write,
+raising :class:`UsageError` (one line) before anything is written.
+:mod:`posenc_gui.export_cli` carries the plan out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Sequence
+
+if TYPE_CHECKING:
+    from .model import EncodingParams
+    from .views.registry import PanelOption
+
+PROG = "posenc-gui export"
+
+
+class UsageError(Exception):
+    """A bad command line; the message is one line."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line, no usage dump
+        raise UsageError(message)
+
+
+def panel_options(classes: Sequence[type]) -> dict[str, dict[str, PanelOption]]:
+    """``{flag: {panel_id: option}}`` for every option the panels in ``classes`` declare (``cli_options``)."""
+    table: dict[str, dict[str, PanelOption]] = {}
+    for cls in classes:
+        for option in cls.cli_options:
+            table.setdefault(option.flag, {})[cls.panel_id] = option
+    return table
+
+
+# --------------------------------------------------------------------- parser
+#: Smallest figure layout (logical pixels) and largest.
+MIN_LAYOUT_WIDTH, MIN_LAYOUT_HEIGHT, MAX_LAYOUT_SIDE = 200, 150, 8000
+
+
+def _size(text: str) -> tuple[int, int]:
+    try:
+        w, h = (int(v) for v in text.lower().replace("×", "x").split("x"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"size must look like 960x640, got {text!r}") from None
+    if not (MIN_LAYOUT_WIDTH <= w <= MAX_LAYOUT_SIDE and MIN_LAYOUT_HEIGHT <= h <= MAX_LAYOUT_SIDE):
+        raise argparse.ArgumentTypeError(f"size must be {MIN_LAYOUT_WIDTH}…{MAX_LAYOUT_SIDE} x "
+                                         f"{MIN_LAYOUT_HEIGHT}…{MAX_LAYOUT_SIDE} logical pixels, got {text!r}")
+    return w, h
+
+
+def layout_size(size: tuple[int, int] | None, png_width: int | None) -> tuple[int, int]:
+    """The figure's layout size: ``--size``, else the default, narrowed to a narrower ``--width``.
+
+    A PNG narrower than the default figure is laid out at its own width
+    (aspect ratio kept) and drawn at scale 1: scaled down from the default
+    960 px, a 460 px figure had text 4 px tall.
+    """
+    from .export import DEFAULT_FIGURE_SIZE
+
+    if size is not None:
+        return size
+    width, height = DEFAULT_FIGURE_SIZE.width(), DEFAULT_FIGURE_SIZE.height()
+    if png_width is None or png_width >= width:
+        return width, height
+    narrow = max(MIN_LAYOUT_WIDTH, png_width)
+    return narrow, max(MIN_LAYOUT_HEIGHT, round(narrow * height / width))
+
+
+def _comma_list(convert: Callable[[str], Any], choices: Sequence[Any] | None) -> Callable[[str], tuple]:
+    """An argparse type: ``"64,128"`` → ``(64, 128)``, each item converted and checked against ``choices``."""
+
+    def parse(text: str) -> tuple:
+        values = []
+        for item in (part.strip() for part in text.split(",")):
+            if not item:
+                raise argparse.ArgumentTypeError(f"an empty value in {text!r}: separate values by single commas")
+            try:
+                value = convert(item)
+            except ValueError:
+                raise argparse.ArgumentTypeError(f"invalid value {item!r}") from None
+            if choices is not None and value not in choices:
+                raise argparse.ArgumentTypeError(f"invalid choice {item!r} (choose from {', '.join(choices)})")
+            values.append(value)
+        return tuple(values)
+
+    return parse
+
+
+def _accept_lists(actions: dict[str, argparse.Action]) -> None:
+    """Let each encoding parameter flag take a comma-separated list of values (a batch sweeps one of them)."""
+    for action in actions.values():
+        action.type = _comma_list(action.type or str, action.choices)
+        action.choices = None  # checked by each value's type (its spec)
+        action.metavar = f"{action.metavar}[,{action.metavar}…]"
+        action.help = f"{action.help}; a comma list writes a file for each value"
+
+
+def build_parser(classes: Sequence[type]) -> argparse.ArgumentParser:
+    from .__main__ import add_parameter_flags
+    from .export import DEFAULT_FIGURE_SIZE, DEFAULT_PNG_SCALE, FORMATS
+
+    ids = [cls.panel_id for cls in classes]
+    parser = _Parser(
+        prog=PROG,
+        usage=f"{PROG} PANEL [PANEL ...] -o FILE|DIR/ [--format LIST] [options]\n       {PROG} --list",
+        description="Write panels' figures (.png .svg .pdf) or their numbers (.csv .npy .json) without "
+        "showing a window. One panel to -o FILE: the format is taken from the file's extension. "
+        "Several panels, a --format list, a comma list of values for one encoding parameter "
+        "(e.g. --d-model 64,128,512) or -o ending in / write one file per panel, value and format into "
+        "the folder -o DIR (created if missing), named like sinusoidal_n128_d512_b10000_heatmap.png, "
+        "and print each file's path as it is written. A file that fails in a batch is named on stderr "
+        "and the others are still written.",
+        epilog="Exit status: 0 written, 1 an export failed, 2 usage error (nothing written). "
+        "Panels: " + ", ".join(ids),
+    )
+    parser.add_argument("panels", nargs="*", metavar="PANEL", help="panels to export (see --list)")
+    parser.add_argument("-o", "--output", metavar="FILE|DIR/",
+                        help=f"output file ({' '.join('.' + f for f in FORMATS)}), or the folder of a batch")
+    parser.add_argument("--format", dest="formats", type=_comma_list(str.lower, FORMATS), metavar="LIST",
+                        help=f"formats of a batch, comma-separated ({','.join(FORMATS)}; default png)")
+    parser.add_argument("--list", action="store_true", help="name the panels and exit")
+    image = parser.add_argument_group("image options")
+    image.add_argument("--width", type=int, metavar="PX", help="PNG width in pixels (default: "
+                       f"{DEFAULT_PNG_SCALE:g} × the figure size); narrower than the default figure, "
+                       "the figure is laid out at that width so its text keeps its size")
+    image.add_argument("--scale", type=float, metavar="S", help="PNG scale factor instead of --width")
+    image.add_argument("--size", type=_size, metavar="WxH",
+                       help=f"figure layout size in logical pixels (default "
+                       f"{DEFAULT_FIGURE_SIZE.width()}x{DEFAULT_FIGURE_SIZE.height()})")
+    _accept_lists(add_parameter_flags(parser))
+    table = panel_options(classes)
+    groups: dict[str, argparse._ArgumentGroup] = {}
+    for flag, by_panel in table.items():
+        option = next(iter(by_panel.values()))
+        owners = ", ".join(by_panel)
+        key = owners
+        if key not in groups:
+            groups[key] = parser.add_argument_group(f"options of the {owners} panel" + ("s" if len(by_panel) > 1 else ""))
+        if option.boolean:
+            groups[key].add_argument(flag, dest=option.dest, action=argparse.BooleanOptionalAction, default=None,
+                                     help=option.help)
+        else:
+            groups[key].add_argument(flag, dest=option.dest, type=option.type, choices=option.choices,
+                                     metavar=option.metavar, default=None, help=option.help)
+    return parser
+
+
+# ---------------------------------------------------------------------- plan
+@dataclass(frozen=True)
+class Job:
+    """One panel at one parameter set, and the files to write from it: ``(format, path)`` in order."""
+
+    params: EncodingParams
+    panel_class: type
+    files: tuple[tuple[str, Path], ...]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A checked command line: what to render and write, and how."""
+
+    jobs: tuple[Job, ...]
+    #: ``{panel_id: [(option, value), ...]}`` for the panel options given.
+    options: dict[str, list[tuple[PanelOption, Any]]]
+    #: The figures' layout size (logical pixels), and ``--width`` and ``--scale`` for PNGs.
+    size: tuple[int, int]
+    width: int | None
+    scale: float | None
+    #: The folder of a batch (created when missing), None for one ``-o FILE``.
+    folder: Path | None
+
+
+def _parameter_sets(args: argparse.Namespace) -> list[EncodingParams]:
+    """The validated parameters of each value of the (at most one) parameter given as a list."""
+    from .__main__ import overrides_from_args, params_from_args
+
+    given = overrides_from_args(args)
+    swept = [field for field, values in given.items() if len(values) > 1]
+    if len(swept) > 1:
+        flags = " and ".join("--" + field.replace("_", "-") for field in swept)
+        raise UsageError(f"a list of values for one parameter at a time; {flags} both have several")
+    single = argparse.Namespace(**{field: values[0] for field, values in given.items()})
+    values = given[swept[0]] if swept else (None,)
+    sets = []
+    for value in values:
+        if swept:
+            setattr(single, swept[0], value)
+        try:
+            sets.append(params_from_args(single))
+        except ValueError as error:
+            raise UsageError(str(error)) from None
+    return sets
+
+
+def _is_folder_name(output: str) -> bool:
+    return output.endswith(("/", os.sep))
+
+
+def _batch_folder(output: str) -> Path:
+    """``-o`` of a batch as a folder; a name that looks like a file is refused."""
+    from .export import FORMATS
+
+    folder = Path(output)
+    if folder.exists() and not folder.is_dir():
+        raise UsageError(f"several files go into a folder, and -o {output} is a file")
+    if not folder.exists() and not _is_folder_name(output) and folder.suffix.lower().lstrip(".") in FORMATS:
+        raise UsageError(f"several files go into a folder, and -o {output} names a file "
+                         "(end a folder's name with /)")
+    return folder
+
+
+def _chosen_options(args: argparse.Namespace, classes: Sequence[type],
+                    panel_ids: Sequence[str]) -> dict[str, list[tuple[PanelOption, Any]]]:
+    """The panel options given, for each of ``panel_ids`` that has them; a flag none of them has is refused."""
+    chosen: dict[str, list[tuple[PanelOption, Any]]] = {panel_id: [] for panel_id in panel_ids}
+    for flag, by_panel in panel_options(classes).items():
+        value = getattr(args, next(iter(by_panel.values())).dest, None)
+        if value is None:
+            continue
+        owners = [panel_id for panel_id in panel_ids if panel_id in by_panel]
+        if not owners:
+            raise UsageError(f"{flag} is an option of the {', '.join(by_panel)} panel, not of {', '.join(panel_ids)}")
+        for panel_id in owners:
+            chosen[panel_id].append((by_panel[panel_id], value))
+    return chosen
+
+
+def plan(args: argparse.Namespace, classes: Sequence[type]) -> Plan:
+    """Check the command line and say what to write; :class:`UsageError` for a bad one (nothing written)."""
+    from .export import (
+        IMAGE_FORMATS,
+        MAX_PNG_SIDE,
+        MAX_SCALE,
+        MIN_PNG_WIDTH,
+        MIN_SCALE,
+        ExportError,
+        format_for_path,
+        suggested_name,
+    )
+
+    by_id = {cls.panel_id: cls for cls in classes}
+    if not args.panels:
+        raise UsageError("name a panel to export (posenc-gui export --list names them)")
+    for panel_id in args.panels:
+        if panel_id not in by_id:
+            raise UsageError(f"unknown panel {panel_id!r}; choose one of {', '.join(by_id)}")
+    if not args.output:
+        raise UsageError("give the output file with -o FILE (.png .svg .pdf .csv .npy .json), "
+                         "or the folder of several with -o DIR/")
+    parameter_sets = _parameter_sets(args)
+    batch = (len(args.panels) > 1 or args.formats is not None or len(parameter_sets) > 1
+             or _is_folder_name(args.output))
+    if batch:
+        folder = _batch_folder(args.output)
+        formats = list(dict.fromkeys(args.formats or ("png",)))
+    else:
+        folder = None
+        try:
+            formats = [format_for_path(args.output)]
+        except ExportError as error:
+            raise UsageError(str(error)) from None
+    shown = ", ".join(f".{fmt}" for fmt in formats)
+    if args.width is not None and args.scale is not None:
+        raise UsageError("give either --width or --scale, not both")
+    if (args.width is not None or args.scale is not None) and "png" not in formats:
+        raise UsageError(f"--width and --scale apply to .png output, not {shown}")
+    if args.width is not None and not MIN_PNG_WIDTH <= args.width <= MAX_PNG_SIDE:
+        raise UsageError(f"--width must be in {MIN_PNG_WIDTH}…{MAX_PNG_SIDE} pixels, got {args.width}")
+    if args.scale is not None and not MIN_SCALE <= args.scale <= MAX_SCALE:
+        raise UsageError(f"--scale must be in {MIN_SCALE:g}…{MAX_SCALE:g}, got {args.scale:g}")
+    if args.size is not None and not any(fmt in IMAGE_FORMATS for fmt in formats):
+        raise UsageError(f"--size applies to figure output (.png .svg .pdf), not {shown}")
+    options = _chosen_options(args, classes, args.panels)
+    for panel_id in args.panels:
+        refused = [fmt for fmt in formats if fmt not in by_id[panel_id].export_formats]
+        if refused:
+            raise UsageError(f"the {panel_id} panel exports {', '.join(by_id[panel_id].export_formats)}, "
+                             f"not {', '.join(refused)}")
+
+    jobs, names = [], set()
+    for params in parameter_sets:
+        for panel_id in args.panels:
+            if folder is None:
+                files = ((formats[0], Path(args.output)),)
+            else:
+                files = tuple((fmt, folder / suggested_name(params, panel_id, fmt)) for fmt in formats)
+            for _, path in files:
+                if path.name in names:
+                    raise UsageError(f"two files would be named {path.name}: give each panel, format and value once")
+                names.add(path.name)
+            jobs.append(Job(params, by_id[panel_id], files))
+    return Plan(tuple(jobs), options, layout_size(args.size, args.width), args.width, args.scale, folder)

@@ -1,0 +1,249 @@
+"""The panel registry: what a panel declares makes its dock, View menu entry, export actions and command line."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QLabel, QWidget
+
+from posenc_gui import export, export_cli
+from posenc_gui.export_plan import build_parser, plan
+from posenc_gui.model.panel_data import MagnitudeData, compute_magnitude
+from posenc_gui.state import AppState
+from posenc_gui.views import registry
+from posenc_gui.views.base import Panel
+from posenc_gui.views.host import ExportHost, PanelHost
+from posenc_gui.views.registry import DockPlacement, PanelOption, panel_class, panel_classes
+from posenc_gui.views.walkthrough import STEPS
+from waiting import TIMEOUT_MS
+
+#: The scheme the test panel does not apply to, and why.
+REFUSED_SCHEME = "naive"
+REASON = "it needs a bounded encoding, and the naive index grows without bound."
+
+
+class TinyPanel(Panel):
+    """A panel that exists only in these tests: ‖PE(p)‖ as text, options, and a scheme it refuses."""
+
+    panel_id = "tiny"
+    title = "Tiny test"
+    help_text = "test"
+    dock = DockPlacement("left", shown=True)
+    model_functions = (compute_magnitude,)
+    export_formats = ("png", "svg", "json")
+    cli_options = (PanelOption("--tiny-scale", "σ of the tiny panel", type=float, metavar="S"),)
+
+    def __init__(self, state, compute, parent: QWidget | None = None) -> None:
+        super().__init__(state, compute, parent)
+        self.scale = 1.0
+        self.requests = 0
+        self.data: MagnitudeData | None = None
+        self.plot = QLabel("nothing yet", self)
+        self.plot.setMinimumSize(200, 150)
+        self.body.addWidget(self.plot, 1)
+        state.paramsChanged.connect(self.schedule_update)
+        self.schedule_update()
+
+    def unavailable_reason(self, params):
+        return REASON if params.scheme == REFUSED_SCHEME else None
+
+    def apply_options(self, tiny_scale: float | None = None) -> None:
+        if tiny_scale is not None:
+            if not 0 < tiny_scale <= 10:
+                raise ValueError(f"tiny_scale must be in (0, 10], got {tiny_scale}")
+            self.scale = tiny_scale
+
+    def request_update(self) -> None:
+        self.requests += 1
+        params, scale = self.state.params, self.scale
+        self.compute.submit(self, lambda: compute_magnitude(params, scale), self._show,
+                            lambda error: self.show_message(str(error), "error"))
+
+    def _show(self, data: MagnitudeData) -> None:
+        self.data = data
+        self.plot.setText(f"‖p‖ up to {np.max(data.norms):.4g}, σ = {data.scale:g}")
+
+    def figure_widget(self) -> QWidget:
+        return self.plot
+
+    def export_data(self):
+        return {"arrays": {"norms": self.data.norms}, "meta": {"panel": self.panel_id, "scale": self.data.scale}}
+
+
+@pytest.fixture
+def tiny():
+    registry.register(TinyPanel)
+    yield TinyPanel
+    registry.unregister(TinyPanel.panel_id)
+
+
+def view_menu_titles(window) -> list[str]:
+    return [action.text() for action in window.view_menu.actions() if action.text()]
+
+
+# --------------------------------------------------------------------------- one declaration, every place
+
+
+def test_a_registered_panel_gets_a_dock_where_it_says_and_a_view_menu_entry(tiny, make_window):
+    window = make_window(restore=False)
+    dock = window.docks["tiny"]
+    assert "Tiny test" in view_menu_titles(window)
+    assert window.dockWidgetArea(dock) == Qt.DockWidgetArea.LeftDockWidgetArea
+    assert dock.isVisible() and not dock.visibleRegion().isEmpty()  # shown at first launch, not behind a tab
+    panel = window.panels["tiny"]
+    assert panel.host is window
+    assert window.compute.wait_idle()
+    assert panel.data is not None and panel.data.params == window.state.params
+    names = {action.objectName() for action in dock.actions()}
+    assert {"export-tiny-png", "export-tiny-svg", "export-tiny-json"} <= names
+    assert not names & {"export-tiny-csv", "export-tiny-npy", "export-tiny-pdf"}  # only what it declares
+
+
+def test_a_tabbed_panel_is_tabbed_behind_the_first_dock_shown_in_its_area(make_window):
+    window = make_window(restore=False)
+    areas = {"left": Qt.DockWidgetArea.LeftDockWidgetArea, "right": Qt.DockWidgetArea.RightDockWidgetArea}
+    front = {area: next(window.docks[c.panel_id] for c in panel_classes() if c.dock.area == area and c.dock.shown)
+             for area in areas}
+    for cls in panel_classes():
+        dock = window.docks[cls.panel_id]
+        assert window.dockWidgetArea(dock) == areas[cls.dock.area], cls.panel_id
+        behind_front = dock in window.tabifiedDockWidgets(front[cls.dock.area])
+        assert behind_front != cls.dock.shown, cls.panel_id
+    assert view_menu_titles(window)[:len(panel_classes())] == [cls.title for cls in panel_classes()]
+
+
+def test_the_command_line_lists_a_registered_panel_and_takes_its_options(qapp, tiny, capsys, tmp_path):
+    assert export_cli.main(["--list"]) == export_cli.EXIT_OK
+    listed = [line.split()[0] for line in capsys.readouterr().out.splitlines()]
+    assert listed == [cls.panel_id for cls in panel_classes()] and listed[-1] == "tiny"
+    classes = panel_classes()
+    args = build_parser(classes).parse_args(["tiny", "-o", str(tmp_path / "t.json"), "--tiny-scale", "2.5"])
+    checked = plan(args, classes)
+    assert [(option.flag, value) for option, value in checked.options["tiny"]] == [("--tiny-scale", 2.5)]
+    assert export_cli.main(["tiny", "-o", str(tmp_path / "t.json"), "--tiny-scale", "2.5",
+                            "--seq-len", "16", "--d-model", "8"]) == export_cli.EXIT_OK
+    assert '"scale": 2.5' in (tmp_path / "t.json").read_text()
+    assert export_cli.main(["tiny", "-o", str(tmp_path / "t.csv")]) == export_cli.EXIT_USAGE  # not declared
+    assert "exports png, svg, json, not csv" in capsys.readouterr().err
+    assert not (tmp_path / "t.csv").exists()
+    assert export_cli.main(["heatmap", "-o", str(tmp_path / "h.png"), "--tiny-scale", "2"]) == export_cli.EXIT_USAGE
+    assert "--tiny-scale is an option of the tiny panel" in capsys.readouterr().err
+
+
+def test_every_panel_option_reaches_its_panel(qtbot, state, compute):
+    """Each declared flag is a keyword the panel's apply_options takes (a typo would be a TypeError)."""
+    values = {"dims": "0,1", "metric": "cosine", "reference": 3, "sentence_a": "a b", "sentence_b": "b a",
+              "position": False, "demo_d_model": 8, "embedding_scale": 2.0, "k": 3, "step": 1}
+    for cls in panel_classes():
+        panel = cls(state, compute)
+        qtbot.addWidget(panel)
+        for option in cls.cli_options:
+            panel.apply_options(**{option.dest: values[option.dest]})
+        with pytest.raises(TypeError, match="unknown_option"):
+            panel.apply_options(unknown_option=1)
+
+
+# --------------------------------------------------------------------------- model layer
+
+
+def test_every_panels_model_functions_are_in_the_model_layer_which_loads_no_qt():
+    modules = set()
+    for cls in panel_classes():
+        for function in cls.model_functions:
+            assert function.__module__.startswith("posenc_gui.model."), (cls.panel_id, function)
+            modules.add(function.__module__)
+    for panel_id in ("heatmap", "waveforms", "similarity", "magnitude"):
+        assert all(f.__module__ == "posenc_gui.model.panel_data" for f in panel_class(panel_id).model_functions)
+    code = (f"import sys, importlib; [importlib.import_module(m) for m in {sorted(modules)!r}];"
+            "bad = [k for k in sys.modules if k.split('.')[0] in ('PySide6', 'shiboken6', 'pyqtgraph')];"
+            "print(bad); sys.exit(1 if bad else 0)")
+    result = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+# --------------------------------------------------------------------------- a panel that does not apply
+
+
+def test_a_panel_that_does_not_apply_says_why_instead_of_its_plot(qtbot, state, compute):
+    panel = TinyPanel(state, compute)
+    qtbot.addWidget(panel)
+    panel.resize(500, 400)
+    panel.show()
+    qtbot.waitExposed(panel)
+    assert compute.wait_idle()
+    assert panel.plot.isVisible() and not panel.unavailable_label.isVisible()
+    requests = panel.requests
+    assert state.update(scheme=REFUSED_SCHEME) is None
+    state.flush()
+    assert panel.unavailable_label.isVisible() and not panel.plot.isVisible()
+    assert panel.unavailable_label.text() == f"The Tiny test panel does not apply here: {REASON}"
+    assert panel.requests == requests  # nothing computed for parameters it does not apply to
+    for fmt in ("png", "json"):
+        with pytest.raises(export.ExportError, match="naive index grows without bound"):
+            export.export_bytes(panel, fmt)
+    assert state.update(scheme="sinusoidal") is None
+    state.flush()
+    assert compute.wait_idle()
+    assert panel.plot.isVisible() and not panel.unavailable_label.isVisible()
+    assert panel.requests == requests + 1 and panel.data.params.scheme == "sinusoidal"
+    assert export.export_bytes(panel, "json").startswith(b"{")
+
+
+def test_the_command_line_says_why_a_panel_does_not_apply(qapp, tiny, capsys, tmp_path):
+    out = tmp_path / "tiny.png"
+    assert export_cli.main(["tiny", "-o", str(out), "--scheme", REFUSED_SCHEME]) == export_cli.EXIT_USAGE
+    assert REASON in capsys.readouterr().err and not out.exists()
+    folder = tmp_path / "batch"
+    status = export_cli.main(["tiny", "heatmap", "-o", f"{folder}/", "--scheme", REFUSED_SCHEME,
+                              "--seq-len", "16", "--d-model", "8"])
+    streams = capsys.readouterr()
+    assert status == export_cli.EXIT_FAILED and REASON in streams.err
+    assert [path.name for path in folder.iterdir()] == ["naive_n16_d8_heatmap.png"]  # the other panel still written
+
+
+# --------------------------------------------------------------------------- the walkthrough's interface
+
+
+def test_each_walkthrough_step_sets_only_options_its_panels_declare():
+    for step in STEPS:
+        for panel_id, values in step.options.items():
+            declared = {option.dest for option in panel_class(panel_id).cli_options}
+            assert set(values) <= declared, (step.title, panel_id, values)
+    assert any(step.options for step in STEPS)
+
+
+def test_the_walkthrough_sets_the_real_panels_options_and_stays_in_view(qtbot, make_window):
+    window = make_window(restore=False)
+    assert isinstance(window, ExportHost)  # every member the export actions and the walkthrough use
+    walk = window.panels["walkthrough"]
+    window.tabifyDockWidget(window.docks["linear_relation"], window.docks["walkthrough"])  # where a user put it
+    window.raise_panel("walkthrough")
+    relation = window.panels["linear_relation"]
+    relation.set_k(1)
+    walk.go_to(next(i for i, step in enumerate(STEPS) if step.panel_id == "linear_relation"))
+    window.state.flush()
+    assert relation.k_box.value() == 5
+    # moved out of the tab group it shared with the dock it raised
+    qtbot.waitUntil(lambda: walk.on_screen() and relation.on_screen(), timeout=TIMEOUT_MS)
+    assert window.docks["walkthrough"] not in window.tabifiedDockWidgets(window.docks["linear_relation"])
+
+
+def test_a_panel_without_a_window_has_no_host_and_a_walkthrough_step_still_applies(qtbot):
+    from posenc_gui.compute import ComputeService
+    from posenc_gui.views.walkthrough import WalkthroughPanel
+
+    state = AppState()
+    service = ComputeService(processes=False)
+    try:
+        walk = WalkthroughPanel(state, service)
+        qtbot.addWidget(walk)
+        assert walk.host is None and not isinstance(walk.window(), PanelHost)
+        walk.go_to(0)
+        state.flush()
+        assert state.params.scheme == STEPS[0].params["scheme"] and walk.raised == []
+    finally:
+        service.shutdown()
