@@ -139,3 +139,43 @@ def test_the_scorecard_measures_it_with_its_options_and_keys_on_them(tilt):
     assert setups["all_sine"].options["base"] == 20.0  # the current base before a remembered one
     assert setups["naive"].options == {} and set(setups) == set(SCHEMES)
     assert scorecard_key(params, options={"gain": 3.0}) != scorecard_key(params, options={"gain": 2.0})
+
+
+SPIN = Scheme(key="spin", label="Spin (test rotation)", summary="Rotates queries and keys.", formula="q·R(n − m)·k",
+              order=95, family="rotation")
+
+
+@pytest.fixture
+def spin():
+    register(SPIN)
+    yield SPIN
+    unregister("spin")
+
+
+def test_a_panel_says_what_a_scheme_of_another_family_lacks(qtbot, spin, state, compute):
+    from posenc_gui import export
+    from posenc_gui.views.heatmap import HeatmapPanel
+
+    heatmap, parameters = HeatmapPanel(state, compute), ParametersPanel(state, compute)
+    for panel in (heatmap, parameters):
+        qtbot.addWidget(panel)
+        panel.show()
+    assert compute.wait_idle()
+    before = heatmap.data
+    assert state.update(scheme="spin") is None
+    state.flush()
+    assert compute.wait_idle()
+    message = heatmap.unavailable_label.text()
+    assert message == ("The Heatmap panel does not apply here: Spin (test rotation) gives a rotation of the queries "
+                       "and keys, and this panel needs a table of positions × dimensions added to the token "
+                       "embeddings.")
+    assert heatmap.unavailable_label.isVisible() and heatmap.data is before  # nothing computed
+    assert not parameters.unavailable_label.isVisible()  # the Parameters panel applies to every scheme
+    with pytest.raises(export.ExportError, match="gives a rotation of the queries and keys"):
+        export.export_bytes(heatmap, "png")
+    with pytest.raises(ValueError, match="gives a rotation, not a table"):
+        encode("spin", [0.0], 4)
+    assert "spin" not in {setup.scheme for setup in scorecard_setups(state.params)}  # the Scorecard scores tables
+    assert state.update(scheme="sinusoidal") is None  # before the scheme is unregistered with the panels alive
+    state.flush()
+    assert compute.wait_idle() and not heatmap.unavailable_label.isVisible()

@@ -464,12 +464,13 @@ def scorecard_setups(params: EncodingParams, schemes=None, options: Mapping[str,
     params = check_params(params)
     if schemes is not None and (isinstance(schemes, str) or not isinstance(schemes, Iterable)):
         raise ValueError(f"schemes must be a list of keys of {', '.join(SCHEMES)}; got {limits.shown(schemes)}")
-    keys = list(SCHEMES) if schemes is None else list(islice(schemes, len(SCHEMES) + 1))
+    tables = [key for key, info in SCHEMES.items() if "table" in info.provides]
+    keys = tables if schemes is None else list(islice(schemes, len(SCHEMES) + 1))
     if len(keys) > len(SCHEMES):
         raise ValueError(f"schemes must name at most the {len(SCHEMES)} schemes, each once")
     for key in keys:
-        if not isinstance(key, str) or key not in SCHEMES:
-            raise ValueError(f"schemes must be keys of {', '.join(SCHEMES)}; got {limits.shown(key)}")
+        if not isinstance(key, str) or key not in tables:
+            raise ValueError(f"schemes must be keys of table schemes ({', '.join(tables)}); got {limits.shown(key)}")
     if options is not None and not isinstance(options, Mapping):
         raise ValueError(f"options must be a mapping of parameter names to values, got {limits.shown(options)}")
     return tuple(params.replaced(options, scheme=key) for key in keys)
@@ -489,7 +490,7 @@ def scorecard(params: EncodingParams, schemes=None, scan_work: int | None = None
     params : EncodingParams
         Its ``scheme`` is ignored; each scheme is measured in turn.
     schemes : iterable of str, optional
-        Keys of :data:`~posenc_gui.model.SCHEMES`; all by default.
+        Keys of :data:`~posenc_gui.model.SCHEMES` whose scheme gives a table; all of those by default.
     scan_work : int, optional
         As for :func:`score_scheme`, per scheme.
     options : mapping, optional

@@ -51,6 +51,8 @@ class Panel(QWidget):
     export_formats: ClassVar[tuple[str, ...]] = FORMATS
     #: Flags of ``posenc-gui export`` for this panel, applied by :meth:`apply_options`.
     cli_options: ClassVar[tuple[PanelOption, ...]] = ()
+    #: What the panel needs of a scheme (``Scheme.provides``): a table of values by default.
+    requires: ClassVar[frozenset[str]] = frozenset({"table"})
 
     def __init__(self, state: AppState, compute: ComputeService, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -108,12 +110,13 @@ class Panel(QWidget):
 
     # --------------------------------------------------------- declarations
     def unavailable_reason(self, params: EncodingParams) -> str | None:
-        """Why the panel does not apply to ``params`` (one sentence), or None when it does (the default).
+        """Why the panel does not apply to ``params`` (one sentence), or None when it does.
 
+        By default: what of :attr:`requires` the scheme does not provide.
         While there is a reason the panel shows it in place of its plot,
         computes nothing, and its export refuses with it.
         """
-        return None
+        return params.info.lacks(self.requires)
 
     def unavailable_message(self) -> str | None:
         """What the panel shows instead of its plot for the current parameters, or None when it applies."""

@@ -153,6 +153,7 @@ class ScorecardPanel(Panel):
     """A live table: each scheme against the notes' wish list, measured at the current sizes."""
 
     panel_id = "scorecard"
+    requires: frozenset[str] = frozenset()  # applies to every scheme
     title = "Scorecard"
     model_functions = (scorecard, continue_score)
     help_text = (

@@ -12,6 +12,13 @@ from ..specs import ParamSpec
 
 #: The kinds of positional information a scheme gives a transformer.
 FAMILIES = ("table", "rotation", "bias")
+#: What a panel can ask of a scheme (:attr:`Scheme.provides`), in words for the panel that lacks it.
+CAPABILITIES = {
+    "table": "a table of positions × dimensions added to the token embeddings",
+    "columns": "analytic sin, cos and linear terms of the position in each dimension",
+    "rotation": "a rotation of the queries and keys",
+    "bias": "a bias added to the attention logits",
+}
 
 
 @dataclass(frozen=True)
@@ -120,6 +127,15 @@ class Scheme:
         if self.family != "table":
             return frozenset({self.family})
         return frozenset({"table", "columns"}) if self.columns else frozenset({"table"})
+
+    def lacks(self, needs: frozenset[str]) -> str | None:
+        """Why this scheme cannot serve a panel that ``needs`` these capabilities, or None when it can."""
+        missing = sorted(needs - self.provides)
+        if not missing:
+            return None
+        has = " and ".join(CAPABILITIES[capability] for capability in sorted(self.provides))
+        return (f"{self.label} gives {has}, and this panel needs "
+                f"{' and '.join(CAPABILITIES[capability] for capability in missing)}.")
 
     @property
     def options(self) -> tuple[ParamSpec, ...]:
