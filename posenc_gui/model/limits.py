@@ -95,11 +95,6 @@ def check_real(
     return number
 
 
-def check_base(value: object) -> float:
-    """Validate the wavelength base of the sinusoidal schemes: a real number > 1 and ≤ MAX_BASE."""
-    return check_real("base", value, MIN_BASE_EXCLUSIVE, MAX_BASE, low_open=True)
-
-
 def check_count(name: str, count: int, limit: int, noun: str, why: str = "") -> None:
     """Refuse more than ``limit`` items (``why`` says where the limit comes from)."""
     if count > limit:
