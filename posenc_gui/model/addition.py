@@ -274,10 +274,9 @@ def _split_sweep(params: EncodingParams, scales: tuple, seed: int) -> tuple[np.n
     """RMS and share of the four logit terms per scale (read-only).
 
     After a d_model step (d_model ≥ 64) these come from here instead of 51
-    more attention heads. The terms at σ = 1 are computed once and scaled
-    (a base step, which needs the sweep again, took 22 ms for the 51 heads
-    and their splits); :func:`_split_residual` checks the scaled terms
-    against each scale's own logits.
+    more attention heads: the terms at σ = 1 are computed once and scaled;
+    :func:`_split_residual` checks the scaled terms against each scale's
+    own logits.
     """
     unit_terms = _unit_terms(params, seed)[2]
     unit_rms = np.array([math.sqrt(float(np.mean(term ** 2))) for term in unit_terms])
@@ -474,8 +473,7 @@ def orthogonality_embeddings(seed: int, count: int, d: int, draw: int = 0) -> np
     embeddings of dimension d are the first d columns of those of any larger
     dimension with the same count: a base or scheme change measures every
     dimension again without drawing anything, and a d_model step draws at
-    most one new block (drawing was half of the Addition dock's update
-    after a base step). ``draw`` 0 gives e, 1 the second embedding e' of
+    most one new block. ``draw`` 0 gives e, 1 the second embedding e' of
     the random pairs. Blocks are kept up to :data:`MAX_EMBEDDING_BYTES`.
 
     Parameters
@@ -543,11 +541,9 @@ def _cosines_at(params: EncodingParams, n_samples: int, seed: int) -> tuple[np.n
     """|cos(e, PE)| and |cos(e, e')| of the samples drawn for dimension ``params.d_model`` (read-only), and their summary.
 
     The draws do not depend on the app's d_model: after a d_model step only
-    the new d_model's entry is computed again (it was 70 % of the Addition
-    dock's update at the default size), and its summary with it (mean, 95th
-    percentile and maximum of the first, mean and 95th percentile of the
-    second; NaN for no samples): recomputing the percentiles of every
-    dimension took a third of the update. The arrays hold at most
+    the new d_model's entry is computed again, and its summary with it
+    (mean, 95th percentile and maximum of the first, mean and 95th
+    percentile of the second; NaN for no samples). The arrays hold at most
     ``n_samples`` values each.
     """
     d = params.d_model

@@ -13,8 +13,8 @@ differs from the exact value of that formula by at most:
   on, and add :data:`FUNCTION_ULPS` ULP of their result.
 
 At position 10⁶ the bound on the fastest pairs' angles is about 1e-9, so
-about 8 or 9 of a value's digits are certain, not the 10 a fixed format
-printed (its 10th digit was wrong for about one value in six). :func:`shown_number` prints exactly the digits
+about 8 or 9 of a value's digits are certain, not a fixed 10.
+:func:`shown_number` prints exactly the digits
 that the bound guarantees; :func:`encoding_error` gives the bound of each
 entry, and :func:`similarity_with_error` the bound of a dot product,
 cosine or distance of two encodings (errors summed over the d terms, plus
