@@ -53,6 +53,7 @@ class AdditionPanel(Panel):
     panel_id = "addition"
     title = "Addition vs concatenation"
     model_functions = (addition_data,)
+    view_settings = ("embedding_scale",)
     cli_options = (PanelOption("--embedding-scale", "embedding scale σ (e ~ N(0, σ²·I))", type=float, metavar="S"),)
     help_text = (
         "<b>Cost</b> (top left): a projection W of the input x costs d<sub>in</sub>·d<sub>out</sub> weights "
@@ -75,7 +76,6 @@ class AdditionPanel(Panel):
         self.header.addWidget(QLabel("Embedding scale σ:"))
         self.scale = ViewSpinBox(state, "embedding_scale", self)
         self.header.addWidget(self.scale.box)
-        state.viewChanged.connect(self._view_changed)
         self.finish_header()
         self.summary_label = QLabel(self)
         self.summary_label.setWordWrap(True)
@@ -154,13 +154,6 @@ class AdditionPanel(Panel):
         return plot
 
     # ------------------------------------------------------------------ data
-    def _view_changed(self, name: str, value: object) -> None:
-        if name == "embedding_scale":
-            self.schedule_update()
-    def apply_options(self, embedding_scale: float | None = None) -> None:
-        """Set the embedding scale σ, shared with every panel that shows it (ValueError naming its range)."""
-        if embedding_scale is not None:
-            self.state.set_view(embedding_scale=embedding_scale)
 
     def is_stale(self) -> bool:
         """True when the plots do not show the current parameters and σ."""

@@ -53,6 +53,9 @@ class Panel(QWidget):
     cli_options: ClassVar[tuple[PanelOption, ...]] = ()
     #: What the panel needs of a scheme (``Scheme.provides``): a table of values by default.
     requires: ClassVar[frozenset[str]] = frozenset({"table"})
+    #: The shared view settings it shows (``state.view``): a change schedules an update, and
+    #: :meth:`apply_options` sets them.
+    view_settings: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, state: AppState, compute: ComputeService, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -62,6 +65,8 @@ class Panel(QWidget):
         self.setAutoFillBackground(True)
         self.state = state
         self.compute = compute
+        if self.view_settings:
+            state.viewChanged.connect(self._view_changed)
         #: The window that docks the panel, once it has attached itself (:meth:`attach_host`).
         self.host: PanelHost | None = None
         outer = QVBoxLayout(self)
@@ -132,9 +137,18 @@ class Panel(QWidget):
             For a value out of its allowed range (named in the message).
         TypeError
             For an option the panel does not declare.
+
+        This one sets the panel's :attr:`view_settings` and refuses anything else.
         """
-        if values:
-            raise TypeError(f"the {self.title} panel has no option {', '.join(values)}")
+        shared = {name: value for name, value in values.items() if name in self.view_settings and value is not None}
+        others = [name for name in values if name not in self.view_settings]
+        if others:
+            raise TypeError(f"the {self.title} panel has no option {', '.join(others)}")
+        self.state.set_view(**shared)
+
+    def _view_changed(self, name: str, value: Any) -> None:
+        if name in self.view_settings:
+            self.schedule_update()
 
     def attach_host(self, host: PanelHost) -> None:
         """Called by the window that docks the panel, once it is built."""

@@ -25,6 +25,7 @@ class MagnitudePanel(Panel):
     panel_id = "magnitude"
     title = "Magnitude"
     model_functions = (compute_magnitude,)
+    view_settings = ("embedding_scale",)
     cli_options = (PanelOption("--embedding-scale", "embedding scale σ (e ~ N(0, σ²·I))", type=float, metavar="S"),)
     help_text = (
         "The encoding p<sub>i</sub> is added to the word embedding e<sub>i</sub>; if ‖p<sub>i</sub>‖ "
@@ -41,7 +42,6 @@ class MagnitudePanel(Panel):
         self.header.addWidget(QLabel("Embedding scale σ:"))
         self.scale = ViewSpinBox(state, "embedding_scale", self)
         self.header.addWidget(self.scale.box)
-        state.viewChanged.connect(self._view_changed)
         self.finish_header()
         self.summary_label = QLabel(self)
         self.summary_label.setWordWrap(True)
@@ -65,13 +65,6 @@ class MagnitudePanel(Panel):
         state.paramsChanged.connect(self.schedule_update)
         self.schedule_update()
 
-    def _view_changed(self, name: str, value: object) -> None:
-        if name == "embedding_scale":
-            self.schedule_update()
-    def apply_options(self, embedding_scale: float | None = None) -> None:
-        """Set the embedding scale σ, shared with every panel that shows it (ValueError naming its range)."""
-        if embedding_scale is not None:
-            self.state.set_view(embedding_scale=embedding_scale)
 
     def request_update(self) -> None:
         """Recompute; the newest request wins.

@@ -38,7 +38,7 @@ from PySide6.QtWidgets import (
 )
 
 from ..compute import ModelJob
-from ..model import EncodingParams, limits
+from ..model import EncodingParams
 from ..model.attention import (
     DEFAULT_SENTENCE_A,
     DEFAULT_SENTENCE_B,
@@ -534,6 +534,7 @@ class PermutationPanel(Panel):
     panel_id = "permutation"
     title = "Permutation demo"
     model_functions = (permutation_demo,)
+    view_settings = ("demo_d_model",)
     cli_options = (
         PanelOption("--sentence-a", "first sentence (words separated by spaces)", metavar="TEXT"),
         PanelOption("--sentence-b", "second sentence, e.g. the same words reordered", metavar="TEXT"),
@@ -615,7 +616,6 @@ class PermutationPanel(Panel):
 
         self.sentence_a_edit.textChanged.connect(self.request_update)
         self.sentence_b_edit.textChanged.connect(self.request_update)
-        state.viewChanged.connect(self._view_changed)
         self.pe_check.toggled.connect(self._toggle_position)
         state.paramsChanged.connect(self.schedule_update)  # a hidden dock catches up when shown
         self.request_update()
@@ -625,7 +625,7 @@ class PermutationPanel(Panel):
                       position: bool | None = None, demo_d_model: int | None = None) -> None:
         """Set the sentences, whether the encoding is added, and the demo's d_model (ValueError out of range)."""
         if demo_d_model is not None:
-            self.set_demo_d_model(limits.check_int("demo_d_model", demo_d_model, MIN_DEMO_D_MODEL, MAX_DEMO_D_MODEL))
+            self.set_demo_d_model(demo_d_model)
         self.set_sentences(sentence_a=sentence_a, sentence_b=sentence_b)
         if position is not None:
             self.set_with_position(position)
@@ -653,7 +653,7 @@ class PermutationPanel(Panel):
 
     # ------------------------------------------------------------------ compute
     def _view_changed(self, name: str, value: object) -> None:
-        if name == "demo_d_model":
+        if name == "demo_d_model":  # as the sentences: recomputed at once (a small demo)
             self.request_update()
 
     def request_update(self, *_args) -> None:

@@ -44,6 +44,7 @@ class SimilarityPanel(Panel):
     title = "Similarity"
     dock = DockPlacement("right", shown=True)
     model_functions = (compute_matrix, compute_profile)
+    view_settings = ("reference",)
     cli_options = (PanelOption("--metric", "similarity measure", choices=tuple(METRICS)),
                    PanelOption("--reference", "reference position of the offset profile", type=int, metavar="P"))
     help_text = (
@@ -68,7 +69,6 @@ class SimilarityPanel(Panel):
         self.header.addWidget(QLabel("Reference position:"))
         self.reference = ViewSpinBox(state, "reference", self)
         self.reference_box = self.reference.box
-        state.viewChanged.connect(self._view_changed)
         self.header.addWidget(self.reference_box)
         self.finish_header()
         self.canvas = new_layout_widget(self)
@@ -152,7 +152,7 @@ class SimilarityPanel(Panel):
         self.schedule_update()
 
     def _view_changed(self, name: str, value: object) -> None:
-        if name == "reference":
+        if name == "reference":  # only the profile depends on it
             self._request_profile()
 
     def request_update(self) -> None:
