@@ -343,7 +343,7 @@ def test_json_of_the_permutation_demo_is_its_dict():
 
 
 def test_text_formats_refuse_huge_data(monkeypatch, tmp_path):
-    monkeypatch.setattr(export, "MAX_TEXT_VALUES", 10)
+    monkeypatch.setattr(export.data, "MAX_TEXT_VALUES", 10)
     for writer in (export.csv_bytes, export.json_bytes):
         with pytest.raises(ExportError, match="npy"):
             writer({"arrays": {"m": np.zeros((4, 4))}}, name="big")
@@ -368,7 +368,7 @@ def test_full_disk_leaves_the_old_file_intact(monkeypatch, tmp_path):
         stream.write(data[:10])
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(export, "_write_all", full)
+    monkeypatch.setattr(export.files, "_write_all", full)
     with pytest.raises(ExportError, match="disk is full") as info:
         export.atomic_write(target, b"x" * 1000)
     assert "\n" not in str(info.value)
@@ -383,7 +383,7 @@ def test_unwritable_folder_gives_a_clear_message(monkeypatch, tmp_path):
     def denied(*args, **kwargs):
         raise PermissionError(errno.EACCES, "Permission denied")
 
-    monkeypatch.setattr(export.tempfile, "mkstemp", denied)
+    monkeypatch.setattr(export.files.tempfile, "mkstemp", denied)
     with pytest.raises(ExportError, match="permission denied"):
         export.atomic_write(target, b"new")
     assert target.read_bytes() == b"old"
@@ -400,7 +400,7 @@ def test_failed_rename_removes_the_temp_file(monkeypatch, tmp_path):
     def cross_device(src, dst):
         raise OSError(errno.EXDEV, "Invalid cross-device link")
 
-    monkeypatch.setattr(export.os, "replace", cross_device)
+    monkeypatch.setattr(export.files.os, "replace", cross_device)
     with pytest.raises(ExportError, match="unchanged"):
         export.atomic_write(target, b"new")
     assert target.read_bytes() == b"old"
@@ -608,7 +608,7 @@ def test_window_export_error_is_shown_and_the_old_file_kept(window, tmp_path, mo
 
     target = tmp_path / "fig.svg"
     target.write_bytes(b"old svg")
-    monkeypatch.setattr(export, "_write_all", lambda stream, data: (_ for _ in ()).throw(
+    monkeypatch.setattr(export.files, "_write_all", lambda stream, data: (_ for _ in ()).throw(
         OSError(errno.ENOSPC, "No space left on device")))
     assert export_ui.export_panel_to(window, "heatmap", str(target)) is None
     assert len(window.errors) == 1 and "disk is full" in window.errors[0]

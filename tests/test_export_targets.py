@@ -168,7 +168,7 @@ def test_a_failed_write_through_a_link_leaves_the_file_and_writes_beside_it(fold
         seen["while writing"] = leftovers(links, files), leftovers(files)
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(export, "_write_all", full)
+    monkeypatch.setattr(export.files, "_write_all", full)
     with pytest.raises(ExportError, match="disk is full.*unchanged"):
         export.atomic_write(link, b"new")
     anywhere, beside_the_file = seen["while writing"]
