@@ -11,7 +11,8 @@ from PySide6.QtCore import QPointF
 
 from posenc_gui.model.attention import permutation_demo
 from posenc_gui.views.matrixplot import SEQUENTIAL
-from posenc_gui.views.permutation import PermutationPanel, colour_indices, lookup_table
+from posenc_gui.views.matrix_items import colour_indices, lookup_table
+from posenc_gui.views.permutation import PermutationPanel
 
 
 @pytest.fixture
@@ -344,14 +345,14 @@ def test_a_hidden_dock_waits_for_parameter_changes_until_shown(panel, qtbot):
 def test_cell_numbers_are_measured_once_each(panel, qtbot, monkeypatch):
     # The cells' numbers (two decimals) come back on every update; measuring each one for
     # every font size tried, on every paint, took a third of the demo's repaint.
-    from posenc_gui.views import permutation
+    from posenc_gui.views import matrix_items
 
     panel.resize(1200, 900)
     panel.show()
     qtbot.waitExposed(panel)
     panel.figure_widget().grab()
     measured = []
-    real = permutation._metrics
+    real = matrix_items._metrics
 
     class Counting:
         def __init__(self, points):
@@ -364,7 +365,7 @@ def test_cell_numbers_are_measured_once_each(panel, qtbot, monkeypatch):
         def __getattr__(self, name):
             return getattr(self._metrics, name)
 
-    monkeypatch.setattr(permutation, "_metrics", Counting)
+    monkeypatch.setattr(matrix_items, "_metrics", Counting)
     panel.set_demo_d_model(32)  # new numbers in every cell
     _settle(panel)
     panel.figure_widget().grab()
