@@ -15,9 +15,9 @@ from ..model.addition import MAX_SCALE, TERMS
 from ..model.panel_data import AdditionData, addition_data
 from .base import Panel
 from .labels import WrappedLabelHolder, encoding_title, plain_text
-from .matrixplot import (
-    BLUE, FOREGROUND, GREEN, ORANGE, PINK, add_canvas_title, add_data_item, add_line, new_layout_widget,
-    prepare_for_paint, set_axis_label, set_canvas_title, set_ticks, show_grid, snap_log_span, style_plot,
+from .plotkit import (
+    BLUE, FOREGROUND, GREEN, ORANGE, PINK, add_canvas_title, new_layout_widget, prepare_for_paint, set_axis_label,
+    set_canvas_title, show_grid, snap_log_span, style_plot,
 )
 from .spectrum import decade_ticks
 
@@ -105,28 +105,27 @@ class AdditionPanel(Panel):
                                 size="9pt")
         # e·p and p·e have the same size, so their curves lie on top of each other: p·e is
         # drawn dashed over a solid e·p, and both stay visible.
-        self.term_curves = {name: add_line(
-            self.terms_plot,
-            pg.mkPen(TERM_COLOURS[name], width=2, style=TERM_STYLES.get(name, Qt.PenStyle.SolidLine)),
+        self.term_curves = {name: self.terms_plot.plot(
+            pen=pg.mkPen(TERM_COLOURS[name], width=2, style=TERM_STYLES.get(name, Qt.PenStyle.SolidLine)),
             antialias=True) for name in TERMS}
         self.terms_plot.setTitle(_key([(TERM_COLOURS[n], n, "dashed" if n in TERM_STYLES else "solid") for n in TERMS]
                                       + [SCALE_KEY, BALANCE_KEY]), size="9pt")
-        self.cos_mean_curve = add_line(self.cosine_plot, pg.mkPen(ADD_COLOUR, width=2), antialias=True)
-        self.cos_min_curve = add_line(
-            self.cosine_plot, pg.mkPen(ADD_COLOUR, width=1.5, style=Qt.PenStyle.DashLine), antialias=True)
+        self.cos_mean_curve = self.cosine_plot.plot(pen=pg.mkPen(ADD_COLOUR, width=2), antialias=True)
+        self.cos_min_curve = self.cosine_plot.plot(
+            pen=pg.mkPen(ADD_COLOUR, width=1.5, style=Qt.PenStyle.DashLine), antialias=True)
         self.cosine_plot.setTitle(_key([(ADD_COLOUR, "mean over positions"), (ADD_COLOUR, "minimum", "dashed"),
                                         SCALE_KEY, BALANCE_KEY]), size="9pt")
-        self.ortho_pe = add_data_item(self.ortho_plot, pen=pg.mkPen(ADD_COLOUR, width=2), symbol="o", symbolSize=5,
-                                      symbolBrush=ADD_COLOUR, symbolPen=None, antialias=True)
-        self.ortho_q95 = add_line(
-            self.ortho_plot, pg.mkPen(ADD_COLOUR, width=1.5, style=Qt.PenStyle.DashLine), antialias=True)
-        self.ortho_random = add_data_item(self.ortho_plot, pen=pg.mkPen(CONCAT_COLOUR, width=1.5), symbol="t",
-                                          symbolSize=5, symbolBrush=CONCAT_COLOUR, symbolPen=None, antialias=True)
+        self.ortho_pe = self.ortho_plot.plot(pen=pg.mkPen(ADD_COLOUR, width=2), symbol="o", symbolSize=5,
+                                             symbolBrush=ADD_COLOUR, symbolPen=None, antialias=True)
+        self.ortho_q95 = self.ortho_plot.plot(
+            pen=pg.mkPen(ADD_COLOUR, width=1.5, style=Qt.PenStyle.DashLine), antialias=True)
+        self.ortho_random = self.ortho_plot.plot(pen=pg.mkPen(CONCAT_COLOUR, width=1.5), symbol="t",
+                                                 symbolSize=5, symbolBrush=CONCAT_COLOUR, symbolPen=None, antialias=True)
         # e vs p is the claim, e vs e′ the reference it nearly equals: draw the claim on top.
         self.ortho_pe.setZValue(2)
         self.ortho_q95.setZValue(2)
-        self.ortho_reference = add_line(
-            self.ortho_plot, pg.mkPen(GREY, width=1, style=Qt.PenStyle.DotLine), antialias=True)
+        self.ortho_reference = self.ortho_plot.plot(
+            pen=pg.mkPen(GREY, width=1, style=Qt.PenStyle.DotLine), antialias=True)
         self.ortho_plot.setTitle(_key([(ADD_COLOUR, "e vs p: mean (95 % dashed)"), (CONCAT_COLOUR, "e vs random e′"),
                                        (GREY, "√(2/(πd))", "dotted"), (GREY, "this d", "vertical dashed")]),
                                  size="9pt")
@@ -199,7 +198,7 @@ class AdditionPanel(Panel):
             # log ranges snap outwards to quarter decades: a d_model step keeps the axes as laid out
             low, high = snap_log_span(math.log10(positive.min()) - 0.3, math.log10(positive.max()) + 0.3)
             self.terms_plot.setYRange(low, high, padding=0)
-            set_ticks(self.terms_plot.getAxis("left"), decade_ticks(low, high))
+            self.terms_plot.getAxis("left").setTicks(decade_ticks(low, high))
         # cosine
         self.cos_mean_curve.setData(sweep.scales, sweep.cosine_mean)
         self.cos_min_curve.setData(sweep.scales, sweep.cosine_min)
@@ -209,7 +208,7 @@ class AdditionPanel(Panel):
         x_span = (math.log10(sweep.scales[0]), math.log10(sweep.scales[-1]))
         for plot in (self.terms_plot, self.cosine_plot):
             plot.setXRange(*x_span, padding=0.02)
-            set_ticks(plot.getAxis("bottom"), decade_ticks(*x_span, max_labels=HORIZONTAL_DECADE_LABELS))
+            plot.getAxis("bottom").setTicks(decade_ticks(*x_span, max_labels=HORIZONTAL_DECADE_LABELS))
         for line in self.scale_lines:
             line.setValue(math.log10(data.scale))
         for line in self.balance_lines:
@@ -226,11 +225,11 @@ class AdditionPanel(Panel):
         self.d_line.setValue(math.log10(params.d_model))
         d_span = (math.log10(dims.min()), math.log10(dims.max()))
         self.ortho_plot.setXRange(*d_span, padding=0.03)
-        set_ticks(self.ortho_plot.getAxis("bottom"), decade_ticks(*d_span, max_labels=HORIZONTAL_DECADE_LABELS))
+        self.ortho_plot.getAxis("bottom").setTicks(decade_ticks(*d_span, max_labels=HORIZONTAL_DECADE_LABELS))
         values = np.concatenate([ortho.pe_q95[ok], ortho.pe_mean[ok], ortho.random_mean, ortho.reference])
         y_span = snap_log_span(math.log10(values.min()) - 0.2, math.log10(min(values.max(), 1.0)) + 0.2)
         self.ortho_plot.setYRange(*y_span, padding=0)
-        set_ticks(self.ortho_plot.getAxis("left"), decade_ticks(*y_span))
+        self.ortho_plot.getAxis("left").setTicks(decade_ticks(*y_span))
         self._summary(data)
 
     def _summary(self, data: AdditionData) -> None:

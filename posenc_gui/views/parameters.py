@@ -23,7 +23,7 @@ from .. import resources_path
 from ..model import SCHEMES, EncodingParams, limits
 from .base import Panel
 from .labels import encoding_title
-from .matrixplot import FOREGROUND
+from .plotkit import FOREGROUND
 
 ERROR_STYLE = "color:#b00020;"
 #: Slider ticks per doubling of the logarithmic size sliders.

@@ -55,9 +55,7 @@ from ..model.attention import (
 )
 from .base import MESSAGE_STYLES, Panel
 from .labels import WrappedLabelHolder
-from .matrixplot import (
-    DIVERGING, FOREGROUND, colour_scale, get_colormap, new_layout_widget, remembered, static_text_at,
-)
+from .plotkit import DIVERGING, FOREGROUND, colour_scale, get_colormap, new_layout_widget, remembered, static_text_at
 
 #: Numbers are written into a matrix's cells only up to this size.
 MAX_ANNOTATED_ROWS = 16
