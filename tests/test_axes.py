@@ -260,3 +260,20 @@ def test_no_plot_axis_scales_its_labels_with_an_si_prefix(qtbot, state, compute,
     assert axes
     for axis in axes:
         assert axis.autoSIPrefixScale == 1.0 and "(x" not in axis.labelString(), axis.labelString()
+
+
+def test_setting_an_axis_its_own_ticks_again_does_not_lay_it_out_again(qtbot):
+    # The analysis panels set their ticks on every update; each setTicks lays the axis out again.
+    from posenc_gui.views.plotkit import set_ticks
+
+    axis = CompactAxisItem("left")
+    laid_out = []
+    set_ticks_of_axis = axis.setTicks
+    axis.setTicks = lambda ticks: (laid_out.append(ticks), set_ticks_of_axis(ticks))
+    ticks = [[(0.0, "0"), (0.5, "half"), (1.0, "1")], []]
+    set_ticks(axis, ticks)
+    set_ticks(axis, [[(0.0, "0"), (0.5, "half"), (1.0, "1")], []])  # equal, not the same list
+    assert laid_out == [ticks]
+    set_ticks(axis, [[(0.0, "0"), (1.0, "1")], []])
+    set_ticks(axis, None)  # back to the axis's own ticks
+    assert laid_out == [ticks, [[(0.0, "0"), (1.0, "1")], []], None]

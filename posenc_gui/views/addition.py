@@ -17,7 +17,7 @@ from .base import Panel
 from .labels import WrappedLabelHolder, encoding_title, plain_text
 from .plotkit import (
     BLUE, FOREGROUND, GREEN, ORANGE, PINK, add_canvas_title, new_layout_widget, prepare_for_paint, set_axis_label,
-    set_canvas_title, show_grid, snap_log_span, style_plot,
+    set_canvas_title, set_ticks, show_grid, snap_log_span, style_plot,
 )
 from .spectrum import decade_ticks
 
@@ -119,8 +119,8 @@ class AdditionPanel(Panel):
                                              symbolBrush=ADD_COLOUR, symbolPen=None, antialias=True)
         self.ortho_q95 = self.ortho_plot.plot(
             pen=pg.mkPen(ADD_COLOUR, width=1.5, style=Qt.PenStyle.DashLine), antialias=True)
-        self.ortho_random = self.ortho_plot.plot(pen=pg.mkPen(CONCAT_COLOUR, width=1.5), symbol="t",
-                                                 symbolSize=5, symbolBrush=CONCAT_COLOUR, symbolPen=None, antialias=True)
+        self.ortho_random = self.ortho_plot.plot(pen=pg.mkPen(CONCAT_COLOUR, width=1.5), symbol="t", symbolSize=5,
+                                                 symbolBrush=CONCAT_COLOUR, symbolPen=None, antialias=True)
         # e vs p is the claim, e vs e′ the reference it nearly equals: draw the claim on top.
         self.ortho_pe.setZValue(2)
         self.ortho_q95.setZValue(2)
@@ -198,7 +198,7 @@ class AdditionPanel(Panel):
             # log ranges snap outwards to quarter decades: a d_model step keeps the axes as laid out
             low, high = snap_log_span(math.log10(positive.min()) - 0.3, math.log10(positive.max()) + 0.3)
             self.terms_plot.setYRange(low, high, padding=0)
-            self.terms_plot.getAxis("left").setTicks(decade_ticks(low, high))
+            set_ticks(self.terms_plot.getAxis("left"), decade_ticks(low, high))
         # cosine
         self.cos_mean_curve.setData(sweep.scales, sweep.cosine_mean)
         self.cos_min_curve.setData(sweep.scales, sweep.cosine_min)
@@ -208,7 +208,7 @@ class AdditionPanel(Panel):
         x_span = (math.log10(sweep.scales[0]), math.log10(sweep.scales[-1]))
         for plot in (self.terms_plot, self.cosine_plot):
             plot.setXRange(*x_span, padding=0.02)
-            plot.getAxis("bottom").setTicks(decade_ticks(*x_span, max_labels=HORIZONTAL_DECADE_LABELS))
+            set_ticks(plot.getAxis("bottom"), decade_ticks(*x_span, max_labels=HORIZONTAL_DECADE_LABELS))
         for line in self.scale_lines:
             line.setValue(math.log10(data.scale))
         for line in self.balance_lines:
@@ -225,11 +225,11 @@ class AdditionPanel(Panel):
         self.d_line.setValue(math.log10(params.d_model))
         d_span = (math.log10(dims.min()), math.log10(dims.max()))
         self.ortho_plot.setXRange(*d_span, padding=0.03)
-        self.ortho_plot.getAxis("bottom").setTicks(decade_ticks(*d_span, max_labels=HORIZONTAL_DECADE_LABELS))
+        set_ticks(self.ortho_plot.getAxis("bottom"), decade_ticks(*d_span, max_labels=HORIZONTAL_DECADE_LABELS))
         values = np.concatenate([ortho.pe_q95[ok], ortho.pe_mean[ok], ortho.random_mean, ortho.reference])
         y_span = snap_log_span(math.log10(values.min()) - 0.2, math.log10(min(values.max(), 1.0)) + 0.2)
         self.ortho_plot.setYRange(*y_span, padding=0)
-        self.ortho_plot.getAxis("left").setTicks(decade_ticks(*y_span))
+        set_ticks(self.ortho_plot.getAxis("left"), decade_ticks(*y_span))
         self._summary(data)
 
     def _summary(self, data: AdditionData) -> None:

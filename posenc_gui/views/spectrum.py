@@ -17,7 +17,7 @@ from .base import Panel
 from .labels import WrappedLabelHolder, encoding_title
 from .plotkit import (
     BLUE, FOREGROUND, GREEN, ORANGE, add_canvas_title, cache_text, new_layout_widget, nice_bounds,
-    prepare_for_paint, set_axis_label, set_canvas_title, show_grid, snap_log_span, style_plot,
+    prepare_for_paint, set_axis_label, set_canvas_title, set_ticks, show_grid, snap_log_span, style_plot,
 )
 
 #: Colour per category (Okabe–Ito): resolves neighbours, coarse, barely moves.
@@ -124,7 +124,7 @@ def integer_ticks(first: int, last: int, max_labels: int = 12) -> list[list[tupl
 
 def set_integer_ticks(axis: pg.AxisItem, first: int, last: int) -> None:
     """Integer ticks on ``axis`` for a short range, the axis's own ticks otherwise."""
-    axis.setTicks(integer_ticks(first, last))
+    set_ticks(axis, integer_ticks(first, last))
 
 
 class SpectrumPanel(Panel):
@@ -279,13 +279,13 @@ class SpectrumPanel(Panel):
             low, high = 0.0, math.log10(max(params.seq_len, 10))
         span = snap_log_span(*_log_span(low, high))
         self.wave_plot.setYRange(*span, padding=0)
-        self.wave_plot.getAxis("left").setTicks(decade_ticks(*span))
+        set_ticks(self.wave_plot.getAxis("left"), decade_ticks(*span))
         phases = np.concatenate([data.omega[positive], data.total_phase[total_ok], [data.static_tol, 2 * math.pi]])
         # room for the 2π label above its line and the 0.1 rad label below its line
         span = snap_log_span(*_log_span(min(math.log10(phases.min()), math.log10(data.static_tol) - LABEL_ROOM),
                                         max(math.log10(phases.max()), math.log10(2 * math.pi) + LABEL_ROOM)))
         self.phase_plot.setYRange(*span, padding=0)
-        self.phase_plot.getAxis("left").setTicks(decade_ticks(*span))
+        set_ticks(self.phase_plot.getAxis("left"), decade_ticks(*span))
         set_integer_ticks(self.phase_plot.getAxis("bottom"), 0, data.n_components - 1)
         set_integer_ticks(self.wave_plot.getAxis("bottom"), 0, data.n_components - 1)
         paired = all(kind == "sin+cos" for kind in data.kinds)

@@ -220,6 +220,23 @@ def set_axis_label(axis: pg.AxisItem, text: str) -> None:
         centre_axis_title(axis)
 
 
+#: The ticks :func:`set_ticks` last gave each axis.
+_GIVEN_TICKS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def set_ticks(axis: pg.AxisItem, ticks: list | None) -> None:
+    """``axis.setTicks(ticks)``, unless this function gave the axis these ticks last.
+
+    Setting ticks, even the same ones, lays the axis out again at the next
+    paint; the analysis panels set theirs on every update. Axes whose ticks
+    change go through this function only.
+    """
+    if axis in _GIVEN_TICKS and _GIVEN_TICKS[axis] == ticks:
+        return
+    _GIVEN_TICKS[axis] = ticks
+    axis.setTicks(ticks)
+
+
 def fit_y_range(plot: pg.PlotItem, *series: np.ndarray, padding: float = 0.03) -> None:
     """Set the y range from the finite values of ``series`` now, instead of auto-ranging.
 

@@ -10,7 +10,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF
 
-from .axes import set_axis_label, style_axis, style_plot
+from .axes import set_axis_label, set_ticks, style_axis, style_plot
 from .canvas import paint_guard
 from .colours import DIVERGING, FOREGROUND, colour_scale, get_colormap
 from .text import set_title
@@ -106,14 +106,14 @@ class MatrixPlot:
         if ticks is None:
             self._fit_colorbar_ticks()
         else:
-            self.colorbar.axis.setTicks(ticks)
+            set_ticks(self.colorbar.axis, ticks)
 
     def _fit_colorbar_ticks(self) -> None:
         """Automatic colour-bar ticks for the current levels and length (unless ticks were given)."""
         if self._given_colorbar_ticks is None:
             low, high = self.colorbar.levels()
             length = self.colorbar.axis.height()
-            self.colorbar.axis.setTicks(colorbar_ticks(low, high, length if length > 8 else 300))
+            set_ticks(self.colorbar.axis, colorbar_ticks(low, high, length if length > 8 else 300))
 
     def set_colormap(self, name: str) -> None:
         """Switch to the colormap ``name`` (pyqtgraph's registry)."""

@@ -92,7 +92,7 @@ class AxisPlacingEndLabels(pg.AxisItem):
         return None if specs is None else self.place_labels(*specs)
 
     def place_labels(self, axis_spec, tick_specs, text_specs):
-        """pyqtgraph's specifications with the labels to draw: ``text_specs`` is every label, ``[(rect, flags, text)]``."""
+        """The specifications with the labels to draw (``text_specs``: every label, as ``(rect, flags, text)``)."""
         return axis_spec, tick_specs, text_specs
 
 
