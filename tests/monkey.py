@@ -78,7 +78,6 @@ from posenc_gui.model.attention import tokenize
 from posenc_gui.views import export_ui
 from posenc_gui.views.export_ui import ExportDialog, copy_panel_figure
 from posenc_gui.views.labels import encoding_title
-from posenc_gui.views.matrixplot import label_plain_text
 from posenc_gui.views.param_controls import TICKS_PER_OCTAVE
 from posenc_gui.model.panel_data import parse_dims
 
@@ -207,7 +206,7 @@ def settle(window: Any, timeout: float = IDLE_TIMEOUT_S) -> None:
 
 # ----------------------------------------------------------- view checks
 def _title(plot: Any) -> str:
-    return label_plain_text(plot.titleLabel)
+    return plot.titleLabel.item.toPlainText()
 
 
 def _message(panel: Any) -> str:
@@ -319,8 +318,8 @@ def _check_similarity(window: Any, panel: Any) -> list[str]:
     if panel.profile_data.reference != reference or not 0 <= reference < p.seq_len:
         problems.append(f"similarity: profile from {panel.profile_data.reference}, the box says {reference}")
     title = encoding_title(p)
-    if label_plain_text(panel.figure_title) != title:
-        problems.append(f"similarity: title {label_plain_text(panel.figure_title)!r}, expected {title!r}")
+    if panel.figure_title.item.toPlainText() != title:
+        problems.append(f"similarity: title {panel.figure_title.item.toPlainText()!r}, expected {title!r}")
     if _title(panel.profile_plot) != f"from p = {reference:,} (dashed)":
         problems.append(f"similarity: profile title {_title(panel.profile_plot)!r} for reference {reference}")
     problems += _check_hover(panel)

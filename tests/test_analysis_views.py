@@ -122,26 +122,25 @@ def test_uniqueness_shows_the_sincos_pair_near_repeat(state, compute, qtbot):
 
 def test_uniqueness_figure_says_which_positions_it_compares(state, compute, qtbot):
     # The message bar is not part of an exported figure: the plot's title and the caption say it too.
-    from posenc_gui.views.matrixplot import label_plain_text
-
+    
     panel = make(UniquenessPanel, state, compute, qtbot)
     title = panel.distance_plot.titleLabel
-    assert label_plain_text(title) == "min over q ≠ p of ‖PE(p) − PE(q)‖"
+    assert title.item.toPlainText() == "min over q ≠ p of ‖PE(p) − PE(q)‖"
     # sinusoidal: every offset is checked (in steps), the curve's q runs over all of 0 … N−1
     change(state, compute, seq_len=1_048_576, d_model=8192)
     assert panel.data.count == 1_048_576 and not panel.data.truncated and not panel.data.found.pending
     sampled = panel.data.result.positions.size
     expected = f"min over q ≠ p of ‖PE(p) − PE(q)‖, q in 0…1,048,575 (p at {sampled:,} positions)"
-    assert label_plain_text(title) == expected
+    assert title.item.toPlainText() == expected
     assert "all of 0…1,048,575 (every offset 1…1,048,575)" in panel.figure_caption()
     # all-sine: only the leading positions
     change(state, compute, scheme="all_sine")
     count = panel.data.count
     assert 2 <= count < 1_048_576 and panel.data.truncated
-    assert label_plain_text(title) == f"min over q ≠ p of ‖PE(p) − PE(q)‖, positions 0…{count - 1:,} of 1,048,576"
+    assert title.item.toPlainText() == f"min over q ≠ p of ‖PE(p) − PE(q)‖, positions 0…{count - 1:,} of 1,048,576"
     assert f"all pairs of 0…{count - 1:,} only" in panel.figure_caption()
     change(state, compute, scheme="sinusoidal", seq_len=128, d_model=512)
-    assert label_plain_text(title) == "min over q ≠ p of ‖PE(p) − PE(q)‖"
+    assert title.item.toPlainText() == "min over q ≠ p of ‖PE(p) − PE(q)‖"
 
 
 def test_uniqueness_at_a_million_positions_finds_the_closest_offset(state, compute, qtbot):
@@ -805,26 +804,25 @@ def test_a_legend_sits_under_its_plot_and_covers_no_curve(panel_class, plot_name
 def test_sampled_analysis_figures_say_so_in_their_titles(state, compute, qtbot):
     # The message bar is not part of an exported figure: a figure of sampled positions says so itself.
     from posenc_gui.model import AxisSample
-    from posenc_gui.views.matrixplot import label_plain_text
-
+    
     magnitude = make(MagnitudePanel, state, compute, qtbot)
     relative = make(RelativePanel, state, compute, qtbot)
     magnitude_title, spread_title = magnitude.plot.titleLabel, relative.spread_plot.titleLabel
-    assert label_plain_text(magnitude_title) == "sinusoidal: 128 positions × d_model 512, base 10000, interleaved"
-    assert "every" not in label_plain_text(spread_title)
+    assert magnitude_title.item.toPlainText() == "sinusoidal: 128 positions × d_model 512, base 10000, interleaved"
+    assert "every" not in spread_title.item.toPlainText()
     change(state, compute, seq_len=1_048_576)
     stride = magnitude.data.sample.stride
     assert stride > 1 and magnitude.data.positions[1] == stride
     every = AxisSample(0, stride, 1).describe("position")  # "every 1,024th position"
-    assert label_plain_text(magnitude_title) == (
+    assert magnitude_title.item.toPlainText() == (
         f"sinusoidal: 1,048,576 positions × d_model 512, base 10000, interleaved, {every} and the last")
     p_stride = relative.data.position_stride
     assert p_stride > 1 and relative.data.positions[1] - relative.data.positions[0] == p_stride
     every = AxisSample(0, p_stride, 1).describe("position")
-    assert label_plain_text(spread_title).endswith(f"PE(p)·PE(p+k), p: {every}")
+    assert spread_title.item.toPlainText().endswith(f"PE(p)·PE(p+k), p: {every}")
     change(state, compute, seq_len=128)
-    assert label_plain_text(magnitude_title) == "sinusoidal: 128 positions × d_model 512, base 10000, interleaved"
-    assert "every" not in label_plain_text(spread_title)
+    assert magnitude_title.item.toPlainText() == "sinusoidal: 128 positions × d_model 512, base 10000, interleaved"
+    assert "every" not in spread_title.item.toPlainText()
 
 
 def test_linear_relation_figure_carries_its_verdict_and_residual(state, compute, qtbot):

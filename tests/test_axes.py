@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 import pytest
-from PySide6.QtCore import QRectF
+from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QImage, QPainter, QPicture
 from PySide6.QtWidgets import QApplication
 
-from posenc_gui.views.matrixplot import CompactAxisItem
+from posenc_gui.views.plotkit import CompactAxisItem
 from posenc_gui.views.similarity import SimilarityPanel
 
 
@@ -73,94 +73,27 @@ def test_a_wide_axis_keeps_pyqtgraphs_ticks(qapp):
     assert levels == super(CompactAxisItem, axis).tickSpacing(0, 512, 1000)
 
 
-def _specs(layout, axis):
+def _labels(axis) -> list[str]:
+    """The tick labels the axis lays out now (pyqtgraph's specifications, measured on a QPicture's painter)."""
     picture = QPicture()
     painter = QPainter(picture)
     try:
         if axis.style["tickFont"] is not None:
             painter.setFont(axis.style["tickFont"])
-        axis_spec, ticks, texts = layout(axis, painter)
+        _, _, texts = axis.generateDrawSpecs(painter)
     finally:
         painter.end()
-    point = lambda p: (round(p.x(), 9), round(p.y(), 9))  # noqa: E731
-    return ((axis_spec[0].color().name(), point(axis_spec[1]), point(axis_spec[2])),
-            [(pen.color().name(QColor.NameFormat.HexArgb), point(a), point(b)) for pen, a, b in ticks],
-            [(rect.getRect(), int(flags), text) for rect, flags, text in texts])
+    return [text for _rect, _flags, text in texts]
 
 
-def _four_sided_plot(qtbot):
-    """A 640 × 420 plot with a :class:`CompactAxisItem` on every side, all shown."""
-    widget = pg.PlotWidget(axisItems={side: CompactAxisItem(side) for side in ("left", "bottom", "right", "top")})
-    qtbot.addWidget(widget)
-    widget.resize(640, 420)
-    plot = widget.getPlotItem()
-    for side in ("right", "top"):
-        plot.showAxis(side)
-    return widget, plot
-
-
-def _fast_and_pyqtgraph_specs(axis, monkeypatch):
-    """The axis's specifications from the fast layout (failing if it detours through pyqtgraph's), and pyqtgraph's."""
-    theirs = _specs(pg.AxisItem.generateDrawSpecs, axis)
-    with monkeypatch.context() as patch:
-        patch.setattr(pg.AxisItem, "generateDrawSpecs", lambda *args: pytest.fail("pyqtgraph's layout ran"))
-        ours = _specs(CompactAxisItem.generateDrawSpecs, axis)
-    return ours, theirs
-
-
-def _show_laid_out(qtbot, widget) -> None:
-    """Show ``widget`` and paint it twice: the first paint measures the labels and widens the axes to fit them."""
-    widget.show()
-    qtbot.waitExposed(widget)
-    for _ in range(2):
-        widget.grab()
-        QApplication.processEvents()
-
-
-@pytest.mark.parametrize("x_range, y_range", [
-    ((-0.5, 511.5), (-0.5, 127.5)),              # the default heatmap
-    ((-0.5, 1_048_575.5), (1_000_000, 1_000_050)),  # a million positions; zoomed in at the end
-    ((0.25, 0.75), (-3e-4, 2e-4)),               # fractions, tiny values
-    ((-7.0, 7.0), (100.0, 260.0)),
-])
-@pytest.mark.parametrize("grid", [False, True])
-def test_axis_layout_matches_pyqtgraph(qtbot, monkeypatch, x_range, y_range, grid):
-    # The fast layout must give pyqtgraph's ticks and labels on every side, with and without a grid.
-    widget, plot = _four_sided_plot(qtbot)
-    if grid:
-        plot.showGrid(x=True, y=True, alpha=0.25)
-    widget.setRange(xRange=x_range, yRange=y_range, padding=0)
-    _show_laid_out(qtbot, widget)
-    for side in ("left", "bottom", "right", "top"):
-        axis = plot.getAxis(side)
-        ours, theirs = _fast_and_pyqtgraph_specs(axis, monkeypatch)
-        assert ours == theirs, side
-        assert ours[2], side  # some labels were laid out
-        low, high = axis.range
-        assert CompactAxisItem.tickValues(axis, low, high, 400) == pg.AxisItem.tickValues(axis, low, high, 400)
-
-
-@pytest.mark.parametrize("ticks", ["log", "set"])
-@pytest.mark.parametrize("grid", [False, True])
-def test_log_axes_and_set_ticks_match_pyqtgraph(qtbot, monkeypatch, ticks, grid):
-    # The analysis panels' log axes and their decade ticks (setTicks) take the fast layout too.
-    widget, plot = _four_sided_plot(qtbot)
-    if grid:
-        plot.showGrid(x=True, y=True, alpha=0.25)
-    if ticks == "log":
-        plot.setLogMode(x=True, y=True)
-        widget.setRange(xRange=(-1.3, 3.2), yRange=(-3.0, 0.5), padding=0)
-    else:
-        for side in ("left", "bottom", "right", "top"):
-            plot.getAxis(side).setTicks([[(0.0, "zero"), (0.5, "half"), (1.0, "one")], [(0.25, "¼"), (0.75, "¾")]])
-        widget.setRange(xRange=(-0.1, 1.1), yRange=(0.2, 1.05), padding=0)
-    _show_laid_out(qtbot, widget)
-    for side in ("left", "bottom", "right", "top"):
-        axis = plot.getAxis(side)
-        ours, theirs = _fast_and_pyqtgraph_specs(axis, monkeypatch)
-        assert ours == theirs, side
-        assert ours[2], side
-        assert _drawn(axis, CompactAxisItem.paint) == _drawn(axis, pg.AxisItem.paint), side
+#: How pyqtgraph aligns tick labels on each side of a plot (the permutation panel's cell labels use these too).
+_ALIGN = Qt.AlignmentFlag
+_LABEL_FLAGS = {
+    "left": _ALIGN.AlignRight | _ALIGN.AlignVCenter | Qt.TextFlag.TextDontClip,
+    "right": _ALIGN.AlignLeft | _ALIGN.AlignVCenter | Qt.TextFlag.TextDontClip,
+    "top": _ALIGN.AlignHCenter | _ALIGN.AlignBottom | Qt.TextFlag.TextDontClip,
+    "bottom": _ALIGN.AlignHCenter | _ALIGN.AlignTop | Qt.TextFlag.TextDontClip,
+}
 
 
 @pytest.mark.parametrize("side", ["left", "right", "top", "bottom"])
@@ -169,7 +102,7 @@ def test_tick_labels_land_on_the_pixels_draw_text_gives(qapp, side):
     # boundingRect's box was off in 1 of 11 of these placements.
     import itertools
 
-    from posenc_gui.views.matrixplot import _LABEL_FLAGS, static_text_at
+    from posenc_gui.views.plotkit import static_text_at
 
     flags = int(_LABEL_FLAGS[side])
     font = QFont()
@@ -194,43 +127,6 @@ def test_tick_labels_land_on_the_pixels_draw_text_gives(qapp, side):
             pixels(lambda painter: painter.drawText(rect, flags, text)), (text, rect)
 
 
-def _drawn(axis, paint) -> bytes:
-    """The pixels ``paint`` gives ``axis`` on a white image (a fresh layout each time)."""
-    bounds = axis.boundingRect().toAlignedRect()
-    image = QImage(bounds.width() + 20, bounds.height() + 20, QImage.Format.Format_ARGB32_Premultiplied)
-    image.fill(QColor("white"))
-    painter = QPainter(image)
-    try:
-        painter.translate(10 - bounds.x(), 10 - bounds.y())
-        axis.picture = None
-        paint(axis, painter, None, None)
-    finally:
-        painter.end()
-    return bytes(image.constBits())
-
-
-@pytest.mark.parametrize("grid", [False, True])
-def test_axes_draw_the_pixels_pyqtgraph_draws(qtbot, grid):
-    # The axis is drawn from a kept layout with static text instead of a
-    # recorded QPicture: the pixels must be pyqtgraph's, on every side, with
-    # and without grid lines, and again after the range changed.
-    widget, plot = _four_sided_plot(qtbot)
-    if grid:
-        plot.showGrid(x=True, y=True, alpha=0.25)
-    widget.show()
-    qtbot.waitExposed(widget)
-    for x_range, y_range in [((-0.5, 511.5), (-0.5, 127.5)), ((1_000_000, 1_000_050), (-3e-4, 2e-4))]:
-        widget.setRange(xRange=x_range, yRange=y_range, padding=0)
-        for _ in range(2):
-            widget.grab()
-            QApplication.processEvents()
-        for side in ("left", "bottom", "right", "top"):
-            axis = plot.getAxis(side)
-            ours = _drawn(axis, CompactAxisItem.paint)
-            assert ours == _drawn(axis, pg.AxisItem.paint), (side, x_range)
-            assert ours.count(b"\xff") < len(ours), side  # something was drawn
-
-
 def test_matrix_axes_tick_whole_rows_and_columns_without_si_prefix(qtbot, state, compute):
     # A one-position, two-dimension heatmap: pyqtgraph labelled its row axis
     # −400 … 400 "(x0.001)" and its column axis in tenths.
@@ -245,8 +141,8 @@ def test_matrix_axes_tick_whole_rows_and_columns_without_si_prefix(qtbot, state,
     assert compute.wait_idle()
     panel.grab()
     rows, columns = (panel.matrix.plot.getAxis(side) for side in ("left", "bottom"))
-    assert [text for _, _, text in _specs(CompactAxisItem.generateDrawSpecs, rows)[2]] == ["0"]
-    assert [text for _, _, text in _specs(CompactAxisItem.generateDrawSpecs, columns)[2]] == ["0", "1"]
+    assert _labels(rows) == ["0"]
+    assert _labels(columns) == ["0", "1"]
     assert "x0.001" not in rows.labelString()
     assert panel.matrix.plot.titleLabel.text.startswith("sinusoidal: 1 position × d_model 2")
     assert panel.sampling_label.text() == "1 position × 2 dimensions"
@@ -266,7 +162,7 @@ def test_an_error_while_drawing_an_axis_is_reported_not_a_crash(tmp_path):
         from PySide6.QtWidgets import QApplication
         app = QApplication([])
         import pyqtgraph as pg
-        from posenc_gui.views.matrixplot import CompactAxisItem
+        from posenc_gui.views.plotkit import CompactAxisItem
         base = CompactAxisItem if sys.argv[1] == "ours" else pg.AxisItem
         class Failing(base):
             def tickStrings(self, values, scale, spacing):
@@ -294,7 +190,7 @@ def test_grid_lines_pass_under_what_the_plot_shows(qtbot, under_the_data):
     # draws the grid over it.
     from PySide6.QtWidgets import QGraphicsRectItem
 
-    from posenc_gui.views.matrixplot import new_layout_widget, show_grid, style_plot
+    from posenc_gui.views.plotkit import new_layout_widget, show_grid, style_plot
 
     canvas = new_layout_widget()
     qtbot.addWidget(canvas)
@@ -322,34 +218,11 @@ def test_grid_lines_pass_under_what_the_plot_shows(qtbot, under_the_data):
     assert (grey == 0) == under_the_data, grey
 
 
-def test_setting_an_axis_its_own_ticks_again_keeps_its_layout(qtbot):
-    # The analysis panels set their ticks on every update; each setTicks lays the axis out again.
-    from posenc_gui.views.matrixplot import set_ticks
-
-    widget, plot = _four_sided_plot(qtbot)
-    widget.show()
-    qtbot.waitExposed(widget)
-    axis = plot.getAxis("left")
-    ticks = [[(0.0, "0"), (0.5, "half"), (1.0, "1")], []]
-    set_ticks(axis, ticks)
-    widget.grab()
-    laid_out = axis.picture
-    assert laid_out is not None
-    set_ticks(axis, [[(0.0, "0"), (0.5, "half"), (1.0, "1")], []])  # equal, not the same list
-    assert axis.picture is laid_out
-    set_ticks(axis, [[(0.0, "0"), (1.0, "1")], []])
-    assert axis.picture is None
-    widget.grab()
-    assert [text for _, _, text in _specs(CompactAxisItem.generateDrawSpecs, axis)[2]] == ["0", "1"]
-    set_ticks(axis, None)  # back to the axis's own ticks
-    assert axis._tickLevels is None
-
-
 @pytest.mark.parametrize("height", [160, 200, 600])
 def test_a_fitted_y_range_keeps_the_labels_of_its_round_bounds(qtbot, height):
     # A short plot of sinusoids (the waveforms dock above a legend) lost its ±1:
     # 3 % of padding was less than the half label the axis needs to draw them whole.
-    from posenc_gui.views.matrixplot import fit_y_range, show_grid, style_plot
+    from posenc_gui.views.plotkit import fit_y_range, show_grid, style_plot
 
     widget = pg.GraphicsLayoutWidget()
     qtbot.addWidget(widget)
@@ -363,7 +236,7 @@ def test_a_fitted_y_range_keeps_the_labels_of_its_round_bounds(qtbot, height):
     plot.plot(x, np.sin(x))
     fit_y_range(plot, np.sin(x))
     QApplication.processEvents()
-    labels = [text for _, _, text in _specs(CompactAxisItem.generateDrawSpecs, plot.getAxis("left"))[2]]
+    labels = _labels(plot.getAxis("left"))
     assert {-1.0, 1.0} <= {float(text) for text in labels}, (plot.getViewBox().height(), labels)
 
 
@@ -387,3 +260,20 @@ def test_no_plot_axis_scales_its_labels_with_an_si_prefix(qtbot, state, compute,
     assert axes
     for axis in axes:
         assert axis.autoSIPrefixScale == 1.0 and "(x" not in axis.labelString(), axis.labelString()
+
+
+def test_setting_an_axis_its_own_ticks_again_does_not_lay_it_out_again(qtbot):
+    # The analysis panels set their ticks on every update; each setTicks lays the axis out again.
+    from posenc_gui.views.plotkit import set_ticks
+
+    axis = CompactAxisItem("left")
+    laid_out = []
+    set_ticks_of_axis = axis.setTicks
+    axis.setTicks = lambda ticks: (laid_out.append(ticks), set_ticks_of_axis(ticks))
+    ticks = [[(0.0, "0"), (0.5, "half"), (1.0, "1")], []]
+    set_ticks(axis, ticks)
+    set_ticks(axis, [[(0.0, "0"), (0.5, "half"), (1.0, "1")], []])  # equal, not the same list
+    assert laid_out == [ticks]
+    set_ticks(axis, [[(0.0, "0"), (1.0, "1")], []])
+    set_ticks(axis, None)  # back to the axis's own ticks
+    assert laid_out == [ticks, [[(0.0, "0"), (1.0, "1")], []], None]

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 from PySide6.QtCore import QPointF
-from PySide6.QtGui import QColor, QImage
+from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QApplication, QComboBox
 
 from posenc_gui.model import encode, pairwise
@@ -56,15 +56,13 @@ def test_heatmap_puts_position_zero_at_the_top(qtbot, state, compute):
     assert panel.matrix.plot.getViewBox().yInverted()
 
 
-def test_heatmap_image_is_rendered_in_the_format_qt_draws_natively(qtbot, state, compute):
-    # Converted once per render (not per paint); the colours must survive the conversion.
+def test_heatmap_image_shows_rows_down_and_the_colour_scales_colours(qtbot, state, compute):
     state.update(scheme="naive", seq_len=50, d_model=8)
     panel = HeatmapPanel(state, compute)
     settle(qtbot, panel, compute)
     item = panel.matrix.image
     item.render()
     image = item.qimage
-    assert image.format() == QImage.Format.Format_ARGB32_Premultiplied
     assert (image.width(), image.height()) == (8, 50)  # columns × rows, not transposed
     low, high = panel.matrix.colorbar.levels()
     colormap = panel.matrix.colorbar.colorMap()
@@ -73,34 +71,6 @@ def test_heatmap_image_is_rendered_in_the_format_qt_draws_natively(qtbot, state,
         got = QColor(image.pixel(col, row))
         assert max(abs(got.red() - expected.red()), abs(got.green() - expected.green()),
                    abs(got.blue() - expected.blue())) <= 8, (row, col, got.name(), expected.name())
-
-
-@pytest.mark.parametrize("colormap_name", ["RdBu", "viridis"])
-def test_matrix_image_renders_the_same_pixels_as_pyqtgraph(qapp, colormap_name):
-    # The fast render must agree with pyqtgraph's own: values below, at and
-    # above the levels, exact boundaries, NaN (transparent), a non-square shape.
-    import pyqtgraph as pg
-
-    from posenc_gui.views.matrixplot import MatrixImageItem, get_colormap
-
-    rng = np.random.default_rng(7)
-    values = rng.uniform(-1.6, 1.6, size=(37, 53))
-    values[0, :5] = [-1.0, 1.0, 0.0, -0.25, 0.999999]
-    values[3, 7] = values[20, 50] = np.nan
-    lut = get_colormap(colormap_name).getLookupTable(nPts=256, alpha=False)
-    fast, reference = MatrixImageItem(), pg.ImageItem(axisOrder="row-major")
-    for item in (fast, reference):
-        item.setLookupTable(lut)
-        item.setImage(values, levels=(-1.0, 1.0), autoLevels=False)
-        item.render()
-    assert fast._pixels is not None  # the fast path ran, not pyqtgraph's
-    expected = reference.qimage.convertToFormat(QImage.Format.Format_ARGB32_Premultiplied)
-    got = fast.qimage
-    assert got.format() == QImage.Format.Format_ARGB32_Premultiplied
-    assert (got.width(), got.height()) == (53, 37)
-    differing = [(row, col) for row in range(37) for col in range(53) if got.pixel(col, row) != expected.pixel(col, row)]
-    assert not differing, differing[:5]
-    assert QColor.fromRgba(got.pixel(7, 3)).alpha() == 0
 
 
 def test_heatmap_hover_describes_value_and_formula(qtbot, state, compute):
@@ -534,7 +504,7 @@ def test_presets_of_every_scheme_apply_all_their_parameters(qtbot, state, comput
 
 
 def test_symmetric_colour_levels_ignore_non_finite_values():
-    from posenc_gui.views.matrixplot import symmetric_levels
+    from posenc_gui.views.plotkit import symmetric_levels
 
     assert symmetric_levels(np.array([[0.2, -0.734], [0.5, 0.1]])) == (-0.74, 0.74)
     assert symmetric_levels(np.array([[np.nan, -0.734], [np.inf, 0.1]])) == (-0.74, 0.74)
@@ -596,95 +566,6 @@ def test_similarity_says_under_the_plot_how_the_matrix_is_sampled(qtbot, state, 
     state.flush()
     assert compute.wait_idle(60)
     assert panel.sampling_label.isHidden()
-
-
-def test_curve_bounds_match_pyqtgraph(qapp):
-    import pyqtgraph as pg
-
-    from posenc_gui.views.matrixplot import CurveItem
-
-    x = np.linspace(-3.0, 7.5, 41)
-    for y in (np.sin(x) * 4.0, np.where(x > 2, np.nan, x)):
-        for pen in (pg.mkPen("b", width=2), pg.mkPen("b", width=3, cosmetic=False)):
-            ours, theirs = CurveItem(pen=pen), pg.PlotCurveItem(pen=pen)
-            ours.setData(x, y)
-            theirs.setData(x, y)
-            for axis in (0, 1):
-                assert ours.dataBounds(axis) == theirs.dataBounds(axis), (axis, pen.isCosmetic())
-            assert ours.boundingRect() == theirs.boundingRect()
-
-
-def _ink(image: QImage) -> np.ndarray:
-    """Pixels of the curve's colour (blue dominant) as a boolean mask."""
-    pixels = np.frombuffer(image.constBits(), np.uint8).reshape(image.height(), image.bytesPerLine() // 4, 4)
-    blue, green, red = (pixels[:, : image.width(), c].astype(int) for c in range(3))
-    return (blue - red > 60) & (blue > 120)
-
-
-def _ink_within_one_pixel(image: QImage, reference: QImage) -> bool:
-    ink, near = _ink(image), _ink(reference)
-    grown = near.copy()
-    for dy in (-1, 0, 1):
-        for dx in (-1, 0, 1):
-            grown |= np.roll(np.roll(near, dy, axis=0), dx, axis=1)
-    return bool(ink.sum() > 100 and not (ink & ~grown).any())
-
-
-def test_curves_on_screen_skip_only_samples_that_do_not_show(qtbot):
-    # A smooth curve is stroked through fewer samples; the picture is the same
-    # as through all of them, a dense curve keeps every sample, and exports
-    # (export mode) draw them all.
-    import pyqtgraph as pg
-
-    from posenc_gui.views.matrixplot import CurveItem
-
-    widget = pg.PlotWidget(background="w")
-    qtbot.addWidget(widget)
-    widget.resize(500, 320)
-    widget.show()
-    qtbot.waitExposed(widget)
-    x = np.linspace(0.0, 127.0, 461)
-    curve = CurveItem(pen=pg.mkPen("#0072B2", width=2))
-    widget.addItem(curve)
-    widget.setRange(xRange=(0, 127), yRange=(-1.1, 1.1), padding=0)
-
-    def draw(y, tolerance):
-        curve.TOLERANCE_PX = tolerance
-        curve.setData(x, y)
-        image = widget.grab().toImage().convertToFormat(QImage.Format.Format_RGB32)
-        return image, curve.drawn_points
-
-    smooth = np.sin(x / 62.83 * 2 * np.pi)
-    full, full_points = draw(smooth, 0.0)
-    thinned, thinned_points = draw(smooth, CurveItem.TOLERANCE_PX)
-    assert full_points == x.size and thinned_points < x.size / 2
-    np.testing.assert_array_equal(curve.getData()[1], smooth)  # the data keep every sample
-    # Aliased strokes may flip single edge pixels; none may move by more than a pixel.
-    assert _ink_within_one_pixel(thinned, full) and _ink_within_one_pixel(full, thinned)
-
-    # pyqtgraph's own curve, stroked as one path, is the reference picture.
-    reference = pg.PlotCurveItem(x, smooth, pen=pg.mkPen("#0072B2", width=2))
-    reference.setSegmentedLineMode("off")
-    curve.hide()
-    widget.addItem(reference)
-    theirs = widget.grab().toImage().convertToFormat(QImage.Format.Format_RGB32)
-    widget.removeItem(reference)
-    curve.show()
-    assert _ink_within_one_pixel(full, theirs) and _ink_within_one_pixel(theirs, full)
-
-    dense = np.sin(x * 1.0)  # about 20 px per period
-    assert draw(dense, CurveItem.TOLERANCE_PX)[1] == x.size
-    gappy = smooth.copy()
-    gappy[200:210] = np.nan  # pyqtgraph draws non-finite data its own way
-    image, _ = draw(gappy, CurveItem.TOLERANCE_PX)
-    assert curve._polyline is None and _ink(image).sum() > 100
-    curve.setExportMode(True, {"antialias": True})
-    try:
-        curve.setData(x, smooth)
-        widget.grab()
-        assert curve.drawn_points == x.size
-    finally:
-        curve.setExportMode(False)
 
 
 def test_a_long_default_dimension_list_shows_its_start(qtbot, state, compute):

@@ -19,7 +19,7 @@ from posenc_gui import export
 from posenc_gui.export import ExportError
 from posenc_gui.model import encode, limits, pairwise
 from posenc_gui.views import panel_classes
-from posenc_gui.views.matrixplot import MatrixPlot, new_layout_widget
+from posenc_gui.views.plotkit import MatrixPlot, new_layout_widget
 from waiting import finish_pending
 
 PANEL_IDS = [cls.panel_id for cls in panel_classes()]

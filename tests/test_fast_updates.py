@@ -9,7 +9,7 @@ from PySide6.QtGui import QColor, QImage
 from PySide6.QtWidgets import QApplication, QGraphicsView, QLabel, QVBoxLayout, QWidget
 
 from posenc_gui.views.labels import StatusText, WrappedLabelHolder
-from posenc_gui.views.matrixplot import label_plain_text, new_layout_widget, set_title
+from posenc_gui.views.plotkit import new_layout_widget, set_title
 from waiting import TIMEOUT_MS, TIMEOUT_S
 
 
@@ -123,59 +123,11 @@ def _plot_on_canvas(qtbot, width: int, height: int):
     return canvas, canvas.addPlot()
 
 
-def _titled_plot_on_screen(qtbot):
-    """A 600 × 300 canvas, shown and laid out, whose plot has the title "sinusoidal, d_model 512"."""
-    canvas, plot = _plot_on_canvas(qtbot, 600, 300)
-    set_title(plot, "sinusoidal, d_model 512")
-    canvas.show()
-    qtbot.waitExposed(canvas)
-    settle()
-    return canvas, plot
-
-
-def _title_centre(label, shown) -> float:
-    """Horizontal centre of the title text item ``shown`` in the plot's coordinates."""
-    return label.mapRectToParent(shown.mapRectToParent(shown.boundingRect())).center().x()
-
-
-@pytest.mark.parametrize("in_place", [True, False])
-def test_title_swaps_in_place_and_stays_centred(qtbot, in_place):
-    # PlotItem.setTitle is the control: it re-lays out the plot.
-    canvas, plot = _titled_plot_on_screen(qtbot)
-    requests = LayoutRequests(plot)
-    if in_place:
-        set_title(plot, "sinusoidal, d_model 510")
-    else:
-        plot.setTitle("sinusoidal, d_model 510")
-    settle()
-    label = plot.titleLabel
-    assert label.text == "sinusoidal, d_model 510"
-    assert "d_model 510" in label_plain_text(label)
-    plain = getattr(label, "_plain_text", None)
-    shown = plain if plain is not None and plain.isVisible() else label.item
-    assert shown.isVisible()
-    assert _title_centre(label, shown) == pytest.approx(label.geometry().center().x(), abs=1.0)
-    assert (requests.count == 0) == in_place
-
-
-@pytest.mark.parametrize("width", [900, 400])
-def test_a_title_swapped_in_place_stays_centred_when_the_plot_is_resized(qtbot, width):
-    # A dock dragged wider or narrower, or an export at another width than on screen.
-    canvas, plot = _titled_plot_on_screen(qtbot)
-    set_title(plot, "sinusoidal, d_model 510")
-    label = plot.titleLabel
-    assert label._plain_text.isVisible()
-    canvas.resize(width, 300)
-    settle()
-    assert label.geometry().center().x() != pytest.approx(300, abs=20)  # the box did move
-    assert _title_centre(label, label._plain_text) == pytest.approx(label.geometry().center().x(), abs=1.0)
-
-
 @pytest.mark.parametrize("width, room", [(240, False), (900, True)])
 def test_a_styled_plots_title_gives_way_to_a_narrow_canvas(qtbot, width, room):
     # pyqtgraph makes a title's text width its minimum: in a narrow dock the canvas then
     # became wider than its view and was clipped at the right, axis, plot end and all.
-    from posenc_gui.views.matrixplot import style_plot
+    from posenc_gui.views.plotkit import style_plot
 
     canvas = new_layout_widget()
     qtbot.addWidget(canvas)
@@ -193,18 +145,6 @@ def test_a_styled_plots_title_gives_way_to_a_narrow_canvas(qtbot, width, room):
     assert (label.geometry().width() >= text_width - 1) == room  # the full width wherever it fits
     shown = label.item.mapRectToParent(label.item.boundingRect())
     assert shown.center().x() == pytest.approx(label.rect().center().x(), abs=1.0)  # centred either way
-
-
-def test_a_title_too_wide_for_its_row_is_laid_out(qtbot):
-    canvas, plot = _plot_on_canvas(qtbot, 600, 300)
-    set_title(plot, "short")
-    canvas.show()
-    qtbot.waitExposed(canvas)
-    long_title = "a title much longer than the short one, " * 3
-    set_title(plot, long_title)
-    QApplication.processEvents()
-    assert plot.titleLabel.text == long_title
-    assert plot.titleLabel.minimumWidth() >= plot.titleLabel.itemRect().width() - 1
 
 
 def test_waveform_note_follows_the_curves_once_the_user_pauses(qtbot, state, compute):
@@ -380,28 +320,6 @@ def test_analysis_panels_compute_in_the_worker_process_at_the_default_size(make_
     assert panel.data.params.d_model == 510
 
 
-def test_legend_text_swapped_in_place_stays_aligned_with_the_others(qtbot):
-    # The in-place text has no document margin; it must start where the
-    # neighbouring labels' rich text starts, not a margin to the left.
-    from posenc_gui.views.matrixplot import replace_label_text
-
-    canvas, plot = _plot_on_canvas(qtbot, 600, 300)
-    legend = plot.addLegend()
-    for name in ("dim 0 (λ = 6.283)", "dim 128 (λ = 62.83)"):
-        plot.plot([0, 1], [0, 1], name=name)
-    canvas.show()
-    qtbot.waitExposed(canvas)
-    QApplication.processEvents()
-    (_, swapped), (_, rich) = legend.items
-    assert replace_label_text(swapped, "dim 1 (λ = 6.283)", 9.0)
-    plain = swapped._plain_text
-    assert plain.isVisible() and not swapped.item.isVisible()
-    text_left = swapped.mapToScene(plain.pos()).x()
-    rich_left = rich.mapToScene(rich.item.pos()).x() + rich.item.document().documentMargin()
-    assert text_left == pytest.approx(rich_left, abs=0.5)
-    assert label_plain_text(swapped) == "dim 1 (λ = 6.283)"
-
-
 def _canvas_with_curve(qtbot, y):
     canvas, plot = _plot_on_canvas(qtbot, 300, 200)
     plot.setRange(xRange=(0, 2), yRange=(0, 1))
@@ -435,64 +353,9 @@ def test_a_canvas_repaint_leaves_nothing_of_the_old_data(qtbot):
     assert after.pixelColor(1, 1) == QColor("white")
 
 
-def _two_items_in_one_plot(qtbot, y):
-    """A plain pyqtgraph data item (the control) and a :class:`DataItem`, both with markers, in one plot."""
-    import numpy as np
-
-    from posenc_gui.views.matrixplot import add_data_item
-
-    widget = pg.PlotWidget()
-    qtbot.addWidget(widget)
-    widget.resize(400, 300)
-    widget.show()
-    qtbot.waitExposed(widget)
-    plot = widget.getPlotItem()
-    x = np.arange(len(y), dtype=float)
-    plain = plot.plot(x, y, symbol="o")
-    ours = add_data_item(plot, x, y, symbol="o")
-    replots = {plain: 0, ours: 0}
-    for item in replots:
-        def counted(*args, item=item, update=item.updateItems, **kwargs):
-            replots[item] += 1
-            return update(*args, **kwargs)
-        item.updateItems = counted
-    return widget, plot, plain, ours, replots
-
-
-def test_a_data_item_is_not_replotted_when_a_new_y_range_changes_nothing_it_draws(qtbot):
-    # pyqtgraph re-plots (curve and markers) on every change of the y range, for its
-    # dynamic range limit; the analysis panels set one on every update.
-    import numpy as np
-
-    widget, plot, plain, ours, replots = _two_items_in_one_plot(qtbot, np.sin(np.arange(200) / 7.0))
-    for low, high in [(-2, 2), (-1.2, 1.3), (0, 0.5)]:
-        plot.setYRange(low, high, padding=0)
-        widget.grab()  # pyqtgraph applies a new range when it paints
-    assert replots[ours] == 0 and replots[plain] >= 3  # the plain item is the control
-    np.testing.assert_array_equal(ours.curve.getData()[1], plain.curve.getData()[1])
-
-
-def test_a_data_item_is_replotted_where_the_range_limit_cuts_its_data(qtbot):
-    # Zoomed in a million-fold, pyqtgraph cuts far-off points: the same drawing as pyqtgraph's,
-    # going in and coming back out.
-    import numpy as np
-
-    y = np.linspace(-1e7, 1e7, 101)
-    widget, plot, plain, ours, replots = _two_items_in_one_plot(qtbot, y)
-    cut = []
-    for low, high in [(-1e7, 1e7), (-0.5, 0.5), (-1e7, 1e7), (-0.1, 0.1), (-1e7, 1e7)]:
-        plot.setYRange(low, high, padding=0)
-        widget.grab()
-        drawn = ours.curve.getData()[1]
-        np.testing.assert_array_equal(drawn, plain.curve.getData()[1])
-        cut.append(bool(drawn.max() < y.max()))
-    assert any(cut) and not cut[0] and not cut[-1]  # the limit did cut, while zoomed in only
-    assert replots[ours] >= 4
-
-
 @pytest.mark.parametrize("side", ["left", "bottom"])
 def test_a_new_axis_title_is_centred_along_its_axis(qtbot, side):
-    from posenc_gui.views.matrixplot import set_axis_label, style_plot
+    from posenc_gui.views.plotkit import set_axis_label, style_plot
 
     canvas, plot = _plot_on_canvas(qtbot, 400, 300)
     style_plot(plot)
@@ -511,7 +374,7 @@ def test_a_new_axis_title_is_centred_along_its_axis(qtbot, side):
 
 def _titled_canvas(qtbot, title: str, axis_title: str, entry: str):
     """A styled plot with a title, an axis title and a one-entry legend (each a rich-text item)."""
-    from posenc_gui.views.matrixplot import FOREGROUND, add_legend_below, set_axis_label, style_plot
+    from posenc_gui.views.plotkit import FOREGROUND, add_legend_below, set_axis_label, style_plot
 
     canvas, plot = _plot_on_canvas(qtbot, 400, 300)
     style_plot(plot)
@@ -555,7 +418,7 @@ TEXT_EDGE_TOLERANCE = 80
 def test_plot_text_is_drawn_from_a_cache_that_follows_the_text(qtbot):
     # Titles, axis titles and legend entries draw from pixmaps (a repaint is
     # a blit); a new text must still reach the screen, not the old pixmap.
-    from posenc_gui.views.matrixplot import set_axis_label
+    from posenc_gui.views.plotkit import set_axis_label
 
     canvas, plot, entry_label = _titled_canvas(qtbot, "first title", "first axis", "first entry")
     items = _text_items(plot, entry_label)
@@ -578,214 +441,3 @@ def test_cached_plot_text_looks_as_drawn_directly(qtbot):
     cached = canvas.grab().toImage().convertToFormat(QImage.Format.Format_RGB32)
     assert _largest_difference(cached, _drawn_without_caches(canvas, _text_items(plot, entry_label))) \
         <= TEXT_EDGE_TOLERANCE
-
-
-@pytest.mark.parametrize("log_x, log_y", [(False, False), (True, False), (True, True)])
-def test_a_line_shows_what_a_pyqtgraph_data_item_shows(qtbot, log_x, log_y):
-    # LineItem skips PlotDataItem's pipeline but must map log axes as it
-    # does: a plain PlotDataItem in the same plot is the control. A zero and
-    # a negative value have no logarithm and leave gaps in both.
-    import numpy as np
-
-    from posenc_gui.views.matrixplot import add_line
-
-    widget = pg.PlotWidget()
-    qtbot.addWidget(widget)
-    plot = widget.getPlotItem()
-    plot.setLogMode(x=log_x, y=log_y)
-    x = np.array([0.5, 1.0, 2.0, 4.0, 8.0, 16.0])
-    y = np.array([3.0, 0.0, 0.25, -1.0, 7.5, 1e4])
-    control = plot.plot(x, y, pen="k")
-    line = add_line(plot, pg.mkPen("k"))
-    line.setData(x, y)
-    shown_x, shown_y = line.getData()
-    expected_x, expected_y = control.getData()
-    np.testing.assert_array_equal(shown_x, expected_x)
-    finite = np.isfinite(expected_y)
-    np.testing.assert_array_equal(shown_y[finite], expected_y[finite])
-    assert not np.isfinite(shown_y[~finite]).any()
-    assert line.opts["connect"] == ("finite" if log_y else "all")
-    original_x, original_y = line.getOriginalDataset()
-    np.testing.assert_array_equal(original_x, x)
-    np.testing.assert_array_equal(original_y, y)
-    plot.setLogMode(x=False, y=False)  # back to linear axes: the data as given
-    np.testing.assert_array_equal(line.getData()[1], y)
-
-
-def test_a_line_given_the_data_it_shows_is_not_redrawn(qtbot):
-    import numpy as np
-
-    from posenc_gui.views.matrixplot import add_line
-
-    widget = pg.PlotWidget()
-    qtbot.addWidget(widget)
-    plot = widget.getPlotItem()
-    plot.setLogMode(x=True, y=False)
-    line = add_line(plot, pg.mkPen("k"))
-    changes = []
-    line.sigPlotChanged.connect(changes.append)
-    x, y = np.array([1.0, 2.0, 4.0]), np.array([0.5, np.nan, 2.0])
-    line.setData(x, y)
-    assert len(changes) == 1
-    line.setData(x.copy(), y.copy())  # equal values (NaN included) in new arrays: nothing to do
-    assert len(changes) == 1
-    line.setData(x, np.array([0.5, np.nan, 2.5]))  # one value differs
-    assert len(changes) == 2
-    np.testing.assert_array_equal(line.getData()[1], [0.5, np.nan, 2.5])
-    line.setData(x, np.array([0.5, np.nan, 2.5]), pen=pg.mkPen("r"))  # same data, a new style: applied
-    assert len(changes) == 3 and line.opts["pen"].color().name() == "#ff0000"
-    line.setData(x[:2], np.array([0.5, 1.0]))  # another length
-    assert len(changes) == 4 and line.getOriginalDataset()[0].size == 2
-
-
-def test_a_d_model_step_leaves_the_addition_docks_logit_term_lines_alone(qtbot, state, compute):
-    from posenc_gui.views.addition import AdditionPanel
-
-    panel = AdditionPanel(state, compute)
-    qtbot.addWidget(panel)
-    panel.resize(1000, 700)
-    panel.show()  # a hidden panel waits to be shown before it computes
-    qtbot.waitExposed(panel)
-    assert compute.wait_idle(60) and panel.data is not None
-    changes = {name: [] for name in panel.term_curves}
-    for name, curve in panel.term_curves.items():
-        curve.sigPlotChanged.connect(changes[name].append)
-    cosine_changes = []
-    panel.cos_mean_curve.sigPlotChanged.connect(cosine_changes.append)
-    state.update(d_model=state.params.d_model + 2)  # the toy head keeps its 64 dimensions
-    state.flush()
-    compute.wait_idle(60)
-    assert panel.data.params == state.params
-    assert all(not seen for seen in changes.values())
-    assert cosine_changes  # cos(e, e + p) depends on d_model: that line is new
-
-
-def test_a_line_is_listed_in_its_plots_legend_and_draws_like_a_data_item(qtbot):
-    import numpy as np
-
-    from posenc_gui.views.matrixplot import add_legend_below, add_line
-
-    def drawn(make_line):
-        canvas, plot = _plot_on_canvas(qtbot, 300, 200)
-        plot.setRange(xRange=(0, 10), yRange=(-1.2, 1.2), padding=0)
-        legend = add_legend_below(canvas, plot)
-        line = make_line(plot)
-        x = np.linspace(0, 10, 50)
-        line.setData(x, np.sin(x))
-        canvas.show()
-        qtbot.waitExposed(canvas)
-        settle()
-        assert [label.text for _, label in legend.items] == ["r = 64"]
-        return canvas.grab().toImage().convertToFormat(QImage.Format.Format_RGB32)
-
-    def differing(image, other):
-        return sum(image.pixel(x, y) != other.pixel(x, y) for y in range(image.height()) for x in range(image.width()))
-
-    pen = pg.mkPen("#0072B2", width=2)
-    ours = drawn(lambda plot: add_line(plot, pen, name="r = 64"))
-    pyqtgraphs = drawn(lambda plot: plot.plot(pen=pen, name="r = 64"))
-    no_line = drawn(lambda plot: plot.plot(pen=None, name="r = 64"))
-    line_pixels = differing(pyqtgraphs, no_line)
-    assert line_pixels > 500  # the control draws a line (and its legend sample)
-    assert differing(ours, pyqtgraphs) < 0.1 * line_pixels
-
-
-def test_an_axis_title_is_set_again_only_when_its_text_changes(qtbot):
-    # pyqtgraph re-sets the title on every range change (for its SI prefix);
-    # the same HTML again would lay the title out and render its pixmap anew.
-    from posenc_gui.views.matrixplot import set_axis_label, style_plot
-
-    widget = pg.PlotWidget()
-    qtbot.addWidget(widget)
-    plot = widget.getPlotItem()
-    style_plot(plot)
-    axis = plot.getAxis("left")
-    set_axis_label(axis, "norm")
-    html_set = []
-    set_html = axis.label.setHtml
-    axis.label.setHtml = lambda html: (html_set.append(html), set_html(html))
-    for top in (10.0, 1000.0, 3.5):
-        plot.setYRange(0, top, padding=0)
-    assert html_set == []
-    assert axis.label.toPlainText().strip() == "norm"
-    set_axis_label(axis, "distance")
-    assert len(html_set) == 1 and axis.label.toPlainText().strip() == "distance"
-    # With units and an SI prefix, a range change changes the text. (A styled plot's own
-    # axes have no SI prefix; the same guard serves axes that keep it, such as colour bars'.)
-    axis.enableAutoSIPrefix(True)
-    axis.setLabel("length", units="m")
-    plot.setYRange(0, 5e6, padding=0)
-    assert axis.label.toPlainText().strip() == "length (Mm)"
-    assert len(html_set) == 3
-
-
-def _marker_canvas(qtbot, make_markers):
-    canvas, plot = _plot_on_canvas(qtbot, 300, 200)
-    plot.setRange(xRange=(-1, 11), yRange=(-1.5, 1.5), padding=0)
-    markers = make_markers(plot)
-    canvas.show()
-    qtbot.waitExposed(canvas)
-    return canvas, markers
-
-
-def _rebuilds(markers) -> list:
-    """Calls of pyqtgraph's marker rebuild (``addPoints``) on ``markers`` from now on."""
-    calls = []
-    rebuild = markers.addPoints
-    markers.addPoints = lambda *args, **kwargs: (calls.append(True), rebuild(*args, **kwargs))
-    return calls
-
-
-def test_markers_moved_in_place_draw_what_new_markers_draw(qtbot):
-    import numpy as np
-
-    from posenc_gui.views.matrixplot import Markers
-
-    style = {"symbol": "o", "size": 7, "brush": pg.mkBrush("#0072B2"), "pen": pg.mkPen("w", width=0.5)}
-    x = np.arange(11, dtype=float)
-
-    def add(plot, kind):
-        markers = kind(**style)
-        plot.addItem(markers)
-        return markers
-
-    canvas, ours = _marker_canvas(qtbot, lambda plot: add(plot, Markers))
-    ours.setData(x, np.sin(x))
-    ours.dataBounds(1)  # as auto-range asks: pyqtgraph caches the answer
-    rebuilds = _rebuilds(ours)
-    ours.setData(x, np.cos(x))  # same markers, new places: moved in place
-    assert rebuilds == []
-    control_canvas, control = _marker_canvas(qtbot, lambda plot: add(plot, pg.ScatterPlotItem))
-    control.setData(x, np.cos(x))
-    for axis in (0, 1):
-        np.testing.assert_array_equal(ours.getData()[axis], control.getData()[axis])
-        assert ours.dataBounds(axis) == control.dataBounds(axis)
-    settle()
-    assert [tuple(point.pos()) for point in ours.points()] == [tuple(point.pos()) for point in control.points()]
-    drawn = canvas.grab().toImage().convertToFormat(QImage.Format.Format_RGB32)
-    assert drawn == control_canvas.grab().toImage().convertToFormat(QImage.Format.Format_RGB32)
-    ours.setData(x[:5], np.sin(x[:5]))  # fewer markers: rebuilt
-    ours.setData(x[:5], np.cos(x[:5]), size=12)  # another style: rebuilt
-    assert rebuilds == [True, True]
-    assert ours.opts["size"] == 12 and len(ours.data) == 5
-
-
-def test_a_data_items_markers_follow_its_data_as_pyqtgraphs_do(qtbot):
-    import numpy as np
-
-    from posenc_gui.views.matrixplot import Markers, add_data_item
-
-    x = np.arange(11, dtype=float)
-    style = {"pen": pg.mkPen("#D55E00", width=2), "symbol": "o", "symbolSize": 5, "symbolBrush": "#0072B2",
-             "symbolPen": None}
-    canvas, ours = _marker_canvas(qtbot, lambda plot: add_data_item(plot, x, np.sin(x), **style))
-    assert isinstance(ours.scatter, Markers) and ours.scatter.parentItem() is ours
-    rebuilds = _rebuilds(ours.scatter)
-    for phase in (0.5, 1.0, 1.5):
-        ours.setData(x, np.sin(x + phase), **style)
-    assert rebuilds == []
-    control_canvas, _ = _marker_canvas(qtbot, lambda plot: plot.plot(x, np.sin(x + 1.5), **style))
-    settle()
-    drawn = canvas.grab().toImage().convertToFormat(QImage.Format.Format_RGB32)
-    assert drawn == control_canvas.grab().toImage().convertToFormat(QImage.Format.Format_RGB32)
-    assert len([item for item in canvas.scene().items() if isinstance(item, pg.ScatterPlotItem)]) == 1

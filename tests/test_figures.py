@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QAbstractButton, QAbstractSlider, QComboBox, QLabe
 from posenc_gui import export
 from posenc_gui.export_plan import panel_options
 from posenc_gui.views import panel_classes
-from posenc_gui.views.matrixplot import DIVERGING, SEQUENTIAL, MatrixPlot, new_layout_widget
+from posenc_gui.views.plotkit import DIVERGING, SEQUENTIAL, MatrixPlot, new_layout_widget
 from waiting import finish_pending
 
 CLASSES = {cls.panel_id: cls for cls in panel_classes()}
@@ -260,7 +260,7 @@ def test_a_million_positions_are_labelled_in_one_unit(qtbot, state, compute):
                                        (-3.7e-15, 3.7e-15), (-0.5, 1000.0)])
 @pytest.mark.parametrize("length", [60, 266, 750, 2000])
 def test_colour_bar_labels_are_few_round_and_exact(low, high, length):
-    from posenc_gui.views.matrixplot import colorbar_ticks
+    from posenc_gui.views.plotkit import colorbar_ticks
 
     labelled, unlabelled = colorbar_ticks(low, high, length)
     values = [value for value, _ in labelled]

@@ -33,7 +33,6 @@ from posenc_gui.model import (
     self_attention,
     similarity_matrix,
     value_range,
-    wavelengths,
 )
 from posenc_gui.model import addition, analysis, cache, panel_data, scorecard, spectrum
 

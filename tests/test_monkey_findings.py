@@ -164,7 +164,7 @@ def test_a_short_similarity_panel_settles_at_every_height(qtbot, state, compute)
 def test_a_view_on_screen_is_sampled_at_its_own_size_however_small(qtbot):
     import pyqtgraph as pg
 
-    from posenc_gui.views.matrixplot import view_pixels
+    from posenc_gui.views.plotkit import view_pixels
 
     canvas = pg.GraphicsLayoutWidget()
     qtbot.addWidget(canvas)

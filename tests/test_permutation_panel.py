@@ -10,7 +10,7 @@ import pytest
 from PySide6.QtCore import QPointF
 
 from posenc_gui.model.attention import permutation_demo
-from posenc_gui.views.matrixplot import SEQUENTIAL
+from posenc_gui.views.plotkit import SEQUENTIAL
 from posenc_gui.views.matrix_items import colour_indices, lookup_table
 from posenc_gui.views.permutation import PermutationPanel
 

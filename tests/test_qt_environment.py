@@ -19,7 +19,7 @@ if sys.argv[1] == "prepared":
     prepare_qt_environment()
 from PySide6.QtWidgets import QApplication
 app = QApplication([])
-from posenc_gui.views.matrixplot import new_layout_widget, show_grid
+from posenc_gui.views.plotkit import new_layout_widget, show_grid
 canvas = new_layout_widget()
 plot = canvas.addPlot()
 show_grid(plot)

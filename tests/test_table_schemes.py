@@ -295,7 +295,7 @@ def test_a_table_without_bounds_says_its_error_and_band_are_not_known(plain_tabl
 
 
 def test_an_all_zero_range_is_a_unit_range():
-    from posenc_gui.views.matrixplot import nice_bounds
+    from posenc_gui.views.plotkit import nice_bounds
 
     assert nice_bounds(0.0, 0.0) == (-0.5, 0.5)
     assert nice_bounds(2.0, 2.0) == (1.0, 3.0)

@@ -183,7 +183,7 @@ def _render_widget(widget: QWidget, painter: QPainter) -> None:
 
 
 # ---------------------------------------------------------------- caption
-#: The caption's text size, colour (the plots' text colour, matrixplot.FOREGROUND) and margin, in logical pixels.
+#: The caption's text size, colour (the plots' text colour, plotkit.FOREGROUND) and margin, in logical pixels.
 CAPTION_POINTS = 9.0
 CAPTION_COLOUR = "#222222"
 CAPTION_MARGIN_PX = 6

@@ -17,9 +17,9 @@ from .base import Panel
 from .param_controls import ViewSpinBox
 from .registry import PanelOption
 from .labels import WrappedLabelHolder, encoding_title, plain_text
-from .matrixplot import (
-    BLUE, FOREGROUND, GREEN, ORANGE, PINK, add_canvas_title, add_data_item, add_line, new_layout_widget,
-    prepare_for_paint, set_axis_label, set_canvas_title, set_ticks, show_grid, snap_log_span, style_plot,
+from .plotkit import (
+    BLUE, FOREGROUND, GREEN, ORANGE, PINK, add_canvas_title, new_layout_widget, prepare_for_paint, set_axis_label,
+    set_canvas_title, set_ticks, show_grid, snap_log_span, style_plot,
 )
 from .spectrum import decade_ticks
 
@@ -102,28 +102,27 @@ class AdditionPanel(Panel):
                                 size="9pt")
         # e·p and p·e have the same size, so their curves lie on top of each other: p·e is
         # drawn dashed over a solid e·p, and both stay visible.
-        self.term_curves = {name: add_line(
-            self.terms_plot,
-            pg.mkPen(TERM_COLOURS[name], width=2, style=TERM_STYLES.get(name, Qt.PenStyle.SolidLine)),
+        self.term_curves = {name: self.terms_plot.plot(
+            pen=pg.mkPen(TERM_COLOURS[name], width=2, style=TERM_STYLES.get(name, Qt.PenStyle.SolidLine)),
             antialias=True) for name in TERMS}
         self.terms_plot.setTitle(_key([(TERM_COLOURS[n], n, "dashed" if n in TERM_STYLES else "solid") for n in TERMS]
                                       + [SCALE_KEY, BALANCE_KEY]), size="9pt")
-        self.cos_mean_curve = add_line(self.cosine_plot, pg.mkPen(ADD_COLOUR, width=2), antialias=True)
-        self.cos_min_curve = add_line(
-            self.cosine_plot, pg.mkPen(ADD_COLOUR, width=1.5, style=Qt.PenStyle.DashLine), antialias=True)
+        self.cos_mean_curve = self.cosine_plot.plot(pen=pg.mkPen(ADD_COLOUR, width=2), antialias=True)
+        self.cos_min_curve = self.cosine_plot.plot(
+            pen=pg.mkPen(ADD_COLOUR, width=1.5, style=Qt.PenStyle.DashLine), antialias=True)
         self.cosine_plot.setTitle(_key([(ADD_COLOUR, "mean over positions"), (ADD_COLOUR, "minimum", "dashed"),
                                         SCALE_KEY, BALANCE_KEY]), size="9pt")
-        self.ortho_pe = add_data_item(self.ortho_plot, pen=pg.mkPen(ADD_COLOUR, width=2), symbol="o", symbolSize=5,
-                                      symbolBrush=ADD_COLOUR, symbolPen=None, antialias=True)
-        self.ortho_q95 = add_line(
-            self.ortho_plot, pg.mkPen(ADD_COLOUR, width=1.5, style=Qt.PenStyle.DashLine), antialias=True)
-        self.ortho_random = add_data_item(self.ortho_plot, pen=pg.mkPen(CONCAT_COLOUR, width=1.5), symbol="t",
-                                          symbolSize=5, symbolBrush=CONCAT_COLOUR, symbolPen=None, antialias=True)
+        self.ortho_pe = self.ortho_plot.plot(pen=pg.mkPen(ADD_COLOUR, width=2), symbol="o", symbolSize=5,
+                                             symbolBrush=ADD_COLOUR, symbolPen=None, antialias=True)
+        self.ortho_q95 = self.ortho_plot.plot(
+            pen=pg.mkPen(ADD_COLOUR, width=1.5, style=Qt.PenStyle.DashLine), antialias=True)
+        self.ortho_random = self.ortho_plot.plot(pen=pg.mkPen(CONCAT_COLOUR, width=1.5), symbol="t", symbolSize=5,
+                                                 symbolBrush=CONCAT_COLOUR, symbolPen=None, antialias=True)
         # e vs p is the claim, e vs e′ the reference it nearly equals: draw the claim on top.
         self.ortho_pe.setZValue(2)
         self.ortho_q95.setZValue(2)
-        self.ortho_reference = add_line(
-            self.ortho_plot, pg.mkPen(GREY, width=1, style=Qt.PenStyle.DotLine), antialias=True)
+        self.ortho_reference = self.ortho_plot.plot(
+            pen=pg.mkPen(GREY, width=1, style=Qt.PenStyle.DotLine), antialias=True)
         self.ortho_plot.setTitle(_key([(ADD_COLOUR, "e vs p: mean (95 % dashed)"), (CONCAT_COLOUR, "e vs random e′"),
                                        (GREY, "√(2/(πd))", "dotted"), (GREY, "this d", "vertical dashed")]),
                                  size="9pt")

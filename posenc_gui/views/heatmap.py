@@ -14,7 +14,7 @@ from ..model.digits import entry_with_error, shown_number
 from .base import Panel
 from .registry import DockPlacement
 from .labels import HoverReadout, NoticeLine, StatusText, WrappedLabelHolder, counted, encoding_title
-from .matrixplot import MatrixImageItem, MatrixPlot, new_layout_widget, view_pixels
+from .plotkit import MatrixImageItem, MatrixPlot, new_layout_widget, view_pixels
 
 #: Used before the plot has been laid out and has a real pixel size.
 FALLBACK_PIXELS = 1024

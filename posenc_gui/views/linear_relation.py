@@ -18,9 +18,9 @@ from ..model.panel_data import LinearRelationData, linear_relation_data
 from .base import Panel
 from .registry import PanelOption
 from .labels import HoverReadout, StatusText, WrappedLabelHolder, counted, encoding_title
-from .matrixplot import (
-    BLUE, FOREGROUND, MAX_DOTS, ORANGE, MatrixPlot, add_data_item, add_legend_below, new_layout_widget,
-    prepare_for_paint, set_axis_label, set_title, set_y_range, show_grid, style_plot,
+from .plotkit import (
+    BLUE, FOREGROUND, MAX_DOTS, MatrixPlot, ORANGE, add_legend_below, new_layout_widget, prepare_for_paint,
+    set_axis_label, set_title, set_y_range, show_grid, style_plot,
 )
 from .spectrum import decade_label, decade_step, set_integer_ticks
 
@@ -211,10 +211,10 @@ class LinearRelationPanel(Panel):
         show_grid(self.blocks_plot)
         self.blocks_plot.setLabel("left", "entry of the 2×2 block")
         self.legend = add_legend_below(self.blocks_canvas, self.blocks_plot, labelTextColor=FOREGROUND)
-        self.cos_curve = add_data_item(self.blocks_plot, pen=pg.mkPen(BLUE, width=2),
-                                       name="cos(k·ω_i) = T_k[sin, sin] = T_k[cos, cos]")
-        self.sin_curve = add_data_item(self.blocks_plot, pen=pg.mkPen(ORANGE, width=2),
-                                       name="sin(k·ω_i) = T_k[sin, cos] = −T_k[cos, sin]")
+        self.cos_curve = self.blocks_plot.plot(pen=pg.mkPen(BLUE, width=2),
+                                               name="cos(k·ω_i) = T_k[sin, sin] = T_k[cos, cos]")
+        self.sin_curve = self.blocks_plot.plot(pen=pg.mkPen(ORANGE, width=2),
+                                               name="sin(k·ω_i) = T_k[sin, cos] = −T_k[cos, sin]")
         self.canvas = new_layout_widget(self)
         self.matrix = MatrixPlot(self.canvas.ci, "column: dimension of PE(p)", "row: dimension of PE(p + k)",
                                  "T_k entry")

@@ -14,9 +14,9 @@ from .base import Panel
 from .param_controls import ViewSpinBox
 from .registry import PanelOption
 from .labels import WrappedLabelHolder, encoding_title, plain_text
-from .matrixplot import (
-    BLUE, FOREGROUND, MAX_DOTS, ORANGE, add_data_item, add_legend_below, add_line, new_layout_widget, nice_bounds,
-    prepare_for_paint, set_title, set_y_range, show_grid, style_plot,
+from .plotkit import (
+    BLUE, FOREGROUND, MAX_DOTS, ORANGE, add_legend_below, new_layout_widget, nice_bounds, prepare_for_paint,
+    set_title, set_y_range, show_grid, style_plot,
 )
 
 class MagnitudePanel(Panel):
@@ -57,9 +57,9 @@ class MagnitudePanel(Panel):
         self.plot.setLabel("bottom", "position i")
         self.plot.setLabel("left", "norm")
         self.legend = add_legend_below(self.canvas, self.plot, labelTextColor=FOREGROUND)
-        self.norm_curve = add_data_item(self.plot, pen=pg.mkPen(BLUE, width=2), name="‖p_i‖ (positional encoding)")
-        self.embedding_curve = add_line(
-            self.plot, pg.mkPen(ORANGE, width=2, style=Qt.PenStyle.DashLine), name="typical ‖e_i‖ = σ·√d")
+        self.norm_curve = self.plot.plot(pen=pg.mkPen(BLUE, width=2), name="‖p_i‖ (positional encoding)")
+        self.embedding_curve = self.plot.plot(
+            pen=pg.mkPen(ORANGE, width=2, style=Qt.PenStyle.DashLine), name="typical ‖e_i‖ = σ·√d")
         self.body.addWidget(self.canvas, 1)
         self.data: MagnitudeData | None = None
         state.paramsChanged.connect(self.schedule_update)

@@ -21,9 +21,7 @@ from PySide6.QtWidgets import (
     QSizePolicy,
 )
 
-from .matrixplot import (
-    DIVERGING, FOREGROUND, get_colormap, remembered, static_text_at,
-)
+from .plotkit import DIVERGING, FOREGROUND, get_colormap, remembered, static_text_at
 
 #: Numbers are written into a matrix's cells only up to this size.
 MAX_ANNOTATED_ROWS = 16

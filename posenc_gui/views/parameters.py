@@ -13,7 +13,7 @@ from ..model.params import D_MODEL, SEQ_LEN, SIZE_SPECS
 from .base import Panel
 from .registry import DockPlacement
 from .labels import encoding_title
-from .matrixplot import FOREGROUND
+from .plotkit import FOREGROUND
 from .param_controls import ERROR_STYLE, ParamControl
 
 #: Width of the exported figure (the parameters and the formula), in logical pixels.

@@ -46,9 +46,7 @@ from .labels import WrappedLabelHolder
 from .matrix_items import (
     COLORBAR_PIXELS, MAX_MATRIX_PIXELS, ROW_PIXELS, ColorBar, MatrixItem, RichText, chrome_heights, shorten,
 )
-from .matrixplot import (
-    FOREGROUND, colour_scale, new_layout_widget,
-)
+from .plotkit import FOREGROUND, colour_scale, new_layout_widget
 
 
 LABEL_PIXELS = 150

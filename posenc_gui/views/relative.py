@@ -15,9 +15,9 @@ from ..model.analysis import MAX_OFFSETS
 from ..model.panel_data import RelativeData, relative_data
 from .base import Panel
 from .labels import WrappedLabelHolder, encoding_title, plain_text
-from .matrixplot import (
-    FOREGROUND, ORANGE, PALETTE, LineItem, add_canvas_title, add_data_item, add_legend_below, add_line, fit_y_range,
-    new_layout_widget, nice_bounds, prepare_for_paint, set_canvas_title, set_y_range, show_grid, style_plot,
+from .plotkit import (
+    FOREGROUND, ORANGE, PALETTE, add_canvas_title, add_legend_below, fit_y_range, new_layout_widget, nice_bounds,
+    prepare_for_paint, set_canvas_title, set_y_range, show_grid, style_plot,
 )
 from .spectrum import set_integer_ticks
 
@@ -78,9 +78,9 @@ class RelativePanel(Panel):
         self._set_spread_title(1)
         self.profile_plot.setLabel("left", "PE(r)·PE(r+k)")
         self.profile_plot.setTitle("offset profile from reference positions r", size="10pt")
-        self.spread_curve = add_data_item(self.spread_plot, pen=pg.mkPen(ORANGE, width=2))
+        self.spread_curve = self.spread_plot.plot(pen=pg.mkPen(ORANGE, width=2))
         self.legend = add_legend_below(self.canvas, self.profile_plot, labelTextColor=FOREGROUND)
-        self.profile_curves: list[LineItem] = []
+        self.profile_curves: list[pg.PlotDataItem] = []
         self._profile_names: list[str] = []
         self.body.addWidget(self.canvas, 1)
         self.data: RelativeData | None = None
@@ -143,7 +143,7 @@ class RelativePanel(Panel):
                 width = 3.5 if row == 0 else 1.8
                 style = Qt.PenStyle.SolidLine if row == 0 else Qt.PenStyle.DashLine
                 self.profile_curves.append(
-                    add_line(self.profile_plot, pg.mkPen(color, width=width, style=style), name=name))
+                    self.profile_plot.plot(pen=pg.mkPen(color, width=width, style=style), name=name))
             self._profile_names = names
         for row, curve in enumerate(self.profile_curves):
             curve.setData(k, data.profiles[row])

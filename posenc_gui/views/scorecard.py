@@ -26,7 +26,7 @@ from ..model.scorecard import (
     CRITERIA, GROWTH_TOL, TK_OFFSET, TK_TOL, UNIQUE_TOL, Scorecard, SchemeScore, continue_score, scorecard, scorecard_key,
 )
 from .base import Panel
-from .matrixplot import FOREGROUND
+from .plotkit import FOREGROUND
 
 PASS_BRUSH = QColor("#dff2e3")
 FAIL_BRUSH = QColor("#fbe0e0")

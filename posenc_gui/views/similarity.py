@@ -19,13 +19,13 @@ from .base import Panel
 from .param_controls import ViewSpinBox
 from .registry import DockPlacement, PanelOption
 from .labels import HoverReadout, StatusText, encoding_title
-from .matrixplot import (
-    BLUE, FOREGROUND, CurveItem, Markers, MatrixPlot, add_canvas_title, fit_y_range, new_layout_widget, set_axis_label,
+from .plotkit import (
+    BLUE, FOREGROUND, MatrixPlot, add_canvas_title, fit_y_range, new_layout_widget, set_axis_label,
     set_canvas_title, set_title, show_grid, style_plot, view_pixels,
 )
 
 FALLBACK_PIXELS = 600
-#: The metrics that take both signs (diverging colours, see ``matrixplot.colour_scale``); a distance cannot.
+#: The metrics that take both signs (diverging colours, see ``plotkit.colour_scale``); a distance cannot.
 SIGNED_METRICS = ("dot", "cosine")
 def _matrix_extent(data: MatrixData) -> str:
     """Which positions a sampled matrix shows: "every 512th position in both directions"."""
@@ -83,10 +83,10 @@ class SimilarityPanel(Panel):
         self.profile_plot.setLabel("left", "similarity")
         show_grid(self.profile_plot)
         self.profile_plot.setMenuEnabled(False)
-        self.profile_curve = CurveItem(pen=pg.mkPen(BLUE, width=2))
+        self.profile_curve = pg.PlotCurveItem(pen=pg.mkPen(BLUE, width=2))
         self.profile_plot.addItem(self.profile_curve)
         # A line through one point draws nothing: a one-position sequence's profile is this dot.
-        self.profile_dot = Markers(size=7, brush=BLUE, pen=None)
+        self.profile_dot = pg.ScatterPlotItem(size=7, brush=BLUE, pen=None)
         self.profile_dot.hide()
         self.profile_plot.addItem(self.profile_dot)
         self.profile_zero = pg.InfiniteLine(angle=90, pos=0, pen=pg.mkPen(FOREGROUND, width=1))

@@ -16,8 +16,8 @@ from ..model import EncodingParams
 from ..model.spectrum import CATEGORIES, Spectrum, spectrum
 from .base import Panel
 from .labels import WrappedLabelHolder, encoding_title
-from .matrixplot import (
-    BLUE, FOREGROUND, GREEN, ORANGE, add_canvas_title, add_data_item, cache_text, new_layout_widget, nice_bounds,
+from .plotkit import (
+    BLUE, FOREGROUND, GREEN, ORANGE, add_canvas_title, cache_text, new_layout_widget, nice_bounds,
     prepare_for_paint, set_axis_label, set_canvas_title, set_ticks, show_grid, snap_log_span, style_plot,
 )
 
@@ -174,15 +174,15 @@ class SpectrumPanel(Panel):
         self.scatter: dict[str, pg.PlotDataItem] = {}
         for category in CATEGORIES:
             colour = CATEGORY_COLOURS[category]
-            self.scatter[category] = add_data_item(
-                self.wave_plot, pen=None, symbol="o", symbolSize=5, symbolBrush=colour, symbolPen=None)
+            self.scatter[category] = self.wave_plot.plot(
+                pen=None, symbol="o", symbolSize=5, symbolBrush=colour, symbolPen=None)
         self.seq_line = pg.InfiniteLine(angle=0, pen=pg.mkPen(SEQ_COLOUR, width=1.5, style=Qt.PenStyle.DashLine),
                                         label="N = {value}", labelOpts={"color": SEQ_COLOUR, "position": 0.08})
         self.wave_plot.addItem(self.seq_line)
         self.crossing_line = pg.InfiniteLine(angle=90, pen=pg.mkPen(SEQ_COLOUR, width=1, style=Qt.PenStyle.DotLine))
         self.wave_plot.addItem(self.crossing_line)
-        self.step_curve = add_data_item(self.phase_plot, pen=pg.mkPen(BLUE, width=2), antialias=True)
-        self.total_curve = add_data_item(self.phase_plot, pen=pg.mkPen(ORANGE, width=2), antialias=True)
+        self.step_curve = self.phase_plot.plot(pen=pg.mkPen(BLUE, width=2), antialias=True)
+        self.total_curve = self.phase_plot.plot(pen=pg.mkPen(ORANGE, width=2), antialias=True)
         # The 2π label sits above its line and the 0.1 rad label below its own, so the two never
         # meet between the lines however short the plot is (the y range leaves room for both).
         self.static_line = pg.InfiniteLine(angle=0, pen=pg.mkPen(ORANGE, width=1, style=Qt.PenStyle.DotLine),

@@ -25,9 +25,9 @@ from ..model.panel_data import (
 )
 from .base import Panel
 from .labels import WrappedLabelHolder, encoding_title
-from .matrixplot import (
-    BLUE, FOREGROUND, MAX_DOTS, ORANGE, Markers, add_canvas_title, add_data_item, new_layout_widget, nice_bounds,
-    prepare_for_paint, set_canvas_title, set_title, set_y_range, show_grid, style_plot,
+from .plotkit import (
+    BLUE, FOREGROUND, MAX_DOTS, ORANGE, add_canvas_title, new_layout_widget, nice_bounds, prepare_for_paint,
+    set_canvas_title, set_title, set_y_range, show_grid, style_plot,
 )
 from .spectrum import set_integer_ticks
 
@@ -156,14 +156,14 @@ class UniquenessPanel(Panel):
         set_title(self.nearest_plot, NEAREST_TITLE)
         self.nearest_plot.setLabel("bottom", "position p")
         self.nearest_plot.setXLink(self.distance_plot)
-        self.distance_curve = add_data_item(self.distance_plot, pen=pg.mkPen(BLUE, width=1.5))
+        self.distance_curve = self.distance_plot.plot(pen=pg.mkPen(BLUE, width=1.5))
         self.minimum_line = pg.InfiniteLine(angle=0, pen=pg.mkPen(ORANGE, width=1, style=Qt.PenStyle.DashLine),
                                             label="closest pair", labelOpts={"color": ORANGE, "position": 0.98,
                                                                            "anchors": [(1, 0), (1, 1)]})
         self.distance_plot.addItem(self.minimum_line)
-        self.nearest_scatter = Markers(size=4, pen=None, brush=pg.mkBrush(BLUE))
+        self.nearest_scatter = pg.ScatterPlotItem(size=4, pen=None, brush=pg.mkBrush(BLUE))
         self.nearest_plot.addItem(self.nearest_scatter)
-        self.closest_marker = Markers(size=11, pen=pg.mkPen(ORANGE, width=2), brush=None, symbol="o")
+        self.closest_marker = pg.ScatterPlotItem(size=11, pen=pg.mkPen(ORANGE, width=2), brush=None, symbol="o")
         self.nearest_plot.addItem(self.closest_marker)
 
         self.table = QTableWidget(0, 5, splitter)

@@ -30,7 +30,7 @@ from ..model import limits
 from ..model.scorecard import SchemeScore, score_scheme
 from .base import Panel
 from .labels import encoding_title
-from .matrixplot import FOREGROUND
+from .plotkit import FOREGROUND
 from .registry import DockPlacement, PanelOption, panel_class
 from .scorecard import HEADERS, cell_texts
 

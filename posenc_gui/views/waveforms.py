@@ -17,9 +17,9 @@ from ..model.panel_data import (
 from .base import Panel
 from .registry import DockPlacement, PanelOption
 from .labels import NoticeLine, WrappedLabelHolder, encoding_title
-from .matrixplot import (
-    CurveItem, FOREGROUND, Markers, PALETTE, add_legend_below, fit_y_range, new_layout_widget, replace_label_text,
-    set_title, show_grid, style_plot, view_pixels,
+from .plotkit import (
+    FOREGROUND, PALETTE, add_legend_below, fit_y_range, new_layout_widget, set_title, show_grid, style_plot,
+    view_pixels,
 )
 
 CURVE_WIDTH = 2
@@ -244,7 +244,7 @@ class WaveformsPanel(Panel):
         else:
             relaid = False
             for (_, label), name, old in zip(self.legend.items, names, self._legend_names):
-                if name != old and not replace_label_text(label, name, LEGEND_POINTS):
+                if name != old:
                     label.setText(name)
                     relaid = True
             if relaid:  # a wider entry may need fewer columns
@@ -298,8 +298,8 @@ class WaveformsPanel(Panel):
         self._items = []
         for j, name in enumerate(names[:curves]):
             color = PALETTE[j % len(PALETTE)]
-            curve = CurveItem(pen=pg.mkPen(color, width=CURVE_WIDTH), name=name)
-            dots = Markers(symbol="o", size=5, brush=color, pen=pg.mkPen("w", width=0.5))
+            curve = pg.PlotCurveItem(pen=pg.mkPen(color, width=CURVE_WIDTH), name=name)
+            dots = pg.ScatterPlotItem(symbol="o", size=5, brush=color, pen=pg.mkPen("w", width=0.5))
             band = QGraphicsPathItem()
             fill = QColor(color)
             fill.setAlpha(BAND_ALPHA)

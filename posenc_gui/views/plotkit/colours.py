@@ -1,0 +1,66 @@
+"""The colours of every figure: text, series palette, colour maps and the one colour rule for matrices."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+
+from .ticks import nice_bounds
+
+#: The colour of text, axes and outlines on the white canvas.
+FOREGROUND = "#222222"
+#: Colour-blind-safe qualitative palette (Okabe–Ito), cycled over series.
+PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#D55E00", "#56B4E9", "#000000", "#F0E442")
+BLUE, GREEN, PINK, ORANGE = PALETTE[0], PALETTE[2], PALETTE[3], PALETTE[4]  # ORANGE: Okabe–Ito vermillion
+#: Opacity of grid lines.
+GRID_ALPHA = 0.25
+
+DIVERGING = "RdBu"  # ColorBrewer's blue–white–red, see get_colormap
+SEQUENTIAL = "viridis"
+#: ColorBrewer RdBu (11 classes, reversed: blue < 0 < red), colour-blind safe.
+#: pyqtgraph ships it only through matplotlib; its own CET-D1A diverging map
+#: has a pink-grey centre (#eee3e8) that makes exact zeros look tinted.
+_RDBU = ("#053061", "#2166ac", "#4393c3", "#92c5de", "#d1e5f0", "#f7f7f7",
+         "#fddbc7", "#f4a582", "#d6604d", "#b2182b", "#67001f")
+
+
+def get_colormap(name: str) -> pg.ColorMap:
+    """A colormap by name: the app's ``"RdBu"`` or any of pyqtgraph's."""
+    if name == "RdBu":
+        return pg.ColorMap(np.linspace(0.0, 1.0, len(_RDBU)), list(_RDBU), name="RdBu")
+    return pg.colormap.get(name)
+
+
+def symmetric_levels(values: np.ndarray) -> tuple[float, float]:
+    """Colour levels centred at 0: ``(−m, m)``, ``m`` = max |finite value| rounded up (1 if none)."""
+    m = float(np.max(np.abs(values))) if values.size else 1.0
+    if not np.isfinite(m):  # rare (NaN cosines of zero vectors): filter, which copies
+        finite = np.abs(values[np.isfinite(values)])
+        m = float(finite.max()) if finite.size else 1.0
+    m = nice_bounds(0.0, m)[1] if m > 0 else 1.0
+    return -m, m
+
+
+def colour_scale(values: np.ndarray, signed: bool) -> tuple[str, tuple[float, float]]:
+    """The colormap and levels of a matrix of ``values``: the one colour rule of the app.
+
+    The rule follows the quantity, not the data, so that two figures of one
+    quantity compare: a quantity that can take both signs (an encoding
+    value, a dot product, a cosine, a T_k entry, a logit) is drawn with the
+    diverging map centred at 0, limits ``±max|value|`` rounded up; one that
+    cannot be negative (a distance, a probability) with the sequential map
+    from 0 to its maximum rounded up. A dot product that happens to be
+    positive everywhere is still drawn diverging.
+
+    Parameters
+    ----------
+    values : ndarray
+        The matrix (NaN and infinite entries are ignored).
+    signed : bool
+        Whether the quantity can take both signs.
+    """
+    if signed:
+        return DIVERGING, symmetric_levels(values)
+    finite = values[np.isfinite(values)] if values.size else values
+    top = float(finite.max()) if finite.size else 0.0
+    return SEQUENTIAL, (0.0, nice_bounds(0.0, top)[1] if top > 0 else 1.0)

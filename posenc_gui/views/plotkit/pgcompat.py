@@ -1,0 +1,112 @@
+"""The plotting kit's only dependence on pyqtgraph's internals (pyqtgraph 0.14).
+
+Everything else in the kit uses pyqtgraph's documented API, its public
+attributes and the methods it documents as overridable (``tickStrings``,
+``tickSpacing``). Each use below is pinned by a test in
+tests/test_plotkit_pgcompat.py that fails when pyqtgraph changes it, so
+moving to a new pyqtgraph is this file's work:
+
+1. ``LabelItem.updateMin`` is replaced on a title's instance
+   (:func:`let_title_narrow`). pyqtgraph calls it through the instance after
+   every ``setText`` and resize, and it makes the text's width the label's
+   minimum width; a dock narrower than its titles then held a canvas wider
+   than its view, clipped at the right.
+2. ``LegendItem.updateSize`` is overridden (:class:`LegendInLayout`).
+   pyqtgraph calls it after every change of entries or columns and, with
+   ``size=None``, gives the legend a geometry of its own, as a floating
+   legend has; a legend placed by the canvas's layout asks the layout instead.
+3. ``LegendItem.items``, the ``[(sample, label), ...]`` list of entries
+   (:func:`legend_entries`): pyqtgraph has no getter for a legend's labels.
+4. ``GraphicsLayout.items``, ``{item: [(row, column), ...]}``
+   (:func:`layout_cells`): pyqtgraph has no getter for an item's cells.
+5. ``AxisItem.resizeEvent(None)`` (:func:`centre_axis_title`): pyqtgraph
+   centres an axis's title only there, so a new title of another length
+   would stay where the old one started.
+6. ``AxisItem.generateDrawSpecs`` drops each label not inside
+   ``self.boundingRect()`` (:class:`AxisPlacingEndLabels`): while it runs,
+   the rectangle is unbounded, so the labels of the ticks at the ends come
+   back and the axis places them itself.
+"""
+
+from __future__ import annotations
+
+import pyqtgraph as pg
+from PySide6.QtCore import QRectF
+
+#: Narrowest a title lets its plot become (see :func:`let_title_narrow`).
+MIN_TITLE_WIDTH = 60
+
+
+def let_title_narrow(label: pg.LabelItem, narrowest: float = MIN_TITLE_WIDTH) -> None:
+    """Keep a title's text width as its preferred width, and at most ``narrowest`` as its minimum.
+
+    Where there is room the title has its full width; where there is not,
+    its centred text runs over the empty corners beside it.
+    """
+    update_min = label.updateMin
+
+    def update_min_narrow() -> None:
+        update_min()
+        label.setMinimumWidth(min(label.minimumWidth(), narrowest))
+
+    label.updateMin = update_min_narrow
+    update_min_narrow()
+
+
+class LegendInLayout(pg.LegendItem):
+    """A legend that a layout places: pyqtgraph's size updates become :meth:`layout_changed`."""
+
+    def updateSize(self) -> None:  # noqa: N802 (pyqtgraph override)
+        self.layout_changed()
+        self.updateGeometry()
+
+    def layout_changed(self) -> None:
+        """Called whenever pyqtgraph would resize the legend (entries or columns changed)."""
+
+
+class AxisPlacingEndLabels(pg.AxisItem):
+    """An axis that gets every label pyqtgraph lays out and decides itself which to draw, and where.
+
+    Subclasses give the rectangle labels must stay in (:meth:`label_room`,
+    pyqtgraph's bounding rectangle by default) and place the labels
+    (:meth:`place_labels`).
+    """
+
+    _laying_out = False
+
+    def boundingRect(self) -> QRectF:  # noqa: N802 (Qt override)
+        if self._laying_out:
+            return QRectF(-1e9, -1e9, 2e9, 2e9)
+        return self.label_room()
+
+    def label_room(self) -> QRectF:
+        """The rectangle the axis draws in, its labels included."""
+        return super().boundingRect()
+
+    def generateDrawSpecs(self, p):  # noqa: N802 (pyqtgraph override)
+        self._laying_out = True
+        try:
+            specs = super().generateDrawSpecs(p)
+        finally:
+            self._laying_out = False
+        return None if specs is None else self.place_labels(*specs)
+
+    def place_labels(self, axis_spec, tick_specs, text_specs):
+        """The specifications with the labels to draw (``text_specs``: every label, as ``(rect, flags, text)``)."""
+        return axis_spec, tick_specs, text_specs
+
+
+def legend_entries(legend: pg.LegendItem) -> list[tuple[pg.GraphicsWidget, pg.LabelItem]]:
+    """The legend's entries as ``(sample, label)`` pairs, in the order they were added."""
+    return legend.items
+
+
+def layout_cells(layout: pg.GraphicsLayout, item) -> list[tuple[int, int]]:
+    """The ``(row, column)`` cells ``item`` occupies in ``layout``."""
+    return list(layout.items[item])
+
+
+def centre_axis_title(axis: pg.AxisItem) -> None:
+    """Place the axis's title at the middle of the axis, as pyqtgraph does after a resize."""
+    axis.resizeEvent()
+

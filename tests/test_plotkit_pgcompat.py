@@ -1,0 +1,125 @@
+"""One test per use of pyqtgraph's internals listed in posenc_gui/views/plotkit/pgcompat.py.
+
+Each fails when pyqtgraph changes what the kit relies on (a name, a call it
+makes, the shape of a value), so a new pyqtgraph shows here what to adapt.
+"""
+
+from __future__ import annotations
+
+import pyqtgraph as pg
+import pytest
+from PySide6.QtCore import QRectF
+from PySide6.QtGui import QPainter, QPicture
+from PySide6.QtWidgets import QApplication
+
+from posenc_gui.views.plotkit import new_layout_widget, pgcompat
+
+LONG_TITLE = "sinusoidal, d_model 8,192, from position 524,288 (a title wider than a narrow dock)"
+
+
+def test_1_a_title_label_calls_update_min_through_its_instance(qapp):
+    # pyqtgraph makes the text's width the label's minimum (the behaviour replaced), and
+    # calls updateMin through the instance after setText: the replacement takes effect.
+    stock = pg.LabelItem()
+    stock.setText(LONG_TITLE)
+    assert stock.minimumWidth() == pytest.approx(stock.itemRect().width()) and stock.minimumWidth() > 200
+    narrow = pg.LabelItem()
+    pgcompat.let_title_narrow(narrow)
+    narrow.setText(LONG_TITLE)
+    assert narrow.minimumWidth() <= pgcompat.MIN_TITLE_WIDTH
+    assert narrow.preferredWidth() == pytest.approx(narrow.itemRect().width())  # its full width where it fits
+
+
+def test_2_a_legend_hands_its_size_updates_to_update_size(qapp):
+    calls = []
+
+    class Counting(pgcompat.LegendInLayout):
+        def layout_changed(self) -> None:
+            calls.append(len(pgcompat.legend_entries(self)))
+
+    legend = Counting(offset=None)
+    calls.clear()
+    curve = pg.PlotDataItem([0, 1], [0, 1], name="a")
+    legend.addItem(curve, "a")
+    assert calls == [1]
+    legend.setColumnCount(2)
+    assert calls == [1, 1]
+    legend.removeItem(curve)
+    assert calls[-1] == 0
+    legend.addItem(curve, "a")
+    legend.clear()
+    assert calls[-1] == 0 and len(calls) == 5
+
+
+def test_3_legend_entries_are_sample_and_label_pairs(qapp):
+    legend = pg.LegendItem(offset=None)
+    for name in ("dim 0", "dim 1"):
+        legend.addItem(pg.PlotDataItem([0, 1], [0, 1], name=name), name)
+    entries = pgcompat.legend_entries(legend)
+    assert [label.text for _, label in entries] == ["dim 0", "dim 1"]
+    assert all(isinstance(sample, pg.ItemSample) and isinstance(label, pg.LabelItem) for sample, label in entries)
+
+
+def test_4_a_layout_knows_the_cells_of_its_items(qtbot):
+    canvas = new_layout_widget()
+    qtbot.addWidget(canvas)
+    plot = canvas.ci.addPlot(row=1, col=2, colspan=2)
+    label = canvas.ci.addLabel("title", row=0, col=0)
+    assert pgcompat.layout_cells(canvas.ci, plot) == [(1, 2), (1, 3)]
+    assert pgcompat.layout_cells(canvas.ci, label) == [(0, 0)]
+
+
+@pytest.mark.parametrize("side", ["left", "bottom"])
+def test_5_resize_event_without_an_event_centres_the_axis_title(qtbot, side):
+    widget = pg.PlotWidget()
+    qtbot.addWidget(widget)
+    widget.resize(400, 300)
+    widget.show()
+    qtbot.waitExposed(widget)
+    axis = widget.getPlotItem().getAxis(side)
+    axis.setLabel("x")
+    QApplication.processEvents()
+    axis.setLabel("a much longer axis title than before")
+    pgcompat.centre_axis_title(axis)
+    title = axis.label.mapRectToParent(axis.label.boundingRect()).center()
+    middle = axis.rect().center()
+    assert (title.y() if side == "left" else title.x()) == pytest.approx(
+        middle.y() if side == "left" else middle.x(), abs=1)
+
+
+def _labels(axis) -> list[str]:
+    picture = QPicture()
+    painter = QPainter(picture)
+    try:
+        _, _, texts = axis.generateDrawSpecs(painter)
+    finally:
+        painter.end()
+    return [text for _rect, _flags, text in texts]
+
+
+def test_6_pyqtgraph_keeps_only_the_labels_inside_the_bounding_rectangle(qtbot):
+    # A bounding rectangle of one pixel: pyqtgraph drops every label (the behaviour worked
+    # around); unbounded while it lays out, it returns them all for the axis to place.
+    tiny = QRectF(0, 0, 1, 1)
+
+    class Stock(pg.AxisItem):
+        def boundingRect(self) -> QRectF:  # noqa: N802
+            return QRectF(tiny)
+
+    class Placing(pgcompat.AxisPlacingEndLabels):
+        def label_room(self) -> QRectF:
+            return QRectF(tiny)
+
+    shown = {}
+    for kind in (Stock, Placing):
+        widget = pg.PlotWidget(axisItems={"bottom": kind("bottom")})
+        qtbot.addWidget(widget)
+        widget.resize(400, 300)
+        widget.setXRange(0, 10, padding=0)
+        widget.show()
+        qtbot.waitExposed(widget)
+        axis = widget.getPlotItem().getAxis("bottom")
+        shown[kind] = _labels(axis)
+        assert axis.boundingRect() == tiny  # the rectangle is the axis's own again after the layout
+    assert shown[Stock] == []
+    assert {"0", "4", "10"} <= set(shown[Placing])
