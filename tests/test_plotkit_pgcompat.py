@@ -123,3 +123,46 @@ def test_6_pyqtgraph_keeps_only_the_labels_inside_the_bounding_rectangle(qtbot):
         assert axis.boundingRect() == tiny  # the rectangle is the axis's own again after the layout
     assert shown[Stock] == []
     assert {"0", "4", "10"} <= set(shown[Placing])
+
+
+def test_7_a_curve_draws_as_segments_by_its_segmented_line_mode(qtbot):
+    # pyqtgraph reads opts["segmentedLineMode"] at paint: "on" draws two-point segments, "off" one path.
+    curve = pg.PlotCurveItem(x=[0.0, 1.0, 2.0, 3.0], y=[0.0, 1.0, 0.0, 1.0])
+    assert pgcompat.segmented_line_mode(curve) in ("auto", "on", "off")
+    calls = {"lines": 0, "path": 0}
+
+    class Recording(QPainter):
+        def drawLines(self, *args):  # noqa: N802
+            calls["lines"] += 1
+            super().drawLines(*args)
+
+        def drawPath(self, *args):  # noqa: N802
+            calls["path"] += 1
+            super().drawPath(*args)
+
+    for mode in ("on", "off"):
+        pgcompat.set_segmented_line_mode(curve, mode)
+        picture = QPicture()
+        painter = Recording(picture)
+        curve.paint(painter, None, None)
+        painter.end()
+    assert calls["lines"] >= 1 and calls["path"] >= 1  # "on" drew segments, "off" a path
+    assert pgcompat.segmented_line_mode(pg.LabelItem()) is None
+
+
+def test_8_an_axis_redraws_its_cached_picture_once_forgotten(qtbot):
+    widget = pg.PlotWidget()
+    qtbot.addWidget(widget)
+    widget.resize(300, 200)
+    widget.show()
+    qtbot.waitExposed(widget)
+    axis = widget.getPlotItem().getAxis("bottom")
+    widget.grab()
+    cached = axis.picture
+    assert isinstance(cached, QPicture)  # pyqtgraph keeps the axis's drawing
+    widget.grab()
+    assert axis.picture is cached  # and paints from it while nothing changed
+    assert pgcompat.forget_axis_picture(axis) and axis.picture is None
+    widget.grab()
+    assert isinstance(axis.picture, QPicture) and axis.picture is not cached  # drawn again
+    assert not pgcompat.forget_axis_picture(pg.LabelItem())

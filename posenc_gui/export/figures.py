@@ -17,6 +17,7 @@ from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import QApplication, QGraphicsRectItem, QGraphicsView, QWidget
 
 from .. import __version__
+from ..views.plotkit import pgcompat
 from .files import ExportError
 
 
@@ -94,12 +95,12 @@ def _export_mode(widget: QWidget, antialias: bool = True) -> Iterator[None]:
     for item in items:
         if hasattr(item, "setExportMode"):
             item.setExportMode(True, dict(opts))
-        options = getattr(item, "opts", None)
-        if isinstance(options, dict) and options.get("segmentedLineMode", "off") != "off":
+        mode = pgcompat.segmented_line_mode(item)
+        if mode not in (None, "off"):
             # one path per curve (not thousands of 2-point segments): smaller
             # SVG/PDF and proper line joins
-            segmented.append((item, options["segmentedLineMode"]))
-            options["segmentedLineMode"] = "off"
+            segmented.append((item, mode))
+            pgcompat.set_segmented_line_mode(item, "off")
         if item.cacheMode() != item.CacheMode.NoCache:
             cached.append((item, item.cacheMode()))
             item.setCacheMode(item.CacheMode.NoCache)
@@ -112,7 +113,7 @@ def _export_mode(widget: QWidget, antialias: bool = True) -> Iterator[None]:
         for item, mode in cached:
             item.setCacheMode(mode)
         for item, mode in segmented:
-            item.opts["segmentedLineMode"] = mode
+            pgcompat.set_segmented_line_mode(item, mode)
         for view, previous, cache in hints:
             view.setRenderHints(previous)
             view.setCacheMode(cache)
@@ -161,9 +162,8 @@ def _scaled_cosmetic_pens(widget: QWidget, factor: float) -> Iterator[None]:
                 if id(pen) not in changed and pen.isCosmetic() and pen.style() != Qt.PenStyle.NoPen:
                     changed[id(pen)] = (pen, pen.widthF())
                     pen.setWidthF(max(pen.widthF(), 1.0) * factor)
-            if hasattr(item, "picture") and hasattr(item, "generateDrawSpecs"):  # pyqtgraph AxisItem cache
+            if pgcompat.forget_axis_picture(item):
                 axes.append(item)
-                item.picture = None
     try:
         yield
     finally:
@@ -172,7 +172,7 @@ def _scaled_cosmetic_pens(widget: QWidget, factor: float) -> Iterator[None]:
         for item, pen in shapes:
             item.setPen(pen)
         for item in axes:
-            item.picture = None
+            pgcompat.forget_axis_picture(item)
             item.update()
 
 

@@ -26,6 +26,11 @@ moving to a new pyqtgraph is this file's work:
    ``self.boundingRect()`` (:class:`AxisPlacingEndLabels`): while it runs,
    the rectangle is unbounded, so the labels of the ticks at the ends come
    back and the axis places them itself.
+7. ``opts["segmentedLineMode"]`` of curve items (:func:`segmented_line_mode`,
+   :func:`set_segmented_line_mode`): an export draws each curve as one path
+   (proper joins, small SVG/PDF) instead of thousands of two-point segments.
+8. ``AxisItem.picture``, the axis's cached drawing (:func:`forget_axis_picture`):
+   an export that widens cosmetic pens must make the axes draw again.
 """
 
 from __future__ import annotations
@@ -110,3 +115,22 @@ def centre_axis_title(axis: pg.AxisItem) -> None:
     """Place the axis's title at the middle of the axis, as pyqtgraph does after a resize."""
     axis.resizeEvent()
 
+
+
+def segmented_line_mode(item) -> str | None:
+    """A curve item's ``segmentedLineMode`` (``"auto"``, ``"on"``, ``"off"``), or None for an item without one."""
+    options = getattr(item, "opts", None)
+    return options.get("segmentedLineMode") if isinstance(options, dict) else None
+
+
+def set_segmented_line_mode(item, mode: str) -> None:
+    """Set a curve item's ``segmentedLineMode`` (pyqtgraph reads it at the next paint)."""
+    item.opts["segmentedLineMode"] = mode
+
+
+def forget_axis_picture(item) -> bool:
+    """Make a pyqtgraph axis draw itself again at its next paint; False for an item that is no axis."""
+    if not isinstance(item, pg.AxisItem):
+        return False
+    item.picture = None
+    return True
