@@ -233,7 +233,6 @@ class MainWindow(QMainWindow):
                 start = EncodingParams.validated(**{**asdict(EncodingParams()), **overrides})
         self.state = AppState(start, self)
         self.compute = ComputeService(self)
-        self.state.emission_scope = self.compute.workers_first
         self._panel_classes = {cls.panel_id: cls for cls in panel_classes()}
         self.panels = PanelRegistry(list(self._panel_classes), self._build_panel, self.panelCreated.emit)
         self.docks: dict[str, QDockWidget] = {}

@@ -121,7 +121,7 @@ def view_positions(params: EncodingParams) -> int:
 
 
 def uniqueness_data(params: EncodingParams, top: int, distinct_offsets: bool) -> UniquenessData:
-    """Run the analysis for the view (in a worker, or inline when small); a scan may still be ``pending``."""
+    """Run the analysis for the view (off the GUI thread); a scan may still be ``pending``."""
     params = check_params(params)
     if params.seq_len < 2:
         raise ValueError("seq_len: uniqueness needs at least 2 positions")

@@ -44,7 +44,7 @@ def view_points(params: EncodingParams) -> int:
 
 
 def compute_magnitude(params: EncodingParams, scale: float) -> MagnitudeData:
-    """Evaluate the norms for the view (in a worker, or inline when small).
+    """Evaluate the norms for the view (off the GUI thread).
 
     The sampled rows come from the shared cache of encoded rows when they
     are small enough to be kept there: at the default size they are
@@ -123,17 +123,10 @@ class MagnitudePanel(Panel):
         self.scale_box.setValue(scale)
 
     def request_update(self) -> None:
-        """Recompute; the newest request wins.
-
-        The cost declared is the values encoded: at the default size (128 ×
-        512, about 1 ms) the norms are computed at once with the core panels,
-        and the window repaints once. From a worker they arrived after the
-        first repaint and the window painted a second time.
-        """
+        """Recompute; the newest request wins."""
         params, scale = self.state.params, self.scale_box.value()
         self.compute.submit(self, lambda: compute_magnitude(params, scale), self._show,
-                            lambda e: self.show_message(str(e), "error"),
-                            cost=(view_points(params) + 1) * params.d_model)
+                            lambda e: self.show_message(str(e), "error"))
 
     def _show(self, data: MagnitudeData) -> None:
         self.data = data

@@ -63,20 +63,6 @@ class ProfileData:
     stride: int = 1
 
 
-def matrix_cost(rows: AxisSample, cols: AxisSample, d_model: int) -> int:
-    """The declared cost of :func:`compute_matrix` (see ``compute.INLINE_COST``): values encoded, plus entries.
-
-    Rows and columns that are the same sample (the whole matrix, as after a
-    parameter change) are encoded once: :func:`encode_sampled` serves the
-    columns from the rows just encoded. Counted twice, the default-size
-    matrix went to a worker thread from d_model 522 on (half the steps of a
-    slider drag from 512), arrived after the window's first repaint, and
-    the similarity canvas was painted a second time.
-    """
-    encoded = rows.count if rows == cols else rows.count + cols.count
-    return encoded * d_model + rows.count * cols.count
-
-
 def compute_matrix(params: EncodingParams, metric: str, rows: AxisSample, cols: AxisSample) -> MatrixData:
     """Evaluate the visible part of the matrix (runs in a worker)."""
     row_pe = encode_sampled(params, rows)
@@ -237,8 +223,7 @@ class SimilarityPanel(Panel):
         cols = sample_axis(x0, x1, params.seq_len, min(width, budget))
         self.compute.submit((self, "matrix"), lambda: compute_matrix(params, metric, rows, cols),
                             lambda data: self._arrived("matrix", lambda: self._show_matrix(data)),
-                            lambda error: self._failed("matrix", error),
-                            cost=matrix_cost(rows, cols, params.d_model))
+                            lambda error: self._failed("matrix", error))
 
     def _request_profile(self) -> None:
         params, metric, reference = self.state.params, self.metric, self.reference_box.value()
@@ -254,8 +239,7 @@ class SimilarityPanel(Panel):
         targets = sample_axis(reference + k0, reference + k1, params.seq_len, points)
         self.compute.submit((self, "profile"), lambda: compute_profile(params, metric, reference, targets),
                             lambda data: self._arrived("profile", lambda: self._show_profile(data)),
-                            lambda error: self._failed("profile", error),
-                            cost=(targets.count + 1) * params.d_model)
+                            lambda error: self._failed("profile", error))
 
     def _arrived(self, part: str, show: Callable[[], None]) -> None:
         """Show a result, or hold it while the other half of the canvas is still computing.
