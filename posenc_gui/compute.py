@@ -30,7 +30,7 @@ import weakref
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 import shiboken6
 from pyqtgraph.util.garbage_collector import GarbageCollector
@@ -197,6 +197,15 @@ class ModelJob:
                             protocol=pickle.HIGHEST_PROTOCOL)
 
 
+class _Sent(NamedTuple):
+    """A request for the worker process, with what it takes to finish it elsewhere."""
+
+    request: bytes
+    job: ModelJob
+    parcel: list
+    latest: dict
+
+
 class _WorkerProcess:
     """One worker process (:mod:`posenc_gui.worker_process`), shared by the ComputeServices of this process.
 
@@ -216,8 +225,8 @@ class _WorkerProcess:
         self._child = subprocess.Popen(worker_command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env,
                                        cwd=WORKER_FOLDER)
         self._lock = threading.Lock()
-        self._running: tuple | None = None
-        self._waiting: deque[tuple] = deque()
+        self._running: _Sent | None = None
+        self._waiting: deque[_Sent] = deque()
         self._closing = False
         self.alive = True
         self.started = False
@@ -244,10 +253,11 @@ class _WorkerProcess:
         with self._lock:
             if not self.alive:
                 return False
+            sent = _Sent(request, job, parcel, latest)
             if self._running is None:
-                self._start((request, job, parcel, latest))
-            elif self._same_request(parcel, self._running[2]):
-                self._waiting.append((request, job, parcel, latest))
+                self._start(sent)
+            elif self._same_request(parcel, self._running.parcel):
+                self._waiting.append(sent)
             else:
                 return False
         return True
@@ -257,22 +267,21 @@ class _WorkerProcess:
         """Whether two parcels are requests of the same service and key."""
         return parcel[0]() is other[0]() and parcel[1] == other[1]
 
-    def _start(self, entry: tuple) -> None:
-        """Send ``entry``'s request to the child (the lock is held)."""
-        self._running = entry
+    def _start(self, sent: _Sent) -> None:
+        """Send ``sent``'s request to the child (the lock is held)."""
+        self._running = sent
         with contextlib.suppress(OSError, ValueError):  # the child is gone: the reader sees its end and runs it
-            protocol.write_frame(self._child.stdin, entry[0])
+            protocol.write_frame(self._child.stdin, sent.request)
 
     def _next(self) -> None:
         """Start the oldest waiting job that is still the latest request of its key (the lock is held)."""
         while self._waiting:
-            entry = self._waiting.popleft()
-            _request, _job, parcel, latest = entry
-            if latest.get(parcel[1]) == parcel[2]:
-                self._start(entry)
+            sent = self._waiting.popleft()
+            if sent.latest.get(sent.parcel[1]) == sent.parcel[2]:
+                self._start(sent)
                 return
-            parcel += [_SUPERSEDED, None, None]
-            _relay.post(parcel)
+            sent.parcel.extend([_SUPERSEDED, None, None])
+            _relay.post(sent.parcel)
 
     def _read_replies(self) -> None:
         try:
@@ -286,7 +295,7 @@ class _WorkerProcess:
                     running, self._running = self._running, None
                     self._next()
                 if running is not None:
-                    parcel = running[2]
+                    parcel = running.parcel
                     parcel += [value, None, None] if ok else [None, value, None]
                     del ok, value
                     _relay.post(parcel)
@@ -298,7 +307,7 @@ class _WorkerProcess:
         """The child's replies ended: finish its jobs in this thread (drop them once closed)."""
         with self._lock:
             self.alive = False
-            entries = ([self._running] if self._running is not None else []) + list(self._waiting)
+            unanswered = ([self._running] if self._running is not None else []) + list(self._waiting)
             self._running = None
             self._waiting.clear()
             closing = self._closing
@@ -310,13 +319,13 @@ class _WorkerProcess:
         for stream in (self._child.stdin, self._child.stdout):
             with contextlib.suppress(OSError, ValueError):
                 stream.close()
-        for _request, job, parcel, latest in entries:
+        for _request, job, parcel, latest in unanswered:
             if closing:
                 parcel += [_SUPERSEDED, None, None]
                 _relay.post(parcel)
             else:
                 _run_job(job, parcel, latest)
-        del entries
+        del unanswered
 
     def close(self) -> None:
         """End the child now, even in the middle of a job, without waiting for it.
