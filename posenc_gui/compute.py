@@ -1,12 +1,19 @@
-"""Run model calls off the GUI thread; the newest request per key wins.
+"""Run model calls off the GUI thread, on one path; the newest request per key wins.
 
-Modelled on napari's layer slicer: a small executor, each request tagged
-with a generation number; a request that is superseded before it starts is
-skipped, and a result that arrives after a newer request is dropped.
+Every request (:meth:`ComputeService.submit`) is a key and a callable,
+usually a :class:`ModelJob` (a model function and its arguments). Where it
+runs, in this order:
 
-A request given as a :class:`ModelJob` (a model function and its arguments)
-runs in the worker process instead (:mod:`posenc_gui.worker_process`),
-with the same rules: see :class:`_WorkerProcess`.
+1. the shared worker process (:mod:`posenc_gui.worker_process`): a
+   :class:`ModelJob` of the model layer whose arguments pickle, while the
+   process is free for it (see :meth:`_WorkerProcess.submit`);
+2. otherwise a worker thread of the service: any other callable, a job
+   that does not pickle, another panel's request while the process is busy,
+   or no process at all (turned off, could not start, kept stopping).
+
+Never on the GUI thread. Each request is tagged with a generation number
+(modelled on napari's layer slicer): one superseded by a newer request of
+its key before it starts is skipped, and a superseded result is dropped.
 """
 
 from __future__ import annotations
@@ -23,7 +30,7 @@ import weakref
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, NamedTuple
 
 import shiboken6
 from pyqtgraph.util.garbage_collector import GarbageCollector
@@ -33,12 +40,6 @@ from . import worker_process as protocol
 
 #: An update that takes longer than this shows the busy indicator.
 BUSY_DELAY_MS = 100
-#: Requests whose declared cost (about the number of values computed) is at
-#: most this run at once on the GUI thread: a few milliseconds, less than the
-#: round trip through a worker, and all panels then repaint in one frame.
-#: Every view at the default size (128 × 512) fits; the heatmap's ~230,000
-#: samples at d_model 8192 do not (inline, they lengthen the GUI thread's turns).
-INLINE_COST = 150_000
 #: How much lower than the GUI thread's the workers' scheduling priority is (Linux nice levels).
 WORKER_NICENESS = 10
 
@@ -174,9 +175,10 @@ class ModelJob:
     """A request the worker process can run: a model function and its arguments.
 
     ``function`` is a module-level function of ``posenc_gui.model`` (NumPy
-    only) and ``args`` pickle. Called, it runs here, in the calling thread:
-    a worker thread when the process is not available, or for a function
-    from elsewhere (a test's stand-in).
+    only) and ``args`` pickle; then it runs in the worker process. Called,
+    it runs here, in the calling thread: a worker thread when the process
+    is not available, its arguments do not pickle, or the function is from
+    elsewhere (a test's stand-in).
     """
 
     function: Callable[..., Any]
@@ -195,17 +197,26 @@ class ModelJob:
                             protocol=pickle.HIGHEST_PROTOCOL)
 
 
+class _Sent(NamedTuple):
+    """A request for the worker process, with what it takes to finish it elsewhere."""
+
+    request: bytes
+    job: ModelJob
+    parcel: list
+    latest: dict
+
+
 class _WorkerProcess:
     """One worker process (:mod:`posenc_gui.worker_process`), shared by the ComputeServices of this process.
 
-    It runs one job at a time; newer requests of the same panel wait and a
+    It runs one job at a time; newer requests of the same key wait and a
     job superseded while it waits is skipped, as in the threads (see
-    :meth:`submit` for other panels' requests). A reader thread waits on the
+    :meth:`submit` for other keys' requests). A reader thread waits on the
     child's replies (blocked in ``read``, it does not hold the interpreter
     lock) and hands each result to the relay, like a worker thread. If the
-    child stops by itself, the reader runs the job in flight and the
-    waiting ones itself, and the next job starts a new child; after
-    :meth:`close` they are dropped.
+    child stops, the reader runs the job in flight and the waiting ones
+    itself; after :meth:`close` they are dropped. ``started`` tells whether
+    the child ever said it was ready (:data:`worker_process.READY`).
     """
 
     def __init__(self) -> None:
@@ -214,10 +225,11 @@ class _WorkerProcess:
         self._child = subprocess.Popen(worker_command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env,
                                        cwd=WORKER_FOLDER)
         self._lock = threading.Lock()
-        self._running: tuple | None = None
-        self._waiting: deque[tuple] = deque()
+        self._running: _Sent | None = None
+        self._waiting: deque[_Sent] = deque()
         self._closing = False
         self.alive = True
+        self.started = False
         self._reader = threading.Thread(target=self._read_replies, name="posenc-worker-process", daemon=True)
         self._reader.start()
 
@@ -226,25 +238,26 @@ class _WorkerProcess:
         """The child's process id."""
         return self._child.pid
 
-    def submit(self, job: ModelJob, parcel: list, latest: dict) -> bool:
-        """Run or queue ``job``; False if it should run elsewhere (a worker thread).
+    def submit(self, request: bytes, job: ModelJob, parcel: list, latest: dict) -> bool:
+        """Run or queue ``request`` (``job`` pickled); False if it should run in a worker thread instead.
 
         ``parcel`` is ``[service_ref, key, generation]``; the result is posted
         to the relay with it, unless ``latest[key]`` has moved on by the time
-        the job would start. A newer request of the panel whose request is
-        in the child waits for it (the newest of them then runs); a request of another
-        panel while the child is busy is refused, so two visible analyses
-        still compute side by side as they did in two threads (at
-        1,048,576 × 8192 the scorecard takes 1.7 s). False too once the
-        child has stopped.
+        the job would start. A newer request of the key whose request is in
+        the child waits for it (the newest of them then runs). A request of
+        another key while the child is busy is refused, so that two visible
+        analyses compute side by side and a long one (a scorecard at
+        1,048,576 × 8192 takes seconds) does not hold up the others. False
+        too once the child has stopped.
         """
         with self._lock:
             if not self.alive:
                 return False
+            sent = _Sent(request, job, parcel, latest)
             if self._running is None:
-                self._start(job, parcel, latest)
-            elif self._same_request(parcel, self._running[1]):
-                self._waiting.append((job, parcel, latest))
+                self._start(sent)
+            elif self._same_request(parcel, self._running.parcel):
+                self._waiting.append(sent)
             else:
                 return False
         return True
@@ -254,33 +267,27 @@ class _WorkerProcess:
         """Whether two parcels are requests of the same service and key."""
         return parcel[0]() is other[0]() and parcel[1] == other[1]
 
-    def _start(self, job: ModelJob, parcel: list, latest: dict) -> None:
-        """Send ``job`` to the child (the lock is held)."""
-        try:
-            request = job.request()
-        except Exception as error:  # arguments that do not pickle: an error for this request
-            self._running = None
-            parcel += [None, error, None]
-            _relay.post(parcel)
-            return
-        self._running = (job, parcel, latest)
+    def _start(self, sent: _Sent) -> None:
+        """Send ``sent``'s request to the child (the lock is held)."""
+        self._running = sent
         with contextlib.suppress(OSError, ValueError):  # the child is gone: the reader sees its end and runs it
-            protocol.write_frame(self._child.stdin, request)
+            protocol.write_frame(self._child.stdin, sent.request)
 
     def _next(self) -> None:
         """Start the oldest waiting job that is still the latest request of its key (the lock is held)."""
         while self._waiting:
-            job, parcel, latest = self._waiting.popleft()
-            if latest.get(parcel[1]) == parcel[2]:
-                self._start(job, parcel, latest)
-                if self._running is not None:
-                    return
-            else:
-                parcel += [_SUPERSEDED, None, None]
-                _relay.post(parcel)
+            sent = self._waiting.popleft()
+            if sent.latest.get(sent.parcel[1]) == sent.parcel[2]:
+                self._start(sent)
+                return
+            sent.parcel.extend([_SUPERSEDED, None, None])
+            _relay.post(sent.parcel)
 
     def _read_replies(self) -> None:
         try:
+            if protocol.read_frame(self._child.stdout) != protocol.READY:
+                raise ConnectionError("the worker process did not start")
+            self.started = True
             while (frame := protocol.read_frame(self._child.stdout)) is not None:
                 ok, value = pickle.loads(frame)
                 del frame
@@ -288,11 +295,11 @@ class _WorkerProcess:
                     running, self._running = self._running, None
                     self._next()
                 if running is not None:
-                    parcel = running[1]
+                    parcel = running.parcel
                     parcel += [value, None, None] if ok else [None, value, None]
                     del ok, value
                     _relay.post(parcel)
-        except Exception:  # noqa: BLE001 - a reply that does not read back: the child is no longer trusted
+        except Exception:  # noqa: BLE001 - no start, or a reply that does not read back: no longer trusted
             self._child.kill()
         self._stopped()
 
@@ -300,7 +307,7 @@ class _WorkerProcess:
         """The child's replies ended: finish its jobs in this thread (drop them once closed)."""
         with self._lock:
             self.alive = False
-            jobs = ([self._running] if self._running is not None else []) + list(self._waiting)
+            unanswered = ([self._running] if self._running is not None else []) + list(self._waiting)
             self._running = None
             self._waiting.clear()
             closing = self._closing
@@ -312,13 +319,13 @@ class _WorkerProcess:
         for stream in (self._child.stdin, self._child.stdout):
             with contextlib.suppress(OSError, ValueError):
                 stream.close()
-        for job, parcel, latest in jobs:
+        for _request, job, parcel, latest in unanswered:
             if closing:
                 parcel += [_SUPERSEDED, None, None]
                 _relay.post(parcel)
             else:
                 _run_job(job, parcel, latest)
-        del jobs
+        del unanswered
 
     def close(self) -> None:
         """End the child now, even in the middle of a job, without waiting for it.
@@ -329,6 +336,14 @@ class _WorkerProcess:
             self._closing = True
             self.alive = False
         self._child.kill()
+
+
+def _pickled(job: ModelJob) -> bytes | None:
+    """``job``'s request for the worker process, or None if its arguments do not pickle (a thread runs it)."""
+    try:
+        return job.request()
+    except Exception:  # noqa: BLE001 - whatever pickling raises: the thread gets the job as it is
+        return None
 
 
 def _owner_deleted(key: Any) -> bool:
@@ -364,7 +379,7 @@ _process_failures = 0
 
 
 def worker_process(user: ComputeService | None = None) -> _WorkerProcess | None:
-    """The running worker process, started if needed; None when turned off or it kept stopping.
+    """The running worker process, started if needed; None when turned off, it could not start or it kept stopping.
 
     A ``user`` keeps it running until :func:`release_worker_process` (its
     shutdown) is called for every user.
@@ -373,7 +388,8 @@ def worker_process(user: ComputeService | None = None) -> _WorkerProcess | None:
     if os.environ.get(WORKER_PROCESS_ENV, "1") == "0":
         return None
     if _worker_process is not None and not _worker_process.alive:  # it stopped by itself
-        _process_failures += 1
+        # One that never said it was ready will not start on a later try either.
+        _process_failures += 1 if _worker_process.started else MAX_PROCESS_REPLACEMENTS + 1
         _worker_process = None
     if _worker_process is None:
         if _process_failures > MAX_PROCESS_REPLACEMENTS:
@@ -406,7 +422,7 @@ def _close_worker_process() -> None:
 
 
 class ComputeService(QObject):
-    """Executes callables in worker threads and delivers results on the GUI thread.
+    """Runs requests in the worker process or in worker threads and delivers results on the GUI thread.
 
     Parameters
     ----------
@@ -435,11 +451,6 @@ class ComputeService(QObject):
         self._callbacks: dict[Any, tuple[Callable, Callable | None]] = {}
         self._pending: set[Any] = set()
         self._counter = itertools.count(1)
-        #: Inline requests held back by :meth:`workers_first`, in submission order,
-        #: and the large worker requests held back after them.
-        self._held: list[tuple] = []
-        self._held_jobs: list[tuple] = []
-        self._holding = 0
         self._busy = False
         self._closed = False
         self._busy_timer = QTimer(self)
@@ -456,116 +467,41 @@ class ComputeService(QObject):
         function: Callable[[], Any],
         on_result: Callable[[Any], None],
         on_error: Callable[[Exception], None] | None = None,
-        cost: int | None = None,
     ) -> None:
-        """Run ``function()`` in a worker; call ``on_result`` with its value on the GUI thread.
+        """Run ``function()`` off the GUI thread; call ``on_result`` with its value on the GUI thread.
 
-        A :class:`ModelJob` runs in the worker process, whatever its cost:
-        there it does not slow the GUI thread. When the process
-        is turned off or cannot run, the ``cost`` decides between inline and
-        a thread.
-
-        A later ``submit`` with the same ``key`` supersedes this one: its
-        result (or error) is never delivered. A request declaring a ``cost``
-        of at most :data:`INLINE_COST` runs at once, before this returns
-        (inside :meth:`workers_first`: when that block ends). After
-        :meth:`shutdown` this does nothing (a closing window may still ask
-        for a redraw).
+        ``function`` runs in the worker process when it is a
+        :class:`ModelJob` that can go there, else in a worker thread (see
+        the module's docstring). A later ``submit`` with the same ``key``
+        supersedes this one: its result (or error) is never delivered. An
+        error goes to ``on_error``, or is raised on the GUI thread without
+        one. After :meth:`shutdown` this does nothing (a closing window may
+        still ask for a redraw).
         """
         if self._closed:
             return
         self._since_request.restart()
         generation = next(self._counter)
-        process = (worker_process(self) if self._use_process and isinstance(function, ModelJob)
-                   and function.in_process() else None)
-        if process is None and cost is not None and cost <= INLINE_COST:
-            self._latest[key] = generation  # supersedes any request still in a worker
-            self._callbacks.pop(key, None)
-            if self._holding:
-                self._pending.add(key)
-                self._held.append((key, generation, lambda: self._run_inline(function, on_result, on_error)))
-                return
-            self._pending.discard(key)
-            self._update_busy()
-            self._run_inline(function, on_result, on_error)
-            return
         self._latest[key] = generation
         self._callbacks[key] = (on_result, on_error)
         self._pending.add(key)
         if not self._busy_timer.isActive() and not self._busy:
             self._busy_timer.start()
-
-        if process is not None and process.submit(function, [weakref.ref(self), key, generation], self._latest):
+        parcel = [weakref.ref(self), key, generation]
+        process = (worker_process(self) if self._use_process and isinstance(function, ModelJob)
+                   and function.in_process() else None)
+        request = _pickled(function) if process is not None else None
+        if request is not None and process.submit(request, function, parcel, self._latest):
             return
         latest = self._latest
         # The job holds only this box, [service, key, generation, function]; the worker takes the
         # function out and hands the rest to the relay as the parcel (nothing stays behind with it).
-        box = [weakref.ref(self), key, generation, function]
+        box = [*parcel, function]
 
         def job() -> None:
             _run_job(box.pop(), box, latest)
 
-        if self._holding and cost is not None:
-            self._held_jobs.append((key, generation, job))
-        else:
-            self._executor.submit(job)
-
-    @contextlib.contextmanager
-    def workers_first(self) -> Iterator[None]:
-        """Hold back inline requests until the block ends; other requests for the workers start at once.
-
-        Why: a parameter change asks each visible panel in turn for an
-        update; without holding, a worker request submitted after the core
-        panels' inline ones would start only once they are done. Inside this
-        block their computations overlap. Held requests run when the block
-        ends, in the order submitted; one superseded or cancelled meanwhile
-        does not run. The first error that has no ``on_error`` is raised
-        after all of them ran.
-
-        Worker requests that declare a large ``cost`` (the core panels' at
-        large sizes) are held too and start after the inline ones: running
-        beside the GUI thread's own computation, they slow it (the two cores
-        share the machine's caches and memory). Requests for the worker
-        process are sent at once.
-        """
-        self._holding += 1
-        try:
-            yield
-        finally:
-            self._holding -= 1
-            if not self._holding:
-                self._run_held()
-
-    def _run_held(self) -> None:
-        held, self._held = self._held, []
-        jobs, self._held_jobs = self._held_jobs, []
-        first_error: Exception | None = None
-        for key, generation, run in held:
-            if self._closed or self._latest.get(key) != generation:
-                continue
-            self._pending.discard(key)
-            try:
-                run()
-            except Exception as error:
-                first_error = first_error or error
-        for key, generation, job in jobs:
-            if not self._closed and self._latest.get(key) == generation:
-                self._executor.submit(job)
-        self._update_busy()
-        if first_error is not None:
-            raise first_error
-
-    @staticmethod
-    def _run_inline(function: Callable[[], Any], on_result: Callable[[Any], None],
-                    on_error: Callable[[Exception], None] | None) -> None:
-        try:
-            result = function()
-        except Exception as error:
-            if on_error is None:
-                raise
-            on_error(error)
-        else:
-            on_result(result)
+        self._executor.submit(job)
 
     def prepare_worker_process(self) -> None:
         """Start the worker process now (in idle time), so the first analysis need not wait ~0.3 s for it."""

@@ -240,7 +240,6 @@ class MainWindow(QMainWindow):
         if restore:
             self._restore_view()
         self.compute = ComputeService(self)
-        self.state.emission_scope = self.compute.workers_first
         self._panel_classes = {cls.panel_id: cls for cls in panel_classes()}
         self.panels = LazyPanels(list(self._panel_classes), self._build_panel, self.panelCreated.emit)
         self.docks: dict[str, QDockWidget] = {}

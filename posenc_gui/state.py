@@ -3,9 +3,6 @@ the panels share (the embedding scale σ, the permutation demo's d_model, the re
 
 from __future__ import annotations
 
-import contextlib
-from typing import Callable, ContextManager
-
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from .model import EncodingParams, Options, ParamSpec, limits
@@ -65,9 +62,6 @@ class AppState(QObject):
         self._timer.setSingleShot(True)
         self._timer.setInterval(0)
         self._timer.timeout.connect(self._flush)
-        #: Entered around each ``paramsChanged`` emission; the main window sets
-        #: its compute service's ``workers_first``.
-        self.emission_scope: Callable[[], ContextManager[None]] = contextlib.nullcontext
 
     @property
     def params(self) -> EncodingParams:
@@ -134,5 +128,4 @@ class AppState(QObject):
     def _flush(self) -> None:
         if self._params != self._emitted:
             self._emitted = self._params
-            with self.emission_scope():
-                self.paramsChanged.emit(self._params)
+            self.paramsChanged.emit(self._params)

@@ -6,7 +6,9 @@ folder the app was launched in), it reads requests from stdin and
 writes results to stdout, one at a time, each framed as an 8-byte
 little-endian length and a pickle: a request is ``(module, name, args)``
 naming a function of ``posenc_gui.model``, a reply ``(True, result)`` or
-``(False, exception)``. It loads no Qt: only the model and NumPy.
+``(False, exception)``. Its first frame is :data:`READY`, so that a child
+that cannot start is told from one that stopped later. It loads no Qt:
+only the model and NumPy.
 
 Why a process: a worker thread shares the window's interpreter lock, and
 the analyses' many small NumPy calls hold it between them while the GUI
@@ -27,6 +29,8 @@ from typing import BinaryIO
 
 #: Frames start with their length as an unsigned 64-bit little-endian integer.
 HEADER = struct.Struct("<Q")
+#: The first frame the process writes: it has started and now serves requests.
+READY = b"posenc-gui worker ready"
 #: Requests may only name functions of this package (the model: NumPy only).
 ALLOWED_PACKAGE = "posenc_gui.model"
 
@@ -71,7 +75,8 @@ def _reply(ok: bool, value) -> bytes:
 
 
 def serve(requests: BinaryIO, replies: BinaryIO) -> None:
-    """Answer requests until ``requests`` ends."""
+    """Write :data:`READY`, then answer requests until ``requests`` ends."""
+    write_frame(replies, READY)
     while (frame := read_frame(requests)) is not None:
         try:
             module, name, args = pickle.loads(frame)

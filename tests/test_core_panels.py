@@ -364,30 +364,6 @@ def test_similarity_metric_and_reference(qtbot, state, compute):
         panel.set_options(reference=60)
 
 
-def test_matrix_cost_counts_a_sample_shared_by_rows_and_columns_once():
-    from posenc_gui.model import AxisSample
-    from posenc_gui.model.panel_data import matrix_cost
-
-    whole, top = AxisSample(0, 1, 128), AxisSample(0, 1, 64)
-    assert matrix_cost(whole, whole, 512) == 128 * 512 + 128 * 128
-    assert matrix_cost(top, whole, 512) == (64 + 128) * 512 + 64 * 128
-
-
-@pytest.mark.parametrize("d_model", [600, 1024])
-def test_a_d_model_step_at_the_default_length_shows_the_similarity_matrix_in_the_same_turn(
-        qtbot, state, compute, d_model):
-    # With its rows and columns counted as two encodings, the matrix went to a worker from
-    # d_model 522 on (half of a slider drag from 512) and the window painted it in a second pass.
-    panel = SimilarityPanel(state, compute)
-    settle(qtbot, panel, compute)
-    assert panel.matrix_data.rows == panel.matrix_data.cols and panel.matrix_data.rows.count == 128
-    state.update(d_model=d_model)
-    state.flush()  # no event processed yet: only what ran inline is shown
-    assert not compute.is_pending((panel, "matrix"))
-    assert panel.matrix_data.params.d_model == d_model
-    assert panel.profile_data.params.d_model == d_model
-
-
 @pytest.mark.parametrize("profile_fails", [False, True])
 def test_similarity_shows_matrix_and_profile_in_one_turn(qtbot, state, compute, monkeypatch, profile_fails):
     # At a worker size the two halves arrive separately; the matrix waits for

@@ -256,9 +256,8 @@ def test_a_parameter_step_with_an_analysis_panel_in_front_re_lays_out_no_dock(ma
 
 
 def test_an_analysis_panel_in_front_computes_while_the_core_panels_update(make_window, monkeypatch):
-    # At the default size the waveforms and similarity panels compute on the
-    # GUI thread; the linear-relation panel in front computes in a worker,
-    # which must already be running when they do, not start after them.
+    # The linear-relation panel in front computes in a worker, which must
+    # already be running when the core panels compute, not start after them.
     import threading
 
     from posenc_gui.views import linear_relation, waveforms
@@ -284,27 +283,6 @@ def test_an_analysis_panel_in_front_computes_while_the_core_panels_update(make_w
     assert window.panels["linear_relation"].data.params.d_model == 510
 
 
-@pytest.mark.parametrize("panel_id", ["magnitude", "spectrum", "uniqueness"])
-def test_a_small_analysis_update_joins_the_core_panels_and_a_large_one_goes_to_a_worker(make_window, panel_id,
-                                                                                         monkeypatch):
-    # Computed in a worker thread, these (about a millisecond at the default size) arrived after the
-    # window's first repaint and made it paint again; inline they are drawn in the same repaint.
-    # (Spectrum and uniqueness do this when the worker process is turned off.)
-    from posenc_gui.compute import WORKER_PROCESS_ENV
-
-    monkeypatch.setenv(WORKER_PROCESS_ENV, "0")
-    window = in_front(make_window, panel_id)
-    panel = window.panels[panel_id]
-    window.state.update(d_model=510)
-    window.state.flush()  # no event processed yet: only what ran inline is shown
-    assert panel.data.params.d_model == 510
-    window.state.update(d_model=8192, seq_len=1_048_576)
-    window.state.flush()
-    assert panel.data.params.d_model == 510 and window.compute.is_pending(panel)  # left to a worker
-    assert window.compute.wait_idle(60)
-    assert panel.data.params.d_model == 8192
-
-
 @pytest.mark.parametrize("panel_id", ["spectrum", "uniqueness", "addition", "relative"])
 def test_analysis_panels_compute_in_the_worker_process_at_the_default_size(make_window, panel_id, monkeypatch):
     from posenc_gui.compute import WORKER_PROCESS_ENV, worker_process
@@ -313,7 +291,7 @@ def test_analysis_panels_compute_in_the_worker_process_at_the_default_size(make_
     window = in_front(make_window, panel_id)
     panel = window.panels[panel_id]
     window.state.update(d_model=510)
-    window.state.flush()  # the core panels ran inline; the analysis is in the process
+    window.state.flush()  # no event processed yet: the analysis is in the process
     assert panel.data.params.d_model == 512 and window.compute.is_pending(panel)
     assert worker_process() is not None and worker_process().alive
     assert window.compute.wait_idle(60)

@@ -30,6 +30,9 @@ app.processEvents()
 print(json.dumps({"frame": window.frameGeometry().getRect(),
                   "available": window.screen().availableGeometry().getRect()}))
 window.close()
+# Deleted while Python is whole, as posenc-gui does: a window left to interpreter shutdown can crash it.
+import shiboken6
+shiboken6.delete(window)
 """
 
 

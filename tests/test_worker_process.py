@@ -26,6 +26,7 @@ def _ask(child: subprocess.Popen, module: str, name: str, args: tuple):
 def child():
     process = subprocess.Popen(compute_module.worker_command(), cwd=compute_module.WORKER_FOLDER,
                                stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    assert worker_process.read_frame(process.stdout) == worker_process.READY
     yield process
     process.stdin.close()
     assert process.wait(timeout=TIMEOUT_S) == 0  # it ends when its requests end
@@ -182,6 +183,7 @@ def test_what_the_childs_functions_print_goes_to_stderr_not_into_the_replies():
     child = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE)
     try:
+        assert worker_process.read_frame(child.stdout) == worker_process.READY
         assert _ask(child, "posenc_gui.model.limits", "check_int", ("n", 5, 0, 10)) == (True, 5)
     finally:
         child.stdin.close()
@@ -191,16 +193,53 @@ def test_what_the_childs_functions_print_goes_to_stderr_not_into_the_replies():
         child.stderr.close()
 
 
-class _Unpicklable:
+class _UnpicklableInt(int):
     def __reduce__(self):
         raise ValueError("this argument refuses to be pickled")
 
 
-def test_arguments_that_fail_to_pickle_give_an_error_not_a_request_that_never_ends(compute, results, monkeypatch):
+def test_a_model_job_whose_arguments_do_not_pickle_runs_in_a_thread(compute, results, monkeypatch):
     monkeypatch.delenv(compute_module.WORKER_PROCESS_ENV, raising=False)
+    params = EncodingParams(seq_len=32, d_model=16)
     errors = []
-    compute.submit("odd", ModelJob(relative_data, (_Unpicklable(), 1, 1)), results.append, errors.append)
-    assert compute.wait_idle(TIMEOUT_S)
-    assert not results and len(errors) == 1 and "refuses" in str(errors[0])
-    compute.submit("odd", ModelJob(relative_data, (EncodingParams(seq_len=8, d_model=4), 2, 1)), results.append)
-    _wait(compute, results)  # the process still serves
+    compute.submit("odd", ModelJob(relative_data, (params, _UnpicklableInt(4), 1)), results.append, errors.append)
+    _wait(compute, results)
+    assert not errors and results[0].spread.offsets[-1] == 4
+    compute.submit("odd", ModelJob(relative_data, (params, 2, 1)), results.append)
+    _wait(compute, results, 2)
+    assert results[1].spread.offsets[-1] == 2
+    assert compute_module.worker_process().alive  # the process still serves
+
+
+def _close_worker_process() -> None:
+    if compute_module._worker_process is not None:
+        compute_module._worker_process.close()
+        compute_module._worker_process = None
+
+
+@pytest.fixture
+def no_worker_yet(monkeypatch):
+    """No worker process running and none failed yet; whatever the test leaves is closed afterwards."""
+    monkeypatch.delenv(compute_module.WORKER_PROCESS_ENV, raising=False)
+    monkeypatch.setattr(compute_module, "_process_failures", 0)
+    _close_worker_process()
+    yield
+    _close_worker_process()
+
+
+def test_a_worker_process_that_cannot_start_leaves_every_request_to_the_threads(compute, results, no_worker_yet,
+                                                                              monkeypatch):
+    started = []
+
+    def failing_command():
+        started.append(1)
+        return [sys.executable, "-I", "-c", "raise SystemExit(1)"]
+
+    monkeypatch.setattr(compute_module, "worker_command", failing_command)
+    params = EncodingParams(seq_len=32, d_model=16)
+    for count, max_offset in enumerate((4, 6, 8), start=1):
+        compute.submit("relative", ModelJob(relative_data, (params, max_offset, 1)), results.append)
+        _wait(compute, results, count)
+    assert [data.spread.offsets[-1] for data in results] == [4, 6, 8]
+    assert started == [1]  # tried once, not again for each request
+    assert compute_module.worker_process() is None

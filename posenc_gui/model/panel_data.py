@@ -225,17 +225,6 @@ class ProfileData:
     stride: int = 1
 
 
-def matrix_cost(rows: AxisSample, cols: AxisSample, d_model: int) -> int:
-    """The declared cost of :func:`compute_matrix` (see ``compute.INLINE_COST``): values encoded, plus entries.
-
-    Rows and columns that are the same sample (the whole matrix, as after a
-    parameter change) are encoded once: :func:`encode_sampled` serves the
-    columns from the rows just encoded.
-    """
-    encoded = rows.count if rows == cols else rows.count + cols.count
-    return encoded * d_model + rows.count * cols.count
-
-
 def compute_matrix(params: EncodingParams, metric: str, rows: AxisSample, cols: AxisSample) -> MatrixData:
     """The similarity ``metric`` of the sampled rows' and columns' encodings."""
     row_pe = encode_sampled(params, rows)
@@ -380,7 +369,7 @@ def view_positions(params: EncodingParams) -> int:
 
 
 def uniqueness_data(params: EncodingParams, top: int, distinct_offsets: bool) -> UniquenessData:
-    """Run the analysis for the view (in a worker, or inline when small); a scan may still be ``pending``."""
+    """Run the analysis for the view (off the GUI thread); a scan may still be ``pending``."""
     params = check_params(params)
     if params.seq_len < 2:
         raise ValueError("seq_len: uniqueness needs at least 2 positions")

@@ -119,8 +119,7 @@ class HeatmapPanel(Panel):
         """Evaluate the visible grid in a worker; the newest request wins."""
         params = self.state.params
         positions, dims = self.visible_samples()
-        self.compute.submit(self, lambda: compute_heatmap(params, positions, dims), self._show, self._failed,
-                            cost=positions.count * dims.count)
+        self.compute.submit(self, lambda: compute_heatmap(params, positions, dims), self._show, self._failed)
 
     def _failed(self, error: Exception) -> None:
         self.show_message(str(error), "error")

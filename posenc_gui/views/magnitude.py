@@ -9,7 +9,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QWidget
 
-from ..model.panel_data import MagnitudeData, compute_magnitude, magnitude_points
+from ..model.panel_data import MagnitudeData, compute_magnitude
 from .base import Panel
 from .param_controls import ViewSpinBox
 from .registry import PanelOption
@@ -67,17 +67,10 @@ class MagnitudePanel(Panel):
 
 
     def request_update(self) -> None:
-        """Recompute; the newest request wins.
-
-        The cost declared is the values encoded: at the default size (128 ×
-        512, about 1 ms) the norms are computed at once with the core panels,
-        and the window repaints once. From a worker they arrived after the
-        first repaint and the window painted a second time.
-        """
+        """Recompute; the newest request wins."""
         params, scale = self.state.params, self.state.view["embedding_scale"]
         self.compute.submit(self, lambda: compute_magnitude(params, scale), self._show,
-                            lambda e: self.show_message(str(e), "error"),
-                            cost=(magnitude_points(params) + 1) * params.d_model)
+                            lambda e: self.show_message(str(e), "error"))
 
     def _show(self, data: MagnitudeData) -> None:
         self.data = data

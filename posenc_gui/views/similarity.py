@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QComboBox, QLabel, QWidget
 
 from ..model import METRICS, AxisSample, EncodingParams, limits, pairwise, sample_axis
 from ..model.panel_data import (
-    MAX_PROFILE_WORK, MatrixData, ProfileData, compute_matrix, compute_profile, matrix_cost, samples_within_budget,
+    MAX_PROFILE_WORK, MatrixData, ProfileData, compute_matrix, compute_profile, samples_within_budget,
 )
 from ..model.digits import pair_similarity, shown_number
 from ..model.similarity import METRIC_LABELS
@@ -170,8 +170,7 @@ class SimilarityPanel(Panel):
         cols = sample_axis(x0, x1, params.seq_len, min(width, budget))
         self.compute.submit((self, "matrix"), lambda: compute_matrix(params, metric, rows, cols),
                             lambda data: self._arrived("matrix", lambda: self._show_matrix(data)),
-                            lambda error: self._failed("matrix", error),
-                            cost=matrix_cost(rows, cols, params.d_model))
+                            lambda error: self._failed("matrix", error))
 
     def _request_profile(self) -> None:
         params, metric, reference = self.state.params, self.metric, self.state.view["reference"]
@@ -187,8 +186,7 @@ class SimilarityPanel(Panel):
         targets = sample_axis(reference + k0, reference + k1, params.seq_len, points)
         self.compute.submit((self, "profile"), lambda: compute_profile(params, metric, reference, targets),
                             lambda data: self._arrived("profile", lambda: self._show_profile(data)),
-                            lambda error: self._failed("profile", error),
-                            cost=(targets.count + 1) * params.d_model)
+                            lambda error: self._failed("profile", error))
 
     def _arrived(self, part: str, show: Callable[[], None]) -> None:
         """Show a result, or hold it while the other half of the canvas is still computing.

@@ -36,10 +36,6 @@ MAX_MARKERS = 1024
 MAX_SYMBOLS = 64
 #: Decades kept free above the 2π line and below the 0.1 rad line for their labels.
 LABEL_ROOM = 0.6
-#: Cost units (values encoded, see ``compute.INLINE_COST``) that one dimension of :func:`spectrum`
-#: stands for: it takes about 1.4 µs per dimension here (0.7 ms at d_model 512, 17 ms at 8192),
-#: an encoded value about 18 ns.
-SPECTRUM_COST_PER_DIM = 80
 
 
 def _log_span(low: float, high: float, minimum: float = 2.0) -> tuple[float, float]:
@@ -199,16 +195,9 @@ class SpectrumPanel(Panel):
         self.schedule_update()
 
     def request_update(self) -> None:
-        """Recompute in the worker process; the newest request wins.
-
-        Without the process, up to d_model ≈ 1,800 (a few milliseconds) the
-        spectrum is computed at once with the core panels: from a worker
-        thread it arrived after the first repaint, the window painted a
-        second time, and the thread slowed the GUI thread meanwhile.
-        """
+        """Recompute in the worker process; the newest request wins."""
         params: EncodingParams = self.state.params
-        self.compute.submit(self, ModelJob(spectrum, (params,)), self._show, self._failed,
-                            cost=SPECTRUM_COST_PER_DIM * params.d_model)
+        self.compute.submit(self, ModelJob(spectrum, (params,)), self._show, self._failed)
 
     def _failed(self, error: Exception) -> None:
         self.show_message(str(error), "error")

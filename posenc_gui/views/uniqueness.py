@@ -20,9 +20,7 @@ from PySide6.QtWidgets import (
 )
 
 from ..compute import ModelJob
-from ..model.panel_data import (
-    UNIQUENESS_SCAN_STEP, UniquenessData, continue_uniqueness_data, uniqueness_data, view_positions,
-)
+from ..model.panel_data import UniquenessData, continue_uniqueness_data, uniqueness_data
 from .base import Panel
 from .labels import WrappedLabelHolder, encoding_title
 from .plotkit import (
@@ -189,23 +187,15 @@ class UniquenessPanel(Panel):
     def request_update(self) -> None:
         """Recompute in the worker process; the newest request wins.
 
-        Without the process, the cost declared (counted as the similarity
-        matrix's is: the rows and columns of the distance matrix, and its
-        entries) runs it at once with the core panels at the default size
-        (about 4 ms), as a worker thread's many small NumPy calls slowed the
-        GUI thread more than that. A scan of every offset continues in
-        steps (:meth:`_continue`) until it is done or a newer request
-        replaces it.
+        A scan of every offset continues in steps (:meth:`_continue`) until
+        it is done or a newer request replaces it.
         """
         params, top, distinct = self.state.params, self.top_box.value(), self.offsets_box.isChecked()
-        count = view_positions(params)
-        self.compute.submit(self, ModelJob(uniqueness_data, (params, top, distinct)), self._show, self._error,
-                            cost=2 * count * params.d_model + count * count)
+        self.compute.submit(self, ModelJob(uniqueness_data, (params, top, distinct)), self._show, self._error)
 
     def _continue(self, data: UniquenessData) -> None:
         """Ask for the next step of ``data``'s scan (under the same key: a parameter change cancels it)."""
-        self.compute.submit(self, ModelJob(continue_uniqueness_data, (data,)), self._show, self._error,
-                            cost=UNIQUENESS_SCAN_STEP)
+        self.compute.submit(self, ModelJob(continue_uniqueness_data, (data,)), self._show, self._error)
 
     def _error(self, error: Exception) -> None:
         self.show_message(str(error), "error")

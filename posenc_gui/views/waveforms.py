@@ -214,8 +214,7 @@ class WaveformsPanel(Panel):
         (low, high), _ = vb.viewRange()
         pixels, _ = view_pixels(vb, FALLBACK_PIXELS)
         self.compute.submit(self, lambda: compute_waveforms(params, dims, low, high, pixels),
-                            self._show, lambda e: self.show_message(str(e), "error"),
-                            cost=(pixels + 1) * len(dims) * 2)
+                            self._show, lambda e: self.show_message(str(e), "error"))
 
     def _show(self, data: WaveformData) -> None:
         self.data = data
