@@ -123,8 +123,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     window = MainWindow(overrides=overrides_from_args(args), restore=not args.no_restore)
     window.show()
     # The ~70,000 objects of start-up live as long as the window: moved out
-    # of the collector's view, a full collection takes 0.1 ms instead of 35
-    # ms (a visible hitch while dragging a slider).
+    # of the collector's view, a full collection no longer visits them (it
+    # would be a visible hitch while dragging a slider).
     QTimer.singleShot(0, gc.freeze)
     if args.quit_after_first_paint:
         QTimer.singleShot(0, functools.partial(_report_first_paint, window, app))

@@ -66,8 +66,8 @@ def settings_file() -> str:
 class LazyPanels(Mapping):
     """The window's panels by id; each is built the first time it is asked for.
 
-    Building every panel up front took seconds (the permutation demo alone
-    makes dozens of plots); a dock builds its panel when it is first shown,
+    Building every panel up front would delay the first window (the
+    permutation demo alone makes dozens of plots); a dock builds its panel when it is first shown,
     and ``panels[panel_id]`` builds it on demand (export, scripts, tests).
     """
 
@@ -104,7 +104,7 @@ class PanelPrebuilder:
     """Builds the panels of hidden docks while the user is idle.
 
     A panel is built the first time its dock shows, which blocks the window
-    for 15–150 ms (pyqtgraph builds its plots; the addition dock has six).
+    while pyqtgraph builds its plots (the addition dock has six).
     Showing a tabbed dock or a walkthrough step then hitches. Built ahead,
     one panel per idle moment, a hidden panel costs nothing more: it
     computes only once it is shown (:meth:`Panel.schedule_update`).
@@ -140,8 +140,7 @@ class PanelPrebuilder:
             return
         window = self._window
         # A zoom or pan changes no parameter, but each re-sample goes through
-        # the compute service: building a panel then (15-150 ms) hitched a
-        # wheel zoom that had gone on for a second.
+        # the compute service: building a panel then would hitch a long wheel zoom.
         busy = (QApplication.mouseButtons() != Qt.MouseButton.NoButton
                 or self._since_change.elapsed() < IDLE_MS
                 or window.compute.ms_since_request() < IDLE_MS or not window.compute.is_idle())

@@ -295,7 +295,7 @@ def _split_residual(params: EncodingParams, scales: tuple, seed: int) -> np.ndar
 
     ``logits(σ) = (σz + p)W_q · ((σz + p)W_k)ᵀ / √d_k``. Nothing on screen
     shows it (it is rounding only, about 1e-15 of the logits), so it is
-    computed when asked for: on every base step it took half of the sweep.
+    computed when asked for, not on every step.
     """
     z, p, unit_terms = _unit_terms(params, seed)
     weights = attention_weights(params.d_model, seed)

@@ -102,8 +102,7 @@ class HeatmapPanel(Panel):
         if shape != self._shape:
             # A new shape shows the whole matrix, but only together with its
             # values: re-ranging now would repaint the old image under the new
-            # axes first (a wasted repaint of 4–6 ms at d_model 8192, where
-            # the values come from a worker).
+            # axes first (a wasted repaint where the values come from a worker).
             self._shape = shape
             self._new_extents = ((-0.5, params.d_model - 0.5), (-0.5, params.seq_len - 0.5))
         self.schedule_update()

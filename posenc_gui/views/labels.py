@@ -30,8 +30,7 @@ class StatusText(QWidget):
 
     QLabel.setText always asks the parent layout for a new geometry, and in
     a dock that request climbs to the main window, which re-lays out every
-    dock: about 1–3 ms per label per update at the default size, paid on
-    every slider step. Qt has no label that opts out, so this one keeps a
+    dock, on every slider step. Qt has no label that opts out, so this one keeps a
     fixed size hint (from ``sample`` text given once) and only repaints
     itself when its text changes.
 
@@ -164,7 +163,7 @@ class NoticeLine(StatusText):
     For a state that changes as the user zooms (aliasing), a message bar
     that appears and disappears changes the plot's height: the plot jumps
     under the mouse, and the dock, the plot's scene and its axes are laid
-    out again (30–63 ms of CPU at d_model 8192 in the benchmark). This
+    out again. This
     notice is always there; its text and colours change in a repaint. Its
     words wrap (:class:`StatusText` with ``wrap``): every word of a long
     notice is read in a narrow dock too.
@@ -206,9 +205,8 @@ class WrappedLabelHolder(QWidget):
 
     ``QLabel.setText`` always asks the parent layout for a new geometry, and
     in a dock that request climbs through the panel and the dock to the
-    main window, which re-lays out every dock: 2 ms per update at 1,048,576
-    positions, where the heatmap's aliasing warning counts different
-    dimensions on every d_model step. The label sits here without a layout,
+    main window, which re-lays out every dock (the heatmap's aliasing
+    warning counts different dimensions on every d_model step). The label sits here without a layout,
     so its requests stop at this widget, which asks for a new layout only
     when the text needs a different height at the current width.
 

@@ -205,8 +205,7 @@ class MatrixItem(QGraphicsWidget):
 
         ``colormap`` is a pyqtgraph colormap name spanning ``levels``. The
         same matrix given again (the word embeddings on a base step) keeps its
-        drawing: repainting two of the six matrices in view for nothing cost
-        about 1.5 ms of a base step.
+        drawing.
         """
         values = np.asarray(values, dtype=np.float64)
         row_words = tuple(row_words)
@@ -278,8 +277,7 @@ class MatrixItem(QGraphicsWidget):
         """Everything's place for the current size and data: ``(rect, title, ticks, labels, numbers)``.
 
         A parameter step gives new values under the same title and words:
-        then only the numbers are laid out again (the rest took half of the
-        demo's repaint after a base step).
+        then only the numbers are laid out again.
         """
         key = (self.size().width(), self.size().height(), self.label_rows, self.title, self.row_words,
                tuple(self.column_labels), self.values.shape)

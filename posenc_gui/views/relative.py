@@ -132,8 +132,7 @@ class RelativePanel(Panel):
 
         names = [f"r = {reference:,.0f}" for reference in data.references]
         if names != self._profile_names:
-            # New reference positions: new curves and legend. Otherwise only the data change;
-            # rebuilding four curves and their legend took 20 ms of the GUI thread per update.
+            # New reference positions: new curves and legend. Otherwise only the data change.
             self.legend.clear()
             for curve in self.profile_curves:
                 self.profile_plot.removeItem(curve)

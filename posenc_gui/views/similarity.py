@@ -139,7 +139,7 @@ class SimilarityPanel(Panel):
 
     def _on_params(self, params: EncodingParams) -> None:
         # Only on a new length: QSpinBox.setRange re-lays out the dock and the
-        # window even when the range is unchanged (1 ms per slider step).
+        # window even when the range is unchanged.
         if params.seq_len != self._length:
             self.reference_box.blockSignals(True)
             self.reference.set_range(0, params.seq_len - 1)
@@ -193,8 +193,7 @@ class SimilarityPanel(Panel):
 
         After a parameter change the matrix and the profile come from two
         workers, in separate event-loop turns; shown as they come, the
-        canvas would repaint twice per slider step (a second 2–8 ms repaint
-        at d_model 8192).
+        canvas would repaint twice per slider step.
         """
         self._held[part] = show
         other = "profile" if part == "matrix" else "matrix"

@@ -54,7 +54,7 @@ _SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 #: would otherwise stack its labels on top of each other).
 MAX_DECADE_LABELS = 5
 #: The 2…9 ticks inside each decade only while the axis spans at most this many decades: each
-#: tick is also a grid line, and 8 per decade made a repaint of the spectrum 25 ms slower.
+#: tick is also a grid line, and 8 per decade over many decades make every repaint slow.
 MAX_MINOR_DECADES = 3
 #: Label every 1st, 2nd, 3rd, 5th or 10th decade …
 _DECADE_STEPS = (1, 2, 3, 5, 10, 20, 50, 100)
@@ -229,8 +229,8 @@ class SpectrumPanel(Panel):
                 item.setData(x[mask], data.wavelength[mask], pen=None, symbol="o",
                              symbolPen=pg.mkPen("w", width=0.5) if outline else None)
             else:
-                # Thousands of markers (all-sine, harmonic at d = 8192) cost 30–140 ms of the GUI
-                # thread; markers a pixel apart read as a line anyway, so draw the line.
+                # Thousands of markers (all-sine, harmonic at d = 8192) are slow to draw, and
+                # markers a pixel apart read as a line anyway, so draw the line.
                 item.setData(x, np.where(mask, data.wavelength, np.nan), symbol=None, connect="finite",
                              pen=pg.mkPen(CATEGORY_COLOURS[category], width=3))
         keys = [f'<span style="color:{CATEGORY_COLOURS[c]}">● {names[c]}</span>'

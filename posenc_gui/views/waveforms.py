@@ -260,11 +260,9 @@ class WaveformsPanel(Panel):
                 band.show()
             else:
                 # A curve with few pixels per period swings steeply across the
-                # plot; Qt strokes such a path with a 2 px pen 8× slower than
-                # with a 1 px one (2.1 against 0.25 ms for dimension 0 at the
-                # default size, 12 ms for the default dimensions at 1,024 ×
-                # 8192), and dense oscillations read better thin anyway,
-                # leaving the bold lines to the smooth curves.
+                # plot; Qt strokes such a path with a 2 px pen many times slower
+                # than with a 1 px one, and dense oscillations read better thin
+                # anyway, leaving the bold lines to the smooth curves.
                 dense = data.wavelength[j] < DENSE_SAMPLES_PER_PERIOD * data.curve_step
                 width = 1 if dense else CURVE_WIDTH
                 if curve.opts["pen"].width() != width:
@@ -286,9 +284,8 @@ class WaveformsPanel(Panel):
 
         ``names`` are the legend's entries: one per curve (the first
         ``curves``), then the dots' if any. The plain curve and scatter
-        items, not PlotDataItem: its downsampling and clipping bookkeeping
-        cost 0.2 ms per series per update, and these series are already
-        sampled at one point per pixel.
+        items, not PlotDataItem: these series are already sampled at one
+        point per pixel, so its downsampling and clipping are work for nothing.
         """
         for items in self._items:
             for item in items:
