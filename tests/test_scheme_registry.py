@@ -179,3 +179,22 @@ def test_a_panel_says_what_a_scheme_of_another_family_lacks(qtbot, spin, state, 
     assert state.update(scheme="sinusoidal") is None  # before the scheme is unregistered with the panels alive
     state.flush()
     assert compute.wait_idle() and not heatmap.unavailable_label.isVisible()
+
+
+def test_a_panel_help_names_the_scheme_chosen_when_it_opens(qtbot, state, compute):
+    from posenc_gui.views.heatmap import HeatmapPanel
+
+    panel = HeatmapPanel(state, compute)
+    qtbot.addWidget(panel)
+    panel.show()
+    assert state.update(scheme="binary") is None
+    state.flush()
+    panel.help_button.click()
+    text = panel._help_label.text()
+    assert panel.help_text.split(".")[0] in text and SCHEMES["binary"].label in text
+    assert "square wave of period 2^(k+1)" in text  # the scheme's own summary, not the sinusoidal one's
+    panel.help_button.click()  # closed
+    assert state.update(scheme="nope") is None
+    state.flush()
+    panel.help_button.click()
+    assert SCHEMES["nope"].label in panel._help_label.text()

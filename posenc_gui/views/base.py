@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 from typing import TYPE_CHECKING, Any, Callable, ClassVar
 
 from PySide6.QtCore import Qt, QTimer
@@ -259,9 +260,14 @@ class Panel(QWidget):
         self.header.addWidget(self.help_button)
 
     def _help_html(self) -> str:
-        return f"<b>What am I looking at?</b><br>{self.help_text}"
+        """The panel's help, and what the chosen scheme is (the help text explains the panel, the scheme itself)."""
+        info = self.state.params.info
+        return (f"<b>What am I looking at?</b><br>{self.help_text}"
+                f"<br><b>The scheme now: {html.escape(info.label)}.</b> {html.escape(info.summary)}")
 
     def _show_help(self) -> None:
+        if self._help_label.isHidden():
+            self._help_label.setText(self._help_html())
         self._help_label.setVisible(not self._help_label.isVisible())
 
     def show_message(self, text: str, level: str = "error") -> None:
