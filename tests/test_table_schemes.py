@@ -299,3 +299,17 @@ def test_an_all_zero_range_is_a_unit_range():
 
     assert nice_bounds(0.0, 0.0) == (-0.5, 0.5)
     assert nice_bounds(2.0, 2.0) == (1.0, 3.0)
+
+
+def test_binary_periods_at_the_largest_d_model_warn_of_nothing():
+    # Bit 1023 and up have periods 2^1024 and more: no float64, so infinite, without an overflow warning
+    # (the monkey, with warnings as errors, found the heatmap of binary at d_model 8192 left stale by one).
+    import warnings
+
+    from posenc_gui.model import limits, wavelengths
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        periods = wavelengths("binary", limits.MAX_D_MODEL)
+    k = np.arange(1023)
+    assert np.array_equal(periods[:1023], np.ldexp(1.0, k + 1)) and np.all(np.isinf(periods[1023:]))

@@ -48,7 +48,9 @@ def _extremes(low: np.ndarray, high: np.ndarray, dims: np.ndarray, d_model: int,
 
 
 def _periods(dims: np.ndarray, d_model: int, bit_values: str) -> np.ndarray:
-    return np.ldexp(1.0, np.minimum(dims + 1, 1024).astype(np.int32))  # 2^1024 is inf: no period in float64
+    exponent = dims + 1
+    # 2^1024 and up are no float64: such a bit's period is infinite here (positions are below 2^40 anyway)
+    return np.where(exponent < 1024, np.ldexp(1.0, np.minimum(exponent, 1023).astype(np.int32)), np.inf)
 
 
 def _term(dim: int, d_model: int, bit_values: str) -> str:
