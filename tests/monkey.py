@@ -218,7 +218,8 @@ def _message(panel: Any) -> str:
 def _check_parameters(window: Any, panel: Any) -> list[str]:
     p = window.state.params
     problems = []
-    values = {"seq_len": p.seq_len, "d_model": p.d_model, **p.options}
+    in_use = {spec.name for spec in p.info.options_in_use(p.options)}
+    values = {"seq_len": p.seq_len, "d_model": p.d_model, **{k: v for k, v in p.options.items() if k in in_use}}
     if panel.scheme.currentData() != p.scheme:
         problems.append(f"parameters: the scheme control shows {panel.scheme.currentData()!r}, the parameters hold "
                         f"{p.scheme!r}")
@@ -412,8 +413,17 @@ CHECKS: dict[str, Callable[[Any, Any], list[str]]] = {
     "scorecard": _check_scorecard,
     "walkthrough": _check_walkthrough,
     **{panel_id: _check_data for panel_id in
-       ("uniqueness", "magnitude", "linear_relation", "relative", "addition", "spectrum")},
+       ("uniqueness", "magnitude", "linear_relation", "relative", "addition", "spectrum", "rope_frequencies")},
 }
+
+
+def _check(panel_id: str, window: Any, panel: Any) -> list[str]:
+    """The panel's check, or, for a panel that does not apply to the scheme, that it says so instead of a plot."""
+    message = panel.unavailable_message()
+    if message is not None:
+        shown = panel.unavailable_label.isVisible() and panel.unavailable_label.text() == message
+        return [] if shown else [f"{panel_id}: does not apply to {window.state.params.scheme} and does not say so"]
+    return CHECKS[panel_id](window, panel)
 
 
 def stale_views(window: Any) -> list[str]:
@@ -426,7 +436,7 @@ def stale_views(window: Any) -> list[str]:
         if panel_id not in CHECKS:
             problems.append(f"{panel_id}: the monkey has no check for this panel")
         elif panel.on_screen():
-            problems += CHECKS[panel_id](window, panel)
+            problems += _check(panel_id, window, panel)
     return problems
 
 
@@ -444,7 +454,7 @@ def check_every_view(window: Any) -> list[str]:
         if not panel.on_screen():
             problems.append(f"{panel_id}: not on screen after raise_panel")
         elif panel_id in CHECKS:
-            problems += [f"{problem} (after raising it)" for problem in CHECKS[panel_id](window, panel)]
+            problems += [f"{problem} (after raising it)" for problem in _check(panel_id, window, panel)]
     return problems
 
 

@@ -56,6 +56,8 @@ class EncodingParams:
         if not isinstance(self.options, Mapping):
             raise ValueError(f"options must be a mapping of the scheme's parameters, got {limits.shown(self.options)}")
         options = Options(info.check(self.options, info.options))
+        if info.check_together is not None:
+            info.check_together(d_model, **options)
         return replace(self, seq_len=seq_len, d_model=d_model, options=options)
 
     @classmethod
@@ -132,13 +134,13 @@ class EncodingParams:
         """
         positions = f"{self.seq_len:,} position" + ("" if self.seq_len == 1 else "s")
         parts = [f"{self.scheme}: {positions} × d_model {self.d_model:,}"]
-        parts += [spec.title_part(self.options[spec.name]) for spec in self.info.options]
+        parts += [spec.title_part(self.options[spec.name]) for spec in self.info.options_in_use(self.options)]
         return ", ".join(part for part in parts if part)
 
     def slug(self) -> str:
         """A short file-name-safe description, e.g. ``sinusoidal_n128_d512_b10000``."""
         parts = [self.scheme, f"n{self.seq_len}", f"d{self.d_model}"]
-        parts += [spec.slug_part(self.options[spec.name]) for spec in self.info.options]
+        parts += [spec.slug_part(self.options[spec.name]) for spec in self.info.options_in_use(self.options)]
         return "_".join(part for part in parts if part)
 
 

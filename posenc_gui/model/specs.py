@@ -53,6 +53,10 @@ class ParamSpec:
     slug : callable, optional
         ``value -> str`` for file names, ``""`` to leave it out; by default
         the first letter of the name and the value.
+    shown_when : (name, values), optional
+        The parameter applies only while the scheme's option ``name`` is one
+        of ``values`` (a scaling type's own parameters): otherwise it keeps
+        its value but has no control, title part or file-name part.
     """
 
     name: str
@@ -69,6 +73,14 @@ class ParamSpec:
     tied_to: str | None = None
     title: Callable[[Any], str] | None = None
     slug: Callable[[Any], str] | None = None
+    shown_when: tuple[str, tuple[Any, ...]] | None = None
+
+    def applies(self, options: Mapping[str, Any]) -> bool:
+        """Whether the parameter is in use with these options (see ``shown_when``)."""
+        if self.shown_when is None:
+            return True
+        name, values = self.shown_when
+        return options.get(name) in values
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:

@@ -25,7 +25,7 @@ def parameters_html(params: EncodingParams) -> str:
     info, kwargs = params.info, params.scheme_kwargs()
     rows = [("scheme", f"{info.label} ({params.scheme})"), (SEQ_LEN.label, f"{params.seq_len:,}"),
             (D_MODEL.label, f"{params.d_model:,}")]
-    for spec in info.params:
+    for spec in (*(s for s in info.params if s.tied_to), *info.options_in_use(params.options)):
         value = kwargs[spec.name]
         rows.append((spec.label, f"{spec.choice_label(value)}" + (f" ({spec.help})" if spec.tied_to else "")))
     cells = "".join(f'<tr><td style="padding-right:14px"><b>{escape(name)}</b></td><td>{escape(value)}</td></tr>'
@@ -168,7 +168,9 @@ class ParametersPanel(Panel):
         self.scheme.setCurrentIndex(self.scheme.findData(params.scheme))
         self.scheme.blockSignals(False)
         info = params.info
-        values = {"seq_len": params.seq_len, "d_model": params.d_model, **params.options}
+        in_use = {spec.name for spec in info.options_in_use(params.options)}
+        values = {"seq_len": params.seq_len, "d_model": params.d_model,
+                  **{name: value for name, value in params.options.items() if name in in_use}}
         for name, control in self.controls.items():
             control.set_visible(name in values)
             if name in values:

@@ -43,6 +43,7 @@ BUILT_IN = (
     "relative:RelativePanel",
     "addition:AdditionPanel",
     "spectrum:SpectrumPanel",
+    "rope_frequencies:RopeFrequenciesPanel",
     "scorecard:ScorecardPanel",
     "walkthrough:WalkthroughPanel",
 )

@@ -93,6 +93,9 @@ class Scheme:
         ``(len(low), len(dims))``); without it, the values between samples
         are not known (a sampled view cannot draw their band).
     presets : tuple of Preset
+    check_together : callable, optional
+        ``(d_model, **options) -> None``, raising ValueError (naming the
+        parameter) for values each valid alone but not together.
     """
 
     key: str
@@ -109,6 +112,7 @@ class Scheme:
     exact: bool = False
     extremes: Callable[..., tuple[np.ndarray, np.ndarray]] | None = None
     presets: tuple[Preset, ...] = ()
+    check_together: Callable[..., None] | None = None
 
     def __post_init__(self) -> None:
         if self.family not in FAMILIES:
@@ -133,14 +137,17 @@ class Scheme:
         missing = sorted(needs - self.provides)
         if not missing:
             return None
-        has = " and ".join(CAPABILITIES[capability] for capability in sorted(self.provides))
-        return (f"{self.label} gives {has}, and this panel needs "
+        return (f"{self.label} gives {CAPABILITIES[self.family]}, and this panel needs "
                 f"{' and '.join(CAPABILITIES[capability] for capability in missing)}.")
 
     @property
     def options(self) -> tuple[ParamSpec, ...]:
         """The parameters a user sets (not those tied to a field of the parameters, like ``length``)."""
         return tuple(spec for spec in self.params if spec.tied_to is None)
+
+    def options_in_use(self, options: Mapping[str, Any]) -> tuple[ParamSpec, ...]:
+        """The user-set parameters that apply with these options (a scaling type's own, only for that type)."""
+        return tuple(spec for spec in self.options if spec.applies(options))
 
     def spec(self, name: str) -> ParamSpec | None:
         """The spec named ``name``, or None."""

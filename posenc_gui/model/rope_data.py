@@ -1,0 +1,69 @@
+"""What the RoPE panels show, computed from the app's parameters (the ``rope`` scheme's options)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .params import EncodingParams, check_params
+from .rope import rope_bands, rope_frequencies
+from .schemes.rope import hf_config
+
+
+@dataclass(frozen=True)
+class RopeFrequencyData:
+    """Each rotary pair's frequency with the chosen scaling and without it.
+
+    Attributes
+    ----------
+    inv_freq, unscaled : ndarray
+        θ_i of the chosen scaling type (at ``params.seq_len`` for dynamic NTK)
+        and of the same base without scaling, float64.
+    wavelength, unscaled_wavelength : ndarray
+        2π / θ_i: positions per full turn of the pair.
+    band : ndarray of str
+        How the scaling type treats each pair (:class:`~posenc_gui.model.rope.RopeBands`).
+    attention_factor : float
+        The factor the logits are scaled by (YaRN's mscale; 1 for most types).
+    trained_context : int or None
+        L₀, the context of pretraining, for the types that have one.
+    beyond_trained : int
+        Pairs that do not complete one turn within L₀ (unscaled), or within N when there is no L₀.
+    """
+
+    params: EncodingParams
+    inv_freq: np.ndarray
+    unscaled: np.ndarray
+    wavelength: np.ndarray
+    unscaled_wavelength: np.ndarray
+    band: np.ndarray
+    attention_factor: float
+    trained_context: int | None
+    beyond_trained: int
+
+
+def rope_frequency_data(params: EncodingParams) -> RopeFrequencyData:
+    """The Frequencies panel's data for ``params`` (scheme ``rope``).
+
+    Raises
+    ------
+    ValueError
+        For parameters of another scheme, or a configuration Hugging Face refuses.
+    """
+    params = check_params(params)
+    if params.scheme != "rope":
+        raise ValueError(f"params must be of the rope scheme, got {params.scheme!r}")
+    options = dict(params.options)
+    config = hf_config(params.d_model, **options)
+    inv_freq, attention_factor = rope_frequencies(config, seq_len=params.seq_len)
+    unscaled, _ = rope_frequencies(hf_config(params.d_model, **{**options, "rope_type": "default"}))
+    bands = rope_bands(config)
+    trained = (options["original_max_position_embeddings"]
+               if options["rope_type"] in ("dynamic", "yarn", "llama3") else None)
+    horizon = trained if trained is not None else params.seq_len
+    wavelength = 2.0 * math.pi / inv_freq
+    unscaled_wavelength = 2.0 * math.pi / unscaled
+    return RopeFrequencyData(params, inv_freq, unscaled, wavelength, unscaled_wavelength, bands.band,
+                             float(attention_factor), trained, int(np.count_nonzero(unscaled_wavelength > horizon)))

@@ -1,0 +1,143 @@
+"""Rotary position embedding (RoPE, Su et al. 2021) as today's models configure it.
+
+RoPE adds nothing to the token embeddings: it rotates each (q, k) pair of
+channels of a head by the angle ``position · θ_i``, so the attention logit
+of a query at m and a key at n depends only on n − m. The app's d_model is
+the head dimension here. The frequencies θ_i are Hugging Face's for the
+chosen scaling type (:func:`posenc_gui.model.rope.rope_frequencies`); the
+trained context L₀ is ``original_max_position_embeddings``, and the app's
+number of positions is the sequence length dynamic NTK scales at.
+
+LongRoPE needs a list of factors per pair (``short_factor``,
+``long_factor``): it is read from a model's config with
+:func:`~posenc_gui.model.rope.rope_frequencies`, not set here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import limits
+from ..rope import MAX_FACTOR, MIN_FACTOR, rope_config
+from ..specs import ParamSpec
+from ._core import Preset, Scheme
+
+#: The scaling types set here (all of Hugging Face's but longrope, whose per-pair lists come from a config).
+SCALING_TYPES = ("default", "linear", "ntk", "dynamic", "yarn", "llama3")
+_FACTOR_TYPES = ("linear", "ntk", "dynamic", "yarn", "llama3")
+_CONTEXT_TYPES = ("dynamic", "yarn", "llama3")
+#: Longest trained context offered (2^30: a spin box holds 32-bit integers; no model comes near).
+MAX_CONTEXT = 2**30
+
+PARAMS = (
+    ParamSpec("rope_theta", "real", 10000.0, "rope_theta (base)",
+              "The base: pair i turns by position · rope_theta^(−2i/rotary_dim). Must be > 1.",
+              low=1.0, high=limits.MAX_BASE, low_open=True, log=True, slider=(100.0, 1e7),
+              title=lambda value: f"θ {value:g}"),
+    ParamSpec("partial_rotary_factor", "real", 1.0, "partial rotary factor",
+              "The share of each head's channels that rotate (GPT-NeoX 0.25); the others pass unrotated.",
+              low=0.0, high=1.0, low_open=True, title=lambda value: "" if value == 1.0 else f"rotary {value:g}",
+              slug=lambda value: "" if value == 1.0 else f"p{value:g}"),
+    ParamSpec("pairing", "choice", "halves", "pairing",
+              "Which channels rotate together: halves pairs i with i + rotary_dim/2 (GPT-NeoX, Hugging Face's "
+              "rotate_half); interleaved pairs 2i with 2i + 1 (RoFormer, GPT-J, Meta's Llama code).",
+              choices=(("halves", "halves — i with i + d/2 (GPT-NeoX, HF rotate_half)"),
+                       ("interleaved", "interleaved — 2i with 2i+1 (RoFormer, GPT-J, Meta)")),
+              title=str, slug=lambda value: "" if value == "halves" else value),
+    ParamSpec("rope_type", "choice", "default", "context scaling",
+              "How the frequencies are changed to reach a longer context than training's: none (default), "
+              "position interpolation (linear), NTK-aware (ntk), dynamic NTK, YaRN, or Llama 3.1's llama3.",
+              choices=tuple((name, name) for name in SCALING_TYPES),
+              title=lambda value: "" if value == "default" else value, slug=lambda value: "" if value == "default" else value),
+    ParamSpec("factor", "real", 4.0, "factor",
+              "How many times the trained context the scaling reaches.",
+              low=MIN_FACTOR, high=MAX_FACTOR, log=True, slider=(1.0, 64.0), shown_when=("rope_type", _FACTOR_TYPES),
+              title=lambda value: f"×{value:g}"),
+    ParamSpec("original_max_position_embeddings", "int", 4096, "trained context L₀",
+              "The context the model was pretrained at (Hugging Face's original_max_position_embeddings; "
+              "max_position_embeddings for dynamic NTK).",
+              low=2, high=MAX_CONTEXT, log=True, shown_when=("rope_type", _CONTEXT_TYPES),
+              title=lambda value: f"L₀ {value:,}"),
+    ParamSpec("beta_fast", "real", 32.0, "beta_fast",
+              "YaRN: pairs turning more than beta_fast times over L₀ keep their frequency.",
+              low=MIN_FACTOR, high=MAX_FACTOR, shown_when=("rope_type", ("yarn",))),
+    ParamSpec("beta_slow", "real", 1.0, "beta_slow",
+              "YaRN: pairs turning fewer than beta_slow times over L₀ are interpolated by the factor.",
+              low=MIN_FACTOR, high=MAX_FACTOR, shown_when=("rope_type", ("yarn",))),
+    ParamSpec("mscale", "real", 1.0, "mscale",
+              "YaRN: the attention factor's scale (DeepSeek's mscale); with mscale_all_dim 0, 0.1·ln(factor) + 1.",
+              low=0.0, high=MAX_FACTOR, shown_when=("rope_type", ("yarn",))),
+    ParamSpec("mscale_all_dim", "real", 0.0, "mscale_all_dim",
+              "YaRN: when not 0 (DeepSeek-V3: 1), the attention factor is mscale's over mscale_all_dim's.",
+              low=0.0, high=MAX_FACTOR, shown_when=("rope_type", ("yarn",))),
+    ParamSpec("truncate", "bool", True, "truncate",
+              "YaRN: round the correction range to whole pairs (Hugging Face's default; gpt-oss: no).",
+              shown_when=("rope_type", ("yarn",))),
+    ParamSpec("low_freq_factor", "real", 1.0, "low_freq_factor",
+              "llama3: pairs with wavelength above L₀ / low_freq_factor are divided by the factor.",
+              low=MIN_FACTOR, high=MAX_FACTOR, shown_when=("rope_type", ("llama3",))),
+    ParamSpec("high_freq_factor", "real", 4.0, "high_freq_factor",
+              "llama3: pairs with wavelength below L₀ / high_freq_factor keep their frequency.",
+              low=MIN_FACTOR, high=MAX_FACTOR, shown_when=("rope_type", ("llama3",))),
+)
+
+
+def hf_config(d_model: int, seq_len: int | None = None, **options: Any) -> dict[str, Any]:
+    """The options as a Hugging Face config (``rope_theta``, ``head_dim``, ``rope_scaling`` …) for
+    :func:`~posenc_gui.model.rope.rope_frequencies`; ``d_model`` is the head dimension."""
+    rope_type = options["rope_type"]
+    config: dict[str, Any] = {"rope_theta": options["rope_theta"], "head_dim": d_model,
+                              "partial_rotary_factor": options["partial_rotary_factor"]}
+    if rope_type == "default":
+        return config
+    scaling: dict[str, Any] = {"rope_type": rope_type, "factor": options["factor"]}
+    if rope_type in _CONTEXT_TYPES:
+        original = options["original_max_position_embeddings"]
+        if rope_type == "dynamic":
+            config["max_position_embeddings"] = original
+        else:
+            scaling["original_max_position_embeddings"] = original
+            config["max_position_embeddings"] = int(original * options["factor"])
+    if rope_type == "yarn":
+        scaling.update({key: options[key] for key in ("beta_fast", "beta_slow", "mscale", "mscale_all_dim",
+                                                      "truncate")})
+    if rope_type == "llama3":
+        scaling.update({key: options[key] for key in ("low_freq_factor", "high_freq_factor")})
+    config["rope_scaling"] = scaling
+    return config
+
+
+def _check_together(d_model: int, **options: Any) -> None:
+    rotary = int(d_model * options["partial_rotary_factor"])
+    if rotary < 2 or rotary % 2:
+        raise ValueError(f"partial_rotary_factor: int(d_model {d_model} × {options['partial_rotary_factor']:g}) = "
+                         f"{rotary} rotated channels; they must be even and at least 2")
+    rope_config(hf_config(d_model, **options))  # what Hugging Face refuses (llama3's factors out of order …)
+
+
+SCHEME = Scheme(
+    key="rope", label="RoPE (rotary, Su et al.)", order=110, family="rotation",
+    summary="Rotates each pair of query and key channels by position · θ_i, so the attention score depends only "
+    "on the offset n − m; nothing is added to the embeddings. d_model is the head dimension here. The "
+    "context-scaling types change the θ_i to reach past the trained context L₀.",
+    formula="q·k → (R(m·θ) q)·(R(n·θ) k) = q·R((n − m)·θ) k,  θ_i = rope_theta^(−2i/rotary_dim)",
+    params=PARAMS, check_together=_check_together,
+    presets=(
+        Preset("Llama 2 (RoPE, θ 10,000, head 128)", 4096, 128, {"rope_theta": 10000.0},
+               "Llama-2-7b config.json: rope_theta 10000, hidden_size 4096 / 32 heads"),
+        Preset("Llama 3.1 (llama3 scaling ×8 from 8,192)", 131072, 128,
+               {"rope_theta": 500000.0, "rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
+                "high_freq_factor": 4.0, "original_max_position_embeddings": 8192},
+               "Llama-3.1-8B config.json: rope_theta 500000, rope_scaling llama3 (factor 8, low 1, high 4, "
+               "original 8192)"),
+        Preset("Qwen2.5 with YaRN (×4 from 32,768)", 131072, 128,
+               {"rope_theta": 1000000.0, "rope_type": "yarn", "factor": 4.0,
+                "original_max_position_embeddings": 32768},
+               "Qwen2.5-7B-Instruct README: rope_scaling yarn, factor 4.0, original_max_position_embeddings 32768"),
+        Preset("GPT-NeoX-20B (partial rotary 0.25)", 2048, 96, {"partial_rotary_factor": 0.25},
+               "GPT-NeoX-20B config.json: rotary_pct 0.25, rotary_emb_base 10000, hidden 6144 / 64 heads"),
+        Preset("GPT-J-6B (interleaved, 64 of 256 channels)", 2048, 256,
+               {"partial_rotary_factor": 0.25, "pairing": "interleaved"},
+               "GPT-J-6B config.json: rotary_dim 64, n_embd 4096 / 16 heads; rotate_every_two"),
+    ),
+)

@@ -1,0 +1,133 @@
+"""RoPE frequencies: each rotary pair's wavelength with the chosen context scaling and without it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QLabel, QWidget
+
+from ..model.rope_data import RopeFrequencyData, rope_frequency_data
+from .base import Panel
+from .labels import WrappedLabelHolder, encoding_title, plain_text
+from .plotkit import (
+    BLUE, FOREGROUND, ORANGE, add_legend_below, new_layout_widget, prepare_for_paint, set_title, show_grid,
+    style_plot,
+)
+
+#: The unscaled curve, and the pens of the horizontal lines: the trained context L₀ and the number of positions N.
+GREY = "#666666"
+CONTEXT_PEN = pg.mkPen(GREY, width=1, style=Qt.PenStyle.DashLine)
+SEQUENCE_PEN = pg.mkPen(ORANGE, width=1, style=Qt.PenStyle.DotLine)
+
+
+class RopeFrequenciesPanel(Panel):
+    """The wavelength 2π/θ_i of every rotary pair, scaled and unscaled, against the contexts."""
+
+    panel_id = "rope_frequencies"
+    title = "RoPE frequencies"
+    requires = frozenset({"rotation"})
+    model_functions = (rope_frequency_data,)
+    help_text = (
+        "RoPE turns rotary pair i by position · θ<sub>i</sub>, θ<sub>i</sub> = rope_theta<sup>−2i/d</sup>: "
+        "pair i completes one turn every 2π/θ<sub>i</sub> positions (its wavelength, log scale). Grey: "
+        "without context scaling; blue: with the chosen scaling type, as Hugging Face computes it. The "
+        "dashed line is the trained context L<sub>0</sub> (for the types that have one), the dotted line "
+        "the number of positions N. A pair whose wavelength is above L<sub>0</sub> never completed a turn "
+        "in training: linear interpolation divides every θ<sub>i</sub> by the factor, NTK raises the base, "
+        "YaRN and llama3 keep the fast pairs and interpolate only the slow ones."
+    )
+
+    def __init__(self, state, compute, parent: QWidget | None = None) -> None:
+        super().__init__(state, compute, parent)
+        self.finish_header()
+        self.summary_label = QLabel(self)
+        self.summary_label.setWordWrap(True)
+        self.summary_label.setTextFormat(Qt.TextFormat.RichText)
+        self.summary_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.summary_label.setStyleSheet(f"color:{FOREGROUND};")
+        self.body.addWidget(WrappedLabelHolder(self.summary_label, self))
+        self.canvas = new_layout_widget(self)
+        self.plot: pg.PlotItem = self.canvas.addPlot()
+        style_plot(self.plot)
+        self.plot.setMenuEnabled(False)
+        show_grid(self.plot)
+        self.plot.setLogMode(x=False, y=True)
+        self.plot.setLabel("bottom", "rotary pair i")
+        self.plot.setLabel("left", "wavelength 2π/θᵢ (positions)")
+        self.legend = add_legend_below(self.canvas, self.plot, labelTextColor=FOREGROUND)
+        self.unscaled_curve = self.plot.plot(pen=pg.mkPen(GREY, width=2), name="no scaling")
+        self.scaled_curve = self.plot.plot(pen=pg.mkPen(BLUE, width=2), name="with the scaling type")
+        self.context_line = pg.InfiniteLine(angle=0, pen=CONTEXT_PEN)
+        self.sequence_line = pg.InfiniteLine(angle=0, pen=SEQUENCE_PEN)
+        self.plot.addItem(self.context_line, ignoreBounds=True)
+        self.plot.addItem(self.sequence_line, ignoreBounds=True)
+        self.body.addWidget(self.canvas, 1)
+        self.data: RopeFrequencyData | None = None
+        state.paramsChanged.connect(self.schedule_update)
+        self.schedule_update()
+
+    def request_update(self) -> None:
+        """Recompute in a worker; the newest request wins."""
+        params = self.state.params
+        self.compute.submit(self, lambda: rope_frequency_data(params), self._show,
+                            lambda error: self.show_message(str(error), "error"))
+
+    def _show(self, data: RopeFrequencyData) -> None:
+        self.data = data
+        self.show_message("")
+        pairs = np.arange(data.inv_freq.size, dtype=np.float64)
+        self.unscaled_curve.setData(pairs, data.unscaled_wavelength, symbol="o", symbolSize=4, symbolPen=None,
+                                    symbolBrush=GREY)
+        rope_type = data.params.options["rope_type"]
+        self.scaled_curve.setVisible(rope_type != "default")
+        self.scaled_curve.setData(pairs, data.wavelength, symbol="o", symbolSize=4, symbolPen=None,
+                                  symbolBrush=BLUE)
+        self.context_line.setVisible(data.trained_context is not None)
+        if data.trained_context is not None:
+            self.context_line.setValue(np.log10(data.trained_context))
+        self.sequence_line.setValue(np.log10(max(data.params.seq_len, 1)))
+        values = np.concatenate([data.wavelength, data.unscaled_wavelength,
+                                 [data.params.seq_len, data.trained_context or data.params.seq_len]])
+        low, high = np.log10(values.min()), np.log10(values.max())
+        self.plot.setYRange(low - 0.1, high + 0.1, padding=0)
+        self.plot.setXRange(-0.5, max(pairs.size - 0.5, 0.5), padding=0)
+        set_title(self.plot, encoding_title(data.params))
+        horizon = (f"the trained context L₀ = {data.trained_context:,}" if data.trained_context is not None
+                   else f"N = {data.params.seq_len:,} positions")
+        self.summary_label.setText(
+            f"<b>{data.inv_freq.size}</b> rotary pairs; wavelengths from <b>{data.wavelength.min():.4g}</b> to "
+            f"<b>{data.wavelength.max():.4g}</b> positions. <b>{data.beyond_trained}</b> pairs (unscaled) do not "
+            f"complete one turn within {horizon}. Attention factor {data.attention_factor:.6g}. Dashed: L₀; "
+            f"dotted (orange): N."
+        )
+        prepare_for_paint(self.canvas)
+
+    def figure_widget(self) -> QWidget:
+        return self.canvas
+
+    def figure_caption(self) -> str:
+        """The headline numbers: pairs, wavelength range, pairs beyond the trained context."""
+        return plain_text(self.summary_label.text()) if self.data is not None else ""
+
+    def export_data(self) -> dict[str, Any]:
+        """Per pair: θ_i scaled and unscaled and their wavelengths; the band of each pair in ``meta``."""
+        if self.data is None:
+            raise ValueError("rope_frequencies: nothing computed yet")
+        data = self.data
+        table = np.column_stack([np.arange(data.inv_freq.size), data.inv_freq, data.unscaled,
+                                 data.wavelength, data.unscaled_wavelength])
+        return {
+            "arrays": {"frequencies": table},
+            "meta": {
+                "panel": self.panel_id,
+                "params": data.params.as_dict(),
+                "columns": ["pair", "inv_freq", "inv_freq_unscaled", "wavelength", "wavelength_unscaled"],
+                "bands": [str(band) for band in data.band],
+                "attention_factor": data.attention_factor,
+                "trained_context": data.trained_context,
+                "pairs_beyond_trained_context": data.beyond_trained,
+            },
+        }
