@@ -17,7 +17,7 @@ from PySide6.QtWidgets import QGraphicsTextItem
 
 from posenc_gui import export
 from posenc_gui.export import ExportError
-from posenc_gui.model import encode, limits, pairwise
+from posenc_gui.model import SCHEMES, encode, limits, pairwise
 from posenc_gui.views import panel_classes
 from posenc_gui.views.plotkit import MatrixPlot, new_layout_widget
 from waiting import finish_pending
@@ -65,6 +65,9 @@ def settle(qtbot, panel, compute):
 
 
 def make_panel(qtbot, cls, state, compute, size=(960, 720)):
+    if cls.requires - state.params.info.provides:  # a panel for another family: the first scheme it applies to
+        state.update(scheme=next(key for key, info in SCHEMES.items() if cls.requires <= info.provides))
+        state.flush()
     panel = cls(state, compute)
     show(qtbot, panel, size)
     settle(qtbot, panel, compute)
@@ -662,7 +665,8 @@ def test_a_panel_in_a_hidden_tab_is_raised_and_exported(window, tmp_path):
     from posenc_gui.views import export_ui
 
     # (Parameters and Walkthrough make their figures for the export, outside their docks.)
-    in_dock = [pid for pid, panel in window.panels.items() if panel.isAncestorOf(panel.figure_widget())]
+    in_dock = [pid for pid, panel in window.panels.items()
+               if panel.isAncestorOf(panel.figure_widget()) and panel.unavailable_message() is None]
     hidden = [pid for pid in in_dock if not window.docks[pid].isVisible() or
               not window.panels[pid].figure_widget().isVisible()]
     if not hidden:  # every dock visible: tab one behind another to make the case

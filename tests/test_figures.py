@@ -53,6 +53,9 @@ def svg_text(data: bytes) -> str:
     return " ".join(" ".join(parts).split())
 
 
+#: For a panel that needs a rotation: chosen RoPE parameters and their title.
+CHOSEN_ROPE = {"scheme": "rope", "seq_len": 300, "d_model": 64, "rope_theta": 500.0, "pairing": "interleaved"}
+CHOSEN_ROPE_TITLE = "rope: 300 positions × d_model 64, θ 500, interleaved"
 #: What a figure says about the encoding of :data:`CHOSEN`: its title, or for two panels their own words.
 REQUIRED_WORDS = {
     "permutation": ["Sinusoidal (Vaswani et al.)", "base 500", "halves"],  # three words through a head of its own d
@@ -64,10 +67,11 @@ REQUIRED_WORDS = {
 @pytest.mark.parametrize("panel_id", list(CLASSES))
 def test_every_exported_figure_names_its_scheme_and_parameters(qtbot, state, compute, panel_id):
     panel = make_panel(qtbot, panel_id, state, compute)
-    assert state.update(**CHOSEN) is None
+    rotation = "rotation" in CLASSES[panel_id].requires
+    assert state.update(**(CHOSEN_ROPE if rotation else CHOSEN)) is None
     settle(qtbot, panel, compute)
     text = svg_text(export.export_bytes(panel, "svg"))
-    for words in REQUIRED_WORDS.get(panel_id, [CHOSEN_TITLE]):
+    for words in REQUIRED_WORDS.get(panel_id, [CHOSEN_ROPE_TITLE if rotation else CHOSEN_TITLE]):
         assert words in text, (words, text[:400])
 
 
