@@ -9,8 +9,8 @@ from typing import Callable
 
 from PySide6.QtCore import QByteArray, QElapsedTimer, QEvent, QObject, QRect, QStandardPaths, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QGuiApplication, QIcon, QKeySequence
-from PySide6.QtWidgets import (QApplication, QDockWidget, QGraphicsView, QMainWindow, QMessageBox, QProgressBar,
-                               QStyle, QToolButton, QWidget)
+from PySide6.QtWidgets import (QApplication, QDialog, QDockWidget, QGraphicsView, QLabel, QMainWindow, QMessageBox,
+                               QProgressBar, QStyle, QToolButton, QUndoView, QVBoxLayout, QWidget)
 
 from . import __version__, resources_path
 from .compute import ComputeService
@@ -268,6 +268,7 @@ class MainWindow(QMainWindow):
         quit_action = QAction("&Quit", self, shortcut=QKeySequence.StandardKey.Quit)
         quit_action.triggered.connect(self.close)
         self.file_menu.addAction(quit_action)
+        self._build_edit_menu()
         self.view_menu = menu_bar.addMenu("&View")
         self.reset_layout_action = QAction("&Reset layout", self)
         self.reset_layout_action.triggered.connect(self.reset_layout)
@@ -275,6 +276,49 @@ class MainWindow(QMainWindow):
         about = QAction("&About posenc_gui", self)
         about.triggered.connect(self._about)
         help_menu.addAction(about)
+
+    def _build_edit_menu(self) -> None:
+        """Edit ▸ Undo, Redo (named after their step, disabled when there is none) and History….
+
+        The shortcuts are the window's: while a text field or spin box has
+        the focus, Qt gives Ctrl+Z to the field (its own text undo) before any
+        window shortcut, so typing is undone key by key there, as in every
+        Qt application; the menu's entries always undo parameter steps.
+        """
+        history = self.state.history
+        self.edit_menu = self.menuBar().addMenu("&Edit")
+        self.undo_action = history.createUndoAction(self, "&Undo")
+        self.undo_action.setShortcuts(QKeySequence.keyBindings(QKeySequence.StandardKey.Undo))
+        self.redo_action = history.createRedoAction(self, "&Redo")
+        redo_keys = QKeySequence.keyBindings(QKeySequence.StandardKey.Redo)
+        redo_keys += [key for key in (QKeySequence("Ctrl+Shift+Z"), QKeySequence("Ctrl+Y")) if key not in redo_keys]
+        self.redo_action.setShortcuts(redo_keys)
+        self.history_action = QAction("&History…", self)
+        self.history_action.setStatusTip("The steps of this window's parameter history; click one to go there.")
+        self.history_action.triggered.connect(self.show_history)
+        self.edit_menu.addActions([self.undo_action, self.redo_action])
+        self.edit_menu.addSeparator()
+        self.edit_menu.addAction(self.history_action)
+        self._history_dialog: QDialog | None = None
+
+    def show_history(self) -> QDialog:
+        """Show (and return) the history dialog: every step of :attr:`AppState.history`; clicking one goes there."""
+        if self._history_dialog is None:
+            dialog = QDialog(self)
+            dialog.setWindowTitle("Parameter history")
+            layout = QVBoxLayout(dialog)
+            view = QUndoView(self.state.history, dialog)
+            view.setEmptyLabel("Start")
+            layout.addWidget(view)
+            note = QLabel(f"The last {self.state.history.undoLimit()} steps of this window; "
+                          "the history starts empty at each launch.", dialog)
+            note.setWordWrap(True)
+            layout.addWidget(note)
+            dialog.resize(360, 420)
+            self._history_dialog = dialog
+        self._history_dialog.show()
+        self._history_dialog.raise_()
+        return self._history_dialog
 
     def _build_docks(self) -> None:
         for panel_id, panel_class in self._panel_classes.items():

@@ -3,8 +3,13 @@ the panels share (the embedding scale σ, the permutation demo's d_model, the re
 
 from __future__ import annotations
 
-from PySide6.QtCore import QObject, QTimer, Signal
+from collections.abc import Hashable, Iterator
+from contextlib import contextmanager
 
+from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtGui import QUndoStack
+
+from .history import UNDO_LIMIT, ParamChange, Snapshot
 from .model import EncodingParams, Options, ParamSpec, limits
 from .model.addition import MAX_SCALE
 from .model.analysis import MAX_EMBEDDING_SCALE
@@ -31,6 +36,12 @@ class AppState(QObject):
     step, a slider drag delivering many values) produce one
     ``paramsChanged`` emission with the final value, so each panel redraws
     once per turn, not once per setter.
+
+    Every accepted change of the parameters is a step of :attr:`history`
+    (undo and redo); changes made within one :meth:`gesture` are one step.
+    The view settings are not recorded: they follow clicks on the plots and
+    the length of the sequence, and undoing them would undo looking, not the
+    setup.
 
     Signals
     -------
@@ -62,6 +73,10 @@ class AppState(QObject):
         self._timer.setSingleShot(True)
         self._timer.setInterval(0)
         self._timer.timeout.connect(self._flush)
+        #: The undo history of the parameters (:class:`~posenc_gui.history.ParamChange` steps), this state's only.
+        self.history = QUndoStack(self)
+        self.history.setUndoLimit(UNDO_LIMIT)
+        self._gesture: Hashable | None = None
 
     @property
     def params(self) -> EncodingParams:
@@ -109,11 +124,35 @@ class AppState(QObject):
             self.paramError.emit(field, str(error))
             return str(error)
         self.paramError.emit("", "")
-        self.remembered.update(candidate.options)
-        if candidate != self._params:
-            self._params = candidate
-            self._timer.start()
+        remembered = {**self.remembered, **candidate.options}
+        if candidate == self._params:
+            self.remembered.update(remembered)
+        else:
+            self.history.push(ParamChange(self, Snapshot(self._params, dict(self.remembered)),
+                                          Snapshot(candidate, remembered), self._gesture))
         return None
+
+    @contextmanager
+    def gesture(self, key: Hashable) -> Iterator[None]:
+        """Make the changes inside part of gesture ``key``: consecutive changes with the same key are one undo step.
+
+        A slider drag uses one key from press to release, a text field one
+        per editing (until Return or the focus leaves), so each is one step.
+        """
+        outer, self._gesture = self._gesture, key
+        try:
+            yield
+        finally:
+            self._gesture = outer
+
+    def restore(self, snapshot: Snapshot) -> None:
+        """Set the parameters and remembered options of ``snapshot`` as they are, recording no step (undo, redo)."""
+        self.remembered.clear()
+        self.remembered.update(snapshot.remembered)
+        self.paramError.emit("", "")
+        if snapshot.params != self._params:
+            self._params = snapshot.params
+            self._timer.start()
 
     def set_params(self, params: EncodingParams) -> str | None:
         """Replace all parameters at once (presets, restored sessions)."""

@@ -3,7 +3,8 @@
 Each action is something a user can do in the real :class:`MainWindow`:
 type good and bad values into every spin box, line edit and combo box of
 the panels on screen, drag sliders, click buttons (the walkthrough's
-Next/Back among them), trigger every menu action but Quit, show, hide,
+Next/Back among them), trigger every menu action but Quit, press the undo
+and redo keys (a step of the window, or a field's own text undo), show, hide,
 raise, float and re-dock docks, reset the layout, zoom and pan the plots
 with real wheel and mouse events, hover over them, and export every panel
 in every format to good and bad paths. Dialogs are replaced (the file
@@ -57,6 +58,7 @@ from PySide6.QtWidgets import (
     QAbstractSpinBox,
     QApplication,
     QComboBox,
+    QDialog,
     QDoubleSpinBox,
     QFileDialog,
     QLineEdit,
@@ -523,6 +525,7 @@ class Monkey:
             (6, "dock", self.act_dock),
             (3, "tab", self.act_tab),
             (4, "menu", self.act_menu),
+            (3, "undo keys", self.act_undo_keys),
             (8, "zoom", self._on_a_canvas(self.act_zoom)),
             (5, "pan", self._on_a_canvas(self.act_pan)),
             (7, "hover", self._on_a_canvas(self.act_hover)),
@@ -946,6 +949,28 @@ class Monkey:
         elif field not in message:
             self._problems.append(f"the refusal of {field}={value!r} does not name {field}: {message!r}")
 
+    def act_undo_keys(self) -> None:
+        """Ctrl+Z, Ctrl+Shift+Z or Ctrl+Y where the focus is: a text field undoes its own text, elsewhere the window a step."""
+        control, shift = Qt.KeyboardModifier.ControlModifier, Qt.KeyboardModifier.ShiftModifier
+        key, modifiers, name, step = self.rng.choice([(Qt.Key.Key_Z, control, "Ctrl+Z", -1),
+                                                      (Qt.Key.Key_Z, control | shift, "Ctrl+Shift+Z", 1),
+                                                      (Qt.Key.Key_Y, control, "Ctrl+Y", 1)])
+        self.window.activateWindow()
+        active = QTest.qWaitForWindowActive(self.window)  # the window's shortcuts work in the active window only
+        target = QApplication.focusWidget() or self.window
+        history = self.window.state.history
+        index, possible = history.index(), history.canUndo() if step < 0 else history.canRedo()
+        self._describe(f"{name} on {type(target).__name__} (step {index} of {history.count()}"
+                       f"{'' if active else ', window not active'})")
+        QTest.keyClick(target, key, modifiers)
+        if isinstance(target, (QLineEdit, QAbstractSpinBox)) or not possible or not active:
+            return
+        command = history.command(index - 1 if step < 0 else index)
+        expected = command.before.params if step < 0 else command.after.params
+        if history.index() != index + step or self.window.state.params != expected:
+            self._problems.append(f"{name} went to step {history.index()} with {self.window.state.params}, "
+                                  f"not to step {index + step} with {expected}")
+
     def act_dock(self) -> None:
         """The View menu's toggles (any dock), or what the mouse does to a dock on screen.
 
@@ -1166,7 +1191,7 @@ class Monkey:
             raise MonkeyFailure("views out of date:\n  " + "\n  ".join(problems))
 
     def _close_dialogs(self) -> None:
-        for dialog in self.window.findChildren(ExportDialog):
+        for dialog in self.window.findChildren(QDialog):
             if dialog.isVisible():
                 dialog.reject()
 

@@ -10,6 +10,7 @@ user chose to ``apply`` and shows the refusal it gets back.
 from __future__ import annotations
 
 import math
+from collections.abc import Hashable
 from typing import Any, Callable
 
 from PySide6.QtCore import QObject, Qt
@@ -65,6 +66,9 @@ class ParamControl:
         self.spec, self._apply = spec, apply
         #: Why the text in a text field is not the parameter's value ("" when it is).
         self.refusal = ""
+        #: Counts of slider presses and of finished editings (Return, or the focus leaving the field):
+        #: each names one gesture (:meth:`gesture`).
+        self._presses = self._editings = 0
         self.label = QLabel(spec.label, parent)
         self.row = QWidget(parent)
         layout = QHBoxLayout(self.row)
@@ -73,6 +77,8 @@ class ParamControl:
         self.editor.setToolTip(spec.help)
         self.label.setToolTip(spec.help)
         layout.addWidget(self.editor, 0 if self.slider_range() else 1)
+        if isinstance(self.editor, (QSpinBox, QLineEdit)):
+            self.editor.editingFinished.connect(self._count_editing)
         self.slider: LogSlider | None = None
         if self.slider_range():
             low, high = self.slider_range()
@@ -80,6 +86,7 @@ class ParamControl:
             self.slider.setToolTip(f"Drag to change {spec.label} on a log scale ({spec.text(low)} … {spec.text(high)})"
                                    + ("." if spec.kind == "int" else "; type any value."))
             self.slider.valueChanged.connect(lambda tick: self._set(self.slider.to_value(tick)))
+            self.slider.sliderPressed.connect(self._count_press)
             layout.addWidget(self.slider, 1)
         self.error = QLabel(parent)
         self.error.setWordWrap(True)
@@ -115,6 +122,25 @@ class ParamControl:
             combo.addItem(label, value)
         combo.currentIndexChanged.connect(lambda _: self._set(combo.currentData()))
         return combo
+
+    def gesture(self) -> Hashable | None:
+        """The gesture a change of this control now belongs to (see :meth:`AppState.gesture`), or None for its own step.
+
+        While the slider is held down, every value is part of one drag; while
+        the field has the focus, every keystroke (a digit, a spin box's step)
+        is part of one editing, which ends with Return or the focus leaving.
+        """
+        if self.slider is not None and self.slider.isSliderDown():
+            return ("drag", self.spec.name, self._presses)
+        if isinstance(self.editor, (QSpinBox, QLineEdit)) and self.editor.hasFocus():
+            return ("editing", self.spec.name, self._editings)
+        return None
+
+    def _count_press(self) -> None:
+        self._presses += 1
+
+    def _count_editing(self) -> None:
+        self._editings += 1
 
     def widgets(self) -> tuple[QWidget, ...]:
         """Every widget whose signals :meth:`show` blocks."""

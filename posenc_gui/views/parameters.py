@@ -8,6 +8,7 @@ from typing import Any
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QFormLayout, QLabel, QWidget
 
+from ..history import UNDO_LIMIT
 from ..model import OPTION_SPECS, SCHEMES, EncodingParams, presets
 from ..model.params import D_MODEL, SEQ_LEN, SIZE_SPECS
 from .base import Panel
@@ -76,7 +77,10 @@ class ParametersPanel(Panel):
     help_text = (
         "Choose the encoding scheme and its sizes; every view updates while you drag. "
         "Only the options that the chosen scheme uses are shown. An invalid value is refused with "
-        "the reason next to the control, and the views keep showing the last valid choice."
+        "the reason next to the control, and the views keep showing the last valid choice. "
+        "Edit ▸ Undo (Ctrl+Z) and Redo (Ctrl+Shift+Z or Ctrl+Y) step through the changes; a slider drag or a "
+        f"number typed into a field is one step. The history is this window's, keeps the last {UNDO_LIMIT} steps, "
+        "and is not saved: it starts empty at each launch."
     )
 
     def __init__(self, state, compute, parent: QWidget | None = None) -> None:
@@ -144,7 +148,8 @@ class ParametersPanel(Panel):
 
     # ------------------------------------------------------------ behaviour
     def _apply(self, name: str, value: Any) -> str | None:
-        return self.state.update(**{name: value})
+        with self.state.gesture(self.controls[name].gesture()):
+            return self.state.update(**{name: value})
 
     def _apply_preset(self, index: int) -> None:
         params = self.presets.itemData(index)
