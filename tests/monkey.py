@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import html
 import math
 import os
 import random
@@ -372,6 +373,10 @@ def _check_walkthrough(window: Any, panel: Any) -> list[str]:
     if panel.index < 0:
         return []
     text = panel.measured_label.text()
+    not_scored = p.info.lacks(frozenset({"table"}))
+    if not_scored is not None:
+        return [] if html.escape(not_scored) in text else [f"walkthrough: 'measured now' is {text[:120]!r} for "
+                                                            f"{p.scheme}, which the scorecard does not measure"]
     if panel.score is None or panel.score.scheme != p.scheme or f"N = {p.seq_len:,}, d = {p.d_model:,}" not in text:
         return [f"walkthrough: 'measured now' is {text[:120]!r} for {panel.score and panel.score.scheme}, "
                 f"the parameters are {p}"]

@@ -318,3 +318,23 @@ def test_binary_periods_at_the_largest_d_model_warn_of_nothing():
         periods = wavelengths("binary", limits.MAX_D_MODEL)
     k = np.arange(1023)
     assert np.array_equal(periods[:1023], np.ldexp(1.0, k + 1)) and np.all(np.isinf(periods[1023:]))
+
+
+def test_nopes_cosine_profile_of_nothing_but_nan_is_drawn_without_error(qtbot, state, compute):
+    # Cosine of two zero vectors is undefined: every point of the profile is NaN. pyqtgraph 0.14's
+    # PlotCurveItem with connect="all" raised drawing such a thick curve (the monkey found it).
+    from posenc_gui.views.similarity import SimilarityPanel
+
+    panel = SimilarityPanel(state, compute)
+    qtbot.addWidget(panel)
+    panel.show()
+    assert compute.wait_idle()
+    panel.profile_curve._getLineSegments()  # drawn once with finite values (its segments are kept) …
+    assert state.update(scheme="nope", seq_len=32, d_model=8) is None
+    panel.set_options(metric="cosine")
+    state.flush()
+    assert compute.wait_idle()
+    _, y = panel.profile_curve.getData()
+    assert y.size > 1 and np.isnan(y).all()
+    panel.profile_curve._getLineSegments()  # … then all NaN: raised ValueError with connect="all"
+    panel.grab()

@@ -500,3 +500,20 @@ def test_walkthrough_says_bounded_as_the_scorecard_measures_it(scheme):
     step = next(step for step in STEPS if step.params.get("scheme") == scheme)
     words = score_scheme(EncodingParams(scheme, 128, 64)).bounded_words
     assert words in step.text and words in SCHEMES[scheme].summary
+
+
+def test_measured_now_says_why_a_rotation_scheme_is_not_scored(qtbot, state, compute):
+    from posenc_gui.views.walkthrough import WalkthroughPanel
+
+    panel = WalkthroughPanel(state, compute)
+    qtbot.addWidget(panel)
+    panel.show()
+    panel.go_to(0)
+    assert compute.wait_idle()
+    assert "Measured now" in panel.measured_label.text() and panel.score is not None
+    assert state.update(scheme="rope", d_model=64) is None
+    state.flush()
+    assert compute.wait_idle()
+    text = panel.measured_label.text()
+    assert "the scorecard measures tables" in text and "gives a rotation of the queries and keys" in text
+    assert panel.score is None and not panel.message_label.isVisible()  # said, not an error

@@ -83,7 +83,9 @@ class SimilarityPanel(Panel):
         self.profile_plot.setLabel("left", "similarity")
         show_grid(self.profile_plot)
         self.profile_plot.setMenuEnabled(False)
-        self.profile_curve = pg.PlotCurveItem(pen=pg.mkPen(BLUE, width=2))
+        # connect="finite": pyqtgraph 0.14 raises painting a thick curve none of whose points is finite
+        # (nope's cosine profile is all NaN) with the default "all"
+        self.profile_curve = pg.PlotCurveItem(pen=pg.mkPen(BLUE, width=2), connect="finite")
         self.profile_plot.addItem(self.profile_curve)
         # A line through one point draws nothing: a one-position sequence's profile is this dot.
         self.profile_dot = pg.ScatterPlotItem(size=7, brush=BLUE, pen=None)

@@ -368,6 +368,12 @@ class WalkthroughPanel(Panel):
         if self.index < 0:
             return
         params = self.state.params
+        not_scored = params.info.lacks(frozenset({"table"}))
+        if not_scored is not None:  # the scorecard's criteria are about tables
+            self.score = None
+            self.measured_label.setText(f"<b>Measured now</b>: nothing, for the scorecard measures tables: "
+                                        f"{escape(not_scored)}")
+            return
         self.measured_label.setText(f"Measuring {params.scheme} at N = {params.seq_len:,}, d = {params.d_model:,} …")
         self.compute.submit(self, ModelJob(score_scheme, (params, MEASURE_UNIQUE_WORK)), self._show_score,
                             self._failed)

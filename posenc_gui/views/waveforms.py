@@ -294,7 +294,8 @@ class WaveformsPanel(Panel):
         self._items = []
         for j, name in enumerate(names[:curves]):
             color = PALETTE[j % len(PALETTE)]
-            curve = pg.PlotCurveItem(pen=pg.mkPen(color, width=CURVE_WIDTH), name=name)
+            # connect="finite": see the similarity profile (pyqtgraph 0.14 and an all-NaN thick curve)
+            curve = pg.PlotCurveItem(pen=pg.mkPen(color, width=CURVE_WIDTH), name=name, connect="finite")
             dots = pg.ScatterPlotItem(symbol="o", size=5, brush=color, pen=pg.mkPen("w", width=0.5))
             band = QGraphicsPathItem()
             fill = QColor(color)
