@@ -418,11 +418,11 @@ def run(args: argparse.Namespace, classes: Sequence[type]) -> int:
 def write_session_file(argv: Sequence[str]) -> int:
     """``posenc-gui export session -o FILE [parameters]``: write a session file; errors raise (see :func:`main`)."""
     from .__main__ import add_parameter_flags, overrides_from_args
-    from .export_plan import _Parser
+    from .export_plan import OneLineParser
     from .model import EncodingParams
     from .session import Session, write_session
 
-    parser = _Parser(prog=f"{PROG} session", description="Write a session file of the parameters given (the "
+    parser = OneLineParser(prog=f"{PROG} session", description="Write a session file of the parameters given (the "
                      "defaults for the rest), for posenc-gui FILE.json or --session FILE.")
     parser.add_argument("-o", "--output", metavar="FILE", required=True, help="the session file to write (.json)")
     add_parameter_flags(parser)

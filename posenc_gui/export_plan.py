@@ -27,7 +27,9 @@ class UsageError(Exception):
     """A bad command line; the message is one line."""
 
 
-class _Parser(argparse.ArgumentParser):
+class OneLineParser(argparse.ArgumentParser):
+    """An argument parser whose errors raise :class:`UsageError` (one line) instead of exiting."""
+
     def error(self, message: str) -> None:  # one line, no usage dump
         raise UsageError(message)
 
@@ -109,7 +111,7 @@ def build_parser(classes: Sequence[type]) -> argparse.ArgumentParser:
     from .export import DEFAULT_FIGURE_SIZE, DEFAULT_PNG_SCALE, FORMATS
 
     ids = [cls.panel_id for cls in classes]
-    parser = _Parser(
+    parser = OneLineParser(
         prog=PROG,
         usage=f"{PROG} PANEL [PANEL ...] -o FILE|DIR/ [--format LIST] [options]\n       {PROG} --list",
         description="Write panels' figures (.png .svg .pdf) or their numbers (.csv .npy .json) without "

@@ -31,14 +31,13 @@ import json
 import math
 import os
 import re
-import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .model import OPTION_SPECS, EncodingParams, ParamSpec, limits
-from .settings import _not_regular
+from .settings import FileRefused, read_regular_file
 from .state import VIEW_SPECS
 
 if TYPE_CHECKING:
@@ -124,26 +123,11 @@ def read_session(path: str | os.PathLike, panel_options: Mapping[str, Sequence[P
         One line naming what is wrong.
     """
     try:
-        info = os.stat(path)
-    except OSError as error:
-        raise SessionError(f"it cannot be read ({error.strerror})") from None
-    if not stat.S_ISREG(info.st_mode):
-        raise SessionError(_not_regular(info.st_mode))
-    too_large = f"it is larger than {MAX_FILE_BYTES // 1024 // 1024} MiB"
-    if info.st_size > MAX_FILE_BYTES:
-        raise SessionError(too_large)
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0)
-    try:
-        descriptor = os.open(path, flags)
-    except OSError as error:
-        raise SessionError(f"it cannot be read ({error.strerror})") from None
-    with os.fdopen(descriptor, "rb") as stream:
-        mode = os.fstat(stream.fileno()).st_mode
-        if not stat.S_ISREG(mode):  # replaced since the check above
-            raise SessionError(_not_regular(mode))
-        data = stream.read(MAX_FILE_BYTES + 1)
-    if len(data) > MAX_FILE_BYTES:
-        raise SessionError(too_large)
+        data = read_regular_file(path, MAX_FILE_BYTES)
+    except FileNotFoundError:
+        raise SessionError("there is no such file") from None
+    except FileRefused as refused:
+        raise SessionError(refused.reason) from None
     return parse_session(data, panel_options)
 
 

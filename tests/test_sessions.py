@@ -163,7 +163,13 @@ def test_brackets_inside_text_are_no_nesting(tmp_path):
 def test_a_10_mb_file_is_refused_without_being_read(tmp_path):
     path = tmp_path / "s.json"
     path.write_bytes(b" " * (10 * 1024 * 1024))
-    assert refused(path) == f"it is larger than {MAX_FILE_BYTES // 2**20} MiB"
+
+    def not_opened(*args):
+        raise AssertionError("the file was opened")
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(os, "open", not_opened)
+        assert refused(path) == f"it is larger than {MAX_FILE_BYTES // 2**20} MiB"
 
 
 @pytest.mark.parametrize("literal, expected", [("1e400", "too large for a float"),
@@ -227,6 +233,10 @@ def test_a_newer_version_is_refused_naming_both_versions(tmp_path):
 
 def test_a_folder_is_refused(tmp_path):
     assert refused(tmp_path) == "it is a folder, not a regular file"
+
+
+def test_a_missing_file_is_named_so(tmp_path):
+    assert refused(tmp_path / "none.json") == "there is no such file"
 
 
 FIFO_SCRIPT = """
