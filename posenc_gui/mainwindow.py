@@ -57,6 +57,22 @@ PREBUILD_STEP_MS = 300
 IDLE_MS = 1000
 
 
+#: The file dialogs' filter of session files.
+SESSION_FILTER = "posenc-gui sessions (*.json);;All files (*)"
+
+
+def ask_session_path(parent: QWidget, title: str, proposed: str, save: bool) -> str | None:
+    """The session file the user chooses in a file dialog, or None when cancelled (tests replace it)."""
+    ask = QFileDialog.getSaveFileName if save else QFileDialog.getOpenFileName
+    path, _ = ask(parent, title, proposed, SESSION_FILTER)
+    return path or None
+
+
+def show_session_problem(parent: QWidget, title: str, message: str) -> None:
+    """Tell the user why a session was not opened or saved (tests replace it)."""
+    QMessageBox.warning(parent, title, message)
+
+
 def settings_file() -> str:
     """Path of the ini file holding layout and last parameters.
 
@@ -609,22 +625,17 @@ class MainWindow(QMainWindow):
         return message
 
     def _open_session_dialog(self, path: str | None = None) -> None:
-        if path is None:
-            path, _ = QFileDialog.getOpenFileName(self, "Open session", self._session_folder(),
-                                                  "posenc-gui sessions (*.json);;All files (*)")
-            if not path:
-                return
-        problem = self.open_session(path)
+        path = path or ask_session_path(self, "Open session", self._session_folder(), save=False)
+        problem = path and self.open_session(path)
         if problem:
-            QMessageBox.warning(self, "Session not opened", problem)
+            show_session_problem(self, "Session not opened", problem)
 
     def _save_session_dialog(self) -> None:
         proposed = os.path.join(self._session_folder(), f"{self.state.params.slug()}.json")
-        path, _ = QFileDialog.getSaveFileName(self, "Save session", proposed, "posenc-gui sessions (*.json)")
-        if path:
-            problem = self.save_session(path)
-            if problem:
-                QMessageBox.warning(self, "Session not saved", problem)
+        path = ask_session_path(self, "Save session", proposed, save=True)
+        problem = path and self.save_session(path)
+        if problem:
+            show_session_problem(self, "Session not saved", problem)
 
     def _session_folder(self) -> str:
         recent = self.recent_sessions()

@@ -53,8 +53,9 @@ MAX_FILE_BYTES = 1024 * 1024
 MAX_DEPTH = 8
 #: Longest integer literal read, in digits: any real setting fits, and Python's int parser stays fast.
 MAX_INT_DIGITS = 20
-#: Longest text of a panel option (a sentence of the permutation demo, a dimension list).
-MAX_TEXT = 10_000
+#: Longest text of a panel option (a sentence of the permutation demo, a dimension list): what a
+#: QLineEdit holds at most by default, so every saved text reads back.
+MAX_TEXT = 32_767
 #: Longest layout blob, in base64 characters (the window's saveState is a few hundred bytes).
 MAX_LAYOUT_CHARS = 64 * 1024
 TOP_FIELDS = ("format", "version", "params", "remembered", "view", "panels", "layout")
