@@ -1,6 +1,7 @@
-"""Command line: ``posenc-gui [parameters]`` launches the window;
-``posenc-gui export PANEL -o FILE [parameters]`` writes a figure or its data
-without showing a window.
+"""Command line: ``posenc-gui [FILE.json | --session FILE] [parameters]`` launches the window (with a
+session file's setup, the flags on top); ``posenc-gui export PANEL -o FILE [parameters]`` writes a
+figure or its data without showing a window, ``posenc-gui export session -o FILE [parameters]`` a
+session file.
 """
 
 from __future__ import annotations
@@ -84,8 +85,28 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help=argparse.SUPPRESS,  # smoke tests and the start-up benchmark
     )
+    parser.add_argument("session_file", nargs="?", metavar="FILE.json",
+                        help="open this session file (File ▸ Save session writes one); the flags given override it")
+    parser.add_argument("--session", metavar="FILE", help="the same as giving FILE.json")
     add_parameter_flags(parser)
     return parser
+
+
+#: Exit status of a bad command line or session file (as argparse's).
+EXIT_USAGE = 2
+
+
+def _read_session_arg(args: argparse.Namespace):
+    """The session file named on the command line, checked (None when none is); SessionError naming the file."""
+    from .session import SessionError, read_session
+
+    path = args.session or args.session_file
+    if path is None:
+        return None
+    try:
+        return read_session(path)
+    except SessionError as error:
+        raise SessionError(f"{path}: {error}") from None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -97,12 +118,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         return export_main(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.session and args.session_file:
+        parser.error("give the session file once: FILE.json or --session FILE")
+    prepare_qt_environment()
+    from .session import SessionError
+
     try:
-        params_from_args(args)  # report a bad flag here, before any window opens
+        session = _read_session_arg(args)  # before any window opens: one line, nothing shown
+    except SessionError as error:
+        print(f"posenc-gui: error: {' '.join(str(error).split())}", file=sys.stderr)
+        return EXIT_USAGE
+    try:  # report a bad flag here, before any window opens
+        if session is None:
+            params_from_args(args)
+        else:
+            session.params.replaced(session.remembered, **overrides_from_args(args))
     except ValueError as error:
         parser.error(str(error))
 
-    prepare_qt_environment()
     problem = display_problem()
     if problem is not None:
         print(f"posenc-gui: {problem}. {ADVICE}", file=sys.stderr)
@@ -120,7 +153,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     app.setApplicationName("posenc-gui")
     app.setOrganizationName("posenc_gui")
     app.setApplicationVersion(__version__)
-    window = MainWindow(overrides=overrides_from_args(args), restore=not args.no_restore)
+    window = MainWindow(overrides=overrides_from_args(args), restore=not args.no_restore, session=session)
     window.show()
     # The ~70,000 objects of start-up live as long as the window: moved out
     # of the collector's view, a full collection no longer visits them (it

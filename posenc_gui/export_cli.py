@@ -7,6 +7,13 @@ Examples::
     posenc-gui export similarity -o sim.svg --metric cosine --reference 20
     posenc-gui export permutation -o demo.json --sentence-a "the cat sat" --sentence-b "sat the cat"
     posenc-gui export heatmap similarity waveforms -o figures/ --format png,svg --d-model 64,128,512
+    posenc-gui export heatmap -o pe.png --session lesson.json --d-model 64
+    posenc-gui export session -o lesson.json --scheme rope --d-model 64
+
+``--session FILE`` starts from a session file's parameters, view settings
+and panel options; the flags given override them. ``export session``
+writes a session file of the parameters given (and the defaults of the
+rest), without rendering anything.
 
 One file: ``-o FILE``, its format from the extension (.png .svg .pdf .csv
 .npy .json); a line ``wrote FILE (N bytes)`` is printed.
@@ -223,15 +230,22 @@ def _check_options(plan: Plan, compute: Any) -> None:
     A value can be right for one parameter set and wrong for another
     (``--dims 40`` at d_model 32): found before the first file is written.
     """
-    from .state import AppState
-
     for job in plan.jobs:
         if plan.options[job.panel_class.panel_id]:
-            panel = job.panel_class(AppState(job.params), compute)
+            panel = job.panel_class(_state(job, plan), compute)
             try:
                 _apply_options(panel, plan.options[job.panel_class.panel_id])
             finally:
                 _dispose(panel)
+
+
+def _state(job: Job, plan: Plan) -> Any:
+    """The :class:`~posenc_gui.state.AppState` of ``job``'s panel: its parameters and the plan's view settings."""
+    from .state import AppState
+
+    state = AppState(job.params)
+    state.set_view(**plan.view)
+    return state
 
 
 @contextmanager
@@ -240,9 +254,8 @@ def _drawn_panel(job: Job, plan: Plan, compute: Any) -> Iterator[Any]:
     from PySide6.QtCore import QSize, Qt
 
     from .export import IMAGE_FORMATS
-    from .state import AppState
 
-    panel = job.panel_class(AppState(job.params), compute)
+    panel = job.panel_class(_state(job, plan), compute)
     try:
         panel.setAttribute(Qt.WidgetAttribute.WA_DontShowOnScreen, True)
         # Painted only at the figure size: pyqtgraph keeps an axis as wide as the widest labels it
@@ -402,6 +415,30 @@ def run(args: argparse.Namespace, classes: Sequence[type]) -> int:
             compute.shutdown()
 
 
+def write_session_file(argv: Sequence[str]) -> int:
+    """``posenc-gui export session -o FILE [parameters]``: write a session file; errors raise (see :func:`main`)."""
+    from .__main__ import add_parameter_flags, overrides_from_args
+    from .export_plan import OneLineParser
+    from .model import EncodingParams
+    from .session import Session, write_session
+
+    parser = OneLineParser(prog=f"{PROG} session", description="Write a session file of the parameters given (the "
+                     "defaults for the rest), for posenc-gui FILE.json or --session FILE.")
+    parser.add_argument("-o", "--output", metavar="FILE", required=True, help="the session file to write (.json)")
+    add_parameter_flags(parser)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as done:  # --help
+        return int(done.code or 0)
+    try:
+        params = EncodingParams().replaced(**overrides_from_args(args))
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+    written = write_session(args.output, Session(params))
+    print(f"wrote {written} ({written.stat().st_size:,} bytes)")
+    return EXIT_OK
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``posenc-gui export``; returns the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -411,6 +448,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             from .export import ExportError
             from .views.registry import panel_classes
 
+            if argv[:1] == ["session"]:
+                return write_session_file(argv[1:])
             classes = panel_classes()
             parser = build_parser(classes)
             try:

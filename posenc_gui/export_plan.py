@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import argparse
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 if TYPE_CHECKING:
     from .model import EncodingParams
+    from .session import Session
     from .views.registry import PanelOption
 
 PROG = "posenc-gui export"
@@ -26,7 +27,9 @@ class UsageError(Exception):
     """A bad command line; the message is one line."""
 
 
-class _Parser(argparse.ArgumentParser):
+class OneLineParser(argparse.ArgumentParser):
+    """An argument parser whose errors raise :class:`UsageError` (one line) instead of exiting."""
+
     def error(self, message: str) -> None:  # one line, no usage dump
         raise UsageError(message)
 
@@ -108,7 +111,7 @@ def build_parser(classes: Sequence[type]) -> argparse.ArgumentParser:
     from .export import DEFAULT_FIGURE_SIZE, DEFAULT_PNG_SCALE, FORMATS
 
     ids = [cls.panel_id for cls in classes]
-    parser = _Parser(
+    parser = OneLineParser(
         prog=PROG,
         usage=f"{PROG} PANEL [PANEL ...] -o FILE|DIR/ [--format LIST] [options]\n       {PROG} --list",
         description="Write panels' figures (.png .svg .pdf) or their numbers (.csv .npy .json) without "
@@ -127,6 +130,8 @@ def build_parser(classes: Sequence[type]) -> argparse.ArgumentParser:
     parser.add_argument("--format", dest="formats", type=_comma_list(str.lower, FORMATS), metavar="LIST",
                         help=f"formats of a batch, comma-separated ({','.join(FORMATS)}; default png)")
     parser.add_argument("--list", action="store_true", help="name the panels and exit")
+    parser.add_argument("--session", metavar="FILE", help="start from this session file's parameters, view "
+                        "settings and panel options (the flags given override them)")
     image = parser.add_argument_group("image options")
     image.add_argument("--width", type=int, metavar="PX", help="PNG width in pixels (default: "
                        f"{DEFAULT_PNG_SCALE:g} × the figure size); narrower than the default figure, "
@@ -176,11 +181,14 @@ class Plan:
     scale: float | None
     #: The folder of a batch (created when missing), None for one ``-o FILE``.
     folder: Path | None
+    #: The shared view settings (``AppState.set_view``) of ``--session``, set before the panel options.
+    view: dict[str, Any] = field(default_factory=dict)
 
 
-def _parameter_sets(args: argparse.Namespace) -> list[EncodingParams]:
-    """The validated parameters of each value of the (at most one) parameter given as a list."""
-    from .__main__ import overrides_from_args, params_from_args
+def _parameter_sets(args: argparse.Namespace, session: Session | None) -> list[EncodingParams]:
+    """The validated parameters of each value of the (at most one) parameter given as a list, on the session's."""
+    from .__main__ import overrides_from_args
+    from .model import EncodingParams
 
     given = overrides_from_args(args)
     swept = [field for field, values in given.items() if len(values) > 1]
@@ -194,7 +202,10 @@ def _parameter_sets(args: argparse.Namespace) -> list[EncodingParams]:
         if swept:
             setattr(single, swept[0], value)
         try:
-            sets.append(params_from_args(single))
+            if session is None:
+                sets.append(EncodingParams().replaced(**overrides_from_args(single)))
+            else:
+                sets.append(session.params.replaced(session.remembered, **overrides_from_args(single)))
         except ValueError as error:
             raise UsageError(str(error)) from None
     return sets
@@ -233,6 +244,29 @@ def _chosen_options(args: argparse.Namespace, classes: Sequence[type],
     return chosen
 
 
+def _session(path: str) -> Session:
+    """The checked session file of ``--session``; :class:`UsageError` naming the file and what is wrong."""
+    from .session import SessionError, read_session
+
+    try:
+        return read_session(path)
+    except SessionError as error:
+        raise UsageError(f"--session {path}: {error}") from None
+
+
+def _with_session_options(chosen: dict[str, list[tuple[PanelOption, Any]]], session: Session,
+                          by_id: dict[str, type]) -> dict[str, list[tuple[PanelOption, Any]]]:
+    """The session's options of each panel, before those given as flags (which win; a flag's value replaces it)."""
+    merged = {}
+    for panel_id, given in chosen.items():
+        flagged = {option.dest for option, _ in given}
+        declared = {option.dest: option for option in by_id[panel_id].cli_options}
+        saved = [(declared[dest], value) for dest, value in session.panels.get(panel_id, {}).items()
+                 if dest not in flagged]
+        merged[panel_id] = saved + given
+    return merged
+
+
 def plan(args: argparse.Namespace, classes: Sequence[type]) -> Plan:
     """Check the command line and say what to write; :class:`UsageError` for a bad one (nothing written)."""
     from .export import (
@@ -255,7 +289,8 @@ def plan(args: argparse.Namespace, classes: Sequence[type]) -> Plan:
     if not args.output:
         raise UsageError("give the output file with -o FILE (.png .svg .pdf .csv .npy .json), "
                          "or the folder of several with -o DIR/")
-    parameter_sets = _parameter_sets(args)
+    session = _session(args.session) if args.session is not None else None
+    parameter_sets = _parameter_sets(args, session)
     batch = (len(args.panels) > 1 or args.formats is not None or len(parameter_sets) > 1
              or _is_folder_name(args.output))
     if batch:
@@ -279,6 +314,8 @@ def plan(args: argparse.Namespace, classes: Sequence[type]) -> Plan:
     if args.size is not None and not any(fmt in IMAGE_FORMATS for fmt in formats):
         raise UsageError(f"--size applies to figure output (.png .svg .pdf), not {shown}")
     options = _chosen_options(args, classes, args.panels)
+    if session is not None:
+        options = _with_session_options(options, session, by_id)
     for panel_id in args.panels:
         refused = [fmt for fmt in formats if fmt not in by_id[panel_id].export_formats]
         if refused:
@@ -297,4 +334,5 @@ def plan(args: argparse.Namespace, classes: Sequence[type]) -> Plan:
                     raise UsageError(f"two files would be named {path.name}: give each panel, format and value once")
                 names.add(path.name)
             jobs.append(Job(params, by_id[panel_id], files))
-    return Plan(tuple(jobs), options, layout_size(args.size, args.width), args.width, args.scale, folder)
+    return Plan(tuple(jobs), options, layout_size(args.size, args.width), args.width, args.scale, folder,
+                dict(session.view) if session is not None else {})

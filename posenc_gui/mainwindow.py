@@ -9,12 +9,13 @@ from typing import Callable
 
 from PySide6.QtCore import QByteArray, QElapsedTimer, QEvent, QObject, QRect, QStandardPaths, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QGuiApplication, QIcon, QKeySequence
-from PySide6.QtWidgets import (QApplication, QDialog, QDockWidget, QGraphicsView, QLabel, QMainWindow, QMessageBox,
-                               QProgressBar, QStyle, QToolButton, QUndoView, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QApplication, QDialog, QDockWidget, QFileDialog, QGraphicsView, QLabel, QMainWindow,
+                               QMessageBox, QProgressBar, QStyle, QToolButton, QUndoView, QVBoxLayout, QWidget)
 
 from . import __version__, resources_path
 from .compute import ComputeService
 from .model import OPTION_SPECS, EncodingParams, ParamSpec
+from .session import Session, SessionError, read_session, write_session
 from .settings import Key, Settings
 from .state import AppState
 from .views.base import Panel
@@ -34,7 +35,12 @@ SETTINGS_KEYS = {
     SETTINGS_FOLDER: Key(str, 4096, "export folder"),
     SETTINGS_FORMAT: Key(str, 16, "export format"),
     SETTINGS_SCALE: Key(str, 32, "PNG scale"),
+    "recentSessions": Key(str, 40 * 1024, "recent sessions"),
 }
+#: Session files File ▸ Open recent offers, newest first.
+MAX_RECENT_SESSIONS = 8
+#: Longest path File ▸ Open recent keeps.
+MAX_RECENT_PATH = 4096
 #: The window's size at first launch (logical pixels), made smaller on a screen without room for it.
 DEFAULT_SIZE = (1500, 950)
 #: The panels of the right area shown at first launch (their ``dock``); the others are tabbed behind them.
@@ -49,6 +55,22 @@ PREBUILD_DELAY_MS = 2000
 #: update (a parameter change, a zoom, a pan) for IDLE_MS and no mouse button is held.
 PREBUILD_STEP_MS = 300
 IDLE_MS = 1000
+
+
+#: The file dialogs' filter of session files.
+SESSION_FILTER = "posenc-gui sessions (*.json);;All files (*)"
+
+
+def ask_session_path(parent: QWidget, title: str, proposed: str, save: bool) -> str | None:
+    """The session file the user chooses in a file dialog, or None when cancelled (tests replace it)."""
+    ask = QFileDialog.getSaveFileName if save else QFileDialog.getOpenFileName
+    path, _ = ask(parent, title, proposed, SESSION_FILTER)
+    return path or None
+
+
+def show_session_problem(parent: QWidget, title: str, message: str) -> None:
+    """Tell the user why a session was not opened or saved (tests replace it)."""
+    QMessageBox.warning(parent, title, message)
 
 
 def settings_file() -> str:
@@ -203,6 +225,9 @@ class MainWindow(QMainWindow):
         Fields set on top of the starting parameters (the command line's flags).
     restore : bool
         Restore layout, geometry and (unless ``params`` is given) parameters.
+    session : Session, optional
+        A checked session file's content, applied on top of what was restored
+        (``overrides`` still win); see :meth:`apply_session`.
 
     Signals
     -------
@@ -213,7 +238,8 @@ class MainWindow(QMainWindow):
     panelCreated = Signal(str)
 
     def __init__(
-        self, params: EncodingParams | None = None, overrides: dict | None = None, restore: bool = True
+        self, params: EncodingParams | None = None, overrides: dict | None = None, restore: bool = True,
+        session: Session | None = None,
     ) -> None:
         super().__init__()
         self.setWindowTitle("posenc_gui — positional encodings lab")
@@ -227,8 +253,8 @@ class MainWindow(QMainWindow):
         self._ignored_settings = list(self.settings.ignored)
         #: Saved values of options the saved scheme does not take (AppState.remembered).
         self._remembered: dict[str, object] = {}
-        restored = self._read_params() if restore and params is None else None
-        start = params or restored or EncodingParams()
+        restored = self._read_params() if restore and params is None and session is None else None
+        start = params or (session and session.params) or restored or EncodingParams()
         if overrides:  # the command line's flags, on the restored scheme if it takes them, else on the defaults
             try:
                 start = start.replaced(**overrides)
@@ -260,11 +286,16 @@ class MainWindow(QMainWindow):
         self.export_actions: dict[str, QAction] = installed.actions
         self.export_buttons: dict[str, QToolButton] = installed.buttons
         self._prebuilder = PanelPrebuilder(self)
+        if session is not None:
+            problem = self.apply_session(session, overrides)
+            if problem:
+                self.statusBar().showMessage(problem, 15_000)
 
     # ----------------------------------------------------------------- build
     def _build_menus(self) -> None:
         menu_bar = self.menuBar()
         self.file_menu = menu_bar.addMenu("&File")
+        self._build_session_menu()
         quit_action = QAction("&Quit", self, shortcut=QKeySequence.StandardKey.Quit)
         quit_action.triggered.connect(self.close)
         self.file_menu.addAction(quit_action)
@@ -319,6 +350,17 @@ class MainWindow(QMainWindow):
         self._history_dialog.show()
         self._history_dialog.raise_()
         return self._history_dialog
+    def _build_session_menu(self) -> None:
+        """File ▸ Save session…, Open session… and Open recent ▸."""
+        self.save_session_action = QAction("&Save session…", self, shortcut=QKeySequence("Ctrl+S"))
+        self.save_session_action.triggered.connect(self._save_session_dialog)
+        self.open_session_action = QAction("&Open session…", self, shortcut=QKeySequence("Ctrl+O"))
+        self.open_session_action.triggered.connect(lambda: self._open_session_dialog())
+        self.file_menu.addAction(self.open_session_action)
+        self.recent_menu = self.file_menu.addMenu("Open &recent")
+        self.recent_menu.aboutToShow.connect(self._fill_recent_menu)
+        self.file_menu.addAction(self.save_session_action)
+        self.file_menu.addSeparator()
 
     def _build_docks(self) -> None:
         for panel_id, panel_class in self._panel_classes.items():
@@ -513,6 +555,134 @@ class MainWindow(QMainWindow):
             for other in row[1:]:
                 self.tabifyDockWidget(row[0], other)
             row[0].raise_()
+
+    # ------------------------------------------------------------- sessions
+    def current_session(self) -> Session:
+        """The parameters, view settings, built panels' options and layout, as a session file holds them."""
+        remembered = {name: value for name, value in self.state.remembered.items()
+                      if name not in self.state.params.options}
+        panels = {panel_id: options for panel_id, panel in self.panels.built().items()
+                  if (options := panel.current_options())}
+        return Session(self.state.params, remembered, dict(self.state.view), panels,
+                       bytes(self.saveState(SETTINGS_VERSION).data()))
+
+    def save_session(self, path: str) -> str | None:
+        """Write :meth:`current_session` to ``path`` (atomically); None, or why not (also in the status bar)."""
+        from .export import ExportError
+
+        try:
+            written = write_session(path, self.current_session())
+        except ExportError as error:
+            return self._session_problem(f"Session not saved: {error}")
+        self._remember_recent(str(written))
+        self.show_status(f"Session saved to {written}")
+        return None
+
+    def open_session(self, path: str) -> str | None:
+        """Read the session file at ``path`` and apply it; None, or the one-line reason nothing changed."""
+        try:
+            session = read_session(path)
+        except SessionError as error:
+            return self._session_problem(f"Session {path} not opened: {error}")
+        problem = self.apply_session(session)
+        if problem:
+            return self._session_problem(f"Session {path} not opened: {problem}")
+        self._remember_recent(os.path.abspath(path))
+        self.show_status(f"Session {path} opened")
+        return None
+
+    def apply_session(self, session: Session, overrides: dict | None = None) -> str | None:
+        """Show ``session`` (with ``overrides`` on its parameters); None, or why not, and then nothing changed.
+
+        The parameters and view settings come first (a panel's options can
+        depend on them, a waveform's dimensions on d_model), except for a
+        panel whose options set them too (:attr:`Panel.sets_other_state`),
+        which comes before. The layout is applied only when it restores;
+        otherwise the one before stays, and a note says so.
+        """
+        before, remembered = self.current_session(), dict(self.state.remembered)
+        try:
+            params = session.params.replaced(session.remembered, **(overrides or {}))
+        except ValueError as error:
+            return str(error)
+        try:
+            self._apply_values(session, params)
+        except ValueError as error:
+            self.state.remembered.clear()
+            self.state.remembered.update(remembered)
+            self._apply_values(before, before.params)
+            self.restoreState(QByteArray(before.layout), SETTINGS_VERSION)
+            return str(error)
+        if session.layout is not None and not self.restoreState(QByteArray(session.layout), SETTINGS_VERSION):
+            self.restoreState(QByteArray(before.layout), SETTINGS_VERSION)
+            self.show_status("Session opened; its layout is not one this window can restore, the layout stays")
+        return None
+
+    def _apply_values(self, session: Session, params: EncodingParams) -> None:
+        """Set ``params`` and the session's remembered options, view settings and panel options, in that
+        order but for the panels that set other state, which come first; ValueError naming a refused one."""
+        first = {pid: opts for pid, opts in session.panels.items() if self._panel_classes[pid].sets_other_state}
+        self._apply_panel_options(first)
+        self.state.remembered.update(session.remembered)
+        problem = self.state.set_params(params)
+        if problem:
+            raise ValueError(problem)
+        self.state.set_view(**session.view)
+        self._apply_panel_options({pid: opts for pid, opts in session.panels.items() if pid not in first})
+
+    def _apply_panel_options(self, panels: Mapping[str, Mapping[str, object]]) -> None:
+        for panel_id, options in panels.items():
+            try:
+                self.panels[panel_id].apply_options(**options)
+            except (ValueError, TypeError) as error:
+                raise ValueError(f"panels.{panel_id}: {error}") from None
+
+    def recent_sessions(self) -> list[str]:
+        """The session files opened or saved last, newest first (at most :data:`MAX_RECENT_SESSIONS`)."""
+        try:
+            paths = json.loads(self.settings.value("recentSessions") or "[]")
+        except ValueError:
+            return []
+        if not isinstance(paths, list):
+            return []
+        return [path for path in paths if isinstance(path, str) and 0 < len(path) <= MAX_RECENT_PATH
+                ][:MAX_RECENT_SESSIONS]
+
+    def _remember_recent(self, path: str) -> None:
+        if len(path) > MAX_RECENT_PATH:
+            return
+        paths = [path, *(other for other in self.recent_sessions() if other != path)][:MAX_RECENT_SESSIONS]
+        self.settings.setValue("recentSessions", json.dumps(paths))
+
+    def _fill_recent_menu(self) -> None:
+        self.recent_menu.clear()
+        paths = self.recent_sessions()
+        for path in paths:
+            action = self.recent_menu.addAction(path)
+            action.triggered.connect(lambda _=False, chosen=path: self._open_session_dialog(chosen))
+        if not paths:
+            self.recent_menu.addAction("No recent sessions").setEnabled(False)
+
+    def _session_problem(self, message: str) -> str:
+        self.show_status(message)
+        return message
+
+    def _open_session_dialog(self, path: str | None = None) -> None:
+        path = path or ask_session_path(self, "Open session", self._session_folder(), save=False)
+        problem = path and self.open_session(path)
+        if problem:
+            show_session_problem(self, "Session not opened", problem)
+
+    def _save_session_dialog(self) -> None:
+        proposed = os.path.join(self._session_folder(), f"{self.state.params.slug()}.json")
+        path = ask_session_path(self, "Save session", proposed, save=True)
+        problem = path and self.save_session(path)
+        if problem:
+            show_session_problem(self, "Session not saved", problem)
+
+    def _session_folder(self) -> str:
+        recent = self.recent_sessions()
+        return os.path.dirname(recent[0]) if recent else os.path.expanduser("~")
 
     # ------------------------------------------------------------- settings
     def _read_params(self) -> EncodingParams | None:

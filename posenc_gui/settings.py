@@ -124,6 +124,56 @@ def check_text(text: str) -> str | None:
     return None
 
 
+class FileRefused(Exception):
+    """A file :func:`read_regular_file` does not read: ``reason`` says why; ``regular`` is False for a
+    FIFO, device, folder or socket."""
+
+    def __init__(self, reason: str, regular: bool = True) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.regular = regular
+
+
+def read_regular_file(path: str | os.PathLike, max_bytes: int) -> bytes:
+    """The bytes of the regular file at ``path``, at most ``max_bytes`` of them.
+
+    A file that is not a regular file is not opened (a FIFO would block
+    the read for ever), a larger one is not read.
+
+    Raises
+    ------
+    FileNotFoundError
+        When there is no file at ``path``.
+    FileRefused
+        With the reason for any other file it does not read.
+    """
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        raise
+    except OSError as error:
+        raise FileRefused(f"it cannot be read ({error.strerror})") from None
+    size = f"{max_bytes // 2**20} MiB" if max_bytes >= 2**20 else f"{max_bytes // 1024} KiB"
+    too_large = f"it is larger than {size}"
+    if not stat.S_ISREG(info.st_mode):
+        raise FileRefused(_not_regular(info.st_mode), regular=False)
+    if info.st_size > max_bytes:
+        raise FileRefused(too_large)
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0)
+    try:
+        descriptor = os.open(path, flags)
+    except OSError as error:
+        raise FileRefused(f"it cannot be read ({error.strerror})") from None
+    with os.fdopen(descriptor, "rb") as stream:
+        mode = os.fstat(stream.fileno()).st_mode
+        if not stat.S_ISREG(mode):  # replaced since the check above
+            raise FileRefused(_not_regular(mode), regular=False)
+        data = stream.read(max_bytes + 1)
+    if len(data) > max_bytes:
+        raise FileRefused(too_large)
+    return data
+
+
 def read_file(path: str) -> tuple[str, str | None, bool]:
     """The text of the settings file at ``path``: ``(text, problem, writable)``.
 
@@ -133,28 +183,11 @@ def read_file(path: str) -> tuple[str, str | None, bool]:
     or whose content fails :func:`check_text` gives ``""`` and the reason.
     """
     try:
-        info = os.stat(path)
+        data = read_regular_file(path, MAX_FILE_BYTES)
     except FileNotFoundError:
         return "", None, True
-    except OSError as error:
-        return "", f"it cannot be read ({error.strerror})", True
-    too_large = f"it is larger than {MAX_FILE_BYTES // 1024} KiB"
-    if not stat.S_ISREG(info.st_mode):
-        return "", _not_regular(info.st_mode), False
-    if info.st_size > MAX_FILE_BYTES:
-        return "", too_large, True
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0)
-    try:
-        descriptor = os.open(path, flags)
-    except OSError as error:
-        return "", f"it cannot be read ({error.strerror})", True
-    with os.fdopen(descriptor, "rb") as stream:
-        mode = os.fstat(stream.fileno()).st_mode
-        if not stat.S_ISREG(mode):  # replaced since the check above
-            return "", _not_regular(mode), False
-        data = stream.read(MAX_FILE_BYTES + 1)
-    if len(data) > MAX_FILE_BYTES:
-        return "", too_large, True
+    except FileRefused as refused:
+        return "", refused.reason, refused.regular
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:

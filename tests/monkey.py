@@ -73,7 +73,7 @@ from PySide6.QtWidgets import (
 )
 from pyqtgraph import debug
 
-from posenc_gui import prepare_qt_environment
+from posenc_gui import mainwindow, prepare_qt_environment
 from posenc_gui.export import FORMATS
 from posenc_gui.mainwindow import MainWindow
 from posenc_gui.model import limits
@@ -516,6 +516,11 @@ class Monkey:
         self._cycles: dict[int, list] = {}
         self._answer: Target | None = None
         self._asked = 0
+        self.session_messages: list[str] = []
+        self._session_answer: Path | None = None
+        self._sessions: list[Path] = []
+        self._hostile_session = self.out / "hostile-session.json"
+        self._hostile_session.write_text("[" * 100_000, encoding="utf-8")
         self._files = 0
         self._problems: list[str] = []
         self.actions: list[tuple[int, str, Callable[[], None]]] = [
@@ -652,8 +657,15 @@ class Monkey:
                 return QMessageBox.StandardButton.Cancel if name != "file dialog" else ("", "")
             return dialog
 
+        def ask_session_path(parent, title, proposed, save) -> str | None:
+            return None if self._session_answer is None else str(self._session_answer)
+
+        def show_session_problem(parent, title: str, message: str) -> None:
+            self.session_messages.append(message)
+
         replaced = [(export_ui, "ask_save_path", ask_save_path), (export_ui, "show_error", show_error),
-                    (QMessageBox, "about", about)]
+                    (QMessageBox, "about", about), (mainwindow, "ask_session_path", ask_session_path),
+                    (mainwindow, "show_session_problem", show_session_problem)]
         replaced += [(QMessageBox, name, unexpected(f"message box ({name})"))
                      for name in ("critical", "warning", "information", "question")]
         replaced += [(QFileDialog, name, unexpected("file dialog"))
@@ -1040,6 +1052,8 @@ class Monkey:
             return self.act_export_window()
         if text.startswith("Export"):
             return self.act_export_dialog(action)
+        if text.startswith(("Save session", "Open session")):
+            return self.act_session(action, saving=text.startswith("Save"))
         self._describe(text)
         action.trigger()
         self._close_dialogs()
@@ -1168,6 +1182,28 @@ class Monkey:
             if dialog.isVisible():
                 dialog.reject()
             dialog.deleteLater()
+
+    def act_session(self, action: Any, saving: bool) -> None:
+        """Save a session file, or open a saved one, a hostile one, a folder or a missing one (nothing may change)."""
+        if saving:
+            target = self.out / f"session{len(self._sessions)}.json"
+        else:
+            target = self.rng.choice([*self._sessions, self._hostile_session, self.as_folder, self.out / "none.json"])
+        before = self.window.current_session()
+        messages = len(self.session_messages)
+        self._session_answer = target
+        try:
+            action.trigger()
+        finally:
+            self._session_answer = None
+        refused = self.session_messages[messages:]
+        self._describe(f"{'save' if saving else 'open'} {target.name}" + (f" — said: {refused[-1]}" if refused else ""))
+        if saving and not refused:
+            self._sessions.append(target)
+        if refused and not saving and self.window.current_session() != before:
+            self._problems.append(f"opening {target.name} was refused but changed the window: {refused[-1]}")
+        if not refused and target not in self._sessions:
+            self._problems.append(f"{target.name} was opened without a word")
 
     def act_copy(self) -> None:
         panel_id = self.rng.choice([None, *self.window.docks])

@@ -57,6 +57,9 @@ class Panel(QWidget):
     #: The shared view settings it shows (``state.view``): a change schedules an update, and
     #: :meth:`apply_options` sets them.
     view_settings: ClassVar[tuple[str, ...]] = ()
+    #: Whether :meth:`apply_options` also sets the parameters and other panels' options (the
+    #: walkthrough's step): a session applies such a panel's options first, so its own values win.
+    sets_other_state: ClassVar[bool] = False
 
     def __init__(self, state: AppState, compute: ComputeService, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -146,6 +149,13 @@ class Panel(QWidget):
         if others:
             raise TypeError(f"the {self.title} panel has no option {', '.join(others)}")
         self.state.set_view(**shared)
+
+    def current_options(self) -> dict[str, Any]:
+        """The panel's own options as :meth:`apply_options` takes them (a saved session); none by default.
+
+        The shared view settings are not among them: a session keeps those once (``state.view``).
+        """
+        return {}
 
     def _view_changed(self, name: str, value: Any) -> None:
         if name in self.view_settings:

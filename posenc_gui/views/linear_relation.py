@@ -239,6 +239,10 @@ class LinearRelationPanel(Panel):
         if k is not None:
             self.set_k(k)
 
+    def current_options(self) -> dict[str, int]:
+        """The offset k."""
+        return {"k": self.k_box.value()}
+
     def set_k(self, k: int) -> None:
         """Choose the offset k (walkthrough, scripts)."""
         if not -MAX_K <= k <= MAX_K:

@@ -187,6 +187,11 @@ class PermutationPanel(Panel):
         if position is not None:
             self.set_with_position(position)
 
+    def current_options(self) -> dict[str, object]:
+        """The sentences and whether the encoding is added (the demo's d_model is a view setting)."""
+        return {"sentence_a": self.sentence_a_edit.text(), "sentence_b": self.sentence_b_edit.text(),
+                "position": self.pe_check.isChecked()}
+
     def set_sentences(self, sentence_a: str | None = None, sentence_b: str | None = None) -> None:
         """Replace the sentences (the headless export uses this)."""
         if sentence_a is not None:

@@ -129,6 +129,10 @@ class SimilarityPanel(Panel):
         """The command line's and the walkthrough's options: :meth:`set_options`."""
         self.set_options(metric=metric, reference=reference)
 
+    def current_options(self) -> dict[str, str]:
+        """The metric (the reference position is a view setting)."""
+        return {"metric": self.metric}
+
     def set_options(self, metric: str | None = None, reference: int | None = None) -> None:
         """Choose the metric and/or reference position (used by scripts and export)."""
         if metric is not None:

@@ -237,6 +237,7 @@ class WalkthroughPanel(Panel):
         "whenever a parameter changes."
     )
 
+    sets_other_state = True
     cli_options = (PanelOption("--step", f"walkthrough step to export, 1…{len(STEPS)} (0: the introduction)",
                                type=int, metavar="N"),)
 
@@ -406,6 +407,10 @@ class WalkthroughPanel(Panel):
         """Go to ``step`` (1 … number of steps; 0: the introduction), as the command line asks."""
         if step is not None:
             self.go_to(limits.check_int("step", step, 0, len(self.steps)) - 1)
+
+    def current_options(self) -> dict[str, int]:
+        """The step shown (0: the introduction)."""
+        return {"step": self.index + 1}
 
     def figure_widget(self) -> QWidget:
         """The current step as a figure (:class:`StepFigure`), made for this export."""

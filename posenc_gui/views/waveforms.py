@@ -145,6 +145,10 @@ class WaveformsPanel(Panel):
             parse_dims(dims, self.state.params.d_model)
             self.set_dims(dims)
 
+    def current_options(self) -> dict[str, str]:
+        """The dimensions the user chose (none while the defaults of the size are shown)."""
+        return {"dims": ", ".join(map(str, self.dims))} if self._user_dims else {}
+
     def set_dims(self, dims: tuple[int, ...] | str) -> None:
         """Show these dimensions (a tuple, or text like ``"0, 1, 6-7"``)."""
         text = dims if isinstance(dims, str) else ", ".join(map(str, dims))
