@@ -109,3 +109,20 @@ def test_the_command_line_exports_the_frequencies(qapp, tmp_path, capsys):
     assert table.shape == (64, 5) and table[0, 1] == 1.0
     assert export_cli.main(["rope_frequencies", "-o", str(tmp_path / "x.png")]) == export_cli.EXIT_USAGE
     assert "needs a rotation of the queries and keys" in capsys.readouterr().err
+
+
+def test_a_refused_scheme_leaves_the_drop_down_on_the_scheme_in_use_and_says_why(qtbot, state, compute):
+    panel = ParametersPanel(state, compute)
+    qtbot.addWidget(panel)
+    panel.show()
+    assert state.update(scheme="nope", d_model=33) is None
+    state.flush()
+    panel.scheme.setCurrentIndex(panel.scheme.findData("rope"))  # 33 channels cannot rotate in pairs
+    state.flush()
+    assert state.params.scheme == "nope" and panel.scheme.currentData() == "nope"
+    assert "33 rotated channels; they must be even" in panel.general_error.text()
+    assert panel.general_error.isVisible()
+    assert state.update(d_model=32) is None
+    panel.scheme.setCurrentIndex(panel.scheme.findData("rope"))
+    state.flush()
+    assert state.params.scheme == "rope" and not panel.general_error.isVisible()
