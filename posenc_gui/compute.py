@@ -515,6 +515,12 @@ class ComputeService(QObject):
         self._pending.discard(key)
         self._update_busy()
 
+    def cancel_owner(self, owner: Any) -> None:
+        """Forget the requests of ``owner``: under the key ``owner`` itself and under ``(owner, name)`` keys."""
+        for key in [key for key in (*self._latest, *self._pending)
+                    if key is owner or (isinstance(key, tuple) and key and key[0] is owner)]:
+            self.cancel(key)
+
     def ms_since_request(self) -> int:
         """Milliseconds since the last :meth:`submit` (every view update asks through it)."""
         return self._since_request.elapsed()

@@ -86,6 +86,7 @@ def test_the_frequencies_panel_draws_both_curves_and_the_contexts(qtbot, state, 
     state.flush()
     assert compute.wait_idle()
     assert not panel.unavailable_label.isVisible() and heatmap.unavailable_label.isVisible()
+    assert heatmap.unavailable_label.text().endswith("It is shown by: RoPE frequencies.")  # where to look instead
     x, y = panel.scaled_curve.getOriginalDataset()
     np.testing.assert_array_equal(y, panel.data.wavelength)
     assert panel.scaled_curve.isVisible() and panel.context_line.isVisible()
@@ -126,3 +127,21 @@ def test_a_refused_scheme_leaves_the_drop_down_on_the_scheme_in_use_and_says_why
     panel.scheme.setCurrentIndex(panel.scheme.findData("rope"))
     state.flush()
     assert state.params.scheme == "rope" and not panel.general_error.isVisible()
+
+
+def test_a_result_on_its_way_when_a_panel_stops_applying_is_dropped(qtbot, state, compute):
+    from posenc_gui.views.similarity import SimilarityPanel
+
+    panel = SimilarityPanel(state, compute)
+    qtbot.addWidget(panel)
+    panel.resize(700, 500)
+    panel.show()
+    assert compute.wait_idle()
+    shown = panel.matrix_data
+    assert state.update(d_model=96) is None
+    state.flush()  # requests for d_model 96 are on their way …
+    assert state.update(scheme="rope", d_model=64) is None
+    state.flush()  # … when the panel stops applying
+    assert compute.wait_idle()
+    assert panel.matrix_data is shown and panel.unavailable_label.isVisible()
+    panel.hover.refresh()  # described what it shows, never the current (rotation) scheme's encoding

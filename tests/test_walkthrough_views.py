@@ -517,3 +517,19 @@ def test_measured_now_says_why_a_rotation_scheme_is_not_scored(qtbot, state, com
     text = panel.measured_label.text()
     assert "the scorecard measures tables" in text and "gives a rotation of the queries and keys" in text
     assert panel.score is None and not panel.message_label.isVisible()  # said, not an error
+
+
+def test_a_score_on_its_way_when_the_scheme_becomes_a_rotation_is_dropped(qtbot, state, compute):
+    from posenc_gui.views.walkthrough import WalkthroughPanel
+
+    panel = WalkthroughPanel(state, compute)
+    qtbot.addWidget(panel)
+    panel.show()
+    panel.go_to(0)
+    assert compute.wait_idle()
+    assert state.update(d_model=96) is None
+    state.flush()  # a score of d_model 96 is on its way …
+    assert state.update(scheme="rope", d_model=64) is None
+    state.flush()  # … when the scheme becomes one the scorecard does not measure
+    assert compute.wait_idle()
+    assert "the scorecard measures tables" in panel.measured_label.text() and panel.score is None

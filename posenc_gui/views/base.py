@@ -10,10 +10,10 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWi
 
 from ..compute import ComputeService
 from ..export import FORMATS
-from ..model import EncodingParams
+from ..model import EncodingParams, Scheme
 from ..state import AppState
 from .labels import MESSAGE_COLOURS, WrappedLabelHolder
-from .registry import DockPlacement, PanelOption
+from .registry import DockPlacement, PanelOption, panel_classes
 
 if TYPE_CHECKING:
     from .host import PanelHost
@@ -118,6 +118,11 @@ class Panel(QWidget):
         outer.addWidget(self.unavailable_label, 1)
 
     # --------------------------------------------------------- declarations
+    @classmethod
+    def shows(cls, info: Scheme) -> bool:
+        """Whether the panel applies to the scheme ``info`` (by default: it provides what :attr:`requires` names)."""
+        return info.lacks(cls.requires) is None
+
     def unavailable_reason(self, params: EncodingParams) -> str | None:
         """Why the panel does not apply to ``params`` (one sentence), or None when it does.
 
@@ -130,7 +135,14 @@ class Panel(QWidget):
     def unavailable_message(self) -> str | None:
         """What the panel shows instead of its plot for the current parameters, or None when it applies."""
         reason = self.unavailable_reason(self.state.params)
-        return None if reason is None else f"The {self.title} panel does not apply here: {reason}"
+        if reason is None:
+            return None
+        info = self.state.params.info
+        # where a scheme of another family is shown (the table panels are most of the window: no list for them)
+        others = [] if info.family == "table" else [
+            cls.title for cls in panel_classes() if info.family in cls.requires and cls.shows(info)]
+        hint = f" It is shown by: {', '.join(others)}." if others else ""
+        return f"The {self.title} panel does not apply here: {reason}{hint}"
 
     def apply_options(self, **values: Any) -> None:
         """Set the panel's options, keyed by the ``dest`` of its :attr:`cli_options` (walkthrough, command line).
@@ -177,6 +189,7 @@ class Panel(QWidget):
         """
         if self._show_availability():
             self._stale = False
+            self.compute.cancel_owner(self)  # a result still on its way is for parameters it no longer shows
         elif self.on_screen():
             self._stale = False
             self.request_update()

@@ -6,7 +6,7 @@ from html import escape
 from typing import Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QComboBox, QFormLayout, QLabel, QWidget
+from PySide6.QtWidgets import QComboBox, QFormLayout, QFrame, QLabel, QScrollArea, QWidget
 
 from ..history import UNDO_LIMIT
 from ..model import OPTION_SPECS, SCHEMES, EncodingParams, presets
@@ -87,9 +87,17 @@ class ParametersPanel(Panel):
         super().__init__(state, compute, parent)
         self.header.addWidget(QLabel("<b>Encoding</b>"))
         self.finish_header()
-        form = QFormLayout()
+        # In a scroll area: a scheme with many options (RoPE's scaling types) scrolls instead of squeezing its rows.
+        self.scroll = QScrollArea(self)
+        self.scroll.setWidgetResizable(True)
+        self.scroll.setFrameShape(QFrame.Shape.NoFrame)
+        self.scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        rows = QWidget(self.scroll)
+        form = QFormLayout(rows)
+        form.setContentsMargins(0, 0, 0, 0)
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
-        self.body.addLayout(form)
+        self.scroll.setWidget(rows)
+        self.body.addWidget(self.scroll, 1)
 
         self.presets = QComboBox(self)
         self.presets.addItem("Choose a preset…", None)
@@ -135,7 +143,6 @@ class ParametersPanel(Panel):
         self.general_error.setStyleSheet(ERROR_STYLE)
         self.general_error.hide()
         form.addRow(self.general_error)
-        self.body.addStretch(1)
 
         state.paramsChanged.connect(self.sync_from_state)
         state.paramError.connect(self._show_error)

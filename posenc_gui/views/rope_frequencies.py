@@ -40,6 +40,17 @@ class RopeFrequenciesPanel(Panel):
         "YaRN and llama3 keep the fast pairs and interpolate only the slow ones."
     )
 
+    @classmethod
+    def shows(cls, info) -> bool:
+        """Only the rope scheme: its options are what the frequencies come from."""
+        return info.key == "rope"
+
+    def unavailable_reason(self, params) -> str | None:
+        reason = super().unavailable_reason(params)
+        if reason is None and params.scheme != "rope":
+            return f"{params.info.label} is not the rope scheme, whose Hugging Face frequencies this panel shows."
+        return reason
+
     def __init__(self, state, compute, parent: QWidget | None = None) -> None:
         super().__init__(state, compute, parent)
         self.finish_header()

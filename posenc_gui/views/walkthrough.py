@@ -371,6 +371,7 @@ class WalkthroughPanel(Panel):
         params = self.state.params
         not_scored = params.info.lacks(frozenset({"table"}))
         if not_scored is not None:  # the scorecard's criteria are about tables
+            self.compute.cancel_owner(self)  # a score still on its way is of the scheme before
             self.score = None
             self.measured_label.setText(f"<b>Measured now</b>: nothing, for the scorecard measures tables: "
                                         f"{escape(not_scored)}")
