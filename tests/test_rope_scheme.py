@@ -44,7 +44,9 @@ def test_a_scaling_types_own_parameters_apply_only_to_it(qtbot, state, compute):
     default = EncodingParams.validated(scheme="rope", d_model=64)
     yarn = default.replaced(rope_type="yarn", factor=4.0)
     assert ", ×" not in default.title() and "beta_fast" not in default.title()
-    assert "yarn, ×4" in yarn.title() and "beta_fast 32" in yarn.title() and "low_freq_factor" not in yarn.title()
+    assert "yarn, ×4, L₀ 4,096" in yarn.title() and "low_freq_factor" not in yarn.title()
+    assert "beta_fast" not in yarn.title()  # Hugging Face's default is left out of a title …
+    assert yarn.replaced(beta_fast=16.0, truncate=False).title().endswith("beta_fast 16, not truncated")  # … not others
     assert default.slug() == "rope_n128_d64_r10000" and yarn.slug().startswith("rope_n128_d64_r10000_yarn_f4")
     panel = ParametersPanel(state, compute)
     qtbot.addWidget(panel)
@@ -93,8 +95,14 @@ def test_the_frequencies_panel_draws_both_curves_and_the_contexts(qtbot, state, 
     assert panel.context_line.value() == pytest.approx(math.log10(8192))
     assert "29</b> pairs (unscaled) do not complete one turn within the trained context L₀ = 8,192" in \
         panel.summary_label.text()
+    assert panel.extended_line.isVisible() and panel.extended_line.value() == pytest.approx(math.log10(8192 * 8))
+    # llama3 keeps pairs with wavelength < L₀/4 = 2,048 (i ≤ 28: 2π·500000^(56/128) = 1,964), smooths
+    # those up to L₀ = 8,192 (i ≤ 34), divides the rest: worked from the wavelengths by hand
+    assert panel.data.band_ranges == [("high", 0, 28), ("medium", 29, 34), ("low", 35, 63)]
+    assert "high 0–28; medium 29–34; low 35–63" in panel.summary_label.text()
     exported = json.loads(export.export_bytes(panel, "json"))
-    assert exported["meta"]["pairs_beyond_trained_context"] == 29
+    assert exported["meta"]["pairs_beyond_trained_context"] == 29 and exported["meta"]["extended_context"] == 65536
+    np.testing.assert_array_equal(exported["arrays"]["inv_freq"]["data"], panel.data.inv_freq)
     state.update(rope_type="default")
     state.flush()
     assert compute.wait_idle()
@@ -103,12 +111,12 @@ def test_the_frequencies_panel_draws_both_curves_and_the_contexts(qtbot, state, 
 
 def test_the_command_line_exports_the_frequencies(qapp, tmp_path, capsys):
     out = tmp_path / "freq.csv"
-    args = ["rope_frequencies", "-o", str(out), "--scheme", "rope", "--d-model", "128", "--rope-theta", "500000",
+    args = ["frequencies", "-o", str(out), "--scheme", "rope", "--d-model", "128", "--rope-theta", "500000",
             "--rope-type", "llama3", "--factor", "8", "--original-max-position-embeddings", "8192"]
     assert export_cli.main(args) == 0, capsys.readouterr().err
     table = np.loadtxt(out, delimiter=",")
     assert table.shape == (64, 5) and table[0, 1] == 1.0
-    assert export_cli.main(["rope_frequencies", "-o", str(tmp_path / "x.png")]) == export_cli.EXIT_USAGE
+    assert export_cli.main(["frequencies", "-o", str(tmp_path / "x.png")]) == export_cli.EXIT_USAGE
     assert "needs a rotation of the queries and keys" in capsys.readouterr().err
 
 

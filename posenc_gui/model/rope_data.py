@@ -29,6 +29,8 @@ class RopeFrequencyData:
         The factor the logits are scaled by (YaRN's mscale; 1 for most types).
     trained_context : int or None
         L₀, the context of pretraining, for the types that have one.
+    extended_context : int or None
+        L₀ · factor, the context the scaling reaches (yarn, llama3), or None.
     beyond_trained : int
         Pairs that do not complete one turn within L₀ (unscaled), or within N when there is no L₀.
     """
@@ -41,7 +43,20 @@ class RopeFrequencyData:
     band: np.ndarray
     attention_factor: float
     trained_context: int | None
+    extended_context: int | None
     beyond_trained: int
+
+
+    @property
+    def band_ranges(self) -> list[tuple[str, int, int]]:
+        """The runs of pairs in one band: ``[(band, first pair, last pair), …]`` in pair order."""
+        runs: list[tuple[str, int, int]] = []
+        for pair, band in enumerate(self.band.tolist()):
+            if runs and runs[-1][0] == band:
+                runs[-1] = (band, runs[-1][1], pair)
+            else:
+                runs.append((band, pair, pair))
+        return runs
 
 
 def rope_frequency_data(params: EncodingParams) -> RopeFrequencyData:
@@ -65,5 +80,7 @@ def rope_frequency_data(params: EncodingParams) -> RopeFrequencyData:
     horizon = trained if trained is not None else params.seq_len
     wavelength = 2.0 * math.pi / inv_freq
     unscaled_wavelength = 2.0 * math.pi / unscaled
+    extended = config.get("max_position_embeddings") if options["rope_type"] in ("yarn", "llama3") else None
     return RopeFrequencyData(params, inv_freq, unscaled, wavelength, unscaled_wavelength, bands.band,
-                             float(attention_factor), trained, int(np.count_nonzero(unscaled_wavelength > horizon)))
+                             float(attention_factor), trained, extended,
+                             int(np.count_nonzero(unscaled_wavelength > horizon)))

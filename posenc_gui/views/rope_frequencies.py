@@ -13,20 +13,25 @@ from ..model.rope_data import RopeFrequencyData, rope_frequency_data
 from .base import Panel
 from .labels import WrappedLabelHolder, encoding_title, plain_text
 from .plotkit import (
-    BLUE, FOREGROUND, ORANGE, add_legend_below, new_layout_widget, prepare_for_paint, set_title, show_grid,
+    BLUE, FOREGROUND, GREEN, ORANGE, add_legend_below, new_layout_widget, prepare_for_paint, set_title, show_grid,
     style_plot,
 )
 
-#: The unscaled curve, and the pens of the horizontal lines: the trained context L₀ and the number of positions N.
+#: The unscaled curve, and the pens of the horizontal lines: the trained context L₀, the context the
+#: scaling reaches (L₀ · factor) and the number of positions N.
 GREY = "#666666"
 CONTEXT_PEN = pg.mkPen(GREY, width=1, style=Qt.PenStyle.DashLine)
+EXTENDED_PEN = pg.mkPen(GREY, width=1, style=Qt.PenStyle.DashDotLine)
 SEQUENCE_PEN = pg.mkPen(ORANGE, width=1, style=Qt.PenStyle.DotLine)
+#: The colour of each band of pairs a scaling type treats alike (kept, ramped or smoothed, divided).
+BAND_COLOURS = {"extrapolated": BLUE, "high": BLUE, "ramped": GREEN, "medium": GREEN,
+                "interpolated": ORANGE, "low": ORANGE}
 
 
 class RopeFrequenciesPanel(Panel):
     """The wavelength 2π/θ_i of every rotary pair, scaled and unscaled, against the contexts."""
 
-    panel_id = "rope_frequencies"
+    panel_id = "frequencies"
     title = "RoPE frequencies"
     requires = frozenset({"rotation"})
     model_functions = (rope_frequency_data,)
@@ -73,6 +78,8 @@ class RopeFrequenciesPanel(Panel):
         self.scaled_curve = self.plot.plot(pen=pg.mkPen(BLUE, width=2), name="with the scaling type")
         self.context_line = pg.InfiniteLine(angle=0, pen=CONTEXT_PEN)
         self.sequence_line = pg.InfiniteLine(angle=0, pen=SEQUENCE_PEN)
+        self.extended_line = pg.InfiniteLine(angle=0, pen=EXTENDED_PEN)
+        self.plot.addItem(self.extended_line, ignoreBounds=True)
         self.plot.addItem(self.context_line, ignoreBounds=True)
         self.plot.addItem(self.sequence_line, ignoreBounds=True)
         self.body.addWidget(self.canvas, 1)
@@ -94,12 +101,16 @@ class RopeFrequenciesPanel(Panel):
                                     symbolBrush=GREY)
         rope_type = data.params.options["rope_type"]
         self.scaled_curve.setVisible(rope_type != "default")
-        self.scaled_curve.setData(pairs, data.wavelength, symbol="o", symbolSize=4, symbolPen=None,
-                                  symbolBrush=BLUE)
+        brushes = [pg.mkBrush(BAND_COLOURS.get(band, BLUE)) for band in data.band.tolist()]
+        self.scaled_curve.setData(pairs, data.wavelength, symbol="o", symbolSize=6, symbolPen=None,
+                                  symbolBrush=brushes)
         self.context_line.setVisible(data.trained_context is not None)
         if data.trained_context is not None:
             self.context_line.setValue(np.log10(data.trained_context))
         self.sequence_line.setValue(np.log10(max(data.params.seq_len, 1)))
+        self.extended_line.setVisible(data.extended_context is not None)
+        if data.extended_context is not None:
+            self.extended_line.setValue(np.log10(data.extended_context))
         values = np.concatenate([data.wavelength, data.unscaled_wavelength,
                                  [data.params.seq_len, data.trained_context or data.params.seq_len]])
         low, high = np.log10(values.min()), np.log10(values.max())
@@ -112,7 +123,12 @@ class RopeFrequenciesPanel(Panel):
             f"<b>{data.inv_freq.size}</b> rotary pairs; wavelengths from <b>{data.wavelength.min():.4g}</b> to "
             f"<b>{data.wavelength.max():.4g}</b> positions. <b>{data.beyond_trained}</b> pairs (unscaled) do not "
             f"complete one turn within {horizon}. Attention factor {data.attention_factor:.6g}. Dashed: L₀; "
-            f"dotted (orange): N."
+            + ("dash-dot: L₀ · factor; " if data.extended_context is not None else "") + "dotted (orange): N."
+            + (f" Pairs by how {rope_type} treats them: "
+               + "; ".join(f"{band} {first}–{last}" if first != last else f"{band} {first}"
+                           for band, first, last in data.band_ranges)
+               + " (blue: kept; green: ramped or smoothed; orange: divided by the factor)." if rope_type != "default"
+               else "")
         )
         prepare_for_paint(self.canvas)
 
@@ -126,12 +142,12 @@ class RopeFrequenciesPanel(Panel):
     def export_data(self) -> dict[str, Any]:
         """Per pair: θ_i scaled and unscaled and their wavelengths; the band of each pair in ``meta``."""
         if self.data is None:
-            raise ValueError("rope_frequencies: nothing computed yet")
+            raise ValueError("frequencies: nothing computed yet")
         data = self.data
         table = np.column_stack([np.arange(data.inv_freq.size), data.inv_freq, data.unscaled,
                                  data.wavelength, data.unscaled_wavelength])
         return {
-            "arrays": {"frequencies": table},
+            "arrays": {"frequencies": table, "inv_freq": data.inv_freq},
             "meta": {
                 "panel": self.panel_id,
                 "params": data.params.as_dict(),
@@ -139,6 +155,7 @@ class RopeFrequenciesPanel(Panel):
                 "bands": [str(band) for band in data.band],
                 "attention_factor": data.attention_factor,
                 "trained_context": data.trained_context,
+                "extended_context": data.extended_context,
                 "pairs_beyond_trained_context": data.beyond_trained,
             },
         }

@@ -29,6 +29,11 @@ _CONTEXT_TYPES = ("dynamic", "yarn", "llama3")
 #: Longest trained context offered (2^30: a spin box holds 32-bit integers; no model comes near).
 MAX_CONTEXT = 2**30
 
+def _unless(default: float, label: str):
+    """A title part that leaves out Hugging Face's default (a figure names what differs from it)."""
+    return lambda value: "" if value == default else f"{label} {value:g}"
+
+
 PARAMS = (
     ParamSpec("rope_theta", "real", 10000.0, "rope_theta (base)",
               "The base: pair i turns by position · rope_theta^(−2i/rotary_dim). Must be > 1.",
@@ -60,25 +65,25 @@ PARAMS = (
               title=lambda value: f"L₀ {value:,}"),
     ParamSpec("beta_fast", "real", 32.0, "beta_fast",
               "YaRN: pairs turning more than beta_fast times over L₀ keep their frequency.",
-              low=MIN_FACTOR, high=MAX_FACTOR, shown_when=("rope_type", ("yarn",))),
+              low=MIN_FACTOR, high=MAX_FACTOR, shown_when=("rope_type", ("yarn",)), title=_unless(32.0, "beta_fast")),
     ParamSpec("beta_slow", "real", 1.0, "beta_slow",
               "YaRN: pairs turning fewer than beta_slow times over L₀ are interpolated by the factor.",
-              low=MIN_FACTOR, high=MAX_FACTOR, shown_when=("rope_type", ("yarn",))),
+              low=MIN_FACTOR, high=MAX_FACTOR, shown_when=("rope_type", ("yarn",)), title=_unless(1.0, "beta_slow")),
     ParamSpec("mscale", "real", 1.0, "mscale",
               "YaRN: the attention factor's scale (DeepSeek's mscale); with mscale_all_dim 0, 0.1·ln(factor) + 1.",
-              low=0.0, high=MAX_FACTOR, shown_when=("rope_type", ("yarn",))),
+              low=0.0, high=MAX_FACTOR, shown_when=("rope_type", ("yarn",)), title=_unless(1.0, "mscale")),
     ParamSpec("mscale_all_dim", "real", 0.0, "mscale_all_dim",
               "YaRN: when not 0 (DeepSeek-V3: 1), the attention factor is mscale's over mscale_all_dim's.",
-              low=0.0, high=MAX_FACTOR, shown_when=("rope_type", ("yarn",))),
+              low=0.0, high=MAX_FACTOR, shown_when=("rope_type", ("yarn",)), title=_unless(0.0, "mscale_all_dim")),
     ParamSpec("truncate", "bool", True, "truncate",
               "YaRN: round the correction range to whole pairs (Hugging Face's default; gpt-oss: no).",
-              shown_when=("rope_type", ("yarn",))),
+              shown_when=("rope_type", ("yarn",)), title=lambda value: "" if value else "not truncated"),
     ParamSpec("low_freq_factor", "real", 1.0, "low_freq_factor",
               "llama3: pairs with wavelength above L₀ / low_freq_factor are divided by the factor.",
-              low=MIN_FACTOR, high=MAX_FACTOR, shown_when=("rope_type", ("llama3",))),
+              low=MIN_FACTOR, high=MAX_FACTOR, shown_when=("rope_type", ("llama3",)), title=_unless(1.0, "low_freq_factor")),
     ParamSpec("high_freq_factor", "real", 4.0, "high_freq_factor",
               "llama3: pairs with wavelength below L₀ / high_freq_factor keep their frequency.",
-              low=MIN_FACTOR, high=MAX_FACTOR, shown_when=("rope_type", ("llama3",))),
+              low=MIN_FACTOR, high=MAX_FACTOR, shown_when=("rope_type", ("llama3",)), title=_unless(4.0, "high_freq_factor")),
 )
 
 
