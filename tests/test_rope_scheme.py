@@ -153,3 +153,8 @@ def test_a_result_on_its_way_when_a_panel_stops_applying_is_dropped(qtbot, state
     assert compute.wait_idle()
     assert panel.matrix_data is shown and panel.unavailable_label.isVisible()
     panel.hover.refresh()  # described what it shows, never the current (rotation) scheme's encoding
+    assert state.update(seq_len=16) is None  # moves the reference into range: still nothing to compute
+    state.flush()
+    assert state.view["reference"] == 8 and not compute.is_pending((panel, "profile"))
+    assert compute.wait_idle() and panel.matrix_data is shown and panel.profile_data.params.scheme == "sinusoidal"
+    assert panel.describe_pair(1, 2).startswith("p 1, q 2")  # the shown (sinusoidal) matrix's pair

@@ -170,7 +170,7 @@ class HeatmapPanel(Panel):
 
     def describe_cell(self, pos: int, dim: int) -> str:
         """``"pos 12, dim 7: 0.843853958732 = cos(pos / 10000^(2·3/512))"``: only the digits rounding leaves certain."""
-        p = self.state.params
+        p = self.data.params if self.data is not None else self.state.params  # what is on screen
         value, error = entry_with_error(p, pos, dim)
         formula = formula_term(p.scheme, p.d_model, dim, **p.scheme_kwargs())
         return f"pos {pos:,}, dim {dim:,}: {shown_number(value, error)} = {formula}"

@@ -158,7 +158,7 @@ class SimilarityPanel(Panel):
         self.schedule_update()
 
     def _view_changed(self, name: str, value: object) -> None:
-        if name == "reference":  # only the profile depends on it
+        if name == "reference" and self.unavailable_message() is None:  # only the profile depends on it
             self._request_profile()
 
     def request_update(self) -> None:
@@ -201,6 +201,9 @@ class SimilarityPanel(Panel):
         workers, in separate event-loop turns; shown as they come, the
         canvas would repaint twice per slider step.
         """
+        if self.unavailable_message() is not None:  # the scheme changed to one the panel does not show
+            self._held = {}
+            return
         self._held[part] = show
         other = "profile" if part == "matrix" else "matrix"
         if not self.compute.is_pending((self, other)):
@@ -235,8 +238,10 @@ class SimilarityPanel(Panel):
 
     def describe_pair(self, p: int, q: int) -> str:
         """``"p 12, q 40 (offset k = 28): dot product = 131.031237702"``: only the digits rounding leaves certain."""
-        value, error = pair_similarity(self.state.params, p, q, self.metric)
-        return f"p {p:,}, q {q:,} (offset k = {q - p:,}): {METRIC_LABELS[self.metric]} = {shown_number(value, error)}"
+        shown = self.matrix_data  # the parameters of what is on screen (the current ones once it is up to date)
+        params, metric = (shown.params, shown.metric) if shown is not None else (self.state.params, self.metric)
+        value, error = pair_similarity(params, p, q, metric)
+        return f"p {p:,}, q {q:,} (offset k = {q - p:,}): {METRIC_LABELS[metric]} = {shown_number(value, error)}"
 
     # ------------------------------------------------------------------ show
     def _show_matrix(self, data: MatrixData) -> None:
