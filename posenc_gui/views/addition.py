@@ -16,7 +16,7 @@ from ..model.panel_data import AdditionData, addition_data
 from .base import Panel
 from .param_controls import ViewSpinBox
 from .registry import PanelOption
-from .labels import WrappedLabelHolder, encoding_title, plain_text
+from .labels import encoding_title, plain_text
 from .plotkit import (
     BLUE, FOREGROUND, GREEN, ORANGE, PINK, add_canvas_title, new_layout_widget, prepare_for_paint, set_axis_label,
     set_canvas_title, set_ticks, show_grid, snap_log_span, style_plot,
@@ -77,12 +77,7 @@ class AdditionPanel(Panel):
         self.scale = ViewSpinBox(state, "embedding_scale", self)
         self.header.addWidget(self.scale.box)
         self.finish_header()
-        self.summary_label = QLabel(self)
-        self.summary_label.setWordWrap(True)
-        self.summary_label.setTextFormat(Qt.TextFormat.RichText)
-        self.summary_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.summary_label.setStyleSheet(f"color:{FOREGROUND};")
-        self.body.addWidget(WrappedLabelHolder(self.summary_label, self))
+        self.summary_label = self.add_summary_label()
         self.canvas = new_layout_widget(self)
         self.figure_title = add_canvas_title(self.canvas, columns=2)
         self.cost_plot = self._plot(1, 0, "", "relative to adding (= 1)")

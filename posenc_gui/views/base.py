@@ -272,6 +272,19 @@ class Panel(QWidget):
         return (not self._stale and not any(timer.isActive() for timer, _ in self._debounced)
                 and self.compute.is_idle())
 
+    def add_summary_label(self) -> QLabel:
+        """A word-wrapped, selectable rich-text line of the panel's headline numbers, added to the body."""
+        from .labels import WrappedLabelHolder
+        from .plotkit import FOREGROUND
+
+        label = QLabel(self)
+        label.setWordWrap(True)
+        label.setTextFormat(Qt.TextFormat.RichText)
+        label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        label.setStyleSheet(f"color:{FOREGROUND};")
+        self.body.addWidget(WrappedLabelHolder(label, self))
+        return label
+
     def finish_header(self, stretch: bool = True) -> None:
         """Push the help button to the right end of the header; call after adding controls.
 

@@ -7,7 +7,7 @@ from typing import Any, Callable
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QRectF, Qt
+from PySide6.QtCore import QRectF
 from PySide6.QtWidgets import QComboBox, QLabel, QSpinBox, QStackedWidget, QWidget
 
 from ..compute import ModelJob
@@ -17,7 +17,7 @@ from ..model.linear_relation import LinearRelation
 from ..model.panel_data import LinearRelationData, linear_relation_data
 from .base import Panel
 from .registry import PanelOption
-from .labels import HoverReadout, StatusText, WrappedLabelHolder, counted, encoding_title
+from .labels import HoverReadout, StatusText, counted, encoding_title
 from .plotkit import (
     BLUE, FOREGROUND, MAX_DOTS, MatrixPlot, ORANGE, add_legend_below, new_layout_widget, prepare_for_paint,
     set_axis_label, set_title, set_y_range, show_grid, style_plot,
@@ -196,12 +196,7 @@ class LinearRelationPanel(Panel):
         self.start_box.valueChanged.connect(lambda _: self._redraw())
         self.header.addWidget(self.start_box)
         self.finish_header()
-        self.summary_label = QLabel(self)
-        self.summary_label.setWordWrap(True)
-        self.summary_label.setTextFormat(Qt.TextFormat.RichText)
-        self.summary_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.summary_label.setStyleSheet(f"color:{FOREGROUND};")
-        self.body.addWidget(WrappedLabelHolder(self.summary_label, self))
+        self.summary_label = self.add_summary_label()
         self.stack = QStackedWidget(self)
         self.blocks_canvas = new_layout_widget(self)
         self.blocks_plot: pg.PlotItem = self.blocks_canvas.addPlot(row=0, col=0)

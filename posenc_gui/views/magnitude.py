@@ -13,7 +13,7 @@ from ..model.panel_data import MagnitudeData, compute_magnitude
 from .base import Panel
 from .param_controls import ViewSpinBox
 from .registry import PanelOption
-from .labels import WrappedLabelHolder, encoding_title, plain_text
+from .labels import encoding_title, plain_text
 from .plotkit import (
     BLUE, FOREGROUND, MAX_DOTS, ORANGE, add_legend_below, new_layout_widget, nice_bounds, prepare_for_paint,
     set_title, set_y_range, show_grid, style_plot,
@@ -43,12 +43,7 @@ class MagnitudePanel(Panel):
         self.scale = ViewSpinBox(state, "embedding_scale", self)
         self.header.addWidget(self.scale.box)
         self.finish_header()
-        self.summary_label = QLabel(self)
-        self.summary_label.setWordWrap(True)
-        self.summary_label.setTextFormat(Qt.TextFormat.RichText)
-        self.summary_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.summary_label.setStyleSheet(f"color:{FOREGROUND};")
-        self.body.addWidget(WrappedLabelHolder(self.summary_label, self))
+        self.summary_label = self.add_summary_label()
         self.canvas = new_layout_widget(self)
         self.plot: pg.PlotItem = self.canvas.addPlot()
         style_plot(self.plot)

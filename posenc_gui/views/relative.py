@@ -14,7 +14,7 @@ from ..model import AxisSample, EncodingParams
 from ..model.analysis import MAX_OFFSETS
 from ..model.panel_data import RelativeData, relative_data
 from .base import Panel
-from .labels import WrappedLabelHolder, encoding_title, plain_text
+from .labels import encoding_title, plain_text
 from .plotkit import (
     FOREGROUND, ORANGE, PALETTE, add_canvas_title, add_legend_below, fit_y_range, new_layout_widget, nice_bounds,
     prepare_for_paint, set_canvas_title, set_y_range, show_grid, style_plot,
@@ -58,12 +58,7 @@ class RelativePanel(Panel):
         self.references_box.valueChanged.connect(self.schedule_update)
         self.header.addWidget(self.references_box)
         self.finish_header()
-        self.summary_label = QLabel(self)
-        self.summary_label.setWordWrap(True)
-        self.summary_label.setTextFormat(Qt.TextFormat.RichText)
-        self.summary_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.summary_label.setStyleSheet(f"color:{FOREGROUND};")
-        self.body.addWidget(WrappedLabelHolder(self.summary_label, self))
+        self.summary_label = self.add_summary_label()
         self.canvas = new_layout_widget(self)
         self.figure_title = add_canvas_title(self.canvas, columns=2)
         self.spread_plot: pg.PlotItem = self.canvas.addPlot(row=1, col=0)

@@ -7,11 +7,11 @@ from typing import Any
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLabel, QWidget
+from PySide6.QtWidgets import QWidget
 
 from ..model.rope_data import RopeFrequencyData, rope_frequency_data
 from .base import Panel
-from .labels import WrappedLabelHolder, encoding_title, plain_text
+from .labels import encoding_title, plain_text
 from .plotkit import (
     BLUE, FOREGROUND, GREEN, ORANGE, add_legend_below, new_layout_widget, prepare_for_paint, set_title, show_grid,
     style_plot,
@@ -59,12 +59,7 @@ class RopeFrequenciesPanel(Panel):
     def __init__(self, state, compute, parent: QWidget | None = None) -> None:
         super().__init__(state, compute, parent)
         self.finish_header()
-        self.summary_label = QLabel(self)
-        self.summary_label.setWordWrap(True)
-        self.summary_label.setTextFormat(Qt.TextFormat.RichText)
-        self.summary_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.summary_label.setStyleSheet(f"color:{FOREGROUND};")
-        self.body.addWidget(WrappedLabelHolder(self.summary_label, self))
+        self.summary_label = self.add_summary_label()
         self.canvas = new_layout_widget(self)
         self.plot: pg.PlotItem = self.canvas.addPlot()
         style_plot(self.plot)

@@ -9,13 +9,13 @@ from typing import Any
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLabel, QWidget
+from PySide6.QtWidgets import QWidget
 
 from ..compute import ModelJob
 from ..model import EncodingParams
 from ..model.spectrum import CATEGORIES, Spectrum, spectrum
 from .base import Panel
-from .labels import WrappedLabelHolder, encoding_title
+from .labels import encoding_title
 from .plotkit import (
     BLUE, FOREGROUND, GREEN, ORANGE, add_canvas_title, cache_text, new_layout_widget, nice_bounds,
     prepare_for_paint, set_axis_label, set_canvas_title, set_ticks, show_grid, snap_log_span, style_plot,
@@ -143,11 +143,7 @@ class SpectrumPanel(Panel):
     def __init__(self, state, compute, parent: QWidget | None = None) -> None:
         super().__init__(state, compute, parent)
         self.finish_header()
-        self.summary_label = QLabel(self)
-        self.summary_label.setWordWrap(True)
-        self.summary_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.summary_label.setStyleSheet(f"color:{FOREGROUND};")
-        self.body.addWidget(WrappedLabelHolder(self.summary_label, self))
+        self.summary_label = self.add_summary_label()
         self.canvas = new_layout_widget(self)
         self.figure_title = add_canvas_title(self.canvas)
         self.wave_key = self.canvas.addLabel("", row=1, col=0, color=FOREGROUND, size="9pt")
@@ -277,7 +273,7 @@ class SpectrumPanel(Panel):
         paired = all(kind == "sin+cos" for kind in data.kinds)
         set_axis_label(self.phase_plot.getAxis("bottom"), "component i (pair of dimensions)" if paired
                        else "component i (one frequency: its sin/cos pair or single column)")
-        self.summary_label.setText(data.summary())
+        self.summary_label.setText(html.escape(data.summary()))  # plain text in a rich-text label
         self.show_message("")
         prepare_for_paint(self.canvas)
 
@@ -287,7 +283,7 @@ class SpectrumPanel(Panel):
         self.wave_key.setText('<span style="font-size:14pt"><b>This scheme is not periodic: no wavelength</b>'
                               f"</span><br>{html.escape(data.no_wavelength_reason())}")
         self.phase_key.setText("")
-        self.summary_label.setText(data.summary())
+        self.summary_label.setText(html.escape(data.summary()))  # plain text in a rich-text label
         self.show_message(f"The {params.scheme} scheme has no periodic columns: the spectrum does not apply.", "info")
         prepare_for_paint(self.canvas)
 

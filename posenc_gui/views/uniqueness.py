@@ -22,10 +22,10 @@ from PySide6.QtWidgets import (
 from ..compute import ModelJob
 from ..model.panel_data import UniquenessData, continue_uniqueness_data, uniqueness_data
 from .base import Panel
-from .labels import WrappedLabelHolder, encoding_title
+from .labels import encoding_title
 from .plotkit import (
-    BLUE, FOREGROUND, MAX_DOTS, ORANGE, add_canvas_title, new_layout_widget, nice_bounds, prepare_for_paint,
-    set_canvas_title, set_title, set_y_range, show_grid, style_plot,
+    BLUE, MAX_DOTS, ORANGE, add_canvas_title, new_layout_widget, nice_bounds, prepare_for_paint, set_canvas_title,
+    set_title, set_y_range, show_grid, style_plot,
 )
 from .spectrum import set_integer_ticks
 
@@ -131,12 +131,7 @@ class UniquenessPanel(Panel):
         self.header.addWidget(self.offsets_box)
         self.finish_header()
 
-        self.summary_label = QLabel(self)
-        self.summary_label.setWordWrap(True)
-        self.summary_label.setTextFormat(Qt.TextFormat.RichText)
-        self.summary_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.summary_label.setStyleSheet(f"color:{FOREGROUND};")
-        self.body.addWidget(WrappedLabelHolder(self.summary_label, self))
+        self.summary_label = self.add_summary_label()
 
         splitter = QSplitter(Qt.Orientation.Horizontal, self)
         self.canvas = new_layout_widget(splitter)
