@@ -80,7 +80,6 @@ from posenc_gui.model import limits
 from posenc_gui.model.attention import tokenize
 from posenc_gui.views import export_ui
 from posenc_gui.views.export_ui import ExportDialog, copy_panel_figure
-from posenc_gui.views.labels import encoding_title
 from posenc_gui.views.param_controls import TICKS_PER_OCTAVE
 from posenc_gui.model.panel_data import parse_dims
 
@@ -268,7 +267,7 @@ def _check_heatmap(window: Any, panel: Any) -> list[str]:
     if not (0 < data.positions.count <= p.seq_len and 0 < data.dims.count <= p.d_model
             and data.positions.indices().max() < p.seq_len and data.dims.indices().max() < p.d_model):
         problems.append(f"heatmap: samples {data.positions} × {data.dims} outside {p.seq_len} × {p.d_model}")
-    title = encoding_title(p)
+    title = p.title()
     if not _title(panel.matrix.plot).startswith(title):
         problems.append(f"heatmap: title {_title(panel.matrix.plot)!r}, expected {title!r}…")
     problems += _check_hover(panel)
@@ -305,7 +304,7 @@ def _check_waveforms(window: Any, panel: Any) -> list[str]:
             problems.append(f"waveforms: valid dims, yet the message {_message(panel)!r}")
     if any(d >= p.d_model for d in data.dims):
         problems.append(f"waveforms: dims {data.dims} beyond d_model {p.d_model}")
-    title = encoding_title(p)
+    title = p.title()
     if _title(panel.plot) != title:
         problems.append(f"waveforms: title {_title(panel.plot)!r}, expected {title!r}")
     return problems
@@ -321,7 +320,7 @@ def _check_similarity(window: Any, panel: Any) -> list[str]:
     reference = panel.reference_box.value()
     if panel.profile_data.reference != reference or not 0 <= reference < p.seq_len:
         problems.append(f"similarity: profile from {panel.profile_data.reference}, the box says {reference}")
-    title = encoding_title(p)
+    title = p.title()
     if panel.figure_title.item.toPlainText() != title:
         problems.append(f"similarity: title {panel.figure_title.item.toPlainText()!r}, expected {title!r}")
     if _title(panel.profile_plot) != f"from p = {reference:,} (dashed)":

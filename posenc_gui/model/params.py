@@ -109,10 +109,6 @@ class EncodingParams:
         tied = {spec.name: getattr(self, spec.tied_to) for spec in self.info.params if spec.tied_to}
         return {**self.options, **tied}
 
-    def cache_key(self) -> tuple:
-        """Everything that determines what the panels compute (hashable): scheme, sizes, every option."""
-        return (self.scheme, self.seq_len, self.d_model, Options(self.options))
-
     def positions(self) -> np.ndarray:
         """``0, 1, …, seq_len − 1`` as float64."""
         return np.arange(self.seq_len, dtype=np.float64)

@@ -241,7 +241,7 @@ class Scorecard:
     @property
     def key(self) -> tuple:
         """What the scores depend on (see :func:`scorecard_key`)."""
-        return tuple(setup.cache_key() for setup in self.setups)
+        return self.setups
 
     def score(self, scheme: str) -> SchemeScore:
         """The row of ``scheme``."""
@@ -478,7 +478,7 @@ def scorecard_setups(params: EncodingParams, schemes=None, options: Mapping[str,
 
 def scorecard_key(params: EncodingParams, schemes=None, options: Mapping[str, Any] | None = None) -> tuple:
     """What :func:`scorecard` with these arguments depends on (every scheme's sizes and options): a cache key."""
-    return tuple(setup.cache_key() for setup in scorecard_setups(params, schemes, options))
+    return scorecard_setups(params, schemes, options)
 
 
 def scorecard(params: EncodingParams, schemes=None, scan_work: int | None = None,

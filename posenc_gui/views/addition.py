@@ -16,7 +16,7 @@ from ..model.panel_data import AdditionData, addition_data
 from .base import Panel
 from .param_controls import ViewSpinBox
 from .registry import PanelOption
-from .labels import encoding_title, plain_text
+from .labels import plain_text
 from .plotkit import (
     BLUE, FOREGROUND, GREEN, ORANGE, PINK, add_canvas_title, new_layout_widget, prepare_for_paint, set_axis_label,
     set_canvas_title, set_ticks, show_grid, snap_log_span, style_plot,
@@ -235,7 +235,7 @@ class AdditionPanel(Panel):
             f"{ortho}."
         )
         set_axis_label(self.cost_plot.getAxis("bottom"), f"d = {params.d_model:,}, N = {params.seq_len:,}")
-        set_canvas_title(self.figure_title, encoding_title(params))
+        set_canvas_title(self.figure_title, params.title())
         prepare_for_paint(self.canvas)
 
     def figure_widget(self) -> QWidget:

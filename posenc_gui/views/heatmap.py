@@ -13,7 +13,7 @@ from ..model.panel_data import HeatmapData, compute_heatmap
 from ..model.digits import entry_with_error, shown_number
 from .base import Panel
 from .registry import DockPlacement
-from .labels import HoverReadout, NoticeLine, StatusText, WrappedLabelHolder, counted, encoding_title
+from .labels import HoverReadout, NoticeLine, StatusText, WrappedLabelHolder, counted
 from .plotkit import MatrixImageItem, MatrixPlot, new_layout_widget, view_pixels
 
 #: Used before the plot has been laid out and has a real pixel size.
@@ -133,7 +133,7 @@ class HeatmapPanel(Panel):
         self.matrix.set_matrix(data.values, QRectF(x0, y0, x1 - x0, y1 - y0))
         self.hover.refresh()
         self._show_aliasing(data, QRectF(x0, y0, x1 - x0, y1 - y0))
-        self.matrix.set_title(encoding_title(data.params))
+        self.matrix.set_title(data.params.title())
         if _sampled(data):
             self.sampling_label.setText(_sampling_text(data))
         else:

@@ -15,11 +15,6 @@ def counted(n: int, noun: str) -> str:
     return f"{n:,} {noun}" if n == 1 else f"{n:,} {noun}s"
 
 
-def encoding_title(params) -> str:
-    """The scheme and every parameter it has, for a figure's title (:meth:`EncodingParams.title`)."""
-    return params.title()
-
-
 def plain_text(html: str) -> str:
     """The text a rich-text label shows, without its markup (entities decoded), for a figure's caption."""
     return " ".join(QTextDocumentFragment.fromHtml(html).toPlainText().split())

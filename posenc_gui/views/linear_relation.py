@@ -17,7 +17,7 @@ from ..model.linear_relation import LinearRelation
 from ..model.panel_data import LinearRelationData, linear_relation_data
 from .base import Panel
 from .registry import PanelOption
-from .labels import HoverReadout, StatusText, counted, encoding_title
+from .labels import HoverReadout, StatusText, counted
 from .plotkit import (
     BLUE, FOREGROUND, MAX_DOTS, MatrixPlot, ORANGE, add_legend_below, new_layout_widget, prepare_for_paint,
     set_axis_label, set_title, set_y_range, show_grid, style_plot,
@@ -299,7 +299,7 @@ class LinearRelationPanel(Panel):
         set_y_range(self.blocks_plot, -1.05, 1.05)
         set_integer_ticks(self.blocks_plot.getAxis("bottom"), 0, rel.pairs - 1)
         set_axis_label(self.blocks_plot.getAxis("bottom"), _pair_axis_label(rel))
-        set_title(self.blocks_plot, f"{encoding_title(self.data.params)}: T_k by its {counted(rel.pairs, '2×2 block')}, "
+        set_title(self.blocks_plot, f"{self.data.params.title()}: T_k by its {counted(rel.pairs, '2×2 block')}, "
                                      f"k = {rel.k:g}")
         prepare_for_paint(self.blocks_canvas)
 
@@ -324,7 +324,7 @@ class LinearRelationPanel(Panel):
         self.matrix.set_full_range(extent, extent)
         for name in ("bottom", "left"):  # dimensions are integers: no ticks at 0.5 for a 2 × 2 T_k
             set_integer_ticks(self.matrix.plot.getAxis(name), start, start + count - 1)
-        title = f"{encoding_title(self.data.params)}: T_k, k = {rel.k:g}"
+        title = f"{self.data.params.title()}: T_k, k = {rel.k:g}"
         if count < d:
             title += f", dimensions {start:,}…{start + count - 1:,}"
         self.matrix.set_title(title)

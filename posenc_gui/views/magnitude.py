@@ -13,7 +13,7 @@ from ..model.panel_data import MagnitudeData, compute_magnitude
 from .base import Panel
 from .param_controls import ViewSpinBox
 from .registry import PanelOption
-from .labels import encoding_title, plain_text
+from .labels import plain_text
 from .plotkit import (
     BLUE, FOREGROUND, MAX_DOTS, ORANGE, add_legend_below, new_layout_widget, nice_bounds, prepare_for_paint,
     set_title, set_y_range, show_grid, style_plot,
@@ -88,7 +88,7 @@ class MagnitudePanel(Panel):
         )
         # The message bar is not part of an exported figure: the title says the sampling too.
         sampled = f", {data.sample.describe('position')} and the last" if data.sample.stride > 1 else ""
-        set_title(self.plot, f"{encoding_title(params)}{sampled}")
+        set_title(self.plot, f"{params.title()}{sampled}")
         if data.sample.stride > 1:
             self.show_message(f"Showing {data.sample.describe('position')} (and the last).", "info")
         else:

@@ -13,7 +13,6 @@ from ..model import OPTION_SPECS, SCHEMES, EncodingParams, presets
 from ..model.params import D_MODEL, SEQ_LEN, SIZE_SPECS
 from .base import Panel
 from .registry import DockPlacement
-from .labels import encoding_title
 from .plotkit import FOREGROUND
 from .param_controls import ERROR_STYLE, ParamControl
 
@@ -31,7 +30,7 @@ def parameters_html(params: EncodingParams) -> str:
         rows.append((spec.label, f"{spec.choice_label(value)}" + (f" ({spec.help})" if spec.tied_to else "")))
     cells = "".join(f'<tr><td style="padding-right:14px"><b>{escape(name)}</b></td><td>{escape(value)}</td></tr>'
                     for name, value in rows)
-    return (f'<div style="font-size:11pt"><b>{escape(encoding_title(params))}</b></div>'
+    return (f'<div style="font-size:11pt"><b>{escape(params.title())}</b></div>'
             f'<table cellspacing="0" cellpadding="2" style="margin-top:6px">{cells}</table>'
             f'<p style="font-family:monospace; margin-top:8px">{escape(info.formula)}</p>'
             f"<p>{escape(info.summary)}</p>")

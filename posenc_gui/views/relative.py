@@ -14,7 +14,7 @@ from ..model import AxisSample, EncodingParams
 from ..model.analysis import MAX_OFFSETS
 from ..model.panel_data import RelativeData, relative_data
 from .base import Panel
-from .labels import encoding_title, plain_text
+from .labels import plain_text
 from .plotkit import (
     FOREGROUND, ORANGE, PALETTE, add_canvas_title, add_legend_below, fit_y_range, new_layout_widget, nice_bounds,
     prepare_for_paint, set_canvas_title, set_y_range, show_grid, style_plot,
@@ -147,7 +147,7 @@ class RelativePanel(Panel):
             set_integer_ticks(plot.getAxis("bottom"), 0, int(k[-1]))
 
         params = data.params
-        set_canvas_title(self.figure_title, encoding_title(params))
+        set_canvas_title(self.figure_title, params.title())
         largest = float(np.nanmax(spread.spread))
         worst = int(np.nanargmax(spread.spread))
         self.summary_label.setText(

@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QWidget
 
 from ..model.rope_data import RopeFrequencyData, rope_frequency_data
 from .base import Panel
-from .labels import encoding_title, plain_text
+from .labels import plain_text
 from .plotkit import (
     BLUE, FOREGROUND, GREEN, ORANGE, add_legend_below, new_layout_widget, prepare_for_paint, set_title, show_grid,
     style_plot,
@@ -111,7 +111,7 @@ class RopeFrequenciesPanel(Panel):
         low, high = np.log10(values.min()), np.log10(values.max())
         self.plot.setYRange(low - 0.1, high + 0.1, padding=0)
         self.plot.setXRange(-0.5, max(pairs.size - 0.5, 0.5), padding=0)
-        set_title(self.plot, encoding_title(data.params))
+        set_title(self.plot, data.params.title())
         horizon = (f"the trained context L₀ = {data.trained_context:,}" if data.trained_context is not None
                    else f"N = {data.params.seq_len:,} positions")
         self.summary_label.setText(

@@ -18,7 +18,7 @@ from ..model.similarity import METRIC_LABELS
 from .base import Panel
 from .param_controls import ViewSpinBox
 from .registry import DockPlacement, PanelOption
-from .labels import HoverReadout, StatusText, encoding_title
+from .labels import HoverReadout, StatusText
 from .plotkit import (
     BLUE, FOREGROUND, MatrixPlot, add_canvas_title, fit_y_range, new_layout_widget, set_axis_label,
     set_canvas_title, set_title, show_grid, style_plot, view_pixels,
@@ -251,7 +251,7 @@ class SimilarityPanel(Panel):
         self.matrix.set_colorbar_label(METRIC_LABELS[data.metric])
         self.matrix.set_matrix(data.matrix, QRectF(x0, y0, x1 - x0, y1 - y0), signed=data.metric in SIGNED_METRICS)
         self.matrix.set_title(f"{METRIC_LABELS[data.metric]} of PE(p) and PE(q)")
-        set_canvas_title(self.figure_title, encoding_title(data.params))
+        set_canvas_title(self.figure_title, data.params.title())
         sampled = data.rows.stride > 1 or data.cols.stride > 1
         self.sampling_label.setText(
             f"Matrix {_matrix_extent(data)} (exact values); zoom in for every position." if sampled else "")

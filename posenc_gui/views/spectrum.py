@@ -15,7 +15,6 @@ from ..compute import ModelJob
 from ..model import EncodingParams
 from ..model.spectrum import CATEGORIES, Spectrum, spectrum
 from .base import Panel
-from .labels import encoding_title
 from .plotkit import (
     BLUE, FOREGROUND, GREEN, ORANGE, add_canvas_title, cache_text, new_layout_widget, nice_bounds,
     prepare_for_paint, set_axis_label, set_canvas_title, set_ticks, show_grid, snap_log_span, style_plot,
@@ -200,7 +199,7 @@ class SpectrumPanel(Panel):
 
     def _show(self, data: Spectrum) -> None:
         self.data = data
-        set_canvas_title(self.figure_title, encoding_title(data.params))
+        set_canvas_title(self.figure_title, data.params.title())
         self.wave_plot.setVisible(data.periodic)
         self.phase_plot.setVisible(data.periodic)
         if not data.periodic:

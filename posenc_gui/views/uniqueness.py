@@ -22,7 +22,6 @@ from PySide6.QtWidgets import (
 from ..compute import ModelJob
 from ..model.panel_data import UniquenessData, continue_uniqueness_data, uniqueness_data
 from .base import Panel
-from .labels import encoding_title
 from .plotkit import (
     BLUE, MAX_DOTS, ORANGE, add_canvas_title, new_layout_widget, nice_bounds, prepare_for_paint, set_canvas_title,
     set_title, set_y_range, show_grid, style_plot,
@@ -225,7 +224,7 @@ class UniquenessPanel(Panel):
         self.summary_label.setText(closest_pair_sentence(data, rich=True))
         # The figure (exported without the message bar) says which positions it compares.
         set_title(self.distance_plot, DISTANCE_TITLE + curve_range(data))
-        set_canvas_title(self.figure_title, encoding_title(data.params))
+        set_canvas_title(self.figure_title, data.params.title())
         self.show_message(coverage_message(data), "info")
         if found.pending:
             self._continue(data)

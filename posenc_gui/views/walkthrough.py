@@ -29,7 +29,6 @@ from ..compute import ModelJob
 from ..model import limits
 from ..model.scorecard import SchemeScore, score_scheme
 from .base import Panel
-from .labels import encoding_title
 from .plotkit import FOREGROUND
 from .registry import DockPlacement, PanelOption, panel_class
 from .scorecard import HEADERS, cell_texts
@@ -423,7 +422,7 @@ class WalkthroughPanel(Panel):
         else:
             heading = f"Step {self.index + 1} of {len(self.steps)}: {escape(step.title)}"
             shown, note = self._shown_figure(step.panel_id)
-        heading += f'<br><span style="font-size:10pt; font-weight:400">{escape(encoding_title(params))}</span>'
+        heading += f'<br><span style="font-size:10pt; font-weight:400">{escape(params.title())}</span>'
         measured = self.measured_label.text() if step is not None and self.score is not None else ""
         self._figure = StepFigure(heading, self.text_label.text(), measured, shown, note)  # kept until the next export
         return self._figure

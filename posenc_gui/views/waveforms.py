@@ -16,7 +16,7 @@ from ..model.panel_data import (
 )
 from .base import Panel
 from .registry import DockPlacement, PanelOption
-from .labels import NoticeLine, WrappedLabelHolder, encoding_title
+from .labels import NoticeLine, WrappedLabelHolder
 from .plotkit import (
     FOREGROUND, PALETTE, add_legend_below, fit_y_range, new_layout_widget, set_title, show_grid, style_plot,
     view_pixels,
@@ -281,7 +281,7 @@ class WaveformsPanel(Panel):
             self._note_timer.start()
         self.sampling_notice.set_notice(*sampling_notice(data, aliased_dims,
                                                          data.dots is None and self.dots_box.isChecked()))
-        set_title(self.plot, encoding_title(data.params))
+        set_title(self.plot, data.params.title())
 
     def _rebuild_items(self, names: list[str], curves: int) -> None:
         """One curve and one dot series per dimension, made only when the legend changes.
