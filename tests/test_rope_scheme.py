@@ -2,6 +2,7 @@
 
 import json
 import math
+from decimal import Decimal
 
 import numpy as np
 import pytest
@@ -12,6 +13,8 @@ from posenc_gui.model.rope_data import rope_frequency_data
 from posenc_gui.views.heatmap import HeatmapPanel
 from posenc_gui.views.parameters import ParametersPanel
 from posenc_gui.views.rope_frequencies import RopeFrequenciesPanel
+from posenc_gui.views.similarity import SimilarityPanel
+from posenc_gui.views.waveforms import WaveformsPanel
 
 LLAMA31 = dict(scheme="rope", seq_len=131072, d_model=128, rope_theta=500000.0, rope_type="llama3", factor=8.0,
                low_freq_factor=1.0, high_freq_factor=4.0, original_max_position_embeddings=8192)
@@ -76,8 +79,8 @@ def test_options_valid_alone_but_not_together_are_refused_naming_the_parameter()
 
 def test_the_frequencies_panel_draws_both_curves_and_the_contexts(qtbot, state, compute):
     panel = RopeFrequenciesPanel(state, compute)
-    heatmap = HeatmapPanel(state, compute)
-    for widget in (panel, heatmap):
+    similarity = SimilarityPanel(state, compute)
+    for widget in (panel, similarity):
         qtbot.addWidget(widget)
         widget.resize(800, 600)
         widget.show()
@@ -87,8 +90,9 @@ def test_the_frequencies_panel_draws_both_curves_and_the_contexts(qtbot, state, 
     assert state.update(**{k: v for k, v in LLAMA31.items()}) is None
     state.flush()
     assert compute.wait_idle()
-    assert not panel.unavailable_label.isVisible() and heatmap.unavailable_label.isVisible()
-    assert heatmap.unavailable_label.text().endswith("It is shown by: RoPE frequencies.")  # where to look instead
+    assert not panel.unavailable_label.isVisible() and similarity.unavailable_label.isVisible()
+    shown_by = similarity.unavailable_label.text().split("It is shown by: ")[1]  # where to look instead
+    assert {"Heatmap", "Waveforms", "RoPE frequencies"} <= set(shown_by.rstrip(".").split(", "))
     x, y = panel.scaled_curve.getOriginalDataset()
     np.testing.assert_array_equal(y, panel.data.wavelength)
     assert panel.scaled_curve.isVisible() and panel.context_line.isVisible()
@@ -107,6 +111,65 @@ def test_the_frequencies_panel_draws_both_curves_and_the_contexts(qtbot, state, 
     state.flush()
     assert compute.wait_idle()
     assert not panel.scaled_curve.isVisible() and not panel.context_line.isVisible()
+
+
+@pytest.mark.parametrize("pairing", ["halves", "interleaved"])
+def test_the_heatmap_and_waveforms_show_the_rotation_in_the_pairings_channel_order(qtbot, state, compute, pairing):
+    heatmap, waveforms = HeatmapPanel(state, compute), WaveformsPanel(state, compute)
+    for widget in (heatmap, waveforms):
+        qtbot.addWidget(widget)
+        widget.resize(800, 600)
+        widget.show()
+    # head 8, rotary 0.5: pairs θ_0 = 10000^0 = 1 and θ_1 = 10000^(-2/4) = 0.01 rotate 4 channels, 4 pass.
+    assert state.update(scheme="rope", seq_len=64, d_model=8, partial_rotary_factor=0.5, pairing=pairing) is None
+    state.flush()
+    assert compute.wait_idle()
+    assert not heatmap.unavailable_label.isVisible() and not waveforms.unavailable_label.isVisible()
+    values = heatmap.data.values
+    cos_channels, sin_channels = ([0, 1], [2, 3]) if pairing == "halves" else ([0, 2], [1, 3])
+    p = np.arange(64.0)[:, None]
+    theta = np.array([1.0, 0.01])
+    # One rounding of cos / sin (and of pos / (1/θ)): a few ULPs of values in [−1, 1].
+    np.testing.assert_allclose(values[:, cos_channels], np.cos(p * theta), rtol=0, atol=1e-13)
+    np.testing.assert_allclose(values[:, sin_channels], np.sin(p * theta), rtol=0, atol=1e-13)
+    np.testing.assert_array_equal(values[:, 4:], 1.0)  # unrotated: the angle 0
+    assert values[1, sin_channels[0]] == pytest.approx(math.sin(1.0), abs=1e-15)  # R(θ_0)·(1, 0) = (cos 1, sin 1)
+    assert "sin(pos · θ_0), θ_0 = 1" in heatmap.describe_cell(1, sin_channels[0])
+    assert "cos(pos · θ_1), θ_1 = 0.01" in heatmap.describe_cell(1, cos_channels[1])
+    assert "1 (not rotated)" in heatmap.describe_cell(1, 5)
+    assert waveforms.unavailable_message() is None
+    state.update(scheme="sinusoidal")
+    state.flush()
+    assert compute.wait_idle() and not heatmap.unavailable_label.isVisible()
+
+
+ERROR_CASES = [  # (head dim, rope_theta, rope_type, factor, L₀, N, truncate): the worst seen in a random search first
+    (256, 150000.0, "yarn", 40.0, 32768, 1000000, False), (96, 10000.0, "yarn", 32.0, 8192, 8192, True),
+    (96, 1e6, "llama3", 64.0, 32768, 98311, True), (128, 500000.0, "llama3", 8.0, 8192, 131072, True),
+    (96, 500000.0, "dynamic", 32.0, 2048, 1000000, True), (96, 10000.0, "ntk", 8.0, 32768, 98311, True),
+    (96, 500000.0, "linear", 8.0, 4096, 4096, True), (96, 1e6, "default", 1.0, 8192, 24583, True),
+    (4, 2.0, "default", 1.0, 512, 512, True),
+]
+
+
+@pytest.mark.parametrize("d, theta, rope_type, factor, original, n, truncate", ERROR_CASES)
+def test_the_rotations_divisors_are_within_the_error_bound_the_heatmaps_digits_use(d, theta, rope_type, factor,
+                                                                                   original, n, truncate):
+    from high_precision import rope_inv_freq
+
+    from posenc_gui.model.digits import EPS, _divisor_ulps
+
+    params = EncodingParams.validated(scheme="rope", seq_len=n, d_model=d, rope_theta=theta, rope_type=rope_type,
+                                      factor=factor, original_max_position_embeddings=original, truncate=truncate)
+    cols = params.columns()
+    scaling = {"factor": factor, "original_max_position_embeddings": original, "truncate": truncate,
+               "max_position_embeddings": original}
+    reference = rope_inv_freq(theta, d, rope_type, seq_len=n, **scaling)
+    pairs = np.arange(d // 2)  # halves: channel i is the cos of pair i
+    for i in pairs:
+        relative = abs((Decimal(float(cols.divisor[i])) * reference[i]) - 1)
+        bound = float(_divisor_ulps(cols.divisor[i:i + 1], cols.divisor_extra_ulps)[0]) * EPS
+        assert float(relative) <= bound, (i, float(relative) / EPS, bound / EPS)
 
 
 def test_the_command_line_exports_the_frequencies(qapp, tmp_path, capsys):

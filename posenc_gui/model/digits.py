@@ -44,18 +44,21 @@ DIVISION_ULPS = 0.5
 MAX_DIGITS = 15
 
 
-def _divisor_ulps(divisor: np.ndarray) -> np.ndarray:
-    """Relative error, in ULP, of the angle ``p / divisor`` with the divisor computed as ``base^e`` by ``pow``.
+def _divisor_ulps(divisor: np.ndarray, extra_ulps: float = 0.0) -> np.ndarray:
+    """Relative error, in ULP, of the angle ``p / divisor`` with the divisor computed as ``base^e`` by ``pow``
+    (and ``extra_ulps`` more operations' worth).
 
-    Also a bound (a loose one) for divisors that are exact, such as N − 1 or 2.
+    Also a bound (a loose one) for divisors that are exact, such as N − 1 or 2. An infinite divisor
+    (an unrotated channel: the angle is exactly 0) has none.
     """
     magnitude = np.abs(np.asarray(divisor, dtype=np.float64))
     with np.errstate(divide="ignore"):
         exponent_term = np.abs(np.log(magnitude)) / 2.0
-    return FUNCTION_ULPS + DIVISION_ULPS + exponent_term
+    return np.where(np.isinf(magnitude), 0.0, FUNCTION_ULPS + DIVISION_ULPS + extra_ulps + exponent_term)
 
 
-def column_error(kind: np.ndarray, divisor: np.ndarray, angle: np.ndarray, value: np.ndarray) -> np.ndarray:
+def column_error(kind: np.ndarray, divisor: np.ndarray, angle: np.ndarray, value: np.ndarray,
+                 divisor_extra_ulps: float = 0.0) -> np.ndarray:
     """Bound on |computed − exact| of entries ``sin(angle)``, ``cos(angle)`` or ``angle``, ``angle = p / divisor``.
 
     Parameters
@@ -64,8 +67,10 @@ def column_error(kind: np.ndarray, divisor: np.ndarray, angle: np.ndarray, value
         Of each entry's column (as :class:`~posenc_gui.model.schemes.Columns` gives them).
     angle, value : ndarray
         The computed ``p / divisor`` and the computed entry, broadcast with ``kind``.
+    divisor_extra_ulps : float
+        The columns' ``divisor_extra_ulps``.
     """
-    error = np.abs(angle) * (_divisor_ulps(divisor) * EPS)
+    error = np.abs(angle) * (_divisor_ulps(divisor, divisor_extra_ulps) * EPS)
     error += np.where(np.asarray(kind) != "linear", FUNCTION_ULPS * EPS, 0.0) * np.abs(value)
     return error
 
@@ -98,7 +103,7 @@ def encoding_error(scheme: str, positions, d_model: int, *, dims=None, values: n
         return np.zeros(np.shape(values)) if info.exact else np.full(np.shape(values), np.inf)
     cols = columns(scheme, d_model, dims, **params)
     angle = pos[:, None] / cols.divisor[None, :]
-    return column_error(cols.kind[None, :], cols.divisor[None, :], angle, values)
+    return column_error(cols.kind[None, :], cols.divisor[None, :], angle, values, cols.divisor_extra_ulps)
 
 
 def entry_with_error(params: EncodingParams, position: float, dim: int) -> tuple[float, float]:

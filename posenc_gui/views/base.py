@@ -54,6 +54,9 @@ class Panel(QWidget):
     cli_options: ClassVar[tuple[PanelOption, ...]] = ()
     #: What the panel needs of a scheme (``Scheme.provides``): a table of values by default.
     requires: ClassVar[frozenset[str]] = frozenset({"table"})
+    #: Other sets of capabilities that serve the panel as well (the heatmap draws a table, or a
+    #: rotation's cos and sin: ``frozenset({"angles"})``).
+    requires_instead: ClassVar[tuple[frozenset[str], ...]] = ()
     #: The shared view settings it shows (``state.view``): a change schedules an update, and
     #: :meth:`apply_options` sets them.
     view_settings: ClassVar[tuple[str, ...]] = ()
@@ -120,17 +123,19 @@ class Panel(QWidget):
     # --------------------------------------------------------- declarations
     @classmethod
     def shows(cls, info: Scheme) -> bool:
-        """Whether the panel applies to the scheme ``info`` (by default: it provides what :attr:`requires` names)."""
-        return info.lacks(cls.requires) is None
+        """Whether the panel applies to the scheme ``info`` (by default: it provides what :attr:`requires`, or
+        one of :attr:`requires_instead`, names)."""
+        return any(info.lacks(needs) is None for needs in (cls.requires, *cls.requires_instead))
 
     def unavailable_reason(self, params: EncodingParams) -> str | None:
         """Why the panel does not apply to ``params`` (one sentence), or None when it does.
 
-        By default: what of :attr:`requires` the scheme does not provide.
+        By default: what of :attr:`requires` the scheme does not provide (unless it
+        provides one of :attr:`requires_instead`).
         While there is a reason the panel shows it in place of its plot,
         computes nothing, and its export refuses with it.
         """
-        return params.info.lacks(self.requires)
+        return None if type(self).shows(params.info) else params.info.lacks(self.requires)
 
     def unavailable_message(self) -> str | None:
         """What the panel shows instead of its plot for the current parameters, or None when it applies."""
@@ -138,9 +143,10 @@ class Panel(QWidget):
         if reason is None:
             return None
         info = self.state.params.info
-        # where a scheme of another family is shown (the table panels are most of the window: no list for them)
+        # where a scheme of another family is shown (the table panels are most of the window: no list for
+        # them; nor for the panels that apply to every scheme)
         others = [] if info.family == "table" else [
-            cls.title for cls in panel_classes() if info.family in cls.requires and cls.shows(info)]
+            cls.title for cls in panel_classes() if (cls.requires or cls.requires_instead) and cls.shows(info)]
         hint = f" It is shown by: {', '.join(others)}." if others else ""
         return f"The {self.title} panel does not apply here: {reason}{hint}"
 

@@ -52,6 +52,7 @@ class HeatmapPanel(Panel):
     title = "Heatmap"
     dock = DockPlacement("right", shown=True)
     model_functions = (compute_heatmap,)
+    requires_instead = (frozenset({"angles"}),)
     help_text = (
         "Each row is the encoding vector of one position, each column one dimension: "
         "PE(pos, 2i) = sin(pos / base<sup>2i/d</sup>), PE(pos, 2i+1) = cos(pos / base<sup>2i/d</sup>) "
@@ -63,7 +64,10 @@ class HeatmapPanel(Panel):
         "value is the encoding at that sample's own position and dimension, not an average or an "
         "interpolation. Columns greyed out are "
         "sampled below their wavelength (aliased), so their stripes are moiré, not the function; "
-        "the line above the plot says whether any are."
+        "the line above the plot says whether any are. For RoPE, which adds no table, the heatmap shows the "
+        "rotation itself: what R(pos·θ<sub>i</sub>) makes of a query whose every pair is (1, 0): "
+        "cos(pos·θ<sub>i</sub>) in the first channel of pair i and sin(pos·θ<sub>i</sub>) in the second, in the "
+        "pairing's channel order (halves: i and i + d/2; interleaved: 2i and 2i + 1), with the chosen scaling's θ<sub>i</sub>."
     )
 
     def __init__(self, state, compute, parent: QWidget | None = None) -> None:

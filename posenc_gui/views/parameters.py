@@ -25,7 +25,8 @@ def parameters_html(params: EncodingParams) -> str:
     info, kwargs = params.info, params.scheme_kwargs()
     rows = [("scheme", f"{info.label} ({params.scheme})"), (SEQ_LEN.label, f"{params.seq_len:,}"),
             (D_MODEL.label, f"{params.d_model:,}")]
-    for spec in (*(s for s in info.params if s.tied_to), *info.options_in_use(params.options)):
+    for spec in (*(s for s in info.params if s.tied_to and s.applies(params.options)),
+                 *info.options_in_use(params.options)):
         value = kwargs[spec.name]
         rows.append((spec.label, f"{spec.choice_label(value)}" + (f" ({spec.help})" if spec.tied_to else "")))
     cells = "".join(f'<tr><td style="padding-right:14px"><b>{escape(name)}</b></td><td>{escape(value)}</td></tr>'
@@ -190,7 +191,8 @@ class ParametersPanel(Panel):
             if name in values:
                 control.show(values[name])
         for name, note in self.tied_notes.items():
-            note.setVisible(info.spec(name) is not None)
+            spec = info.spec(name)
+            note.setVisible(spec is not None and spec.applies(params.options))
         self.summary.setText(info.summary)
         self.formula.setText(info.formula)
 

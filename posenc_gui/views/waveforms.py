@@ -73,13 +73,15 @@ class WaveformsPanel(Panel):
     title = "Waveforms"
     dock = DockPlacement("right", shown=True)
     model_functions = (compute_waveforms,)
+    requires_instead = (frozenset({"angles"}),)
     cli_options = (PanelOption("--dims", "dimensions to plot, e.g. '0,1,6-7' (at most 12)", metavar="LIST"),)
     help_text = (
         "Each curve is one dimension j of the encoding as a function of position, PE(pos, j), "
         "drawn as a continuous curve with dots at the integer positions a model actually sees. "
         "For the sinusoidal scheme, dimension pair i oscillates with wavelength "
         "λ<sub>i</sub> = 2π·base<sup>2i/d</sup>, shown in the legend. Type dimensions as "
-        "<code>0, 1, 100-101</code>. Scroll to zoom, drag to pan."
+        "<code>0, 1, 100-101</code>. Scroll to zoom, drag to pan. For RoPE the curves are the rotation's "
+        "cos(pos·θ<sub>i</sub>) and sin(pos·θ<sub>i</sub>) in the pairing's channel order (the heatmap's columns)."
     )
 
     def __init__(self, state, compute, parent: QWidget | None = None) -> None:

@@ -161,7 +161,7 @@ def encode(scheme: str, positions, d_model: int, *, dims=None, **params) -> np.n
         message names the parameter and the allowed range.
     """
     info, d_model, dims, options = _checked(scheme, d_model, dims, params)
-    if info.family != "table":
+    if info.columns is None and info.table is None:
         raise ValueError(f"scheme {info.key!r} gives a {info.family}, not a table of positions × dimensions")
     width = max(dims.size, 1)
     pos = limits.check_positions(

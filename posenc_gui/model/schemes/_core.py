@@ -17,6 +17,7 @@ CAPABILITIES = {
     "table": "a table of positions × dimensions added to the token embeddings",
     "columns": "analytic sin, cos and linear terms of the position in each dimension",
     "rotation": "a rotation of the queries and keys",
+    "angles": "the cos and sin of a rotation's angle at each position (the rotation as a table)",
     "bias": "a bias added to the attention logits",
 }
 
@@ -36,6 +37,8 @@ class Columns:
     kind: np.ndarray  # dtype '<U6'
     divisor: np.ndarray  # float64
     label: Callable[[int], str]
+    #: ULPs of the divisor's relative error beyond one ``pow`` (RoPE's 1/θ_i after its scaling's operations).
+    divisor_extra_ulps: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -67,10 +70,12 @@ class Scheme:
         Its parameters: every check, widget, flag and title comes from these.
     family : {"table", "rotation", "bias"}
         ``"table"``: a positions × dimensions table added to the token
-        embeddings (every scheme so far).
+        embeddings; ``"rotation"``: queries and keys rotated by position.
     columns : callable, optional
         ``(dims, d_model, **options) -> Columns`` for a table made of sin, cos
-        and linear terms of the position.
+        and linear terms of the position. For a rotation: its cos and sin per
+        channel, which the panels that draw a table's values (heatmap,
+        waveforms) show; it is not added to anything.
     table : callable, optional
         ``(positions, dims, d_model, **options) -> ndarray`` of shape
         ``(len(positions), len(dims))``, for a table that has no columns.
@@ -127,7 +132,10 @@ class Scheme:
 
     @property
     def provides(self) -> frozenset[str]:
-        """What a panel can ask of it: ``"table"`` (values), ``"columns"`` (analytic sin/cos/linear terms)."""
+        """What a panel can ask of it: ``"table"`` (values), ``"columns"`` (analytic sin/cos/linear terms),
+        ``"rotation"``, ``"angles"`` (a rotation's cos and sin as columns), ``"bias"``."""
+        if self.family == "rotation" and self.columns is not None:
+            return frozenset({"rotation", "angles"})
         if self.family != "table":
             return frozenset({self.family})
         return frozenset({"table", "columns"}) if self.columns else frozenset({"table"})

@@ -17,10 +17,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from .. import limits
-from ..rope import MAX_FACTOR, MIN_FACTOR, rope_config
+from ..rope import MAX_FACTOR, MIN_FACTOR, rope_config, rope_frequencies, rope_pairs
 from ..specs import ParamSpec
-from ._core import Preset, Scheme
+from ._core import Columns, Preset, Scheme
 
 #: The scaling types set here (all of Hugging Face's but longrope, whose per-pair lists come from a config).
 SCALING_TYPES = ("default", "linear", "ntk", "dynamic", "yarn", "llama3")
@@ -84,6 +86,9 @@ PARAMS = (
     ParamSpec("high_freq_factor", "real", 4.0, "high_freq_factor",
               "llama3: pairs with wavelength below L₀ / high_freq_factor keep their frequency.",
               low=MIN_FACTOR, high=MAX_FACTOR, shown_when=("rope_type", ("llama3",)), title=_unless(4.0, "high_freq_factor")),
+    ParamSpec("sequence_length", "int", 4096, "sequence length",
+              "dynamic NTK rebases rope_theta for the length of the sequence; the app uses its number of positions N.",
+              low=1, high=limits.MAX_SEQ_LEN, tied_to="seq_len", shown_when=("rope_type", ("dynamic",))),
 )
 
 
@@ -112,6 +117,41 @@ def hf_config(d_model: int, seq_len: int | None = None, **options: Any) -> dict[
     return config
 
 
+def _columns(dims: np.ndarray, d_model: int, sequence_length: int, **options: Any) -> Columns:
+    """The rotation as a table: what R(p·θ_i) makes of a query whose every pair is (1, 0).
+
+    The first channel of pair i (in the pairing's channel order) holds
+    cos(p·θ_i), the second sin(p·θ_i); the channels past the rotary ones
+    pass unrotated and hold 1 (the angle 0). The attention factor, which
+    scales cos and sin alike, is left out: these are the rotation's own values.
+    """
+    inv_freq, _ = rope_frequencies(hf_config(d_model, **options), seq_len=sequence_length)
+    first, second = rope_pairs(2 * inv_freq.size, options["pairing"])
+    pair_of = np.full(d_model, -1)
+    pair_of[first] = np.arange(inv_freq.size)
+    pair_of[second] = np.arange(inv_freq.size)
+    is_second = np.zeros(d_model, dtype=bool)
+    is_second[second] = True
+    pair = pair_of[dims]
+    kinds = np.where(is_second[dims], "sin", "cos")
+    with np.errstate(divide="ignore"):
+        # encode evaluates pos / divisor; an unrotated channel's divisor inf gives the angle 0.
+        divisor = np.where(pair >= 0, 1.0 / inv_freq[np.maximum(pair, 0)], np.inf)
+    theta = inv_freq[np.maximum(pair, 0)]
+    # The divisor 1/θ_i beyond one pow: two divisions, and where a type blends θ_i with θ_i / factor (yarn,
+    # llama3) or raises the base by a difference of products (ntk, dynamic), a few ULPs of the weight or of
+    # the difference, which the factor amplifies (measured against 60-digit references: at most 0.9 · factor).
+    scaled = options["rope_type"] in ("ntk", "dynamic", "yarn", "llama3")
+    extra_ulps = 2.0 + (2.0 * options["factor"] if scaled else 0.0)
+
+    def label(j: int) -> str:
+        if pair[j] < 0:
+            return "1 (not rotated)"
+        return f"{kinds[j]}(pos · θ_{pair[j]}), θ_{pair[j]} = {theta[j]:.6g}"
+
+    return Columns(kinds, divisor, label, divisor_extra_ulps=extra_ulps)
+
+
 def _check_together(d_model: int, **options: Any) -> None:
     rotary = int(d_model * options["partial_rotary_factor"])
     if rotary < 2 or rotary % 2:
@@ -126,7 +166,7 @@ SCHEME = Scheme(
     "on the offset n − m; nothing is added to the embeddings. d_model is the head dimension here. The "
     "context-scaling types change the θ_i to reach past the trained context L₀.",
     formula="q·k → (R(m·θ) q)·(R(n·θ) k) = q·R((n − m)·θ) k,  θ_i = rope_theta^(−2i/rotary_dim)",
-    params=PARAMS, check_together=_check_together,
+    params=PARAMS, check_together=_check_together, columns=_columns,
     presets=(
         Preset("Llama 2 (RoPE, θ 10,000, head 128)", 4096, 128, {"rope_theta": 10000.0},
                "Llama-2-7b config.json: rope_theta 10000, hidden_size 4096 / 32 heads"),
