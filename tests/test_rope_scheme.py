@@ -34,6 +34,23 @@ def test_llama31_options_give_hugging_faces_frequencies_of_its_config():
     np.testing.assert_allclose(data.unscaled_wavelength[35], 2 * math.pi * 500000.0 ** (70 / 128), rtol=1e-12)
 
 
+def test_the_yarn_presets_attention_factors_are_hugging_faces():
+    presets = {preset.label.split(" (")[0]: preset for preset in SCHEMES["rope"].presets}
+
+    def factor(name):
+        preset = presets[name]
+        params = EncodingParams.validated(scheme="rope", seq_len=preset.seq_len, d_model=preset.d_model,
+                                          **preset.options)
+        return rope_frequency_data(params).attention_factor
+
+    # gpt-oss: mscale unset → 0.1·ln(32) + 1 = 0.1 · 3.4657359028 + 1 = 1.34657359028
+    assert factor("gpt-oss-20b") == pytest.approx(1.34657359028, rel=1e-11)
+    # DeepSeek-V3: mscale 1 and mscale_all_dim 1 → (0.1·ln 40 + 1) / (0.1·ln 40 + 1) = 1
+    assert factor("DeepSeek-V3") == pytest.approx(1.0, abs=1e-15)
+    # Qwen2.5 (factor 4, neither set) → 0.1·ln 4 + 1 = 1.13862943611
+    assert factor("Qwen2.5 with YaRN") == pytest.approx(1.13862943611, rel=1e-11)
+
+
 def test_every_preset_is_valid_and_names_its_source():
     presets = SCHEMES["rope"].presets
     assert len(presets) >= 5

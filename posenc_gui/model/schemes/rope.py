@@ -179,6 +179,20 @@ SCHEME = Scheme(
                {"rope_theta": 1000000.0, "rope_type": "yarn", "factor": 4.0,
                 "original_max_position_embeddings": 32768},
                "Qwen2.5-7B-Instruct README: rope_scaling yarn, factor 4.0, original_max_position_embeddings 32768"),
+        Preset("Mistral 7B Instruct v0.2 (θ 1,000,000, 32k)", 32768, 128, {"rope_theta": 1000000.0},
+               "Mistral-7B-Instruct-v0.2 model card: 32k context, rope_theta 1e6, no sliding window; config.json "
+               "hidden_size 4096 / 32 heads"),
+        Preset("DeepSeek-V3 (YaRN ×40 from 4,096, mscale_all_dim 1)", 163840, 64,
+               {"rope_theta": 10000.0, "rope_type": "yarn", "factor": 40.0, "original_max_position_embeddings": 4096,
+                "beta_fast": 32.0, "beta_slow": 1.0, "mscale": 1.0, "mscale_all_dim": 1.0, "pairing": "interleaved"},
+               "DeepSeek-V3 config.json: rope_theta 10000, rope_scaling yarn (factor 40, beta_fast 32, beta_slow 1, "
+               "mscale 1, mscale_all_dim 1, original 4096), qk_rope_head_dim 64, max_position_embeddings 163840; "
+               "its rotary pairs are interleaved (DeepSeek's complex multiplication; transformers' rope_interleave)"),
+        Preset("gpt-oss-20b (YaRN ×32 from 4,096, not truncated)", 131072, 64,
+               {"rope_theta": 150000.0, "rope_type": "yarn", "factor": 32.0, "original_max_position_embeddings": 4096,
+                "beta_fast": 32.0, "beta_slow": 1.0, "truncate": False},
+               "gpt-oss-20b config.json: rope_theta 150000, rope_scaling yarn (factor 32, beta_fast 32, beta_slow 1, "
+               "original 4096, truncate false), head_dim 64, max_position_embeddings 131072"),
         Preset("GPT-NeoX-20B (partial rotary 0.25)", 2048, 96, {"partial_rotary_factor": 0.25},
                "GPT-NeoX-20B config.json: rotary_pct 0.25, rotary_emb_base 10000, hidden 6144 / 64 heads"),
         Preset("GPT-J-6B (interleaved, 64 of 256 channels)", 2048, 256,
