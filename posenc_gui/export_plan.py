@@ -97,9 +97,27 @@ def _comma_list(convert: Callable[[str], Any], choices: Sequence[Any] | None) ->
     return parse
 
 
+def _one_value(convert: Callable[[str], Any]) -> Callable[[str], tuple]:
+    """An argparse type: the value ``convert`` reads, as the one value of a (not swept) list."""
+
+    def parse(text: str) -> tuple:
+        return (convert(text),)
+
+    return parse
+
+
 def _accept_lists(actions: dict[str, argparse.Action]) -> None:
-    """Let each encoding parameter flag take a comma-separated list of values (a batch sweeps one of them)."""
+    """Let each encoding parameter flag take a comma-separated list of values (a batch sweeps one of them).
+
+    A parameter that is itself a list of numbers (LongRoPE's factors) keeps its commas: it is one value.
+    """
+    from .model import OPTION_SPECS
+
     for action in actions.values():
+        spec = OPTION_SPECS.get(action.dest)
+        if spec is not None and spec.kind == "reals":
+            action.type = _one_value(action.type)
+            continue
         action.type = _comma_list(action.type or str, action.choices)
         action.choices = None  # checked by each value's type (its spec)
         action.metavar = f"{action.metavar}[,{action.metavar}…]"

@@ -25,12 +25,14 @@ from .views.registry import panel_classes
 
 SETTINGS_VERSION = 1
 #: Every key of the settings file. The window's state and geometry are a few
-#: hundred bytes, the parameters' JSON about 110: the bounds keep Qt's parsers
-#: and json's within their recursion limits.
+#: hundred bytes, the parameters' JSON about 110 (a few kB with LongRoPE's
+#: factor lists, at most 2 × 4,096 numbers, twice with the remembered ones):
+#: the bounds keep Qt's parsers and json's within their limits (json's
+#: recursion is caught).
 SETTINGS_KEYS = {
     "geometry": Key(QByteArray, 1024, "window geometry", required=True),
     "windowState": Key(QByteArray, 16 * 1024, "layout", required=True),
-    "params": Key(str, 1024, "parameters", required=True),
+    "params": Key(str, 512 * 1024, "parameters", required=True),
     "view": Key(str, 1024, "view settings"),
     SETTINGS_FOLDER: Key(str, 4096, "export folder"),
     SETTINGS_FORMAT: Key(str, 16, "export format"),
@@ -700,6 +702,9 @@ class MainWindow(QMainWindow):
             self._remembered = {name: value for name, value in remembered.items()
                                 if name in OPTION_SPECS and _is_valid(OPTION_SPECS[name], value)}
             return EncodingParams.validated(**values)
+        except RecursionError:
+            self._ignored_settings.append("parameters ignored (nested too deeply)")
+            return None
         except ValueError as error:
             self._ignored_settings.append(f"parameters ignored ({error})")
             return None

@@ -238,3 +238,65 @@ def test_a_result_on_its_way_when_a_panel_stops_applying_is_dropped(qtbot, state
     assert state.view["reference"] == 8 and not compute.is_pending((panel, "profile"))
     assert compute.wait_idle() and panel.matrix_data is shown and panel.profile_data.params.scheme == "sinusoidal"
     assert panel.describe_pair(1, 2).startswith("p 1, q 2")  # the shown (sinusoidal) matrix's pair
+
+
+def phi35(seq_len=131072):
+    preset = next(preset for preset in SCHEMES["rope"].presets if preset.label.startswith("Phi-3.5"))
+    return EncodingParams.validated(scheme="rope", seq_len=seq_len, d_model=preset.d_model, **preset.options)
+
+
+def test_longrope_divides_each_pair_by_its_short_or_long_factor_and_scales_attention():
+    from posenc_gui.model.schemes.rope import PHI35_LONG_FACTOR, PHI35_SHORT_FACTOR
+
+    assert len(PHI35_SHORT_FACTOR) == len(PHI35_LONG_FACTOR) == 48  # head 96: 48 rotary pairs
+    long, short = rope_frequency_data(phi35()), rope_frequency_data(phi35(seq_len=4096))
+    # pair 0: θ_0 = 10000^0 = 1, divided by long_factor[0] = 1.0800000429153442 past L₀ = 4,096;
+    # pair 1: θ_1 = 10000^(−2/96) = 0.825404185268…, by short_factor[1] = 1.0199999809265137 within L₀
+    assert long.inv_freq[0] == pytest.approx(1 / 1.0800000429153442, rel=1e-15)
+    assert short.inv_freq[1] == pytest.approx(0.8254041852680184 / 1.0199999809265137, rel=1e-14)
+    # attention factor: sqrt(1 + ln 32 / ln 4096) = sqrt(1 + 5 ln 2 / (12 ln 2)) = sqrt(17 / 12)
+    assert long.attention_factor == pytest.approx(math.sqrt(17 / 12), rel=1e-15)
+    assert long.trained_context == 4096 and long.extended_context == 131072
+    assert "short 1…2.84, long 1.08…64.84" in phi35().title()
+    # empty lists: 1 for every pair, so longrope's frequencies are the unscaled ones
+    plain = rope_frequency_data(EncodingParams.validated(scheme="rope", d_model=96, rope_type="longrope"))
+    np.testing.assert_array_equal(plain.inv_freq, plain.unscaled)
+    with pytest.raises(ValueError, match="short_factor must hold 48 numbers"):
+        EncodingParams.validated(scheme="rope", d_model=96, rope_type="longrope", short_factor=(1.0, 2.0))
+
+
+def test_the_factor_lists_are_typed_in_the_parameters_panel_and_refused_naming_the_field(qtbot, state, compute):
+    panel = ParametersPanel(state, compute)
+    qtbot.addWidget(panel)
+    panel.show()
+    assert state.update(scheme="rope", d_model=8, rope_type="longrope") is None
+    state.flush()
+    control = panel.controls["short_factor"]
+    assert control.row.isVisible() and panel.controls["long_factor"].row.isVisible()
+    assert not panel.controls["beta_fast"].row.isVisible()
+    qtbot.keyClicks(control.editor, "1, 2")  # head 8: 4 pairs, not 2
+    state.flush()
+    assert "short_factor must hold 4 numbers" in control.error.text() and state.params.options["short_factor"] == ()
+    control.editor.clear()
+    qtbot.keyClicks(control.editor, "1, 2, 4, 8")
+    state.flush()
+    assert state.params.options["short_factor"] == (1.0, 2.0, 4.0, 8.0) and not control.error.isVisible()
+
+
+def test_the_factor_lists_come_from_the_command_line_and_sessions(qapp, tmp_path, capsys):
+    from posenc_gui.session import SessionError, parse_session, session_dict, Session
+
+    out = tmp_path / "freq.json"
+    args = ["frequencies", "-o", str(out), "--scheme", "rope", "--d-model", "8", "--rope-type", "longrope",
+            "--short-factor", "1,2,4,8", "--seq-len", "100"]
+    assert export_cli.main(args) == 0, capsys.readouterr().err
+    exported = json.loads(out.read_text())
+    # within L₀ (4,096 by default) the short factors: θ = (1, 0.1, 0.01, 0.001) / (1, 2, 4, 8)
+    np.testing.assert_allclose(exported["arrays"]["inv_freq"]["data"], [1.0, 0.05, 0.0025, 0.000125], rtol=1e-14)
+    assert exported["params"]["short_factor"] == [1.0, 2.0, 4.0, 8.0]
+    params = EncodingParams.validated(scheme="rope", d_model=8, rope_type="longrope", long_factor=(1.0, 2.0, 3.0, 4.0))
+    document = session_dict(Session(params, {}, {}, {}, None))
+    assert parse_session(json.dumps(document).encode()).params == params
+    document["params"]["long_factor"] = [1.0, "2", 3.0, 4.0]
+    with pytest.raises(SessionError, match="params.long_factor must be an array of numbers"):
+        parse_session(json.dumps(document).encode())

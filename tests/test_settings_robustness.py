@@ -239,3 +239,18 @@ def test_a_layout_too_large_for_qt_to_restore_safely_is_ignored(make_window, set
     settings_path.write_bytes((tmp_path / "written.ini").read_bytes())
     window = make_window()
     assert "layout ignored (longer than 16,384)" in _message(window)
+
+
+def test_longropes_factor_lists_come_back_after_a_restart(make_window, settings_path):
+    from posenc_gui.model import SCHEMES
+
+    preset = next(preset for preset in SCHEMES["rope"].presets if preset.label.startswith("Phi-3.5"))
+    first = make_window()
+    assert first.state.update(scheme="rope", seq_len=preset.seq_len, d_model=preset.d_model, **preset.options) is None
+    first.state.flush()
+    saved = first.state.params
+    first.close()
+    assert len(settings_path.read_text(encoding="utf-8")) > 2000  # two lists of 48 numbers, and the remembered ones
+    second = make_window()
+    assert second.state.params == saved and "ignored" not in _message(second)
+    assert second.state.params.options["long_factor"][-1] == 64.83999633789062  # every digit

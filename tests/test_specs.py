@@ -73,3 +73,28 @@ def test_options_compare_and_hash_by_content_not_by_order():
     assert {first: "cached"}[second] == "cached"
     with pytest.raises(TypeError):
         first["a"] = 5  # immutable
+
+
+FACTORS = ParamSpec("factors", "reals", (), "factors", "One factor per pair.", low=0.0, high=100.0, low_open=True)
+
+
+def test_a_list_of_numbers_is_checked_item_by_item_naming_the_item():
+    assert FACTORS.check([1, 2.5]) == (1.0, 2.5) and FACTORS.check(()) == ()
+    with pytest.raises(ValueError, match=r"factors\[1\] must be > 0"):
+        FACTORS.check([1.0, 0.0])
+    with pytest.raises(ValueError, match=r"factors must be a list of at most 4,096 numbers, each > 0 and ≤ 100"):
+        FACTORS.check("1, 2")  # text is no list: parse reads text
+    with pytest.raises(ValueError, match="got 4,097 numbers"):
+        FACTORS.check([1.0] * 4097)
+    with pytest.raises(ValueError, match=r"factors\[0\] must be > 0 and ≤ 100, got nan"):
+        FACTORS.check([math.nan])
+
+
+def test_a_list_of_numbers_is_typed_with_commas_or_spaces_and_shown_the_same_way():
+    assert FACTORS.parse("1, 1.02  2.84") == (1.0, 1.02, 2.84)
+    assert FACTORS.parse("  ") == ()
+    assert FACTORS.text((1.0, 1.02, 2.84)) == "1, 1.02, 2.84"
+    assert FACTORS.text((1.0, 64.83999633789062)) == "1, 64.83999633789062"  # every digit: it reads back the same
+    assert FACTORS.parse(FACTORS.text((0.1, 64.83999633789062))) == (0.1, 64.83999633789062)
+    with pytest.raises(ValueError, match="factors must be numbers separated by commas: a list of at most"):
+        FACTORS.parse("1, two")

@@ -76,11 +76,11 @@ def rope_frequency_data(params: EncodingParams) -> RopeFrequencyData:
     unscaled, _ = rope_frequencies(hf_config(params.d_model, **{**options, "rope_type": "default"}))
     bands = rope_bands(config)
     trained = (options["original_max_position_embeddings"]
-               if options["rope_type"] in ("dynamic", "yarn", "llama3") else None)
+               if options["rope_type"] in ("dynamic", "yarn", "llama3", "longrope") else None)
     horizon = trained if trained is not None else params.seq_len
     wavelength = 2.0 * math.pi / inv_freq
     unscaled_wavelength = 2.0 * math.pi / unscaled
-    extended = config.get("max_position_embeddings") if options["rope_type"] in ("yarn", "llama3") else None
+    extended = config.get("max_position_embeddings") if options["rope_type"] in ("yarn", "llama3", "longrope") else None
     return RopeFrequencyData(params, inv_freq, unscaled, wavelength, unscaled_wavelength, bands.band,
                              float(attention_factor), trained, extended,
                              int(np.count_nonzero(unscaled_wavelength > horizon)))

@@ -14,7 +14,9 @@ from typing import Any, Callable
 
 from . import limits
 
-KINDS = ("int", "real", "choice", "bool")
+KINDS = ("int", "real", "choice", "bool", "reals")
+#: Most numbers a ``reals`` parameter holds (one per rotary pair of the widest head).
+MAX_REALS = limits.MAX_D_MODEL // 2
 
 
 @dataclass(frozen=True)
@@ -26,7 +28,9 @@ class ParamSpec:
     name : str
         The keyword of :func:`~posenc_gui.model.encode` (``"base"``); the CLI
         flag is ``--`` plus the name with ``_`` as ``-``.
-    kind : {"int", "real", "choice", "bool"}
+    kind : {"int", "real", "choice", "bool", "reals"}
+        ``"reals"``: a tuple of at most :data:`MAX_REALS` numbers, each in
+        ``low … high`` (LongRoPE's factor per pair).
     default : object
         A valid value.
     label : str
@@ -102,6 +106,9 @@ class ParamSpec:
         if self.kind == "bool":
             return "true or false"
         low, high = _bound(self.low, -math.inf), _bound(self.high, math.inf)
+        if self.kind == "reals":
+            each = f"> {low:g} and ≤ {high:g}" if self.low_open else f"{low:g}…{high:g}"
+            return f"a list of at most {MAX_REALS:,} numbers, each {each}"
         if self.kind == "int":
             return f"{int(low)}…{int(high)}"
         return f"> {low:g} and ≤ {high:g}" if self.low_open else f"{low:g}…{high:g}"
@@ -123,6 +130,14 @@ class ParamSpec:
             if isinstance(value, bool):
                 return value
             raise ValueError(f"{self.name} must be true or false, got {limits.shown(value)}")
+        if self.kind == "reals":
+            if isinstance(value, (str, bytes)) or not isinstance(value, (list, tuple)):
+                raise ValueError(f"{self.name} must be {self.range_text()}; got {limits.shown(value)}")
+            if len(value) > MAX_REALS:
+                raise ValueError(f"{self.name} must be {self.range_text()}; got {len(value):,} numbers")
+            return tuple(limits.check_real(f"{self.name}[{index}]", item, _bound(self.low, -math.inf),
+                                           _bound(self.high, math.inf), low_open=self.low_open)
+                         for index, item in enumerate(value))
         for choice, _ in self.choices:
             if type(value) is type(choice) and value == choice:
                 return choice
@@ -144,13 +159,18 @@ class ParamSpec:
                 value: Any = int(stripped.replace(",", "").replace("_", ""))
             elif self.kind == "real":
                 value = float(stripped)
+            elif self.kind == "reals":
+                if len(stripped) > 32 * MAX_REALS:
+                    raise ValueError
+                value = tuple(float(item) for item in stripped.replace(",", " ").split())
             elif self.kind == "bool":
                 value = {"true": True, "yes": True, "1": True, "on": True,
                          "false": False, "no": False, "0": False, "off": False}[stripped.lower()]
             else:
                 value = next(choice for choice, _ in self.choices if str(choice) == stripped)
         except (ValueError, KeyError, StopIteration):
-            noun = {"int": "an integer", "real": "a number", "bool": "true or false", "choice": "one of"}[self.kind]
+            noun = {"int": "an integer", "real": "a number", "bool": "true or false", "choice": "one of",
+                    "reals": "numbers separated by commas:"}[self.kind]
             range_text = "" if self.kind == "bool" else f" {self.range_text()}"
             raise ValueError(f"{self.name} must be {noun}{range_text}, got {text!r}") from None
         return self.check(value)
@@ -163,6 +183,8 @@ class ParamSpec:
             return f"{value:g}"
         if self.kind == "bool":
             return "yes" if value else "no"
+        if self.kind == "reals":  # every digit: the text reads back as the same numbers
+            return ", ".join(repr(item).removesuffix(".0") for item in map(float, value))
         return str(value)
 
     def choice_label(self, value: Any) -> str:

@@ -108,9 +108,12 @@ class ParamControl:
             spin.setMinimumWidth(100)
             spin.valueChanged.connect(self._set)
             return spin
-        if spec.kind == "real":
+        if spec.kind in ("real", "reals"):
             edit = QLineEdit(self.row)
-            edit.setMaximumWidth(110)
+            if spec.kind == "real":
+                edit.setMaximumWidth(110)
+            else:
+                edit.setPlaceholderText("numbers separated by commas")
             edit.textEdited.connect(self._text_edited)
             return edit
         if spec.kind == "bool":
@@ -175,7 +178,7 @@ class ParamControl:
         elif isinstance(editor, QComboBox):
             editor.setCurrentIndex(editor.findData(value))
         elif not editor.hasFocus() or self._typed_value() != value:
-            editor.setText(value_text(value))
+            editor.setText(self.spec.text(value) if self.spec.kind == "reals" else value_text(value))
             self.refusal = ""
             self.error.hide()
         if self.slider is not None:

@@ -8,9 +8,8 @@ chosen scaling type (:func:`posenc_gui.model.rope.rope_frequencies`); the
 trained context L₀ is ``original_max_position_embeddings``, and the app's
 number of positions is the sequence length dynamic NTK scales at.
 
-LongRoPE needs a list of factors per pair (``short_factor``,
-``long_factor``): it is read from a model's config with
-:func:`~posenc_gui.model.rope.rope_frequencies`, not set here.
+LongRoPE divides each pair's θ_i by its own factor: ``short_factor`` up to
+L₀, ``long_factor`` past it (one number per pair; empty means 1 for every pair).
 """
 
 from __future__ import annotations
@@ -24,12 +23,44 @@ from ..rope import MAX_FACTOR, MIN_FACTOR, rope_config, rope_frequencies, rope_p
 from ..specs import ParamSpec
 from ._core import Columns, Preset, Scheme
 
-#: The scaling types set here (all of Hugging Face's but longrope, whose per-pair lists come from a config).
-SCALING_TYPES = ("default", "linear", "ntk", "dynamic", "yarn", "llama3")
-_FACTOR_TYPES = ("linear", "ntk", "dynamic", "yarn", "llama3")
-_CONTEXT_TYPES = ("dynamic", "yarn", "llama3")
+#: The scaling types (all of Hugging Face's).
+SCALING_TYPES = ("default", "linear", "ntk", "dynamic", "yarn", "llama3", "longrope")
+_FACTOR_TYPES = ("linear", "ntk", "dynamic", "yarn", "llama3", "longrope")
+_CONTEXT_TYPES = ("dynamic", "yarn", "llama3", "longrope")
 #: Longest trained context offered (2^30: a spin box holds 32-bit integers; no model comes near).
 MAX_CONTEXT = 2**30
+
+#: Phi-3.5-mini-instruct config.json's rope_scaling (longrope): one factor per rotary pair (head 96, 48 pairs).
+PHI35_SHORT_FACTOR = (
+    1.0, 1.0199999809265137, 1.0299999713897705, 1.0299999713897705, 1.0499999523162842, 1.0499999523162842,
+    1.0499999523162842, 1.0499999523162842, 1.0499999523162842, 1.0699999332427979, 1.0999999046325684,
+    1.1099998950958252, 1.1599998474121094, 1.1599998474121094, 1.1699998378753662, 1.2899998426437378,
+    1.339999794960022, 1.679999828338623, 1.7899998426437378, 1.8199998140335083, 1.8499997854232788,
+    1.8799997568130493, 1.9099997282028198, 1.9399996995925903, 1.9899996519088745, 2.0199997425079346,
+    2.0199997425079346, 2.0199997425079346, 2.0199997425079346, 2.0199997425079346, 2.0199997425079346,
+    2.0299997329711914, 2.0299997329711914, 2.0299997329711914, 2.0299997329711914, 2.0299997329711914,
+    2.0299997329711914, 2.0299997329711914, 2.0299997329711914, 2.0299997329711914, 2.0799996852874756,
+    2.0899996757507324, 2.189999580383301, 2.2199995517730713, 2.5899994373321533, 2.729999542236328,
+    2.749999523162842, 2.8399994373321533,
+)
+PHI35_LONG_FACTOR = (
+    1.0800000429153442, 1.1100000143051147, 1.1399999856948853, 1.340000033378601, 1.5899999141693115,
+    1.600000023841858, 1.6200000047683716, 2.620000123977661, 3.2300000190734863, 3.2300000190734863,
+    4.789999961853027, 7.400000095367432, 7.700000286102295, 9.09000015258789, 12.199999809265137,
+    17.670000076293945, 24.46000099182129, 28.57000160217285, 30.420001983642578, 30.840002059936523,
+    32.590003967285156, 32.93000411987305, 42.320003509521484, 44.96000289916992, 50.340003967285156,
+    50.45000457763672, 57.55000305175781, 57.93000411987305, 58.21000289916992, 60.1400032043457,
+    62.61000442504883, 62.62000274658203, 62.71000289916992, 63.1400032043457, 63.1400032043457, 63.77000427246094,
+    63.93000411987305, 63.96000289916992, 63.970001220703125, 64.02999877929688, 64.06999969482422,
+    64.08000183105469, 64.12000274658203, 64.41000366210938, 64.4800033569336, 64.51000213623047,
+    64.52999877929688, 64.83999633789062,
+)
+
+
+def _factors_title(name: str):
+    """A title part for a list of per-pair factors: their range (the list itself is in the exported JSON)."""
+    return lambda value: "" if not value else f"{name} {min(value):g}…{max(value):g}"
+
 
 def _unless(default: float, label: str):
     """A title part that leaves out Hugging Face's default (a figure names what differs from it)."""
@@ -53,7 +84,8 @@ PARAMS = (
               title=str, slug=lambda value: "" if value == "halves" else value),
     ParamSpec("rope_type", "choice", "default", "context scaling",
               "How the frequencies are changed to reach a longer context than training's: none (default), "
-              "position interpolation (linear), NTK-aware (ntk), dynamic NTK, YaRN, or Llama 3.1's llama3.",
+              "position interpolation (linear), NTK-aware (ntk), dynamic NTK, YaRN, Llama 3.1's llama3, or LongRoPE "
+              "(Phi-3).",
               choices=tuple((name, name) for name in SCALING_TYPES),
               title=lambda value: "" if value == "default" else value, slug=lambda value: "" if value == "default" else value),
     ParamSpec("factor", "real", 4.0, "factor",
@@ -86,9 +118,20 @@ PARAMS = (
     ParamSpec("high_freq_factor", "real", 4.0, "high_freq_factor",
               "llama3: pairs with wavelength below L₀ / high_freq_factor keep their frequency.",
               low=MIN_FACTOR, high=MAX_FACTOR, shown_when=("rope_type", ("llama3",)), title=_unless(4.0, "high_freq_factor")),
+    ParamSpec("short_factor", "reals", (), "short_factor",
+              "longrope: each pair's θ_i is divided by its factor while the sequence fits in L₀ (one number per "
+              "rotary pair, separated by commas; empty: 1 for every pair).",
+              low=MIN_FACTOR, high=MAX_FACTOR, shown_when=("rope_type", ("longrope",)),
+              title=_factors_title("short"), slug=lambda value: ""),
+    ParamSpec("long_factor", "reals", (), "long_factor",
+              "longrope: the factors used once the sequence is longer than L₀ (one per rotary pair; empty: 1 for "
+              "every pair).",
+              low=MIN_FACTOR, high=MAX_FACTOR, shown_when=("rope_type", ("longrope",)),
+              title=_factors_title("long"), slug=lambda value: ""),
     ParamSpec("sequence_length", "int", 4096, "sequence length",
-              "dynamic NTK rebases rope_theta for the length of the sequence; the app uses its number of positions N.",
-              low=1, high=limits.MAX_SEQ_LEN, tied_to="seq_len", shown_when=("rope_type", ("dynamic",))),
+              "dynamic NTK rebases rope_theta for the length of the sequence, and longrope takes its long factors "
+              "past L₀; the app uses its number of positions N.",
+              low=1, high=limits.MAX_SEQ_LEN, tied_to="seq_len", shown_when=("rope_type", ("dynamic", "longrope"))),
 )
 
 
@@ -113,6 +156,9 @@ def hf_config(d_model: int, seq_len: int | None = None, **options: Any) -> dict[
                                                       "truncate")})
     if rope_type == "llama3":
         scaling.update({key: options[key] for key in ("low_freq_factor", "high_freq_factor")})
+    if rope_type == "longrope":
+        pairs = int(d_model * options["partial_rotary_factor"]) // 2
+        scaling.update({key: list(options[key]) or [1.0] * pairs for key in ("short_factor", "long_factor")})
     config["rope_scaling"] = scaling
     return config
 
@@ -193,6 +239,12 @@ SCHEME = Scheme(
                 "beta_fast": 32.0, "beta_slow": 1.0, "truncate": False},
                "gpt-oss-20b config.json: rope_theta 150000, rope_scaling yarn (factor 32, beta_fast 32, beta_slow 1, "
                "original 4096, truncate false), head_dim 64, max_position_embeddings 131072"),
+        Preset("Phi-3.5-mini (LongRoPE ×32 from 4,096)", 131072, 96,
+               {"rope_theta": 10000.0, "rope_type": "longrope", "factor": 32.0,
+                "original_max_position_embeddings": 4096, "short_factor": PHI35_SHORT_FACTOR,
+                "long_factor": PHI35_LONG_FACTOR},
+               "Phi-3.5-mini-instruct config.json: rope_theta 10000, rope_scaling longrope with 48 short and 48 long "
+               "factors, original_max_position_embeddings 4096, max_position_embeddings 131072, hidden 3072 / 32 heads"),
         Preset("GPT-NeoX-20B (partial rotary 0.25)", 2048, 96, {"partial_rotary_factor": 0.25},
                "GPT-NeoX-20B config.json: rotary_pct 0.25, rotary_emb_base 10000, hidden 6144 / 64 heads"),
         Preset("GPT-J-6B (interleaved, 64 of 256 channels)", 2048, 256,
