@@ -364,7 +364,7 @@ def test_all_sine_has_no_exact_tk(card):
 
 def test_every_scheme_is_deterministic(card):
     assert all(s.deterministic for s in card.scores)
-    assert len(card.table()) == len(card.scores) == sum("table" in info.provides for info in SCHEMES.values())
+    assert len(card.table()) == len(card.scores) == sum(bool(info.provides & {"table", "angles"}) for info in SCHEMES.values())
 
 
 def test_scorecard_at_a_million_positions_covers_the_whole_range():
@@ -473,3 +473,17 @@ def test_scale_sweep_split_equals_each_scales_own_split(scheme, seq_len, d_model
                                    rtol=1e-12)
         np.testing.assert_allclose(sweep.term_share[row], [shares[n] for n in TERMS], rtol=1e-12, atol=1e-15)
         assert 0 <= sweep.split_residual[row] <= 1e-12 * max(float(np.abs(split.total).max()), 1.0)
+
+
+def test_a_scheme_that_does_not_take_the_sizes_is_left_out_and_named():
+    from posenc_gui.model.scorecard import scorecard
+
+    card = scorecard(EncodingParams(seq_len=16, d_model=33), scan_work=None)
+    assert "rope" not in [s.scheme for s in card.scores] and "sinusoidal" in [s.scheme for s in card.scores]
+    assert [key for key, _ in card.left_out] == ["rope"]
+    assert "33 rotated channels; they must be even" in card.left_out[0][1]
+    with pytest.raises(ValueError, match="rotated channels"):
+        scorecard(EncodingParams(seq_len=16, d_model=33), schemes=["rope"])
+    # partial rotary: the unrotated channels are constants whose row of T_k is the identity
+    partial = scorecard(EncodingParams(seq_len=64, d_model=16), schemes=["rope"], options={"partial_rotary_factor": 0.5})
+    assert partial.scores[0].tk_exact and partial.scores[0].tk_unpaired == 0

@@ -102,7 +102,7 @@ def test_next_applies_each_step_and_back_returns(qtbot, state, compute):
     assert isinstance(window, PanelHost)
     settle(qtbot, window, compute)
     walk = window.walkthrough
-    assert walk.index == -1 and "12 steps" in walk.counter_label.text()
+    assert walk.index == -1 and f"{len(STEPS)} steps" in walk.counter_label.text()
     start = state.params
     walk.next()
     state.flush()
@@ -261,8 +261,12 @@ def test_scorecard_panel_is_live(qtbot, state, compute):
     change(state, compute, d_model=32)
     panel = ScorecardPanel(state, compute)
     settle(qtbot, panel, compute)
-    tables = sum("table" in info.provides for info in SCHEMES.values())  # the Scorecard scores the tables
+    # the Scorecard scores the tables, and RoPE's rotation as its cos/sin table
+    tables = sum(bool(info.provides & {"table", "angles"}) for info in SCHEMES.values())
     assert panel.data is not None and panel.table.rowCount() == tables
+    for criterion in ("bounded_within", "bounded_past", "deterministic", "generalizes", "exact_tk"):
+        assert panel.cell_text("rope", criterion).startswith("✓"), criterion  # a rotation: T_k exact
+    assert panel.data.score("rope").tk_residual < 1e-12
     assert panel.cell_text("sinusoidal", "bounded_within").startswith("✓")
     assert panel.cell_text("sinusoidal", "bounded_past").startswith("✓")
     assert panel.cell_text("naive", "bounded_within").startswith("✗")

@@ -233,6 +233,8 @@ class Scorecard:
     params: EncodingParams
     scores: tuple[SchemeScore, ...]
     setups: tuple[EncodingParams, ...]
+    #: ``(scheme, why)`` of each scheme not measured because it does not take these sizes.
+    left_out: tuple[tuple[str, str], ...] = ()
 
     def setup(self, scheme: str) -> EncodingParams:
         """The parameters the row of ``scheme`` was measured at."""
@@ -336,6 +338,10 @@ def _partners(params: EncodingParams) -> tuple[np.ndarray, np.ndarray]:
             found = periodic & (divisors[where] == cols.divisor)
             partner[found] = mine[first[where[found]]]
         partners.append(partner)
+    # A cosine of the angle 0 (RoPE's unrotated channel, an infinite divisor) is the constant 1: its row of
+    # T_k is the identity, and the sine it would pair with is 0, so the column is its own partner.
+    constant = np.flatnonzero((cols.kind == "cos") & np.isinf(cols.divisor))
+    partners[0][constant] = constant
     return partners[0], partners[1]
 
 
@@ -461,10 +467,23 @@ def scorecard_setups(params: EncodingParams, schemes=None, options: Mapping[str,
     """The parameters each scheme is measured at: ``params``' sizes, and for each option ``options``' value
     of that name where the scheme takes it and accepts the value (``params``' own options first), else its default.
     """
+    return _setups(params, schemes, options)[0]
+
+
+def scoreable_schemes() -> list[str]:
+    """The schemes the scorecard measures: those that give a table, or a rotation's cos and sin (RoPE's
+    R(p·θ_i) applied to (1, 0) in every pair, whose T_k is the rotation RoPE applies to q and k)."""
+    return [key for key, info in SCHEMES.items() if info.provides & {"table", "angles"}]
+
+
+def _setups(params: EncodingParams, schemes, options: Mapping[str, Any] | None
+            ) -> tuple[tuple[EncodingParams, ...], tuple[tuple[str, str], ...]]:
+    """:func:`scorecard_setups`, and ``(scheme, why)`` of each scheme left out of the default list because it
+    does not take these sizes (RoPE at an odd d_model); a scheme asked for by name raises instead."""
     params = check_params(params)
     if schemes is not None and (isinstance(schemes, str) or not isinstance(schemes, Iterable)):
         raise ValueError(f"schemes must be a list of keys of {', '.join(SCHEMES)}; got {limits.shown(schemes)}")
-    tables = [key for key, info in SCHEMES.items() if "table" in info.provides]
+    tables = scoreable_schemes()
     keys = tables if schemes is None else list(islice(schemes, len(SCHEMES) + 1))
     if len(keys) > len(SCHEMES):
         raise ValueError(f"schemes must name at most the {len(SCHEMES)} schemes, each once")
@@ -473,7 +492,15 @@ def scorecard_setups(params: EncodingParams, schemes=None, options: Mapping[str,
             raise ValueError(f"schemes must be keys of table schemes ({', '.join(tables)}); got {limits.shown(key)}")
     if options is not None and not isinstance(options, Mapping):
         raise ValueError(f"options must be a mapping of parameter names to values, got {limits.shown(options)}")
-    return tuple(params.replaced(options, scheme=key) for key in keys)
+    setups, left_out = [], []
+    for key in keys:
+        try:
+            setups.append(params.replaced(options, scheme=key))
+        except ValueError as error:
+            if schemes is not None:
+                raise
+            left_out.append((key, str(error)))
+    return tuple(setups), tuple(left_out)
 
 
 def scorecard_key(params: EncodingParams, schemes=None, options: Mapping[str, Any] | None = None) -> tuple:
@@ -500,6 +527,6 @@ def scorecard(params: EncodingParams, schemes=None, scan_work: int | None = None
     -------
     Scorecard
     """
-    setups = scorecard_setups(params, schemes, options)
+    setups, left_out = _setups(params, schemes, options)
     scores = tuple(score_scheme(setup, scan_work=scan_work) for setup in setups)
-    return Scorecard(check_params(params), scores, setups)
+    return Scorecard(check_params(params), scores, setups, left_out)

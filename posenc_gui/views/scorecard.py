@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
 )
 
 from ..compute import ModelJob
-from ..model import EncodingParams, scheme
+from ..model import SCHEMES, EncodingParams, scheme
 from ..model.scorecard import (
     CRITERIA, GROWTH_TOL, TK_OFFSET, TK_TOL, UNIQUE_TOL, Scorecard, SchemeScore, continue_score, scorecard, scorecard_key,
 )
@@ -171,7 +171,10 @@ class ScorecardPanel(Panel):
         "every frequency has its sine and cosine, so T<sub>k</sub> (k = 1) is made of rotations, and their "
         f"relative residual ‖PE(p+k) − T<sub>k</sub>PE(p)‖/‖PE(p+k)‖ is under {TK_TOL:g}; otherwise ✗, with "
         "the residual of a least-squares fit on positions it was not fitted on. Hover a cell for its "
-        "numbers. For large N or d the norm checks sample positions (stated below the table)."
+        "numbers. For large N or d the norm checks sample positions (stated below the table). RoPE adds "
+        "no table: its row measures the rotation itself, R(p·θ<sub>i</sub>) applied to (1, 0) in every pair "
+        "(the heatmap's cos and sin columns), at the current d as the head dimension — its exact T<sub>k</sub> "
+        "is the rotation RoPE applies to q and k, which is why q·k depends only on the offset."
     )
 
     def __init__(self, state, compute, parent: QWidget | None = None) -> None:
@@ -294,6 +297,7 @@ class ScorecardPanel(Panel):
         self.status_label.setText(f"Checking every offset of {', '.join(pending)} …" if pending else "")
         self.caption_label.setText(f"<b>Scorecard</b> — each scheme against the wish list. {measured}.")
         notes = sorted({note for s in data.scores for note in s.notes})
+        notes += [f"{SCHEMES[key].label} not measured: {why}" for key, why in data.left_out]
         self.notes_label.setText("Notes: " + "; ".join(notes) + "." if notes else "Every position checked.")
         self.figure.adjustSize()
 

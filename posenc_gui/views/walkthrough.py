@@ -1,4 +1,4 @@
-"""Walkthrough: the notes, step by step, from attention without position to the sinusoidal encoding.
+"""Walkthrough: the notes, step by step, from attention without position to the sinusoidal encoding and RoPE.
 
 Each step sets the parameters (``state.update``), brings forward the dock that
 shows the problem and sets that panel's options through the window's
@@ -134,6 +134,16 @@ STEPS: tuple[Step, ...] = (
         "where you are: its spread across p is zero, so attention can learn patterns about distance and "
         "direction. "
         "For naive or all-sine encodings the same offset gives different values at different p.",
+    ),
+    Step(
+        "RoPE: apply T_k to q and k", "frequencies",
+        {"scheme": "rope", "seq_len": 4096, "d_model": 128, "rope_theta": 10000.0, "rope_type": "default",
+         "partial_rotary_factor": 1.0, "pairing": "halves"},
+        "RoPE (Su et al.) adds nothing: it turns the query at m by R(m·θ) and the key at n by R(n·θ), one "
+        "2×2 rotation per pair of channels with the sinusoid's θ<sub>i</sub> = 10000<sup>−2i/d</sup>, so "
+        "q·k becomes q·R((n−m)·θ)·k — the T<sub>k</sub> of the last steps, applied to q and k: the score "
+        "depends only on the offset, exactly, for every q and k. The row below measures the rotation "
+        "itself (its T<sub>k</sub> is exact); this panel shows each pair's wavelength.",
     ),
     Step(
         "Why add instead of concatenate", "addition", {"scheme": "sinusoidal"},
