@@ -146,17 +146,17 @@ class RopePrecisionData:
         return f"{self.params.title()}, {self.dtype}{where}"
 
 
-def check_dtype(dtype: object) -> str:
-    """``dtype`` if it is one of :data:`DTYPES`, else ValueError naming them."""
+def check_dtype(dtype: object, name: str = "dtype") -> str:
+    """``dtype`` if it is one of :data:`DTYPES`, else ValueError naming ``name`` and the choices."""
     if not isinstance(dtype, str) or dtype not in DTYPES:
-        raise ValueError(f"dtype must be one of {', '.join(DTYPES)}; got {dtype!r}")
+        raise ValueError(f"{name} must be one of {', '.join(DTYPES)}; got {dtype!r}")
     return dtype
 
 
-def check_positions(positions: object) -> str:
-    """``positions`` if it is one of :data:`POSITION_CHOICES`, else ValueError naming them."""
+def check_positions(positions: object, name: str = "positions") -> str:
+    """``positions`` if it is one of :data:`POSITION_CHOICES`, else ValueError naming ``name`` and the choices."""
     if not isinstance(positions, str) or positions not in POSITION_CHOICES:
-        raise ValueError(f"positions must be one of {', '.join(POSITION_CHOICES)}; got {positions!r}")
+        raise ValueError(f"{name} must be one of {', '.join(POSITION_CHOICES)}; got {positions!r}")
     return positions
 
 
