@@ -36,16 +36,17 @@ def type_dims(panel, text: str) -> None:
     QTest.keyClicks(panel.dims_edit, text)
 
 
-def fail_once(monkeypatch, module, name: str) -> list[str]:
-    """Make ``module.name`` raise on its next call only; returns the calls' log."""
+def fail_at_d_model(monkeypatch, module, name: str, d_model: int) -> list[int]:
+    """Make ``module.name`` raise for parameters of ``d_model`` (every request, however many the panel makes:
+    a resize may add one, and the newest wins); returns the d_model of each call."""
     original = getattr(module, name)
-    calls: list[str] = []
+    calls: list[int] = []
 
-    def compute(*args, **kwargs):
-        calls.append(name)
-        if len(calls) == 1:
+    def compute(params, *args, **kwargs):
+        calls.append(params.d_model)
+        if params.d_model == d_model:
             raise ValueError("injected failure")
-        return original(*args, **kwargs)
+        return original(params, *args, **kwargs)
 
     monkeypatch.setattr(module, name, compute)
     return calls
@@ -99,7 +100,7 @@ def test_refused_dims_are_tried_again_when_d_model_changes(qtbot, state, compute
 def test_a_result_clears_the_error_of_a_failed_one(qtbot, state, compute, monkeypatch, panel_class, module,
                                                    compute_name):
     panel = shown(qtbot, panel_class(state, compute), compute)
-    calls = fail_once(monkeypatch, module, compute_name)
+    calls = fail_at_d_model(monkeypatch, module, compute_name, 64)
     state.update(d_model=64)
     state.flush()
     assert compute.wait_idle()
@@ -107,7 +108,7 @@ def test_a_result_clears_the_error_of_a_failed_one(qtbot, state, compute, monkey
     state.update(d_model=66)
     state.flush()
     assert compute.wait_idle()
-    assert len(calls) == 2 and panel.data.params.d_model == 66
+    assert calls[0] == 64 and calls[-1] == 66 and panel.data.params.d_model == 66
     assert error_shown(panel) == ""
 
 
