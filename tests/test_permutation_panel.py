@@ -277,7 +277,8 @@ def test_no_graphics_item_is_owned_by_python(panel, qtbot):
     owned = [type(item).__name__ for item in items if shiboken6.ownedByPython(item)]
     assert owned == []
     # One light item per matrix, not a pyqtgraph plot (axes, view box, menus) each.
-    assert len(panel.matrices) == 2 * 9 + 2 * 5
+    # Rows E, PE, X, Q, K, Q̃, K̃, V, S, A, Z for two sentences; the splits' 5 (added) and 3 (RoPE) each.
+    assert len(panel.matrices) == 2 * 11 + 2 * 5 + 2 * 3
     assert len(items) < 100
     assert all(matrix.scene() is panel.canvas.scene() for matrix in panel.matrices.values())
 
