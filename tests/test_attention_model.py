@@ -13,11 +13,17 @@ from hypothesis import strategies as st
 from posenc_gui.model import EncodingParams, SCHEMES, encode
 from posenc_gui.model.attention import (
     MAX_WORDS,
+    ROTATION_SPLIT_NOTE,
+    SHIFT_CHECK,
+    HeadRotation,
     align_permutation,
     attention_weights,
+    head_rotation,
     logit_split,
     permutation_demo,
     permutation_matrix,
+    position_kind,
+    rotation_split,
     self_attention,
     softmax_rows,
     token_embeddings,
@@ -339,3 +345,189 @@ def test_json_of_a_non_permutation_uses_null():
     assert data["is_permutation"] is False and data["permutation"] is None
     assert data["with_pe"]["max_abs_diff_output"] is None
     assert data["message"]
+
+
+# --------------------------------------------------------------------------- RoPE: Q and K rotated by position
+
+EPS = np.finfo(np.float64).eps
+
+
+def rope_kwargs(**options):
+    return SCHEMES["rope"].check(options)  # every option, defaults filled in
+
+
+def test_the_demo_adds_a_table_and_rotates_with_rope():
+    assert position_kind("sinusoidal") == "added" and position_kind("nope") == "added"
+    assert position_kind("rope") == "rotation"
+    with pytest.raises(ValueError, match="scheme"):
+        position_kind("no-such-scheme")
+
+
+def test_a_rotated_logit_worked_by_hand():
+    # d_k 2, one pair (channels 0 and 1), θ = 1, positions 0 and 1. rope_rotate turns (a, b) at p into
+    # (a·cos p − b·sin p, a·sin p + b·cos p). Both words: q = (1, 0), k = (0, 1).
+    #   S[0, 1]: q at 0 stays (1, 0); k at 1 becomes (−sin 1, cos 1): q·k = −sin 1, so S = −sin(1)/√2
+    #   S[1, 0]: q at 1 becomes (cos 1, sin 1); k at 0 stays (0, 1): q·k = +sin 1, S = +sin(1)/√2
+    #   S[0, 0] = (1, 0)·(0, 1) = 0;  S[1, 1] = (cos 1, sin 1)·(−sin 1, cos 1) = 0
+    # That is q·R((n − m)θ)k with R the counter-clockwise rotation: offset +1 gives −sin 1.
+    q, k = np.array([[1.0, 0.0], [1.0, 0.0]]), np.array([[0.0, 1.0], [0.0, 1.0]])
+    rotation = HeadRotation(np.array([0.0, 1.0]), np.array([1.0]), 1.0, "halves")
+    s = 0.8414709848078965 / math.sqrt(2)  # sin(1) = 0.8414709848078965
+    np.testing.assert_allclose(rotation.logits(q, k), [[0.0, -s], [s, 0.0]], rtol=0, atol=4 * EPS)
+    # HF's attention factor multiplies cos and sin of q and of k: the logit by its square.
+    scaled = HeadRotation(np.array([0.0, 1.0]), np.array([1.0]), 2.0, "halves")
+    np.testing.assert_allclose(scaled.logits(q, k), [[0.0, -4 * s], [4 * s, 0.0]], rtol=0, atol=16 * EPS)
+    # A channel past the rotary ones passes through unrotated and unscaled: (0, 0, 1, 0)·(0, 0, 1, 0)/√4 = 1/2.
+    wide = np.array([[0.0, 0.0, 1.0, 0.0], [0.0, 0.0, 1.0, 0.0]])
+    np.testing.assert_array_equal(scaled.logits(wide, wide), np.full((2, 2), 0.5))
+
+
+def test_the_trace_rotates_q_and_k_by_position_and_leaves_v_alone():
+    # rope_theta 100, d_k 4, halves: θ = 100^(−0/4), 100^(−2/4) = (1, 0.1); pairs (0, 2) and (1, 3).
+    tokens = ("dog", "bites", "man")
+    kwargs = rope_kwargs(rope_theta=100.0)
+    trace = self_attention(tokens, 4, scheme="rope", scheme_kwargs=kwargs)
+    plain = self_attention(tokens, 4)
+    w = attention_weights(4)
+    e = token_embeddings(tokens, 4)
+    assert trace.positional is None and trace.with_position
+    np.testing.assert_array_equal(trace.x, e)  # RoPE adds nothing to X
+    np.testing.assert_array_equal(trace.q, e @ w.w_q)
+    np.testing.assert_array_equal(trace.v, plain.v)
+    np.testing.assert_array_equal(trace.rotation.inv_freq, [1.0, 0.1])
+    np.testing.assert_array_equal(trace.rotation.positions, [0.0, 1.0, 2.0])
+
+    def rotate(x):
+        out = x.copy()
+        for m in range(3):
+            for i, (a, b) in enumerate(((0, 2), (1, 3))):
+                angle = m * (1.0, 0.1)[i]
+                out[m, a] = x[m, a] * math.cos(angle) - x[m, b] * math.sin(angle)
+                out[m, b] = x[m, a] * math.sin(angle) + x[m, b] * math.cos(angle)
+        return out
+
+    q, k = rotate(e @ w.w_q), rotate(e @ w.w_k)
+    np.testing.assert_allclose(trace.q_rotated, q, rtol=0, atol=1e-15)
+    np.testing.assert_allclose(trace.k_rotated, k, rtol=0, atol=1e-15)
+    scores = q @ k.T / 2.0  # √d_k = 2
+    np.testing.assert_allclose(trace.scores, scores, rtol=0, atol=1e-14)
+    np.testing.assert_array_equal(trace.unrotated_scores, plain.scores)  # the same head without the rotation
+    by_hand = np.exp(scores) / np.exp(scores).sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(trace.output, by_hand @ plain.v, rtol=0, atol=1e-14)
+    assert list(trace.steps()) == ["X", "Q", "K", "Q_rotated", "K_rotated", "V", "scores", "A", "Z"]
+
+
+@settings(max_examples=30, deadline=None)
+@given(pair=sentence_and_permutation(min_size=2, max_size=8), d_model=st.sampled_from([2, 4, 6, 8, 16]))
+def test_without_rotation_outputs_permute_and_with_it_they_do_not(pair, d_model):
+    a, b = pair
+    assume(a != b)  # a reordering that changes the sentence
+    assume(len(set(a)) == len(a))  # distinct words: every pair of them changes its offset
+    # rope_theta 2: θ_i = 2^(−2i/d) ≥ 1/2 for every pair, so each pair turns ≥ 0.5 rad per position.
+    demo = permutation_demo(" ".join(a), " ".join(b), d_model, "rope", rope_kwargs(rope_theta=2.0))
+    assert demo.without_pe.max_abs_diff_output <= 1e-12 and demo.without_pe.same
+    assert demo.with_pe.max_abs_diff_output > 1e-4 and not demo.with_pe.same
+    assert demo.with_pe.verdict.startswith("With RoPE they differ by")
+    assert "offset n − m" in demo.with_pe.verdict
+
+
+def test_dog_bites_man_with_rope_and_every_pair_turning():
+    # rope_theta 2, d_k 8: θ = 2^(−i/4) = 1, 0.84, 0.71, 0.59; at offsets 1 and 2 every pair turns by
+    # 0.59 … 2 rad, so every off-diagonal logit changes; on the diagonal (offset 0) none does.
+    demo = permutation_demo("dog bites man", "man bites dog", 8, "rope", rope_kwargs(rope_theta=2.0))
+    np.testing.assert_allclose(demo.with_pe.trace_a.rotation.inv_freq, 2.0 ** (-np.arange(4) / 4), rtol=4 * EPS)
+    split = demo.split_a
+    off = ~np.eye(3, dtype=bool)
+    assert np.all(np.abs(split.difference[off]) > 1e-3)
+    scale = float(np.max(np.abs(split.unrotated)))
+    np.testing.assert_allclose(np.diag(split.difference), 0.0, rtol=0, atol=16 * EPS * scale)
+    np.testing.assert_allclose(split.rotated - split.unrotated, split.difference, rtol=0, atol=0)
+    lines = demo.verdict_lines()
+    assert lines[0].startswith("Without position the outputs are the same rows permuted")
+    assert lines[1].startswith(f"With RoPE they differ by {demo.with_pe.max_abs_diff_output:.2g}")
+
+
+@settings(max_examples=40, deadline=None)
+@given(words=st.lists(WORDS, min_size=1, max_size=10), d_model=st.sampled_from([2, 4, 8, 16, 64]),
+       shift=st.floats(0.0, 1e4), theta=st.sampled_from([2.0, 100.0, 10000.0]))
+def test_shifting_every_position_leaves_the_rotated_logits_alone(words, d_model, shift, theta):
+    trace = self_attention(words, d_model, scheme="rope", scheme_kwargs=rope_kwargs(rope_theta=theta))
+    shifted = trace.rotation.logits(trace.q, trace.k, shift)
+    # The angles (m + c)θ_i carry rounding of about (m + c)·ε rad; a logit sums d_k products of
+    # |q|·|k| at most, over √d_k: the change is bounded by ~(n + c)·ε·d_k·max|q|·max|k|.
+    size = float(np.max(np.abs(trace.q)) * np.max(np.abs(trace.k))) * d_model
+    bound = 8 * EPS * (len(words) + shift + 1) * size
+    assert np.max(np.abs(shifted - trace.scores)) <= bound
+    split = rotation_split(trace)
+    assert split.shift_residual <= 8 * EPS * (len(words) + SHIFT_CHECK + 1) * size
+
+
+def test_moving_one_word_changes_the_rotated_logits():
+    # The shift check can fail: positions that move by different amounts change the offsets.
+    trace = self_attention(("dog", "bites", "man"), 4, scheme="rope", scheme_kwargs=rope_kwargs())
+    moved = HeadRotation(np.array([0.0, 1.0, 5.0]), trace.rotation.inv_freq, 1.0, "halves")
+    assert np.max(np.abs(moved.logits(trace.q, trace.k) - trace.scores)) > 1e-3
+
+
+def test_yarn_scales_the_rotated_channels_logits_by_the_attention_factor_squared():
+    # YaRN factor 4: attention factor 0.1·ln 4 + 1 = 1.1386294361; at offset 0 the rotation itself
+    # changes nothing, so the diagonal is af² = 1.2964767 times the unrotated one (all channels rotate).
+    demo = permutation_demo("dog bites man", "man bites dog", 8, "rope", rope_kwargs(rope_type="yarn"))
+    rotation = demo.with_pe.trace_a.rotation
+    assert rotation.attention_factor == pytest.approx(1.1386294361119891, rel=1e-15)
+    split = demo.split_a
+    np.testing.assert_allclose(np.diag(split.rotated), 1.1386294361119891 ** 2 * np.diag(split.unrotated),
+                               rtol=1e-13)
+
+
+def test_llama31_rotation_at_the_demo_head_dimension():
+    # Llama 3.1: rope_theta 500000, llama3 ×8 from L₀ 8192 (low 1, high 4), at the demo's d_k 8:
+    # θ_i = 500000^(−i/4) = 1, 0.0376, 0.00141, 5.32e-5, wavelengths 2π/θ = 6.3, 167, 4443, 118,000.
+    # Below L₀/4 = 2048 kept (pairs 0, 1); above L₀ = 8192 divided by 8 (pair 3); pair 2 smoothed with
+    # s = (8192/4443.3 − 1)/(4 − 1): θ·((1 − s)/8 + s).
+    kwargs = rope_kwargs(rope_theta=500000.0, rope_type="llama3", factor=8.0, original_max_position_embeddings=8192)
+    rotation = head_rotation(3, 8, "rope", kwargs)
+    theta = 500000.0 ** (-np.arange(4) / 4)
+    s = (8192 / (2 * math.pi / theta[2]) - 1) / 3
+    expected = [theta[0], theta[1], theta[2] * ((1 - s) / 8 + s), theta[3] / 8]
+    np.testing.assert_allclose(rotation.inv_freq, expected, rtol=1e-14)
+    assert rotation.attention_factor == 1.0 and rotation.pairing == "halves"
+
+
+@pytest.mark.parametrize("d_model, options, rotated", [(5, {}, 5), (4, {"partial_rotary_factor": 0.25}, 1)])
+def test_an_odd_number_of_rotated_channels_names_the_demo_d_model(d_model, options, rotated):
+    with pytest.raises(ValueError, match=rf"d_model: the demo head's d_k {d_model} .* gives {rotated} rotated"):
+        permutation_demo(d_model=d_model, scheme="rope", scheme_kwargs=rope_kwargs(**options))
+
+
+def test_the_four_term_split_is_refused_for_a_rotation_and_the_rotation_split_for_a_table():
+    rotated = self_attention(("dog", "man"), 4, scheme="rope")
+    with pytest.raises(ValueError, match="applies to encodings added to the embeddings only"):
+        logit_split(rotated)
+    with pytest.raises(ValueError, match="no rotation"):
+        rotation_split(self_attention(("dog", "man"), 4, scheme="sinusoidal"))
+    split = rotation_split(rotated)
+    assert split.note == ROTATION_SPLIT_NOTE and "four-term split" in split.note
+    assert list(split.terms()) == ["without rotation", "with rotation", "difference"]
+
+
+def test_json_dict_of_a_rotation_has_its_split_and_frequencies():
+    demo = permutation_demo("dog bites man", "man bites dog", 4, "rope", rope_kwargs())
+    data = json.loads(json.dumps(demo.to_dict(), allow_nan=False))
+    assert data["position"] == "rotation" and data["logit_split"] is None
+    assert data["rotation"] == {"inv_freq": [1.0, 0.01], "attention_factor": 1.0, "pairing": "halves",
+                                "rotary_dim": 4}  # 10000^(−2/4) = 0.01
+    block = data["rotation_split"]["b"]
+    np.testing.assert_array_equal(np.array(block["with_rotation"]), demo.with_pe.trace_b.scores)
+    np.testing.assert_array_equal(np.array(block["without_rotation"]), demo.without_pe.trace_b.scores)
+    assert block["shift_residual"] == demo.split_b.shift_residual
+    assert "four-term split" in data["rotation_split"]["note"]
+    table = permutation_demo().to_dict()
+    assert table["position"] == "added" and table["rotation"] is None and table["rotation_split"] is None
+
+
+def test_a_repeated_word_with_rope_gets_its_own_rows():
+    demo = permutation_demo("the dog saw the cat", "the cat saw the dog", 8, "rope", rope_kwargs())
+    plain, rotated = demo.repeated["a"]["the"]
+    assert plain <= 1e-12 and rotated > 1e-6
+    assert any("with RoPE they differ by" in line for line in demo.verdict_lines())

@@ -277,7 +277,8 @@ def test_no_graphics_item_is_owned_by_python(panel, qtbot):
     owned = [type(item).__name__ for item in items if shiboken6.ownedByPython(item)]
     assert owned == []
     # One light item per matrix, not a pyqtgraph plot (axes, view box, menus) each.
-    assert len(panel.matrices) == 2 * 9 + 2 * 5
+    # Rows E, PE, X, Q, K, Q̃, K̃, V, S, A, Z for two sentences; the splits' 5 (added) and 3 (RoPE) each.
+    assert len(panel.matrices) == 2 * 11 + 2 * 5 + 2 * 3
     assert len(items) < 100
     assert all(matrix.scene() is panel.canvas.scene() for matrix in panel.matrices.values())
 
@@ -396,3 +397,145 @@ def test_a_window_change_the_demo_does_not_read_leaves_it_alone(panel, qtbot, mo
     _settle(panel)
     assert submitted == [panel] and panel.demo is not demo
     assert "base 500" in panel.title_label.text
+
+
+# --------------------------------------------------------------------------- RoPE: Q and K rotated
+
+
+@pytest.fixture
+def rope_panel(panel, qtbot):
+    """The panel on screen with the rope scheme's default parameters."""
+    panel.resize(1200, 900)
+    panel.show()
+    qtbot.waitExposed(panel)
+    assert panel.state.update(scheme="rope") is None
+    _settle(panel)
+    return panel
+
+
+def test_rope_shows_the_rotated_queries_and_keys_instead_of_an_added_table(rope_panel):
+    panel, demo = rope_panel, rope_panel.demo
+    assert panel.unavailable_message() is None and not panel.unavailable_label.isVisible()
+    assert demo.scheme == "rope" and demo.rotates
+    trace = demo.with_pe.trace_a
+    for key in ("Q_rot_a", "K_rot_b", "X_a"):
+        assert panel.matrices[key].isVisible(), key
+    for key in ("E_a", "PE_b"):  # RoPE adds nothing to X
+        assert not panel.matrices[key].isVisible(), key
+    np.testing.assert_array_equal(panel.matrices["Q_rot_a"].values, trace.q_rotated)
+    np.testing.assert_array_equal(panel.matrices["K_rot_b"].values, demo.with_pe.trace_b.k_rotated)
+    np.testing.assert_array_equal(panel.matrices["X_a"].values, trace.embeddings)
+    np.testing.assert_array_equal(panel.matrices["S_a"].values, trace.scores)
+    assert "Q̃K̃" in panel.step_labels["S"].text
+    assert panel.pe_check.text() == "Rotate Q and K by position (RoPE)"
+    assert f"With RoPE they differ by {demo.with_pe.max_abs_diff_output:.2g}" in panel.verdict_text()
+    # θ_i = 10000^(−2i/8) = 1 … 10000^(−3/4) = 0.001 at the demo's d_k 8, not the window's d_model 512.
+    title = panel.title_label.text
+    assert "d<sub>k</sub> = 8 (not d<sub>model</sub> 512)" in title and "θ<sub>i</sub> = 1 … 0.001" in title
+
+
+def test_rope_split_is_the_logits_without_and_with_the_rotation(rope_panel):
+    panel, demo = rope_panel, rope_panel.demo
+    for sentence in ("a", "b"):
+        assert not panel.split_strips[f"table_{sentence}"].isVisible()
+        assert panel.split_strips[f"rotation_{sentence}"].isVisible()
+    without = panel.matrices["split_a_without rotation"].values
+    with_rotation = panel.matrices["split_a_with rotation"].values
+    np.testing.assert_array_equal(without, demo.without_pe.trace_a.scores)
+    np.testing.assert_array_equal(with_rotation, demo.with_pe.trace_a.scores)
+    np.testing.assert_array_equal(panel.matrices["split_a_difference"].values, with_rotation - without)
+    header = panel.split_header.text
+    assert "applies to encodings added to the embeddings only" in header and "without and with the rotation" in header
+    assert f"b: {demo.split_b.shift_residual:.1e}" in panel.check_label.text
+    assert "depend only on the offset" in panel.check_label.text
+    assert f"{demo.split_a.shift_residual:.1e}" in panel.split_checks["a"]
+
+
+def test_rope_sentence_change_updates_the_rotated_view(rope_panel):
+    panel = rope_panel
+    panel.sentence_b_edit.setText("bites man dog")
+    _settle(panel)
+    demo = panel.demo
+    assert demo.tokens_b == ("bites", "man", "dog") and demo.permutation == (1, 2, 0)
+    expected = permutation_demo("dog bites man", "bites man dog", 8, "rope", panel.state.params.scheme_kwargs())
+    np.testing.assert_array_equal(panel.matrices["Q_rot_b"].values, expected.with_pe.trace_b.q_rotated)
+    np.testing.assert_array_equal(panel.matrices["Z_b"].values, expected.with_pe.trace_b.output)
+    assert panel.matrices["Z_b"].row_words == ("bites", "man", "dog")
+    assert f"With RoPE they differ by {expected.with_pe.max_abs_diff_output:.2g}" in panel.verdict_text()
+    # Without the rotation the outputs are a's rows reordered, and Q̃, K̃ are not shown.
+    panel.set_with_position(False)
+    _settle(panel)
+    assert not panel.matrices["Q_rot_a"].isVisible()
+    z_a, z_b = panel.matrices["Z_a"].values, panel.matrices["Z_b"].values
+    np.testing.assert_allclose(z_b, z_a[list(demo.permutation)], rtol=0, atol=1e-12)
+    assert panel.verdict_label.text().split("<b>")[1].startswith("Without position")
+
+
+def test_rope_back_to_a_table_restores_the_four_term_split(rope_panel):
+    panel = rope_panel
+    assert panel.state.update(scheme="sinusoidal") is None
+    _settle(panel)
+    assert not panel.demo.rotates and panel.matrices["PE_a"].isVisible()
+    assert not panel.matrices["Q_rot_a"].isVisible()
+    assert panel.split_strips["table_a"].isVisible() and not panel.split_strips["rotation_a"].isVisible()
+    assert "Four-term split" in panel.split_header.text
+    assert panel.pe_check.text() == "Add positional encoding"
+
+
+def test_rope_with_an_odd_demo_d_model_is_an_error_that_keeps_the_view(rope_panel):
+    panel = rope_panel
+    before = panel.demo
+    panel.set_demo_d_model(5)
+    _settle(panel)
+    assert panel.demo is before
+    assert "d_model: the demo head's d_k 5" in panel.message_label.text()
+    panel.set_demo_d_model(6)
+    _settle(panel)
+    assert panel.demo.d_model == 6 and panel.message_label.isHidden()
+    assert panel.matrices["Q_rot_a"].values.shape == (3, 6)
+
+
+def test_rope_export_holds_the_rotation(rope_panel):
+    panel = rope_panel
+    data = panel.export_data()
+    arrays = data["arrays"]
+    demo = panel.demo
+    np.testing.assert_array_equal(arrays["with_pe_Q_rotated_a"], demo.with_pe.trace_a.q_rotated)
+    np.testing.assert_array_equal(arrays["with_pe_S_unrotated_b"], demo.without_pe.trace_b.scores)
+    np.testing.assert_array_equal(arrays["split_b_with_rotation"], demo.with_pe.trace_b.scores)
+    assert "with_pe_PE_a" not in arrays and "split_a_ee" not in arrays
+    document = json.loads(json.dumps(data["meta"], allow_nan=False))
+    block = document["permutation"]
+    assert block["position"] == "rotation" and block["logit_split"] is None
+    assert block["rotation"]["inv_freq"] == demo.with_pe.trace_a.rotation.inv_freq.tolist()
+
+
+def test_llama31_preset_rotates_at_the_demo_head_with_the_sentence_positions(panel, qtbot):
+    panel.resize(1200, 900)
+    panel.show()
+    qtbot.waitExposed(panel)
+    llama = {"scheme": "rope", "d_model": 128, "seq_len": 1_048_576, "rope_theta": 500000.0, "rope_type": "llama3",
+             "factor": 8.0, "original_max_position_embeddings": 8192}
+    assert panel.state.update(**llama) is None
+    _settle(panel)
+    rotation = panel.demo.with_pe.trace_a.rotation
+    assert rotation.positions.tolist() == [0.0, 1.0, 2.0]  # the sentence's, not the window's 1,048,576
+    # θ_3 = 500000^(−3/4)/8 = 6.65e-6: its wavelength 118,000 is above L₀ = 8,192, so llama3 divides by 8.
+    assert rotation.inv_freq[3] == pytest.approx(500000.0 ** -0.75 / 8, rel=1e-14)
+    assert "θ<sub>i</sub> = 1 … 6.65e-06" in panel.title_label.text and "llama3" in panel.title_label.text
+
+
+def test_a_rotation_the_demo_does_not_know_says_what_it_needs(panel):
+    from types import SimpleNamespace
+
+    from posenc_gui.model import SCHEMES, Scheme
+
+    twist = Scheme(key="twist", label="Twist (test rotation)", summary="Rotates.", formula="q·R·k", order=96,
+                   family="rotation")
+    assert not PermutationPanel.shows(twist)
+    assert PermutationPanel.shows(SCHEMES["rope"]) and PermutationPanel.shows(SCHEMES["nope"])
+    assert panel.unavailable_reason(panel.state.params) is None  # sinusoidal: a table to add
+    reason = panel.unavailable_reason(SimpleNamespace(info=twist))
+    assert reason == ("Twist (test rotation) gives a rotation of the queries and keys, and this panel needs a table "
+                      "of positions × dimensions added to the token embeddings, or RoPE's rotation of the queries "
+                      "and keys.")

@@ -14,6 +14,16 @@ Without position, reordering the words (a permutation matrix ``P``) only
 reorders the rows: ``Z_b = P Z_a`` and ``A_b = P A_a Pᵀ``. With a positional
 encoding added, word ``i`` carries ``e_i + p_i`` and the equality breaks.
 
+RoPE (the ``rope`` scheme) adds nothing: ``X = E``, and the head rotates its
+queries and keys by their positions before the logits,
+``S = (R_m q_m)·(R_n k_n) / √d_k`` (:class:`HeadRotation`), with ``V``
+unrotated. The rotation is RoPE at the demo head's dimension ``d_k`` (the
+app's d_model, RoPE's head dimension, is not used; the demo's is small so
+its numbers can be read) with the scheme's ``rope_theta``, pairing, partial
+rotary factor and context scaling, for the sentence's positions ``0 … n−1``
+(dynamic NTK scales for the sentence's length ``n``). A rotated logit depends
+on the offset ``n − m`` only, and reordering the words changes the offsets.
+
 Everything is deterministic: a word's toy embedding depends only on the word,
 the seed and ``d_model`` (seeded with a CRC-32 of the word, not Python's
 salted ``hash``), so the same word gets the same vector in every sentence and
@@ -42,7 +52,9 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from . import limits
+from .rope import rope_frequencies, rope_rotate
 from .schemes import SCHEMES, encode
+from .schemes.rope import hf_config
 
 #: Allowed demo model dimension: small, so every number can be read.
 MIN_DEMO_D_MODEL = 2
@@ -63,6 +75,18 @@ MAX_REPEATED_LINES = 3
 
 #: Names of the four terms of the logit split, in order.
 SPLIT_TERMS = ("e·e", "e·p", "p·e", "p·p")
+#: The schemes whose rotation the demo applies to the head's queries and keys (the others add a table).
+ROTATING_SCHEMES = ("rope",)
+#: Names of the matrices of the rotation split, in order.
+ROTATION_TERMS = ("without rotation", "with rotation", "difference")
+#: How far the offset check shifts every position (the rotated logits must stay the same).
+SHIFT_CHECK = 1000.0
+#: Why a rotation has no four-term split, and what the demo shows instead.
+ROTATION_SPLIT_NOTE = (
+    "The four-term split e·e + e·p + p·e + p·p applies to encodings added to the embeddings only. "
+    "RoPE adds nothing (X = E) and rotates each query and key by its position instead, so what applies "
+    "is the logits without and with the rotation and their difference, the rotation's contribution."
+)
 
 
 def _readonly(array: np.ndarray) -> np.ndarray:
@@ -145,6 +169,31 @@ def _check_scheme_kwargs(scheme_kwargs: object) -> dict[str, Any]:
             f"got {limits.shown(scheme_kwargs)}"
         )
     return dict(scheme_kwargs)
+
+
+def position_kind(scheme: str) -> str:
+    """How the demo gives the head position with ``scheme``.
+
+    Returns
+    -------
+    str
+        ``"rotation"`` for a scheme of :data:`ROTATING_SCHEMES` (Q and K are
+        rotated), ``"added"`` for a scheme that gives a table (X = E + PE).
+
+    Raises
+    ------
+    ValueError
+        For an unknown scheme, or one that gives neither.
+    """
+    info = SCHEMES[_check_scheme(scheme)]
+    if info.key in ROTATING_SCHEMES:
+        return "rotation"
+    if "table" in info.provides:
+        return "added"
+    raise ValueError(
+        f"scheme {scheme!r} ({info.label}) gives no table to add to the embeddings and is not one of the "
+        f"rotations the demo applies ({', '.join(ROTATING_SCHEMES)})"
+    )
 
 
 def check_demo_d_model(d_model: object) -> int:
@@ -238,6 +287,81 @@ def softmax_rows(scores: np.ndarray) -> np.ndarray:
     return weights / weights.sum(axis=1, keepdims=True)
 
 
+@dataclass(frozen=True, eq=False)
+class HeadRotation:
+    """How the head rotates its queries and keys: RoPE at the head's dimension.
+
+    Attributes
+    ----------
+    positions : ndarray, (n,)
+        The words' positions, ``0 … n−1``.
+    inv_freq : ndarray, (rotary_dim / 2,)
+        θ_i, from :func:`~posenc_gui.model.rope.rope_frequencies`.
+    attention_factor : float
+        Multiplies cos and sin of the rotated channels, as Hugging Face's
+        ``attention_scaling``: their part of a logit scales by its square
+        (1 except for YaRN); the pass-through channels are not scaled.
+    pairing : str
+        ``"halves"`` or ``"interleaved"`` (see :func:`~posenc_gui.model.rope.rope_pairs`).
+    """
+
+    positions: np.ndarray
+    inv_freq: np.ndarray
+    attention_factor: float
+    pairing: str
+
+    @property
+    def rotary_dim(self) -> int:
+        """The rotated channels (the first ``rotary_dim`` of the head; the rest pass through)."""
+        return 2 * int(np.size(self.inv_freq))
+
+    def rotate(self, x: np.ndarray, shift: float = 0.0) -> np.ndarray:
+        """Row ``m`` of ``x`` rotated by the angles ``(positions[m] + shift) · θ_i`` (:func:`rope_rotate`)."""
+        return rope_rotate(x, np.asarray(self.positions, dtype=np.float64) + shift, self.inv_freq, self.pairing,
+                           attention_factor=self.attention_factor)
+
+    def logits(self, q: np.ndarray, k: np.ndarray, shift: float = 0.0) -> np.ndarray:
+        """``(R_m q_m)·(R_n k_n) / √d_k`` for every query row ``m`` and key row ``n``, ``(n, n)``.
+
+        ``shift`` moves every position by the same amount: the result
+        depends on the offsets only, so it does not change (up to rounding).
+        """
+        return (self.rotate(q, shift) @ self.rotate(k, shift).T) / math.sqrt(np.shape(k)[1])
+
+
+def head_rotation(n: int, d_k: int, scheme: str = "rope", scheme_kwargs: Mapping[str, Any] | None = None
+                  ) -> HeadRotation:
+    """The rotation a head of width ``d_k`` applies to ``n`` words with ``scheme`` (one of :data:`ROTATING_SCHEMES`).
+
+    RoPE at head dimension ``d_k`` with the scheme's options (defaults
+    filled in): θ_i from :func:`~posenc_gui.model.rope.rope_frequencies` of
+    its Hugging Face config, at sequence length ``n`` (what dynamic NTK
+    scales for), positions ``0 … n−1``.
+
+    Raises
+    ------
+    ValueError
+        For a scheme that is not a rotation, a bad option, or a ``d_k`` whose
+        rotated channels ``int(d_k · partial_rotary_factor)`` are odd or fewer
+        than 2 (naming ``d_model``, the demo's).
+    """
+    n = limits.check_int("n", n, 1, MAX_WORDS)
+    d_k = check_demo_d_model(d_k)
+    if position_kind(scheme) != "rotation":
+        raise ValueError(f"scheme {scheme!r} adds a table; it does not rotate the queries and keys")
+    options = SCHEMES[scheme].check(_check_scheme_kwargs(scheme_kwargs))
+    partial = options["partial_rotary_factor"]
+    rotary = int(d_k * partial)  # Hugging Face's truncation
+    if rotary < 2 or rotary % 2:
+        raise ValueError(
+            f"d_model: the demo head's d_k {d_k} × partial_rotary_factor {partial:g} gives {rotary} rotated "
+            "channels; RoPE needs an even number, at least 2 (choose an even demo d_model)"
+        )
+    inv_freq, attention_factor = rope_frequencies(hf_config(d_k, **options), seq_len=n)
+    return HeadRotation(_readonly(np.arange(n, dtype=np.float64)), _readonly(inv_freq), float(attention_factor),
+                        options["pairing"])
+
+
 # --------------------------------------------------------------------------- one sentence
 
 
@@ -252,15 +376,24 @@ class AttentionTrace:
     embeddings : ndarray, (n, d_model)
         ``E``, the toy word embeddings.
     positional : ndarray or None, (n, d_model)
-        ``PE`` added to ``E``, or ``None`` without position.
+        ``PE`` added to ``E``, or ``None`` without it (no position, or a rotation).
     x, q, k, v : ndarray
         ``X = E (+ PE)``, ``Q = X W_q``, ``K = X W_k``, ``V = X W_v``.
     scores : ndarray, (n, n)
-        ``Q Kᵀ / √d_k``: row = query word, column = key word.
+        ``Q Kᵀ / √d_k``, or with a rotation ``Q̃ K̃ᵀ / √d_k``: row = query
+        word, column = key word.
     attention : ndarray, (n, n)
         ``A = softmax(scores)`` by rows.
     output : ndarray, (n, d_model)
         ``Z = A V``.
+    rotation : HeadRotation or None
+        How Q and K were rotated (RoPE), or ``None``.
+    q_rotated, k_rotated : ndarray or None, (n, d_k)
+        ``Q̃ = R Q`` and ``K̃ = R K``, each row rotated by its word's
+        position; ``None`` without a rotation.
+    unrotated_scores : ndarray or None, (n, n)
+        ``Q Kᵀ / √d_k`` of the same head without the rotation (the logits
+        without position); ``None`` without a rotation.
     """
 
     tokens: tuple[str, ...]
@@ -273,16 +406,21 @@ class AttentionTrace:
     scores: np.ndarray
     attention: np.ndarray
     output: np.ndarray
+    rotation: HeadRotation | None = None
+    q_rotated: np.ndarray | None = None
+    k_rotated: np.ndarray | None = None
+    unrotated_scores: np.ndarray | None = None
 
     @property
     def with_position(self) -> bool:
-        """True if a positional encoding was added."""
-        return self.positional is not None
+        """True if the head saw position: an encoding added, or Q and K rotated."""
+        return self.positional is not None or self.rotation is not None
 
     def steps(self) -> dict[str, np.ndarray]:
         """The matrices in the order of the formula, keyed by their names."""
+        rotated = {} if self.rotation is None else {"Q_rotated": self.q_rotated, "K_rotated": self.k_rotated}
         return {
-            "X": self.x, "Q": self.q, "K": self.k, "V": self.v,
+            "X": self.x, "Q": self.q, "K": self.k, **rotated, "V": self.v,
             "scores": self.scores, "A": self.attention, "Z": self.output,
         }
 
@@ -305,7 +443,10 @@ def self_attention(
         Embedding size, ``2 … 64``.
     scheme : str, optional
         A positional-encoding scheme (a key of ``SCHEMES``); ``None`` for no
-        position (``X = E``).
+        position (``X = E``). A table is added (``X = E + PE``); a rotation
+        (:data:`ROTATING_SCHEMES`) leaves ``X = E`` and rotates ``Q`` and
+        ``K`` by position before the logits (:func:`head_rotation`), ``V``
+        unrotated.
     scheme_kwargs : mapping, optional
         The scheme's parameters, e.g. ``EncodingParams.scheme_kwargs()``.
     seed : int
@@ -319,15 +460,23 @@ def self_attention(
     d_model = check_demo_d_model(d_model)
     weights = attention_weights(d_model, seed)
     e = token_embeddings(tokens, d_model, seed)
-    pe = None if scheme is None else positional_matrix(len(tokens), d_model, _check_scheme(scheme), scheme_kwargs)
+    kind = None if scheme is None else position_kind(scheme)
+    pe = positional_matrix(len(tokens), d_model, scheme, scheme_kwargs) if kind == "added" else None
     x = e if pe is None else e + pe
     q, k, v = x @ weights.w_q, x @ weights.w_k, x @ weights.w_v
-    scores = (q @ k.T) / math.sqrt(weights.d_k)
+    plain_scores = (q @ k.T) / math.sqrt(weights.d_k)
+    rotation = q_rotated = k_rotated = None
+    scores = plain_scores
+    if kind == "rotation":
+        rotation = head_rotation(len(tokens), weights.d_k, scheme, scheme_kwargs)
+        q_rotated, k_rotated = _readonly(rotation.rotate(q)), _readonly(rotation.rotate(k))
+        scores = (q_rotated @ k_rotated.T) / math.sqrt(weights.d_k)  # as HeadRotation.logits
     a = softmax_rows(scores)
     z = a @ v
     return AttentionTrace(
         tokens, _readonly(e), None if pe is None else _readonly(pe), _readonly(x), _readonly(q),
         _readonly(k), _readonly(v), _readonly(scores), _readonly(a), _readonly(z),
+        rotation, q_rotated, k_rotated, None if rotation is None else _readonly(plain_scores),
     )
 
 
@@ -382,10 +531,13 @@ def logit_split(trace: AttentionTrace, seed: int = 0) -> LogitSplit:
     Raises
     ------
     ValueError
-        If the trace has no positional encoding.
+        If the trace has no positional encoding, or rotates Q and K (see
+        :func:`rotation_split`).
     """
     if not isinstance(trace, AttentionTrace):
         raise ValueError(f"trace must be an AttentionTrace from self_attention(), got {limits.shown(trace)}")
+    if trace.rotation is not None:
+        raise ValueError(f"trace rotates Q and K: {ROTATION_SPLIT_NOTE} Use rotation_split().")
     if trace.positional is None:
         raise ValueError("trace has no positional encoding; make it with a scheme to split the logits")
     d_model = trace.embeddings.shape[1]
@@ -399,6 +551,67 @@ def logit_split(trace: AttentionTrace, seed: int = 0) -> LogitSplit:
     return LogitSplit(
         trace.tokens, _readonly(ee), _readonly(ep), _readonly(pe), _readonly(pp), trace.scores, residual
     )
+
+
+@dataclass(frozen=True, eq=False)
+class RotationSplit:
+    """What the four-term split becomes for a rotation: the logits without and with it.
+
+    Attributes
+    ----------
+    tokens : tuple of str
+    unrotated : ndarray, (n, n)
+        ``q_m · k_n / √d_k``: the same head without the rotation (the logits
+        without position).
+    rotated : ndarray, (n, n)
+        ``(R_m q_m)·(R_n k_n) / √d_k``: the trace's ``scores``.
+    difference : ndarray, (n, n)
+        ``rotated − unrotated``: the rotation's contribution. On the
+        diagonal (offset 0) it is ``(attention_factor² − 1)`` times the rotated
+        channels' part, so 0 unless YaRN scales cos and sin.
+    shift_residual : float
+        ``max |S(positions + SHIFT_CHECK) − S(positions)|`` of the rotated
+        logits: rounding only (the logits depend on the offsets only).
+    note : str
+        :data:`ROTATION_SPLIT_NOTE`.
+    """
+
+    tokens: tuple[str, ...]
+    unrotated: np.ndarray
+    rotated: np.ndarray
+    difference: np.ndarray
+    shift_residual: float
+    note: str = ROTATION_SPLIT_NOTE
+
+    def terms(self) -> dict[str, np.ndarray]:
+        """The three matrices keyed by :data:`ROTATION_TERMS`."""
+        return dict(zip(ROTATION_TERMS, (self.unrotated, self.rotated, self.difference)))
+
+
+def rotation_split(trace: AttentionTrace) -> RotationSplit:
+    """The logits of a trace made with a rotation, without and with it, and their difference.
+
+    Raises
+    ------
+    ValueError
+        If the trace has no rotation (an added encoding has :func:`logit_split`).
+    """
+    if not isinstance(trace, AttentionTrace):
+        raise ValueError(f"trace must be an AttentionTrace from self_attention(), got {limits.shown(trace)}")
+    if trace.rotation is None or trace.unrotated_scores is None:
+        raise ValueError("trace has no rotation; make it with a rotating scheme (rope), or split an added "
+                         "encoding's logits with logit_split()")
+    shifted = trace.rotation.logits(trace.q, trace.k, SHIFT_CHECK)
+    residual = float(np.max(np.abs(shifted - trace.scores)))
+    return RotationSplit(trace.tokens, trace.unrotated_scores, trace.scores,
+                         _readonly(trace.scores - trace.unrotated_scores), residual)
+
+
+def split_logits(trace: AttentionTrace, seed: int = 0) -> LogitSplit | RotationSplit:
+    """What applies to the trace: :func:`rotation_split` for a rotation, else :func:`logit_split`."""
+    if isinstance(trace, AttentionTrace) and trace.rotation is not None:
+        return rotation_split(trace)
+    return logit_split(trace, seed)
 
 
 # --------------------------------------------------------------------------- comparison
@@ -513,16 +726,23 @@ class OrderingComparison:
         return self.max_abs_diff_output is not None and self.max_abs_diff_output <= SAME_TOLERANCE
 
 
+def _position_label(rotation: bool) -> str:
+    """How the verdicts name the head with position: an added encoding or RoPE's rotation."""
+    return "with RoPE" if rotation else "with position"
+
+
 def _verdict(with_position: bool, perm: tuple[int, ...] | None, diff_z: float | None, diff_a: float | None,
-             same_vectors: bool = False) -> str:
-    """The comparison in words; ``same_vectors``: the encoding gives every position the same vector."""
-    label = "with position" if with_position else "without position"
+             same_vectors: bool = False, rotation: bool = False) -> str:
+    """The comparison in words; ``same_vectors``: the encoding gives every position the same vector;
+    ``rotation``: the head rotates Q and K (RoPE) instead of adding an encoding."""
+    label = _position_label(rotation) if with_position else "without position"
+    label = label[0].upper() + label[1:]  # not str.capitalize: "RoPE" keeps its capitals
     if perm is None or diff_z is None or diff_a is None:
-        return f"{label.capitalize()}: no comparison — sentence b is not a reordering of sentence a."
+        return f"{label}: no comparison — sentence b is not a reordering of sentence a."
     identity = all(i == j for i, j in enumerate(perm))
     if diff_z <= SAME_TOLERANCE and diff_a <= SAME_TOLERANCE:
         text = (
-            f"{label.capitalize()} the outputs are the same rows permuted: max difference {diff_z:.1e} "
+            f"{label} the outputs are the same rows permuted: max difference {diff_z:.1e} "
             f"(attention weights {diff_a:.1e})"
         )
         text += " — only floating-point rounding." if max(diff_z, diff_a) > 0 else "."
@@ -531,30 +751,40 @@ def _verdict(with_position: bool, perm: tuple[int, ...] | None, diff_z: float | 
         elif with_position and same_vectors:
             text += (" The encoding gives every position the same vector, so attention still cannot see word "
                      "order: it is permutation invariant, as without position.")
+        elif with_position and rotation:
+            text += (" The rotation turns too little over these offsets to change the outputs: the head "
+                     "still cannot see word order.")
         return text
-    return (
-        f"{label.capitalize()} they differ by {diff_z:.2g} (largest |Z_b − P Z_a|; attention weights "
-        f"by {diff_a:.2g}): the head now sees word order."
+    text = (
+        f"{label} they differ by {diff_z:.2g} (largest |Z_b − P Z_a|; attention weights "
+        f"by {diff_a:.2g}): the head now sees word order"
     )
+    if rotation:
+        return text + (" — a rotated logit depends on the offset n − m between key and query, and the "
+                       "reordering changes the offsets.")
+    return text + "."
 
 
 def compare_orderings(trace_a: AttentionTrace, trace_b: AttentionTrace) -> OrderingComparison:
     """Compare two traces after aligning b's rows (and columns) to a's.
 
     Both traces must be made with the same ``d_model``, seed and, for a fair
-    comparison, the same scheme (or none).
+    comparison, the same scheme (or none). With a rotation the verdict says
+    so and why the outputs differ (the rotated logits depend on the offsets).
     """
     perm = align_permutation(trace_a.tokens, trace_b.tokens)
     with_position = trace_a.with_position or trace_b.with_position
     if perm is None:
-        return OrderingComparison(trace_a, trace_b, None, None, None, _verdict(with_position, None, None, None))
+        return OrderingComparison(trace_a, trace_b, None, None, None, _verdict(with_position, None, None, None,
+                                                                              rotation=trace_a.rotation is not None))
     index = np.asarray(perm, dtype=np.int64)
     diff_z = float(np.max(np.abs(trace_b.output - trace_a.output[index])))
     diff_a = float(np.max(np.abs(trace_b.attention - trace_a.attention[np.ix_(index, index)])))
     same_vectors = all(trace.positional is not None and bool(np.all(trace.positional == trace.positional[0]))
                        for trace in (trace_a, trace_b))
+    rotation = trace_a.rotation is not None or trace_b.rotation is not None
     return OrderingComparison(trace_a, trace_b, perm, diff_z, diff_a,
-                              _verdict(with_position, perm, diff_z, diff_a, same_vectors))
+                              _verdict(with_position, perm, diff_z, diff_a, same_vectors, rotation))
 
 
 # --------------------------------------------------------------------------- the whole demo
@@ -571,12 +801,15 @@ class PermutationDemo:
     tokens_a, tokens_b : tuple of str
     d_model, seed : int
     scheme : str
-        The positional-encoding scheme of the ``with_pe`` traces.
+        The positional-encoding scheme of the ``with_pe`` traces: a table
+        added to the embeddings, or a rotation of Q and K (RoPE).
     scheme_kwargs : dict
         Its parameters.
     without_pe, with_pe : OrderingComparison
-    split_a, split_b : LogitSplit
-        The four-term split of each sentence's logits with position.
+    split_a, split_b : LogitSplit or RotationSplit
+        Each sentence's logits with position: the four-term split of an added
+        encoding, or, for a rotation, the logits without and with it
+        (:class:`RotationSplit`, whose ``note`` says why).
     message : str
         Empty when b reorders a; otherwise why there is no comparison.
     repeated : dict
@@ -594,10 +827,15 @@ class PermutationDemo:
     scheme_kwargs: dict
     without_pe: OrderingComparison
     with_pe: OrderingComparison
-    split_a: LogitSplit
-    split_b: LogitSplit
+    split_a: LogitSplit | RotationSplit
+    split_b: LogitSplit | RotationSplit
     message: str
     repeated: dict
+
+    @property
+    def rotates(self) -> bool:
+        """True if position is a rotation of Q and K (RoPE), not an encoding added to X."""
+        return self.with_pe.trace_a.rotation is not None
 
     @property
     def is_permutation(self) -> bool:
@@ -626,7 +864,8 @@ class PermutationDemo:
                     break
                 lines.append(
                     f"“{word}” occurs more than once in sentence {key}: without position its output rows "
-                    f"are identical (max difference {plain:.1e}); with position they differ by {positioned:.2g}."
+                    f"are identical (max difference {plain:.1e}); {_position_label(self.rotates)} they differ "
+                    f"by {positioned:.2g}."
                 )
         return lines
 
@@ -658,9 +897,15 @@ def permutation_dict(demo: PermutationDemo) -> dict[str, Any]:
     ``max_abs_diff_attention`` (after aligning b to a; ``null`` if b is not a
     reordering of a), plus ``scores_a``/``scores_b`` and ``verdict``. Also
     ``sentence_a``, ``sentence_b``, ``is_permutation``, ``permutation``,
-    ``message``, ``d_model``, ``seed``, ``scheme``, ``scheme_kwargs`` and
+    ``message``, ``d_model``, ``seed``, ``scheme``, ``scheme_kwargs``,
+    ``position`` (``"added"`` or ``"rotation"``) and, for an added encoding,
     ``logit_split`` (``a``/``b``: the four terms, ``total``,
-    ``max_abs_residual``, ``shares``).
+    ``max_abs_residual``, ``shares``) with ``rotation`` and
+    ``rotation_split`` ``null``; for a rotation, ``logit_split`` ``null``,
+    ``rotation`` (``inv_freq``, ``attention_factor``, ``pairing``,
+    ``rotary_dim``) and ``rotation_split`` (``a``/``b``:
+    ``without_rotation``, ``with_rotation``, ``difference``,
+    ``shift_residual``; and ``note``).
     """
     if not isinstance(demo, PermutationDemo):
         raise ValueError(f"demo must be a PermutationDemo from permutation_demo(), got {limits.shown(demo)}")
@@ -673,6 +918,14 @@ def permutation_dict(demo: PermutationDemo) -> dict[str, Any]:
             "shares": s.shares(),
         }
 
+    def rotated(s: RotationSplit) -> dict[str, Any]:
+        return {
+            **{name.replace(" ", "_"): term.tolist() for name, term in s.terms().items()},
+            "shift_residual": s.shift_residual,
+        }
+
+    rotation = demo.with_pe.trace_a.rotation
+    splits = (demo.split_a, demo.split_b)
     return {
         "sentence_a": demo.sentence_a,
         "sentence_b": demo.sentence_b,
@@ -685,9 +938,18 @@ def permutation_dict(demo: PermutationDemo) -> dict[str, Any]:
         "seed": demo.seed,
         "scheme": demo.scheme,
         "scheme_kwargs": {k: (float(v) if isinstance(v, (float, np.floating)) else v) for k, v in demo.scheme_kwargs.items()},
+        "position": "rotation" if demo.rotates else "added",
         "without_pe": _comparison_dict(demo.without_pe),
         "with_pe": _comparison_dict(demo.with_pe),
-        "logit_split": {"a": split(demo.split_a), "b": split(demo.split_b)},
+        "logit_split": None if demo.rotates else dict(zip("ab", map(split, splits))),
+        "rotation": None if rotation is None else {
+            "inv_freq": rotation.inv_freq.tolist(),
+            "attention_factor": rotation.attention_factor,
+            "pairing": rotation.pairing,
+            "rotary_dim": rotation.rotary_dim,
+        },
+        "rotation_split": None if not demo.rotates else {**dict(zip("ab", map(rotated, splits))),
+                                                         "note": ROTATION_SPLIT_NOTE},
     }
 
 
@@ -710,7 +972,9 @@ def permutation_demo(
     d_model : int
         Embedding size of the demo, ``2 … 64`` (default 8).
     scheme : str
-        Positional-encoding scheme for the ``with_pe`` traces.
+        Positional-encoding scheme for the ``with_pe`` traces: a table is
+        added to the embeddings; ``rope`` rotates the head's Q and K by
+        position instead (see :func:`self_attention`).
     scheme_kwargs : mapping, optional
         Its parameters (``EncodingParams.scheme_kwargs()``).
     seed : int
@@ -725,7 +989,8 @@ def permutation_demo(
     ValueError
         For an empty sentence or one over :data:`MAX_WORDS` words (naming
         ``sentence_a`` / ``sentence_b``), a ``d_model`` outside ``2 … 64``, or
-        a bad scheme or scheme parameter.
+        a bad scheme or scheme parameter (for RoPE also a ``d_model`` whose
+        rotated channels are odd or fewer than 2).
     """
     tokens_a = tokenize(sentence_a, "sentence_a")
     tokens_b = tokenize(sentence_b, "sentence_b")
@@ -746,5 +1011,5 @@ def permutation_demo(
         repeated[key] = {w: (spread_plain[w], spread_pos[w]) for w in spread_plain}
     return PermutationDemo(
         sentence_a, sentence_b, tokens_a, tokens_b, d_model, seed, scheme, kwargs,
-        without_pe, with_pe, logit_split(pos_a, seed), logit_split(pos_b, seed), message, repeated,
+        without_pe, with_pe, split_logits(pos_a, seed), split_logits(pos_b, seed), message, repeated,
     )

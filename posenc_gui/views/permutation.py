@@ -1,7 +1,7 @@
 """Permutation demo: "dog bites man" and "man bites dog" through one attention head.
 
 Every matrix of ``X → Q, K, V → QKᵀ/√d_k → softmax → AV`` is drawn for both
-sentences side by side, as small heatmaps with the numbers written in the
+sentences side by side (with RoPE, also the rotated ``Q̃`` and ``K̃``), as small heatmaps with the numbers written in the
 cells and the rows labelled by the words (:mod:`.matrix_items`). All
 numbers come from :mod:`posenc_gui.model.attention`; this module only
 draws them.
@@ -33,9 +33,13 @@ from ..model.attention import (
     MAX_DEMO_D_MODEL,
     MAX_WORDS,
     MIN_DEMO_D_MODEL,
+    ROTATING_SCHEMES,
+    ROTATION_TERMS,
+    SHIFT_CHECK,
     AttentionTrace,
     LogitSplit,
     PermutationDemo,
+    RotationSplit,
     permutation_demo,
     word_difference,
 )
@@ -54,11 +58,22 @@ SPLIT_LABEL_PIXELS = 70
 MIN_CANVAS_PIXELS = 900
 #: (key, formula, what the matrix is, how to get it from a trace)
 Step = tuple[str, str, str, Callable[[AttentionTrace], np.ndarray]]
-COMMON_STEPS: tuple[Step, ...] = (
+PROJECTION_STEPS: tuple[Step, ...] = (
     ("Q", "Q = X·W<sub>q</sub>", "queries", lambda t: t.q),
     ("K", "K = X·W<sub>k</sub>", "keys", lambda t: t.k),
-    ("V", "V = X·W<sub>v</sub>", "values", lambda t: t.v),
+)
+ROTATED_STEPS: tuple[Step, ...] = (
+    ("Q_rot", "Q̃ = R<sub>m</sub>·Q", "each query turned by its position m", lambda t: t.q_rotated),
+    ("K_rot", "K̃ = R<sub>n</sub>·K", "each key turned by its position n", lambda t: t.k_rotated),
+)
+VALUE_STEPS: tuple[Step, ...] = (("V", "V = X·W<sub>v</sub>", "values", lambda t: t.v),)
+SCORE_STEPS: tuple[Step, ...] = (
     ("S", "S = QK<sup>T</sup>/√d<sub>k</sub>", "logits: query × key", lambda t: t.scores),
+)
+ROTATED_SCORE_STEPS: tuple[Step, ...] = (
+    ("S", "S = Q̃K̃<sup>T</sup>/√d<sub>k</sub>", "logits: depend on n − m", lambda t: t.scores),
+)
+OUTPUT_STEPS: tuple[Step, ...] = (
     ("A", "A = softmax(S)", "each row sums to 1", lambda t: t.attention),
     ("Z", "Z = A·V", "the output", lambda t: t.output),
 )
@@ -68,14 +83,28 @@ POSITION_STEPS: tuple[Step, ...] = (
     ("X", "X = E + PE", "input with position", lambda t: t.x),
 )
 PLAIN_STEPS: tuple[Step, ...] = (("X", "X = E", "word embeddings only", lambda t: t.x),)
+ROTATION_INPUT_STEPS: tuple[Step, ...] = (("X", "X = E", "RoPE adds nothing to X", lambda t: t.x),)
+#: Every row of plots the figure has, top to bottom (each mode shows some of them).
+ROW_KEYS = ("E", "PE", "X", "Q", "K", "Q_rot", "K_rot", "V", "S", "A", "Z")
 #: Steps whose columns are key words (not dimensions).
 SQUARE_STEPS = ("S", "A")
 SPLIT_NAMES = ("e·e", "e·p", "p·e", "p·p", "total")
+#: The strips of the split: an added encoding's four terms and total, or a rotation's three matrices.
+STRIP_NAMES = {"table": SPLIT_NAMES, "rotation": ROTATION_TERMS}
 
 
-def steps(with_position: bool) -> tuple[Step, ...]:
-    """The rows of plots, top to bottom."""
-    return (POSITION_STEPS if with_position else PLAIN_STEPS) + COMMON_STEPS
+def steps(with_position: bool, rotation: bool = False) -> tuple[Step, ...]:
+    """The rows of plots, top to bottom: with position an added encoding's E, PE, X = E + PE, or with
+    ``rotation`` (RoPE) X = E and the rotated Q̃, K̃ before the logits."""
+    if with_position and rotation:
+        return ROTATION_INPUT_STEPS + PROJECTION_STEPS + ROTATED_STEPS + VALUE_STEPS + ROTATED_SCORE_STEPS \
+            + OUTPUT_STEPS
+    inputs = POSITION_STEPS if with_position else PLAIN_STEPS
+    return inputs + PROJECTION_STEPS + VALUE_STEPS + SCORE_STEPS + OUTPUT_STEPS
+
+
+def _strip_key(kind: str, sentence: str) -> str:
+    return f"{kind}_{sentence}"
 
 
 def _sentence_title(key: str, tokens: tuple[str, ...], shape: tuple[int, int]) -> str:
@@ -91,11 +120,14 @@ class PermutationPanel(Panel):
     panel_id = "permutation"
     title = "Permutation demo"
     model_functions = (permutation_demo,)
+    #: A table to add or a rotation (RoPE): what the demo needs is either, see :meth:`shows`.
+    requires = frozenset()
     view_settings = ("demo_d_model",)
     cli_options = (
         PanelOption("--sentence-a", "first sentence (words separated by spaces)", metavar="TEXT"),
         PanelOption("--sentence-b", "second sentence, e.g. the same words reordered", metavar="TEXT"),
-        PanelOption("--position", "add the positional encoding (--no-position: X = E)", boolean=True),
+        PanelOption("--position", "add the positional encoding, or with RoPE rotate Q and K "
+                    "(--no-position: X = E, no rotation)", boolean=True),
         PanelOption("--demo-d-model", "embedding size of the toy attention head", type=int, metavar="D"),
     )
     help_text = (
@@ -111,9 +143,26 @@ class PermutationPanel(Panel):
         "max |Z<sub>b</sub> − P Z<sub>a</sub>|. The last rows split each logit: "
         "(e<sub>i</sub>+p<sub>i</sub>)W<sub>q</sub>·((e<sub>j</sub>+p<sub>j</sub>)W<sub>k</sub>)<sup>T</sup>/√d<sub>k</sub> "
         "= e·e + e·p + p·e + p·p: meaning with meaning, meaning with position, position with meaning, "
-        "position with position; the four add up to the total (checked). Rows are words (first word at "
-        "the top); colours share one scale per row of plots (blue negative, red positive; A from 0 to 1)."
+        "position with position; the four add up to the total (checked). <b>With RoPE</b> nothing is added "
+        "(X = E): the head turns each query and key by its position, Q̃ = R<sub>m</sub>Q, "
+        "K̃ = R<sub>n</sub>K, so a logit depends on the offset n − m only and V is not turned; the "
+        "rotation is RoPE at this demo's d<sub>k</sub> with the scheme's θ, pairing, partial rotary "
+        "factor and scaling. The four-term split applies to added encodings only: for RoPE the last "
+        "rows show the logits without and with the rotation and their difference. Rows are words (first "
+        "word at the top); colours share one scale per row of plots (blue negative, red positive; A from "
+        "0 to 1)."
     )
+
+    @classmethod
+    def shows(cls, info) -> bool:
+        """A scheme that gives a table (added to the embeddings) or a rotation the demo applies (RoPE)."""
+        return "table" in info.provides or info.key in ROTATING_SCHEMES
+
+    def unavailable_reason(self, params) -> str | None:
+        if self.shows(params.info):
+            return None
+        lacks = params.info.lacks(frozenset({"table"})) or ""
+        return f"{lacks.rstrip('.')}, or RoPE's rotation of the queries and keys."
 
     def __init__(self, state, compute, parent: QWidget | None = None) -> None:
         super().__init__(state, compute, parent)
@@ -170,6 +219,8 @@ class PermutationPanel(Panel):
         self._build()
         self.split_checks: dict[str, str] = {}
         self._shape: tuple | None = None
+        #: Whether the sentences' checkbox names a rotation (RoPE) or an added encoding.
+        self._rotation_labels: bool | None = None
 
         self.sentence_a_edit.textChanged.connect(self.request_update)
         self.sentence_b_edit.textChanged.connect(self.request_update)
@@ -265,16 +316,31 @@ class PermutationPanel(Panel):
     def _pe_description(self) -> str:
         params = self._params_used or self.state.params
         kwargs = params.scheme_kwargs()
-        parts = [params.info.label, *(spec.title_part(kwargs[spec.name]) for spec in params.info.params)]
+        parts = [params.info.label, *(spec.title_part(kwargs[spec.name]) for spec in params.info.params
+                                      if spec.applies(kwargs))]  # RoPE's factor only with a scaling type
         return ", ".join(part for part in parts if part)
 
     def verdict_text(self) -> str:
         """The verdict lines as plain text (what the label shows)."""
         return "\n".join(self.demo.verdict_lines()) if self.demo is not None else ""
 
+    def _label_position_switch(self, rotation: bool) -> None:
+        """Name the position switch after what it does: add the encoding, or rotate Q and K (RoPE)."""
+        if rotation == self._rotation_labels:
+            return
+        self._rotation_labels = rotation
+        if rotation:
+            self.pe_check.setText("Rotate Q and K by position (RoPE)")
+            self.pe_check.setToolTip("Q̃ = R·Q, K̃ = R·K before the logits (the scheme of the Parameters panel, "
+                                     "at this demo's d_k) instead of no position; X = E either way")
+        else:
+            self.pe_check.setText("Add positional encoding")
+            self.pe_check.setToolTip("X = E + PE (the scheme of the Parameters panel) instead of X = E")
+
     def _update_verdict(self) -> None:
         demo = self.demo
         assert demo is not None
+        self._label_position_switch(demo.rotates)
         lines = demo.verdict_lines()
         if demo.is_permutation:
             current = 1 if self.with_position else 0
@@ -298,7 +364,7 @@ class PermutationPanel(Panel):
         lines = []
         for with_position in (False, True):
             c = demo.comparison(with_position)
-            label = "With position" if with_position else "Without position"
+            label = ("With RoPE" if demo.rotates else "With position") if with_position else "Without position"
             result = "the same rows, permuted" if c.same else "different: the head sees word order"
             text = (f"{label}: max |Z<sub>b</sub> − P Z<sub>a</sub>| = {c.max_abs_diff_output:.2g}, "
                     f"max |A<sub>b</sub> − P A<sub>a</sub> P<sup>T</sup>| = {c.max_abs_diff_attention:.2g} → {result}")
@@ -311,6 +377,9 @@ class PermutationPanel(Panel):
         The figure is one :class:`QGraphicsWidget` with a grid layout, set as
         the canvas's central item (pyqtgraph's own layout is not used). Items
         go into layouts, which hands their ownership to the scene's tree.
+        Every mode's rows are made (an added encoding's E and PE, RoPE's
+        rotated Q̃ and K̃, both kinds of split); :meth:`_apply_shape` hides
+        the ones a mode does not show.
         """
         self.figure = QGraphicsWidget()
         grid = QGraphicsGridLayout()
@@ -326,7 +395,7 @@ class PermutationPanel(Panel):
         self.title_label = RichText()
         grid.addItem(self.title_label, 0, 0, 1, 4)
         row = 1
-        for key, _formula, _what, _get in POSITION_STEPS + COMMON_STEPS:
+        for key in ROW_KEYS:
             label = RichText(align=Qt.AlignmentFlag.AlignRight, top=top)
             grid.addItem(label, row, 0)
             self.step_labels[key] = label
@@ -342,35 +411,14 @@ class PermutationPanel(Panel):
         grid.addItem(self.split_header, row, 0, 1, 4)
         self.split_header_row = row
         row += 1
+        #: The strips of the split, keyed ``table_a`` … ``rotation_b`` (see :func:`_strip_key`).
         self.split_rows: dict[str, int] = {}
         self.split_layouts: dict[str, QGraphicsGridLayout] = {}
         self.split_strips: dict[str, QGraphicsWidget] = {}
-        for sentence in ("a", "b"):
-            strip = QGraphicsWidget()
-            sub = QGraphicsGridLayout()
-            sub.setContentsMargins(0, 0, 0, 0)
-            sub.setHorizontalSpacing(4)
-            strip.setLayout(sub)
-            label = RichText(align=Qt.AlignmentFlag.AlignRight, top=top)
-            label.setText(f"<span style='color:{FOREGROUND}'>sentence&nbsp;{sentence}</span>")
-            sub.addItem(label, 0, 0)
-            sub.setColumnFixedWidth(0, SPLIT_LABEL_PIXELS)
-            for col, name in enumerate(SPLIT_NAMES, start=1):
-                matrix = MatrixItem()
-                matrix.label_rows = col == 1  # the same words in every matrix of the strip
-                sub.addItem(matrix, 0, col)
-                sub.setColumnStretchFactor(col, 1)
-                self.matrices[f"split_{sentence}_{name}"] = matrix
-            bar = ColorBar()
-            sub.addItem(bar, 0, len(SPLIT_NAMES) + 1)
-            sub.setColumnFixedWidth(len(SPLIT_NAMES) + 1, COLORBAR_PIXELS)
-            self.colorbars[f"split_{sentence}"] = bar
-            grid.addItem(strip, row, 0, 1, 4)
-            self.split_rows[sentence] = row
-            self.split_layouts[sentence] = sub
-            strip.geometryChanged.connect(lambda sentence=sentence: self._fit_split_columns(sentence))
-            self.split_strips[sentence] = strip
-            row += 1
+        for kind, names in STRIP_NAMES.items():
+            for sentence in ("a", "b"):
+                self._build_strip(kind, sentence, names, row, top)
+                row += 1
         self.check_label = RichText()
         grid.addItem(self.check_label, row, 0, 1, 4)
         self.check_row = row
@@ -378,48 +426,108 @@ class PermutationPanel(Panel):
         grid.setColumnFixedWidth(3, COLORBAR_PIXELS)
         grid.setColumnStretchFactor(1, 1)
         grid.setColumnStretchFactor(2, 1)
+        # The strips' columns follow the figure's width: a strip of fixed columns cannot grow by itself
+        # (it stayed as wide as the canvas was when its columns were first fitted).
+        self.figure.geometryChanged.connect(self._fit_all_split_columns)
         self.canvas.setCentralItem(self.figure)
 
-    def _apply_shape(self, n_a: int, n_b: int, with_position: bool) -> None:
-        """Row heights for sentences of ``n_a`` and ``n_b`` words; hide E and PE without position."""
+    def _build_strip(self, kind: str, sentence: str, names: tuple[str, ...], row: int, top: float) -> None:
+        """One sentence's strip of split matrices (``names``) with one colour bar, at ``row`` of the grid."""
+        key = _strip_key(kind, sentence)
+        strip = QGraphicsWidget()
+        sub = QGraphicsGridLayout()
+        sub.setContentsMargins(0, 0, 0, 0)
+        sub.setHorizontalSpacing(4)
+        strip.setLayout(sub)
+        label = RichText(align=Qt.AlignmentFlag.AlignRight, top=top)
+        label.setText(f"<span style='color:{FOREGROUND}'>sentence&nbsp;{sentence}</span>")
+        sub.addItem(label, 0, 0)
+        sub.setColumnFixedWidth(0, SPLIT_LABEL_PIXELS)
+        for col, name in enumerate(names, start=1):
+            matrix = MatrixItem()
+            matrix.label_rows = col == 1  # the same words in every matrix of the strip
+            sub.addItem(matrix, 0, col)
+            sub.setColumnStretchFactor(col, 1)
+            self.matrices[f"split_{sentence}_{name}"] = matrix
+        bar = ColorBar()
+        sub.addItem(bar, 0, len(names) + 1)
+        sub.setColumnFixedWidth(len(names) + 1, COLORBAR_PIXELS)
+        self.colorbars[f"split_{sentence}" if kind == "table" else f"{kind}_split_{sentence}"] = bar
+        self.grid.addItem(strip, row, 0, 1, 4)
+        self.split_rows[key] = row
+        self.split_layouts[key] = sub
+        self.split_strips[key] = strip
+
+    def _apply_shape(self, n_a: int, n_b: int, with_position: bool, rotation: bool) -> None:
+        """Row heights for sentences of ``n_a`` and ``n_b`` words; hide the rows the mode does not show
+        (E and PE without an added encoding, Q̃ and K̃ without a rotation, the other kind of split)."""
         grid = self.grid
         chrome = sum(chrome_heights()) + 4
         matrix_height = min(max(n_a, n_b) * ROW_PIXELS, MAX_MATRIX_PIXELS) + chrome
-        heights = {0: 84, self.split_header_row: 78, self.check_row: 30}
+        # RoPE's title line and split header say more (its frequencies; why there are no four terms)
+        heights = {0: 100 if rotation else 84, self.split_header_row: 96 if rotation else 78, self.check_row: 30}
+        shown = {key for key, *_ in steps(with_position, rotation)}
         for key, row in self.step_rows.items():
-            visible = with_position or key not in ("E", "PE")
+            visible = key in shown
             for item in (self.step_labels[key], self.matrices[f"{key}_a"], self.matrices[f"{key}_b"],
                          self.colorbars[key]):
                 item.setVisible(visible)
             heights[row] = matrix_height if visible else 0
-        for sentence, n in (("a", n_a), ("b", n_b)):
-            heights[self.split_rows[sentence]] = min(n * ROW_PIXELS, MAX_MATRIX_PIXELS) + chrome
+        split_kind = "rotation" if rotation else "table"
+        for kind in STRIP_NAMES:
+            for sentence, n in (("a", n_a), ("b", n_b)):
+                key = _strip_key(kind, sentence)
+                self.split_strips[key].setVisible(kind == split_kind)
+                heights[self.split_rows[key]] = (min(n * ROW_PIXELS, MAX_MATRIX_PIXELS) + chrome
+                                                 if kind == split_kind else 0)
         spacing = grid.verticalSpacing()
         for row, height in heights.items():
             grid.setRowFixedHeight(row, height)
             grid.setRowSpacing(row, spacing if height else 0)
-        shown = sum(1 for h in heights.values() if h)
-        self.canvas.setMinimumHeight(int(sum(heights.values()) + spacing * shown + 16))
+        count = sum(1 for h in heights.values() if h)
+        self.canvas.setMinimumHeight(int(sum(heights.values()) + spacing * count + 16))
+
+    @staticmethod
+    def _last_positions(demo: PermutationDemo) -> str:
+        last_a, last_b = len(demo.tokens_a) - 1, len(demo.tokens_b) - 1
+        return f"{last_a:,}" if last_a == last_b else f"{last_a:,} (a), {last_b:,} (b)"
+
+    def _shown_position(self, demo: PermutationDemo) -> str:
+        """The title's line on how the head sees position in the mode shown."""
+        if not self.with_position:
+            return f"X = E, no position; d<sub>model</sub> = d<sub>k</sub> = {demo.d_model}"
+        description = html.escape(self._pe_description())
+        if not demo.rotates:
+            return f"X = E + PE, PE: {description}; d<sub>model</sub> = d<sub>k</sub> = {demo.d_model}"
+        rotation = demo.with_pe.trace_a.rotation
+        assert rotation is not None
+        params = self._params_used or self.state.params
+        partial = (f", {rotation.rotary_dim} of {demo.d_model} channels turn"
+                   if rotation.rotary_dim < demo.d_model else "")
+        factor = (f", cos and sin × attention factor {rotation.attention_factor:.4g}"
+                  if rotation.attention_factor != 1.0 else "")
+        return (f"X = E, Q and K rotated by {description} at the demo's d<sub>k</sub> = {demo.d_model} (not "
+                f"d<sub>model</sub> {params.d_model:,}){partial}: θ<sub>i</sub> = {rotation.inv_freq[0]:.3g} … "
+                f"{rotation.inv_freq[-1]:.3g}{factor}; positions 0 … {self._last_positions(demo)}")
 
     def _redraw(self) -> None:
         demo = self.demo
         assert demo is not None
-        shape = (len(demo.tokens_a), len(demo.tokens_b), self.with_position)
+        shape = (len(demo.tokens_a), len(demo.tokens_b), self.with_position, demo.rotates)
         if shape != self._shape:
             self._apply_shape(*shape)
             self._shape = shape
         self._update_verdict()
         comparison = demo.comparison(self.with_position)
         traces = {"a": comparison.trace_a, "b": comparison.trace_b}
-        pe_text = f"E + PE, PE: {html.escape(self._pe_description())}" if self.with_position else "E, no position"
         self.title_label.setText(
             f"<span style='color:{FOREGROUND}; font-size:10pt'>"
             f"<b>a:</b> {html.escape(shorten(' '.join(demo.tokens_a), 60))} &nbsp; "
             f"<b>b:</b> {html.escape(shorten(' '.join(demo.tokens_b), 60))}<br>"
-            f"Shown: X = {pe_text}; d<sub>model</sub> = d<sub>k</sub> = {demo.d_model}, seed {demo.seed}<br>"
+            f"Shown: {self._shown_position(demo)}, seed {demo.seed}<br>"
             f"{self._figure_verdict(demo)}</span>"
         )
-        for key, formula, what, get in steps(self.with_position):
+        for key, formula, what, get in steps(self.with_position, demo.rotates):
             self.step_labels[key].setText(
                 f"<span style='color:{FOREGROUND}; font-size:10pt'><b>{formula}</b></span><br>"
                 f"<span style='color:#555555; font-size:8pt'>{what}</span>"
@@ -441,6 +549,10 @@ class PermutationPanel(Panel):
             )
 
     def _draw_split(self, demo: PermutationDemo) -> None:
+        self.split_checks = {}
+        if demo.rotates:
+            self._draw_rotation_split(demo)
+            return
         self.split_header.setText(
             f"<span style='color:{FOREGROUND}; font-size:10pt'><b>Four-term split of the logits with position</b>"
             f" (PE: {html.escape(self._pe_description())})<br>"
@@ -450,8 +562,8 @@ class PermutationPanel(Panel):
             f"e·p: word with position; p·e: position with word; p·p: position with position.<br>"
             f"Rows: query word, columns: key word; % = the term's share of all four's |values|.</span>"
         )
-        self.split_checks = {}
         for sentence, split in (("a", demo.split_a), ("b", demo.split_b)):
+            assert isinstance(split, LogitSplit)
             self._draw_split_row(sentence, split)
         checks = ", ".join(f"{s}: {r:.1e}" for s, r in
                            (("a", demo.split_a.max_abs_residual), ("b", demo.split_b.max_abs_residual)))
@@ -474,19 +586,69 @@ class PermutationPanel(Panel):
         self.matrices[f"split_{sentence}_total"].set_matrix(
             split.total, split.tokens, split.tokens, colormap, levels, f"{sentence}: total S",
         )
-        self._fit_split_columns(sentence)
+        self._fit_split_columns("table", sentence)
 
-    def _fit_split_columns(self, sentence: str) -> None:
-        """Only the first matrix of a strip labels its rows: widen its column by the labels' width
-        so all five draw their cells the same size."""
-        layout, strip = self.split_layouts[sentence], self.split_strips[sentence]
-        labels = self.matrices[f"split_{sentence}_{SPLIT_NAMES[0]}"].label_width()
-        count = len(SPLIT_NAMES)
-        spare = (strip.size().width() - SPLIT_LABEL_PIXELS - COLORBAR_PIXELS
+    def _draw_rotation_split(self, demo: PermutationDemo) -> None:
+        """RoPE's logits without and with the rotation and their difference, with why there are no four terms."""
+        splits = {"a": demo.split_a, "b": demo.split_b}
+        note = splits["a"].note
+        self.split_header.setText(
+            f"<span style='color:{FOREGROUND}; font-size:10pt'><b>The logits without and with the rotation</b>"
+            f" ({html.escape(self._pe_description())})<br>"
+            f"without: QK<sup>T</sup>/√d<sub>k</sub> (the logits without position); with: "
+            f"Q̃K̃<sup>T</sup>/√d<sub>k</sub> = "
+            f"(R<sub>m</sub>q<sub>m</sub>)·(R<sub>n</sub>k<sub>n</sub>)/√d<sub>k</sub>"
+            f"; difference: the rotation's contribution</span><br>"
+            f"<span style='color:#555555; font-size:8pt'>{html.escape(note)}<br>"
+            f"Rows: query word at m, columns: key word at n; on the diagonal (n − m = 0) the rotation "
+            f"changes nothing but HF's attention factor.</span>"
+        )
+        for sentence, split in splits.items():
+            assert isinstance(split, RotationSplit)
+            self._draw_rotation_split_row(sentence, split)
+        checks = ", ".join(f"{sentence}: {split.shift_residual:.1e}" for sentence, split in splits.items())
+        self.check_label.setText(
+            f"<span style='color:{FOREGROUND}; font-size:9pt'>Check: shifting every position by "
+            f"{SHIFT_CHECK:,.0f} changes the rotated logits by at most {checks} — they depend only on the "
+            f"offset n − m.</span>"
+        )
+
+    def _draw_rotation_split_row(self, sentence: str, split: RotationSplit) -> None:
+        terms = split.terms()
+        colormap, levels = colour_scale(np.concatenate([t.ravel() for t in terms.values()]), signed=True)
+        self.colorbars[f"rotation_split_{sentence}"].set_scale(colormap, levels)
+        for name, term in terms.items():
+            size = f"  max |·| {np.max(np.abs(term)):.2g}" if name == "difference" else ""
+            self.matrices[f"split_{sentence}_{name}"].set_matrix(
+                term, split.tokens, split.tokens, colormap, levels, f"{sentence}: {name}{size}",
+            )
+        self.split_checks[sentence] = (f"max |S(positions + {SHIFT_CHECK:,.0f}) − S| = "
+                                       f"{split.shift_residual:.1e}")
+        self._fit_split_columns("rotation", sentence)
+
+    def _fit_all_split_columns(self) -> None:
+        for kind in STRIP_NAMES:
+            for sentence in ("a", "b"):
+                self._fit_split_columns(kind, sentence)
+
+    def _fit_split_columns(self, kind: str, sentence: str) -> None:
+        """Share the figure's width among a strip's matrices. Only the first matrix of a strip labels
+        its rows: widen its column by the labels' width so all of them draw their cells the same size."""
+        key = _strip_key(kind, sentence)
+        layout, names = self.split_layouts[key], STRIP_NAMES[kind]
+        labels = self.matrices[f"split_{sentence}_{names[0]}"].label_width()
+        count = len(names)
+        left, _top, right, _bottom = self.grid.getContentsMargins()
+        width = self.figure.size().width() - left - right  # a strip spans every column of the grid
+        spare = (width - SPLIT_LABEL_PIXELS - COLORBAR_PIXELS
                  - layout.horizontalSpacing() * (count + 1) - labels)
         width = max(spare / count, 10.0)
         for col in range(1, count + 1):
-            layout.setColumnFixedWidth(col, width + (labels if col == 1 else 0.0))
+            # At most this wide, not fixed: a strip may shrink with the figure, which then fits it anew.
+            target = width + (labels if col == 1 else 0.0)
+            layout.setColumnMinimumWidth(col, 0.0)
+            layout.setColumnPreferredWidth(col, target)
+            layout.setColumnMaximumWidth(col, target)
 
     # ------------------------------------------------------------------ export
     def figure_widget(self) -> QWidget:
@@ -510,11 +672,14 @@ class PermutationPanel(Panel):
                             "K": trace.k, "V": trace.v, "X": trace.x, "E": trace.embeddings}
                 if trace.positional is not None:
                     matrices["PE"] = trace.positional
+                if trace.rotation is not None:
+                    matrices.update({"Q_rotated": trace.q_rotated, "K_rotated": trace.k_rotated,
+                                     "S_unrotated": trace.unrotated_scores})
                 for key, matrix in matrices.items():
                     arrays[f"{prefix}_{key}_{sentence}"] = np.array(matrix)
         for sentence, split in (("a", demo.split_a), ("b", demo.split_b)):
             for name, term in split.terms().items():
-                arrays[f"split_{sentence}_{name.replace('·', '')}"] = np.array(term)
+                arrays[f"split_{sentence}_{name.replace('·', '').replace(' ', '_')}"] = np.array(term)
         meta = {
             "panel": self.panel_id,
             "with_position": self.with_position,
