@@ -121,7 +121,7 @@ class PermutationPanel(Panel):
     title = "Permutation demo"
     model_functions = (permutation_demo,)
     #: A table to add or a rotation (RoPE): what the demo needs is either, see :meth:`shows`.
-    requires = frozenset()
+    requires = frozenset({"table"})  # or RoPE: see shows()
     view_settings = ("demo_d_model",)
     cli_options = (
         PanelOption("--sentence-a", "first sentence (words separated by spaces)", metavar="TEXT"),
