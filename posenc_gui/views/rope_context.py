@@ -13,7 +13,7 @@ from ..model.rope_context import CONTEXT_METHODS, ContextExtensionData, MethodCo
 from .base import Panel
 from .labels import plain_text
 from .plotkit import (
-    BLUE, FOREGROUND, ORANGE, add_canvas_title, add_legend_below, new_layout_widget, prepare_for_paint,
+    BLUE, FOREGROUND, ORANGE, LegendBelow, add_canvas_title, new_layout_widget, prepare_for_paint,
     set_axis_label, set_canvas_title, set_title, show_grid, style_plot,
 )
 from .spectrum import set_integer_ticks
@@ -89,11 +89,15 @@ class RopeContextPanel(Panel):
                                                     connect="finite")
             self.used_curves[method] = plot.plot(pen=pg.mkPen(BLUE, width=2), name="used at N: (N − 1)·θ′ᵢ",
                                                  connect="finite")
-            self.unseen_bars[method] = plot.plot(pen=pg.mkPen(ORANGE, width=4), connect="pairs",
-                                                 name="angles training never showed")
+            self.unseen_bars[method] = plot.plot(pen=pg.mkPen(ORANGE, width=3), connect="pairs",
+                                                 name="never seen in training")
             self.plots[method] = plot
-        keyed = CONTEXT_METHODS[len(CONTEXT_METHODS) - COLUMNS + COLUMNS // 2]  # the plot in the middle of the last row
-        self.legend = add_legend_below(self.canvas, self.plots[keyed], labelTextColor=FOREGROUND)
+        # One key for all the plots, under the last row and as wide as the canvas (it fits its columns to that).
+        rows = -(-len(CONTEXT_METHODS) // COLUMNS)
+        self.legend = LegendBelow(self.canvas.ci, labelTextColor=FOREGROUND)
+        self.canvas.ci.addItem(self.legend, row=1 + rows, col=0, colspan=COLUMNS)
+        self.canvas.ci.layout.setAlignment(self.legend, Qt.AlignmentFlag.AlignHCenter)
+        keyed = CONTEXT_METHODS[0]
         for curves in (self.trained_curves, self.used_curves, self.unseen_bars):
             self.legend.addItem(curves[keyed], curves[keyed].name())
         for index, method in enumerate(CONTEXT_METHODS):
@@ -172,20 +176,16 @@ class RopeContextPanel(Panel):
 
     @staticmethod
     def _summary(data: ContextExtensionData) -> str:
-        untouched = data.pairs - data.turned_count
         counts = []
         for entry in data.methods:
             count = f"{entry.method} {entry.unseen_count if entry.available else 'n/a'}"
             counts.append(f"<b>{count}</b> (chosen)" if entry.method == data.chosen else count)
         refused = " ".join(f"{entry.method}: {entry.error}." for entry in data.methods if not entry.available)
         return (
-            f"Trained context L₀ = <b>{data.trained_context:,}</b>, target N = <b>{data.target_length:,}</b> "
-            f"positions, factor ×{data.factor:g}. <b>{data.turned_count}</b> of {data.pairs} pairs completed a turn "
-            f"in training (L₀·θᵢ ≥ 2π, above the dashed line); <b>{untouched}</b> did not. Pairs meeting angles "
-            f"training never showed ((N − 1)·θ′ᵢ ≥ L₀·θᵢ): {'; '.join(counts)}."
+            f"Trained context L₀ = <b>{data.trained_context:,}</b>, target N = <b>{data.target_length:,}</b>, "
+            f"factor ×{data.factor:g}: <b>{data.turned_count}</b> of {data.pairs} pairs completed a turn in training "
+            f"(L₀·θᵢ ≥ 2π, above the dashed line). Pairs meeting angles training never showed: {'; '.join(counts)}."
             + (f" Not available: {refused}" if refused else "")
-            + " L₀ is original_max_position_embeddings for every method (default, linear and ntk have none of "
-            "their own). Grey: L₀·θᵢ; blue: (N − 1)·θ′ᵢ; vermillion: beyond training."
         )
 
     def figure_widget(self) -> QWidget:
