@@ -85,10 +85,8 @@ class RopeContextPanel(Panel):
                 plot.setYLink(first)
             turn = pg.InfiniteLine(pos=np.log10(2.0 * np.pi), angle=0, pen=TURN_PEN)
             plot.addItem(turn, ignoreBounds=True)
-            self.trained_curves[method] = plot.plot(pen=pg.mkPen(GREY, width=4), name="trained: L₀·θᵢ",
-                                                    connect="finite")
-            self.used_curves[method] = plot.plot(pen=pg.mkPen(BLUE, width=2), name="used at N: (N − 1)·θ′ᵢ",
-                                                 connect="finite")
+            self.trained_curves[method] = plot.plot(pen=pg.mkPen(GREY, width=4), name="trained: L₀·θᵢ")
+            self.used_curves[method] = plot.plot(pen=pg.mkPen(BLUE, width=2), name="used at N: (N − 1)·θ′ᵢ")
             self.unseen_bars[method] = plot.plot(pen=pg.mkPen(ORANGE, width=3), connect="pairs",
                                                  name="never seen in training")
             self.plots[method] = plot
