@@ -39,6 +39,7 @@ def test_the_hand_worked_example_at_64_positions():
     np.testing.assert_allclose(data.trained_max, [16.0, 1.6, 0.16, 0.016], rtol=RTOL)
     assert data.turned.tolist() == [True, False, False, False] and data.turned_count == 1
     assert [m.method for m in data.methods] == list(CONTEXT_METHODS) and data.chosen == "default"
+    assert CONTEXT_METHODS[:6] == ("default", "linear", "ntk", "dynamic", "yarn", "llama3")  # the scheme's types
     # default: ratio 63/16 = 3.9375 for every pair: pairs 1–3 meet unseen angles
     default = data.method("default")
     np.testing.assert_allclose(default.used_max, [63.0, 6.3, 0.63, 0.063], rtol=RTOL)
@@ -78,7 +79,7 @@ def test_past_factor_times_the_trained_context_every_interpolation_meets_unseen_
     # = 1.920, 0.747, 0.290
     data = context_extension_data(small(80))
     counts = {m.method: m.unseen_count for m in data.methods}
-    assert counts == {"default": 3, "linear": 3, "ntk": 3, "dynamic": 1, "yarn": 3, "llama3": 3}
+    assert counts.items() >= {"default": 3, "linear": 3, "ntk": 3, "dynamic": 1, "yarn": 3, "llama3": 3}.items()
     np.testing.assert_allclose(data.method("linear").ratio, 79 / 64, rtol=RTOL)
     np.testing.assert_allclose(data.method("dynamic").ratio, [4.9375 * 17 ** (-i / 3) for i in range(4)], rtol=RTOL)
 
@@ -116,7 +117,7 @@ def test_qwen_yarn_keeps_every_pair_inside_training_and_ntk_does_not():
     data = context_extension_data(EncodingParams.validated(**QWEN_YARN))
     assert data.turned_count == 40
     counts = {m.method: m.unseen_count for m in data.methods}
-    assert counts == {"default": 24, "linear": 0, "ntk": 23, "dynamic": 0, "yarn": 0, "llama3": 0}
+    assert counts.items() >= {"default": 24, "linear": 0, "ntk": 23, "dynamic": 0, "yarn": 0, "llama3": 0}.items()
     np.testing.assert_array_equal(np.flatnonzero(data.method("ntk").unseen), np.arange(40, 63))
     np.testing.assert_allclose(data.method("yarn").ratio[-1], 131071 / 131072, rtol=RTOL)
 
@@ -125,7 +126,8 @@ def test_a_method_hugging_face_refuses_with_these_options_says_why_and_the_other
     # Two rotated channels: ntk and dynamic raise the base to d/(d − 2), which needs d ≥ 4.
     data = context_extension_data(EncodingParams.validated(scheme="rope", d_model=2, seq_len=64))
     refused = {m.method: m.error for m in data.methods if not m.available}
-    assert set(refused) == {"ntk", "dynamic"} and all("rotary_dim must be ≥ 4" in e for e in refused.values())
+    assert {"ntk", "dynamic"} <= set(refused) and {"default", "linear", "yarn", "llama3"}.isdisjoint(refused)
+    assert "rotary_dim must be ≥ 4" in refused["ntk"] and "rotary_dim must be ≥ 4" in refused["dynamic"]
     assert data.method("ntk").unseen_count == 0 and data.method("default").available
     # llama3's factors out of order are refused only by llama3 while another type is chosen.
     params = EncodingParams.validated(scheme="rope", d_model=8, rope_type="yarn", low_freq_factor=4.0,
@@ -188,7 +190,7 @@ def test_the_panel_shows_each_methods_pairs_beyond_training_and_follows_the_para
     np.testing.assert_array_equal(y, panel.data.method("llama3").used_max)
     summary = panel.summary_label.text()
     assert "L₀ = <b>8,192</b>, target N = <b>1,048,576</b>" in summary
-    assert "default 29; linear 29; ntk 29; dynamic 10; yarn 29; <b>llama3 29</b> (chosen)." in summary
+    assert "default 29; linear 29; ntk 29; dynamic 10; yarn 29; <b>llama3 29</b> (chosen)" in summary
     assert panel.figure_title.text.startswith(state.params.title()) and "every method at" not in panel.figure_title.text
     exported = json.loads(export.export_bytes(panel, "json"))
     meta = exported["meta"]

@@ -23,8 +23,8 @@ GREY = "#666666"
 TURN_PEN = pg.mkPen(GREY, width=1, style=Qt.PenStyle.DashLine)
 #: The frame of the chosen method's plot.
 CHOSEN_PEN = pg.mkPen(FOREGROUND, width=2)
-#: The small multiples: this many plots in a row.
-COLUMNS = 3
+#: The small multiples: two rows of this many plots.
+COLUMNS = -(-len(CONTEXT_METHODS) // 2)
 #: Up to this many pairs, each pair's values are marked with a dot as well as joined by a line.
 MAX_MARKED_PAIRS = 64
 
@@ -91,9 +91,8 @@ class RopeContextPanel(Panel):
                                                  name="never seen in training")
             self.plots[method] = plot
         # One key for all the plots, under the last row and as wide as the canvas (it fits its columns to that).
-        rows = -(-len(CONTEXT_METHODS) // COLUMNS)
         self.legend = LegendBelow(self.canvas.ci, labelTextColor=FOREGROUND)
-        self.canvas.ci.addItem(self.legend, row=1 + rows, col=0, colspan=COLUMNS)
+        self.canvas.ci.addItem(self.legend, row=3, col=0, colspan=COLUMNS)
         self.canvas.ci.layout.setAlignment(self.legend, Qt.AlignmentFlag.AlignHCenter)
         keyed = CONTEXT_METHODS[0]
         for curves in (self.trained_curves, self.used_curves, self.unseen_bars):
@@ -101,7 +100,7 @@ class RopeContextPanel(Panel):
         for index, method in enumerate(CONTEXT_METHODS):
             plot = self.plots[method]
             set_axis_label(plot.getAxis("left"), "angle (rad)" if index % COLUMNS == 0 else "")
-            set_axis_label(plot.getAxis("bottom"), "rotary pair i" if index >= len(CONTEXT_METHODS) - COLUMNS else "")
+            set_axis_label(plot.getAxis("bottom"), "rotary pair i" if index >= COLUMNS else "")
         self.body.addWidget(self.canvas, 1)
         self.data: ContextExtensionData | None = None
         state.paramsChanged.connect(self.schedule_update)
