@@ -44,6 +44,7 @@ BUILT_IN = (
     "addition:AdditionPanel",
     "spectrum:SpectrumPanel",
     "rope_frequencies:RopeFrequenciesPanel",
+    "rope_context:RopeContextPanel",
     "rope_precision:RopePrecisionPanel",
     "scorecard:ScorecardPanel",
     "walkthrough:WalkthroughPanel",

@@ -1,0 +1,225 @@
+"""RoPE context extension: per rotary pair, the angles of training against those each scaling method uses at N."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QWidget
+
+from ..model.rope_context import CONTEXT_METHODS, ContextExtensionData, MethodContext, context_extension_data
+from .base import Panel
+from .labels import plain_text
+from .plotkit import (
+    BLUE, FOREGROUND, ORANGE, LegendBelow, add_canvas_title, new_layout_widget, prepare_for_paint,
+    set_axis_label, set_canvas_title, set_title, show_grid, style_plot,
+)
+from .spectrum import set_integer_ticks
+
+#: The trained range's end (drawn wider than the used range, which may lie on it) and the line of one turn (2π).
+GREY = "#666666"
+TURN_PEN = pg.mkPen(GREY, width=1, style=Qt.PenStyle.DashLine)
+#: The frame of the chosen method's plot.
+CHOSEN_PEN = pg.mkPen(FOREGROUND, width=2)
+#: The small multiples: two rows of this many plots.
+COLUMNS = -(-len(CONTEXT_METHODS) // 2)
+#: Up to this many pairs, each pair's values are marked with a dot as well as joined by a line.
+MAX_MARKED_PAIRS = 64
+
+
+class RopeContextPanel(Panel):
+    """One plot per scaling method, shared axes: the trained angle range and the range used at N, per pair."""
+
+    panel_id = "context"
+    title = "RoPE context extension"
+    requires = frozenset({"rotation"})
+    model_functions = (context_extension_data,)
+    help_text = (
+        "In training, at the trained context L<sub>0</sub>, rotary pair i took the angles p·θ<sub>i</sub> for "
+        "the positions p = 0 … L<sub>0</sub> − 1 (unscaled θ<sub>i</sub>): steps of θ<sub>i</sub> spanning "
+        "[0, L<sub>0</sub>·θ<sub>i</sub>) (grey). If L<sub>0</sub>·θ<sub>i</sub> ≥ 2π (above the dashed line) the "
+        "pair completed a turn and saw every direction, so a larger angle is a direction it knows. Otherwise "
+        "it never saw the directions past L<sub>0</sub>·θ<sub>i</sub>. At N positions a scaling method's "
+        "frequencies θ′<sub>i</sub> reach the angle (N − 1)·θ′<sub>i</sub> (blue); a pair that never completed "
+        "a turn <b>meets angles training never showed</b> when (N − 1)·θ′<sub>i</sub> ≥ L<sub>0</sub>·θ<sub>i</sub> "
+        "(vermillion: the part beyond training). Every method is computed with the same L<sub>0</sub> "
+        "(original_max_position_embeddings, used here also for default, linear and ntk, which have none of "
+        "their own), factor, rope_theta and head dimension; the framed plot is the chosen scaling type."
+    )
+
+    @classmethod
+    def shows(cls, info) -> bool:
+        """Only the rope scheme: its options are what the frequencies come from."""
+        return info.key == "rope"
+
+    def unavailable_reason(self, params) -> str | None:
+        reason = super().unavailable_reason(params)
+        if reason is None and params.scheme != "rope":
+            return (f"{params.info.label} is not the rope scheme, whose scaling methods this panel compares "
+                    "against the trained context.")
+        return reason
+
+    def __init__(self, state, compute, parent: QWidget | None = None) -> None:
+        super().__init__(state, compute, parent)
+        self.finish_header()
+        self.summary_label = self.add_summary_label()
+        self.canvas = new_layout_widget(self)
+        self.figure_title = add_canvas_title(self.canvas, columns=COLUMNS)
+        self.plots: dict[str, pg.PlotItem] = {}
+        self.trained_curves: dict[str, pg.PlotDataItem] = {}
+        self.used_curves: dict[str, pg.PlotDataItem] = {}
+        self.unseen_bars: dict[str, pg.PlotDataItem] = {}
+        first: pg.PlotItem | None = None
+        for index, method in enumerate(CONTEXT_METHODS):
+            plot = self.canvas.addPlot(row=1 + index // COLUMNS, col=index % COLUMNS)
+            style_plot(plot)
+            plot.setMenuEnabled(False)
+            show_grid(plot)
+            plot.setLogMode(x=False, y=True)
+            if first is None:
+                first = plot
+            else:
+                plot.setXLink(first)
+                plot.setYLink(first)
+            turn = pg.InfiniteLine(pos=np.log10(2.0 * np.pi), angle=0, pen=TURN_PEN)
+            plot.addItem(turn, ignoreBounds=True)
+            self.trained_curves[method] = plot.plot(pen=pg.mkPen(GREY, width=4), name="trained: L₀·θᵢ")
+            self.used_curves[method] = plot.plot(pen=pg.mkPen(BLUE, width=2), name="used at N: (N − 1)·θ′ᵢ")
+            self.unseen_bars[method] = plot.plot(pen=pg.mkPen(ORANGE, width=3), connect="pairs",
+                                                 name="never seen in training")
+            self.plots[method] = plot
+        # One key for all the plots, under the last row and as wide as the canvas (it fits its columns to that).
+        self.legend = LegendBelow(self.canvas.ci, labelTextColor=FOREGROUND)
+        self.canvas.ci.addItem(self.legend, row=3, col=0, colspan=COLUMNS)
+        self.canvas.ci.layout.setAlignment(self.legend, Qt.AlignmentFlag.AlignHCenter)
+        keyed = CONTEXT_METHODS[0]
+        for curves in (self.trained_curves, self.used_curves, self.unseen_bars):
+            self.legend.addItem(curves[keyed], curves[keyed].name())
+        for index, method in enumerate(CONTEXT_METHODS):
+            plot = self.plots[method]
+            set_axis_label(plot.getAxis("left"), "angle (rad)" if index % COLUMNS == 0 else "")
+            set_axis_label(plot.getAxis("bottom"), "rotary pair i" if index >= COLUMNS else "")
+        self.body.addWidget(self.canvas, 1)
+        self.data: ContextExtensionData | None = None
+        state.paramsChanged.connect(self.schedule_update)
+        self.schedule_update()
+
+    def request_update(self) -> None:
+        """Recompute in a worker; the newest request wins."""
+        params = self.state.params
+        self.compute.submit(self, lambda: context_extension_data(params), self._show,
+                            lambda error: self.show_message(str(error), "error"))
+
+    def _show(self, data: ContextExtensionData) -> None:
+        self.data = data
+        self.show_message("")
+        pairs = np.arange(data.pairs, dtype=np.float64)
+        marked = data.pairs <= MAX_MARKED_PAIRS
+        symbols = {"symbol": "o", "symbolSize": 4, "symbolPen": None} if marked else {"symbol": None}
+        shown = [data.trained_max, [2.0 * np.pi]]
+        for entry in data.methods:
+            plot = self.plots[entry.method]
+            self.trained_curves[entry.method].setData(pairs, data.trained_max, symbolBrush=GREY, **symbols)
+            self._show_method(entry, pairs, data.trained_max, symbols)
+            if entry.available:
+                shown.append(entry.used_max[entry.used_max > 0])
+            chosen = entry.method == data.chosen
+            plot.getViewBox().setBorder(CHOSEN_PEN if chosen else None)
+            set_title(plot, self._method_title(entry, data.pairs, chosen))
+            set_integer_ticks(plot.getAxis("bottom"), 0, data.pairs - 1)
+        values = np.concatenate([np.asarray(part, dtype=np.float64) for part in shown])
+        low, high = np.log10(values.min()), np.log10(values.max())
+        first = self.plots[CONTEXT_METHODS[0]]
+        first.setYRange(low - 0.15, high + 0.15, padding=0)
+        first.setXRange(-0.5, max(data.pairs - 0.5, 0.5), padding=0)
+        set_canvas_title(self.figure_title, self._figure_title(data))
+        self.summary_label.setText(self._summary(data))
+        prepare_for_paint(self.canvas)
+
+    def _show_method(self, entry: MethodContext, pairs: np.ndarray, trained_max: np.ndarray,
+                     symbols: dict[str, Any]) -> None:
+        """The used range of one method and the bars of its pairs' angles beyond training."""
+        used_curve, bars = self.used_curves[entry.method], self.unseen_bars[entry.method]
+        used_curve.setVisible(entry.available)
+        bars.setVisible(entry.available)
+        if not entry.available:
+            return
+        drawn = entry.used_max > 0  # a log axis holds no 0: N = 1 uses the angle 0 only
+        used_curve.setData(pairs[drawn], entry.used_max[drawn], symbolBrush=BLUE, **symbols)
+        unseen = np.flatnonzero(entry.unseen)
+        bars.setData(np.repeat(pairs[unseen], 2),
+                     np.column_stack([trained_max[unseen], entry.used_max[unseen]]).ravel())
+
+    @staticmethod
+    def _method_title(entry: MethodContext, pairs: int, chosen: bool) -> str:
+        name = f"<b>{entry.method} (chosen)</b>" if chosen else entry.method
+        if not entry.available:
+            return f"{name}: not available with these options"
+        return f"{name}: {entry.unseen_count} of {pairs} pairs meet unseen angles"
+
+    @staticmethod
+    def _figure_title(data: ContextExtensionData) -> str:
+        """The parameters' title, and L₀ and the factor where it leaves them out (they apply to every method)."""
+        params = data.params
+        in_use = {spec.name for spec in params.info.options_in_use(params.options)}
+        extra = []
+        if "original_max_position_embeddings" not in in_use:
+            extra.append(f"L₀ {data.trained_context:,}")
+        if "factor" not in in_use:
+            extra.append(f"×{data.factor:g}")
+        return params.title() + ("; every method at " + ", ".join(extra) if extra else "")
+
+    @staticmethod
+    def _summary(data: ContextExtensionData) -> str:
+        counts = []
+        for entry in data.methods:
+            count = f"{entry.method} {entry.unseen_count if entry.available else 'n/a'}"
+            counts.append(f"<b>{count}</b> (chosen)" if entry.method == data.chosen else count)
+        refused = " ".join(f"{entry.method}: {entry.error}." for entry in data.methods if not entry.available)
+        return (
+            f"Trained context L₀ = <b>{data.trained_context:,}</b>, target N = <b>{data.target_length:,}</b>, "
+            f"factor ×{data.factor:g}: <b>{data.turned_count}</b> of {data.pairs} pairs completed a turn in training "
+            f"(L₀·θᵢ ≥ 2π, above the dashed line). Pairs meeting angles training never showed: {'; '.join(counts)}."
+            + (f" Not available: {refused}" if refused else "")
+        )
+
+    def figure_widget(self) -> QWidget:
+        return self.canvas
+
+    def figure_caption(self) -> str:
+        """The headline numbers: L₀, N, pairs that turned in training, pairs meeting unseen angles per method."""
+        return plain_text(self.summary_label.text()) if self.data is not None else ""
+
+    def export_data(self) -> dict[str, Any]:
+        """Per pair: θ_i, L₀·θ_i, whether it turned, and per method θ′_i, (N − 1)·θ′_i, the ratio, unseen (0/1)."""
+        if self.data is None:
+            raise ValueError("context: nothing computed yet")
+        data = self.data
+        columns = ["pair", "inv_freq_unscaled", "trained_max_angle", "turned_in_training"]
+        parts = [np.arange(data.pairs, dtype=np.float64), data.unscaled, data.trained_max,
+                 data.turned.astype(np.float64)]
+        for entry in data.methods:
+            if entry.available:
+                columns += [f"inv_freq_{entry.method}", f"used_max_angle_{entry.method}", f"ratio_{entry.method}",
+                            f"unseen_{entry.method}"]
+                parts += [entry.inv_freq, entry.used_max, entry.ratio, entry.unseen.astype(np.float64)]
+        return {
+            "arrays": {"context": np.column_stack(parts), "trained_max_angle": data.trained_max},
+            "meta": {
+                "panel": self.panel_id,
+                "params": data.params.as_dict(),
+                "columns": columns,
+                "trained_context": data.trained_context,
+                "target_length": data.target_length,
+                "factor": data.factor,
+                "chosen": data.chosen,
+                "pairs_turned_in_training": data.turned_count,
+                "pairs_meeting_unseen_angles": {entry.method: entry.unseen_count if entry.available else None
+                                                for entry in data.methods},
+                "attention_factors": {entry.method: entry.attention_factor for entry in data.methods
+                                      if entry.available},
+                "unavailable": {entry.method: entry.error for entry in data.methods if not entry.available},
+            },
+        }
