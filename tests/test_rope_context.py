@@ -141,7 +141,7 @@ def test_bad_input_is_refused_naming_it():
     with pytest.raises(ValueError, match="params must be an EncodingParams"):
         context_extension_data({"scheme": "rope"})
     with pytest.raises(ValueError, match="method must be one of"):
-        context_extension_data(small(64)).method("longrope")
+        context_extension_data(small(64)).method("alibi")
 
 
 # ------------------------------------------------------------------ panel
