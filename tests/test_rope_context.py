@@ -179,8 +179,8 @@ def test_the_panel_shows_each_methods_pairs_beyond_training_and_follows_the_para
     change(state, compute, **LLAMA31_1M)
     assert not panel.unavailable_label.isVisible() and panel.data.target_length == 1_048_576
     llama3, dynamic = panel.plots["llama3"], panel.plots["dynamic"]
-    assert llama3.titleLabel.text == "<b>llama3 (chosen)</b>: 29 of 64 pairs meet unseen angles"
-    assert dynamic.titleLabel.text == "dynamic: 10 of 64 pairs meet unseen angles"
+    assert llama3.titleLabel.text == "<b>llama3 (chosen)</b>: 29/64 pairs unseen"
+    assert dynamic.titleLabel.text == "dynamic: 10/64 pairs unseen"
     assert framed(llama3) and not framed(dynamic)
     x, y = panel.unseen_bars["dynamic"].getOriginalDataset()  # one segment per pair 35–44, training's end → N's
     np.testing.assert_array_equal(x, np.repeat(np.arange(35, 45), 2))
@@ -200,8 +200,8 @@ def test_the_panel_shows_each_methods_pairs_beyond_training_and_follows_the_para
     np.testing.assert_array_equal(table[:, meta["columns"].index("unseen_dynamic")],
                                   panel.data.method("dynamic").unseen)
     change(state, compute, **QWEN_YARN)
-    assert panel.plots["yarn"].titleLabel.text == "<b>yarn (chosen)</b>: 0 of 64 pairs meet unseen angles"
-    assert panel.plots["ntk"].titleLabel.text == "ntk: 23 of 64 pairs meet unseen angles"
+    assert panel.plots["yarn"].titleLabel.text == "<b>yarn (chosen)</b>: 0/64 pairs unseen"
+    assert panel.plots["ntk"].titleLabel.text == "ntk: 23/64 pairs unseen"
     assert framed(panel.plots["yarn"]) and not framed(llama3)
     assert panel.unseen_bars["yarn"].getOriginalDataset() == (None, None) and panel.unseen_bars["ntk"].getOriginalDataset()[0].size == 46
 
@@ -218,7 +218,7 @@ def test_the_title_names_l0_and_the_factor_when_the_chosen_type_hides_them(state
 def test_a_refused_method_is_named_and_one_position_draws_nothing_on_the_log_axis(state, compute, qtbot):
     panel = make(state, compute, qtbot)
     change(state, compute, scheme="rope", d_model=2, seq_len=1)
-    assert panel.plots["ntk"].titleLabel.text == "ntk: not available with these options"
+    assert panel.plots["ntk"].titleLabel.text == "ntk: not available"
     assert not panel.used_curves["ntk"].isVisible() and panel.used_curves["default"].isVisible()
     assert "Not available: ntk: " in panel.summary_label.text() and panel.message_label.text() == ""
     x, y = panel.used_curves["default"].getOriginalDataset()

@@ -156,8 +156,8 @@ class RopeContextPanel(Panel):
     def _method_title(entry: MethodContext, pairs: int, chosen: bool) -> str:
         name = f"<b>{entry.method} (chosen)</b>" if chosen else entry.method
         if not entry.available:
-            return f"{name}: not available with these options"
-        return f"{name}: {entry.unseen_count} of {pairs} pairs meet unseen angles"
+            return f"{name}: not available"
+        return f"{name}: {entry.unseen_count}/{pairs} pairs unseen"
 
     @staticmethod
     def _figure_title(data: ContextExtensionData) -> str:

@@ -143,8 +143,11 @@ def _options_text(data: Scorecard) -> str:
     """Each option the schemes were measured with, once: ``"base 10000 (sinusoidal, all_sine); …"``."""
     used: dict[str, tuple[str, list[str]]] = {}
     for setup in data.setups:
-        for spec in setup.info.options:
-            text = f"{spec.label} {spec.text(setup.options[spec.name])}"
+        for spec in setup.info.options_in_use(setup.options):
+            value = setup.options[spec.name]
+            text = spec.title_part(value) if spec.kind == "reals" else f"{spec.label} {spec.text(value)}"
+            if not text:  # an empty list of factors (1 for every pair) says nothing
+                continue
             used.setdefault(text, (text, []))[1].append(setup.scheme)
     return "; ".join(f"{text} ({', '.join(schemes)})" for text, schemes in used.values())
 
@@ -194,6 +197,7 @@ class ScorecardPanel(Panel):
         figure_layout.setSizeConstraint(QLayout.SizeConstraint.SetFixedSize)
         self.caption_label = QLabel(self.figure)
         self.caption_label.setTextFormat(Qt.TextFormat.RichText)
+        self.caption_label.setWordWrap(True)
         figure_layout.addWidget(self.caption_label)
         self.table = QTableWidget(0, len(COLUMNS), self.figure)
         self.table.setHorizontalHeaderLabels(["scheme", *HEADERS.values()])
