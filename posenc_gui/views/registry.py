@@ -44,6 +44,7 @@ BUILT_IN = (
     "addition:AdditionPanel",
     "spectrum:SpectrumPanel",
     "rope_frequencies:RopeFrequenciesPanel",
+    "positional_logits:PositionalLogitsPanel",
     "scorecard:ScorecardPanel",
     "walkthrough:WalkthroughPanel",
 )

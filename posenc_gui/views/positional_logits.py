@@ -1,0 +1,268 @@
+"""Positional logits: RoPE's q·R(n − m)·k over query × key positions and against the distance, with its decay bound."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QRectF, Qt
+from PySide6.QtWidgets import QComboBox, QLabel, QSpinBox, QWidget
+
+from ..compute import ModelJob
+from ..model import limits
+from ..model.logits import (
+    DEFAULT_SEEDS, DENSE_OFFSETS, LOG_OFFSETS, MAX_SEEDS, MIN_SEEDS, VECTORS, LogitProfileData, logit_profile_data,
+)
+from .base import Panel
+from .labels import plain_text
+from .plotkit import (
+    BLUE, FOREGROUND, ORANGE, MatrixPlot, add_canvas_title, fit_y_range, new_layout_widget, prepare_for_paint, set_canvas_title,
+    set_ticks, show_grid, snap_log_span, style_plot,
+)
+from .registry import PanelOption
+from .spectrum import decade_ticks
+
+GREY = "#555555"
+VECTOR_LABELS = {"ones": "q = k = 1", "random": "random q, k (seed 0)"}
+#: Labelled decades on the distance axis (side by side, not stacked).
+DISTANCE_DECADE_LABELS = 7
+BAND_BRUSH = pg.mkBrush(230, 159, 0, 70)  # ORANGE, translucent: the random pairs' mean ± one standard deviation
+BOUND_PEN = pg.mkPen(GREY, width=2, style=Qt.PenStyle.DashLine)
+EDGE_PEN = pg.mkPen((0, 0, 0, 0))
+
+
+def _key(items: list[tuple[str, str]]) -> str:
+    """A plot's key in its title: ``(colour, "━ text")`` entries side by side."""
+    return " &nbsp; ".join(f'<span style="color:{colour}">{text}</span>' for colour, text in items)
+
+
+class PositionalLogitsPanel(Panel):
+    """RoPE's positional logit q·R(n − m)·k: the matrix over positions and the profile against the distance."""
+
+    panel_id = "logits"
+    title = "Positional logits"
+    requires = frozenset({"rotation"})
+    model_functions = (logit_profile_data,)
+    cli_options = (
+        PanelOption("--vectors", "query and key vectors of the matrix: ones (q = k = 1) or random (seed 0's "
+                    "N(0, 1) pair)", choices=VECTORS),
+        PanelOption("--seeds", f"random query–key pairs of the profile's mean and spread, {MIN_SEEDS}…{MAX_SEEDS}",
+                    type=int, metavar="S"),
+    )
+    help_text = (
+        "RoPE rotates query and key pairs by their positions, so the logit of a query at m and a key at n is "
+        "q·R(n − m)·k = af²·Σ<sub>i</sub> [(a<sub>i</sub>c<sub>i</sub> + b<sub>i</sub>d<sub>i</sub>) cos(rθ<sub>i</sub>)"
+        " + (a<sub>i</sub>d<sub>i</sub> − b<sub>i</sub>c<sub>i</sub>) sin(rθ<sub>i</sub>)] + the unrotated "
+        "channels' q·k, with r = m − n the distance back to the key, (a, b) and (c, d) the pairs of q and k. "
+        "<b>Left</b>: that logit for every query m (row) and key n (column) — constant along diagonals. "
+        "<b>Top right</b>: against the distance r (log scale; r = 0 is in the line above): for q = k = 1 (blue) "
+        "it is af²·2Σ cos(rθ<sub>i</sub>); for independent random q, k ~ N(0, 1) the mean over the seeds "
+        "(orange) and ± one standard deviation (band), which stays √(af⁴·rotary_dim + unrotated) at every "
+        "distance: the decay is of correlated q and k. "
+        "<b>Bottom right</b>: the same in size, log scale, with RoFormer's long-term decay bound (§3.4.3, "
+        "eq. 37) in logit units: |rotated part| ≤ af²·max<sub>i</sub>|h<sub>i+1</sub> − h<sub>i</sub>|·Σ<sub>j</sub>"
+        "|S<sub>j</sub>(r)|, S<sub>j</sub> = Σ<sub>k&lt;j</sub> e<sup>irθ<sub>k</sub></sup>; for q = k = 1 "
+        "the largest step is 2, so the bound is af²·rotary_dim·B(r) with RoFormer's B(r) = mean<sub>j</sub>|S<sub>j</sub>|,"
+        " (d/2 + 1)/2 times the logit at r = 0. "
+        "The attention factor af (YaRN's mscale) multiplies cos and sin of q and of k: the rotated part of every "
+        "logit is scaled by af²."
+    )
+
+    def __init__(self, state, compute, parent: QWidget | None = None) -> None:
+        super().__init__(state, compute, parent)
+        self.header.addWidget(QLabel("Vectors:"))
+        self.vectors_box = QComboBox(self)
+        for name in VECTORS:
+            self.vectors_box.addItem(VECTOR_LABELS[name], name)
+        self.vectors_box.currentIndexChanged.connect(lambda _: self.schedule_update())
+        self.header.addWidget(self.vectors_box)
+        self.header.addWidget(QLabel("Seeds:"))
+        self.seeds_box = QSpinBox(self)
+        self.seeds_box.setRange(MIN_SEEDS, MAX_SEEDS)
+        self.seeds_box.setValue(DEFAULT_SEEDS)
+        self.seeds_box.setToolTip("Random query–key pairs (seeds 0 … S − 1) of the profile's mean and spread")
+        self.seeds_box.valueChanged.connect(lambda _: self.schedule_update())
+        self.header.addWidget(self.seeds_box)
+        self.finish_header()
+        self.summary_label = self.add_summary_label()
+        self.canvas = new_layout_widget(self)
+        self.figure_title = add_canvas_title(self.canvas, columns=2)
+        self.matrix = MatrixPlot(self.canvas.ci, "key position n (column)", "query position m (row)", "logit",
+                                 row=1, col=0)
+        profiles = self.canvas.ci.addLayout(row=1, col=1)
+        self.logit_plot = self._profile_plot(profiles, 0, "logit", log_y=False)
+        self.size_plot = self._profile_plot(profiles, 1, "|logit|", log_y=True)
+        self.size_plot.setXLink(self.logit_plot)
+        self.logit_plot.addItem(pg.InfiniteLine(angle=0, pos=0, pen=pg.mkPen(FOREGROUND, width=1)))
+        # The band's edges: curves with an invisible pen (with no pen a PlotDataItem keeps no curve to fill).
+        self.band_low = self.logit_plot.plot(pen=EDGE_PEN)
+        self.band_high = self.logit_plot.plot(pen=EDGE_PEN)
+        self.band = pg.FillBetweenItem(self.band_low, self.band_high, brush=BAND_BRUSH)
+        self.logit_plot.addItem(self.band)
+        self.random_curve = self.logit_plot.plot(pen=pg.mkPen(ORANGE, width=2))
+        self.ones_curve = self.logit_plot.plot(pen=pg.mkPen(BLUE, width=2))
+        self.logit_plot.setTitle(_key([(BLUE, "━ q = k = 1"), (ORANGE, "━ random q, k: mean ± std")]), size="9pt")
+        self.ones_size = self.size_plot.plot(pen=pg.mkPen(BLUE, width=1.5), connect="finite")
+        self.random_size = self.size_plot.plot(pen=pg.mkPen(ORANGE, width=2, style=Qt.PenStyle.DashLine))
+        self.bound_curve = self.size_plot.plot(pen=BOUND_PEN)
+        self.size_plot.setTitle(_key([(BLUE, "━ |q = k = 1|"), (ORANGE, "╍ random: std"),
+                                      (GREY, "╍ eq. 37 bound, q = k = 1")]), size="9pt")
+        self.canvas.ci.layout.setColumnStretchFactor(0, 3)
+        self.canvas.ci.layout.setColumnStretchFactor(1, 3)
+        self.body.addWidget(self.canvas, 1)
+        self.data: LogitProfileData | None = None
+        state.paramsChanged.connect(self.schedule_update)
+        self.schedule_update()
+
+    @staticmethod
+    def _profile_plot(layout: pg.GraphicsLayout, row: int, y_label: str, log_y: bool) -> pg.PlotItem:
+        plot: pg.PlotItem = layout.addPlot(row=row, col=0)
+        style_plot(plot)
+        plot.setMenuEnabled(False)
+        plot.hideButtons()
+        show_grid(plot)
+        plot.setLogMode(x=True, y=log_y)
+        plot.setLabel("bottom", "distance r = m − n (key before query)")
+        plot.setLabel("left", y_label)
+        return plot
+
+    # --------------------------------------------------------------- options
+    @property
+    def vectors(self) -> str:
+        return self.vectors_box.currentData()
+
+    @property
+    def seeds(self) -> int:
+        return self.seeds_box.value()
+
+    def apply_options(self, vectors: str | None = None, seeds: int | None = None) -> None:
+        """The matrix's vectors (:data:`VECTORS`) and the profile's number of random pairs."""
+        if vectors is not None:
+            if vectors not in VECTORS:
+                raise ValueError(f"vectors must be one of {', '.join(VECTORS)}; got {limits.shown(vectors)}")
+            self.vectors_box.setCurrentIndex(self.vectors_box.findData(vectors))
+        if seeds is not None:
+            self.seeds_box.setValue(limits.check_int("seeds", seeds, MIN_SEEDS, MAX_SEEDS))
+
+    def current_options(self) -> dict[str, Any]:
+        """The vectors and the number of seeds, as :meth:`apply_options` takes them."""
+        return {"vectors": self.vectors, "seeds": self.seeds}
+
+    # ------------------------------------------------------------------ data
+    def request_update(self) -> None:
+        """Recompute in a worker; the newest request wins."""
+        self.compute.submit(self, ModelJob(logit_profile_data, (self.state.params, self.vectors, self.seeds)),
+                            self._show, lambda error: self.show_message(str(error), "error"))
+
+    def _show(self, data: LogitProfileData) -> None:
+        self.data = data
+        self.show_message("")
+        self._show_matrix(data)
+        self._show_profile(data)
+        self._show_summary(data)
+        set_canvas_title(self.figure_title, data.params.title())
+        prepare_for_paint(self.canvas)
+
+    def _show_matrix(self, data: LogitProfileData) -> None:
+        low, high = data.positions.extent
+        self.matrix.set_matrix(data.matrix, QRectF(low, low, high - low, high - low), signed=True)
+        self.matrix.set_full_range((low, high), (low, high))
+        self.matrix.set_title(f"q·R(n − m)·k, {VECTOR_LABELS[data.vectors]}")
+
+    def _show_profile(self, data: LogitProfileData) -> None:
+        distances = data.distances[1:].astype(np.float64)  # a log axis has no 0
+        shown = distances.size > 0
+        for item in (self.band, self.logit_plot, self.size_plot):
+            item.setVisible(shown)
+        if not shown:
+            return
+        mean, std = data.random_mean[1:], data.random_std[1:]
+        self.ones_curve.setData(distances, data.ones[1:])
+        self.random_curve.setData(distances, mean)
+        self.band_low.setData(distances, mean - std)
+        self.band_high.setData(distances, mean + std)
+        size = np.abs(data.ones[1:])
+        self.ones_size.setData(distances, np.where(size > 0, size, np.nan))
+        self.random_size.setData(distances, std)
+        self.bound_curve.setData(distances, data.ones_bound[1:])
+        span = (0.0, max(math.log10(distances[-1]), 0.5))
+        self.logit_plot.setXRange(*span, padding=0.02)
+        for plot in (self.logit_plot, self.size_plot):
+            set_ticks(plot.getAxis("bottom"), decade_ticks(*span, max_labels=DISTANCE_DECADE_LABELS))
+        fit_y_range(self.logit_plot, data.ones, mean - std, mean + std)
+        # down to a tenth of the random spread and of the smallest bound: |q = k| dips to 0 below
+        floor = min(float(std.min()), float(data.ones_bound[1:].min())) / 10
+        y_span = snap_log_span(math.log10(floor), math.log10(float(data.ones_bound.max())) + 0.2)
+        self.size_plot.setYRange(*y_span, padding=0)
+        set_ticks(self.size_plot.getAxis("left"), decade_ticks(*y_span))
+
+    def _show_summary(self, data: LogitProfileData) -> None:
+        factor, scale = data.attention_factor, data.attention_factor ** 2
+        unrotated = data.head_dim - data.rotary_dim
+        at_zero = (f"q = k = 1: logit <b>{data.logit_at_zero:.6g}</b> at distance 0 (af²·{data.rotary_dim}"
+                   + (f" + {unrotated} unrotated" if unrotated else "") + ")")
+        if data.half_distance is None:
+            half = f"it stays above half of that within N = {data.params.seq_len:,}"
+        elif data.half_after == data.half_distance - 1:
+            half = f"first below half at distance <b>{data.half_distance:,}</b>"
+        else:
+            half = (f"first below half between distances {data.half_after:,} and <b>{data.half_distance:,}</b> "
+                    "(sampled)")
+        bound = (f"Eq. 37 bound for q = k = 1: {data.ones_bound[0]:,.6g} at distance 0 "
+                 f"({data.ones_bound[0] / (scale * data.rotary_dim):.4g} × the rotated part), "
+                 f"{data.ones_bound[-1]:,.6g} at {data.distances[-1]:,}.")
+        self.summary_label.setText(
+            f"{at_zero}; {half}. Attention factor af = <b>{factor:.6g}</b>: the rotated part of every logit × "
+            f"af² = <b>{scale:.6g}</b>. Random q, k ({data.seeds} seeds): spread ± {float(np.mean(data.random_std)):.4g}"
+            f" on average (expected √(af⁴·{data.rotary_dim}" + (f" + {unrotated}" if unrotated else "")
+            + f") = {data.expected_random_std:.4g} at every distance). {bound}"
+        )
+
+    # ---------------------------------------------------------------- export
+    def _sampling(self) -> str:
+        data = self.data
+        parts = []
+        if data.positions.stride > 1:
+            parts.append(f"Matrix: {data.positions.describe('position')} in both directions.")
+        if data.distances[-1] > data.dense_until:
+            parts.append(f"Profile: every distance to {data.dense_until:,}, then {data.distances.size - data.dense_until - 1:,} "
+                         f"log-spaced ones to {data.distances[-1]:,}.")
+        return " ".join(parts + (["Exact values at the positions shown."] if parts else []))
+
+    def figure_widget(self) -> QWidget:
+        return self.canvas
+
+    def figure_caption(self) -> str:
+        """The headline numbers, and how the matrix and the profile are sampled."""
+        if self.data is None:
+            return ""
+        return " ".join(part for part in (plain_text(self.summary_label.text()), self._sampling()) if part)
+
+    def export_data(self) -> dict[str, Any]:
+        """The matrix, its positions, and the profile with the decay bound per distance."""
+        if self.data is None:
+            raise ValueError("logits: nothing computed yet")
+        data = self.data
+        profile = np.column_stack([data.distances, data.ones, data.random_mean, data.random_std, data.decay_bound,
+                                   data.ones_bound])
+        return {
+            "arrays": {"matrix": data.matrix, "positions": data.positions.indices(), "profile": profile},
+            "meta": {
+                "panel": self.panel_id,
+                "params": data.params.as_dict(),
+                "vectors": data.vectors,
+                "seeds": data.seeds,
+                "rows": "query position m", "columns": "key position n",
+                "profile_columns": ["distance m - n", "logit q = k = 1", "random mean", "random std",
+                                    "RoFormer B(r)", "eq. 37 bound for q = k = 1 (logit units)"],
+                "attention_factor": data.attention_factor,
+                "logit_scale": data.attention_factor ** 2,
+                "rotary_dim": data.rotary_dim,
+                "head_dim": data.head_dim,
+                "half_distance": data.half_distance,
+                "dense_until": data.dense_until,
+                "sampled_distances": {"dense": DENSE_OFFSETS, "log_spaced": LOG_OFFSETS},
+            },
+        }
