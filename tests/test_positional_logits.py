@@ -47,15 +47,24 @@ def test_ones_logit_is_twice_the_cosine_sum_worked_by_hand():
 def test_the_panels_profile_bound_and_half_point_worked_by_hand():
     data = logit_profile_data(params(**TINY))
     np.testing.assert_array_equal(data.distances, [0, 1, 2])
-    np.testing.assert_allclose(data.ones, [4.0, 3.0805046125696100, 1.1673063402388708], rtol=0, atol=1.5e-15)
+    np.testing.assert_allclose(data.profile, [4.0, 3.0805046125696100, 1.1673063402388708], rtol=0, atol=1.5e-15)
     # B(r) = (|S_1| + |S_2|)/2 = (1 + |e^{ir} + e^{0.01ir}|)/2 = (1 + 2|cos(0.495 r)|)/2:
     # B(0) = (d/2 + 1)/2 = 1.5; B(1) = (1 + 2·0.879968709836…)/2 = 1.379968709836204 (decimal, 60 digits)
-    np.testing.assert_allclose(data.decay_bound[:2], [1.5, 1.3799687098362042], rtol=0, atol=1e-15)
+    np.testing.assert_allclose(data.rotation.decay_bound[:2], [1.5, 1.3799687098362042], rtol=0, atol=1e-15)
     # q = k = 1: every h_i = 2, the largest step the last one (to h_{d/2} = 0): |logit| ≤ 2·Σ|S_j| = 4·B(r)
-    np.testing.assert_allclose(data.ones_bound[:2], [6.0, 4 * 1.3799687098362042], rtol=0, atol=4e-15)
+    np.testing.assert_allclose(data.rotation.ones_bound[:2], [6.0, 4 * 1.3799687098362042], rtol=0, atol=4e-15)
     # 3.08 at r = 1 is above half of 4, 1.17 at r = 2 below: the first crossing is after 1, at 2
     assert (data.half_distance, data.half_after) == (2, 1)
-    assert data.attention_factor == 1.0 and data.logit_at_zero == 4.0
+    assert data.rotation.attention_factor == 1.0 and data.logit_at_zero == 4.0
+
+
+def test_a_tables_profile_is_from_the_last_query_position():
+    # naive, d 2: PE(p) = (p, p), PE(m)·PE(m − r) = 2·m·(m − r); from m = N − 1 = 9: 162, 144, …; half of 162 is
+    # first passed at r = 5 (2·9·4 = 72 < 81; r = 4: 2·9·5 = 90)
+    data = logit_profile_data(params(scheme="naive", seq_len=10, d_model=2))
+    np.testing.assert_array_equal(data.profile, [2 * 9 * (9 - r) for r in range(10)])
+    assert (data.half_distance, data.half_after, data.query_position) == (5, 4, 9)
+    np.testing.assert_array_equal(data.matrix, 2 * np.multiply.outer(np.arange(10.0), np.arange(10.0)))
 
 
 def test_a_table_schemes_positional_logit_is_its_encodings_dot_product():
@@ -114,10 +123,10 @@ def test_the_logit_depends_on_the_distance_only(shift):
 def test_the_eq_37_bound_holds_for_the_ones_logit():
     for values in (dict(scheme="rope", seq_len=4096, d_model=64), LLAMA31, YARN):
         data = logit_profile_data(params(**values))
-        rotated = data.ones - (data.head_dim - data.rotary_dim)
-        assert np.all(np.abs(rotated) <= data.ones_bound * (1 + 1e-12)), values
+        rotated = data.profile - (data.rotation.head_dim - data.rotation.rotary_dim)
+        assert np.all(np.abs(rotated) <= data.rotation.ones_bound * (1 + 1e-12)), values
         # B(0) = (d/2 + 1)/2: at r = 0 the bound is that many times the logit
-        assert data.decay_bound[0] == pytest.approx((data.rotary_dim / 2 + 1) / 2, rel=1e-15)
+        assert data.rotation.decay_bound[0] == pytest.approx((data.rotation.rotary_dim / 2 + 1) / 2, rel=1e-15)
 
 
 def test_independent_random_pairs_spread_alike_at_every_distance():
@@ -125,10 +134,10 @@ def test_independent_random_pairs_spread_alike_at_every_distance():
     # af⁴·2·(d/2) + (unrotated channels) at every distance; over 256 seeds the sample std is within a few %
     for values in (dict(scheme="rope", seq_len=2048, d_model=64), dict(YARN, seq_len=4096, d_model=32)):
         data = logit_profile_data(params(**values), seeds=256)
-        assert np.mean(data.random_std) == pytest.approx(data.expected_random_std, rel=0.05), values
-        assert abs(np.mean(data.random_mean)) < 0.1 * data.expected_random_std
+        assert data.rotation.mean_random_std == pytest.approx(data.rotation.expected_random_std, rel=0.05), values
+        assert abs(np.mean(data.rotation.random_mean)) < 0.1 * data.rotation.expected_random_std
     yarn = logit_profile_data(params(**YARN), seeds=8)
-    assert yarn.expected_random_std == pytest.approx(math.sqrt(yarn.attention_factor ** 4 * 128))
+    assert yarn.rotation.expected_random_std == pytest.approx(math.sqrt(yarn.rotation.attention_factor ** 4 * 128))
 
 
 def test_the_random_vectors_are_the_seeded_ones_and_the_matrix_uses_seed_0():
@@ -173,8 +182,6 @@ def test_bad_input_is_refused_naming_the_parameter():
         logit_profile_data(params(**TINY), "zeros")
     with pytest.raises(ValueError, match="seeds must be"):
         logit_profile_data(params(**TINY), seeds=1)
-    with pytest.raises(ValueError, match="rotation scheme"):
-        logit_profile_data(params(scheme="sinusoidal"))
 
 
 def test_a_bias_scheme_is_refused_as_not_supported_yet():
@@ -183,6 +190,11 @@ def test_a_bias_scheme_is_refused_as_not_supported_yet():
     try:
         with pytest.raises(ValueError, match="bias schemes are not supported yet"):
             positional_logits("test_bias", [0], [0], d_model=4)
+        with pytest.raises(ValueError, match="adds a bias to the logits; its positional logits are not supported"):
+            logit_profile_data(params(scheme="test_bias"))
+        assert not PositionalLogitsPanel.shows(bias)
+        assert PositionalLogitsPanel.shows(params(scheme="rope").info)
+        assert PositionalLogitsPanel.shows(params(scheme="sinusoidal").info)
     finally:
         unregister("test_bias")
 
@@ -206,8 +218,6 @@ def settle(state, compute):
 
 def test_the_panel_shows_the_model_and_follows_the_parameters(qtbot, state, compute):
     panel = show_panel(qtbot, state, compute)
-    settle(state, compute)
-    assert panel.unavailable_label.isVisible() and "rotation of the queries and keys" in panel.unavailable_label.text()
     assert state.update(**TINY) is None
     settle(state, compute)
     assert not panel.unavailable_label.isVisible() and panel.data.params == params(**TINY)
@@ -222,13 +232,13 @@ def test_the_panel_shows_the_model_and_follows_the_parameters(qtbot, state, comp
     assert state.update(**YARN) is None
     settle(state, compute)
     summary = panel.summary_label.text()
-    assert panel.data.attention_factor == pytest.approx(0.1 * math.log(4) + 1, rel=1e-15)
+    assert panel.data.rotation.attention_factor == pytest.approx(0.1 * math.log(4) + 1, rel=1e-15)
     assert "af = <b>1.13863</b>" in summary and "af² = <b>1.29648</b>" in summary
     assert f"logit <b>{1.138629436111989 ** 2 * 128:.6g}</b>" in summary
     assert "every 4,096th position in both directions" in panel.figure_caption()
     assert "then 1,024 log-spaced ones to 1,048,575" in panel.figure_caption()
     bx, by = panel.bound_curve.getOriginalDataset()
-    np.testing.assert_array_equal(by, panel.data.ones_bound[1:])
+    np.testing.assert_array_equal(by, panel.data.rotation.ones_bound[1:])
 
 
 def test_the_vectors_and_seeds_are_options_of_the_panel_and_its_export(qtbot, state, compute, tmp_path):
@@ -238,7 +248,7 @@ def test_the_vectors_and_seeds_are_options_of_the_panel_and_its_export(qtbot, st
     ones_matrix = panel.matrix.values.copy()
     panel.apply_options(vectors="random", seeds=5)
     settle(state, compute)
-    assert (panel.data.vectors, panel.data.seeds) == ("random", 5)
+    assert (panel.data.rotation.vectors, panel.data.rotation.seeds) == ("random", 5)
     assert panel.current_options() == {"vectors": "random", "seeds": 5}
     query, key = random_vectors(16, 5)
     np.testing.assert_array_equal(panel.matrix.values, positional_logits(
@@ -261,5 +271,29 @@ def test_the_command_line_exports_the_logits_with_random_vectors(qapp, tmp_path,
     query, key = random_vectors(8, 16)
     np.testing.assert_array_equal(np.load(out), positional_logits(
         "rope", range(64), range(64), d_model=8, seq_len=64, query=query[:, 0], key=key[:, 0]))
-    assert export_cli.main(["logits", "-o", str(tmp_path / "x.png")]) == export_cli.EXIT_USAGE
-    assert "needs a rotation of the queries and keys" in capsys.readouterr().err
+    assert export_cli.main(["logits", "-o", str(out), "--seeds", "1"]) == export_cli.EXIT_USAGE
+    assert "seeds must be" in capsys.readouterr().err
+
+
+def test_a_table_shows_its_encodings_dot_products_without_the_rotations_terms(qtbot, state, compute):
+    panel = show_panel(qtbot, state, compute)
+    assert state.update(scheme="sinusoidal", seq_len=3, d_model=4, base=10000.0) is None
+    settle(state, compute)
+    assert not panel.unavailable_label.isVisible() and panel.data.rotation is None
+    # PE(m)·PE(n) = cos(m − n) + cos(0.01(m − n)) (see the model's test): 2, 1.540252306284805, 0.583653170119435
+    np.testing.assert_allclose(panel.matrix.values[0], [2.0, 1.540252306284805, 0.5836531701194354], rtol=0,
+                               atol=1e-15)
+    np.testing.assert_allclose(panel.data.profile, [2.0, 1.540252306284805, 0.5836531701194354], rtol=0, atol=1e-15)
+    assert panel.data.query_position == 2 and not panel.vectors_box.isEnabled()
+    assert not panel.bound_curve.isVisible() and not panel.random_curve.isVisible()
+    summary = panel.summary_label.text()
+    assert "from m = N − 1 = 2: <b>2</b> at distance 0" in summary and "first below half at distance <b>2</b>" in \
+        summary
+    exported = json.loads(export.export_bytes(panel, "json"))
+    assert np.asarray(exported["arrays"]["profile"]["data"]).shape == (3, 2) and "seeds" not in exported["meta"]
+    assert state.update(scheme="nope") is None  # zero vectors: no half point to find
+    settle(state, compute)
+    assert "with no positive logit at distance 0 there is no half point" in panel.summary_label.text()
+    assert state.update(scheme="rope") is None
+    settle(state, compute)
+    assert panel.vectors_box.isEnabled() and panel.bound_curve.isVisible() and panel.data.rotation is not None

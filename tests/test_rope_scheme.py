@@ -88,8 +88,7 @@ def test_the_frequencies_panel_draws_both_curves_and_the_contexts(qtbot, state, 
     state.flush()
     assert compute.wait_idle()
     assert not panel.unavailable_label.isVisible() and heatmap.unavailable_label.isVisible()
-    assert heatmap.unavailable_label.text().endswith(
-        "It is shown by: RoPE frequencies, Positional logits.")  # where to look instead
+    assert heatmap.unavailable_label.text().endswith("It is shown by: RoPE frequencies.")  # where to look instead
     x, y = panel.scaled_curve.getOriginalDataset()
     np.testing.assert_array_equal(y, panel.data.wavelength)
     assert panel.scaled_curve.isVisible() and panel.context_line.isVisible()

@@ -184,28 +184,17 @@ def positional_logits(scheme: str, query_positions: object, key_positions: objec
 
 
 @dataclass(frozen=True)
-class LogitProfileData:
-    """What the Positional-logits panel shows for a rope scheme.
+class RotationTerms:
+    """What the panel adds for a rotation: the random pairs, the decay bound and the attention factor.
 
     Attributes
     ----------
-    params : EncodingParams
     vectors : {"ones", "random"}
         The matrix's query and key: all ones, or the pair of the first seed.
     seeds : int
         Independent N(0, 1) query–key pairs of the random profile (seeds 0 … seeds − 1).
-    positions : AxisSample
-        The query positions (rows) and key positions (columns) of the matrix.
-    matrix : ndarray, shape (positions.count, positions.count)
-        q·R(n − m)·k at row m, column n, for ``vectors``.
-    distances : ndarray of int64
-        The profile's distances r = m − n: every one up to ``dense_until``, then log-spaced up to N − 1.
-    dense_until : int
-        The last distance before which none is left out.
-    ones : ndarray
-        The logit for q = k = 1 at each distance.
     random_mean, random_std : ndarray
-        Mean and standard deviation over the seeds of the random pairs' logits.
+        Mean and standard deviation over the seeds of the random pairs' logits, per distance.
     decay_bound : ndarray
         RoFormer's B(r) (:func:`~.rope.rope_decay_bound`), B(0) = (d/2 + 1)/2.
     ones_bound : ndarray
@@ -213,21 +202,10 @@ class LogitProfileData:
     attention_factor : float
         af: the rotated part of every logit is scaled by af².
     rotary_dim, head_dim : int
-    half_distance : int or None
-        The first distance whose q = k = 1 logit is below half the logit at 0 (None if none is).
-    half_after : int or None
-        The distance sampled before ``half_distance``: the first crossing lies after it
-        (equal to ``half_distance`` − 1 where every distance is sampled).
     """
 
-    params: EncodingParams
     vectors: str
     seeds: int
-    positions: AxisSample
-    matrix: np.ndarray
-    distances: np.ndarray
-    dense_until: int
-    ones: np.ndarray
     random_mean: np.ndarray
     random_std: np.ndarray
     decay_bound: np.ndarray
@@ -235,13 +213,11 @@ class LogitProfileData:
     attention_factor: float
     rotary_dim: int
     head_dim: int
-    half_distance: int | None
-    half_after: int | None
 
     @property
-    def logit_at_zero(self) -> float:
-        """The q = k = 1 logit at distance 0: af² · rotary_dim + (head_dim − rotary_dim)."""
-        return float(self.ones[0])
+    def mean_random_std(self) -> float:
+        """The random pairs' standard deviation averaged over the distances."""
+        return float(np.mean(self.random_std))
 
     @property
     def expected_random_std(self) -> float:
@@ -252,6 +228,53 @@ class LogitProfileData:
         independent q and k nothing decays.
         """
         return math.sqrt(self.attention_factor ** 4 * self.rotary_dim + self.head_dim - self.rotary_dim)
+
+
+@dataclass(frozen=True)
+class LogitProfileData:
+    """What the Positional-logits panel shows: the logit over query × key positions and against the distance.
+
+    Attributes
+    ----------
+    params : EncodingParams
+    positions : AxisSample
+        The query positions (rows) and key positions (columns) of the matrix.
+    matrix : ndarray, shape (positions.count, positions.count)
+        The positional logit at row m, column n: q·R(n − m)·k for the
+        rotation's chosen vectors, PE(m)·PE(n) for a table.
+    distances : ndarray of int64
+        The profile's distances r = m − n: every one up to ``dense_until``, then log-spaced up to N − 1.
+    dense_until : int
+        The last distance before which none is left out.
+    query_position : int
+        The profile's query m: keys at m − r. The rotation's logit depends on r
+        only (any m gives the same; 0 is given); a table's is from the last position, N − 1.
+    profile : ndarray
+        The logit at each distance: for q = k = 1 (rotation), PE(m)·PE(m − r) (table).
+    half_distance : int or None
+        The first distance whose logit is below half the logit at 0 (None if none is).
+    half_after : int or None
+        The distance sampled before ``half_distance``: the first crossing lies after it
+        (``half_distance`` − 1 where every distance is sampled).
+    rotation : RotationTerms or None
+        The random pairs, decay bound and attention factor of a rotation; None for a table.
+    """
+
+    params: EncodingParams
+    positions: AxisSample
+    matrix: np.ndarray
+    distances: np.ndarray
+    dense_until: int
+    query_position: int
+    profile: np.ndarray
+    half_distance: int | None
+    half_after: int | None
+    rotation: RotationTerms | None
+
+    @property
+    def logit_at_zero(self) -> float:
+        """The profile at distance 0: af² · rotary_dim + (head_dim − rotary_dim) for q = k = 1, ‖PE(m)‖² for a table."""
+        return float(self.profile[0])
 
 
 def profile_distances(seq_len: int) -> tuple[np.ndarray, int]:
@@ -282,25 +305,53 @@ def random_vectors(head_dim: int, seeds: int) -> tuple[np.ndarray, np.ndarray]:
     return pairs[0], pairs[1]
 
 
-def _first_below_half(distances: np.ndarray, ones: np.ndarray) -> tuple[int | None, int | None]:
-    below = np.flatnonzero(ones < ones[0] / 2)
+def _first_below_half(distances: np.ndarray, profile: np.ndarray) -> tuple[int | None, int | None]:
+    below = np.flatnonzero(profile < profile[0] / 2)
     if below.size == 0:
         return None, None
     index = int(below[0])
     return int(distances[index]), int(distances[index - 1])
 
 
+def _rotation_data(params: EncodingParams, vectors: str, seeds: int, distances: np.ndarray,
+                   where: np.ndarray) -> tuple[np.ndarray, np.ndarray, RotationTerms]:
+    """The matrix at positions ``where``, the q = k = 1 profile and the rotation's terms."""
+    rotation = _rotation(params)
+    offsets = distances.astype(np.float64)
+    ones = np.ones((params.d_model, 1))
+    profile = _rotation_profile(rotation, offsets, *_pair_weights(rotation, ones, ones))[:, 0]
+    query, key = random_vectors(params.d_model, seeds)
+    random = _rotation_profile(rotation, offsets, *_pair_weights(rotation, query, key))
+    bound = rope_decay_bound(offsets, rotation.inv_freq)
+    chosen = (None, None) if vectors == "ones" else (query[:, 0], key[:, 0])
+    matrix = _rotation_logits(params, where, where, *chosen)
+    terms = RotationTerms(vectors, seeds, random.mean(axis=1), random.std(axis=1), bound,
+                          rotation.attention_factor ** 2 * rotation.rotary_dim * bound, rotation.attention_factor,
+                          rotation.rotary_dim, params.d_model)
+    return matrix, profile, terms
+
+
+def _table_profile(params: EncodingParams, query_position: int, distances: np.ndarray) -> np.ndarray:
+    """PE(m)·PE(m − r) for each distance r, the keys encoded a block at a time."""
+    kwargs = params.scheme_kwargs()
+    query = encode(params.scheme, [float(query_position)], params.d_model, **kwargs)[0]
+    keys = (query_position - distances).astype(np.float64)
+    rows = max(1, _BLOCK // params.d_model)
+    return np.concatenate([encode(params.scheme, keys[start:start + rows], params.d_model, **kwargs) @ query
+                           for start in range(0, keys.size, rows)])
+
+
 def logit_profile_data(params: EncodingParams, vectors: str = "ones", seeds: int = DEFAULT_SEEDS) -> LogitProfileData:
-    """The Positional-logits panel's data for ``params`` (scheme ``rope``).
+    """The Positional-logits panel's data for ``params`` (a rope or table scheme).
 
     Parameters
     ----------
     params : EncodingParams
-        A rope scheme's parameters; ``d_model`` is the head dimension.
+        A rope scheme's parameters (``d_model`` is the head dimension), or a table scheme's.
     vectors : {"ones", "random"}
-        The matrix's query and key vectors: all ones, or seed 0's random pair.
+        Rotation: the matrix's query and key vectors, all ones or seed 0's random pair.
     seeds : int
-        Random query–key pairs of the profile's mean and spread, ``MIN_SEEDS`` … ``MAX_SEEDS``.
+        Rotation: random query–key pairs of the profile's mean and spread, ``MIN_SEEDS`` … ``MAX_SEEDS``.
 
     Returns
     -------
@@ -312,29 +363,28 @@ def logit_profile_data(params: EncodingParams, vectors: str = "ones", seeds: int
     Raises
     ------
     ValueError
-        For parameters of a scheme other than rope, ``vectors`` not in
+        For a bias scheme (not supported yet), ``vectors`` not in
         :data:`VECTORS`, ``seeds`` out of range.
     """
     params = check_params(params)
-    if params.info.family != "rotation":
-        raise ValueError(f"params must be of a rotation scheme (rope), got {params.scheme!r}")
     if vectors not in VECTORS:
         raise ValueError(f"vectors must be one of {', '.join(VECTORS)}; got {limits.shown(vectors)}")
     seeds = limits.check_int("seeds", seeds, MIN_SEEDS, MAX_SEEDS)
-    rotation = _rotation(params)
+    family = params.info.family
+    if family not in ("rotation", "table"):
+        raise ValueError(f"scheme {params.scheme!r} adds a bias to the logits; its positional logits are not "
+                         "supported yet")
     distances, dense_until = profile_distances(params.seq_len)
-    offsets = distances.astype(np.float64)
-    ones = np.ones((params.d_model, 1))
-    ones_profile = _rotation_profile(rotation, offsets, *_pair_weights(rotation, ones, ones))[:, 0]
-    query, key = random_vectors(params.d_model, seeds)
-    random = _rotation_profile(rotation, offsets, *_pair_weights(rotation, query, key))
-    bound = rope_decay_bound(offsets, rotation.inv_freq)
     positions = sample_axis(-0.5, params.seq_len - 0.5, params.seq_len, MATRIX_POSITIONS)
     where = positions.indices().astype(np.float64)
-    chosen = (None, None) if vectors == "ones" else (query[:, 0], key[:, 0])
-    matrix = _rotation_logits(params, where, where, *chosen)
-    half_distance, half_after = _first_below_half(distances, ones_profile)
-    return LogitProfileData(
-        params, vectors, seeds, positions, matrix, distances, dense_until, ones_profile, random.mean(axis=1),
-        random.std(axis=1), bound, rotation.attention_factor ** 2 * rotation.rotary_dim * bound,
-        rotation.attention_factor, rotation.rotary_dim, params.d_model, half_distance, half_after)
+    if family == "rotation":
+        matrix, profile, rotation = _rotation_data(params, vectors, seeds, distances, where)
+        query_position = 0
+    else:
+        kwargs = params.scheme_kwargs()
+        table = encode(params.scheme, where, params.d_model, **kwargs)
+        matrix, rotation = table @ table.T, None
+        query_position = params.seq_len - 1
+        profile = _table_profile(params, query_position, distances)
+    return LogitProfileData(params, positions, matrix, distances, dense_until, query_position, profile,
+                            *_first_below_half(distances, profile), rotation)

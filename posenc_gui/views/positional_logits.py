@@ -1,4 +1,4 @@
-"""Positional logits: RoPE's q·R(n − m)·k over query × key positions and against the distance, with its decay bound."""
+"""Positional logits: RoPE's q·R(n − m)·k, or a table's PE(m)·PE(n), over query × key positions and by distance."""
 
 from __future__ import annotations
 
@@ -18,8 +18,8 @@ from ..model.logits import (
 from .base import Panel
 from .labels import plain_text
 from .plotkit import (
-    BLUE, FOREGROUND, ORANGE, MatrixPlot, add_canvas_title, fit_y_range, new_layout_widget, prepare_for_paint, set_canvas_title,
-    set_ticks, show_grid, snap_log_span, style_plot,
+    BLUE, FOREGROUND, ORANGE, MatrixPlot, add_canvas_title, fit_y_range, new_layout_widget, prepare_for_paint,
+    set_canvas_title, set_ticks, show_grid, snap_log_span, style_plot,
 )
 from .registry import PanelOption
 from .spectrum import decade_ticks
@@ -28,7 +28,8 @@ GREY = "#555555"
 VECTOR_LABELS = {"ones": "q = k = 1", "random": "random q, k (seed 0)"}
 #: Labelled decades on the distance axis (side by side, not stacked).
 DISTANCE_DECADE_LABELS = 7
-BAND_BRUSH = pg.mkBrush(230, 159, 0, 70)  # ORANGE, translucent: the random pairs' mean ± one standard deviation
+#: The random pairs' mean ± one standard deviation: their curve's colour, translucent.
+BAND_BRUSH = pg.mkBrush(pg.mkColor(ORANGE).red(), pg.mkColor(ORANGE).green(), pg.mkColor(ORANGE).blue(), 60)
 BOUND_PEN = pg.mkPen(GREY, width=2, style=Qt.PenStyle.DashLine)
 EDGE_PEN = pg.mkPen((0, 0, 0, 0))
 
@@ -38,12 +39,20 @@ def _key(items: list[tuple[str, str]]) -> str:
     return " &nbsp; ".join(f'<span style="color:{colour}">{text}</span>' for colour, text in items)
 
 
+#: The profile plots' keys for a rotation.
+ROTATION_KEY = _key([(BLUE, "━ q = k = 1"), (ORANGE, "━ random q, k: mean ± std")])
+ROTATION_SIZE_KEY = _key([(BLUE, "━ |q = k = 1|"), (ORANGE, "╍ random: std"), (GREY, "╍ eq. 37 bound, q = k = 1")])
+#: The families whose positional logit the panel shows (a bias's comes with issue #27).
+FAMILIES_SHOWN = ("rotation", "table")
+
+
 class PositionalLogitsPanel(Panel):
-    """RoPE's positional logit q·R(n − m)·k: the matrix over positions and the profile against the distance."""
+    """The positional logit (RoPE's q·R(n − m)·k, a table's PE(m)·PE(n)) over positions and against the distance."""
 
     panel_id = "logits"
     title = "Positional logits"
-    requires = frozenset({"rotation"})
+    #: Either a rotation or a table (see :meth:`shows`): no one capability is needed.
+    requires = frozenset()
     model_functions = (logit_profile_data,)
     cli_options = (
         PanelOption("--vectors", "query and key vectors of the matrix: ones (q = k = 1) or random (seed 0's "
@@ -53,8 +62,8 @@ class PositionalLogitsPanel(Panel):
     )
     help_text = (
         "RoPE rotates query and key pairs by their positions, so the logit of a query at m and a key at n is "
-        "q·R(n − m)·k = af²·Σ<sub>i</sub> [(a<sub>i</sub>c<sub>i</sub> + b<sub>i</sub>d<sub>i</sub>) cos(rθ<sub>i</sub>)"
-        " + (a<sub>i</sub>d<sub>i</sub> − b<sub>i</sub>c<sub>i</sub>) sin(rθ<sub>i</sub>)] + the unrotated "
+        "q·R(n − m)·k = af²·Σ<sub>i</sub> [(a<sub>i</sub>c<sub>i</sub> + b<sub>i</sub>d<sub>i</sub>) "
+        "cos(rθ<sub>i</sub>) + (a<sub>i</sub>d<sub>i</sub> − b<sub>i</sub>c<sub>i</sub>) sin(rθ<sub>i</sub>)] + the unrotated "
         "channels' q·k, with r = m − n the distance back to the key, (a, b) and (c, d) the pairs of q and k. "
         "<b>Left</b>: that logit for every query m (row) and key n (column) — constant along diagonals. "
         "<b>Top right</b>: against the distance r (log scale; r = 0 is in the line above): for q = k = 1 (blue) "
@@ -64,11 +73,23 @@ class PositionalLogitsPanel(Panel):
         "<b>Bottom right</b>: the same in size, log scale, with RoFormer's long-term decay bound (§3.4.3, "
         "eq. 37) in logit units: |rotated part| ≤ af²·max<sub>i</sub>|h<sub>i+1</sub> − h<sub>i</sub>|·Σ<sub>j</sub>"
         "|S<sub>j</sub>(r)|, S<sub>j</sub> = Σ<sub>k&lt;j</sub> e<sup>irθ<sub>k</sub></sup>; for q = k = 1 "
-        "the largest step is 2, so the bound is af²·rotary_dim·B(r) with RoFormer's B(r) = mean<sub>j</sub>|S<sub>j</sub>|,"
-        " (d/2 + 1)/2 times the logit at r = 0. "
+        "the largest step is 2, so the bound is af²·rotary_dim·B(r) with RoFormer's B(r) = "
+        "mean<sub>j</sub>|S<sub>j</sub>|, (d/2 + 1)/2 times the logit at r = 0. "
         "The attention factor af (YaRN's mscale) multiplies cos and sin of q and of k: the rotated part of every "
-        "logit is scaled by af²."
+        "logit is scaled by af². "
+        "<b>An added table</b>: its positional logit is the p·p term of the four-term split, PE(m)·PE(n), and the "
+        "profile is PE(m)·PE(m − r) from the last query position m = N − 1 (a table's need not depend on r alone)."
     )
+
+    @classmethod
+    def shows(cls, info) -> bool:
+        """Rotations (q·R(n − m)·k) and added tables (PE(m)·PE(n))."""
+        return info.family in FAMILIES_SHOWN
+
+    def unavailable_reason(self, params) -> str | None:
+        if self.shows(params.info):
+            return None
+        return f"{params.info.label} adds a bias to the logits; its positional logits are not shown yet."
 
     def __init__(self, state, compute, parent: QWidget | None = None) -> None:
         super().__init__(state, compute, parent)
@@ -103,12 +124,9 @@ class PositionalLogitsPanel(Panel):
         self.logit_plot.addItem(self.band)
         self.random_curve = self.logit_plot.plot(pen=pg.mkPen(ORANGE, width=2))
         self.ones_curve = self.logit_plot.plot(pen=pg.mkPen(BLUE, width=2))
-        self.logit_plot.setTitle(_key([(BLUE, "━ q = k = 1"), (ORANGE, "━ random q, k: mean ± std")]), size="9pt")
         self.ones_size = self.size_plot.plot(pen=pg.mkPen(BLUE, width=1.5), connect="finite")
         self.random_size = self.size_plot.plot(pen=pg.mkPen(ORANGE, width=2, style=Qt.PenStyle.DashLine))
         self.bound_curve = self.size_plot.plot(pen=BOUND_PEN)
-        self.size_plot.setTitle(_key([(BLUE, "━ |q = k = 1|"), (ORANGE, "╍ random: std"),
-                                      (GREY, "╍ eq. 37 bound, q = k = 1")]), size="9pt")
         self.canvas.ci.layout.setColumnStretchFactor(0, 3)
         self.canvas.ci.layout.setColumnStretchFactor(1, 3)
         self.body.addWidget(self.canvas, 1)
@@ -159,6 +177,11 @@ class PositionalLogitsPanel(Panel):
     def _show(self, data: LogitProfileData) -> None:
         self.data = data
         self.show_message("")
+        rotation = data.rotation is not None
+        for widget in (self.vectors_box, self.seeds_box):
+            widget.setEnabled(rotation)  # a table's logit has no query and key vectors
+        for item in (self.band, self.random_curve, self.random_size, self.bound_curve):
+            item.setVisible(rotation)
         self._show_matrix(data)
         self._show_profile(data)
         self._show_summary(data)
@@ -169,55 +192,79 @@ class PositionalLogitsPanel(Panel):
         low, high = data.positions.extent
         self.matrix.set_matrix(data.matrix, QRectF(low, low, high - low, high - low), signed=True)
         self.matrix.set_full_range((low, high), (low, high))
-        self.matrix.set_title(f"q·R(n − m)·k, {VECTOR_LABELS[data.vectors]}")
+        self.matrix.set_title("PE(m)·PE(n)" if data.rotation is None
+                              else f"q·R(n − m)·k, {VECTOR_LABELS[data.rotation.vectors]}")
 
     def _show_profile(self, data: LogitProfileData) -> None:
         distances = data.distances[1:].astype(np.float64)  # a log axis has no 0
         shown = distances.size > 0
-        for item in (self.band, self.logit_plot, self.size_plot):
-            item.setVisible(shown)
+        for plot in (self.logit_plot, self.size_plot):
+            plot.setVisible(shown)
         if not shown:
             return
-        mean, std = data.random_mean[1:], data.random_std[1:]
-        self.ones_curve.setData(distances, data.ones[1:])
-        self.random_curve.setData(distances, mean)
-        self.band_low.setData(distances, mean - std)
-        self.band_high.setData(distances, mean + std)
-        size = np.abs(data.ones[1:])
+        rotation = data.rotation
+        self.ones_curve.setData(distances, data.profile[1:])
+        size = np.abs(data.profile[1:])
         self.ones_size.setData(distances, np.where(size > 0, size, np.nan))
-        self.random_size.setData(distances, std)
-        self.bound_curve.setData(distances, data.ones_bound[1:])
+        if rotation is None:
+            self.logit_plot.setTitle(_key([(BLUE, f"━ PE(m)·PE(m − r), m = {data.query_position:,}")]), size="9pt")
+            self.size_plot.setTitle(_key([(BLUE, "━ |PE(m)·PE(m − r)|")]), size="9pt")
+            fit_y_range(self.logit_plot, data.profile, np.zeros(1))
+            positive = size[size > 0]
+            low, high = (float(positive.min()), float(positive.max())) if positive.size else (0.1, 10.0)
+        else:
+            self.logit_plot.setTitle(ROTATION_KEY, size="9pt")
+            self.size_plot.setTitle(ROTATION_SIZE_KEY, size="9pt")
+            mean, std = rotation.random_mean[1:], rotation.random_std[1:]
+            self.random_curve.setData(distances, mean)
+            self.band_low.setData(distances, mean - std)
+            self.band_high.setData(distances, mean + std)
+            self.random_size.setData(distances, std)
+            self.bound_curve.setData(distances, rotation.ones_bound[1:])
+            fit_y_range(self.logit_plot, data.profile, mean - std, mean + std)
+            # down to a tenth of the random spread and of the smallest bound: |q = k = 1| dips to 0 below
+            low, high = min(float(std.min()), float(rotation.ones_bound[1:].min())), float(rotation.ones_bound.max())
         span = (0.0, max(math.log10(distances[-1]), 0.5))
         self.logit_plot.setXRange(*span, padding=0.02)
         for plot in (self.logit_plot, self.size_plot):
             set_ticks(plot.getAxis("bottom"), decade_ticks(*span, max_labels=DISTANCE_DECADE_LABELS))
-        fit_y_range(self.logit_plot, data.ones, mean - std, mean + std)
-        # down to a tenth of the random spread and of the smallest bound: |q = k| dips to 0 below
-        floor = min(float(std.min()), float(data.ones_bound[1:].min())) / 10
-        y_span = snap_log_span(math.log10(floor), math.log10(float(data.ones_bound.max())) + 0.2)
+        y_span = snap_log_span(math.log10(low) - 1, math.log10(high) + 0.2)
         self.size_plot.setYRange(*y_span, padding=0)
         set_ticks(self.size_plot.getAxis("left"), decade_ticks(*y_span))
 
-    def _show_summary(self, data: LogitProfileData) -> None:
-        factor, scale = data.attention_factor, data.attention_factor ** 2
-        unrotated = data.head_dim - data.rotary_dim
-        at_zero = (f"q = k = 1: logit <b>{data.logit_at_zero:.6g}</b> at distance 0 (af²·{data.rotary_dim}"
-                   + (f" + {unrotated} unrotated" if unrotated else "") + ")")
+    @staticmethod
+    def _half(data: LogitProfileData) -> str:
+        """Where the profile first falls below half its value at distance 0."""
+        if data.logit_at_zero <= 0:
+            return "with no positive logit at distance 0 there is no half point"
         if data.half_distance is None:
-            half = f"it stays above half of that within N = {data.params.seq_len:,}"
-        elif data.half_after == data.half_distance - 1:
-            half = f"first below half at distance <b>{data.half_distance:,}</b>"
-        else:
-            half = (f"first below half between distances {data.half_after:,} and <b>{data.half_distance:,}</b> "
-                    "(sampled)")
-        bound = (f"Eq. 37 bound for q = k = 1: {data.ones_bound[0]:,.6g} at distance 0 "
-                 f"({data.ones_bound[0] / (scale * data.rotary_dim):.4g} × the rotated part), "
-                 f"{data.ones_bound[-1]:,.6g} at {data.distances[-1]:,}.")
+            return f"it stays above half of that within N = {data.params.seq_len:,}"
+        if data.half_after == data.half_distance - 1:
+            return f"first below half at distance <b>{data.half_distance:,}</b>"
+        return (f"first below half between distances {data.half_after:,} and <b>{data.half_distance:,}</b> "
+                "(sampled)")
+
+    def _show_summary(self, data: LogitProfileData) -> None:
+        rotation = data.rotation
+        if rotation is None:
+            self.summary_label.setText(
+                f"PE(m)·PE(m − r) from m = N − 1 = {data.query_position:,}: <b>{data.logit_at_zero:.6g}</b> at "
+                f"distance 0 (‖PE(m)‖²); {self._half(data)}. An added table's positional logit is the p·p term of "
+                "the four-term split; with W<sub>q</sub>W<sub>k</sub>ᵀ = I it is this dot product.")
+            return
+        factor, scale = rotation.attention_factor, rotation.attention_factor ** 2
+        unrotated = rotation.head_dim - rotation.rotary_dim
+        plus_unrotated = f" + {unrotated}" if unrotated else ""
+        bound = (f"Eq. 37 bound for q = k = 1: {rotation.ones_bound[0]:,.6g} at distance 0 "
+                 f"(B(0) = {rotation.decay_bound[0]:.4g} × the rotated part), "
+                 f"{rotation.ones_bound[-1]:,.6g} at {data.distances[-1]:,}.")
         self.summary_label.setText(
-            f"{at_zero}; {half}. Attention factor af = <b>{factor:.6g}</b>: the rotated part of every logit × "
-            f"af² = <b>{scale:.6g}</b>. Random q, k ({data.seeds} seeds): spread ± {float(np.mean(data.random_std)):.4g}"
-            f" on average (expected √(af⁴·{data.rotary_dim}" + (f" + {unrotated}" if unrotated else "")
-            + f") = {data.expected_random_std:.4g} at every distance). {bound}"
+            f"q = k = 1: logit <b>{data.logit_at_zero:.6g}</b> at distance 0 (af²·{rotation.rotary_dim}"
+            + (f" + {unrotated} unrotated" if unrotated else "") + f"); {self._half(data)}. "
+            f"Attention factor af = <b>{factor:.6g}</b>: the rotated part of every logit × af² = <b>{scale:.6g}</b>. "
+            f"Random q, k ({rotation.seeds} seeds): spread ± {rotation.mean_random_std:.4g} on average "
+            f"(expected √(af⁴·{rotation.rotary_dim}{plus_unrotated}) = {rotation.expected_random_std:.4g} at every "
+            f"distance). {bound}"
         )
 
     # ---------------------------------------------------------------- export
@@ -227,8 +274,8 @@ class PositionalLogitsPanel(Panel):
         if data.positions.stride > 1:
             parts.append(f"Matrix: {data.positions.describe('position')} in both directions.")
         if data.distances[-1] > data.dense_until:
-            parts.append(f"Profile: every distance to {data.dense_until:,}, then {data.distances.size - data.dense_until - 1:,} "
-                         f"log-spaced ones to {data.distances[-1]:,}.")
+            parts.append(f"Profile: every distance to {data.dense_until:,}, then "
+                         f"{data.distances.size - data.dense_until - 1:,} log-spaced ones to {data.distances[-1]:,}.")
         return " ".join(parts + (["Exact values at the positions shown."] if parts else []))
 
     def figure_widget(self) -> QWidget:
@@ -241,28 +288,28 @@ class PositionalLogitsPanel(Panel):
         return " ".join(part for part in (plain_text(self.summary_label.text()), self._sampling()) if part)
 
     def export_data(self) -> dict[str, Any]:
-        """The matrix, its positions, and the profile with the decay bound per distance."""
+        """The matrix, its positions, and the profile (with a rotation's random pairs and decay bound) per distance."""
         if self.data is None:
             raise ValueError("logits: nothing computed yet")
-        data = self.data
-        profile = np.column_stack([data.distances, data.ones, data.random_mean, data.random_std, data.decay_bound,
-                                   data.ones_bound])
-        return {
-            "arrays": {"matrix": data.matrix, "positions": data.positions.indices(), "profile": profile},
-            "meta": {
-                "panel": self.panel_id,
-                "params": data.params.as_dict(),
-                "vectors": data.vectors,
-                "seeds": data.seeds,
-                "rows": "query position m", "columns": "key position n",
-                "profile_columns": ["distance m - n", "logit q = k = 1", "random mean", "random std",
-                                    "RoFormer B(r)", "eq. 37 bound for q = k = 1 (logit units)"],
-                "attention_factor": data.attention_factor,
-                "logit_scale": data.attention_factor ** 2,
-                "rotary_dim": data.rotary_dim,
-                "head_dim": data.head_dim,
-                "half_distance": data.half_distance,
-                "dense_until": data.dense_until,
-                "sampled_distances": {"dense": DENSE_OFFSETS, "log_spaced": LOG_OFFSETS},
-            },
+        data, rotation = self.data, self.data.rotation
+        meta: dict[str, Any] = {
+            "panel": self.panel_id,
+            "params": data.params.as_dict(),
+            "rows": "query position m", "columns": "key position n",
+            "profile_query_position": data.query_position,
+            "half_distance": data.half_distance,
+            "dense_until": data.dense_until,
+            "sampled_distances": {"dense": DENSE_OFFSETS, "log_spaced": LOG_OFFSETS},
         }
+        columns = [data.distances, data.profile]
+        if rotation is None:
+            meta["profile_columns"] = ["distance m - n", "PE(m)·PE(m - r)"]
+        else:
+            columns += [rotation.random_mean, rotation.random_std, rotation.decay_bound, rotation.ones_bound]
+            meta["profile_columns"] = ["distance m - n", "logit q = k = 1", "random mean", "random std",
+                                       "RoFormer B(r)", "eq. 37 bound for q = k = 1 (logit units)"]
+            meta.update(vectors=rotation.vectors, seeds=rotation.seeds, attention_factor=rotation.attention_factor,
+                        logit_scale=rotation.attention_factor ** 2, rotary_dim=rotation.rotary_dim,
+                        head_dim=rotation.head_dim)
+        return {"arrays": {"matrix": data.matrix, "positions": data.positions.indices(),
+                           "profile": np.column_stack(columns)}, "meta": meta}
