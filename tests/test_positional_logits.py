@@ -131,9 +131,9 @@ def test_the_eq_37_bound_holds_for_the_ones_logit():
 
 def test_independent_random_pairs_spread_alike_at_every_distance():
     # each pair's weights (ac + bd) and (ad − bc) have variance 2 and no correlation: the logit's variance is
-    # af⁴·2·(d/2) + (unrotated channels) at every distance; over 256 seeds the sample std is within a few %
+    # af⁴·2·(d/2) + (unrotated channels) at every distance; averaged over the distances, the sample std of 64 seeds (8.8 % error at one distance) is within 5 %
     for values in (dict(scheme="rope", seq_len=2048, d_model=64), dict(YARN, seq_len=4096, d_model=32)):
-        data = logit_profile_data(params(**values), seeds=256)
+        data = logit_profile_data(params(**values), seeds=64)
         assert data.rotation.mean_random_std == pytest.approx(data.rotation.expected_random_std, rel=0.05), values
         assert abs(np.mean(data.rotation.random_mean)) < 0.1 * data.rotation.expected_random_std
     yarn = logit_profile_data(params(**YARN), seeds=8)

@@ -42,7 +42,7 @@ from .schemes.rope import hf_config
 #: The query and key vectors of the panel: all ones (q = k), or independent N(0, 1) pairs, one per seed.
 VECTORS = ("ones", "random")
 DEFAULT_SEEDS = 16
-MIN_SEEDS, MAX_SEEDS = 2, 256
+MIN_SEEDS, MAX_SEEDS = 2, 64
 #: Positions per axis of the panel's matrix (the whole range, sampled evenly when longer).
 MATRIX_POSITIONS = 256
 #: Every distance 0 … DENSE_OFFSETS − 1 is in the profile; beyond, LOG_OFFSETS log-spaced ones up to N − 1.
@@ -50,8 +50,9 @@ DENSE_OFFSETS = 1024
 LOG_OFFSETS = 1024
 #: Most logits :func:`positional_logits` returns at once.
 MAX_LOGITS = limits.MAX_SIMILARITY_ELEMENTS
-#: Offsets × rotary pairs evaluated at once (cos and sin of a block: 4 MiB).
-_BLOCK = 2**18
+#: Offsets × rotary pairs evaluated at once (the angles, their cos and their sin: 16 MiB each). Large blocks:
+#: threaded BLAS multiplies many small blocks far slower than a few large ones.
+_BLOCK = 2**21
 
 
 # -- the logit of each family -------------------------------------------------------------------------------
@@ -318,10 +319,12 @@ def _rotation_data(params: EncodingParams, vectors: str, seeds: int, distances: 
     """The matrix at positions ``where``, the q = k = 1 profile and the rotation's terms."""
     rotation = _rotation(params)
     offsets = distances.astype(np.float64)
-    ones = np.ones((params.d_model, 1))
-    profile = _rotation_profile(rotation, offsets, *_pair_weights(rotation, ones, ones))[:, 0]
     query, key = random_vectors(params.d_model, seeds)
-    random = _rotation_profile(rotation, offsets, *_pair_weights(rotation, query, key))
+    # q = k = 1 as column 0, the random pairs after it: one evaluation of the angles' cos and sin for all
+    ones = np.ones((params.d_model, 1))
+    logits = _rotation_profile(rotation, offsets, *_pair_weights(rotation, np.hstack([ones, query]),
+                                                                 np.hstack([ones, key])))
+    profile, random = logits[:, 0], logits[:, 1:]
     bound = rope_decay_bound(offsets, rotation.inv_freq)
     chosen = (None, None) if vectors == "ones" else (query[:, 0], key[:, 0])
     matrix = _rotation_logits(params, where, where, *chosen)
