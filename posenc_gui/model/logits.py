@@ -64,7 +64,6 @@ class _Rotation:
 
     inv_freq: np.ndarray
     attention_factor: float
-    head_dim: int
     pairing: str
 
     @property
@@ -77,7 +76,7 @@ def _rotation(params: EncodingParams) -> _Rotation:
         raise ValueError(f"scheme {params.scheme!r}: of the rotations only rope's logits are computed so far")
     options = dict(params.options)
     inv_freq, attention_factor = rope_frequencies(hf_config(params.d_model, **options), seq_len=params.seq_len)
-    return _Rotation(inv_freq, float(attention_factor), params.d_model, options["pairing"])
+    return _Rotation(inv_freq, float(attention_factor), options["pairing"])
 
 
 def _pair_weights(rotation: _Rotation, query: np.ndarray, key: np.ndarray) -> tuple[np.ndarray, np.ndarray,
