@@ -75,6 +75,16 @@ def test_a_table_schemes_positional_logit_is_its_encodings_dot_product():
                                         [1.540252306284805, 2.0, 1.540252306284805]], rtol=0, atol=1e-15)
 
 
+def test_ropes_ones_logit_is_twice_the_sinusoidal_tables_at_the_same_frequencies():
+    # θ_i = ω_i = 10000^(−2i/d) for both; PE(m)·PE(m − r) = Σ cos(r ω_i) (DESIGN.md) and q = k = 1 gives 2 Σ cos(r θ_i).
+    # The table's dot product rounds sin·sin + cos·cos of angles up to 4,095 rad (error ≤ 4,095·eps each): 256 terms
+    rope = logit_profile_data(params(scheme="rope", seq_len=4096, d_model=512))
+    table = logit_profile_data(params(scheme="sinusoidal", seq_len=4096, d_model=512))
+    np.testing.assert_array_equal(rope.distances, table.distances)
+    np.testing.assert_allclose(rope.profile, 2 * table.profile, rtol=0, atol=2 * 256 * 4 * 4096 * EPS)
+    assert rope.half_distance == table.half_distance == 54
+
+
 # ------------------------------------------------------------------ the model: against rope_rotate
 
 
