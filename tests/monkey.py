@@ -419,7 +419,8 @@ CHECKS: dict[str, Callable[[Any, Any], list[str]]] = {
     "scorecard": _check_scorecard,
     "walkthrough": _check_walkthrough,
     **{panel_id: _check_data for panel_id in
-       ("uniqueness", "magnitude", "linear_relation", "relative", "addition", "spectrum", "frequencies")},
+       ("uniqueness", "magnitude", "linear_relation", "relative", "addition", "spectrum", "frequencies",
+        "logits")},
 }
 
 
