@@ -45,6 +45,7 @@ BUILT_IN = (
     "spectrum:SpectrumPanel",
     "rope_frequencies:RopeFrequenciesPanel",
     "rope_context:RopeContextPanel",
+    "positional_logits:PositionalLogitsPanel",
     "rope_precision:RopePrecisionPanel",
     "scorecard:ScorecardPanel",
     "walkthrough:WalkthroughPanel",

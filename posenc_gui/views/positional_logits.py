@@ -1,0 +1,315 @@
+"""Positional logits: RoPE's q·R(n − m)·k, or a table's PE(m)·PE(n), over query × key positions and by distance."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QRectF, Qt
+from PySide6.QtWidgets import QComboBox, QLabel, QSpinBox, QWidget
+
+from ..compute import ModelJob
+from ..model import limits
+from ..model.logits import (
+    DEFAULT_SEEDS, DENSE_OFFSETS, LOG_OFFSETS, MAX_SEEDS, MIN_SEEDS, VECTORS, LogitProfileData, logit_profile_data,
+)
+from .base import Panel
+from .labels import plain_text
+from .plotkit import (
+    BLUE, FOREGROUND, ORANGE, MatrixPlot, add_canvas_title, fit_y_range, new_layout_widget, prepare_for_paint,
+    set_canvas_title, set_ticks, show_grid, snap_log_span, style_plot,
+)
+from .registry import PanelOption
+from .spectrum import decade_ticks
+
+GREY = "#555555"
+VECTOR_LABELS = {"ones": "q = k = 1", "random": "random q, k (seed 0)"}
+#: Labelled decades on the distance axis (side by side, not stacked).
+DISTANCE_DECADE_LABELS = 7
+#: The random pairs' mean ± one standard deviation: their curve's colour, translucent.
+BAND_BRUSH = pg.mkBrush(pg.mkColor(ORANGE).red(), pg.mkColor(ORANGE).green(), pg.mkColor(ORANGE).blue(), 60)
+BOUND_PEN = pg.mkPen(GREY, width=2, style=Qt.PenStyle.DashLine)
+EDGE_PEN = pg.mkPen((0, 0, 0, 0))
+
+
+def _key(items: list[tuple[str, str]]) -> str:
+    """A plot's key in its title: ``(colour, "━ text")`` entries side by side."""
+    return " &nbsp; ".join(f'<span style="color:{colour}">{text}</span>' for colour, text in items)
+
+
+#: The profile plots' keys for a rotation.
+ROTATION_KEY = _key([(BLUE, "━ q = k = 1"), (ORANGE, "━ random q, k: mean ± std")])
+ROTATION_SIZE_KEY = _key([(BLUE, "━ |q = k = 1|"), (ORANGE, "╍ random: std"), (GREY, "╍ eq. 37 bound, q = k = 1")])
+#: The families whose positional logit the panel shows (a bias's comes with issue #27).
+FAMILIES_SHOWN = ("rotation", "table")
+
+
+class PositionalLogitsPanel(Panel):
+    """The positional logit (RoPE's q·R(n − m)·k, a table's PE(m)·PE(n)) over positions and against the distance."""
+
+    panel_id = "logits"
+    title = "Positional logits"
+    #: Either a rotation or a table (see :meth:`shows`): no one capability is needed.
+    requires = frozenset()
+    model_functions = (logit_profile_data,)
+    cli_options = (
+        PanelOption("--vectors", "query and key vectors of the matrix: ones (q = k = 1) or random (seed 0's "
+                    "N(0, 1) pair)", choices=VECTORS),
+        PanelOption("--seeds", f"random query–key pairs of the profile's mean and spread, {MIN_SEEDS}…{MAX_SEEDS}",
+                    type=int, metavar="S"),
+    )
+    help_text = (
+        "RoPE rotates query and key pairs by their positions, so the logit of a query at m and a key at n is "
+        "q·R(n − m)·k = af²·Σ<sub>i</sub> [(a<sub>i</sub>c<sub>i</sub> + b<sub>i</sub>d<sub>i</sub>) "
+        "cos(rθ<sub>i</sub>) + (a<sub>i</sub>d<sub>i</sub> − b<sub>i</sub>c<sub>i</sub>) sin(rθ<sub>i</sub>)] + the unrotated "
+        "channels' q·k, with r = m − n the distance back to the key, (a, b) and (c, d) the pairs of q and k. "
+        "<b>Left</b>: that logit for every query m (row) and key n (column) — constant along diagonals. "
+        "<b>Top right</b>: against the distance r (log scale; r = 0 is in the line above): for q = k = 1 (blue) "
+        "it is af²·2Σ cos(rθ<sub>i</sub>); for independent random q, k ~ N(0, 1) the mean over the seeds "
+        "(orange) and ± one standard deviation (band), which stays √(af⁴·rotary_dim + unrotated) at every "
+        "distance: the decay is of correlated q and k. "
+        "<b>Bottom right</b>: the same in size, log scale, with RoFormer's long-term decay bound (§3.4.3, "
+        "eq. 37) in logit units: |rotated part| ≤ af²·max<sub>i</sub>|h<sub>i+1</sub> − h<sub>i</sub>|·Σ<sub>j</sub>"
+        "|S<sub>j</sub>(r)|, S<sub>j</sub> = Σ<sub>k&lt;j</sub> e<sup>irθ<sub>k</sub></sup>; for q = k = 1 "
+        "the largest step is 2, so the bound is af²·rotary_dim·B(r) with RoFormer's B(r) = "
+        "mean<sub>j</sub>|S<sub>j</sub>|, (d/2 + 1)/2 times the logit at r = 0. "
+        "The attention factor af (YaRN's mscale) multiplies cos and sin of q and of k: the rotated part of every "
+        "logit is scaled by af². "
+        "<b>An added table</b>: its positional logit is the p·p term of the four-term split, PE(m)·PE(n), and the "
+        "profile is PE(m)·PE(m − r) from the last query position m = N − 1 (a table's need not depend on r alone)."
+    )
+
+    @classmethod
+    def shows(cls, info) -> bool:
+        """Rotations (q·R(n − m)·k) and added tables (PE(m)·PE(n))."""
+        return info.family in FAMILIES_SHOWN
+
+    def unavailable_reason(self, params) -> str | None:
+        if self.shows(params.info):
+            return None
+        return f"{params.info.label} adds a bias to the logits; its positional logits are not shown yet."
+
+    def __init__(self, state, compute, parent: QWidget | None = None) -> None:
+        super().__init__(state, compute, parent)
+        self.header.addWidget(QLabel("Vectors:"))
+        self.vectors_box = QComboBox(self)
+        for name in VECTORS:
+            self.vectors_box.addItem(VECTOR_LABELS[name], name)
+        self.vectors_box.currentIndexChanged.connect(lambda _: self.schedule_update())
+        self.header.addWidget(self.vectors_box)
+        self.header.addWidget(QLabel("Seeds:"))
+        self.seeds_box = QSpinBox(self)
+        self.seeds_box.setRange(MIN_SEEDS, MAX_SEEDS)
+        self.seeds_box.setValue(DEFAULT_SEEDS)
+        self.seeds_box.setToolTip("Random query–key pairs (seeds 0 … S − 1) of the profile's mean and spread")
+        self.seeds_box.valueChanged.connect(lambda _: self.schedule_update())
+        self.header.addWidget(self.seeds_box)
+        self.finish_header()
+        self.summary_label = self.add_summary_label()
+        self.canvas = new_layout_widget(self)
+        self.figure_title = add_canvas_title(self.canvas, columns=2)
+        self.matrix = MatrixPlot(self.canvas.ci, "key position n (column)", "query position m (row)", "logit",
+                                 row=1, col=0)
+        profiles = self.canvas.ci.addLayout(row=1, col=1)
+        self.logit_plot = self._profile_plot(profiles, 0, "logit", log_y=False)
+        self.size_plot = self._profile_plot(profiles, 1, "|logit|", log_y=True)
+        self.size_plot.setXLink(self.logit_plot)
+        self.logit_plot.addItem(pg.InfiniteLine(angle=0, pos=0, pen=pg.mkPen(FOREGROUND, width=1)))
+        # The band's edges: curves with an invisible pen (with no pen a PlotDataItem keeps no curve to fill).
+        self.band_low = self.logit_plot.plot(pen=EDGE_PEN)
+        self.band_high = self.logit_plot.plot(pen=EDGE_PEN)
+        self.band = pg.FillBetweenItem(self.band_low, self.band_high, brush=BAND_BRUSH)
+        self.logit_plot.addItem(self.band)
+        self.random_curve = self.logit_plot.plot(pen=pg.mkPen(ORANGE, width=2))
+        self.ones_curve = self.logit_plot.plot(pen=pg.mkPen(BLUE, width=2))
+        self.ones_size = self.size_plot.plot(pen=pg.mkPen(BLUE, width=1.5), connect="finite")
+        self.random_size = self.size_plot.plot(pen=pg.mkPen(ORANGE, width=2, style=Qt.PenStyle.DashLine))
+        self.bound_curve = self.size_plot.plot(pen=BOUND_PEN)
+        self.canvas.ci.layout.setColumnStretchFactor(0, 3)
+        self.canvas.ci.layout.setColumnStretchFactor(1, 3)
+        self.body.addWidget(self.canvas, 1)
+        self.data: LogitProfileData | None = None
+        state.paramsChanged.connect(self.schedule_update)
+        self.schedule_update()
+
+    @staticmethod
+    def _profile_plot(layout: pg.GraphicsLayout, row: int, y_label: str, log_y: bool) -> pg.PlotItem:
+        plot: pg.PlotItem = layout.addPlot(row=row, col=0)
+        style_plot(plot)
+        plot.setMenuEnabled(False)
+        plot.hideButtons()
+        show_grid(plot)
+        plot.setLogMode(x=True, y=log_y)
+        plot.setLabel("bottom", "distance r = m − n (key before query)")
+        plot.setLabel("left", y_label)
+        return plot
+
+    # --------------------------------------------------------------- options
+    @property
+    def vectors(self) -> str:
+        return self.vectors_box.currentData()
+
+    @property
+    def seeds(self) -> int:
+        return self.seeds_box.value()
+
+    def apply_options(self, vectors: str | None = None, seeds: int | None = None) -> None:
+        """The matrix's vectors (:data:`VECTORS`) and the profile's number of random pairs."""
+        if vectors is not None:
+            if vectors not in VECTORS:
+                raise ValueError(f"vectors must be one of {', '.join(VECTORS)}; got {limits.shown(vectors)}")
+            self.vectors_box.setCurrentIndex(self.vectors_box.findData(vectors))
+        if seeds is not None:
+            self.seeds_box.setValue(limits.check_int("seeds", seeds, MIN_SEEDS, MAX_SEEDS))
+
+    def current_options(self) -> dict[str, Any]:
+        """The vectors and the number of seeds, as :meth:`apply_options` takes them."""
+        return {"vectors": self.vectors, "seeds": self.seeds}
+
+    # ------------------------------------------------------------------ data
+    def request_update(self) -> None:
+        """Recompute in a worker; the newest request wins."""
+        self.compute.submit(self, ModelJob(logit_profile_data, (self.state.params, self.vectors, self.seeds)),
+                            self._show, lambda error: self.show_message(str(error), "error"))
+
+    def _show(self, data: LogitProfileData) -> None:
+        self.data = data
+        self.show_message("")
+        rotation = data.rotation is not None
+        for widget in (self.vectors_box, self.seeds_box):
+            widget.setEnabled(rotation)  # a table's logit has no query and key vectors
+        for item in (self.band, self.random_curve, self.random_size, self.bound_curve):
+            item.setVisible(rotation)
+        self._show_matrix(data)
+        self._show_profile(data)
+        self._show_summary(data)
+        set_canvas_title(self.figure_title, data.params.title())
+        prepare_for_paint(self.canvas)
+
+    def _show_matrix(self, data: LogitProfileData) -> None:
+        low, high = data.positions.extent
+        self.matrix.set_matrix(data.matrix, QRectF(low, low, high - low, high - low), signed=True)
+        self.matrix.set_full_range((low, high), (low, high))
+        self.matrix.set_title("PE(m)·PE(n)" if data.rotation is None
+                              else f"q·R(n − m)·k, {VECTOR_LABELS[data.rotation.vectors]}")
+
+    def _show_profile(self, data: LogitProfileData) -> None:
+        distances = data.distances[1:].astype(np.float64)  # a log axis has no 0
+        shown = distances.size > 0
+        for plot in (self.logit_plot, self.size_plot):
+            plot.setVisible(shown)
+        if not shown:
+            return
+        rotation = data.rotation
+        self.ones_curve.setData(distances, data.profile[1:])
+        size = np.abs(data.profile[1:])
+        self.ones_size.setData(distances, np.where(size > 0, size, np.nan))
+        if rotation is None:
+            self.logit_plot.setTitle(_key([(BLUE, f"━ PE(m)·PE(m − r), m = {data.query_position:,}")]), size="9pt")
+            self.size_plot.setTitle(_key([(BLUE, "━ |PE(m)·PE(m − r)|")]), size="9pt")
+            fit_y_range(self.logit_plot, data.profile, np.zeros(1))
+            positive = size[size > 0]
+            low, high = (float(positive.min()), float(positive.max())) if positive.size else (0.1, 10.0)
+        else:
+            self.logit_plot.setTitle(ROTATION_KEY, size="9pt")
+            self.size_plot.setTitle(ROTATION_SIZE_KEY, size="9pt")
+            mean, std = rotation.random_mean[1:], rotation.random_std[1:]
+            self.random_curve.setData(distances, mean)
+            self.band_low.setData(distances, mean - std)
+            self.band_high.setData(distances, mean + std)
+            self.random_size.setData(distances, std)
+            self.bound_curve.setData(distances, rotation.ones_bound[1:])
+            fit_y_range(self.logit_plot, data.profile, mean - std, mean + std)
+            # down to a tenth of the random spread and of the smallest bound: |q = k = 1| dips to 0 below
+            low, high = min(float(std.min()), float(rotation.ones_bound[1:].min())), float(rotation.ones_bound.max())
+        span = (0.0, max(math.log10(distances[-1]), 0.5))
+        self.logit_plot.setXRange(*span, padding=0.02)
+        for plot in (self.logit_plot, self.size_plot):
+            set_ticks(plot.getAxis("bottom"), decade_ticks(*span, max_labels=DISTANCE_DECADE_LABELS))
+        y_span = snap_log_span(math.log10(low) - 1, math.log10(high) + 0.2)
+        self.size_plot.setYRange(*y_span, padding=0)
+        set_ticks(self.size_plot.getAxis("left"), decade_ticks(*y_span))
+
+    @staticmethod
+    def _half(data: LogitProfileData) -> str:
+        """Where the profile first falls below half its value at distance 0."""
+        if data.logit_at_zero <= 0:
+            return "with no positive logit at distance 0 there is no half point"
+        if data.half_distance is None:
+            return f"it stays above half of that within N = {data.params.seq_len:,}"
+        if data.half_after == data.half_distance - 1:
+            return f"first below half at distance <b>{data.half_distance:,}</b>"
+        return (f"first below half between distances {data.half_after:,} and <b>{data.half_distance:,}</b> "
+                "(sampled)")
+
+    def _show_summary(self, data: LogitProfileData) -> None:
+        rotation = data.rotation
+        if rotation is None:
+            self.summary_label.setText(
+                f"PE(m)·PE(m − r) from m = N − 1 = {data.query_position:,}: <b>{data.logit_at_zero:.6g}</b> at "
+                f"distance 0 (‖PE(m)‖²); {self._half(data)}. An added table's positional logit is the p·p term of "
+                "the four-term split; with W<sub>q</sub>W<sub>k</sub>ᵀ = I it is this dot product.")
+            return
+        factor, scale = rotation.attention_factor, rotation.attention_factor ** 2
+        unrotated = rotation.head_dim - rotation.rotary_dim
+        plus_unrotated = f" + {unrotated}" if unrotated else ""
+        bound = (f"Eq. 37 bound for q = k = 1: {rotation.ones_bound[0]:,.6g} at distance 0 "
+                 f"(B(0) = {rotation.decay_bound[0]:.4g} × the rotated part), "
+                 f"{rotation.ones_bound[-1]:,.6g} at {data.distances[-1]:,}.")
+        self.summary_label.setText(
+            f"q = k = 1: logit <b>{data.logit_at_zero:.6g}</b> at distance 0 (af²·{rotation.rotary_dim}"
+            + (f" + {unrotated} unrotated" if unrotated else "") + f"); {self._half(data)}. "
+            f"Attention factor af = <b>{factor:.6g}</b>: the rotated part of every logit × af² = <b>{scale:.6g}</b>. "
+            f"Random q, k ({rotation.seeds} seeds): spread ± {rotation.mean_random_std:.4g} on average "
+            f"(expected √(af⁴·{rotation.rotary_dim}{plus_unrotated}) = {rotation.expected_random_std:.4g} at every "
+            f"distance). {bound}"
+        )
+
+    # ---------------------------------------------------------------- export
+    def _sampling(self) -> str:
+        data = self.data
+        parts = []
+        if data.positions.stride > 1:
+            parts.append(f"Matrix: {data.positions.describe('position')} in both directions.")
+        if data.distances[-1] > data.dense_until:
+            parts.append(f"Profile: every distance to {data.dense_until:,}, then "
+                         f"{data.distances.size - data.dense_until - 1:,} log-spaced ones to {data.distances[-1]:,}.")
+        return " ".join(parts + (["Exact values at the positions shown."] if parts else []))
+
+    def figure_widget(self) -> QWidget:
+        return self.canvas
+
+    def figure_caption(self) -> str:
+        """The headline numbers, and how the matrix and the profile are sampled."""
+        if self.data is None:
+            return ""
+        return " ".join(part for part in (plain_text(self.summary_label.text()), self._sampling()) if part)
+
+    def export_data(self) -> dict[str, Any]:
+        """The matrix, its positions, and the profile (with a rotation's random pairs and decay bound) per distance."""
+        if self.data is None:
+            raise ValueError("logits: nothing computed yet")
+        data, rotation = self.data, self.data.rotation
+        meta: dict[str, Any] = {
+            "panel": self.panel_id,
+            "params": data.params.as_dict(),
+            "rows": "query position m", "columns": "key position n",
+            "profile_query_position": data.query_position,
+            "half_distance": data.half_distance,
+            "dense_until": data.dense_until,
+            "sampled_distances": {"dense": DENSE_OFFSETS, "log_spaced": LOG_OFFSETS},
+        }
+        columns = [data.distances, data.profile]
+        if rotation is None:
+            meta["profile_columns"] = ["distance m - n", "PE(m)·PE(m - r)"]
+        else:
+            columns += [rotation.random_mean, rotation.random_std, rotation.decay_bound, rotation.ones_bound]
+            meta["profile_columns"] = ["distance m - n", "logit q = k = 1", "random mean", "random std",
+                                       "RoFormer B(r)", "eq. 37 bound for q = k = 1 (logit units)"]
+            meta.update(vectors=rotation.vectors, seeds=rotation.seeds, attention_factor=rotation.attention_factor,
+                        logit_scale=rotation.attention_factor ** 2, rotary_dim=rotation.rotary_dim,
+                        head_dim=rotation.head_dim)
+        return {"arrays": {"matrix": data.matrix, "positions": data.positions.indices(),
+                           "profile": np.column_stack(columns)}, "meta": meta}
