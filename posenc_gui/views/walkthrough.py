@@ -136,14 +136,14 @@ STEPS: tuple[Step, ...] = (
         "For naive or all-sine encodings the same offset gives different values at different p.",
     ),
     Step(
-        "RoPE: apply T_k to q and k", "frequencies",
+        "RoPE: apply T_k to q and k", "logits",
         {"scheme": "rope", "seq_len": 4096, "d_model": 128, "rope_theta": 10000.0, "rope_type": "default",
          "partial_rotary_factor": 1.0, "pairing": "halves"},
         "RoPE (Su et al.) adds nothing: it turns the query at m by R(m·θ) and the key at n by R(n·θ), one "
         "2×2 rotation per pair of channels with the sinusoid's θ<sub>i</sub> = 10000<sup>−2i/d</sup>, so "
         "q·k becomes q·R((n−m)·θ)·k — the T<sub>k</sub> of the last steps, applied to q and k: the score "
         "depends only on the offset, exactly, for every q and k. The row below measures the rotation "
-        "itself (its T<sub>k</sub> is exact); this panel shows each pair's wavelength.",
+        "itself (its T<sub>k</sub> is exact); this panel shows q·R((n−m)·θ)·k, the same along every diagonal.",
     ),
     Step(
         "Why add instead of concatenate", "addition", {"scheme": "sinusoidal"},
