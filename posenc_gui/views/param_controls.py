@@ -121,6 +121,9 @@ class ParamControl:
             box.toggled.connect(self._set)
             return box
         combo = QComboBox(self.row)
+        # Long choice labels (RoPE's pairings) elide rather than widen the Parameters panel past its dock.
+        combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        combo.setMinimumContentsLength(16)
         for value, label in spec.choices:
             combo.addItem(label, value)
         combo.currentIndexChanged.connect(lambda _: self._set(combo.currentData()))

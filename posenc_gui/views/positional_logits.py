@@ -42,8 +42,8 @@ def _key(items: list[tuple[str, str]]) -> str:
 #: The profile plots' keys for a rotation.
 ROTATION_KEY = _key([(BLUE, "━ q = k = 1"), (ORANGE, "━ random q, k: mean ± std")])
 ROTATION_SIZE_KEY = _key([(BLUE, "━ |q = k = 1|"), (ORANGE, "╍ random: std"), (GREY, "╍ eq. 37 bound, q = k = 1")])
-#: The families whose positional logit the panel shows (a bias's comes with issue #27).
-FAMILIES_SHOWN = ("rotation", "table")
+#: The rotation schemes whose positional logit the model computes (with every added table; biases not yet).
+ROTATIONS_COMPUTED = ("rope",)
 
 
 class PositionalLogitsPanel(Panel):
@@ -51,8 +51,8 @@ class PositionalLogitsPanel(Panel):
 
     panel_id = "logits"
     title = "Positional logits"
-    #: Either a rotation or a table (see :meth:`shows`): no one capability is needed.
-    requires = frozenset()
+    #: A table, or a rotation (see :meth:`shows`).
+    requires = frozenset({"table"})
     model_functions = (logit_profile_data,)
     cli_options = (
         PanelOption("--vectors", "query and key vectors of the matrix: ones (q = k = 1) or random (seed 0's "
@@ -83,12 +83,14 @@ class PositionalLogitsPanel(Panel):
 
     @classmethod
     def shows(cls, info) -> bool:
-        """Rotations (q·R(n − m)·k) and added tables (PE(m)·PE(n))."""
-        return info.family in FAMILIES_SHOWN
+        """RoPE (q·R(n − m)·k) and added tables (PE(m)·PE(n)): the rotations whose logits the model computes."""
+        return info.family == "table" or info.key in ROTATIONS_COMPUTED
 
     def unavailable_reason(self, params) -> str | None:
         if self.shows(params.info):
             return None
+        if params.info.family == "rotation":
+            return f"{params.info.label} is a rotation whose logits are not computed: of the rotations, only RoPE's are."
         return f"{params.info.label} adds a bias to the logits; its positional logits are not shown yet."
 
     def __init__(self, state, compute, parent: QWidget | None = None) -> None:

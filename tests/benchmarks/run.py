@@ -5,6 +5,7 @@
     python tests/benchmarks/run.py --default-steps   # one line: default-size steps (A/B runs)
     python tests/benchmarks/run.py --front spectrum  # one line: the same with a panel in the heatmap's place
     python tests/benchmarks/run.py --export   # only the headless export measurements (A/B runs)
+    python tests/benchmarks/run.py --scheme rope --quick   # the same with RoPE (Llama 3.1's options)
 
 For each size it builds the real main window (offscreen, 1500×950), then:
 
@@ -182,7 +183,9 @@ class Drag:
         start = window.state.params
         self._d_model = self._walk(start.d_model, lambda d, k: d + 2 * k,
                                    lambda d: limits.MIN_D_MODEL <= d <= limits.MAX_D_MODEL)
-        self._base = self._walk(start.options["base"], lambda b, k: b * (1 + 0.001 * k), lambda b: b > 1)
+        #: The base the drags step: the sinusoidal ``base``, or RoPE's ``rope_theta``.
+        self.base_name = "base" if "base" in start.options else "rope_theta"
+        self._base = self._walk(start.options[self.base_name], lambda b, k: b * (1 + 0.001 * k), lambda b: b > 1)
 
     def _walk(self, start, value_at, allowed):
         """Values ``value_at(start, k)`` for k = 1 … run, −1 … −run, run + 1 …: each run goes on from its side's end."""
@@ -212,7 +215,7 @@ class Drag:
 
     def base_step(self, _i: int = 0) -> None:
         """Change the window's base to the next value."""
-        self.window.state.update(base=self.next_base())
+        self.window.state.update(**{self.base_name: self.next_base()})
 
 
 def cpu_times() -> list[int] | None:
@@ -269,9 +272,18 @@ def timed_update(window: MainWindow, change, per_panel: dict[str, list[float]] |
     return end - start
 
 
+#: ``--scheme rope``: Llama 3.1's frequencies (its scaling type and context) at the sizes measured.
+ROPE_OPTIONS = {"rope_theta": 500000.0, "rope_type": "llama3", "factor": 8.0, "original_max_position_embeddings": 8192}
+#: The scheme the window opens with (``--scheme``).
+SCHEME = "sinusoidal"
+
+
 def open_window(seq_len: int, d_model: int) -> MainWindow:
-    """The real main window at this size, shown, settled, its start-up objects frozen."""
-    window = MainWindow(params=EncodingParams(seq_len=seq_len, d_model=d_model), restore=False)
+    """The real main window at this size and :data:`SCHEME`, shown, settled, its start-up objects frozen."""
+    params = EncodingParams(seq_len=seq_len, d_model=d_model)
+    if SCHEME == "rope":
+        params = params.replaced(scheme="rope", **ROPE_OPTIONS)
+    window = MainWindow(params=params, restore=False)
     window.resize(1500, 950)
     window.show()
     for _ in range(3):
@@ -620,9 +632,13 @@ def main() -> int:
                         help="only the default-size steps, one line (for alternating two versions)")
     parser.add_argument("--front", metavar="PANEL",
                         help="only the default-size steps with PANEL (e.g. spectrum) in the heatmap's place, one line")
+    parser.add_argument("--scheme", choices=("sinusoidal", "rope"), default="sinusoidal",
+                        help="the scheme of the window measured (rope: Llama 3.1's options; the drags step rope_theta)")
     parser.add_argument("--export", action="store_true",
                         help="only the headless export measurements: one figure, and a batch (checks their budgets)")
     args = parser.parse_args()
+    global SCHEME
+    SCHEME = args.scheme
     if args.export:
         lines, failures = export_lines()
         print("\n".join(lines))
