@@ -36,7 +36,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import ml_dtypes
 import numpy as np
 
 from .params import EncodingParams, check_params
@@ -47,8 +46,17 @@ from .schemes.rope import hf_config
 DTYPES = ("float32", "bfloat16", "float16")
 #: Where the position ids are made: float32 (Hugging Face today) or the model's dtype.
 POSITION_CHOICES = ("float32", "model")
-_NUMPY_DTYPES = {"float32": np.dtype(np.float32), "bfloat16": np.dtype(ml_dtypes.bfloat16),
-                 "float16": np.dtype(np.float16)}
+
+
+def _numpy_dtype(dtype: str) -> np.dtype:
+    """The NumPy dtype of ``dtype`` (one of :data:`DTYPES`)."""
+    if dtype == "bfloat16":
+        # Imported on first use: ml_dtypes' extension takes most of a second to load, at every start-up.
+        import ml_dtypes
+
+        return np.dtype(ml_dtypes.bfloat16)
+    return np.dtype(np.float32 if dtype == "float32" else np.float16)
+
 #: Significand bits p (the implicit one included): integers up to 2^p are exact, and the rounding of a
 #: value x is at most 2^−p · |x| (the unit roundoff).
 SIGNIFICAND_BITS = {"float32": 24, "bfloat16": 8, "float16": 11}
@@ -271,7 +279,7 @@ def model_position_ids(positions: np.ndarray, dtype: str, where: str) -> np.ndar
     ids = positions.astype(np.float32)
     if where == "model":
         with np.errstate(over="ignore"):
-            ids = ids.astype(_NUMPY_DTYPES[dtype]).astype(np.float32)
+            ids = ids.astype(_numpy_dtype(dtype)).astype(np.float32)
     return ids
 
 
@@ -297,7 +305,7 @@ def model_cos_sin(positions: np.ndarray, inv_freq: np.ndarray, attention_factor:
         angles = np.multiply.outer(ids, inv_freq)  # float32 × float32: one rounding
         scale = np.float32(attention_factor)
         cos, sin = np.cos(angles) * scale, np.sin(angles) * scale
-        return cos.astype(_NUMPY_DTYPES[dtype]), sin.astype(_NUMPY_DTYPES[dtype])
+        return cos.astype(_numpy_dtype(dtype)), sin.astype(_numpy_dtype(dtype))
 
 
 def _errors(positions: np.ndarray, inv_freq: np.ndarray, reference: np.ndarray, attention_factor: float,
