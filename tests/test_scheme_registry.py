@@ -172,6 +172,15 @@ def test_a_panel_says_what_a_scheme_of_another_family_lacks(qtbot, spin, state, 
                        "embeddings.")
     assert heatmap.unavailable_label.isVisible() and heatmap.data is before  # nothing computed
     assert not parameters.unavailable_label.isVisible()  # the Parameters panel applies to every scheme
+    from posenc_gui.views.rope_context import RopeContextPanel
+    from posenc_gui.views.rope_frequencies import RopeFrequenciesPanel
+
+    for cls, subject in ((RopeFrequenciesPanel, "Hugging Face frequencies"),
+                         (RopeContextPanel, "scaling methods against the trained context")):
+        rope_only = cls(state, compute)  # a rotation, but not RoPE's options
+        qtbot.addWidget(rope_only)
+        assert rope_only.unavailable_reason(state.params) == (
+            f"Spin (test rotation) is not the rope scheme, whose {subject} this panel shows.")
     with pytest.raises(export.ExportError, match="gives a rotation of the queries and keys"):
         export.export_bytes(heatmap, "png")
     with pytest.raises(ValueError, match="gives a rotation, not a table"):

@@ -345,3 +345,26 @@ class Panel(QWidget):
             the first array is the panel's main matrix.
         """
         raise NotImplementedError
+
+
+class RopeOnlyPanel(Panel):
+    """A panel computed from the ``rope`` scheme's own options (its Hugging Face configuration).
+
+    Subclasses set :attr:`rope_subject`, what of RoPE they show, for the
+    sentence another scheme gets instead of the plot.
+    """
+
+    requires: ClassVar[frozenset[str]] = frozenset({"rotation"})
+    #: What the panel shows of RoPE ("Hugging Face frequencies"), in the notice for another scheme.
+    rope_subject: ClassVar[str] = ""
+
+    @classmethod
+    def shows(cls, info: Scheme) -> bool:
+        """Only the rope scheme: its options are what the panel computes from."""
+        return info.key == "rope"
+
+    def unavailable_reason(self, params: EncodingParams) -> str | None:
+        reason = super().unavailable_reason(params)
+        if reason is None and params.scheme != "rope":
+            return f"{params.info.label} is not the rope scheme, whose {self.rope_subject} this panel shows."
+        return reason

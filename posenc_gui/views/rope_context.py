@@ -10,7 +10,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QWidget
 
 from ..model.rope_context import CONTEXT_METHODS, ContextExtensionData, MethodContext, context_extension_data
-from .base import Panel
+from .base import RopeOnlyPanel
 from .labels import plain_text
 from .plotkit import (
     BLUE, FOREGROUND, ORANGE, LegendBelow, add_canvas_title, new_layout_widget, prepare_for_paint,
@@ -29,12 +29,12 @@ COLUMNS = -(-len(CONTEXT_METHODS) // 2)
 MAX_MARKED_PAIRS = 64
 
 
-class RopeContextPanel(Panel):
+class RopeContextPanel(RopeOnlyPanel):
     """One plot per scaling method, shared axes: the trained angle range and the range used at N, per pair."""
 
     panel_id = "context"
     title = "RoPE context extension"
-    requires = frozenset({"rotation"})
+    rope_subject = "scaling methods against the trained context"
     model_functions = (context_extension_data,)
     help_text = (
         "In training, at the trained context L<sub>0</sub>, rotary pair i took the angles p·θ<sub>i</sub> for "
@@ -48,18 +48,6 @@ class RopeContextPanel(Panel):
         "(original_max_position_embeddings, used here also for default, linear and ntk, which have none of "
         "their own), factor, rope_theta and head dimension; the framed plot is the chosen scaling type."
     )
-
-    @classmethod
-    def shows(cls, info) -> bool:
-        """Only the rope scheme: its options are what the frequencies come from."""
-        return info.key == "rope"
-
-    def unavailable_reason(self, params) -> str | None:
-        reason = super().unavailable_reason(params)
-        if reason is None and params.scheme != "rope":
-            return (f"{params.info.label} is not the rope scheme, whose scaling methods this panel compares "
-                    "against the trained context.")
-        return reason
 
     def __init__(self, state, compute, parent: QWidget | None = None) -> None:
         super().__init__(state, compute, parent)

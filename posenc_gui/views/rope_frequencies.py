@@ -10,7 +10,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QWidget
 
 from ..model.rope_data import RopeFrequencyData, rope_frequency_data
-from .base import Panel
+from .base import RopeOnlyPanel
 from .labels import plain_text
 from .plotkit import (
     BLUE, FOREGROUND, GREEN, ORANGE, add_legend_below, new_layout_widget, prepare_for_paint, set_title, show_grid,
@@ -28,12 +28,12 @@ BAND_COLOURS = {"extrapolated": BLUE, "high": BLUE, "ramped": GREEN, "medium": G
                 "interpolated": ORANGE, "low": ORANGE}
 
 
-class RopeFrequenciesPanel(Panel):
+class RopeFrequenciesPanel(RopeOnlyPanel):
     """The wavelength 2π/θ_i of every rotary pair, scaled and unscaled, against the contexts."""
 
     panel_id = "frequencies"
     title = "RoPE frequencies"
-    requires = frozenset({"rotation"})
+    rope_subject = "Hugging Face frequencies"
     model_functions = (rope_frequency_data,)
     help_text = (
         "RoPE turns rotary pair i by position · θ<sub>i</sub>, θ<sub>i</sub> = rope_theta<sup>−2i/d</sup>: "
@@ -44,17 +44,6 @@ class RopeFrequenciesPanel(Panel):
         "in training: linear interpolation divides every θ<sub>i</sub> by the factor, NTK raises the base, "
         "YaRN and llama3 keep the fast pairs and interpolate only the slow ones."
     )
-
-    @classmethod
-    def shows(cls, info) -> bool:
-        """Only the rope scheme: its options are what the frequencies come from."""
-        return info.key == "rope"
-
-    def unavailable_reason(self, params) -> str | None:
-        reason = super().unavailable_reason(params)
-        if reason is None and params.scheme != "rope":
-            return f"{params.info.label} is not the rope scheme, whose Hugging Face frequencies this panel shows."
-        return reason
 
     def __init__(self, state, compute, parent: QWidget | None = None) -> None:
         super().__init__(state, compute, parent)

@@ -14,7 +14,7 @@ from ..compute import ModelJob
 from ..model.rope_precision import (
     DTYPES, POSITION_CHOICES, RopePrecisionData, check_dtype, check_positions, rope_precision_data,
 )
-from .base import Panel
+from .base import RopeOnlyPanel
 from .labels import plain_text
 from .plotkit import (
     BLUE, ORANGE, MatrixPlot, new_layout_widget, prepare_for_paint, set_ticks, show_grid, style_plot,
@@ -46,12 +46,12 @@ def _span(counts: np.ndarray) -> str:
     return f"{low:,}" if low == high else f"{low:,} to {high:,}"
 
 
-class RopePrecisionPanel(Panel):
+class RopePrecisionPanel(RopeOnlyPanel):
     """The error of RoPE's cos and sin in float32, bfloat16 or float16 against float64, computed as models do."""
 
     panel_id = "precision"
     title = "RoPE precision"
-    requires = frozenset({"rotation"})
+    rope_subject = "Hugging Face computation"
     model_functions = (rope_precision_data,)
     cli_options = (
         PanelOption("--dtype", "model dtype of cos and sin (float64 is the reference)", choices=DTYPES,
@@ -72,17 +72,6 @@ class RopePrecisionPanel(Panel):
         "to 256 (257 becomes 256), float16 to 2048, and float16 ids are infinite from 65,520. The first "
         "indistinguishable position is the first p whose cos and sin equal those of p + 1 in every pair."
     )
-
-    @classmethod
-    def shows(cls, info) -> bool:
-        """Only the rope scheme: its options are what the frequencies come from."""
-        return info.key == "rope"
-
-    def unavailable_reason(self, params) -> str | None:
-        reason = super().unavailable_reason(params)
-        if reason is None and params.scheme != "rope":
-            return f"{params.info.label} is not the rope scheme, whose Hugging Face computation this panel shows."
-        return reason
 
     def __init__(self, state, compute, parent: QWidget | None = None) -> None:
         super().__init__(state, compute, parent)
