@@ -13,8 +13,8 @@ from ..model.rope_context import CONTEXT_METHODS, ContextExtensionData, MethodCo
 from .base import RopeOnlyPanel
 from .labels import plain_text
 from .plotkit import (
-    BLUE, FOREGROUND, ORANGE, LegendBelow, add_canvas_title, new_layout_widget, prepare_for_paint,
-    set_axis_label, set_canvas_title, set_title, show_grid, style_plot,
+    BLUE, FOREGROUND, NO_PEN, ORANGE, LegendBelow, add_canvas_title, new_layout_widget, prepare_for_paint,
+    set_axis_label, set_canvas_title, set_title, shared_brush, show_grid, style_plot,
 )
 from .spectrum import set_integer_ticks
 
@@ -89,6 +89,10 @@ class RopeContextPanel(RopeOnlyPanel):
             plot = self.plots[method]
             set_axis_label(plot.getAxis("left"), "angle (rad)" if index % COLUMNS == 0 else "")
             set_axis_label(plot.getAxis("bottom"), "rotary pair i" if index >= COLUMNS else "")
+            # The axes are shared: their numbers once per row (left column) and once per column (lowest
+            # plot), as small multiples have them; fourteen axes of text made each update several times slower.
+            plot.getAxis("left").setStyle(showValues=index % COLUMNS == 0)
+            plot.getAxis("bottom").setStyle(showValues=index + COLUMNS >= len(CONTEXT_METHODS))
         self.body.addWidget(self.canvas, 1)
         self.data: ContextExtensionData | None = None
         state.paramsChanged.connect(self.schedule_update)
@@ -105,11 +109,11 @@ class RopeContextPanel(RopeOnlyPanel):
         self.show_message("")
         pairs = np.arange(data.pairs, dtype=np.float64)
         marked = data.pairs <= MAX_MARKED_PAIRS
-        symbols = {"symbol": "o", "symbolSize": 4, "symbolPen": None} if marked else {"symbol": None}
+        symbols = {"symbol": "o", "symbolSize": 4, "symbolPen": NO_PEN} if marked else {"symbol": None}
         shown = [data.trained_max, [2.0 * np.pi]]
         for entry in data.methods:
             plot = self.plots[entry.method]
-            self.trained_curves[entry.method].setData(pairs, data.trained_max, symbolBrush=GREY, **symbols)
+            self.trained_curves[entry.method].setData(pairs, data.trained_max, symbolBrush=shared_brush(GREY), **symbols)
             self._show_method(entry, pairs, data.trained_max, symbols)
             if entry.available:
                 shown.append(entry.used_max[entry.used_max > 0])
@@ -135,7 +139,7 @@ class RopeContextPanel(RopeOnlyPanel):
         if not entry.available:
             return
         drawn = entry.used_max > 0  # a log axis holds no 0: N = 1 uses the angle 0 only
-        used_curve.setData(pairs[drawn], entry.used_max[drawn], symbolBrush=BLUE, **symbols)
+        used_curve.setData(pairs[drawn], entry.used_max[drawn], symbolBrush=shared_brush(BLUE), **symbols)
         unseen = np.flatnonzero(entry.unseen)
         bars.setData(np.repeat(pairs[unseen], 2),
                      np.column_stack([trained_max[unseen], entry.used_max[unseen]]).ravel())

@@ -13,8 +13,8 @@ from ..model.rope_data import RopeFrequencyData, rope_frequency_data
 from .base import RopeOnlyPanel
 from .labels import plain_text
 from .plotkit import (
-    BLUE, FOREGROUND, GREEN, ORANGE, add_legend_below, new_layout_widget, prepare_for_paint, set_title, show_grid,
-    style_plot,
+    BLUE, FOREGROUND, GREEN, NO_PEN, ORANGE, add_legend_below, new_layout_widget, prepare_for_paint, set_title,
+    shared_brush, show_grid, style_plot,
 )
 
 #: The unscaled curve, and the pens of the horizontal lines: the trained context L₀, the context the
@@ -81,12 +81,12 @@ class RopeFrequenciesPanel(RopeOnlyPanel):
         self.data = data
         self.show_message("")
         pairs = np.arange(data.inv_freq.size, dtype=np.float64)
-        self.unscaled_curve.setData(pairs, data.unscaled_wavelength, symbol="o", symbolSize=4, symbolPen=None,
-                                    symbolBrush=GREY)
+        self.unscaled_curve.setData(pairs, data.unscaled_wavelength, symbol="o", symbolSize=4, symbolPen=NO_PEN,
+                                    symbolBrush=shared_brush(GREY))
         rope_type = data.params.options["rope_type"]
         self.scaled_curve.setVisible(rope_type != "default")
-        brushes = [pg.mkBrush(BAND_COLOURS.get(band, BLUE)) for band in data.band.tolist()]
-        self.scaled_curve.setData(pairs, data.wavelength, symbol="o", symbolSize=6, symbolPen=None,
+        brushes = [shared_brush(BAND_COLOURS.get(band, BLUE)) for band in data.band.tolist()]
+        self.scaled_curve.setData(pairs, data.wavelength, symbol="o", symbolSize=6, symbolPen=NO_PEN,
                                   symbolBrush=brushes)
         self.context_line.setVisible(data.trained_context is not None)
         if data.trained_context is not None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
+from PySide6 import QtGui
 
 from .ticks import nice_bounds
 
@@ -22,6 +23,19 @@ SEQUENTIAL = "viridis"
 #: has a pink-grey centre (#eee3e8) that makes exact zeros look tinted.
 _RDBU = ("#053061", "#2166ac", "#4393c3", "#92c5de", "#d1e5f0", "#f7f7f7",
          "#fddbc7", "#f4a582", "#d6604d", "#b2182b", "#67001f")
+
+
+#: pyqtgraph renders a scatter symbol once per distinct (pen, brush) object: points that share these
+#: objects share one rendering, where a new brush per point re-renders every symbol on every update.
+NO_PEN = pg.mkPen(None)
+_BRUSHES: dict[str, QtGui.QBrush] = {}
+
+
+def shared_brush(colour: str) -> QtGui.QBrush:
+    """One brush object per colour, for the symbols of scatter points (see :data:`NO_PEN`)."""
+    if colour not in _BRUSHES:
+        _BRUSHES[colour] = pg.mkBrush(colour)
+    return _BRUSHES[colour]
 
 
 def get_colormap(name: str) -> pg.ColorMap:
