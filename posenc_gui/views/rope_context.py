@@ -14,7 +14,7 @@ from .base import RopeOnlyPanel
 from .labels import plain_text
 from .plotkit import (
     BLUE, FOREGROUND, NO_PEN, ORANGE, LegendBelow, add_canvas_title, new_layout_widget, prepare_for_paint,
-    set_axis_label, set_canvas_title, set_title, shared_brush, show_grid, style_plot,
+    nice_bounds, set_axis_label, set_canvas_title, set_title, shared_brush, show_grid, snap_log_span, style_plot,
 )
 from .spectrum import set_integer_ticks
 
@@ -124,8 +124,11 @@ class RopeContextPanel(RopeOnlyPanel):
         values = np.concatenate([np.asarray(part, dtype=np.float64) for part in shown])
         low, high = np.log10(values.min()), np.log10(values.max())
         first = self.plots[CONTEXT_METHODS[0]]
-        first.setYRange(low - 0.15, high + 0.15, padding=0)
-        first.setXRange(-0.5, max(data.pairs - 0.5, 0.5), padding=0)
+        # Snapped ranges: a step of d_model or rope_theta keeps them, and then the fourteen axes keep their
+        # drawings (an axis redraws only when its range changes).
+        first.setYRange(*snap_log_span(low - 0.15, high + 0.15), padding=0)
+        last_pair = nice_bounds(0.0, float(max(data.pairs - 1, 1)))[1]
+        first.setXRange(-0.5, last_pair + 0.5, padding=0)
         set_canvas_title(self.figure_title, self._figure_title(data))
         self.summary_label.setText(self._summary(data))
         prepare_for_paint(self.canvas)
