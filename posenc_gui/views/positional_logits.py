@@ -34,6 +34,12 @@ BOUND_PEN = pg.mkPen(GREY, width=2, style=Qt.PenStyle.DashLine)
 EDGE_PEN = pg.mkPen((0, 0, 0, 0))
 
 
+def _set_key(plot: pg.PlotItem, key: str) -> None:
+    """Show ``key`` as the plot's title, unless it does already (a new title lays the plot out again)."""
+    if plot.titleLabel.text != key or not plot.titleLabel.isVisible():
+        plot.setTitle(key, size="9pt")
+
+
 def _key(items: list[tuple[str, str]]) -> str:
     """A plot's key in its title: ``(colour, "━ text")`` entries side by side."""
     return " &nbsp; ".join(f'<span style="color:{colour}">{text}</span>' for colour, text in items)
@@ -209,14 +215,14 @@ class PositionalLogitsPanel(Panel):
         size = np.abs(data.profile[1:])
         self.ones_size.setData(distances, np.where(size > 0, size, np.nan))
         if rotation is None:
-            self.logit_plot.setTitle(_key([(BLUE, f"━ PE(m)·PE(m − r), m = {data.query_position:,}")]), size="9pt")
-            self.size_plot.setTitle(_key([(BLUE, "━ |PE(m)·PE(m − r)|")]), size="9pt")
+            _set_key(self.logit_plot, _key([(BLUE, f"━ PE(m)·PE(m − r), m = {data.query_position:,}")]))
+            _set_key(self.size_plot, _key([(BLUE, "━ |PE(m)·PE(m − r)|")]))
             fit_y_range(self.logit_plot, data.profile, np.zeros(1))
             positive = size[size > 0]
             low, high = (float(positive.min()), float(positive.max())) if positive.size else (0.1, 10.0)
         else:
-            self.logit_plot.setTitle(ROTATION_KEY, size="9pt")
-            self.size_plot.setTitle(ROTATION_SIZE_KEY, size="9pt")
+            _set_key(self.logit_plot, ROTATION_KEY)
+            _set_key(self.size_plot, ROTATION_SIZE_KEY)
             mean, std = rotation.random_mean[1:], rotation.random_std[1:]
             self.random_curve.setData(distances, mean)
             self.band_low.setData(distances, mean - std)
