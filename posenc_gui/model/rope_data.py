@@ -9,7 +9,7 @@ import numpy as np
 
 from .params import EncodingParams, check_params
 from .rope import rope_bands, rope_frequencies
-from .schemes.rope import hf_config
+from .schemes.rope import CONTEXT_TYPES, hf_config
 
 
 @dataclass(frozen=True)
@@ -76,11 +76,13 @@ def rope_frequency_data(params: EncodingParams) -> RopeFrequencyData:
     unscaled, _ = rope_frequencies(hf_config(params.d_model, **{**options, "rope_type": "default"}))
     bands = rope_bands(config)
     trained = (options["original_max_position_embeddings"]
-               if options["rope_type"] in ("dynamic", "yarn", "llama3", "longrope") else None)
+               if options["rope_type"] in CONTEXT_TYPES else None)
     horizon = trained if trained is not None else params.seq_len
     wavelength = 2.0 * math.pi / inv_freq
     unscaled_wavelength = 2.0 * math.pi / unscaled
-    extended = config.get("max_position_embeddings") if options["rope_type"] in ("yarn", "llama3", "longrope") else None
+    # dynamic NTK scales for the sequence at hand: it has no one context it extends to
+    extends = options["rope_type"] in CONTEXT_TYPES and options["rope_type"] != "dynamic"
+    extended = config.get("max_position_embeddings") if extends else None
     return RopeFrequencyData(params, inv_freq, unscaled, wavelength, unscaled_wavelength, bands.band,
                              float(attention_factor), trained, extended,
                              int(np.count_nonzero(unscaled_wavelength > horizon)))

@@ -26,7 +26,8 @@ from ._core import Columns, Preset, Scheme
 #: The scaling types (all of Hugging Face's).
 SCALING_TYPES = ("default", "linear", "ntk", "dynamic", "yarn", "llama3", "longrope")
 _FACTOR_TYPES = ("linear", "ntk", "dynamic", "yarn", "llama3", "longrope")
-_CONTEXT_TYPES = ("dynamic", "yarn", "llama3", "longrope")
+#: The types that have a trained context L₀ (``original_max_position_embeddings``; dynamic's max_position_embeddings).
+CONTEXT_TYPES = ("dynamic", "yarn", "llama3", "longrope")
 #: Longest trained context offered (2^30: a spin box holds 32-bit integers; no model comes near).
 MAX_CONTEXT = 2**30
 
@@ -95,7 +96,7 @@ PARAMS = (
     ParamSpec("original_max_position_embeddings", "int", 4096, "trained context L₀",
               "The context the model was pretrained at (Hugging Face's original_max_position_embeddings; "
               "max_position_embeddings for dynamic NTK).",
-              low=2, high=MAX_CONTEXT, log=True, shown_when=("rope_type", _CONTEXT_TYPES),
+              low=2, high=MAX_CONTEXT, log=True, shown_when=("rope_type", CONTEXT_TYPES),
               title=lambda value: f"L₀ {value:,}"),
     ParamSpec("beta_fast", "real", 32.0, "beta_fast",
               "YaRN: pairs turning more than beta_fast times over L₀ keep their frequency.",
@@ -135,7 +136,7 @@ PARAMS = (
 )
 
 
-def hf_config(d_model: int, seq_len: int | None = None, **options: Any) -> dict[str, Any]:
+def hf_config(d_model: int, **options: Any) -> dict[str, Any]:
     """The options as a Hugging Face config (``rope_theta``, ``head_dim``, ``rope_scaling`` …) for
     :func:`~posenc_gui.model.rope.rope_frequencies`; ``d_model`` is the head dimension."""
     rope_type = options["rope_type"]
@@ -144,7 +145,7 @@ def hf_config(d_model: int, seq_len: int | None = None, **options: Any) -> dict[
     if rope_type == "default":
         return config
     scaling: dict[str, Any] = {"rope_type": rope_type, "factor": options["factor"]}
-    if rope_type in _CONTEXT_TYPES:
+    if rope_type in CONTEXT_TYPES:
         original = options["original_max_position_embeddings"]
         if rope_type == "dynamic":
             config["max_position_embeddings"] = original
