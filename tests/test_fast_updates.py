@@ -110,6 +110,37 @@ def test_wrapped_message_relays_out_only_for_a_new_height(qtbot, held):
     assert label.width() == panel.contentsRect().width() - sum(panel_layout.getContentsMargins()[::2])
 
 
+@pytest.mark.parametrize("keep_height", [True, False])
+def test_a_summary_keeps_its_tallest_height_at_a_width(qtbot, keep_height):
+    # Headline numbers wrap onto one more line or one fewer as they change: a summary line that
+    # shrank and grew again resized the plots below it and painted them twice per step.
+    window = QWidget()
+    qtbot.addWidget(window)
+    window.resize(400, 300)
+    layout = QVBoxLayout(window)
+    label = QLabel("short")
+    label.setWordWrap(True)
+    holder = WrappedLabelHolder(label, keep_height=keep_height)
+    layout.addWidget(holder)
+    layout.addStretch(1)
+    window.show()
+    qtbot.waitExposed(window)
+    settle()
+    one_line = holder.height()
+    label.setText("Headline numbers long enough to wrap onto several lines at this width: " * 3)
+    settle()
+    tall = holder.height()
+    assert tall > one_line
+    requests = LayoutRequests(window)
+    label.setText("short again")
+    settle()
+    assert holder.height() == (tall if keep_height else one_line)
+    assert (requests.count == 0) == keep_height
+    window.resize(700, 300)  # another width: the height its text needs there
+    settle()
+    assert holder.height() == label.heightForWidth(holder.width()) == one_line
+
+
 def settle() -> None:
     for _ in range(5):  # showing a canvas posts layout requests in several rounds
         QApplication.processEvents()

@@ -279,7 +279,10 @@ class Panel(QWidget):
                 and self.compute.is_idle())
 
     def add_summary_label(self) -> QLabel:
-        """A word-wrapped, selectable rich-text line of the panel's headline numbers, added to the body."""
+        """A word-wrapped, selectable rich-text line of the panel's headline numbers, added to the body.
+
+        It keeps the tallest height its numbers have needed at the panel's width (see :class:`WrappedLabelHolder`).
+        """
         from .labels import WrappedLabelHolder
         from .plotkit import FOREGROUND
 
@@ -288,7 +291,7 @@ class Panel(QWidget):
         label.setTextFormat(Qt.TextFormat.RichText)
         label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         label.setStyleSheet(f"color:{FOREGROUND};")
-        self.body.addWidget(WrappedLabelHolder(label, self))
+        self.body.addWidget(WrappedLabelHolder(label, self, keep_height=True))
         return label
 
     def finish_header(self, stretch: bool = True) -> None:

@@ -209,11 +209,19 @@ class WrappedLabelHolder(QWidget):
     ----------
     label : QLabel
         The label to hold (reparented here); it should wrap its words.
+    keep_height : bool
+        Keep, at each width, the tallest height a text has needed there, so
+        a line of headline numbers whose wrapping changes with the numbers
+        does not resize (and repaint) the plots below it on every step.
     """
 
-    def __init__(self, label: QLabel, parent: QWidget | None = None) -> None:
+    #: Widths whose tallest height a ``keep_height`` holder remembers (a resize drag passes through many).
+    KEPT_WIDTHS = 64
+
+    def __init__(self, label: QLabel, parent: QWidget | None = None, keep_height: bool = False) -> None:
         super().__init__(parent)
         self.label = label
+        self._kept: dict[int, int] | None = {} if keep_height else None
         label.setParent(self)
         policy = QSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
         policy.setHeightForWidth(True)
@@ -223,7 +231,13 @@ class WrappedLabelHolder(QWidget):
         return True
 
     def heightForWidth(self, width: int) -> int:  # noqa: N802 (Qt override)
-        return self.label.heightForWidth(width)
+        height = self.label.heightForWidth(width)
+        if self._kept is None:
+            return height
+        if width not in self._kept and len(self._kept) >= self.KEPT_WIDTHS:
+            self._kept.clear()
+        height = self._kept[width] = max(height, self._kept.get(width, 0))
+        return height
 
     def sizeHint(self) -> QSize:  # noqa: N802 (Qt override)
         hint = self.label.sizeHint()
