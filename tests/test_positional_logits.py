@@ -270,7 +270,7 @@ def test_the_vectors_and_seeds_are_options_of_the_panel_and_its_export(qtbot, st
     panel.apply_options(vectors="random", seeds=5)
     settle(state, compute)
     assert (panel.data.rotation.vectors, panel.data.rotation.seeds) == ("random", 5)
-    assert panel.current_options() == {"vectors": "random", "seeds": 5}
+    assert panel.current_options() == {"vectors": "random", "seeds": 5, "compare": ""}
     query, key = random_vectors(16, 5)
     np.testing.assert_array_equal(panel.matrix.values, positional_logits(
         "rope", range(40), range(40), d_model=16, seq_len=40, query=query[:, 0], key=key[:, 0]))
@@ -278,7 +278,7 @@ def test_the_vectors_and_seeds_are_options_of_the_panel_and_its_export(qtbot, st
     for bad, message in (({"vectors": "zeros"}, "vectors must be one of"), ({"seeds": 1000}, "seeds must be")):
         with pytest.raises(ValueError, match=message):
             panel.apply_options(**bad)
-    assert panel.current_options() == {"vectors": "random", "seeds": 5}  # the last good ones stay
+    assert panel.current_options() == {"vectors": "random", "seeds": 5, "compare": ""}  # the last good ones stay
     exported = json.loads(export.export_bytes(panel, "json"))
     assert exported["meta"]["vectors"] == "random" and exported["meta"]["seeds"] == 5
     np.testing.assert_array_equal(exported["arrays"]["matrix"]["data"], panel.data.matrix)

@@ -8,17 +8,23 @@ from typing import Any
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QRectF, Qt
-from PySide6.QtWidgets import QComboBox, QLabel, QSpinBox, QWidget
+from PySide6.QtWidgets import (
+    QAbstractItemView, QComboBox, QHeaderView, QLabel, QMenu, QSizePolicy, QSpinBox, QTableWidget, QTableWidgetItem,
+    QToolButton, QWidget,
+)
 
 from ..compute import ModelJob
 from ..model import limits
+from ..model.logit_properties import (
+    MAX_COMPARED, PROPERTY_NAMES, ComparedSetup, LogitProperties, compared_profiles, properties_table,
+)
 from ..model.logits import (
     DEFAULT_SEEDS, DENSE_OFFSETS, LOG_OFFSETS, MAX_SEEDS, MIN_SEEDS, VECTORS, LogitProfileData, logit_profile_data,
 )
 from .base import Panel
 from .labels import plain_text
 from .plotkit import (
-    BLUE, FOREGROUND, ORANGE, MatrixPlot, add_canvas_title, fit_y_range, new_layout_widget, prepare_for_paint,
+    BLUE, FOREGROUND, GREEN, ORANGE, PALETTE, PINK, MatrixPlot, add_canvas_title, fit_y_range, new_layout_widget, prepare_for_paint,
     set_canvas_title, set_ticks, show_grid, snap_log_span, style_plot,
 )
 from .registry import PanelOption
@@ -50,6 +56,26 @@ ROTATION_KEY = _key([(BLUE, "━ q = k = 1"), (ORANGE, "━ random q, k: mean ±
 ROTATION_SIZE_KEY = _key([(BLUE, "━ |q = k = 1|"), (ORANGE, "╍ random: std"), (GREY, "╍ eq. 37 bound, q = k = 1")])
 #: The rotation schemes whose positional logit the model computes (with every added table; biases not yet).
 ROTATIONS_COMPUTED = ("rope",)
+#: The compared schemes' profile colours, in the order they are chosen (the setup's own is blue).
+COMPARED_COLOURS = (GREEN, PINK, PALETTE[5])
+#: Pause after the last parameter change before the properties are measured (a drag measures once, at its end).
+PROPERTIES_DELAY_MS = 250
+#: The properties table's column titles.
+PROPERTY_LABELS = {"offset only": "offset only", "decays": "decays", "symmetric": "symmetric", "bounded": "bounded",
+                   "defined past N": "past N", "tells positions apart": "tells apart"}
+#: What each measured property means (the properties table's tooltips; model/logit_properties.py defines them).
+PROPERTY_HELP = {
+    "offset only": "Along every diagonal of the logit matrix (one offset m − n) the logits agree within 1e-6 of "
+                   "the largest |logit|, masked entries included.",
+    "decays": "From which distance r every key at r or farther gets under 1 % of the softmax weight of a key at "
+              "distance 0 (its logit ≥ ln 100 lower), the positional term alone, q = k = 1 for a rotation.",
+    "symmetric": "L(m, n) = L(n, m) within 1e-6 of the largest |logit|, with the same mask.",
+    "bounded": "The largest |logit| over positions 0 … 16N − 1 is at most 1.5 × that over 0 … N − 1 "
+               "(N/16 against N at the longest N).",
+    "defined past N": "Positions N … 2N − 1 of the setup made for N give a logit (or a mask) for every pair.",
+    "tells positions apart": "A query at m and one at m + 1 have different logits against the keys (a different "
+                             "mask counts): the smallest difference is at least 0.1 of the median one.",
+}
 
 
 class PositionalLogitsPanel(Panel):
@@ -59,12 +85,14 @@ class PositionalLogitsPanel(Panel):
     title = "Positional logits"
     #: A table, or a rotation (see :meth:`shows`).
     requires = frozenset({"table"})
-    model_functions = (logit_profile_data,)
+    model_functions = (logit_profile_data, compared_profiles, properties_table)
     cli_options = (
         PanelOption("--vectors", "query and key vectors of the matrix: ones (q = k = 1) or random (seed 0's "
                     "N(0, 1) pair)", choices=VECTORS),
         PanelOption("--seeds", f"random query–key pairs of the profile's mean and spread, {MIN_SEEDS}…{MAX_SEEDS}",
                     type=int, metavar="S"),
+        PanelOption("--compare", f"up to {MAX_COMPARED} more schemes, comma-separated, in the profile and the "
+                    "properties table (same N and d_model, their own options at defaults)", metavar="SCHEMES"),
     )
     help_text = (
         "RoPE rotates query and key pairs by their positions, so the logit of a query at m and a key at n is "
@@ -114,6 +142,16 @@ class PositionalLogitsPanel(Panel):
         self.seeds_box.setToolTip("Random query–key pairs (seeds 0 … S − 1) of the profile's mean and spread")
         self.seeds_box.valueChanged.connect(lambda _: self.schedule_update())
         self.header.addWidget(self.seeds_box)
+        self.compare_button = QToolButton(self)
+        self.compare_button.setText("Compare")
+        self.compare_button.setToolTip(f"Up to {MAX_COMPARED} more schemes in the profile and the properties table, "
+                                       "at the same N and d_model with their own options at their defaults")
+        self.compare_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        self.compare_menu = QMenu(self.compare_button)
+        self.compare_menu.aboutToShow.connect(self._fill_compare_menu)
+        self.compare_button.setMenu(self.compare_menu)
+        self.header.addWidget(self.compare_button)
+        self._compared: tuple[str, ...] = ()
         self.finish_header()
         self.summary_label = self.add_summary_label()
         self.canvas = new_layout_widget(self)
@@ -135,10 +173,28 @@ class PositionalLogitsPanel(Panel):
         self.ones_size = self.size_plot.plot(pen=pg.mkPen(BLUE, width=1.5), connect="finite")
         self.random_size = self.size_plot.plot(pen=pg.mkPen(ORANGE, width=2, style=Qt.PenStyle.DashLine))
         self.bound_curve = self.size_plot.plot(pen=BOUND_PEN)
+        self.compared_curves = [self.logit_plot.plot(pen=pg.mkPen(colour, width=2)) for colour in COMPARED_COLOURS]
         self.canvas.ci.layout.setColumnStretchFactor(0, 3)
         self.canvas.ci.layout.setColumnStretchFactor(1, 3)
         self.body.addWidget(self.canvas, 1)
+        # one row per setup, one column per property: a few lines under the plots
+        self.properties = QTableWidget(1, len(PROPERTY_NAMES), self)
+        self.properties.setHorizontalHeaderLabels([PROPERTY_LABELS[name] for name in PROPERTY_NAMES])
+        self.properties.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.properties.setWordWrap(False)
+        self.properties.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.properties.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        self.properties.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        for column, name in enumerate(PROPERTY_NAMES):
+            self.properties.horizontalHeaderItem(column).setToolTip(PROPERTY_HELP[name])
+        self.properties.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        self._fit_properties_height()
+        self.body.addWidget(self.properties)
         self.data: LogitProfileData | None = None
+        self.compared: tuple[ComparedSetup, ...] = ()
+        self.measured: tuple[tuple[str, LogitProperties | str], ...] = ()
+        self._measured_key: tuple | None = None
+        self._properties_timer = self.debounce(self._request_properties, delay_ms=PROPERTIES_DELAY_MS)
         state.paramsChanged.connect(self.schedule_update)
         self.schedule_update()
 
@@ -163,8 +219,54 @@ class PositionalLogitsPanel(Panel):
     def seeds(self) -> int:
         return self.seeds_box.value()
 
-    def apply_options(self, vectors: str | None = None, seeds: int | None = None) -> None:
-        """The matrix's vectors (:data:`VECTORS`) and the profile's number of random pairs."""
+    @property
+    def compare(self) -> tuple[str, ...]:
+        """The schemes compared with the setup (at most :data:`MAX_COMPARED`), in the order chosen."""
+        return self._compared
+
+    def comparable_schemes(self) -> list[str]:
+        """The schemes this panel can compare: those whose positional logit it shows."""
+        from ..model.schemes import SCHEMES
+
+        return [key for key, info in SCHEMES.items() if self.shows(info)]
+
+    def _fill_compare_menu(self) -> None:
+        from ..model.schemes import SCHEMES
+
+        self.compare_menu.clear()
+        full = len(self._compared) >= MAX_COMPARED
+        for key in self.comparable_schemes():
+            action = self.compare_menu.addAction(SCHEMES[key].label)
+            action.setCheckable(True)
+            action.setChecked(key in self._compared)
+            action.setEnabled(key in self._compared or not full)
+            action.toggled.connect(lambda on, key=key: self._toggle_compared(key, on))
+
+    def _toggle_compared(self, key: str, on: bool) -> None:
+        chosen = [k for k in self._compared if k != key] + ([key] if on else [])
+        self.apply_options(compare=",".join(chosen))
+
+    def apply_options(self, vectors: str | None = None, seeds: int | None = None,
+                      compare: str | tuple[str, ...] | list[str] | None = None) -> None:
+        """The matrix's vectors (:data:`VECTORS`), the profile's number of random pairs, the compared schemes.
+
+        ``compare`` is a list of scheme names or one string of them separated by commas ("" for none).
+        """
+        if compare is not None:
+            names = [name.strip() for name in compare.split(",")] if isinstance(compare, str) else list(compare)
+            names = [name for name in names if name]
+            comparable = self.comparable_schemes()
+            for name in names:
+                if not isinstance(name, str) or name not in comparable:
+                    raise ValueError(f"compare: {limits.shown(name)} is not a scheme whose positional logits are "
+                                     f"shown (one of {', '.join(comparable)})")
+            names = list(dict.fromkeys(names))
+            if len(names) > MAX_COMPARED:
+                raise ValueError(f"compare takes at most {MAX_COMPARED} schemes, got {len(names)}")
+            if tuple(names) != self._compared:
+                self._compared = tuple(names)
+                self.compare_button.setText(f"Compare ({len(names)})" if names else "Compare")
+                self.schedule_update()
         if vectors is not None:
             if vectors not in VECTORS:
                 raise ValueError(f"vectors must be one of {', '.join(VECTORS)}; got {limits.shown(vectors)}")
@@ -174,13 +276,68 @@ class PositionalLogitsPanel(Panel):
 
     def current_options(self) -> dict[str, Any]:
         """The vectors and the number of seeds, as :meth:`apply_options` takes them."""
-        return {"vectors": self.vectors, "seeds": self.seeds}
+        return {"vectors": self.vectors, "seeds": self.seeds, "compare": ",".join(self._compared)}
 
     # ------------------------------------------------------------------ data
     def request_update(self) -> None:
         """Recompute in a worker; the newest request wins."""
         self.compute.submit(self, ModelJob(logit_profile_data, (self.state.params, self.vectors, self.seeds)),
                             self._show, lambda error: self.show_message(str(error), "error"))
+        if self._compared:
+            self.compute.submit((self, "compared"), ModelJob(compared_profiles, (self.state.params, self._compared)),
+                                self._show_compared, lambda error: self.show_message(str(error), "error"))
+        else:
+            self._show_compared(())
+        if self._measured_key != self._properties_key():
+            self._mark_properties_pending()
+            self._properties_timer.start()
+
+    def _properties_key(self) -> tuple:
+        return (self.state.params, self._compared)
+
+    def _request_properties(self) -> None:
+        """Measure the properties of the setup and the compared schemes (after a pause: see PROPERTIES_DELAY_MS)."""
+        key = self._properties_key()
+        if key == self._measured_key or self.unavailable_message() is not None:
+            return
+        self.compute.submit((self, "properties"), ModelJob(properties_table, key),
+                            lambda measured, key=key: self._show_properties(key, measured),
+                            lambda error: self.show_message(str(error), "error"))
+
+    def _mark_properties_pending(self) -> None:
+        self.properties.setToolTip("Measuring… (the table shows the last setup measured until then)")
+        header = self.properties.verticalHeaderItem(0)
+        if header is not None and not header.text().endswith("(measuring…)"):
+            header.setText(f"{header.text()} (measuring…)")
+
+    def _show_properties(self, key: tuple, measured: tuple[tuple[str, LogitProperties | str], ...]) -> None:
+        from ..model.schemes import SCHEMES
+
+        self._measured_key, self.measured = key, measured
+        self.properties.setRowCount(len(measured))
+        labels = []
+        for row, (scheme, result) in enumerate(measured):
+            labels.append(SCHEMES[scheme].label + ("" if row else " (this setup)"))
+            verdicts = result.verdicts() if isinstance(result, LogitProperties) else {}
+            for column, name in enumerate(PROPERTY_NAMES):
+                text = verdicts.get(name, "not measured")
+                item = QTableWidgetItem(text)
+                detail = (result.past_error if name == "defined past N" and verdicts and result.past_error
+                          else "" if verdicts else str(result))
+                item.setToolTip("\n\n".join(part for part in (text, detail, PROPERTY_HELP[name]) if part))
+                self.properties.setItem(row, column, item)
+        self.properties.setVerticalHeaderLabels(labels)
+        self.properties.setToolTip(f"Measured at N = {key[0].seq_len:,}, d_model {key[0].d_model:,} "
+                                   "(hover a title or a cell for its definition)")
+        self._fit_properties_height()
+
+    def _fit_properties_height(self) -> None:
+        """The table as tall as its rows: no scrolling, no empty space."""
+        table = self.properties
+        height = table.horizontalHeader().sizeHint().height() + 2 * table.frameWidth()
+        height += sum(table.verticalHeader().sectionSize(row) or table.verticalHeader().defaultSectionSize()
+                      for row in range(table.rowCount()))
+        table.setFixedHeight(height)
 
     def _show(self, data: LogitProfileData) -> None:
         self.data = data
@@ -211,17 +368,19 @@ class PositionalLogitsPanel(Panel):
         if not shown:
             return
         rotation = data.rotation
+        compared = self._draw_compared()
         self.ones_curve.setData(distances, data.profile[1:])
         size = np.abs(data.profile[1:])
         self.ones_size.setData(distances, np.where(size > 0, size, np.nan))
         if rotation is None:
-            _set_key(self.logit_plot, _key([(BLUE, f"━ PE(m)·PE(m − r), m = {data.query_position:,}")]))
+            _set_key(self.logit_plot, _key([(BLUE, f"━ PE(m)·PE(m − r), m = {data.query_position:,}")]
+                                           + self._compared_key()))
             _set_key(self.size_plot, _key([(BLUE, "━ |PE(m)·PE(m − r)|")]))
-            fit_y_range(self.logit_plot, data.profile, np.zeros(1))
+            fit_y_range(self.logit_plot, data.profile, np.zeros(1), *compared)
             positive = size[size > 0]
             low, high = (float(positive.min()), float(positive.max())) if positive.size else (0.1, 10.0)
         else:
-            _set_key(self.logit_plot, ROTATION_KEY)
+            _set_key(self.logit_plot, ROTATION_KEY + (" &nbsp; " + _key(self._compared_key()) if compared else ""))
             _set_key(self.size_plot, ROTATION_SIZE_KEY)
             mean, std = rotation.random_mean[1:], rotation.random_std[1:]
             self.random_curve.setData(distances, mean)
@@ -229,7 +388,7 @@ class PositionalLogitsPanel(Panel):
             self.band_high.setData(distances, mean + std)
             self.random_size.setData(distances, std)
             self.bound_curve.setData(distances, rotation.ones_bound[1:])
-            fit_y_range(self.logit_plot, data.profile, mean - std, mean + std)
+            fit_y_range(self.logit_plot, data.profile, mean - std, mean + std, *compared)
             # down to a tenth of the random spread and of the smallest bound: |q = k = 1| dips to 0 below
             low, high = min(float(std.min()), float(rotation.ones_bound[1:].min())), float(rotation.ones_bound.max())
         span = (0.0, max(math.log10(distances[-1]), 0.5))
@@ -239,6 +398,38 @@ class PositionalLogitsPanel(Panel):
         y_span = snap_log_span(math.log10(low) - 1, math.log10(high) + 0.2)
         self.size_plot.setYRange(*y_span, padding=0)
         set_ticks(self.size_plot.getAxis("left"), decade_ticks(*y_span))
+
+    def _show_compared(self, compared: tuple[ComparedSetup, ...]) -> None:
+        """The compared schemes' profiles (q = k = 1; a table's from the last query) in the logit plot."""
+        self.compared = compared
+        if self.data is not None:
+            self._show_profile(self.data)
+            prepare_for_paint(self.canvas)
+        missing = [f"{setup.key}: {setup.error}" for setup in compared if setup.profile is None]
+        if missing:
+            self.show_message("Not compared — " + "; ".join(missing), "warning")
+
+    def _compared_key(self) -> list[tuple[str, str]]:
+        from ..model.schemes import SCHEMES
+
+        return [(colour, f"━ {SCHEMES[setup.key].label}") for colour, setup in zip(COMPARED_COLOURS, self._drawn())]
+
+    def _drawn(self) -> list[ComparedSetup]:
+        """The compared setups with a profile at the shown length (an older N's wait for their new result)."""
+        n = None if self.data is None else self.data.params.seq_len
+        return [setup for setup in self.compared if setup.profile is not None and setup.params.seq_len == n]
+
+    def _draw_compared(self) -> list[np.ndarray]:
+        """Draw the compared profiles; returns their values (for the y range)."""
+        drawn = self._drawn()
+        for index, curve in enumerate(self.compared_curves):
+            setup = drawn[index] if index < len(drawn) else None
+            curve.setVisible(setup is not None)
+            if setup is None:
+                curve.setData([], [])
+            else:
+                curve.setData(setup.distances[1:].astype(np.float64), setup.profile[1:])
+        return [setup.profile for setup in drawn]
 
     @staticmethod
     def _half(data: LogitProfileData) -> str:
@@ -293,7 +484,22 @@ class PositionalLogitsPanel(Panel):
         """The headline numbers, and how the matrix and the profile are sampled."""
         if self.data is None:
             return ""
-        return " ".join(part for part in (plain_text(self.summary_label.text()), self._sampling()) if part)
+        return " ".join(part for part in (plain_text(self.summary_label.text()), self._sampling(),
+                                          self._properties_caption()) if part)
+
+    def _properties_caption(self) -> str:
+        """The measured properties of each setup, when they are the current parameters'."""
+        if self._measured_key != self._properties_key():
+            return ""
+        parts = []
+        for scheme, result in self.measured:
+            if isinstance(result, LogitProperties):
+                parts.append(f"{scheme}: " + "; ".join(f"{name} {text}" for name, text in result.verdicts().items()))
+            else:
+                parts.append(f"{scheme}: not measured ({result})")
+        return ("Measured properties (decays: from which distance every farther key gets under 1 % of the "
+                "softmax weight of distance 0; bounded: the largest |logit| over a longer range) — "
+                + ". ".join(parts) + ".")
 
     def export_data(self) -> dict[str, Any]:
         """The matrix, its positions, and the profile (with a rotation's random pairs and decay bound) per distance."""
@@ -319,5 +525,12 @@ class PositionalLogitsPanel(Panel):
             meta.update(vectors=rotation.vectors, seeds=rotation.seeds, attention_factor=rotation.attention_factor,
                         logit_scale=rotation.attention_factor ** 2, rotary_dim=rotation.rotary_dim,
                         head_dim=rotation.head_dim)
-        return {"arrays": {"matrix": data.matrix, "positions": data.positions.indices(),
-                           "profile": np.column_stack(columns)}, "meta": meta}
+        arrays = {"matrix": data.matrix, "positions": data.positions.indices(), "profile": np.column_stack(columns)}
+        for setup in self._drawn():
+            arrays[f"compared_{setup.key}"] = np.column_stack([setup.distances, setup.profile])
+        meta["compared"] = {setup.key: setup.params.as_dict() if setup.params else setup.error
+                            for setup in self.compared}
+        if self._measured_key == self._properties_key():
+            meta["properties"] = {scheme: result.verdicts() if isinstance(result, LogitProperties) else result
+                                  for scheme, result in self.measured}
+        return {"arrays": arrays, "meta": meta}
