@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 
 import numpy as np
 import pytest
@@ -11,10 +10,9 @@ import pytest
 from posenc_gui import export, export_cli
 from posenc_gui.model import EncodingParams, Scheme, register, unregister
 from posenc_gui.model.logit_properties import (
-    GROWTH_TOL, MAX_COMPARED, ONE_PERCENT_DROP, compared_profiles, decay_profile, logit_properties,
-    properties_table,
+    MAX_COMPARED, ONE_PERCENT_DROP, compared_profiles, decay_profile, logit_properties, properties_table,
 )
-from posenc_gui.model.logits import positional_logits, profile_distances
+from posenc_gui.model.logits import positional_logits
 from posenc_gui.views.positional_logits import COMPARED_COLOURS, PositionalLogitsPanel
 
 
