@@ -51,7 +51,11 @@ def test_png_export_shows_the_last_column_and_row(narrow_panel):
     figure = panel.figure_widget()
     image = export.render_image(figure, scale=1.0)
     assert (image.width(), image.height()) == (figure.width(), figure.height())
-    verdicts = [s.verdicts() for s in panel.data.scores]
+    # the table criteria of each scored scheme, then its logit's properties (every scheme here gives a table)
+    assert panel.data.rows == tuple(s.scheme for s in panel.data.scores)
+    verdicts = [{**s.verdicts(), **{f"logit: {name}": held for name, held in
+                                    panel.data.logit_properties(s.scheme).passes().items()}}
+                for s in panel.data.scores]
     last_row, last_col = len(verdicts) - 1, len(COLUMNS) - 1
     for row in (0, last_row):
         for col in (1, last_col):

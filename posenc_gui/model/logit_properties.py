@@ -147,6 +147,11 @@ class LogitProperties:
     def tells_apart(self) -> bool:
         return self.row_difference >= UNIQUE_TOL
 
+    def passes(self) -> dict[str, bool]:
+        """Whether each property holds, by name (:data:`PROPERTY_NAMES`)."""
+        return {"offset only": self.offset_only, "decays": self.decays, "symmetric": self.symmetric,
+                "bounded": self.bounded, "defined past N": self.defined_past, "tells positions apart": self.tells_apart}
+
     def verdicts(self) -> dict[str, str]:
         """One short cell per property, with its number, as the panel's table and the Scorecard show them."""
         if self.offset_only:
@@ -182,6 +187,19 @@ class LogitProperties:
 
 #: The properties' names, in the order the panel and the Scorecard show them.
 PROPERTY_NAMES = ("offset only", "decays", "symmetric", "bounded", "defined past N", "tells positions apart")
+#: What each property means, in a sentence (the tables' tooltips).
+PROPERTY_HELP = {
+    "offset only": "Along every diagonal of the logit matrix (one offset m − n) the logits agree within 1e-6 of "
+                   "the largest |logit|, masked entries included.",
+    "decays": "From which distance r every key at r or farther gets under 1 % of the softmax weight of a key at "
+              "distance 0 (its logit ≥ ln 100 lower), the positional term alone, q = k = 1 for a rotation.",
+    "symmetric": "L(m, n) = L(n, m) within 1e-6 of the largest |logit|, with the same mask.",
+    "bounded": "The largest |logit| over positions 0 … 16N − 1 is at most 1.5 × that over 0 … N − 1 "
+               "(N/16 against N at the longest N).",
+    "defined past N": "Positions N … 2N − 1 of the setup made for N give a logit (or a mask) for every pair.",
+    "tells positions apart": "A query at m and one at m + 1 have different logits against the keys (a different "
+                             "mask counts): the smallest difference is at least 0.1 of the median one.",
+}
 
 
 def _logits(params: EncodingParams, queries: np.ndarray, keys: np.ndarray) -> np.ndarray:

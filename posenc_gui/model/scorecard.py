@@ -235,6 +235,19 @@ class Scorecard:
     setups: tuple[EncodingParams, ...]
     #: ``(scheme, why)`` of each scheme not measured because it does not take these sizes.
     left_out: tuple[tuple[str, str], ...] = ()
+    #: Every scheme's positional-logit properties (:func:`~.logit_properties.logit_properties`), or why it has
+    #: none, in registry order: the rows of the schemes that give no table (a bias) come from here.
+    logits: tuple[tuple[str, Any], ...] = ()
+
+    @property
+    def rows(self) -> tuple[str, ...]:
+        """Every scheme with a row: those scored, and those with logit properties, in registry order."""
+        keys = {s.scheme for s in self.scores} | {key for key, _ in self.logits}
+        return tuple(key for key in SCHEMES if key in keys)
+
+    def logit_properties(self, scheme: str):
+        """The :class:`~.logit_properties.LogitProperties` of ``scheme``, the reason it has none, or None."""
+        return dict(self.logits).get(scheme)
 
     def setup(self, scheme: str) -> EncodingParams:
         """The parameters the row of ``scheme`` was measured at."""
@@ -256,6 +269,10 @@ class Scorecard:
         """This scorecard with the row of ``score.scheme`` replaced by ``score``."""
         self.score(score.scheme)
         return replace(self, scores=tuple(score if s.scheme == score.scheme else s for s in self.scores))
+
+    def logit_table(self) -> dict[str, Any]:
+        """JSON-able: each scheme's logit verdicts (see :data:`~.logit_properties.PROPERTY_NAMES`) or why none."""
+        return {key: measured if isinstance(measured, str) else measured.verdicts() for key, measured in self.logits}
 
     @property
     def pending(self) -> tuple[str, ...]:
@@ -529,4 +546,22 @@ def scorecard(params: EncodingParams, schemes=None, scan_work: int | None = None
     """
     setups, left_out = _setups(params, schemes, options)
     scores = tuple(score_scheme(setup, scan_work=scan_work) for setup in setups)
-    return Scorecard(check_params(params), scores, setups, left_out)
+    keys = [setup.scheme for setup in setups] if schemes is not None else list(SCHEMES)
+    return Scorecard(check_params(params), scores, setups, left_out, logit_rows(params, keys, options))
+
+
+def logit_rows(params: EncodingParams, schemes: Iterable[str], options: Mapping[str, Any] | None = None
+               ) -> tuple[tuple[str, Any], ...]:
+    """Each scheme's positional-logit properties at ``params``' sizes (its options as :func:`scorecard_setups`
+    chooses them), or the reason they cannot be measured (it does not take these sizes, or its logit is not computed).
+    """
+    from .logit_properties import logit_properties
+
+    params = check_params(params)
+    rows = []
+    for key in schemes:
+        try:
+            rows.append((key, logit_properties(params.replaced(options, scheme=key))))
+        except ValueError as error:
+            rows.append((key, str(error)))
+    return tuple(rows)

@@ -16,7 +16,7 @@ from PySide6.QtWidgets import (
 from ..compute import ModelJob
 from ..model import limits
 from ..model.logit_properties import (
-    MAX_COMPARED, PROPERTY_NAMES, ComparedSetup, LogitProperties, compared_profiles, properties_table,
+    MAX_COMPARED, PROPERTY_HELP, PROPERTY_NAMES, ComparedSetup, LogitProperties, compared_profiles, properties_table,
 )
 from ..model.logits import (
     DEFAULT_SEEDS, DENSE_OFFSETS, LOG_OFFSETS, MAX_SEEDS, MIN_SEEDS, VECTORS, LogitProfileData, logit_profile_data,
@@ -63,19 +63,6 @@ PROPERTIES_DELAY_MS = 250
 #: The properties table's column titles.
 PROPERTY_LABELS = {"offset only": "offset only", "decays": "decays", "symmetric": "symmetric", "bounded": "bounded",
                    "defined past N": "past N", "tells positions apart": "tells apart"}
-#: What each measured property means (the properties table's tooltips; model/logit_properties.py defines them).
-PROPERTY_HELP = {
-    "offset only": "Along every diagonal of the logit matrix (one offset m − n) the logits agree within 1e-6 of "
-                   "the largest |logit|, masked entries included.",
-    "decays": "From which distance r every key at r or farther gets under 1 % of the softmax weight of a key at "
-              "distance 0 (its logit ≥ ln 100 lower), the positional term alone, q = k = 1 for a rotation.",
-    "symmetric": "L(m, n) = L(n, m) within 1e-6 of the largest |logit|, with the same mask.",
-    "bounded": "The largest |logit| over positions 0 … 16N − 1 is at most 1.5 × that over 0 … N − 1 "
-               "(N/16 against N at the longest N).",
-    "defined past N": "Positions N … 2N − 1 of the setup made for N give a logit (or a mask) for every pair.",
-    "tells positions apart": "A query at m and one at m + 1 have different logits against the keys (a different "
-                             "mask counts): the smallest difference is at least 0.1 of the median one.",
-}
 
 
 class PositionalLogitsPanel(Panel):

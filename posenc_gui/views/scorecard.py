@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 
 from ..compute import ModelJob
 from ..model import SCHEMES, EncodingParams, scheme
+from ..model.logit_properties import PROPERTY_HELP, PROPERTY_NAMES, LogitProperties
 from ..model.scorecard import (
     CRITERIA, GROWTH_TOL, TK_OFFSET, TK_TOL, UNIQUE_TOL, Scorecard, SchemeScore, continue_score, scorecard, scorecard_key,
 )
@@ -36,7 +37,10 @@ CURRENT_BRUSH = QColor("#fff3c4")
 DEBOUNCE_MS = 150
 #: Offsets × frequencies of one step of a uniqueness scan (one worker request).
 SCAN_STEP = 2**28
-COLUMNS = ("scheme", *CRITERIA.keys())
+#: The positional logit's measured properties (Positional logits panel), after the table criteria.
+LOGIT_COLUMNS = tuple(f"logit: {name}" for name in PROPERTY_NAMES)
+COLUMNS = ("scheme", *CRITERIA.keys(), *LOGIT_COLUMNS)
+NOT_APPLICABLE_BRUSH = QColor("#f4f4f4")
 #: Column headers, broken into short lines so the cells, not the headers, set the widths; each says its tolerance.
 HEADERS = {
     "bounded_within": f"bounded in 0…N−1\nmax ‖p‖ when trained\nfor L · 10L · 100L\n(growth ≤ ×{GROWTH_TOL:g})",
@@ -45,6 +49,12 @@ HEADERS = {
     "deterministic": "deterministic\n(the same bits)",
     "generalizes": f"unseen lengths\nmax ‖p‖ past N\nvs up to N\n(≤ ×{GROWTH_TOL:g})",
     "exact_tk": f"exact relative T_k\nrelative residual,\nk = {TK_OFFSET:g}\n(rotation: under {TK_TOL:g})",
+    "logit: offset only": "logit: depends\nonly on the\noffset m − n",
+    "logit: decays": "logit: decays\n(< 1 % weight\nfrom distance r)",
+    "logit: symmetric": "logit:\nsymmetric\nL(m, n) = L(n, m)",
+    "logit: bounded": "logit: bounded\nmax |L| over\n16× the range",
+    "logit: defined past N": "logit: defined\npast N\n(N … 2N − 1)",
+    "logit: tells positions apart": "logit: tells\npositions apart\n(rows m, m + 1)",
 }
 
 
@@ -306,29 +316,56 @@ class ScorecardPanel(Panel):
         self.figure.adjustSize()
 
     def _fill_table(self, data: Scorecard, current: str) -> None:
-        self.table.setRowCount(len(data.scores))
+        rows = data.rows
+        self.table.setRowCount(len(rows))
         bold = QFont(self.table.font())
         bold.setBold(True)
-        for row, score in enumerate(data.scores):
-            name = QTableWidgetItem(("▶ " if score.scheme == current else "") + score.label)
-            name.setToolTip(f"{score.scheme}: " + ("; ".join(score.notes) or "all positions checked"))
-            if score.scheme == current:
+        scores = {score.scheme: score for score in data.scores}
+        for row, key in enumerate(rows):
+            score = scores.get(key)
+            name = QTableWidgetItem(("▶ " if key == current else "") + SCHEMES[key].label)
+            name.setToolTip(f"{key}: " + ("; ".join(score.notes) or "all positions checked" if score else
+                                          "no table: the table criteria do not apply"))
+            if key == current:
                 name.setFont(bold)
                 name.setBackground(QBrush(CURRENT_BRUSH))
             self.table.setItem(row, 0, name)
-            verdicts = score.verdicts()
-            for col, (criterion, (text, tip)) in enumerate(cell_texts(score).items(), start=1):
+            cells = self._row_cells(data, key, score)
+            for col, (text, tip, verdict) in enumerate(cells, start=1):
                 item = QTableWidgetItem(text)
                 item.setToolTip(tip)
-                pending = criterion == "unique" and score.pending
-                brush = PENDING_BRUSH if pending else (PASS_BRUSH if verdicts[criterion] else FAIL_BRUSH)
-                item.setBackground(QBrush(brush))
-                if score.scheme == current:
+                brush = {None: NOT_APPLICABLE_BRUSH, "pending": PENDING_BRUSH, True: PASS_BRUSH, False: FAIL_BRUSH}
+                item.setBackground(QBrush(brush[verdict]))
+                if key == current:
                     item.setFont(bold)
                 self.table.setItem(row, col, item)
         self.table.resizeColumnsToContents()
         self.table.resizeRowsToContents()
         self._fit_table()
+
+    @staticmethod
+    def _row_cells(data: Scorecard, key: str, score: SchemeScore | None) -> list[tuple[str, str, Any]]:
+        """``(text, tooltip, verdict)`` of each criterion column: True, False, "pending", or None (not applicable)."""
+        cells: list[tuple[str, str, Any]] = []
+        if score is None:
+            why = SCHEMES[key].lacks(frozenset({"table"})) or "not measured at these sizes"
+            cells += [("— no table", f"{why} The table criteria do not apply; its logit's are on the right.", None)
+                      for _ in CRITERIA]
+        else:
+            verdicts = score.verdicts()
+            for criterion, (text, tip) in cell_texts(score).items():
+                pending = criterion == "unique" and score.pending
+                cells.append((text, tip, "pending" if pending else verdicts[criterion]))
+        measured = data.logit_properties(key)
+        if isinstance(measured, LogitProperties):
+            texts, passes = measured.verdicts(), measured.passes()
+            cells += [(f"{'✓' if passes[name] else '✗'} {texts[name]}", f"{texts[name]}. {PROPERTY_HELP[name]}",
+                       passes[name]) for name in PROPERTY_NAMES]
+        else:
+            why = measured or "not measured"
+            cells += [("— not measured", f"Its positional logit was not measured: {why}", None)
+                      for _ in PROPERTY_NAMES]
+        return cells
 
     def _fit_table(self) -> None:
         """Size the table to show every row and column: it never scrolls, the scroll area around the figure does."""
@@ -345,9 +382,8 @@ class ScorecardPanel(Panel):
     def cell_text(self, scheme: str, criterion: str) -> str:
         """The text shown for ``scheme`` × ``criterion`` (tests, scripts)."""
         col = COLUMNS.index(criterion)
-        for row in range(self.table.rowCount()):
-            if self.data is not None and self.data.scores[row].scheme == scheme:
-                return self.table.item(row, col).text()
+        if self.data is not None and scheme in self.data.rows:
+            return self.table.item(self.data.rows.index(scheme), col).text()
         raise ValueError(f"scheme {scheme!r} is not in the table")
 
     def figure_widget(self) -> QWidget:
@@ -370,6 +406,7 @@ class ScorecardPanel(Panel):
                 "rows": [s.scheme for s in data.scores],
                 "columns": list(CRITERIA),
                 "table": data.table(),
+                "logit_properties": data.logit_table(),
                 "tolerances": {"growth": GROWTH_TOL, "unique": UNIQUE_TOL, "tk": TK_TOL, "tk_offset": TK_OFFSET},
                 "headers": HEADERS,
             },

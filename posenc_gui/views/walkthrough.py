@@ -402,8 +402,8 @@ class WalkthroughPanel(Panel):
         params = self.state.params
         cells = cell_texts(score)
         rows = []
-        for key, header in HEADERS.items():
-            name, _, detail = header.partition("\n")
+        for key in cells:  # the table criteria (the Scorecard's logit columns are the Positional-logits panel's)
+            name, _, detail = HEADERS[key].partition("\n")
             detail = f'<br><span style="color:{MUTED}">{escape(detail)}</span>' if detail else ""
             rows.append(f"<tr><td><b>{escape(name)}</b>{detail}</td>"
                         f"<td style=\"padding-left:10px\">{escape(cells[key][0])}</td></tr>")
@@ -411,7 +411,7 @@ class WalkthroughPanel(Panel):
         self.measured_label.setText(
             f"<b>Measured now</b> ({escape(score.label)}, N = {params.seq_len:,}, d = {params.d_model:,}):"
             f"<table cellspacing=\"0\" cellpadding=\"1\">{''.join(rows)}</table>")
-        self.measured_label.setToolTip("<br>".join(escape(cells[key][1]) for key in HEADERS))
+        self.measured_label.setToolTip("<br>".join(escape(tip) for _, tip in cells.values()))
 
     def apply_options(self, step: int | None = None) -> None:
         """Go to ``step`` (1 … number of steps; 0: the introduction), as the command line asks."""
