@@ -409,17 +409,17 @@ def test_a_failed_measurement_message_clears_when_the_next_one_succeeds(qtbot, s
 
     window = StandInWindow(state, compute)
     settle(qtbot, window, compute)
-    real = walkthrough_module.score_scheme
+    real = walkthrough_module.measure_scheme
 
     def broken(params, unique_work):
         raise ValueError("seq_len: measurement refused")
 
-    monkeypatch.setattr(walkthrough_module, "score_scheme", broken)
+    monkeypatch.setattr(walkthrough_module, "measure_scheme", broken)
     window.walkthrough.go_to(3)
     assert compute.wait_idle()
     assert window.walkthrough.message_label.isVisible()
     assert "refused" in window.walkthrough.message_label.text()
-    monkeypatch.setattr(walkthrough_module, "score_scheme", real)
+    monkeypatch.setattr(walkthrough_module, "measure_scheme", real)
     change(state, compute, seq_len=100)
     assert window.walkthrough.score is not None and window.walkthrough.score.scheme == "sine"
     assert window.walkthrough.message_label.isHidden()
@@ -507,7 +507,9 @@ def test_walkthrough_says_bounded_as_the_scorecard_measures_it(scheme):
     assert words in step.text and words in SCHEMES[scheme].summary
 
 
-def test_measured_now_says_why_a_rotation_scheme_is_not_scored(qtbot, state, compute):
+def test_measured_now_scores_a_rotation_and_measures_its_logit(qtbot, state, compute):
+    # RoPE's step says the row measures the rotation itself: its angles, as the Scorecard's RoPE row does
+    from posenc_gui.model.logit_properties import logit_properties
     from posenc_gui.views.walkthrough import WalkthroughPanel
 
     panel = WalkthroughPanel(state, compute)
@@ -520,11 +522,14 @@ def test_measured_now_says_why_a_rotation_scheme_is_not_scored(qtbot, state, com
     state.flush()
     assert compute.wait_idle()
     text = panel.measured_label.text()
-    assert "the scorecard measures tables" in text and "gives a rotation of the queries and keys" in text
-    assert panel.score is None and not panel.message_label.isVisible()  # said, not an error
+    assert panel.score is not None and panel.score.scheme == "rope" and panel.score.tk_exact
+    expected = logit_properties(state.params).verdicts()
+    assert panel.logit.verdicts() == expected
+    assert f"<b>logit: decays</b></td><td style=\"padding-left:10px\">{expected['decays']}" in text
+    assert not panel.message_label.isVisible()
 
 
-def test_a_score_on_its_way_when_the_scheme_becomes_a_rotation_is_dropped(qtbot, state, compute):
+def test_a_score_on_its_way_when_the_scheme_changes_is_dropped(qtbot, state, compute):
     from posenc_gui.views.walkthrough import WalkthroughPanel
 
     panel = WalkthroughPanel(state, compute)
@@ -535,6 +540,6 @@ def test_a_score_on_its_way_when_the_scheme_becomes_a_rotation_is_dropped(qtbot,
     assert state.update(d_model=96) is None
     state.flush()  # a score of d_model 96 is on its way …
     assert state.update(scheme="rope", d_model=64) is None
-    state.flush()  # … when the scheme becomes one the scorecard does not measure
+    state.flush()  # … when the scheme changes
     assert compute.wait_idle()
-    assert "the scorecard measures tables" in panel.measured_label.text() and panel.score is None
+    assert panel.score.scheme == "rope" and panel.logit.params == state.params

@@ -27,7 +27,8 @@ from PySide6.QtWidgets import (
 
 from ..compute import ModelJob
 from ..model import limits
-from ..model.scorecard import SchemeScore, score_scheme
+from ..model.logit_properties import PROPERTY_HELP, LogitProperties
+from ..model.scorecard import SchemeScore, measure_scheme
 from .base import Panel
 from .plotkit import FOREGROUND
 from .registry import DockPlacement, PanelOption, panel_class
@@ -235,7 +236,7 @@ class WalkthroughPanel(Panel):
     requires: frozenset[str] = frozenset()  # applies to every scheme
     title = "Walkthrough"
     dock = DockPlacement("left", shown=True)
-    model_functions = (score_scheme,)
+    model_functions = (measure_scheme,)
     help_text = (
         "A guided sequence following the notes: attention without position, the naive and normalized "
         "index, a single sine, a sin/cos pair, four vectors, many frequencies, the sinusoidal encoding "
@@ -297,6 +298,7 @@ class WalkthroughPanel(Panel):
         buttons.addWidget(self.next_button)
         self.body.addLayout(buttons)
         self.score: SchemeScore | None = None
+        self.logit: LogitProperties | None = None
         self._measure_failed = False
         self.raised: list[str] = []  # panel ids brought forward, newest last (for tests and scripts)
         state.paramsChanged.connect(self.schedule_update)
@@ -374,19 +376,12 @@ class WalkthroughPanel(Panel):
         self.measured_label.show()
 
     def request_update(self) -> None:
-        """Measure the current scheme's scorecard row in a worker (after the tour has started)."""
+        """Measure the current scheme in a worker (after the tour has started): its scorecard row and its logit."""
         if self.index < 0:
             return
         params = self.state.params
-        not_scored = params.info.lacks(frozenset({"table"}))
-        if not_scored is not None:  # the scorecard's criteria are about tables
-            self.compute.cancel_owner(self)  # a score still on its way is of the scheme before
-            self.score = None
-            self.measured_label.setText(f"<b>Measured now</b>: nothing, for the scorecard measures tables: "
-                                        f"{escape(not_scored)}")
-            return
         self.measured_label.setText(f"Measuring {params.scheme} at N = {params.seq_len:,}, d = {params.d_model:,} …")
-        self.compute.submit(self, ModelJob(score_scheme, (params, MEASURE_UNIQUE_WORK)), self._show_score,
+        self.compute.submit(self, ModelJob(measure_scheme, (params, MEASURE_UNIQUE_WORK)), self._show_measured,
                             self._failed)
 
     def _failed(self, error: Exception) -> None:
@@ -394,24 +389,41 @@ class WalkthroughPanel(Panel):
         self.show_message(str(error), "error")
         self._measure_failed = True
 
-    def _show_score(self, score: SchemeScore) -> None:
+    def _show_measured(self, measured: tuple[SchemeScore | None, LogitProperties | str]) -> None:
+        score, logit = measured
         self.score = score
+        self.logit = logit if isinstance(logit, LogitProperties) else None
         if self._measure_failed:  # the error is about an earlier measurement
             self._measure_failed = False
             self.show_message("")
         params = self.state.params
-        cells = cell_texts(score)
-        rows = []
-        for key in cells:  # the table criteria (the Scorecard's logit columns are the Positional-logits panel's)
-            name, _, detail = HEADERS[key].partition("\n")
-            detail = f'<br><span style="color:{MUTED}">{escape(detail)}</span>' if detail else ""
-            rows.append(f"<tr><td><b>{escape(name)}</b>{detail}</td>"
-                        f"<td style=\"padding-left:10px\">{escape(cells[key][0])}</td></tr>")
+        rows, tips = [], []
+        if score is not None:
+            for key, (text, tip) in cell_texts(score).items():
+                name, _, detail = HEADERS[key].partition("\n")
+                rows.append(self._row(name, detail, text))
+                tips.append(tip)
+            label = score.label
+        else:
+            label = params.info.label
+            rows.append(self._row("table criteria", "", "none: " + (params.info.lacks(frozenset({"table"})) or "")))
+        if isinstance(logit, LogitProperties):
+            for name, text in logit.verdicts().items():
+                rows.append(self._row(f"logit: {name}", "", text))
+                tips.append(f"logit, {name}: {PROPERTY_HELP[name]}")
+        else:
+            rows.append(self._row("logit", "", f"not measured: {logit}"))
         # One criterion per row, with what its numbers are ("16 · 16 · 16" alone says nothing).
         self.measured_label.setText(
-            f"<b>Measured now</b> ({escape(score.label)}, N = {params.seq_len:,}, d = {params.d_model:,}):"
+            f"<b>Measured now</b> ({escape(label)}, N = {params.seq_len:,}, d = {params.d_model:,}):"
             f"<table cellspacing=\"0\" cellpadding=\"1\">{''.join(rows)}</table>")
-        self.measured_label.setToolTip("<br>".join(escape(tip) for _, tip in cells.values()))
+        self.measured_label.setToolTip("<br>".join(escape(tip) for tip in tips))
+
+    @staticmethod
+    def _row(name: str, detail: str, value: str) -> str:
+        detail = f'<br><span style="color:{MUTED}">{escape(detail)}</span>' if detail else ""
+        return (f"<tr><td><b>{escape(name)}</b>{detail}</td>"
+                f"<td style=\"padding-left:10px\">{escape(value)}</td></tr>")
 
     def apply_options(self, step: int | None = None) -> None:
         """Go to ``step`` (1 … number of steps; 0: the introduction), as the command line asks."""
@@ -433,7 +445,8 @@ class WalkthroughPanel(Panel):
             heading = f"Step {self.index + 1} of {len(self.steps)}: {escape(step.title)}"
             shown, note = self._shown_figure(step.panel_id)
         heading += f'<br><span style="font-size:10pt; font-weight:400">{escape(params.title())}</span>'
-        measured = self.measured_label.text() if step is not None and self.score is not None else ""
+        measured = (self.measured_label.text()
+                    if step is not None and (self.score is not None or self.logit is not None) else "")
         self._figure = StepFigure(heading, self.text_label.text(), measured, shown, note)  # kept until the next export
         return self._figure
 
@@ -472,4 +485,6 @@ class WalkthroughPanel(Panel):
         }
         if self.score is not None:
             meta["measured"] = {**self.score.verdicts(), "scheme": self.score.scheme}
+        if self.logit is not None:
+            meta["measured_logit"] = {**self.logit.verdicts(), "scheme": self.logit.params.scheme}
         return {"arrays": {}, "meta": meta}
