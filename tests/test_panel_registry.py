@@ -137,7 +137,7 @@ def test_the_command_line_lists_a_registered_panel_and_takes_its_options(qapp, t
 def test_every_panel_option_reaches_its_panel(qtbot, state, compute):
     """Each declared flag is a keyword the panel's apply_options takes (a typo would be a TypeError)."""
     values = {"dims": "0,1", "metric": "cosine", "reference": 3, "sentence_a": "a b", "sentence_b": "b a",
-              "position": False, "demo_d_model": 8, "embedding_scale": 2.0, "k": 3, "step": 1,
+              "position": False, "causal": True, "demo_d_model": 8, "embedding_scale": 2.0, "k": 3, "step": 1,
               "dtype": "float16", "position_ids": "model", "vectors": "random", "seeds": 8,
               "compare": "sinusoidal"}
     for cls in panel_classes():

@@ -50,7 +50,7 @@ def test_a_saved_session_opens_in_a_new_window_as_it_was(make_window, tmp_path):
     window.state.set_view(embedding_scale=2.5, demo_d_model=12, reference=33)
     window.panels["waveforms"].apply_options(dims="1, 4, 9")
     window.panels["similarity"].apply_options(metric="cosine")
-    window.panels["permutation"].apply_options(sentence_a="a b c", sentence_b="c b a", position=False)
+    window.panels["permutation"].apply_options(sentence_a="a b c", sentence_b="c b a", position=False, causal=True)
     window.panels["linear_relation"].apply_options(k=7)
     window.docks["heatmap"].close()
     remembered = {name: value for name, value in window.state.remembered.items()
@@ -67,7 +67,8 @@ def test_a_saved_session_opens_in_a_new_window_as_it_was(make_window, tmp_path):
     assert other.panels["waveforms"].dims == (1, 4, 9)
     assert other.panels["similarity"].metric == "cosine"
     assert other.panels["permutation"].current_options() == {"sentence_a": "a b c", "sentence_b": "c b a",
-                                                            "position": False}
+                                                            "position": False, "causal": True}
+    assert other.panels["permutation"].causal_check.isChecked()
     assert other.panels["linear_relation"].current_options() == {"k": 7}
     assert other.docks["heatmap"].isHidden() and not other.docks["waveforms"].isHidden()
     assert str(path) in other.recent_sessions()
@@ -198,6 +199,7 @@ def test_huge_numbers_and_non_numbers_are_refused(tmp_path, literal, expected):
     ({"view": {"reference": 256}}, "view.reference must be a position, 0…255"),
     ({"panels": {"waveforms": {"dims": 3}}}, "panels.waveforms.dims must be text, got an integer"),
     ({"panels": {"permutation": {"position": 1}}}, "panels.permutation.position must be true or false"),
+    ({"panels": {"permutation": {"causal": "yes"}}}, "panels.permutation.causal must be true or false"),
     ({"panels": {"linear_relation": {"k": 1.5}}}, "panels.linear_relation.k must be an integer"),
     ({"panels": {"similarity": {"metric": "manhattan"}}}, "panels.similarity.metric must be one of"),
     ({"panels": {"waveforms": "0,1"}}, "panels.waveforms must be an object, got text"),

@@ -24,6 +24,22 @@ rotary factor and context scaling, for the sentence's positions ``0 … n−1``
 (dynamic NTK scales for the sentence's length ``n``). A rotated logit depends
 on the offset ``n − m`` only, and reordering the words changes the offsets.
 
+A causal (decoder) head masks the future: with ``causal=True`` query ``i``
+sees only the keys ``j ≤ i``; the masked logits are ``−∞`` before the
+softmax, so their weights are exactly 0 and each row's softmax runs over the
+allowed keys only (:func:`mask_logits`). The mask is itself positional: the
+set of words a word attends to depends on where it stands, and the first
+word's output is its own value vector, whatever the words are. So even with
+no position at all (the ``nope`` scheme), permuting the words changes the
+outputs beyond a permutation (Kazemnejad et al. 2023, NoPE in causal
+decoders); :class:`MaskEvidence` measures why.
+
+A bias added to the logits (ALiBi, T5: the "bias" family) enters through
+``self_attention(..., logit_bias=B)``: ``B`` is a ``(queries, keys)`` array
+added to the head's logits before the mask and the softmax, ``−∞`` allowed
+(that key is then masked too), e.g. ``B = positional_logits(scheme,
+positions, positions, ...)`` for the sentence's positions ``0 … n−1``.
+
 Everything is deterministic: a word's toy embedding depends only on the word,
 the seed and ``d_model`` (seeded with a CRC-32 of the word, not Python's
 salted ``hash``), so the same word gets the same vector in every sentence and
@@ -64,6 +80,8 @@ DEFAULT_DEMO_D_MODEL = 8
 MAX_WORDS = 512
 #: Largest seed.
 MAX_SEED = 2**32 - 1
+#: The seed of the demo's embeddings and weights unless another is given.
+DEFAULT_SEED = 0
 #: Below this a difference is called "the same" in the verdicts (rounding is ~1e-16).
 SAME_TOLERANCE = 1e-9
 
@@ -281,10 +299,111 @@ def positional_matrix(
 
 
 def softmax_rows(scores: np.ndarray) -> np.ndarray:
-    """Row-wise softmax, stable for large logits (the row maximum is subtracted)."""
+    """Row-wise softmax, stable for large logits (the row maximum is subtracted).
+
+    A ``−∞`` entry (a masked key) gets weight exactly 0, and the row is a
+    softmax over its finite entries only; every row needs one finite entry
+    (:func:`mask_logits` makes sure of it).
+    """
     shifted = scores - scores.max(axis=1, keepdims=True)
     weights = np.exp(shifted)
     return weights / weights.sum(axis=1, keepdims=True)
+
+
+def causal_mask(n_queries: int, n_keys: int | None = None) -> np.ndarray:
+    """The keys a causal head lets each query see: ``allowed[i, j] = j ≤ i``.
+
+    Parameters
+    ----------
+    n_queries : int
+        Queries at positions ``0 … n_queries−1``, ``1 … MAX_WORDS``.
+    n_keys : int, optional
+        Keys at positions ``0 … n_keys−1`` (default: as many as queries).
+
+    Returns
+    -------
+    numpy.ndarray
+        bool, ``(n_queries, n_keys)``, read-only; row ``i`` has ``min(i + 1, n_keys)`` True entries.
+    """
+    n_queries = limits.check_int("n_queries", n_queries, 1, MAX_WORDS)
+    n_keys = n_queries if n_keys is None else limits.check_int("n_keys", n_keys, 1, MAX_WORDS)
+    allowed = np.tri(n_queries, n_keys, dtype=bool)
+    allowed.setflags(write=False)
+    return allowed
+
+
+def check_logit_bias(logit_bias: object, n_queries: int, n_keys: int) -> np.ndarray:
+    """Validate a bias added to the logits: a real ``(n_queries, n_keys)`` array, ``−∞`` allowed.
+
+    Returns
+    -------
+    numpy.ndarray
+        float64, read-only.
+
+    Raises
+    ------
+    ValueError
+        Naming ``logit_bias``, for another shape, NaN or ``+∞`` entries, or
+        values that are not numbers.
+    """
+    try:
+        bias = np.asarray(logit_bias, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"logit_bias must be a ({n_queries}, {n_keys}) array of numbers (query × key), "
+                         f"got {limits.shown(logit_bias)}") from None
+    if bias.shape != (n_queries, n_keys):
+        raise ValueError(f"logit_bias must have the shape (queries, keys) = ({n_queries}, {n_keys}), "
+                         f"got {bias.shape}")
+    if np.isnan(bias).any() or np.isposinf(bias).any():
+        raise ValueError("logit_bias must be finite or −inf (a masked key); it holds NaN or +inf")
+    return _readonly(bias)
+
+
+def mask_logits(logits: np.ndarray, causal: bool = False, logit_bias: np.ndarray | None = None
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """The scores a softmax sees: the logits plus a bias, ``−∞`` at every masked key.
+
+    Parameters
+    ----------
+    logits : ndarray, (n_queries, n_keys)
+        The head's logits, ``Q Kᵀ / √d_k`` (rotated for RoPE).
+    causal : bool
+        Mask the future: query ``i`` sees the keys ``j ≤ i`` only (:func:`causal_mask`).
+    logit_bias : ndarray, optional
+        Added to the logits first (:func:`check_logit_bias`); a ``−∞`` entry
+        masks its key as well.
+
+    Returns
+    -------
+    scores : ndarray
+        ``logits + logit_bias`` where allowed, ``−∞`` elsewhere; without a
+        mask and a bias, the logits themselves.
+    allowed : ndarray of bool
+        Which keys each query sees (all True without a mask or a ``−∞`` bias).
+
+    Raises
+    ------
+    ValueError
+        For a bad ``logit_bias``, or one that masks every key of a query
+        (its softmax would be 0/0).
+    """
+    logits = np.asarray(logits, dtype=np.float64)
+    n_queries, n_keys = logits.shape
+    scores = logits
+    allowed = np.ones((n_queries, n_keys), dtype=bool)
+    if logit_bias is not None:
+        bias = check_logit_bias(logit_bias, n_queries, n_keys)
+        allowed &= bias > -np.inf
+        scores = logits + bias  # a finite logit plus −∞ is −∞
+    if causal:
+        allowed &= causal_mask(n_queries, n_keys)
+        scores = np.where(allowed, scores, -np.inf)
+    empty = np.flatnonzero(~allowed.any(axis=1))
+    if empty.size:
+        raise ValueError(f"logit_bias masks every key of query {int(empty[0])} (−inf in its whole row"
+                         + (" of allowed keys" if causal else "") + "): its softmax has nothing to weigh")
+    allowed.setflags(write=False)
+    return scores, allowed
 
 
 @dataclass(frozen=True, eq=False)
@@ -380,10 +499,12 @@ class AttentionTrace:
     x, q, k, v : ndarray
         ``X = E (+ PE)``, ``Q = X W_q``, ``K = X W_k``, ``V = X W_v``.
     scores : ndarray, (n, n)
-        ``Q Kᵀ / √d_k``, or with a rotation ``Q̃ K̃ᵀ / √d_k``: row = query
-        word, column = key word.
+        What the softmax sees: the ``logits`` plus the ``bias``, ``−∞`` at
+        the masked keys (row = query word, column = key word). Without a
+        mask and a bias, the logits themselves.
     attention : ndarray, (n, n)
-        ``A = softmax(scores)`` by rows.
+        ``A = softmax(scores)`` by rows: exactly 0 at the masked keys, each
+        row a softmax over its allowed keys.
     output : ndarray, (n, d_model)
         ``Z = A V``.
     rotation : HeadRotation or None
@@ -394,6 +515,16 @@ class AttentionTrace:
     unrotated_scores : ndarray or None, (n, n)
         ``Q Kᵀ / √d_k`` of the same head without the rotation (the logits
         without position); ``None`` without a rotation.
+    logits : ndarray, (n, n)
+        The head's logits before the bias and the mask: ``Q Kᵀ / √d_k``, or
+        ``Q̃ K̃ᵀ / √d_k`` with a rotation (given as None: the ``scores``).
+    bias : ndarray or None, (n, n)
+        The ``logit_bias`` added to the logits, or ``None``.
+    allowed : ndarray of bool, (n, n)
+        Which keys each query sees: the causal mask (``j ≤ i``) and the
+        keys a ``−∞`` bias masks removed (given as None: every key).
+    causal : bool
+        Whether the head masks future keys.
     """
 
     tokens: tuple[str, ...]
@@ -410,11 +541,32 @@ class AttentionTrace:
     q_rotated: np.ndarray | None = None
     k_rotated: np.ndarray | None = None
     unrotated_scores: np.ndarray | None = None
+    logits: np.ndarray | None = None
+    bias: np.ndarray | None = None
+    allowed: np.ndarray | None = None
+    causal: bool = False
+
+    def __post_init__(self) -> None:
+        if self.logits is None:  # a trace without bias and mask: its scores are its logits
+            object.__setattr__(self, "logits", self.scores)
+        if self.allowed is None:
+            every = np.ones(np.shape(self.scores), dtype=bool)
+            every.setflags(write=False)
+            object.__setattr__(self, "allowed", every)
 
     @property
     def with_position(self) -> bool:
         """True if the head saw position: an encoding added, or Q and K rotated."""
         return self.positional is not None or self.rotation is not None
+
+    @property
+    def masked(self) -> bool:
+        """True if some query does not see some key (a causal mask, or a ``−∞`` bias)."""
+        return not bool(np.all(self.allowed))
+
+    def keys_seen(self) -> np.ndarray:
+        """How many keys each query word attends to (``i + 1`` for word ``i`` under the causal mask)."""
+        return np.count_nonzero(self.allowed, axis=1)
 
     def steps(self) -> dict[str, np.ndarray]:
         """The matrices in the order of the formula, keyed by their names."""
@@ -432,6 +584,8 @@ def self_attention(
     scheme: str | None = None,
     scheme_kwargs: Mapping[str, Any] | None = None,
     seed: int = 0,
+    causal: bool = False,
+    logit_bias: np.ndarray | None = None,
 ) -> AttentionTrace:
     """Run one sentence through the toy attention head.
 
@@ -451,12 +605,29 @@ def self_attention(
         The scheme's parameters, e.g. ``EncodingParams.scheme_kwargs()``.
     seed : int
         Seed of the embeddings and weights.
+    causal : bool
+        Mask future keys: word ``i`` attends to words ``0 … i`` only (their
+        logits ``−∞``, their weights exactly 0).
+    logit_bias : ndarray, optional
+        ``(n, n)`` (query word × key word), added to the logits before the
+        mask and the softmax; ``−∞`` masks a key. The hook for the biases of
+        the "bias" family (ALiBi, T5), with this sentence's positions
+        ``0 … n−1``: the trace keeps it as ``bias``, and the split's check
+        counts it (:func:`logit_split`).
 
     Returns
     -------
     AttentionTrace
+
+    Raises
+    ------
+    ValueError
+        For bad words, ``d_model``, scheme or seed, a ``logit_bias`` of
+        another shape or with NaN or ``+∞``, or one masking every key of a word.
     """
     tokens = _check_tokens(tokens, "tokens")
+    if not isinstance(causal, (bool, np.bool_)):
+        raise ValueError(f"causal must be True or False, got {limits.shown(causal)}")
     d_model = check_demo_d_model(d_model)
     weights = attention_weights(d_model, seed)
     e = token_embeddings(tokens, d_model, seed)
@@ -466,17 +637,20 @@ def self_attention(
     q, k, v = x @ weights.w_q, x @ weights.w_k, x @ weights.w_v
     plain_scores = (q @ k.T) / math.sqrt(weights.d_k)
     rotation = q_rotated = k_rotated = None
-    scores = plain_scores
+    logits = plain_scores
     if kind == "rotation":
         rotation = head_rotation(len(tokens), weights.d_k, scheme, scheme_kwargs)
         q_rotated, k_rotated = _readonly(rotation.rotate(q)), _readonly(rotation.rotate(k))
-        scores = (q_rotated @ k_rotated.T) / math.sqrt(weights.d_k)  # as HeadRotation.logits
+        logits = (q_rotated @ k_rotated.T) / math.sqrt(weights.d_k)  # as HeadRotation.logits
+    bias = None if logit_bias is None else check_logit_bias(logit_bias, len(tokens), len(tokens))
+    scores, allowed = mask_logits(logits, bool(causal), bias)
     a = softmax_rows(scores)
     z = a @ v
     return AttentionTrace(
         tokens, _readonly(e), None if pe is None else _readonly(pe), _readonly(x), _readonly(q),
         _readonly(k), _readonly(v), _readonly(scores), _readonly(a), _readonly(z),
         rotation, q_rotated, k_rotated, None if rotation is None else _readonly(plain_scores),
+        _readonly(logits), bias, allowed, bool(causal),
     )
 
 
@@ -496,7 +670,10 @@ class LogitSplit:
     - ``pp``: ``p_i W_q · (p_j W_k)ᵀ`` — position attends to position.
 
     ``total`` is the trace's ``scores``; ``max_abs_residual`` is
-    ``max |ee + ep + pe + pp − total|`` (rounding only, ~1e-15).
+    ``max |ee + ep + pe + pp (+ bias) − total|`` over the keys each query
+    sees (rounding only, ~1e-15). Under a mask (``allowed`` False) a term
+    still has its value, but the head never uses it: ``total`` is ``−∞``
+    there, and the check and the shares leave those entries out.
     """
 
     tokens: tuple[str, ...]
@@ -506,14 +683,19 @@ class LogitSplit:
     pp: np.ndarray
     total: np.ndarray
     max_abs_residual: float
+    #: Which keys each query sees (None: every key).
+    allowed: np.ndarray | None = None
+    #: The trace's ``logit_bias``, a fifth term of the total (None without).
+    bias: np.ndarray | None = None
 
     def terms(self) -> dict[str, np.ndarray]:
         """The four terms keyed by :data:`SPLIT_TERMS`."""
         return dict(zip(SPLIT_TERMS, (self.ee, self.ep, self.pe, self.pp)))
 
     def shares(self) -> dict[str, float]:
-        """Each term's share of the summed absolute values of all four (sums to 1)."""
-        sizes = {name: float(np.abs(t).sum()) for name, t in self.terms().items()}
+        """Each term's share of the summed absolute values of all four over the allowed keys (sums to 1)."""
+        keep = slice(None) if self.allowed is None else self.allowed
+        sizes = {name: float(np.abs(t[keep]).sum()) for name, t in self.terms().items()}
         total = sum(sizes.values())
         return {name: (s / total if total > 0 else 0.0) for name, s in sizes.items()}
 
@@ -547,9 +729,12 @@ def logit_split(trace: AttentionTrace, seed: int = 0) -> LogitSplit:
     eq, ek = e @ weights.w_q, e @ weights.w_k
     pq, pk = p @ weights.w_q, p @ weights.w_k
     ee, ep, pe, pp = (eq @ ek.T) * scale, (eq @ pk.T) * scale, (pq @ ek.T) * scale, (pq @ pk.T) * scale
-    residual = float(np.max(np.abs(ee + ep + pe + pp - trace.scores)))
+    total = ee + ep + pe + pp if trace.bias is None else ee + ep + pe + pp + trace.bias
+    allowed = trace.allowed
+    residual = float(np.max(np.abs(total[allowed] - trace.scores[allowed])))  # masked keys: −∞, unused
     return LogitSplit(
-        trace.tokens, _readonly(ee), _readonly(ep), _readonly(pe), _readonly(pp), trace.scores, residual
+        trace.tokens, _readonly(ee), _readonly(ep), _readonly(pe), _readonly(pp), trace.scores, residual,
+        allowed, trace.bias,
     )
 
 
@@ -564,7 +749,8 @@ class RotationSplit:
         ``q_m · k_n / √d_k``: the same head without the rotation (the logits
         without position).
     rotated : ndarray, (n, n)
-        ``(R_m q_m)·(R_n k_n) / √d_k``: the trace's ``scores``.
+        ``(R_m q_m)·(R_n k_n) / √d_k``: the trace's ``logits`` (its scores
+        before a bias and the mask).
     difference : ndarray, (n, n)
         ``rotated − unrotated``: the rotation's contribution. On the
         diagonal (offset 0) it is ``(attention_factor² − 1)`` times the rotated
@@ -574,6 +760,9 @@ class RotationSplit:
         logits: rounding only (the logits depend on the offsets only).
     note : str
         :data:`ROTATION_SPLIT_NOTE`.
+    allowed : ndarray of bool or None
+        Which keys each query sees (None: every key); the three matrices are
+        defined everywhere, but the head uses only these entries.
     """
 
     tokens: tuple[str, ...]
@@ -582,6 +771,7 @@ class RotationSplit:
     difference: np.ndarray
     shift_residual: float
     note: str = ROTATION_SPLIT_NOTE
+    allowed: np.ndarray | None = None
 
     def terms(self) -> dict[str, np.ndarray]:
         """The three matrices keyed by :data:`ROTATION_TERMS`."""
@@ -602,9 +792,10 @@ def rotation_split(trace: AttentionTrace) -> RotationSplit:
         raise ValueError("trace has no rotation; make it with a rotating scheme (rope), or split an added "
                          "encoding's logits with logit_split()")
     shifted = trace.rotation.logits(trace.q, trace.k, SHIFT_CHECK)
-    residual = float(np.max(np.abs(shifted - trace.scores)))
-    return RotationSplit(trace.tokens, trace.unrotated_scores, trace.scores,
-                         _readonly(trace.scores - trace.unrotated_scores), residual)
+    residual = float(np.max(np.abs(shifted - trace.logits)))
+    return RotationSplit(trace.tokens, trace.unrotated_scores, trace.logits,
+                         _readonly(trace.logits - trace.unrotated_scores), residual, ROTATION_SPLIT_NOTE,
+                         trace.allowed)
 
 
 def split_logits(trace: AttentionTrace, seed: int = 0) -> LogitSplit | RotationSplit:
@@ -690,6 +881,69 @@ def repeated_word_spread(trace: AttentionTrace) -> dict[str, float]:
     return spread
 
 
+#: At most this many words are named in a verdict's list of keys seen.
+MAX_LISTED_WORDS = 4
+
+
+@dataclass(frozen=True, eq=False)
+class MaskEvidence:
+    """What a causal mask lets each word see in two orderings of the same words, measured from the traces.
+
+    Attributes
+    ----------
+    words : tuple of str
+        Sentence a's words, in a's order.
+    keys_seen_a, keys_seen_b : tuple of int
+        How many keys each of a's words attends to in a, and the same
+        occurrence of the word in b (``i + 1`` at position ``i``).
+    first_words : tuple of str
+        The first word of a and of b.
+    first_output_minus_value : tuple of float
+        ``max |Z[0] − V[0]|`` in a and in b: the first word sees only
+        itself, so its output is its own value vector (0, exactly).
+    """
+
+    words: tuple[str, ...]
+    keys_seen_a: tuple[int, ...]
+    keys_seen_b: tuple[int, ...]
+    first_words: tuple[str, str]
+    first_output_minus_value: tuple[float, float]
+
+    @property
+    def changed(self) -> int:
+        """How many words see a different number of keys in b than in a."""
+        return sum(1 for a, b in zip(self.keys_seen_a, self.keys_seen_b) if a != b)
+
+    def sentence(self) -> str:
+        """Why the mask is positional, with these numbers, in words."""
+        listed = ", ".join(f"“{word}” {a} → {b}" for word, a, b in
+                           islice(zip(self.words, self.keys_seen_a, self.keys_seen_b), MAX_LISTED_WORDS))
+        more = (f", … ({self.changed} of {len(self.words)} words see a different number)"
+                if len(self.words) > MAX_LISTED_WORDS else "")
+        first_a, first_b = self.first_words
+        res_a, res_b = self.first_output_minus_value
+        return (
+            f"the causal mask is itself positional: word i attends only to words 0…i, so what a word sees "
+            f"depends on its place (keys seen in a → b: {listed}{more}). The first word sees only itself, so "
+            f"its output is its own value vector whatever the words are: max |Z[0] − V[0]| = {res_a:.1g} "
+            f"(“{first_a}”, a) and {res_b:.1g} (“{first_b}”, b)."
+        )
+
+
+def mask_evidence(trace_a: AttentionTrace, trace_b: AttentionTrace, perm: Sequence[int]) -> MaskEvidence:
+    """Measure what the mask lets each word see in ``trace_a`` and in ``trace_b`` (``perm`` aligns b to a).
+
+    Counts the allowed keys of each query row and compares the first word's
+    output with its value vector, in both traces.
+    """
+    seen_a, seen_b = trace_a.keys_seen(), trace_b.keys_seen()
+    in_b = np.empty(len(perm), dtype=np.int64)
+    in_b[np.asarray(perm, dtype=np.int64)] = np.arange(len(perm))  # a's row r is b's row in_b[r]
+    first = tuple(float(np.max(np.abs(t.output[0] - t.v[0]))) for t in (trace_a, trace_b))
+    return MaskEvidence(trace_a.tokens, tuple(int(c) for c in seen_a), tuple(int(c) for c in seen_b[in_b]),
+                        (trace_a.tokens[0], trace_b.tokens[0]), (first[0], first[1]))
+
+
 @dataclass(frozen=True, eq=False)
 class OrderingComparison:
     """Two sentences through the same head, compared after aligning b to a.
@@ -706,6 +960,9 @@ class OrderingComparison:
         ``max |A_b − P A_a Pᵀ|``; ``None`` without a permutation.
     verdict : str
         The result in plain words, with the measured numbers.
+    mask : MaskEvidence or None
+        With a causal head and a permutation, what the mask lets each word
+        see in a and in b; otherwise ``None``.
     """
 
     trace_a: AttentionTrace
@@ -714,6 +971,7 @@ class OrderingComparison:
     max_abs_diff_output: float | None
     max_abs_diff_attention: float | None
     verdict: str
+    mask: MaskEvidence | None = None
 
     @property
     def is_permutation(self) -> bool:
@@ -725,6 +983,11 @@ class OrderingComparison:
         """True if b's outputs are a's rows reordered (up to rounding)."""
         return self.max_abs_diff_output is not None and self.max_abs_diff_output <= SAME_TOLERANCE
 
+    @property
+    def causal(self) -> bool:
+        """True if the head masks future keys."""
+        return self.trace_a.causal
+
 
 def _position_label(rotation: bool) -> str:
     """How the verdicts name the head with position: an added encoding or RoPE's rotation."""
@@ -732,10 +995,14 @@ def _position_label(rotation: bool) -> str:
 
 
 def _verdict(with_position: bool, perm: tuple[int, ...] | None, diff_z: float | None, diff_a: float | None,
-             same_vectors: bool = False, rotation: bool = False) -> str:
+             same_vectors: bool = False, rotation: bool = False, mask: MaskEvidence | None = None,
+             causal: bool = False) -> str:
     """The comparison in words; ``same_vectors``: the encoding gives every position the same vector;
-    ``rotation``: the head rotates Q and K (RoPE) instead of adding an encoding."""
+    ``rotation``: the head rotates Q and K (RoPE) instead of adding an encoding; ``mask``: what a causal
+    head's mask lets each word see (``causal``: the head has one)."""
     label = _position_label(rotation) if with_position else "without position"
+    if causal:
+        label += " and the causal mask" if with_position else " but with the causal mask"
     label = label[0].upper() + label[1:]  # not str.capitalize: "RoPE" keeps its capitals
     if perm is None or diff_z is None or diff_a is None:
         return f"{label}: no comparison — sentence b is not a reordering of sentence a."
@@ -746,8 +1013,11 @@ def _verdict(with_position: bool, perm: tuple[int, ...] | None, diff_z: float | 
             f"(attention weights {diff_a:.1e})"
         )
         text += " — only floating-point rounding." if max(diff_z, diff_a) > 0 else "."
-        if with_position and identity:
-            text += " Both sentences have the same order, so position changes nothing here."
+        if identity and (with_position or causal):
+            text += (" Both sentences have the same order, so "
+                     + ("position and the mask change" if with_position and causal
+                        else "position changes" if with_position else "the mask changes")
+                     + " nothing here.")
         elif with_position and same_vectors:
             text += (" The encoding gives every position the same vector, so attention still cannot see word "
                      "order: it is permutation invariant, as without position.")
@@ -759,6 +1029,15 @@ def _verdict(with_position: bool, perm: tuple[int, ...] | None, diff_z: float | 
         f"{label} they differ by {diff_z:.2g} (largest |Z_b − P Z_a|; attention weights "
         f"by {diff_a:.2g}): the head now sees word order"
     )
+    if mask is not None:
+        if not with_position or same_vectors:
+            reason = ("no position is added (every position's vector is the same), yet "
+                      if with_position else "no position is added, yet ")
+            return text + f" — {reason}{mask.sentence()}"
+        if rotation:
+            return text + (" — a rotated logit depends on the offset n − m between key and query, and the "
+                           f"reordering changes the offsets; besides, {mask.sentence()}")
+        return text + f" — from the added encoding, and because {mask.sentence()}"
     if rotation:
         return text + (" — a rotated logit depends on the offset n − m between key and query, and the "
                        "reordering changes the offsets.")
@@ -768,23 +1047,37 @@ def _verdict(with_position: bool, perm: tuple[int, ...] | None, diff_z: float | 
 def compare_orderings(trace_a: AttentionTrace, trace_b: AttentionTrace) -> OrderingComparison:
     """Compare two traces after aligning b's rows (and columns) to a's.
 
-    Both traces must be made with the same ``d_model``, seed and, for a fair
-    comparison, the same scheme (or none). With a rotation the verdict says
-    so and why the outputs differ (the rotated logits depend on the offsets).
+    Both traces must be made with the same ``d_model``, seed, causal mask
+    and, for a fair comparison, the same scheme (or none). With a rotation
+    the verdict says so and why the outputs differ (the rotated logits
+    depend on the offsets); with a causal mask it measures what the mask
+    lets each word see (:func:`mask_evidence`), which changes with the order
+    even without position.
+
+    Raises
+    ------
+    ValueError
+        If one trace is causal and the other is not.
     """
+    if trace_a.causal != trace_b.causal:
+        raise ValueError("trace_a and trace_b must both have the causal mask or both not "
+                         f"(causal {trace_a.causal} and {trace_b.causal})")
     perm = align_permutation(trace_a.tokens, trace_b.tokens)
     with_position = trace_a.with_position or trace_b.with_position
+    rotation = trace_a.rotation is not None or trace_b.rotation is not None
+    causal = trace_a.causal
     if perm is None:
-        return OrderingComparison(trace_a, trace_b, None, None, None, _verdict(with_position, None, None, None,
-                                                                              rotation=trace_a.rotation is not None))
+        return OrderingComparison(trace_a, trace_b, None, None, None,
+                                  _verdict(with_position, None, None, None, rotation=rotation, causal=causal))
     index = np.asarray(perm, dtype=np.int64)
     diff_z = float(np.max(np.abs(trace_b.output - trace_a.output[index])))
     diff_a = float(np.max(np.abs(trace_b.attention - trace_a.attention[np.ix_(index, index)])))
     same_vectors = all(trace.positional is not None and bool(np.all(trace.positional == trace.positional[0]))
                        for trace in (trace_a, trace_b))
-    rotation = trace_a.rotation is not None or trace_b.rotation is not None
+    mask = mask_evidence(trace_a, trace_b, perm) if causal else None
     return OrderingComparison(trace_a, trace_b, perm, diff_z, diff_a,
-                              _verdict(with_position, perm, diff_z, diff_a, same_vectors, rotation))
+                              _verdict(with_position, perm, diff_z, diff_a, same_vectors, rotation, mask, causal),
+                              mask)
 
 
 # --------------------------------------------------------------------------- the whole demo
@@ -815,6 +1108,8 @@ class PermutationDemo:
     repeated : dict
         ``{"a": {word: (spread without PE, spread with PE)}, "b": {…}}`` for
         words that occur more than once (see :func:`repeated_word_spread`).
+    causal : bool
+        Whether the head masks future keys (in both comparisons).
     """
 
     sentence_a: str
@@ -831,6 +1126,7 @@ class PermutationDemo:
     split_b: LogitSplit | RotationSplit
     message: str
     repeated: dict
+    causal: bool = False
 
     @property
     def rotates(self) -> bool:
@@ -862,10 +1158,14 @@ class PermutationDemo:
                 seen.add(word)
                 if len(seen) > MAX_REPEATED_LINES:
                     break
+                if plain <= SAME_TOLERANCE:
+                    plain_text = f"are identical (max difference {plain:.1e})"
+                else:  # only under the causal mask: each occurrence sees another number of words
+                    plain_text = (f"differ by {plain:.2g}, as the causal mask lets each occurrence see a "
+                                  "different number of words")
                 lines.append(
                     f"“{word}” occurs more than once in sentence {key}: without position its output rows "
-                    f"are identical (max difference {plain:.1e}); {_position_label(self.rotates)} they differ "
-                    f"by {positioned:.2g}."
+                    f"{plain_text}; {_position_label(self.rotates)} they differ by {positioned:.2g}."
                 )
         return lines
 
@@ -874,16 +1174,35 @@ class PermutationDemo:
         return permutation_dict(self)
 
 
+def _unmasked_list(matrix: np.ndarray, allowed: np.ndarray | None) -> list:
+    """``matrix`` as nested lists, ``None`` (JSON null) at the masked entries."""
+    if allowed is None or np.all(allowed):
+        return matrix.tolist()
+    return [[value if keep else None for value, keep in zip(row, keep_row)]
+            for row, keep_row in zip(matrix.tolist(), allowed.tolist())]
+
+
 def _comparison_dict(comparison: OrderingComparison) -> dict[str, Any]:
+    mask = comparison.mask
+    trace_a, trace_b = comparison.trace_a, comparison.trace_b
     return {
-        "attention_a": comparison.trace_a.attention.tolist(),
-        "attention_b": comparison.trace_b.attention.tolist(),
-        "output_a": comparison.trace_a.output.tolist(),
-        "output_b": comparison.trace_b.output.tolist(),
+        "attention_a": trace_a.attention.tolist(),
+        "attention_b": trace_b.attention.tolist(),
+        "output_a": trace_a.output.tolist(),
+        "output_b": trace_b.output.tolist(),
         "max_abs_diff_output": comparison.max_abs_diff_output,
         "max_abs_diff_attention": comparison.max_abs_diff_attention,
-        "scores_a": comparison.trace_a.scores.tolist(),
-        "scores_b": comparison.trace_b.scores.tolist(),
+        "scores_a": _unmasked_list(trace_a.scores, trace_a.allowed),
+        "scores_b": _unmasked_list(trace_b.scores, trace_b.allowed),
+        "allowed_a": trace_a.allowed.tolist(),
+        "allowed_b": trace_b.allowed.tolist(),
+        "mask": None if mask is None else {
+            "words": list(mask.words),
+            "keys_seen_a": list(mask.keys_seen_a),
+            "keys_seen_b": list(mask.keys_seen_b),
+            "first_words": list(mask.first_words),
+            "first_output_minus_value": list(mask.first_output_minus_value),
+        },
         "verdict": comparison.verdict,
     }
 
@@ -895,7 +1214,11 @@ def permutation_dict(demo: PermutationDemo) -> dict[str, Any]:
     ``with_pe``: ``attention_a``, ``attention_b``, ``output_a``, ``output_b``
     (nested lists, rows = words), ``max_abs_diff_output`` and
     ``max_abs_diff_attention`` (after aligning b to a; ``null`` if b is not a
-    reordering of a), plus ``scores_a``/``scores_b`` and ``verdict``. Also
+    reordering of a), plus ``scores_a``/``scores_b`` (``null`` at a masked
+    key), ``allowed_a``/``allowed_b`` (which keys each word sees), ``mask``
+    (with the causal mask: ``words``, ``keys_seen_a``, ``keys_seen_b``,
+    ``first_words``, ``first_output_minus_value`` of :class:`MaskEvidence`;
+    else ``null``) and ``verdict``. Also ``causal``,
     ``sentence_a``, ``sentence_b``, ``is_permutation``, ``permutation``,
     ``message``, ``d_model``, ``seed``, ``scheme``, ``scheme_kwargs``,
     ``position`` (``"added"`` or ``"rotation"``) and, for an added encoding,
@@ -905,22 +1228,23 @@ def permutation_dict(demo: PermutationDemo) -> dict[str, Any]:
     ``rotation`` (``inv_freq``, ``attention_factor``, ``pairing``,
     ``rotary_dim``) and ``rotation_split`` (``a``/``b``:
     ``without_rotation``, ``with_rotation``, ``difference``,
-    ``shift_residual``; and ``note``).
+    ``shift_residual``; and ``note``). Split matrices hold ``null`` at the
+    masked keys (the head does not use them).
     """
     if not isinstance(demo, PermutationDemo):
         raise ValueError(f"demo must be a PermutationDemo from permutation_demo(), got {limits.shown(demo)}")
 
     def split(s: LogitSplit) -> dict[str, Any]:
         return {
-            **{name: term.tolist() for name, term in s.terms().items()},
-            "total": s.total.tolist(),
+            **{name: _unmasked_list(term, s.allowed) for name, term in s.terms().items()},
+            "total": _unmasked_list(s.total, s.allowed),
             "max_abs_residual": s.max_abs_residual,
             "shares": s.shares(),
         }
 
     def rotated(s: RotationSplit) -> dict[str, Any]:
         return {
-            **{name.replace(" ", "_"): term.tolist() for name, term in s.terms().items()},
+            **{name.replace(" ", "_"): _unmasked_list(term, s.allowed) for name, term in s.terms().items()},
             "shift_residual": s.shift_residual,
         }
 
@@ -934,6 +1258,7 @@ def permutation_dict(demo: PermutationDemo) -> dict[str, Any]:
         "is_permutation": demo.is_permutation,
         "permutation": None if demo.permutation is None else list(demo.permutation),
         "message": demo.message,
+        "causal": demo.causal,
         "d_model": demo.d_model,
         "seed": demo.seed,
         "scheme": demo.scheme,
@@ -959,7 +1284,8 @@ def permutation_demo(
     d_model: int = DEFAULT_DEMO_D_MODEL,
     scheme: str = "sinusoidal",
     scheme_kwargs: Mapping[str, Any] | None = None,
-    seed: int = 0,
+    seed: int = DEFAULT_SEED,
+    causal: bool = False,
 ) -> PermutationDemo:
     """Trace two sentences through the toy head, with and without position, and compare.
 
@@ -979,6 +1305,11 @@ def permutation_demo(
         Its parameters (``EncodingParams.scheme_kwargs()``).
     seed : int
         Seed of embeddings and weights, ``0 … 2³²−1``.
+    causal : bool
+        Mask future keys in every trace (a decoder's head): word ``i``
+        attends to words ``0 … i`` only. The mask is positional, so the
+        outputs then change with the order even without position, and the
+        comparisons say why (:class:`MaskEvidence`).
 
     Returns
     -------
@@ -998,10 +1329,13 @@ def permutation_demo(
     seed = _check_seed(seed)
     scheme = _check_scheme(scheme)
     kwargs = _check_scheme_kwargs(scheme_kwargs)
-    plain_a = self_attention(tokens_a, d_model, seed=seed)
-    plain_b = self_attention(tokens_b, d_model, seed=seed)
-    pos_a = self_attention(tokens_a, d_model, scheme=scheme, scheme_kwargs=kwargs, seed=seed)
-    pos_b = self_attention(tokens_b, d_model, scheme=scheme, scheme_kwargs=kwargs, seed=seed)
+    if not isinstance(causal, (bool, np.bool_)):
+        raise ValueError(f"causal must be True or False, got {limits.shown(causal)}")
+    causal = bool(causal)
+    plain_a = self_attention(tokens_a, d_model, seed=seed, causal=causal)
+    plain_b = self_attention(tokens_b, d_model, seed=seed, causal=causal)
+    pos_a = self_attention(tokens_a, d_model, scheme=scheme, scheme_kwargs=kwargs, seed=seed, causal=causal)
+    pos_b = self_attention(tokens_b, d_model, scheme=scheme, scheme_kwargs=kwargs, seed=seed, causal=causal)
     without_pe = compare_orderings(plain_a, plain_b)
     with_pe = compare_orderings(pos_a, pos_b)
     message = "" if without_pe.is_permutation else _not_permutation_message(tokens_a, tokens_b)
@@ -1011,5 +1345,5 @@ def permutation_demo(
         repeated[key] = {w: (spread_plain[w], spread_pos[w]) for w in spread_plain}
     return PermutationDemo(
         sentence_a, sentence_b, tokens_a, tokens_b, d_model, seed, scheme, kwargs,
-        without_pe, with_pe, split_logits(pos_a, seed), split_logits(pos_b, seed), message, repeated,
+        without_pe, with_pe, split_logits(pos_a, seed), split_logits(pos_b, seed), message, repeated, causal,
     )

@@ -43,6 +43,10 @@ COLORBAR_PIXELS = 58
 
 #: Colour of a cell holding NaN or ±inf.
 NAN_RGB = (190, 190, 190)
+#: Colour of a masked cell (a key the query does not see): neutral, lighter than NaN, on no colormap's scale.
+MASKED_RGB = (222, 222, 222)
+#: Hover text of a masked cell.
+MASKED_TEXT = "masked"
 GREY = "#555555"
 
 
@@ -139,11 +143,18 @@ def _packed(table: np.ndarray) -> np.ndarray:
     return (0xFF000000 | (rgb[..., 0] << 16) | (rgb[..., 1] << 8) | rgb[..., 2]).astype(np.uint32)
 
 
-def colour_image(values: np.ndarray, table: np.ndarray, levels: tuple[float, float]) -> QImage:
-    """``values`` as an RGB image, row-major: pixel ``(x=j, y=i)`` is ``values[i, j]``."""
+def colour_image(values: np.ndarray, table: np.ndarray, levels: tuple[float, float],
+                 masked: np.ndarray | None = None) -> QImage:
+    """``values`` as an RGB image, row-major: pixel ``(x=j, y=i)`` is ``values[i, j]``.
+
+    NaN and ±inf cells are :data:`NAN_RGB`, ``masked`` ones (a bool array of
+    the same shape) :data:`MASKED_RGB`, whatever they hold.
+    """
     rows, cols = values.shape
     pixels = _packed(table)[colour_indices(values, levels, len(table))]
     pixels[~np.isfinite(values)] = _packed(np.array(NAN_RGB))
+    if masked is not None:
+        pixels[masked] = _packed(np.array(MASKED_RGB))
     data = np.ascontiguousarray(pixels, dtype=np.uint32).tobytes()
     return QImage(data, cols, rows, 4 * cols, QImage.Format.Format_RGB32).copy()
 
@@ -174,17 +185,26 @@ class MatrixItem(QGraphicsWidget):
     the numbers; the image, the cell texts and where everything goes are
     made when the item is first painted (or asked for them), so a matrix
     scrolled out of view costs nothing when the sentences change.
+
+    Masked cells (``set_matrix(..., masked=...)``: keys a causal head does
+    not let the query see) are drawn in the neutral :data:`MASKED_RGB`
+    with no number; hovering any cell shows its value, or "masked".
     """
 
     def __init__(self, parent: QGraphicsItem | None = None) -> None:
         super().__init__()
         _own(self, parent)
+        self.setAcceptHoverEvents(True)
         self.setMinimumSize(0, 0)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
         # Painted into a pixmap once per change: scrolling the canvas is a blit.
         self.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
         self.values: np.ndarray | None = None
+        #: True at the masked cells (None: none is).
+        self.masked: np.ndarray | None = None
         self.row_words: tuple[str, ...] = ()
+        #: The key words of the columns (None: the columns are dimensions).
+        self.column_words: tuple[str, ...] | None = None
         self.column_labels: list[tuple[int, str]] = []
         self.title = ""
         self.colormap = DIVERGING
@@ -200,23 +220,32 @@ class MatrixItem(QGraphicsWidget):
         self._numbers: tuple | None = None
 
     def set_matrix(self, values: np.ndarray, row_words: tuple[str, ...], column_words: tuple[str, ...] | None,
-                   colormap: str, levels: tuple[float, float], title: str) -> None:
+                   colormap: str, levels: tuple[float, float], title: str,
+                   masked: np.ndarray | None = None) -> None:
         """Show ``values`` with row labels ``row_words`` (and word column labels if given).
 
-        ``colormap`` is a pyqtgraph colormap name spanning ``levels``. The
-        same matrix given again (the word embeddings on a base step) keeps its
-        drawing.
+        ``colormap`` is a pyqtgraph colormap name spanning ``levels``;
+        ``masked`` (bool, the shape of ``values``) marks the cells drawn as
+        masked instead of their values. The same matrix given again (the
+        word embeddings on a base step) keeps its drawing.
         """
         values = np.asarray(values, dtype=np.float64)
+        masked = None if masked is None or not np.any(masked) else np.array(masked, dtype=bool)
+        if masked is not None and masked.shape != values.shape:
+            raise ValueError(f"masked must have the shape of values {values.shape}, got {masked.shape}")
         row_words = tuple(row_words)
         column_labels = (_tick_rows(tuple(column_words)) if column_words is not None
                          else _tick_columns(values.shape[1]))
         levels = (float(levels[0]), float(levels[1]))
-        if (self.values is not None and np.array_equal(values, self.values, equal_nan=True)
+        same_mask = (masked is None and self.masked is None) or (
+            masked is not None and self.masked is not None and np.array_equal(masked, self.masked))
+        if (self.values is not None and np.array_equal(values, self.values, equal_nan=True) and same_mask
                 and (row_words, column_labels, title, colormap, levels)
                 == (self.row_words, self.column_labels, self.title, self.colormap, self.levels)):
             return
         self.values = values
+        self.masked = masked
+        self.column_words = None if column_words is None else tuple(column_words)
         self.row_words = row_words
         self.column_labels = column_labels
         self.title = title
@@ -230,11 +259,12 @@ class MatrixItem(QGraphicsWidget):
     def image(self) -> QImage | None:
         """The colours, row-major: pixel ``(j, i)`` shows ``values[i, j]``."""
         if self._image is None and self.values is not None:
-            self._image = colour_image(self.values, lookup_table(self.colormap), self.levels)
+            self._image = colour_image(self.values, lookup_table(self.colormap), self.levels, self.masked)
         return self._image
 
     def annotations(self) -> list[str]:
-        """The texts written in the cells (row by row); empty for a matrix too large to annotate."""
+        """The texts written in the cells (row by row, "" in a masked cell); empty for a matrix too large
+        to annotate."""
         if self._texts is None:
             self._make_texts()
         return list(self._texts or [])
@@ -246,6 +276,9 @@ class MatrixItem(QGraphicsWidget):
             return
         table = lookup_table(self.colormap)
         self._texts = [format_cell(v) for v in values.ravel().tolist()]
+        if self.masked is not None:
+            for index in np.flatnonzero(self.masked).tolist():
+                self._texts[index] = ""
         colours = table[colour_indices(values.ravel(), self.levels, len(table))] / 255.0
         self._dark_text = colours @ np.array([0.299, 0.587, 0.114]) > 0.5
 
@@ -272,6 +305,32 @@ class MatrixItem(QGraphicsWidget):
         rows, cols = self.values.shape if self.values is not None else (1, 1)
         width, height = rect.width() / cols, rect.height() / rows
         return QRectF(rect.left() + col * width, rect.top() + row * height, width, height)
+
+    def cell_at(self, pos: QPointF) -> tuple[int, int] | None:
+        """The cell ``(row, column)`` under ``pos`` (item coordinates), or None off the colours."""
+        if self.values is None:
+            return None
+        rect = self.plot_rect()
+        if not rect.contains(pos):
+            return None
+        rows, cols = self.values.shape
+        row = min(int((pos.y() - rect.top()) / rect.height() * rows), rows - 1)
+        col = min(int((pos.x() - rect.left()) / rect.width() * cols), cols - 1)
+        return row, col
+
+    def cell_tooltip(self, row: int, col: int) -> str:
+        """The hover text of a cell: :data:`MASKED_TEXT` for a masked one, else its row, column and value."""
+        if self.masked is not None and self.masked[row, col]:
+            return MASKED_TEXT
+        column = f"“{self.column_words[col]}”" if self.column_words is not None else f"dimension {col}"
+        return f"“{self.row_words[row]}” × {column}: {self.values[row, col]:.6g}"
+
+    def hoverMoveEvent(self, event) -> None:  # noqa: N802 (Qt API)
+        cell = self.cell_at(event.pos())
+        self.setToolTip("" if cell is None else self.cell_tooltip(*cell))
+
+    def hoverLeaveEvent(self, event) -> None:  # noqa: N802 (Qt API)
+        self.setToolTip("")
 
     def _layout_now(self) -> tuple:
         """Everything's place for the current size and data: ``(rect, title, ticks, labels, numbers)``.
@@ -336,6 +395,8 @@ class MatrixItem(QGraphicsWidget):
         for dark in (True, False):
             cells = []
             for index in np.flatnonzero(self._dark_text == dark).tolist():
+                if not texts[index]:
+                    continue  # a masked cell: no number
                 i, j = divmod(index, cols)
                 cells.append((QRectF(rect.left() + j * cell_w, rect.top() + i * cell_h, cell_w, cell_h), texts[index]))
             groups.append((dark, cells))

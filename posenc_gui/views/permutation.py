@@ -2,7 +2,8 @@
 
 Every matrix of ``X → Q, K, V → QKᵀ/√d_k → softmax → AV`` is drawn for both
 sentences side by side (with RoPE, also the rotated ``Q̃`` and ``K̃``), as small heatmaps with the numbers written in the
-cells and the rows labelled by the words (:mod:`.matrix_items`). All
+cells and the rows labelled by the words (:mod:`.matrix_items`). With the
+causal mask the keys a word does not see are drawn as masked cells. All
 numbers come from :mod:`posenc_gui.model.attention`; this module only
 draws them.
 """
@@ -28,9 +29,11 @@ from PySide6.QtWidgets import (
 from ..compute import ModelJob
 from ..model import EncodingParams
 from ..model.attention import (
+    DEFAULT_SEED,
     DEFAULT_SENTENCE_A,
     DEFAULT_SENTENCE_B,
     MAX_DEMO_D_MODEL,
+    MAX_LISTED_WORDS,
     MAX_WORDS,
     MIN_DEMO_D_MODEL,
     ROTATING_SCHEMES,
@@ -54,6 +57,9 @@ from .plotkit import FOREGROUND, colour_scale, new_layout_widget
 
 
 LABEL_PIXELS = 150
+#: What the causal mask adds to the figure's title (two lines) and to the split's header (one line).
+CAUSAL_TITLE_PIXELS = 36
+CAUSAL_SPLIT_PIXELS = 16
 SPLIT_LABEL_PIXELS = 70
 MIN_CANVAS_PIXELS = 900
 #: (key, formula, what the matrix is, how to get it from a trace)
@@ -77,6 +83,11 @@ OUTPUT_STEPS: tuple[Step, ...] = (
     ("A", "A = softmax(S)", "each row sums to 1", lambda t: t.attention),
     ("Z", "Z = A·V", "the output", lambda t: t.output),
 )
+#: What the S and A rows say under the causal mask instead (grey cells: keys after the query).
+CAUSAL_NOTES = {
+    "S": "grey: key j &gt; query i masked (−∞)",
+    "A": "softmax over keys 0…i; grey: 0",
+}
 POSITION_STEPS: tuple[Step, ...] = (
     ("E", "E", "word embeddings", lambda t: t.embeddings),
     ("PE", "PE", "positions 0, 1, 2, …", lambda t: t.positional),
@@ -107,6 +118,25 @@ def _strip_key(kind: str, sentence: str) -> str:
     return f"{kind}_{sentence}"
 
 
+def _masked_cells(allowed: np.ndarray | None) -> np.ndarray | None:
+    """The cells to draw as masked (the keys a word does not see), or None when every key is seen."""
+    if allowed is None or np.all(allowed):
+        return None
+    return ~allowed
+
+
+def _shown_values(matrices: list[np.ndarray], masks: list[np.ndarray | None]) -> np.ndarray:
+    """The entries the colour scale spans: every unmasked one."""
+    return np.concatenate([m.ravel() if mask is None else m[~mask] for m, mask in zip(matrices, masks)])
+
+
+def _check_causal(on: object) -> bool:
+    """``on`` as a bool; ValueError naming ``causal`` for anything but True or False."""
+    if not isinstance(on, (bool, np.bool_)):
+        raise ValueError(f"causal must be true or false, got {on!r}")
+    return bool(on)
+
+
 def _sentence_title(key: str, tokens: tuple[str, ...], shape: tuple[int, int]) -> str:
     text = " ".join(tokens)
     if len(text) > 40:
@@ -129,6 +159,8 @@ class PermutationPanel(Panel):
         PanelOption("--position", "add the positional encoding, or with RoPE rotate Q and K "
                     "(--no-position: X = E, no rotation)", boolean=True),
         PanelOption("--demo-d-model", "embedding size of the toy attention head", type=int, metavar="D"),
+        PanelOption("--causal", "mask future keys (a decoder's head): word i attends to words 0…i only "
+                    "(--no-causal: every word sees every word)", boolean=True),
     )
     help_text = (
         "Self-attention, one head, traced number by number for two sentences: "
@@ -148,7 +180,13 @@ class PermutationPanel(Panel):
         "K̃ = R<sub>n</sub>K, so a logit depends on the offset n − m only and V is not turned; the "
         "rotation is RoPE at this demo's d<sub>k</sub> with the scheme's θ, pairing, partial rotary "
         "factor and scaling. The four-term split applies to added encodings only: for RoPE the last "
-        "rows show the logits without and with the rotation and their difference. Rows are words (first "
+        "rows show the logits without and with the rotation and their difference. <b>Causal mask</b> (a "
+        "decoder's head): word i attends only to words 0…i; the logits of later keys are −∞ before the "
+        "softmax, so their weights are exactly 0 (grey cells, “masked” on hover) and each row of A is a "
+        "softmax over the keys it sees. The mask is itself positional: what a word sees depends on where "
+        "it stands, and the first word's output is its own value vector whatever the words are — so even "
+        "without position (or with NoPE) reordering the words changes the outputs (Kazemnejad et al. 2023); "
+        "the verdict counts the keys each word sees in a and in b. Rows are words (first "
         "word at the top); colours share one scale per row of plots (blue negative, red positive; A from "
         "0 to 1)."
     )
@@ -169,6 +207,10 @@ class PermutationPanel(Panel):
         self.pe_check = QCheckBox("Add positional encoding", self)
         self.pe_check.setChecked(True)
         self.pe_check.setToolTip("X = E + PE (the scheme of the Parameters panel) instead of X = E")
+        self.causal_check = QCheckBox("Causal mask", self)
+        self.causal_check.setChecked(False)
+        self.causal_check.setToolTip("Mask future keys, as a decoder does: word i attends to words 0…i only "
+                                     "(their logits −∞, their weights 0)")
         self.demo_d_model = ViewSpinBox(state, "demo_d_model", self)
         self.d_model_spin = self.demo_d_model.box
         self.d_model_spin.setToolTip(
@@ -176,6 +218,7 @@ class PermutationPanel(Panel):
             "can be read; independent of the Parameters panel's d_model")
         self.scheme_label = QLabel(self)
         self.header.addWidget(self.pe_check)
+        self.header.addWidget(self.causal_check)
         self.header.addWidget(QLabel("demo d_model:", self))
         self.header.addWidget(self.d_model_spin)
         self.header.addWidget(self.scheme_label)
@@ -225,23 +268,31 @@ class PermutationPanel(Panel):
         self.sentence_a_edit.textChanged.connect(self.request_update)
         self.sentence_b_edit.textChanged.connect(self.request_update)
         self.pe_check.toggled.connect(self._toggle_position)
+        self.causal_check.toggled.connect(self.request_update)
         state.paramsChanged.connect(self.schedule_update)  # a hidden dock catches up when shown
         self.request_update()
 
     # ------------------------------------------------------------------ inputs
     def apply_options(self, sentence_a: str | None = None, sentence_b: str | None = None,
-                      position: bool | None = None, demo_d_model: int | None = None) -> None:
-        """Set the sentences, whether the encoding is added, and the demo's d_model (ValueError out of range)."""
+                      position: bool | None = None, demo_d_model: int | None = None,
+                      causal: bool | None = None) -> None:
+        """Set the sentences, whether the encoding is added, the demo's d_model and the causal mask
+        (ValueError out of range; a bad causal changes nothing)."""
+        if causal is not None:
+            _check_causal(causal)
         if demo_d_model is not None:
             self.set_demo_d_model(demo_d_model)
         self.set_sentences(sentence_a=sentence_a, sentence_b=sentence_b)
         if position is not None:
             self.set_with_position(position)
+        if causal is not None:
+            self.set_causal(causal)
 
     def current_options(self) -> dict[str, object]:
-        """The sentences and whether the encoding is added (the demo's d_model is a view setting)."""
+        """The sentences, whether the encoding is added and whether the head is causal (the demo's d_model
+        is a view setting)."""
         return {"sentence_a": self.sentence_a_edit.text(), "sentence_b": self.sentence_b_edit.text(),
-                "position": self.pe_check.isChecked()}
+                "position": self.pe_check.isChecked(), "causal": self.causal_check.isChecked()}
 
     def set_sentences(self, sentence_a: str | None = None, sentence_b: str | None = None) -> None:
         """Replace the sentences (the headless export uses this)."""
@@ -253,6 +304,16 @@ class PermutationPanel(Panel):
     def set_with_position(self, on: bool) -> None:
         """Show the trace with (True) or without (False) the positional encoding."""
         self.pe_check.setChecked(bool(on))
+
+    def set_causal(self, on: bool) -> None:
+        """Mask future keys (True: word i attends to words 0…i only) or not (False).
+
+        Raises
+        ------
+        ValueError
+            Naming ``causal``, for anything but True or False.
+        """
+        self.causal_check.setChecked(_check_causal(on))
 
     def set_demo_d_model(self, d_model: int) -> None:
         """The demo's embedding size, 2…64 (the shared view setting ``demo_d_model``).
@@ -282,15 +343,16 @@ class PermutationPanel(Panel):
         d_model = self.state.view["demo_d_model"]
         params = self.state.params
         scheme, kwargs = params.scheme, params.scheme_kwargs()
-        inputs = (sentence_a, sentence_b, d_model, scheme, tuple(sorted(kwargs.items())))
+        causal = self.causal_check.isChecked()
+        inputs = (sentence_a, sentence_b, d_model, scheme, tuple(sorted(kwargs.items())), causal)
         if inputs == self._requested:
             if self._params_used is not None:
                 self._params_used = params  # what the export reports; the demo is the same
             return
         self._requested = inputs
 
-        self.compute.submit(self, ModelJob(permutation_demo, (sentence_a, sentence_b, d_model, scheme, kwargs)),
-                            lambda demo: self._show((demo, params)), self._failed)
+        job = ModelJob(permutation_demo, (sentence_a, sentence_b, d_model, scheme, kwargs, DEFAULT_SEED, causal))
+        self.compute.submit(self, job, lambda demo: self._show((demo, params)), self._failed)
 
     def _failed(self, error: Exception) -> None:
         message = str(error)
@@ -369,6 +431,16 @@ class PermutationPanel(Panel):
             text = (f"{label}: max |Z<sub>b</sub> − P Z<sub>a</sub>| = {c.max_abs_diff_output:.2g}, "
                     f"max |A<sub>b</sub> − P A<sub>a</sub> P<sup>T</sup>| = {c.max_abs_diff_attention:.2g} → {result}")
             lines.append(f"<b>{text}</b>" if with_position == self.with_position else text)
+        mask = demo.without_pe.mask
+        if mask is not None:
+            seen = ", ".join(f"{html.escape(word)} {a}→{b}" for word, a, b in
+                             zip(mask.words[:MAX_LISTED_WORDS], mask.keys_seen_a, mask.keys_seen_b))
+            more = " …" if len(mask.words) > MAX_LISTED_WORDS else ""
+            first_a, first_b = (html.escape(word) for word in mask.first_words)
+            res_a, res_b = mask.first_output_minus_value
+            lines.append(
+                f"Causal mask, itself positional: keys seen a→b: {seen}{more}; the first word's output is its "
+                f"value vector, max |Z[0] − V[0]| = {res_a:.1g} ({first_a}, a), {res_b:.1g} ({first_b}, b)")
         return "<br>".join(lines)
 
     def _build(self) -> None:
@@ -458,14 +530,17 @@ class PermutationPanel(Panel):
         self.split_layouts[key] = sub
         self.split_strips[key] = strip
 
-    def _apply_shape(self, n_a: int, n_b: int, with_position: bool, rotation: bool) -> None:
+    def _apply_shape(self, n_a: int, n_b: int, with_position: bool, rotation: bool, causal: bool) -> None:
         """Row heights for sentences of ``n_a`` and ``n_b`` words; hide the rows the mode does not show
         (E and PE without an added encoding, Q̃ and K̃ without a rotation, the other kind of split)."""
         grid = self.grid
         chrome = sum(chrome_heights()) + 4
         matrix_height = min(max(n_a, n_b) * ROW_PIXELS, MAX_MATRIX_PIXELS) + chrome
-        # RoPE's title line and split header say more (its frequencies; why there are no four terms)
-        heights = {0: 100 if rotation else 84, self.split_header_row: 96 if rotation else 78, self.check_row: 30}
+        # RoPE's title line and split header say more (its frequencies; why there are no four terms),
+        # and so do the causal mask's (its line, the keys each word sees; what the grey cells are)
+        heights = {0: (100 if rotation else 84) + (CAUSAL_TITLE_PIXELS if causal else 0),
+                   self.split_header_row: (96 if rotation else 78) + (CAUSAL_SPLIT_PIXELS if causal else 0),
+                   self.check_row: 30}
         shown = {key for key, *_ in steps(with_position, rotation)}
         for key, row in self.step_rows.items():
             visible = key in shown
@@ -510,10 +585,17 @@ class PermutationPanel(Panel):
                 f"d<sub>model</sub> {params.d_model:,}){partial}: θ<sub>i</sub> = {rotation.inv_freq[0]:.3g} … "
                 f"{rotation.inv_freq[-1]:.3g}{factor}; positions 0 … {self._last_positions(demo)}")
 
+    @staticmethod
+    def _shown_mask(demo: PermutationDemo) -> str:
+        """The title's line on the causal mask ("" without it)."""
+        if not demo.causal:
+            return ""
+        return "<b>Causal mask</b>: word i attends to words 0…i only (grey cells: masked)<br>"
+
     def _redraw(self) -> None:
         demo = self.demo
         assert demo is not None
-        shape = (len(demo.tokens_a), len(demo.tokens_b), self.with_position, demo.rotates)
+        shape = (len(demo.tokens_a), len(demo.tokens_b), self.with_position, demo.rotates, demo.causal)
         if shape != self._shape:
             self._apply_shape(*shape)
             self._shape = shape
@@ -525,9 +607,12 @@ class PermutationPanel(Panel):
             f"<b>a:</b> {html.escape(shorten(' '.join(demo.tokens_a), 60))} &nbsp; "
             f"<b>b:</b> {html.escape(shorten(' '.join(demo.tokens_b), 60))}<br>"
             f"Shown: {self._shown_position(demo)}, seed {demo.seed}<br>"
+            f"{self._shown_mask(demo)}"
             f"{self._figure_verdict(demo)}</span>"
         )
         for key, formula, what, get in steps(self.with_position, demo.rotates):
+            if demo.causal:
+                what = CAUSAL_NOTES.get(key, what)
             self.step_labels[key].setText(
                 f"<span style='color:{FOREGROUND}; font-size:10pt'><b>{formula}</b></span><br>"
                 f"<span style='color:#555555; font-size:8pt'>{what}</span>"
@@ -537,7 +622,10 @@ class PermutationPanel(Panel):
 
     def _draw_step(self, key: str, values: dict[str, np.ndarray], traces: dict[str, AttentionTrace]) -> None:
         probabilities = key == "A"
-        colormap, levels = colour_scale(np.concatenate([v.ravel() for v in values.values()]), signed=not probabilities)
+        masks = {sentence: _masked_cells(trace.allowed) if key in SQUARE_STEPS else None
+                 for sentence, trace in traces.items()}
+        colormap, levels = colour_scale(_shown_values(list(values.values()), list(masks.values())),
+                                        signed=not probabilities)
         if probabilities:
             levels = (0.0, 1.0)  # every weight is a probability: the whole range, in every figure
         self.colorbars[key].set_scale(colormap, levels)
@@ -545,7 +633,7 @@ class PermutationPanel(Panel):
             matrix = values[sentence]
             self.matrices[f"{key}_{sentence}"].set_matrix(
                 matrix, trace.tokens, trace.tokens if key in SQUARE_STEPS else None, colormap, levels,
-                _sentence_title(sentence, trace.tokens, matrix.shape),
+                _sentence_title(sentence, trace.tokens, matrix.shape), masked=masks[sentence],
             )
 
     def _draw_split(self, demo: PermutationDemo) -> None:
@@ -560,31 +648,45 @@ class PermutationPanel(Panel):
             f"<sup>T</sup>/√d<sub>k</sub> = e·e + e·p + p·e + p·p</span><br>"
             f"<span style='color:#555555; font-size:8pt'>e·e: meaning with meaning (the logits without position); "
             f"e·p: word with position; p·e: position with word; p·p: position with position.<br>"
-            f"Rows: query word, columns: key word; % = the term's share of all four's |values|.</span>"
+            f"Rows: query word, columns: key word; % = the term's share of all four's |values|"
+            f"{self._split_mask_note(demo)}.</span>"
         )
         for sentence, split in (("a", demo.split_a), ("b", demo.split_b)):
             assert isinstance(split, LogitSplit)
             self._draw_split_row(sentence, split)
         checks = ", ".join(f"{s}: {r:.1e}" for s, r in
                            (("a", demo.split_a.max_abs_residual), ("b", demo.split_b.max_abs_residual)))
+        where = " over the keys each word sees" if demo.causal else ""
         self.check_label.setText(
-            f"<span style='color:{FOREGROUND}; font-size:9pt'>Check: max |e·e + e·p + p·e + p·p − S| = {checks}"
-            f" — the four terms add up to the total.</span>"
+            f"<span style='color:{FOREGROUND}; font-size:9pt'>Check: max |e·e + e·p + p·e + p·p − S|{where} = "
+            f"{checks} — the four terms add up to the total.</span>"
         )
+
+    @staticmethod
+    def _split_mask_note(demo: PermutationDemo) -> str:
+        """What the split's grey cells are, under the causal mask ("" without it)."""
+        if not demo.causal:
+            return ""
+        if demo.rotates:
+            return "; grey: masked keys (j &gt; i) — the logits have values there, but the head never uses them"
+        return ("; grey: masked keys (j &gt; i) — the terms have values there, but the head never uses them, "
+                "and S is −∞")
 
     def _draw_split_row(self, sentence: str, split: LogitSplit) -> None:
         terms = split.terms()
-        every = np.concatenate([t.ravel() for t in (*terms.values(), split.total)])
+        masked = _masked_cells(split.allowed)
+        every = _shown_values([*terms.values(), split.total], [masked] * (len(terms) + 1))
         colormap, levels = colour_scale(every, signed=True)
         self.colorbars[f"split_{sentence}"].set_scale(colormap, levels)
         shares = split.shares()
         for name, term in terms.items():
             self.matrices[f"split_{sentence}_{name}"].set_matrix(
                 term, split.tokens, split.tokens, colormap, levels, f"{sentence}: {name}  {shares[name]:.0%}",
+                masked=masked,
             )
         self.split_checks[sentence] = f"max |e·e + e·p + p·e + p·p − S| = {split.max_abs_residual:.1e}"
         self.matrices[f"split_{sentence}_total"].set_matrix(
-            split.total, split.tokens, split.tokens, colormap, levels, f"{sentence}: total S",
+            split.total, split.tokens, split.tokens, colormap, levels, f"{sentence}: total S", masked=masked,
         )
         self._fit_split_columns("table", sentence)
 
@@ -601,7 +703,7 @@ class PermutationPanel(Panel):
             f"; difference: the rotation's contribution</span><br>"
             f"<span style='color:#555555; font-size:8pt'>{html.escape(note)}<br>"
             f"Rows: query word at m, columns: key word at n; on the diagonal (n − m = 0) the rotation "
-            f"changes nothing but HF's attention factor.</span>"
+            f"changes nothing but HF's attention factor{self._split_mask_note(demo)}.</span>"
         )
         for sentence, split in splits.items():
             assert isinstance(split, RotationSplit)
@@ -615,12 +717,14 @@ class PermutationPanel(Panel):
 
     def _draw_rotation_split_row(self, sentence: str, split: RotationSplit) -> None:
         terms = split.terms()
-        colormap, levels = colour_scale(np.concatenate([t.ravel() for t in terms.values()]), signed=True)
+        masked = _masked_cells(split.allowed)
+        colormap, levels = colour_scale(_shown_values(list(terms.values()), [masked] * len(terms)), signed=True)
         self.colorbars[f"rotation_split_{sentence}"].set_scale(colormap, levels)
         for name, term in terms.items():
-            size = f"  max |·| {np.max(np.abs(term)):.2g}" if name == "difference" else ""
+            shown = term if masked is None else term[~masked]
+            size = f"  max |·| {np.max(np.abs(shown)):.2g}" if name == "difference" else ""
             self.matrices[f"split_{sentence}_{name}"].set_matrix(
-                term, split.tokens, split.tokens, colormap, levels, f"{sentence}: {name}{size}",
+                term, split.tokens, split.tokens, colormap, levels, f"{sentence}: {name}{size}", masked=masked,
             )
         self.split_checks[sentence] = (f"max |S(positions + {SHIFT_CHECK:,.0f}) − S| = "
                                        f"{split.shift_residual:.1e}")
@@ -661,7 +765,8 @@ class PermutationPanel(Panel):
             # (raises ValueError for bad input)
             params = params_used = self.state.params
             demo = permutation_demo(self.sentence_a_edit.text(), self.sentence_b_edit.text(),
-                                    self.state.view["demo_d_model"], params.scheme, params.scheme_kwargs())
+                                    self.state.view["demo_d_model"], params.scheme, params.scheme_kwargs(),
+                                    DEFAULT_SEED, self.causal_check.isChecked())
         arrays: dict[str, np.ndarray] = {}
         order = (True, False) if self.with_position else (False, True)
         for with_position in order:
@@ -675,6 +780,8 @@ class PermutationPanel(Panel):
                 if trace.rotation is not None:
                     matrices.update({"Q_rotated": trace.q_rotated, "K_rotated": trace.k_rotated,
                                      "S_unrotated": trace.unrotated_scores})
+                if trace.masked:
+                    matrices["allowed"] = trace.allowed
                 for key, matrix in matrices.items():
                     arrays[f"{prefix}_{key}_{sentence}"] = np.array(matrix)
         for sentence, split in (("a", demo.split_a), ("b", demo.split_b)):
@@ -683,6 +790,7 @@ class PermutationPanel(Panel):
         meta = {
             "panel": self.panel_id,
             "with_position": self.with_position,
+            "causal": demo.causal,
             "params": (params_used or self.state.params).as_dict(),
             "verdict": demo.verdict_lines(),
             "permutation": demo.to_dict(),
