@@ -108,7 +108,7 @@ def test_next_applies_each_step_and_back_returns(qtbot, state, compute):
     state.flush()
     assert state.params.scheme == STEPS[0].params["scheme"]
     assert window.raised[-1] == (STEPS[0].panel_id, "walkthrough") and STEPS[0].panel_id == "permutation"
-    assert {"position": False} in window.panels["permutation"].calls
+    assert {"position": False, "causal": False} in window.panels["permutation"].calls
     assert walk.counter_label.text() == f"Step 1 of {len(STEPS)}"
     walk.next()
     state.flush()
@@ -543,3 +543,29 @@ def test_a_score_on_its_way_when_the_scheme_changes_is_dropped(qtbot, state, com
     state.flush()  # … when the scheme changes
     assert compute.wait_idle()
     assert panel.score.scheme == "rope" and panel.logit.params == state.params
+
+
+def test_the_causal_step_shows_nope_seeing_order_through_the_mask(qtbot, settings_path):
+    from posenc_gui.mainwindow import MainWindow
+
+    window = MainWindow(restore=False)
+    qtbot.addWidget(window)
+    window.show()
+    qtbot.waitExposed(window)
+    walk = window.panels["walkthrough"]
+    index = next(i for i, step in enumerate(STEPS) if step.title == "No encoding, and a causal mask")
+    walk.go_to(index)
+    window.state.flush()
+    assert window.compute.wait_idle()
+    demo = window.panels["permutation"]
+    assert window.state.params.scheme == "nope" and demo.current_options()["causal"] is True
+    comparison = demo.demo.with_pe
+    assert comparison.trace_a.causal and comparison.permutation is not None
+    # permuted words, no position added: with the mask the outputs differ by far more than rounding
+    assert comparison.max_abs_diff_output > 0.1
+    assert walk.logit is not None and walk.logit.params.scheme == "nope"
+    # the first step takes the mask off again: attention is blind to order there
+    walk.go_to(0)
+    window.state.flush()
+    assert window.compute.wait_idle()
+    assert demo.current_options()["causal"] is False and demo.demo.without_pe.max_abs_diff_output < 1e-12

@@ -70,7 +70,7 @@ STEPS: tuple[Step, ...] = (
         "words (“dog bites man” → “man bites dog”) and Q, K, V, the attention weights and the outputs are "
         "only reordered the same way: the measured difference is rounding. Tick “Add positional encoding” "
         "to give every word e<sub>i</sub> + p<sub>i</sub> and watch the outputs differ.",
-        {"permutation": {"position": False}},
+        {"permutation": {"position": False, "causal": False}},
     ),
     Step(
         "Naive: add the index", "magnitude", {"scheme": "naive", "seq_len": 128},
@@ -145,6 +145,15 @@ STEPS: tuple[Step, ...] = (
         "q·k becomes q·R((n−m)·θ)·k — the T<sub>k</sub> of the last steps, applied to q and k: the score "
         "depends only on the offset, exactly, for every q and k. The row below measures the rotation "
         "itself (its T<sub>k</sub> is exact); this panel shows q·R((n−m)·θ)·k, the same along every diagonal.",
+    ),
+    Step(
+        "No encoding, and a causal mask", "permutation", {"scheme": "nope"},
+        "A decoder masks the keys after each query: word i sees words 0…i only. The mask is itself "
+        "positional: the first word sees only itself (its output is its own value vector). With no "
+        "encoding at all (NoPE) permuting the sentence now changes the outputs, not just their order — the "
+        "demo counts the keys each word sees. So decoders without positional encoding still learn order "
+        "(Kazemnejad et al. 2023). Untick “Causal mask”: only reordered again.",
+        {"permutation": {"position": True, "causal": True}},
     ),
     Step(
         "Why add instead of concatenate", "addition", {"scheme": "sinusoidal"},
