@@ -10,12 +10,13 @@ import pyqtgraph as pg
 from PySide6.QtCore import QRectF, Qt
 from PySide6.QtWidgets import QWidget
 
+from ..compute import ModelJob
 from ..model.bias_data import AttentionBiasData, BucketMap, attention_bias_data, bias_at
 from ..model.sampling import sample_axis
 from .base import Panel
 from .labels import HoverReadout, StatusText, plain_text
 from .plotkit import (
-    BLUE, FOREGROUND, MASKED_COLOUR, NO_PEN, ORANGE, MatrixPlot, add_canvas_title, new_layout_widget,
+    BLUE, MASKED_COLOUR, NO_PEN, ORANGE, MatrixPlot, add_canvas_title, new_layout_widget,
     prepare_for_paint, set_axis_label, set_canvas_title, set_ticks, set_title, set_y_range, shared_brush, show_grid,
     style_plot, view_pixels,
 )
@@ -149,7 +150,7 @@ class AttentionBiasPanel(Panel):
         width, height = view_pixels(self.matrix.view_box, FALLBACK_PIXELS)
         rows = sample_axis(y0, y1, params.seq_len, height)
         cols = sample_axis(x0, x1, params.seq_len, width)
-        self.compute.submit(self, lambda: attention_bias_data(params, rows, cols), self._show,
+        self.compute.submit(self, ModelJob(attention_bias_data, (params, rows, cols)), self._show,
                             lambda error: self.show_message(str(error), "error"))
 
     def _show(self, data: AttentionBiasData) -> None:
