@@ -425,7 +425,7 @@ CHECKS: dict[str, Callable[[Any, Any], list[str]]] = {
     "walkthrough": _check_walkthrough,
     **{panel_id: _check_data for panel_id in
        ("uniqueness", "magnitude", "linear_relation", "relative", "addition", "spectrum", "frequencies", "precision",
-        "context", "logits")},
+        "context", "logits", "bias")},
 }
 
 

@@ -56,6 +56,9 @@ def svg_text(data: bytes) -> str:
 #: For a panel that needs a rotation: chosen RoPE parameters and their title.
 CHOSEN_ROPE = {"scheme": "rope", "seq_len": 300, "d_model": 64, "rope_theta": 500.0, "pairing": "interleaved"}
 CHOSEN_ROPE_TITLE = "rope: 300 positions × d_model 64, θ 500, interleaved"
+#: For a panel that needs a bias: chosen ALiBi parameters and their title.
+CHOSEN_BIAS = {"scheme": "alibi", "seq_len": 300, "d_model": 64, "n_heads": 12, "head": 3, "symmetric": True}
+CHOSEN_BIAS_TITLE = "alibi: 300 positions × d_model 64, 12 heads, head 3, symmetric"
 #: What a figure says about the encoding of :data:`CHOSEN`: its title, or for two panels their own words.
 REQUIRED_WORDS = {
     "permutation": ["Sinusoidal (Vaswani et al.)", "base 500", "halves"],  # three words through a head of its own d
@@ -67,11 +70,13 @@ REQUIRED_WORDS = {
 @pytest.mark.parametrize("panel_id", list(CLASSES))
 def test_every_exported_figure_names_its_scheme_and_parameters(qtbot, state, compute, panel_id):
     panel = make_panel(qtbot, panel_id, state, compute)
-    rotation = "rotation" in CLASSES[panel_id].requires
-    assert state.update(**(CHOSEN_ROPE if rotation else CHOSEN)) is None
+    requires = CLASSES[panel_id].requires
+    chosen, title = ((CHOSEN_ROPE, CHOSEN_ROPE_TITLE) if "rotation" in requires else
+                     (CHOSEN_BIAS, CHOSEN_BIAS_TITLE) if "bias" in requires else (CHOSEN, CHOSEN_TITLE))
+    assert state.update(**chosen) is None
     settle(qtbot, panel, compute)
     text = svg_text(export.export_bytes(panel, "svg"))
-    for words in REQUIRED_WORDS.get(panel_id, [CHOSEN_ROPE_TITLE if rotation else CHOSEN_TITLE]):
+    for words in REQUIRED_WORDS.get(panel_id, [title]):
         assert words in text, (words, text[:400])
 
 

@@ -9,12 +9,15 @@ import numpy as np
 import pytest
 
 from posenc_gui import export, export_cli
-from posenc_gui.model import EncodingParams, Scheme, register, rope_frequencies, rope_rotate, unregister
+from posenc_gui.model import (
+    EncodingParams, Scheme, register, rope_frequencies, rope_rotate, t5_random_table, t5_relative_bucket, unregister,
+)
 from posenc_gui.model.logits import (
     DENSE_OFFSETS, LOG_OFFSETS, MATRIX_POSITIONS, logit_profile_data, positional_logits, profile_distances,
     random_vectors,
 )
 from posenc_gui.model.schemes.rope import hf_config
+from posenc_gui.views.plotkit import MASKED_COLOUR
 from posenc_gui.views.positional_logits import PositionalLogitsPanel
 
 EPS = np.finfo(np.float64).eps
@@ -205,19 +208,17 @@ def test_bad_input_is_refused_naming_the_parameter():
         logit_profile_data(params(**TINY), seeds=1)
 
 
-def test_a_bias_scheme_is_refused_as_not_supported_yet():
-    bias = Scheme(key="test_bias", label="test bias", summary="", formula="", order=999, family="bias")
-    register(bias)
+def test_the_panel_shows_every_family_but_the_rotations_it_does_not_compute():
+    spin = Scheme(key="test_spin", label="test spin", summary="", formula="", order=999, family="rotation")
+    register(spin)
     try:
-        with pytest.raises(ValueError, match="bias schemes are not supported yet"):
-            positional_logits("test_bias", [0], [0], d_model=4)
-        with pytest.raises(ValueError, match="adds a bias to the logits; its positional logits are not supported"):
-            logit_profile_data(params(scheme="test_bias"))
-        assert not PositionalLogitsPanel.shows(bias)
-        assert PositionalLogitsPanel.shows(params(scheme="rope").info)
-        assert PositionalLogitsPanel.shows(params(scheme="sinusoidal").info)
+        assert not PositionalLogitsPanel.shows(spin)
+        with pytest.raises(ValueError, match="only rope's logits are computed so far"):
+            logit_profile_data(params(scheme="test_spin"))
     finally:
-        unregister("test_bias")
+        unregister("test_spin")
+    for scheme in ("rope", "sinusoidal", "alibi", "t5"):
+        assert PositionalLogitsPanel.shows(params(scheme=scheme).info), scheme
 
 
 # ------------------------------------------------------------------ the panel
@@ -318,3 +319,44 @@ def test_a_table_shows_its_encodings_dot_products_without_the_rotations_terms(qt
     assert state.update(scheme="rope") is None
     settle(state, compute)
     assert panel.vectors_box.isEnabled() and panel.bound_curve.isVisible() and panel.data.rotation is not None
+
+
+def test_a_bias_is_shown_with_its_masked_keys_grey_and_said_so_in_the_hover(qtbot, state, compute):
+    panel = show_panel(qtbot, state, compute)
+    assert state.update(scheme="alibi", seq_len=8, d_model=4) is None
+    settle(state, compute)
+    assert not panel.unavailable_label.isVisible() and panel.unavailable_message() is None
+    # head 0 of 8: slope 1/2; row m, column n: −(m − n)/2 below the diagonal, masked above it
+    expected = np.where(np.subtract.outer(range(8), range(8)) >= 0, -0.5 * np.subtract.outer(range(8), range(8)),
+                        -np.inf)
+    np.testing.assert_array_equal(panel.matrix.values, expected)
+    shown = panel.matrix.image.image
+    assert np.all(np.isnan(shown[np.triu_indices(8, 1)])) and np.all(np.isfinite(shown[np.tril_indices(8)]))
+    assert panel.matrix.view_box.background.brush().color().name() == MASKED_COLOUR  # behind the masked cells
+    assert panel.matrix.colorbar.levels() == (-3.5, 3.5)  # from the finite values (−3.5 is round), not −inf
+    x, y = panel.ones_curve.getOriginalDataset()
+    np.testing.assert_array_equal(x, range(1, 8))
+    np.testing.assert_array_equal(y, -0.5 * np.arange(1, 8))
+    assert not panel.after_curve.isVisible() and not panel.bound_curve.isVisible()
+    assert not panel.vectors_box.isEnabled()
+    summary = panel.summary_label.text()
+    assert "<b>-3.5</b> at 7" in summary and "keys after the query are masked" in summary
+    panel.hover.hover((2, 5))
+    assert panel.hover_line.text() == "query m 2, key n 5 (m − n = -3): bias masked (−inf)"
+    panel.hover.hover((5, 2))
+    assert panel.hover_line.text() == "query m 5, key n 2 (m − n = 3): bias -1.5"
+    assert state.update(head=3) is None  # 2^(−32/8) = 1/16: the same cell, −3/16
+    settle(state, compute)
+    assert panel.hover_line.text() == "query m 5, key n 2 (m − n = 3): bias -0.1875"
+    exported = json.loads(export.export_bytes(panel, "json"))
+    assert exported["meta"]["keys_after_the_query"] == "masked (-inf)" and exported["meta"]["masked_cells"] == 28
+    assert exported["arrays"]["matrix"]["data"][0][1] is None  # −inf in JSON
+    # T5, bidirectional: the keys after the query have buckets of their own, drawn beside the keys before
+    assert state.update(scheme="t5", seq_len=20, d_model=64, n_heads=2, head=1, seed=0) is None
+    settle(state, compute)
+    assert panel.after_curve.isVisible() and not panel.matrix.image.image[np.isnan(panel.matrix.image.image)].size
+    table = t5_random_table(32, 2, 0, sigma=1 / 8)
+    x, y = panel.after_curve.getOriginalDataset()
+    np.testing.assert_array_equal(y, table[t5_relative_bucket(np.arange(1, 20)), 1])
+    assert "untrained random draw (seed 0)" in panel.summary_label.text()
+    assert panel.size_plot.getAxis("bottom").labelText == "distance r: key n = m − r before the query, n = m + r after"

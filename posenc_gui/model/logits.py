@@ -14,7 +14,8 @@ position m and a key at position n (DESIGN.md, "Schemes, in three families"):
   and of k, so the rotated part scales by af²) and q_u·k_u the unrotated
   channels' constant (partial rotary). For q = k = 1 this is
   ``af² · 2 Σ_i cos(r θ_i) + (head_dim − rotary_dim)``;
-- a bias (ALiBi, T5): not yet.
+- a bias (ALiBi, T5): the bias itself, the scheme's :attr:`~.schemes.Scheme.bias`, ``−inf`` where the key
+  is masked (a causal bias's keys after the query).
 
 RoFormer's long-term decay bound (§3.4.3, eq. 35–37) is
 :func:`~.rope.rope_decay_bound`: |rotated part| ≤ af² · max_i |h_{i+1} − h_i| ·
@@ -133,7 +134,7 @@ def positional_logits(scheme: str, query_positions: object, key_positions: objec
         A key of :data:`~posenc_gui.model.schemes.SCHEMES`. Its family decides the term:
         ``"table"``: PE(m)·PE(n), the p·p term of the four-term split;
         ``"rotation"`` (rope): q·R(n − m)·k as in the module docstring;
-        ``"bias"``: not supported yet (ValueError).
+        ``"bias"``: the bias added to the logit, ``−inf`` for a masked key.
     query_positions, key_positions : array_like, 1-D
         Positions m and n, real numbers in 0 … ``limits.MAX_POSITION``, any order.
     d_model : int, keyword-only
@@ -152,13 +153,15 @@ def positional_logits(scheme: str, query_positions: object, key_positions: objec
     Returns
     -------
     ndarray, shape (len(query_positions), len(key_positions)), float64
-        Row m, column n. At most :data:`MAX_LOGITS` values.
+        Row m, column n. At most :data:`MAX_LOGITS` values. Finite, but for a
+        bias's masked keys (``−inf``).
 
     Raises
     ------
     ValueError
-        Naming the parameter and its range; for a bias scheme, for query or
-        key vectors given to a table scheme, for too many logits.
+        Naming the parameter and its range; for query or key vectors given to
+        a table or bias scheme, for positions a bias cannot take (T5's are
+        integers), for too many logits.
     """
     rows = limits.check_positions(query_positions, "query_positions")
     cols = limits.check_positions(key_positions, "key_positions")
@@ -176,8 +179,10 @@ def positional_logits(scheme: str, query_positions: object, key_positions: objec
                              "whose positional logit is PE(m)·PE(n)")
         kwargs = params.scheme_kwargs()
         return encode(scheme, rows, params.d_model, **kwargs) @ encode(scheme, cols, params.d_model, **kwargs).T
-    raise ValueError(f"scheme {scheme!r} adds a bias to the logits; the positional logits of bias schemes are "
-                     "not supported yet")
+    if query is not None or key is not None:
+        raise ValueError(f"query and key vectors apply to rotation schemes; {scheme!r} adds a bias to the logits, "
+                         "which is its positional logit")
+    return info.bias(rows, cols, params.d_model, **params.scheme_kwargs())
 
 
 # -- the panel ----------------------------------------------------------------------------------------------
@@ -231,6 +236,24 @@ class RotationTerms:
 
 
 @dataclass(frozen=True)
+class BiasTerms:
+    """What the panel adds for a bias: the keys after the query, and how many cells of the matrix are masked.
+
+    Attributes
+    ----------
+    after : ndarray or None
+        The bias of the key r positions after the query at m = 0 (n = r), per
+        distance of the profile; None when every key after the query is
+        masked (−inf: a causal bias), or there is none.
+    masked : int
+        Cells of the matrix that are masked (−inf).
+    """
+
+    after: np.ndarray | None
+    masked: int
+
+
+@dataclass(frozen=True)
 class LogitProfileData:
     """What the Positional-logits panel shows: the logit over query × key positions and against the distance.
 
@@ -241,23 +264,29 @@ class LogitProfileData:
         The query positions (rows) and key positions (columns) of the matrix.
     matrix : ndarray, shape (positions.count, positions.count)
         The positional logit at row m, column n: q·R(n − m)·k for the
-        rotation's chosen vectors, PE(m)·PE(n) for a table.
+        rotation's chosen vectors, PE(m)·PE(n) for a table, the bias for a
+        bias scheme (−inf where the key is masked).
     distances : ndarray of int64
         The profile's distances r = m − n: every one up to ``dense_until``, then log-spaced up to N − 1.
     dense_until : int
         The last distance before which none is left out.
     query_position : int
         The profile's query m: keys at m − r. The rotation's logit depends on r
-        only (any m gives the same; 0 is given); a table's is from the last position, N − 1.
+        only (any m gives the same; 0 is given); a table's and a bias's are
+        from the last position, N − 1.
     profile : ndarray
-        The logit at each distance: for q = k = 1 (rotation), PE(m)·PE(m − r) (table).
+        The logit at each distance: for q = k = 1 (rotation), PE(m)·PE(m − r)
+        (table), the bias of the key r before the query (bias).
     half_distance : int or None
-        The first distance whose logit is below half the logit at 0 (None if none is).
+        The first distance whose logit is below half the logit at 0 (None if
+        none is, and for a bias, whose logit at 0 need not be positive).
     half_after : int or None
         The distance sampled before ``half_distance``: the first crossing lies after it
         (``half_distance`` − 1 where every distance is sampled).
     rotation : RotationTerms or None
-        The random pairs, decay bound and attention factor of a rotation; None for a table.
+        The random pairs, decay bound and attention factor of a rotation; None for a table or a bias.
+    bias : BiasTerms or None
+        A bias's keys after the query and masked cells; None for a table or a rotation.
     """
 
     params: EncodingParams
@@ -270,10 +299,12 @@ class LogitProfileData:
     half_distance: int | None
     half_after: int | None
     rotation: RotationTerms | None
+    bias: BiasTerms | None = None
 
     @property
     def logit_at_zero(self) -> float:
-        """The profile at distance 0: af² · rotary_dim + (head_dim − rotary_dim) for q = k = 1, ‖PE(m)‖² for a table."""
+        """The profile at distance 0: af² · rotary_dim + (head_dim − rotary_dim) for q = k = 1, ‖PE(m)‖² for a table,
+        the bias of a query and a key at one position for a bias."""
         return float(self.profile[0])
 
 
@@ -343,13 +374,31 @@ def _table_profile(params: EncodingParams, query_position: int, distances: np.nd
                            for start in range(0, keys.size, rows)])
 
 
+def _bias_data(params: EncodingParams, distances: np.ndarray,
+               where: np.ndarray) -> tuple[np.ndarray, int, np.ndarray, BiasTerms]:
+    """The bias at positions ``where``, the profile's query, its keys before the query, and the bias's terms."""
+    kwargs = params.scheme_kwargs()
+
+    def bias(queries: np.ndarray, keys: np.ndarray) -> np.ndarray:
+        return params.info.bias(queries, keys, params.d_model, **kwargs)
+
+    matrix = bias(where, where)
+    query_position = params.seq_len - 1
+    offsets = distances.astype(np.float64)
+    profile = bias(np.array([float(query_position)]), query_position - offsets)[0]
+    after = bias(np.zeros(1), offsets)[0]
+    all_masked = bool(np.all(np.isneginf(after[1:])))
+    return matrix, query_position, profile, BiasTerms(None if all_masked else after,
+                                                     int(np.count_nonzero(np.isneginf(matrix))))
+
+
 def logit_profile_data(params: EncodingParams, vectors: str = "ones", seeds: int = DEFAULT_SEEDS) -> LogitProfileData:
-    """The Positional-logits panel's data for ``params`` (a rope or table scheme).
+    """The Positional-logits panel's data for ``params`` (a rope, table or bias scheme).
 
     Parameters
     ----------
     params : EncodingParams
-        A rope scheme's parameters (``d_model`` is the head dimension), or a table scheme's.
+        A rope scheme's parameters (``d_model`` is the head dimension), a table scheme's or a bias scheme's.
     vectors : {"ones", "random"}
         Rotation: the matrix's query and key vectors, all ones or seed 0's random pair.
     seeds : int
@@ -365,20 +414,21 @@ def logit_profile_data(params: EncodingParams, vectors: str = "ones", seeds: int
     Raises
     ------
     ValueError
-        For a bias scheme (not supported yet), ``vectors`` not in
-        :data:`VECTORS`, ``seeds`` out of range.
+        For a rotation other than rope, ``vectors`` not in :data:`VECTORS`,
+        ``seeds`` out of range.
     """
     params = check_params(params)
     if vectors not in VECTORS:
         raise ValueError(f"vectors must be one of {', '.join(VECTORS)}; got {limits.shown(vectors)}")
     seeds = limits.check_int("seeds", seeds, MIN_SEEDS, MAX_SEEDS)
     family = params.info.family
-    if family not in ("rotation", "table"):
-        raise ValueError(f"scheme {params.scheme!r} adds a bias to the logits; its positional logits are not "
-                         "supported yet")
     distances, dense_until = profile_distances(params.seq_len)
     positions = sample_axis(-0.5, params.seq_len - 0.5, params.seq_len, MATRIX_POSITIONS)
     where = positions.indices().astype(np.float64)
+    if family == "bias":
+        matrix, query_position, profile, bias = _bias_data(params, distances, where)
+        return LogitProfileData(params, positions, matrix, distances, dense_until, query_position, profile,
+                                None, None, None, bias)
     if family == "rotation":
         matrix, profile, rotation = _rotation_data(params, vectors, seeds, distances, where)
         query_position = 0

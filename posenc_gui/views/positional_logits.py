@@ -1,4 +1,4 @@
-"""Positional logits: RoPE's q·R(n − m)·k, or a table's PE(m)·PE(n), over query × key positions and by distance."""
+"""Positional logits: RoPE's q·R(n − m)·k, a table's PE(m)·PE(n) or a bias, over query × key positions and by distance."""
 
 from __future__ import annotations
 
@@ -22,10 +22,10 @@ from ..model.logits import (
     DEFAULT_SEEDS, DENSE_OFFSETS, LOG_OFFSETS, MAX_SEEDS, MIN_SEEDS, VECTORS, LogitProfileData, logit_profile_data,
 )
 from .base import Panel
-from .labels import plain_text
+from .labels import HoverReadout, StatusText, plain_text
 from .plotkit import (
-    BLUE, FOREGROUND, GREEN, ORANGE, PALETTE, PINK, MatrixPlot, add_canvas_title, fit_y_range, new_layout_widget, prepare_for_paint,
-    set_canvas_title, set_ticks, show_grid, snap_log_span, style_plot,
+    BLUE, FOREGROUND, GREEN, ORANGE, PALETTE, PINK, MatrixPlot, add_canvas_title, fit_y_range, new_layout_widget,
+    prepare_for_paint, set_axis_label, set_canvas_title, set_ticks, show_grid, snap_log_span, style_plot,
 )
 from .registry import PanelOption
 from .spectrum import decade_ticks
@@ -54,7 +54,7 @@ def _key(items: list[tuple[str, str]]) -> str:
 #: The profile plots' keys for a rotation.
 ROTATION_KEY = _key([(BLUE, "━ q = k = 1"), (ORANGE, "━ random q, k: mean ± std")])
 ROTATION_SIZE_KEY = _key([(BLUE, "━ |q = k = 1|"), (ORANGE, "╍ random: std"), (GREY, "╍ eq. 37 bound, q = k = 1")])
-#: The rotation schemes whose positional logit the model computes (with every added table; biases not yet).
+#: The rotation schemes whose positional logit the model computes (with every added table and every bias).
 ROTATIONS_COMPUTED = ("rope",)
 #: The compared schemes' profile colours, in the order they are chosen (the setup's own is blue).
 COMPARED_COLOURS = (GREEN, PINK, PALETTE[5])
@@ -63,14 +63,22 @@ PROPERTIES_DELAY_MS = 250
 #: The properties table's column titles.
 PROPERTY_LABELS = {"offset only": "offset only", "decays": "decays", "symmetric": "symmetric", "bounded": "bounded",
                    "defined past N": "past N", "tells positions apart": "tells apart"}
+#: A bias's keys after the query (dashed: it may lie on the keys before, a symmetric bias).
+AFTER_PEN = pg.mkPen(ORANGE, width=2, style=Qt.PenStyle.DashLine)
+DISTANCE_LABEL = "distance r = m − n (key before query)"
+#: The distance axis when a bias's keys after the query are drawn too.
+BOTH_SIDES_LABEL = "distance r: key n = m − r before the query, n = m + r after"
+HOVER_PROMPT = "Hover over the matrix for the logit of a query and a key."
+#: What each family's logit is called in the hover line.
+LOGIT_NAMES = {"table": "PE(m)·PE(n)", "rotation": "logit", "bias": "bias"}
 
 
 class PositionalLogitsPanel(Panel):
-    """The positional logit (RoPE's q·R(n − m)·k, a table's PE(m)·PE(n)) over positions and against the distance."""
+    """The positional logit (RoPE's q·R(n − m)·k, a table's PE(m)·PE(n), a bias) over positions and by distance."""
 
     panel_id = "logits"
     title = "Positional logits"
-    #: A table, or a rotation (see :meth:`shows`).
+    #: A table, a bias, or a rotation (see :meth:`shows`).
     requires = frozenset({"table"})
     model_functions = (logit_profile_data, compared_profiles, properties_table)
     cli_options = (
@@ -99,20 +107,21 @@ class PositionalLogitsPanel(Panel):
         "The attention factor af (YaRN's mscale) multiplies cos and sin of q and of k: the rotated part of every "
         "logit is scaled by af². "
         "<b>An added table</b>: its positional logit is the p·p term of the four-term split, PE(m)·PE(n), and the "
-        "profile is PE(m)·PE(m − r) from the last query position m = N − 1 (a table's need not depend on r alone)."
+        "profile is PE(m)·PE(m − r) from the last query position m = N − 1 (a table's need not depend on r alone). "
+        "<b>A bias</b> (ALiBi, T5): its positional logit is the bias itself, added to q·k; keys it masks (a causal "
+        "bias's keys after the query, −inf) are grey. The profile: the bias of the key r before the query m = N − 1 "
+        "(blue) and of the key r after the query m = 0 (orange, dashed), unless those are all masked."
     )
 
     @classmethod
     def shows(cls, info) -> bool:
-        """RoPE (q·R(n − m)·k) and added tables (PE(m)·PE(n)): the rotations whose logits the model computes."""
-        return info.family == "table" or info.key in ROTATIONS_COMPUTED
+        """Added tables (PE(m)·PE(n)), biases, and RoPE (q·R(n − m)·k): the rotations whose logits the model computes."""
+        return info.family in ("table", "bias") or info.key in ROTATIONS_COMPUTED
 
     def unavailable_reason(self, params) -> str | None:
         if self.shows(params.info):
             return None
-        if params.info.family == "rotation":
-            return f"{params.info.label} is a rotation whose logits are not computed: of the rotations, only RoPE's are."
-        return f"{params.info.label} adds a bias to the logits; its positional logits are not shown yet."
+        return f"{params.info.label} is a rotation whose logits are not computed: of the rotations, only RoPE's are."
 
     def __init__(self, state, compute, parent: QWidget | None = None) -> None:
         super().__init__(state, compute, parent)
@@ -157,13 +166,20 @@ class PositionalLogitsPanel(Panel):
         self.logit_plot.addItem(self.band)
         self.random_curve = self.logit_plot.plot(pen=pg.mkPen(ORANGE, width=2))
         self.ones_curve = self.logit_plot.plot(pen=pg.mkPen(BLUE, width=2))
+        self.after_curve = self.logit_plot.plot(pen=AFTER_PEN, connect="finite")
         self.ones_size = self.size_plot.plot(pen=pg.mkPen(BLUE, width=1.5), connect="finite")
         self.random_size = self.size_plot.plot(pen=pg.mkPen(ORANGE, width=2, style=Qt.PenStyle.DashLine))
+        self.after_size = self.size_plot.plot(pen=AFTER_PEN, connect="finite")
         self.bound_curve = self.size_plot.plot(pen=BOUND_PEN)
         self.compared_curves = [self.logit_plot.plot(pen=pg.mkPen(colour, width=2)) for colour in COMPARED_COLOURS]
         self.canvas.ci.layout.setColumnStretchFactor(0, 3)
         self.canvas.ci.layout.setColumnStretchFactor(1, 3)
         self.body.addWidget(self.canvas, 1)
+        self.hover_line = StatusText(HOVER_PROMPT, self)
+        self.body.addWidget(self.hover_line)
+        self.hover = HoverReadout(self.hover_line, HOVER_PROMPT, lambda cell: self.describe_cell(*cell),
+                                  self._in_matrix)  # cells are (query m, key n)
+        self.canvas.scene().sigMouseMoved.connect(lambda scene_pos: self.hover.hover(self.matrix.cell_at(scene_pos)))
         # one row per setup, one column per property: a few lines under the plots
         self.properties = QTableWidget(1, len(PROPERTY_NAMES), self)
         self.properties.setHorizontalHeaderLabels([PROPERTY_LABELS[name] for name in PROPERTY_NAMES])
@@ -193,7 +209,7 @@ class PositionalLogitsPanel(Panel):
         plot.hideButtons()
         show_grid(plot)
         plot.setLogMode(x=True, y=log_y)
-        plot.setLabel("bottom", "distance r = m − n (key before query)")
+        plot.setLabel("bottom", DISTANCE_LABEL)
         plot.setLabel("left", y_label)
         return plot
 
@@ -331,21 +347,29 @@ class PositionalLogitsPanel(Panel):
         self.show_message("")
         rotation = data.rotation is not None
         for widget in (self.vectors_box, self.seeds_box):
-            widget.setEnabled(rotation)  # a table's logit has no query and key vectors
+            widget.setEnabled(rotation)  # a table's logit, or a bias, has no query and key vectors
         for item in (self.band, self.random_curve, self.random_size, self.bound_curve):
             item.setVisible(rotation)
+        after = data.bias is not None and data.bias.after is not None
+        for item in (self.after_curve, self.after_size):
+            item.setVisible(after)
         self._show_matrix(data)
         self._show_profile(data)
         self._show_summary(data)
+        self.hover.refresh()
         set_canvas_title(self.figure_title, data.params.title())
         prepare_for_paint(self.canvas)
 
     def _show_matrix(self, data: LogitProfileData) -> None:
         low, high = data.positions.extent
-        self.matrix.set_matrix(data.matrix, QRectF(low, low, high - low, high - low), signed=True)
+        self.matrix.set_matrix(data.matrix, QRectF(low, low, high - low, high - low), signed=True,
+                               masked=data.bias is not None)
         self.matrix.set_full_range((low, high), (low, high))
-        self.matrix.set_title("PE(m)·PE(n)" if data.rotation is None
-                              else f"q·R(n − m)·k, {VECTOR_LABELS[data.rotation.vectors]}")
+        if data.bias is not None:
+            self.matrix.set_title("bias added to the logit" + (", grey: masked" if data.bias.masked else ""))
+        else:
+            self.matrix.set_title("PE(m)·PE(n)" if data.rotation is None
+                                  else f"q·R(n − m)·k, {VECTOR_LABELS[data.rotation.vectors]}")
 
     def _show_profile(self, data: LogitProfileData) -> None:
         distances = data.distances[1:].astype(np.float64)  # a log axis has no 0
@@ -354,12 +378,17 @@ class PositionalLogitsPanel(Panel):
             plot.setVisible(shown)
         if not shown:
             return
-        rotation = data.rotation
+        rotation, bias = data.rotation, data.bias
+        both_sides = bias is not None and bias.after is not None
+        for plot in (self.logit_plot, self.size_plot):
+            set_axis_label(plot.getAxis("bottom"), BOTH_SIDES_LABEL if both_sides else DISTANCE_LABEL)
         compared = self._draw_compared()
         self.ones_curve.setData(distances, data.profile[1:])
         size = np.abs(data.profile[1:])
         self.ones_size.setData(distances, np.where(size > 0, size, np.nan))
-        if rotation is None:
+        if bias is not None:
+            low, high = self._show_bias_profile(data, distances, size, compared)
+        elif rotation is None:
             _set_key(self.logit_plot, _key([(BLUE, f"━ PE(m)·PE(m − r), m = {data.query_position:,}")]
                                            + self._compared_key()))
             _set_key(self.size_plot, _key([(BLUE, "━ |PE(m)·PE(m − r)|")]))
@@ -418,6 +447,28 @@ class PositionalLogitsPanel(Panel):
                 curve.setData(setup.distances[1:].astype(np.float64), setup.profile[1:])
         return [setup.profile for setup in drawn]
 
+    def _show_bias_profile(self, data: LogitProfileData, distances: np.ndarray, size: np.ndarray,
+                           compared: list[np.ndarray]) -> tuple[float, float]:
+        """The keys after the query beside the keys before; the range of the sizes shown."""
+        after = data.bias.after
+        before_key = f"━ key r before m = {data.query_position:,}"
+        if after is None:
+            _set_key(self.logit_plot, _key([(BLUE, before_key)] + self._compared_key()))
+            _set_key(self.size_plot, _key([(BLUE, "━ |bias|, key before")]))
+            sizes = size
+            fit_y_range(self.logit_plot, data.profile, np.zeros(1), *compared)
+        else:
+            _set_key(self.logit_plot, _key([(BLUE, before_key), (ORANGE, "╍ key r after m = 0")]
+                                           + self._compared_key()))
+            _set_key(self.size_plot, _key([(BLUE, "━ |bias|, key before"), (ORANGE, "╍ key after")]))
+            after_size = np.abs(after[1:])
+            self.after_curve.setData(distances, after[1:])
+            self.after_size.setData(distances, np.where(after_size > 0, after_size, np.nan))
+            sizes = np.concatenate([size, after_size])
+            fit_y_range(self.logit_plot, data.profile, after, np.zeros(1), *compared)
+        positive = sizes[(sizes > 0) & np.isfinite(sizes)]
+        return (float(positive.min()), float(positive.max())) if positive.size else (0.1, 10.0)
+
     @staticmethod
     def _half(data: LogitProfileData) -> str:
         """Where the profile first falls below half its value at distance 0."""
@@ -431,7 +482,10 @@ class PositionalLogitsPanel(Panel):
                 "(sampled)")
 
     def _show_summary(self, data: LogitProfileData) -> None:
-        rotation = data.rotation
+        rotation, bias = data.rotation, data.bias
+        if bias is not None:
+            self.summary_label.setText(self._bias_summary(data))
+            return
         if rotation is None:
             self.summary_label.setText(
                 f"PE(m)·PE(m − r) from m = N − 1 = {data.query_position:,}: <b>{data.logit_at_zero:.6g}</b> at "
@@ -452,6 +506,51 @@ class PositionalLogitsPanel(Panel):
             f"(expected √(af⁴·{rotation.rotary_dim}{plus_unrotated}) = {rotation.expected_random_std:.4g} at every "
             f"distance). {bound}"
         )
+
+    @staticmethod
+    def _bias_summary(data: LogitProfileData) -> str:
+        """The bias at distances 0, 1 and the farthest, what it does with the keys after the query, and whether
+        its values are a random draw (a scheme with a ``seed``)."""
+        distances, profile, after = data.distances, data.profile, data.bias.after
+        seed = data.params.options.get("seed")
+        drawn = ("" if seed is None else
+                 f" The bias values are an untrained random draw (seed {seed}), not a trained model's.")
+        if distances.size == 1:
+            return f"Bias added to the logit of a query and a key at one position: <b>{profile[0]:.7g}</b>.{drawn}"
+        values = [f"<b>{profile[0]:.7g}</b> at distance 0", f"{profile[1]:.7g} at 1"]
+        if distances.size > 2:
+            values.append(f"<b>{profile[-1]:.7g}</b> at {distances[-1]:,}")
+        if after is None:
+            keys_after = "keys after the query are masked (−inf, grey): a causal bias"
+        elif np.array_equal(after, profile):
+            keys_after = "keys after the query get the same bias (symmetric)"
+        else:
+            keys_after = f"the key 1 after the query m = 0: {after[1]:.7g}"
+        return (f"Bias added to the logit of the query m = {data.query_position:,} and the key r before it: "
+                f"{', '.join(values)}; {keys_after}. A bias adds no vector: its positional logit is the bias "
+                f"itself, added to q·k.{drawn}")
+
+    # ----------------------------------------------------------------- hover
+    def _sample(self, position: int) -> int:
+        """The matrix's sampled position whose cell holds ``position`` (the position itself unless sampled)."""
+        sample = self.data.positions
+        index = min(max((position - sample.start) // sample.stride, 0), sample.count - 1)
+        return sample.start + index * sample.stride
+
+    def _in_matrix(self, cell: tuple[int, int]) -> bool:
+        length = self.data.params.seq_len if self.data is not None else 0
+        return 0 <= cell[0] < length and 0 <= cell[1] < length
+
+    def describe_cell(self, query: int, key: int) -> str:
+        """``"query m 5, key n 7 (m − n = −2): bias masked (−inf)"``: the matrix's value at the sampled cell."""
+        data = self.data
+        m, n = self._sample(query), self._sample(key)
+        value = data.matrix[(m - data.positions.start) // data.positions.stride,
+                            (n - data.positions.start) // data.positions.stride]
+        shown = "masked (−inf)" if np.isneginf(value) else f"{value:.10g}"
+        sampled = " (the sampled cell's positions)" if data.positions.stride > 1 else ""
+        return (f"query m {m:,}, key n {n:,}{sampled} (m − n = {m - n:,}): "
+                f"{LOGIT_NAMES[data.params.info.family]} {shown}")
 
     # ---------------------------------------------------------------- export
     def _sampling(self) -> str:
@@ -503,7 +602,15 @@ class PositionalLogitsPanel(Panel):
             "sampled_distances": {"dense": DENSE_OFFSETS, "log_spaced": LOG_OFFSETS},
         }
         columns = [data.distances, data.profile]
-        if rotation is None:
+        if data.bias is not None:
+            meta["profile_columns"] = ["distance m - n", "bias of the key r before m = N - 1"]
+            if data.bias.after is None:
+                meta["keys_after_the_query"] = "masked (-inf)"
+            else:
+                columns.append(data.bias.after)
+                meta["profile_columns"].append("bias of the key r after m = 0")
+            meta["masked_cells"] = data.bias.masked
+        elif rotation is None:
             meta["profile_columns"] = ["distance m - n", "PE(m)·PE(m - r)"]
         else:
             columns += [rotation.random_mean, rotation.random_std, rotation.decay_bound, rotation.ones_bound]

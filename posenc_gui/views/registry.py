@@ -47,6 +47,7 @@ BUILT_IN = (
     "rope_context:RopeContextPanel",
     "positional_logits:PositionalLogitsPanel",
     "rope_precision:RopePrecisionPanel",
+    "attention_bias:AttentionBiasPanel",
     "scorecard:ScorecardPanel",
     "walkthrough:WalkthroughPanel",
 )

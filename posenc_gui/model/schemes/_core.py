@@ -70,7 +70,9 @@ class Scheme:
         Its parameters: every check, widget, flag and title comes from these.
     family : {"table", "rotation", "bias"}
         ``"table"``: a positions × dimensions table added to the token
-        embeddings; ``"rotation"``: queries and keys rotated by position.
+        embeddings; ``"rotation"``: queries and keys rotated by position;
+        ``"bias"``: a number added to the attention logit of each query
+        and key position (ALiBi, T5), which needs :attr:`bias`.
     columns : callable, optional
         ``(dims, d_model, **options) -> Columns`` for a table made of sin, cos
         and linear terms of the position. For a rotation: its cos and sin per
@@ -101,6 +103,16 @@ class Scheme:
     check_together : callable, optional
         ``(d_model, **options) -> None``, raising ValueError (naming the
         parameter) for values each valid alone but not together.
+    bias : callable, optional
+        ``(query_positions, key_positions, d_model, **options) -> ndarray``,
+        required for a ``bias`` scheme and only for one: the bias added to
+        the logit of each query (row) and key (column), float64 of shape
+        ``(len(query_positions), len(key_positions))``, ``−inf`` where the
+        key is masked (a causal bias's keys after the query). The positions
+        are 1-D float64 arrays in ``0 … limits.MAX_POSITION`` whose product
+        of sizes is at most ``limits.MAX_SIMILARITY_ELEMENTS``; the options
+        are checked, :attr:`check_together` included. ValueError naming the
+        parameter for positions it cannot take (T5's must be integers).
     """
 
     key: str
@@ -118,12 +130,15 @@ class Scheme:
     extremes: Callable[..., tuple[np.ndarray, np.ndarray]] | None = None
     presets: tuple[Preset, ...] = ()
     check_together: Callable[..., None] | None = None
+    bias: Callable[..., np.ndarray] | None = None
 
     def __post_init__(self) -> None:
         if self.family not in FAMILIES:
             raise ValueError(f"{self.key}: family must be one of {', '.join(FAMILIES)}; got {self.family!r}")
         if self.family == "table" and (self.columns is None) == (self.table is None):
             raise ValueError(f"{self.key}: a table scheme declares exactly one of columns and table")
+        if (self.family == "bias") != (self.bias is not None):
+            raise ValueError(f"{self.key}: a bias scheme declares its bias, and only a bias scheme does")
         if self.columns is not None and (self.exact or self.extremes is not None):
             raise ValueError(f"{self.key}: exact and extremes describe a table; columns give both already")
         names = [spec.name for spec in self.params]

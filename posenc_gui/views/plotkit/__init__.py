@@ -10,15 +10,15 @@ uses of pyqtgraph's internals are in :mod:`.pgcompat`, listed at its top.
 from .axes import (CompactAxisItem, fit_y_range, set_axis_label, set_ticks, set_y_range, show_grid, style_axis,
                    style_plot)
 from .canvas import new_layout_widget, paint_guard, prepare_for_paint, view_pixels
-from .colours import (BLUE, DIVERGING, FOREGROUND, GREEN, NO_PEN, ORANGE, PALETTE, PINK, SEQUENTIAL, colour_scale,
-                      get_colormap, shared_brush, symmetric_levels)
+from .colours import (BLUE, DIVERGING, FOREGROUND, GREEN, MASKED_COLOUR, NO_PEN, ORANGE, PALETTE, PINK, SEQUENTIAL,
+                      colour_scale, get_colormap, shared_brush, symmetric_levels)
 from .items import MAX_DOTS, LegendBelow, add_legend_below
 from .matrix import MatrixImageItem, MatrixPlot
 from .text import add_canvas_title, cache_text, remembered, set_canvas_title, set_title, static_text_at
 from .ticks import colorbar_ticks, compact_tick_strings, nice_bounds, snap_log_span
 
 __all__ = [
-    "BLUE", "DIVERGING", "FOREGROUND", "GREEN", "MAX_DOTS", "NO_PEN", "ORANGE", "PALETTE", "PINK", "SEQUENTIAL",
+    "BLUE", "DIVERGING", "FOREGROUND", "GREEN", "MASKED_COLOUR", "MAX_DOTS", "NO_PEN", "ORANGE", "PALETTE", "PINK", "SEQUENTIAL",
     "CompactAxisItem", "LegendBelow", "MatrixImageItem", "MatrixPlot",
     "add_canvas_title", "add_legend_below", "cache_text", "colorbar_ticks", "colour_scale", "compact_tick_strings",
     "fit_y_range", "get_colormap", "new_layout_widget", "nice_bounds", "paint_guard", "prepare_for_paint", "remembered",

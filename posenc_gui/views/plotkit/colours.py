@@ -16,6 +16,8 @@ BLUE, GREEN, PINK, ORANGE = PALETTE[0], PALETTE[2], PALETTE[3], PALETTE[4]  # OR
 #: Opacity of grid lines.
 GRID_ALPHA = 0.25
 
+#: The colour of a matrix's masked cells (−inf: a causal bias's keys after the query), outside every colour map.
+MASKED_COLOUR = "#9a9a9a"
 DIVERGING = "RdBu"  # ColorBrewer's blue–white–red, see get_colormap
 SEQUENTIAL = "viridis"
 #: ColorBrewer RdBu (11 classes, reversed: blue < 0 < red), colour-blind safe.

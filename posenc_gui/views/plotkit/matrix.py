@@ -12,7 +12,7 @@ from PySide6.QtCore import QPointF, QRectF
 
 from .axes import set_axis_label, set_ticks, style_axis, style_plot
 from .canvas import paint_guard
-from .colours import DIVERGING, FOREGROUND, colour_scale, get_colormap
+from .colours import DIVERGING, FOREGROUND, MASKED_COLOUR, colour_scale, get_colormap
 from .text import set_title
 from .ticks import MIN_LABELS, colorbar_ticks
 
@@ -71,6 +71,7 @@ class MatrixPlot:
         for axis_name in ("left", "right"):
             style_axis(self.colorbar.getAxis(axis_name), cached=False)
         self.values: np.ndarray | None = None
+        self.masked = False
         self.rect: QRectF | None = None
         self._given_colorbar_ticks: list | None = None
         self.colorbar.geometryChanged.connect(self._fit_colorbar_ticks)
@@ -122,18 +123,26 @@ class MatrixPlot:
             self.colorbar.setColorMap(get_colormap(name))
 
     def set_matrix(self, values: np.ndarray, rect: QRectF, levels: tuple[float, float] | None = None,
-                   signed: bool = True) -> None:
+                   signed: bool = True, masked: bool = False) -> None:
         """Show ``values`` (rows × columns) over ``rect`` in data coordinates.
 
         Colours follow :func:`colour_scale` for a ``signed`` (or unsigned)
-        quantity; ``levels`` replaces the levels it gives.
+        quantity; ``levels`` replaces the levels it gives. ``masked``: the
+        ``−inf`` entries are masked cells (a causal bias's keys after the
+        query), drawn in :data:`MASKED_COLOUR` rather than as the lowest
+        level (:attr:`values` keeps them as given).
         """
         name, automatic = colour_scale(values, signed)
         self.set_colormap(name)
         levels = automatic if levels is None else levels
         self.values = values
         self.rect = QRectF(rect)
-        self.image.setImage(values, autoLevels=False)
+        if masked != self.masked:
+            self.masked = masked
+            # the image leaves a NaN cell transparent: the view's background shows through it
+            self.view_box.setBackgroundColor(MASKED_COLOUR if masked else None)
+        shown = np.where(np.isneginf(values), np.nan, values) if masked else values
+        self.image.setImage(shown, autoLevels=False)
         self.image.setRect(rect)
         # The image keeps its levels across setImage; the colour bar is set again only for new ones.
         if tuple(levels) != tuple(self.colorbar.levels()):
