@@ -7,7 +7,7 @@ import pytest
 
 from posenc_gui import export
 from posenc_gui.model import EncodingParams
-from posenc_gui.views.scorecard import COLUMNS, FAIL_BRUSH, PASS_BRUSH, ScorecardPanel
+from posenc_gui.views.scorecard import COLUMNS, FAIL_BRUSH, NOT_APPLICABLE_BRUSH, PASS_BRUSH, ScorecardPanel
 
 
 @pytest.fixture
@@ -51,19 +51,19 @@ def test_png_export_shows_the_last_column_and_row(narrow_panel):
     figure = panel.figure_widget()
     image = export.render_image(figure, scale=1.0)
     assert (image.width(), image.height()) == (figure.width(), figure.height())
-    # the table criteria of each scored scheme, then its logit's properties (every scheme here gives a table)
-    assert panel.data.rows == tuple(s.scheme for s in panel.data.scores)
-    verdicts = [{**s.verdicts(), **{f"logit: {name}": held for name, held in
-                                    panel.data.logit_properties(s.scheme).passes().items()}}
-                for s in panel.data.scores]
+    # the table criteria of each scored scheme (none for a bias), then its logit's properties
+    scores = {s.scheme: s.verdicts() for s in panel.data.scores}
+    verdicts = [{**scores.get(key, {}), **{f"logit: {name}": held for name, held in
+                                          panel.data.logit_properties(key).passes().items()}}
+                for key in panel.data.rows]
     last_row, last_col = len(verdicts) - 1, len(COLUMNS) - 1
     for row in (0, last_row):
         for col in (1, last_col):
             x, y = _cell_centre(panel, row, col)
             # sample just left of the cell's centre line, below the text baseline area
             colour = image.pixelColor(x, y - panel.table.rowHeight(row) // 2 + 2)
-            passed = verdicts[row][COLUMNS[col]]
-            expected = PASS_BRUSH if passed else FAIL_BRUSH
+            passed = verdicts[row].get(COLUMNS[col])
+            expected = NOT_APPLICABLE_BRUSH if passed is None else PASS_BRUSH if passed else FAIL_BRUSH
             got = np.array(colour.getRgb()[:3])
             assert np.abs(got - np.array(expected.getRgb()[:3])).max() <= 3, (row, col, colour.name())
     # The caption names the sizes measured; the notes are in the figure too.

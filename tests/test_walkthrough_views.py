@@ -261,9 +261,14 @@ def test_scorecard_panel_is_live(qtbot, state, compute):
     change(state, compute, d_model=32)
     panel = ScorecardPanel(state, compute)
     settle(qtbot, panel, compute)
-    # the Scorecard scores the tables, and RoPE's rotation as its cos/sin table
+    # the Scorecard scores the tables, and RoPE's rotation as its cos/sin table; every scheme has a row for its logit
     tables = sum(bool(info.provides & {"table", "angles"}) for info in SCHEMES.values())
-    assert panel.data is not None and panel.table.rowCount() == tables
+    assert panel.data is not None and len(panel.data.scores) == tables and panel.table.rowCount() == len(SCHEMES)
+    # ALiBi gives no table: its table criteria do not apply, its logit is measured (the paper's causal bias)
+    assert panel.cell_text("alibi", "bounded_within") == "— no table"
+    assert panel.cell_text("alibi", "logit: symmetric") == "✗ no (causal mask)"
+    assert panel.cell_text("alibi", "logit: bounded").startswith("✗ no (×")
+    assert panel.cell_text("alibi", "logit: offset only") == "✓ yes"
     for criterion in ("bounded_within", "bounded_past", "deterministic", "generalizes", "exact_tk"):
         assert panel.cell_text("rope", criterion).startswith("✓"), criterion  # a rotation: T_k exact
     assert panel.data.score("rope").tk_residual < 1e-12
