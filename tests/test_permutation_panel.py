@@ -278,7 +278,7 @@ def test_no_graphics_item_is_owned_by_python(panel, qtbot):
     assert owned == []
     # One light item per matrix, not a pyqtgraph plot (axes, view box, menus) each.
     # Rows E, PE, X, Q, K, Q̃, K̃, V, S, A, Z for two sentences; the splits' 5 (added) and 3 (RoPE) each.
-    assert len(panel.matrices) == 2 * 11 + 2 * 5 + 2 * 3
+    assert len(panel.matrices) == 2 * 12 + 2 * 5 + 2 * 3 + 2 * 3  # rows; table, rotation, bias strips
     assert len(items) < 100
     assert all(matrix.scene() is panel.canvas.scene() for matrix in panel.matrices.values())
 
@@ -537,5 +537,5 @@ def test_a_rotation_the_demo_does_not_know_says_what_it_needs(panel):
     assert panel.unavailable_reason(panel.state.params) is None  # sinusoidal: a table to add
     reason = panel.unavailable_reason(SimpleNamespace(info=twist))
     assert reason == ("Twist (test rotation) gives a rotation of the queries and keys, and this panel needs a table "
-                      "of positions × dimensions added to the token embeddings, or RoPE's rotation of the queries "
-                      "and keys.")
+                      "of positions × dimensions added to the token embeddings, RoPE's rotation of the queries "
+                      "and keys, or a bias of the logits.")

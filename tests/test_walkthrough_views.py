@@ -574,3 +574,26 @@ def test_the_causal_step_shows_nope_seeing_order_through_the_mask(qtbot, setting
     window.state.flush()
     assert window.compute.wait_idle()
     assert demo.current_options()["causal"] is False and demo.demo.without_pe.max_abs_diff_output < 1e-12
+
+
+def test_the_alibi_step_measures_a_bias_live(qtbot, settings_path):
+    from posenc_gui.mainwindow import MainWindow
+
+    window = MainWindow(restore=False)
+    qtbot.addWidget(window)
+    window.show()
+    qtbot.waitExposed(window)
+    walk = window.panels["walkthrough"]
+    walk.go_to(next(i for i, step in enumerate(STEPS) if step.title == "ALiBi: bias the logits"))
+    window.state.flush()
+    assert window.compute.wait_idle()
+    assert window.state.params.scheme == "alibi"
+    # a bias has no scorecard row: the measured block says so, and measures its logit
+    assert walk.score is None and walk.logit is not None
+    verdicts = walk.logit.verdicts()
+    assert walk.logit.offset_only and not walk.logit.bounded and not walk.logit.symmetric
+    # slope 1/2: −r/2 ≤ −ln 100 from r = 2·ln 100 = 9.21…, the first integer distance 10
+    assert walk.logit.decay_distance == 10
+    assert verdicts["decays"] in walk.measured_label.text() and "none: " in walk.measured_label.text()
+    logits = window.panels["logits"]
+    assert logits.data is not None and logits.data.bias is not None

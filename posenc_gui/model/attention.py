@@ -196,7 +196,8 @@ def position_kind(scheme: str) -> str:
     -------
     str
         ``"rotation"`` for a scheme of :data:`ROTATING_SCHEMES` (Q and K are
-        rotated), ``"added"`` for a scheme that gives a table (X = E + PE).
+        rotated), ``"added"`` for a scheme that gives a table (X = E + PE),
+        ``"bias"`` for a scheme that adds a bias to the logits (ALiBi, T5).
 
     Raises
     ------
@@ -208,6 +209,8 @@ def position_kind(scheme: str) -> str:
         return "rotation"
     if "table" in info.provides:
         return "added"
+    if info.family == "bias":
+        return "bias"
     raise ValueError(
         f"scheme {scheme!r} ({info.label}) gives no table to add to the embeddings and is not one of the "
         f"rotations the demo applies ({', '.join(ROTATING_SCHEMES)})"
@@ -556,8 +559,8 @@ class AttentionTrace:
 
     @property
     def with_position(self) -> bool:
-        """True if the head saw position: an encoding added, or Q and K rotated."""
-        return self.positional is not None or self.rotation is not None
+        """True if the head saw position: an encoding added, Q and K rotated, or a bias added to the logits."""
+        return self.positional is not None or self.rotation is not None or self.bias is not None
 
     @property
     def masked(self) -> bool:
@@ -600,7 +603,8 @@ def self_attention(
         position (``X = E``). A table is added (``X = E + PE``); a rotation
         (:data:`ROTATING_SCHEMES`) leaves ``X = E`` and rotates ``Q`` and
         ``K`` by position before the logits (:func:`head_rotation`), ``V``
-        unrotated.
+        unrotated; a bias scheme leaves ``X = E`` and adds its bias at the
+        words' positions ``0 … n−1`` to the logits (with ``logit_bias``, if given).
     scheme_kwargs : mapping, optional
         The scheme's parameters, e.g. ``EncodingParams.scheme_kwargs()``.
     seed : int
@@ -643,6 +647,10 @@ def self_attention(
         q_rotated, k_rotated = _readonly(rotation.rotate(q)), _readonly(rotation.rotate(k))
         logits = (q_rotated @ k_rotated.T) / math.sqrt(weights.d_k)  # as HeadRotation.logits
     bias = None if logit_bias is None else check_logit_bias(logit_bias, len(tokens), len(tokens))
+    if kind == "bias":
+        positions = np.arange(len(tokens), dtype=np.float64)
+        scheme_bias = SCHEMES[scheme].bias(positions, positions, d_model, **dict(scheme_kwargs or {}))
+        bias = _readonly(scheme_bias if bias is None else bias + scheme_bias)
     scores, allowed = mask_logits(logits, bool(causal), bias)
     a = softmax_rows(scores)
     z = a @ v
@@ -713,19 +721,21 @@ def logit_split(trace: AttentionTrace, seed: int = 0) -> LogitSplit:
     Raises
     ------
     ValueError
-        If the trace has no positional encoding, or rotates Q and K (see
-        :func:`rotation_split`).
+        If the trace has neither a positional encoding nor a bias, or rotates
+        Q and K (see :func:`rotation_split`).
     """
     if not isinstance(trace, AttentionTrace):
         raise ValueError(f"trace must be an AttentionTrace from self_attention(), got {limits.shown(trace)}")
     if trace.rotation is not None:
         raise ValueError(f"trace rotates Q and K: {ROTATION_SPLIT_NOTE} Use rotation_split().")
-    if trace.positional is None:
+    if trace.positional is None and trace.bias is None:
         raise ValueError("trace has no positional encoding; make it with a scheme to split the logits")
     d_model = trace.embeddings.shape[1]
     weights = attention_weights(d_model, seed)
     scale = 1.0 / math.sqrt(weights.d_k)
-    e, p = trace.embeddings, trace.positional
+    # a bias scheme adds nothing to X: its three position terms are 0 and the bias is the fifth term
+    e = trace.embeddings
+    p = np.zeros_like(e) if trace.positional is None else trace.positional
     eq, ek = e @ weights.w_q, e @ weights.w_k
     pq, pk = p @ weights.w_q, p @ weights.w_k
     ee, ep, pe, pp = (eq @ ek.T) * scale, (eq @ pk.T) * scale, (pq @ ek.T) * scale, (pq @ pk.T) * scale
@@ -989,18 +999,19 @@ class OrderingComparison:
         return self.trace_a.causal
 
 
-def _position_label(rotation: bool) -> str:
-    """How the verdicts name the head with position: an added encoding or RoPE's rotation."""
-    return "with RoPE" if rotation else "with position"
+def _position_label(rotation: bool, bias: bool = False) -> str:
+    """How the verdicts name the head with position: an added encoding, RoPE's rotation or a logit bias."""
+    return "with RoPE" if rotation else "with the bias" if bias else "with position"
 
 
 def _verdict(with_position: bool, perm: tuple[int, ...] | None, diff_z: float | None, diff_a: float | None,
              same_vectors: bool = False, rotation: bool = False, mask: MaskEvidence | None = None,
-             causal: bool = False) -> str:
+             causal: bool = False, bias: bool = False, bias_kept: bool = False) -> str:
     """The comparison in words; ``same_vectors``: the encoding gives every position the same vector;
     ``rotation``: the head rotates Q and K (RoPE) instead of adding an encoding; ``mask``: what a causal
-    head's mask lets each word see (``causal``: the head has one)."""
-    label = _position_label(rotation) if with_position else "without position"
+    head's mask lets each word see (``causal``: the head has one); ``bias``: a bias is added to the logits;
+    ``bias_kept``: the reordering gives every pair of words the bias it had (measured)."""
+    label = _position_label(rotation, bias) if with_position else "without position"
     if causal:
         label += " and the causal mask" if with_position else " but with the causal mask"
     label = label[0].upper() + label[1:]  # not str.capitalize: "RoPE" keeps its capitals
@@ -1024,6 +1035,9 @@ def _verdict(with_position: bool, perm: tuple[int, ...] | None, diff_z: float | 
         elif with_position and rotation:
             text += (" The rotation turns too little over these offsets to change the outputs: the head "
                      "still cannot see word order.")
+        elif with_position and bias_kept:
+            text += (" The reordering gives every pair of words the bias it had (e.g. a reversal under a "
+                     "symmetric bias, which depends on |i − j| only), so the head cannot tell the two apart.")
         return text
     text = (
         f"{label} they differ by {diff_z:.2g} (largest |Z_b − P Z_a|; attention weights "
@@ -1037,7 +1051,13 @@ def _verdict(with_position: bool, perm: tuple[int, ...] | None, diff_z: float | 
         if rotation:
             return text + (" — a rotated logit depends on the offset n − m between key and query, and the "
                            f"reordering changes the offsets; besides, {mask.sentence()}")
+        if bias:
+            return text + (" — the bias depends on the positions of query and key, which the reordering "
+                           f"changes; besides, {mask.sentence()}")
         return text + f" — from the added encoding, and because {mask.sentence()}"
+    if bias:
+        return text + (" — the bias added to each logit depends on the positions of query and key, and the "
+                       "reordering moves the words to other positions.")
     if rotation:
         return text + (" — a rotated logit depends on the offset n − m between key and query, and the "
                        "reordering changes the offsets.")
@@ -1065,18 +1085,23 @@ def compare_orderings(trace_a: AttentionTrace, trace_b: AttentionTrace) -> Order
     perm = align_permutation(trace_a.tokens, trace_b.tokens)
     with_position = trace_a.with_position or trace_b.with_position
     rotation = trace_a.rotation is not None or trace_b.rotation is not None
+    bias = trace_a.bias is not None or trace_b.bias is not None
     causal = trace_a.causal
     if perm is None:
         return OrderingComparison(trace_a, trace_b, None, None, None,
-                                  _verdict(with_position, None, None, None, rotation=rotation, causal=causal))
+                                  _verdict(with_position, None, None, None, rotation=rotation, causal=causal,
+                                           bias=bias))
     index = np.asarray(perm, dtype=np.int64)
     diff_z = float(np.max(np.abs(trace_b.output - trace_a.output[index])))
     diff_a = float(np.max(np.abs(trace_b.attention - trace_a.attention[np.ix_(index, index)])))
     same_vectors = all(trace.positional is not None and bool(np.all(trace.positional == trace.positional[0]))
                        for trace in (trace_a, trace_b))
     mask = mask_evidence(trace_a, trace_b, perm) if causal else None
+    bias_kept = (trace_a.bias is not None and trace_b.bias is not None
+                 and bool(np.array_equal(trace_b.bias, trace_a.bias[np.ix_(index, index)])))
     return OrderingComparison(trace_a, trace_b, perm, diff_z, diff_a,
-                              _verdict(with_position, perm, diff_z, diff_a, same_vectors, rotation, mask, causal),
+                              _verdict(with_position, perm, diff_z, diff_a, same_vectors, rotation, mask, causal,
+                                       bias, bias_kept),
                               mask)
 
 
@@ -1132,6 +1157,16 @@ class PermutationDemo:
     def rotates(self) -> bool:
         """True if position is a rotation of Q and K (RoPE), not an encoding added to X."""
         return self.with_pe.trace_a.rotation is not None
+
+    @property
+    def biased(self) -> bool:
+        """True if position is a bias added to the logits (ALiBi, T5), not an encoding added to X."""
+        return self.with_pe.trace_a.positional is None and self.with_pe.trace_a.bias is not None
+
+    @property
+    def masked_split(self) -> bool:
+        """True if some key is masked in the split (a causal mask, or a bias of −∞)."""
+        return self.with_pe.trace_a.masked or self.with_pe.trace_b.masked
 
     @property
     def is_permutation(self) -> bool:

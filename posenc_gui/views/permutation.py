@@ -94,19 +94,29 @@ POSITION_STEPS: tuple[Step, ...] = (
     ("X", "X = E + PE", "input with position", lambda t: t.x),
 )
 PLAIN_STEPS: tuple[Step, ...] = (("X", "X = E", "word embeddings only", lambda t: t.x),)
+BIAS_INPUT_STEPS: tuple[Step, ...] = (("X", "X = E", "a bias adds nothing to X", lambda t: t.x),)
+BIAS_STEPS: tuple[Step, ...] = (("B", "B", "the scheme's bias b(i, j) at positions 0, 1, 2, …", lambda t: t.bias),)
+BIASED_SCORE_STEPS: tuple[Step, ...] = (
+    ("S", "S = QK<sup>T</sup>/√d<sub>k</sub> + B", "logits with the bias", lambda t: t.scores),
+)
 ROTATION_INPUT_STEPS: tuple[Step, ...] = (("X", "X = E", "RoPE adds nothing to X", lambda t: t.x),)
 #: Every row of plots the figure has, top to bottom (each mode shows some of them).
-ROW_KEYS = ("E", "PE", "X", "Q", "K", "Q_rot", "K_rot", "V", "S", "A", "Z")
+ROW_KEYS = ("E", "PE", "X", "Q", "K", "Q_rot", "K_rot", "V", "B", "S", "A", "Z")
 #: Steps whose columns are key words (not dimensions).
-SQUARE_STEPS = ("S", "A")
+SQUARE_STEPS = ("B", "S", "A")
 SPLIT_NAMES = ("e·e", "e·p", "p·e", "p·p", "total")
 #: The strips of the split: an added encoding's four terms and total, or a rotation's three matrices.
-STRIP_NAMES = {"table": SPLIT_NAMES, "rotation": ROTATION_TERMS}
+#: A bias's strip: the logits without it, the bias, and their sum S.
+BIAS_SPLIT_NAMES = ("QKᵀ/√d_k", "bias B", "S")
+STRIP_NAMES = {"table": SPLIT_NAMES, "rotation": ROTATION_TERMS, "bias": BIAS_SPLIT_NAMES}
 
 
-def steps(with_position: bool, rotation: bool = False) -> tuple[Step, ...]:
-    """The rows of plots, top to bottom: with position an added encoding's E, PE, X = E + PE, or with
-    ``rotation`` (RoPE) X = E and the rotated Q̃, K̃ before the logits."""
+def steps(with_position: bool, rotation: bool = False, bias: bool = False) -> tuple[Step, ...]:
+    """The rows of plots, top to bottom: with position an added encoding's E, PE, X = E + PE, with
+    ``rotation`` (RoPE) X = E and the rotated Q̃, K̃ before the logits, or with ``bias`` X = E and the bias B
+    added to the logits."""
+    if with_position and bias:
+        return BIAS_INPUT_STEPS + PROJECTION_STEPS + VALUE_STEPS + BIAS_STEPS + BIASED_SCORE_STEPS + OUTPUT_STEPS
     if with_position and rotation:
         return ROTATION_INPUT_STEPS + PROJECTION_STEPS + ROTATED_STEPS + VALUE_STEPS + ROTATED_SCORE_STEPS \
             + OUTPUT_STEPS
@@ -193,14 +203,15 @@ class PermutationPanel(Panel):
 
     @classmethod
     def shows(cls, info) -> bool:
-        """A scheme that gives a table (added to the embeddings) or a rotation the demo applies (RoPE)."""
-        return "table" in info.provides or info.key in ROTATING_SCHEMES
+        """A scheme that gives a table (added to the embeddings), a rotation the demo applies (RoPE), or a bias
+        (added to the head's logits)."""
+        return "table" in info.provides or info.key in ROTATING_SCHEMES or info.family == "bias"
 
     def unavailable_reason(self, params) -> str | None:
         if self.shows(params.info):
             return None
         lacks = params.info.lacks(frozenset({"table"})) or ""
-        return f"{lacks.rstrip('.')}, or RoPE's rotation of the queries and keys."
+        return f"{lacks.rstrip('.')}, RoPE's rotation of the queries and keys, or a bias of the logits."
 
     def __init__(self, state, compute, parent: QWidget | None = None) -> None:
         super().__init__(state, compute, parent)
@@ -426,7 +437,8 @@ class PermutationPanel(Panel):
         lines = []
         for with_position in (False, True):
             c = demo.comparison(with_position)
-            label = ("With RoPE" if demo.rotates else "With position") if with_position else "Without position"
+            label = (("With RoPE" if demo.rotates else "With the bias" if demo.biased else "With position")
+                     if with_position else "Without position")
             result = "the same rows, permuted" if c.same else "different: the head sees word order"
             text = (f"{label}: max |Z<sub>b</sub> − P Z<sub>a</sub>| = {c.max_abs_diff_output:.2g}, "
                     f"max |A<sub>b</sub> − P A<sub>a</sub> P<sup>T</sup>| = {c.max_abs_diff_attention:.2g} → {result}")
@@ -530,7 +542,8 @@ class PermutationPanel(Panel):
         self.split_layouts[key] = sub
         self.split_strips[key] = strip
 
-    def _apply_shape(self, n_a: int, n_b: int, with_position: bool, rotation: bool, causal: bool) -> None:
+    def _apply_shape(self, n_a: int, n_b: int, with_position: bool, rotation: bool, causal: bool,
+                     bias: bool = False) -> None:
         """Row heights for sentences of ``n_a`` and ``n_b`` words; hide the rows the mode does not show
         (E and PE without an added encoding, Q̃ and K̃ without a rotation, the other kind of split)."""
         grid = self.grid
@@ -541,14 +554,14 @@ class PermutationPanel(Panel):
         heights = {0: (100 if rotation else 84) + (CAUSAL_TITLE_PIXELS if causal else 0),
                    self.split_header_row: (96 if rotation else 78) + (CAUSAL_SPLIT_PIXELS if causal else 0),
                    self.check_row: 30}
-        shown = {key for key, *_ in steps(with_position, rotation)}
+        shown = {key for key, *_ in steps(with_position, rotation, bias)}
         for key, row in self.step_rows.items():
             visible = key in shown
             for item in (self.step_labels[key], self.matrices[f"{key}_a"], self.matrices[f"{key}_b"],
                          self.colorbars[key]):
                 item.setVisible(visible)
             heights[row] = matrix_height if visible else 0
-        split_kind = "rotation" if rotation else "table"
+        split_kind = "rotation" if rotation else "bias" if bias else "table"
         for kind in STRIP_NAMES:
             for sentence, n in (("a", n_a), ("b", n_b)):
                 key = _strip_key(kind, sentence)
@@ -572,6 +585,9 @@ class PermutationPanel(Panel):
         if not self.with_position:
             return f"X = E, no position; d<sub>model</sub> = d<sub>k</sub> = {demo.d_model}"
         description = html.escape(self._pe_description())
+        if demo.biased:
+            return (f"X = E, the logits + the bias of {description} at positions 0 … {self._last_positions(demo)}; "
+                    f"d<sub>model</sub> = d<sub>k</sub> = {demo.d_model}")
         if not demo.rotates:
             return f"X = E + PE, PE: {description}; d<sub>model</sub> = d<sub>k</sub> = {demo.d_model}"
         rotation = demo.with_pe.trace_a.rotation
@@ -595,7 +611,8 @@ class PermutationPanel(Panel):
     def _redraw(self) -> None:
         demo = self.demo
         assert demo is not None
-        shape = (len(demo.tokens_a), len(demo.tokens_b), self.with_position, demo.rotates, demo.causal)
+        shape = (len(demo.tokens_a), len(demo.tokens_b), self.with_position, demo.rotates, demo.causal,
+                 demo.biased)
         if shape != self._shape:
             self._apply_shape(*shape)
             self._shape = shape
@@ -610,7 +627,7 @@ class PermutationPanel(Panel):
             f"{self._shown_mask(demo)}"
             f"{self._figure_verdict(demo)}</span>"
         )
-        for key, formula, what, get in steps(self.with_position, demo.rotates):
+        for key, formula, what, get in steps(self.with_position, demo.rotates, demo.biased):
             if demo.causal:
                 what = CAUSAL_NOTES.get(key, what)
             self.step_labels[key].setText(
@@ -641,6 +658,9 @@ class PermutationPanel(Panel):
         if demo.rotates:
             self._draw_rotation_split(demo)
             return
+        if demo.biased:
+            self._draw_bias_split(demo)
+            return
         self.split_header.setText(
             f"<span style='color:{FOREGROUND}; font-size:10pt'><b>Four-term split of the logits with position</b>"
             f" (PE: {html.escape(self._pe_description())})<br>"
@@ -664,9 +684,11 @@ class PermutationPanel(Panel):
 
     @staticmethod
     def _split_mask_note(demo: PermutationDemo) -> str:
-        """What the split's grey cells are, under the causal mask ("" without it)."""
-        if not demo.causal:
+        """What the split's grey cells are, under the causal mask or a masking bias ("" without)."""
+        if not demo.causal and not demo.masked_split:
             return ""
+        if demo.biased:
+            return "; grey: masked keys (the causal mask, or a bias of −∞: keys after the query) — S is −∞ there"
         if demo.rotates:
             return "; grey: masked keys (j &gt; i) — the logits have values there, but the head never uses them"
         return ("; grey: masked keys (j &gt; i) — the terms have values there, but the head never uses them, "
@@ -689,6 +711,36 @@ class PermutationPanel(Panel):
             split.total, split.tokens, split.tokens, colormap, levels, f"{sentence}: total S", masked=masked,
         )
         self._fit_split_columns("table", sentence)
+
+    def _draw_bias_split(self, demo: PermutationDemo) -> None:
+        """A bias adds no term to X: the logits are the head's QKᵀ/√d_k plus the scheme's bias."""
+        self.split_header.setText(
+            f"<span style='color:{FOREGROUND}; font-size:10pt'><b>The logits with a bias</b>"
+            f" ({html.escape(self._pe_description())})<br>"
+            f"S = e<sub>i</sub>W<sub>q</sub>·(e<sub>j</sub>W<sub>k</sub>)<sup>T</sup>/√d<sub>k</sub> + b(i, j): "
+            f"nothing is added to the words, so there is no e·p, p·e or p·p</span><br>"
+            f"<span style='color:#555555; font-size:8pt'>QKᵀ/√d<sub>k</sub>: meaning with meaning (the logits "
+            f"without position); bias B: the scheme's b(i, j), which depends only on the positions; S: their sum."
+            f"<br>Rows: query word, columns: key word{self._split_mask_note(demo)}.</span>"
+        )
+        for sentence, split in (("a", demo.split_a), ("b", demo.split_b)):
+            assert isinstance(split, LogitSplit) and split.bias is not None
+            masked = _masked_cells(split.allowed)
+            matrices = dict(zip(BIAS_SPLIT_NAMES, (split.ee, split.bias, split.total)))
+            colormap, levels = colour_scale(_shown_values(list(matrices.values()), [masked] * 3), signed=True)
+            self.colorbars[f"bias_split_{sentence}"].set_scale(colormap, levels)
+            for name, matrix in matrices.items():
+                self.matrices[f"split_{sentence}_{name}"].set_matrix(
+                    matrix, split.tokens, split.tokens, colormap, levels, f"{sentence}: {name}", masked=masked)
+            self.split_checks[sentence] = f"max |QKᵀ/√d_k + B − S| = {split.max_abs_residual:.1e}"
+            self._fit_split_columns("bias", sentence)
+        checks = ", ".join(f"{s}: {r:.1e}" for s, r in
+                           (("a", demo.split_a.max_abs_residual), ("b", demo.split_b.max_abs_residual)))
+        where = " over the keys each word sees" if demo.masked_split else ""
+        self.check_label.setText(
+            f"<span style='color:{FOREGROUND}; font-size:9pt'>Check: max |QKᵀ/√d<sub>k</sub> + B − S|{where} = "
+            f"{checks} — the two add up to the total.</span>"
+        )
 
     def _draw_rotation_split(self, demo: PermutationDemo) -> None:
         """RoPE's logits without and with the rotation and their difference, with why there are no four terms."""

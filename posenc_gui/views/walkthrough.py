@@ -147,6 +147,15 @@ STEPS: tuple[Step, ...] = (
         "itself (its T<sub>k</sub> is exact); this panel shows q·R((n−m)·θ)·k, the same along every diagonal.",
     ),
     Step(
+        "ALiBi: bias the logits", "logits",
+        {"scheme": "alibi", "seq_len": 4096, "d_model": 128, "n_heads": 8, "head": 0, "symmetric": False},
+        "ALiBi (Press et al.) adds nothing to the words and rotates nothing: it adds −m·(i − j) to the logit "
+        "of query i and key j ≤ i, one slope m per head (2<sup>−8k/n</sup>: 1/2 … 1/256 for 8 heads). The "
+        "logit falls linearly with the distance — offset only, unbounded, and it decays by design: the "
+        "table below measures each. Compare with RoPE (Compare ▸ RoPE) to see a rotation's logit beside it.",
+        {"logits": {"compare": ""}},
+    ),
+    Step(
         "No encoding, and a causal mask", "permutation", {"scheme": "nope"},
         "A decoder masks the keys after each query: word i sees words 0…i only. The mask is itself "
         "positional: the first word sees only itself (its output is its own value vector). With no "

@@ -1,0 +1,71 @@
+"""The permutation demo with a bias scheme: the bias added to the head's logits (ALiBi, T5)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from posenc_gui.model.attention import permutation_demo, self_attention
+from posenc_gui.model.bias import alibi_bias
+from posenc_gui.views.permutation import PermutationPanel
+
+ALIBI = {"n_heads": 8, "head": 0, "symmetric": False}
+
+
+def test_alibis_bias_is_added_to_the_plain_logits():
+    # head 0 of 8: slope 2^(−8/8) = 1/2, the paper's causal bias −(i − j)/2 for keys j ≤ i, −∞ after
+    trace = self_attention(["dog", "bites", "man"], 8, scheme="alibi", scheme_kwargs=ALIBI)
+    expected = np.array([[0.0, -np.inf, -np.inf], [-0.5, 0.0, -np.inf], [-1.0, -0.5, 0.0]])
+    np.testing.assert_array_equal(trace.bias, expected)
+    plain = self_attention(["dog", "bites", "man"], 8)
+    seen = np.isfinite(expected)
+    # the bias is exact (halves); one addition rounds: within an ULP of the larger
+    np.testing.assert_allclose(trace.scores[seen], (plain.scores + expected)[seen], rtol=0, atol=4.5e-16)
+    assert np.all(trace.attention[~seen] == 0) and trace.with_position and trace.positional is None
+    np.testing.assert_array_equal(trace.bias, alibi_bias([0, 1, 2], [0, 1, 2], 0.5))
+
+
+def test_the_demo_says_a_bias_sees_order_and_when_it_cannot():
+    demo = permutation_demo("dog bites man", "man bites dog", scheme="alibi", scheme_kwargs=ALIBI)
+    assert demo.biased and not demo.rotates and not demo.with_pe.same and demo.without_pe.same
+    assert demo.verdict_lines()[1].startswith("With the bias they differ")
+    assert demo.split_a.max_abs_residual < 1e-15  # QKᵀ/√d_k + B = S over the keys each word sees
+    # a reversal keeps every |i − j|: a symmetric bias cannot tell the two sentences apart
+    symmetric = permutation_demo("dog bites man", "man bites dog", scheme="alibi",
+                                 scheme_kwargs={**ALIBI, "symmetric": True})
+    assert symmetric.with_pe.same and "gives every pair of words the bias it had" in symmetric.verdict_lines()[1]
+    # another order changes the distances: then it sees order
+    moved = permutation_demo("the dog bites man", "dog the bites man", scheme="alibi",
+                             scheme_kwargs={**ALIBI, "symmetric": True})
+    assert not moved.with_pe.same
+
+
+@pytest.fixture
+def panel(qtbot, state, compute):
+    widget = PermutationPanel(state, compute)
+    qtbot.addWidget(widget)
+    widget.resize(1200, 900)
+    widget.show()
+    qtbot.waitExposed(widget)
+    compute.wait_idle()
+    return widget
+
+
+def test_the_panel_shows_the_bias_row_and_its_split(panel):
+    assert panel.state.update(scheme="alibi", **ALIBI) is None
+    panel.state.flush()
+    assert panel.compute.wait_idle()
+    assert not panel.unavailable_label.isVisible()
+    bias = panel.matrices["B_a"]
+    assert bias.isVisible() and panel.step_labels["B"].isVisible()
+    np.testing.assert_array_equal(bias.values, panel.demo.with_pe.trace_a.bias)
+    assert bias.masked is not None and bias.masked[0, 1] and not bias.masked[1, 0]  # upper triangle masked
+    assert not panel.matrices["PE_a"].isVisible()  # nothing is added to X
+    assert panel.split_strips["bias_a"].isVisible() and not panel.split_strips["table_a"].isVisible()
+    np.testing.assert_array_equal(panel.matrices["split_a_bias B"].values, panel.demo.split_a.bias)
+    assert "With the bias" in panel.title_label.text
+    # back to an added table: the B row and the bias strip go
+    assert panel.state.update(scheme="sinusoidal") is None
+    panel.state.flush()
+    assert panel.compute.wait_idle()
+    assert not panel.matrices["B_a"].isVisible() and panel.split_strips["table_a"].isVisible()
