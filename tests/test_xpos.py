@@ -118,6 +118,11 @@ def test_the_scheme_shares_ropes_base_and_declares_its_own_scale_options():
     assert "not in those columns" in info.summary and "No attention factor" in info.summary
 
 
+def test_an_odd_d_model_is_refused_by_encode_too():
+    with pytest.raises(ValueError, match="^d_model must be even for xPos"):
+        encode("xpos", [0.0], 7)
+
+
 @pytest.mark.parametrize("values, message", [
     ({"d_model": 7}, "d_model must be even for xPos"),
     ({"gamma": 0.0}, "gamma must be"),
@@ -291,6 +296,23 @@ def test_the_panels_data_for_xpos_worked_by_hand():
     assert np.isnan(data.matrix[0, 1]) and np.isnan(data.matrix[0, 2]) and np.isnan(data.matrix[1, 2])
     assert_close(data.matrix[2], data.profile[::-1], 30 * EPS * 4)  # the same sums, in other matrix products
     assert (data.half_distance, data.half_after) == (1, 0)  # 1.59 < 4/2
+
+
+def test_the_logit_scale_for_d8_is_zeta_to_the_distance_over_scale_base():
+    # d 8, γ 0.4, scale_base 512: pair i of the logit × ζ_i^(r/512). The scale alone, 2Σ ζ_i^(r/512):
+    #   r = 512:  2·(2/7 + 13/28 + 9/14 + 23/28) = 2·(8 + 13 + 18 + 23)/28 = 31/7
+    #   r = 1024: 2·(4/49 + 169/784 + 81/196 + 529/784) = 2·(64 + 169 + 324 + 529)/784 = 1086/392 = 543/196
+    #   r = 256:  2·(√(2/7) + √(13/28) + √(9/14) + √(23/28))
+    data = logit_profile_data(params(scheme="xpos", seq_len=1025, d_model=8))
+    scale = data.rotation.xpos
+    by_distance = dict(zip(data.distances.tolist(), scale.envelope))
+    roots = sum(math.sqrt(z) for z in ZETA_D8)
+    wanted = np.array([31 / 7, 543 / 196, 2 * roots])
+    # each ζ^x within (FUNCTION_ULPS + 3|x| + |x ln ζ|/2 + 1) ULP (|x| ≤ 2, |ln ζ| ≤ 1.26), four terms summed
+    assert_close([by_distance[512], by_distance[1024], by_distance[256]], wanted,
+                 (FUNCTION_ULPS + 6 + 1.26 + 1 + 4) * EPS * wanted)
+    # the q = k = 1 logit is this scale on each pair's 2 cos(rθ_i): below it, and equal at r = 0 (8)
+    assert data.profile[0] == 8.0 and np.all(np.abs(data.profile) <= scale.envelope * (1 + 1e-12))
 
 
 def test_the_panels_data_at_a_million_positions_stays_finite_and_sampled():

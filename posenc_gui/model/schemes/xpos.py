@@ -65,6 +65,7 @@ def _columns(dims: np.ndarray, d_model: int, rope_theta: float, gamma: float, sc
     the rotation, and only its product over a query and a key (a function of
     their distance) reaches the logit.
     """
+    _check_together(d_model)  # encode() does not check the options together: an odd d_model is named as such
     inv_freq = rotation_frequencies(d_model, rope_theta)
     zeta = xpos_zeta(d_model, gamma)
     pair = dims // 2
