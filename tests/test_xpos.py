@@ -357,7 +357,7 @@ def test_the_panel_shows_xpos_and_follows_its_options(qtbot, state, compute):
     assert panel.matrix.values[2, 0] == pytest.approx(panel.data.profile[2], abs=30 * EPS * 4)
     summary = panel.summary_label.text()
     assert "logit <b>4</b> at distance 0" in summary and "no attention factor" in summary
-    assert "ζ<sub>0</sub> = <b>0.2857</b>" in summary and "ζ<sub>1</sub> = <b>0.6429</b>" in summary
+    assert "ζ₀ = <b>0.2857</b>" in summary and "ζ₁ = <b>0.6429</b>" in summary and "ζᵢ^(r/1)" in summary
     assert "not in the heatmap's columns" in summary
     # a larger γ decays less: ζ = (1/2, 3/4) at γ = 1, so r = 1 gives (2/2) cos 1 + (6/4) cos 0.01 = 2.0402279…
     assert state.update(gamma=1.0) is None
@@ -365,7 +365,7 @@ def test_the_panel_shows_xpos_and_follows_its_options(qtbot, state, compute):
     assert panel.data.params.options["gamma"] == 1.0
     x, y = panel.ones_curve.getOriginalDataset()
     assert y[0] == pytest.approx(math.cos(1) + 1.5 * math.cos(0.01), abs=1e-14)
-    assert "ζ<sub>0</sub> = <b>0.5</b>" in panel.summary_label.text()
+    assert "ζ₀ = <b>0.5</b>" in panel.summary_label.text()
     exported = json.loads(export.export_bytes(panel, "json"))
     assert exported["meta"]["scale_base"] == 1.0 and exported["meta"]["zeta"] == [0.5, 0.75]
     assert np.asarray(exported["arrays"]["profile"]["data"]).shape == (3, 6)
@@ -384,4 +384,5 @@ def test_the_figure_exports_with_xpos_at_a_million_positions(qtbot, state, compu
     assert panel.message_label.text() == "" and panel.data.positions.stride == 4096
     path = tmp_path / "logits.png"
     assert export.export_panel(panel, path, width=900) == path and path.stat().st_size > 0
-    assert "every 4,096th position in both directions" in panel.figure_caption()
+    caption = panel.figure_caption()
+    assert "every 4,096th position in both directions" in caption and "ζ₃₁ = 0.9777" in caption

@@ -50,6 +50,8 @@ def _key(items: list[tuple[str, str]]) -> str:
 ROTATION_KEY = _key([(BLUE, "━ q = k = 1"), (ORANGE, "━ random q, k: mean ± std")])
 ROTATION_SIZE_KEY = _key([(BLUE, "━ |q = k = 1|"), (ORANGE, "╍ random: std"), (GREY, "╍ eq. 37 bound, q = k = 1")])
 XPOS_SIZE_KEY = _key([(BLUE, "━ |q = k = 1|"), (ORANGE, "╍ random: std"), (GREY, "╍ scale alone: 2Σ ζ<sub>i</sub><sup>r/B</sup>")])
+#: Digits as subscripts, for indices in plain text (ζ₁₂₇).
+SUBSCRIPT_DIGITS = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
 #: The rotation schemes whose positional logit the model computes (with every added table; biases not yet).
 ROTATIONS_COMPUTED = ("rope", "xpos")
 
@@ -298,15 +300,18 @@ class PositionalLogitsPanel(Panel):
         )
 
     def _xpos_summary(self, data: LogitProfileData, rotation: RotationTerms, scale: XposScale) -> str:
-        """The q = k = 1 logit, the scale's decay per pair and the random pairs' shrinking spread."""
+        """The q = k = 1 logit, the scale's decay per pair and the random pairs' shrinking spread.
+
+        Indices and exponents in Unicode (ζ₀, ζᵢ^(r/512)), not sub/sup markup: the figure's caption is the plain text.
+        """
         halves, last, base = scale.half_distances, data.distances[-1], scale.scale_base
+        slowest = str(scale.zeta.size - 1).translate(SUBSCRIPT_DIGITS)
         return (
             f"q = k = 1: logit <b>{data.logit_at_zero:.6g}</b> at distance 0 (2·{rotation.rotary_dim // 2} pairs; "
             f"no attention factor); {self._half(data)}. "
-            f"Scale ζ<sub>i</sub><sup>r/{base:g}</sup> per pair (not in the heatmap's columns): from "
-            f"ζ<sub>0</sub> = <b>{scale.zeta[0]:.4g}</b> (halved at r = {halves[0]:,.0f}) to "
-            f"ζ<sub>{scale.zeta.size - 1}</sub> = <b>{scale.zeta[-1]:.4g}</b> (halved at r = {halves[-1]:,.0f}); "
-            f"the scale alone, 2Σ ζ<sub>i</sub><sup>r/B</sup>, is {scale.envelope[-1]:.4g} at {last:,}. "
+            f"Scale ζᵢ^(r/{base:g}) per pair (not in the heatmap's columns): from ζ₀ = <b>{scale.zeta[0]:.4g}</b> "
+            f"(halved at r = {halves[0]:,.0f}) to ζ{slowest} = <b>{scale.zeta[-1]:.4g}</b> (halved at "
+            f"r = {halves[-1]:,.0f}); the scale alone, 2Σ ζᵢ^(r/{base:g}), is {scale.envelope[-1]:.4g} at {last:,}. "
             f"Random q, k ({rotation.seeds} seeds): spread ± {rotation.random_std[0]:.4g} at distance 0 "
             f"(expected √{rotation.rotary_dim} = {scale.expected_std[0]:.4g}), ± {rotation.random_std[-1]:.4g} at "
             f"{last:,} (expected {scale.expected_std[-1]:.4g}): the scale shrinks even independent pairs. "
