@@ -233,21 +233,24 @@ def _check_parameters(window: Any, panel: Any) -> list[str]:
             continue
         value, editor, slider = values[name], control.editor, control.slider
         shown = {QSpinBox: lambda: editor.value(), QComboBox: lambda: editor.currentData()}.get(type(editor))
-        if shown is not None and shown() != value:
+        # a spin box keeps a number it refused (a d_model the scheme's other options do not take), as a text
+        # field keeps refused text: then its reason is shown beside it
+        refused = isinstance(editor, QSpinBox) and not control.error.isHidden()
+        if shown is not None and shown() != value and not refused:
             problems.append(f"parameters: the {name} control shows {shown()!r}, the parameters hold {value!r}")
         if slider is not None:
             tick = min(slider.maximum(), max(0.0, math.log2(value / slider.low) * TICKS_PER_OCTAVE))
             # a tick stands for a rounded value; several ticks, for the same small integer
             if slider.to_value(slider.value()) != value and abs(slider.value() - tick) > 0.5 + 1e-9:
                 problems.append(f"parameters: the {name} slider is at tick {slider.value()}, {value} is tick {tick:.2f}")
-        if isinstance(editor, QLineEdit):
+        if isinstance(editor, QLineEdit):  # a real, or a list of reals (LongRoPE's factors): read as the spec does
             try:
-                typed = float(editor.text())
+                typed = control.spec.parse(editor.text())
             except ValueError:
                 typed = None
             if typed != value and control.error.isHidden():
                 problems.append(f"parameters: {name} shows {editor.text()!r} with no error, the parameters hold "
-                                f"{value:g}")
+                                f"{control.spec.text(value)}")
     label = window.params_label.text()
     for part in (p.scheme, f"{p.seq_len:,} position", f"d_model {p.d_model:,}"):
         if part not in label:

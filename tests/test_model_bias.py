@@ -19,6 +19,7 @@ from posenc_gui.model import (
     xpos_centered_positions,
     xpos_scale,
 )
+from posenc_gui.model.bias import learned_key, learned_values, splitmix64_mix
 from tolerances import EPS, FUNCTION_ULPS, assert_close
 
 nan, inf = float("nan"), float("inf")
@@ -383,6 +384,98 @@ def test_a_longer_learned_table_extends_a_shorter_one():
     np.testing.assert_array_equal(learned_table(100, 16, seed=1), learned_table(512, 16, seed=1)[:100])
 
 
+# SplitMix64's first five outputs for the seed 1234567, as published with Vigna's splitmix64.c (Rosetta Code,
+# "Pseudo-random numbers/Splitmix64"): the generator the learned table's entries come from.
+SPLITMIX_1234567 = [6457827717110365317, 3203168211198807973, 9817491932198370423, 4593380528125082431,
+                    16408922859458223821]
+
+
+def test_splitmix64_gives_the_published_outputs():
+    outputs = [splitmix64_mix(1234567 + k * 0x9E3779B97F4A7C15) for k in range(1, 6)]
+    assert outputs == SPLITMIX_1234567
+
+
+# Entry (p, j) of a learned table, step by step (Python integers, exact; learned_values' docstring):
+#   key = mix(seed·2¹⁶ + 0x1EA2): seed 0 → 0x54f23fb83b01214a, seed 7 → 0xde05453f1790d597;
+#   c = p·2¹³ + j; z₁ = mix(key + (2c + 1)·γ), z₂ = mix(key + (2c + 2)·γ) (mod 2⁶⁴);
+#   u = ((z >> 12) + ½)·2⁻⁵²; entry = σ·√(−2 ln u₁)·cos(2π u₂).
+# seed 0, (5, 3): c = 40963, z₁ = 0xa67113ef26827bc6, z₂ = 0x38faee8dbf0a96ae,
+#   u₁ = 0.6501629313338614, u₂ = 0.22257891617395342: √(−2 ln 0.65016…)·cos(2π·0.22258…) = 0.15908586075677378
+# seed 0, (0, 0): c = 0, u₁ = 0.8411978781370758, u₂ = 0.022187508160816827: 0.5823903683643765
+# seed 0, (1,000,000, 8191): c = 8,192,008,191, u₁ = 0.19940581223913278, u₂ = 0.602694028664215: −1.4347423326857212
+# seed 7, (5, 3): u₁ = 0.49464090436676644, u₂ = 0.6472790066435458: −0.7137316689238132
+LEARNED_ENTRIES = [
+    (0, 5, 3, 0x54f23fb83b01214a, 0xa67113ef26827bc6, 0x38faee8dbf0a96ae, 0.15908586075677378),
+    (0, 0, 0, 0x54f23fb83b01214a, 0xd758be801036a908, 0x05ae149dee316fb5, 0.5823903683643765),
+    (0, 1_000_000, 8191, 0x54f23fb83b01214a, 0x330c4262330b53e5, 0x9a4a27e69b775216, -1.4347423326857212),
+    (7, 5, 3, 0xde05453f1790d597, 0x7ea0c94b84e561b4, 0xa5b413b4ebe09660, -0.7137316689238132),
+]
+
+
+@pytest.mark.parametrize("seed, position, column, key, first, second, value", LEARNED_ENTRIES)
+def test_a_learned_entry_equals_the_hand_worked_draw(seed, position, column, key, first, second, value):
+    assert learned_key(seed) == key
+    counter = position * 2**13 + column
+    assert splitmix64_mix(key + (2 * counter + 1) * 0x9E3779B97F4A7C15) == first
+    assert splitmix64_mix(key + (2 * counter + 2) * 0x9E3779B97F4A7C15) == second
+    u1, u2 = ((first >> 12) + 0.5) * 2.0**-52, ((second >> 12) + 0.5) * 2.0**-52
+    radius = math.sqrt(-2 * math.log(u1))
+    for sigma in (1.0, 0.02):
+        entry = learned_values([float(position)], [column], sigma=sigma, seed=seed)[0, 0]
+        # −2 ln u₁ within FUNCTION_ULPS + 1 ULP (relative), its root half that and ½ more; the angle 2π·u₂ ≤ 2π
+        # within 1.5 ULP of it, its cosine FUNCTION_ULPS more; σ·(…) one more rounding; the pinned value the same
+        atol = 2 * sigma * (radius * ((FUNCTION_ULPS + 1) / 2 + 1.5) + radius * (FUNCTION_ULPS + 1.5 * 2 * math.pi)) * EPS
+        assert entry == pytest.approx(sigma * value, abs=atol)
+
+
+def test_a_learned_entry_is_the_same_whichever_positions_and_columns_ask_for_it():
+    far = learned_values([5.0, 1e6, 3.0], [7, 0, 8191], seed=2)
+    np.testing.assert_array_equal(far[1], learned_values([1e6], [7, 0, 8191], seed=2)[0])
+    np.testing.assert_array_equal(far[:, 0], learned_values([5.0, 1e6, 3.0], [7], seed=2)[:, 0])
+    window = learned_values(np.arange(999_990.0, 1_000_010.0), np.arange(8192), seed=2)  # 163,840 entries
+    np.testing.assert_array_equal(window[10, [7, 0, 8191]], far[1])
+    # a request larger than a block (BLOCK_ELEMENTS = 262,144 entries) equals its rows asked one by one
+    rows = np.array([0.0, 17.0, 4096.0, 1e12 - 1, 999_999.0])
+    many = learned_values(np.repeat(rows, 20), np.arange(8192), seed=2)
+    for index, row in enumerate(rows):
+        np.testing.assert_array_equal(many[20 * index], learned_values([row], np.arange(8192), seed=2)[0])
+        np.testing.assert_array_equal(many[20 * index + 19], many[20 * index])
+    # a position between rows has its row ⌊p⌋; d_model does not enter: a wider table extends a narrower one
+    np.testing.assert_array_equal(learned_values([17.9], [3], seed=2), learned_values([17.0], [3], seed=2))
+    np.testing.assert_array_equal(learned_table(40, 64, seed=2)[:, :16], learned_table(40, 16, seed=2))
+    np.testing.assert_array_equal(learned_table(40, 16, seed=2), learned_values(np.arange(40.0), np.arange(16), seed=2))
+
+
+def test_learned_entries_are_independent_standard_normals_times_sigma():
+    values = learned_values(np.arange(0.0, 2048.0 * 997, 997), np.arange(512), sigma=1.0, seed=9)  # 1,048,576
+    n = values.size
+    # six standard errors: mean 1/√n, variance √(2/n), the fourth moment's √(96/n) (normal: 3), correlations 1/√n'
+    assert abs(values.mean()) < 6 / math.sqrt(n)
+    assert abs(values.var() - 1) < 6 * math.sqrt(2 / n)
+    assert abs(np.mean(values**4) - 3) < 6 * math.sqrt(96 / n)
+    for a, b in ((values[1:], values[:-1]), (values[:, 1:], values[:, :-1])):  # neighbouring rows, columns
+        assert abs(np.mean(a * b)) < 6 / math.sqrt(a.size)
+    other_seed = learned_values(np.arange(0.0, 2048.0 * 997, 997), np.arange(512), sigma=1.0, seed=10)
+    assert abs(np.mean(values * other_seed)) < 6 / math.sqrt(n)
+    # the tails: P(|z| > 3) = 0.0026998, its count within six standard errors
+    tail = np.count_nonzero(np.abs(values) > 3) / n
+    assert abs(tail - 0.0026998) < 6 * math.sqrt(0.0027 / n)
+
+
+def test_learned_values_never_hold_the_whole_table():
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        learned_values([1_048_575.0, 3.0], np.arange(8192), seed=1)  # rows of a 1,048,576 × 8,192 table
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    # 16,384 entries (128 KiB each array), a few arrays of scratch: about 1 MiB. Drawing the rows before them,
+    # even for one column, would take 8 MiB; the table itself 64 GiB
+    assert peak < 4 * 2**20
+
+
 def test_t5_random_table_is_seeded_normal_with_sigma():
     table = t5_random_table(32, 8, seed=5, sigma=0.5)
     assert table.shape == (32, 8)
@@ -446,6 +539,13 @@ BAD = {
     "learned too large": (lambda: learned_table(1_048_576, 8192), "n_positions × d_model", "33,554,432"),
     "learned sigma": (lambda: learned_table(8, 8, sigma=-1), "sigma", "> 0 and ≤ 1000"),
     "learned seed": (lambda: learned_table(8, 8, seed=2**32), "seed", "0…4294967295"),
+    "learned values negative position": (lambda: learned_values([-1.0], [0]), "positions", "0…1e+12"),
+    "learned values NaN position": (lambda: learned_values([nan], [0]), "positions", "0…1e+12"),
+    "learned values column": (lambda: learned_values([0.0], [8192]), "dims", "0…8191"),
+    "learned values too many": (lambda: learned_values(np.arange(5000.0), np.arange(8192)), "positions × dims",
+                                "33,554,432"),
+    "learned values sigma": (lambda: learned_values([0.0], [0], sigma=0.0), "sigma", "> 0 and ≤ 1000"),
+    "learned values seed": (lambda: learned_values([0.0], [0], seed=-1), "seed", "0…4294967295"),
 }
 
 

@@ -21,11 +21,13 @@ from .bias import (
     alibi_bias,
     alibi_slopes,
     learned_table,
+    learned_values,
     t5_bias,
     t5_random_table,
     t5_relative_bucket,
     xpos_centered_positions,
     xpos_scale,
+    xpos_zeta,
 )
 from .files import ModelFile, ModelFileError, open_model
 from .params import EncodingParams
@@ -110,11 +112,13 @@ __all__ = [
     "alibi_bias",
     "alibi_slopes",
     "learned_table",
+    "learned_values",
     "t5_bias",
     "t5_random_table",
     "t5_relative_bucket",
     "xpos_centered_positions",
     "xpos_scale",
+    "xpos_zeta",
     "ModelFile",
     "ModelFileError",
     "open_model",

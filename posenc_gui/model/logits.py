@@ -14,6 +14,9 @@ position m and a key at position n (DESIGN.md, "Schemes, in three families"):
   and of k, so the rotated part scales by af²) and q_u·k_u the unrotated
   channels' constant (partial rotary). For q = k = 1 this is
   ``af² · 2 Σ_i cos(r θ_i) + (head_dim − rotary_dim)``;
+        ``"rotation"`` (rope, xpos): q·R(n − m)·k as in the module docstring, for
+        xPos with each pair scaled by ζ_i^((m − n)/scale_base);
+        ``"bias"``: not supported yet (ValueError).
 - a bias (ALiBi, T5): the bias itself, the scheme's :attr:`~.schemes.Scheme.bias`, ``−inf`` where the key
   is masked (a causal bias's keys after the query).
 
@@ -34,11 +37,13 @@ from typing import Any
 import numpy as np
 
 from . import limits
+from .bias import xpos_farthest, xpos_zeta
 from .params import EncodingParams, check_params
 from .rope import rope_decay_bound, rope_frequencies, rope_pairs
 from .sampling import AxisSample, sample_axis
 from .schemes import encode, scheme as scheme_info
 from .schemes.rope import hf_config
+from .schemes.xpos import rotation_frequencies
 
 #: The query and key vectors of the panel: all ones (q = k), or independent N(0, 1) pairs, one per seed.
 VECTORS = ("ones", "random")
@@ -61,21 +66,42 @@ _BLOCK = 2**21
 
 @dataclass(frozen=True)
 class _Rotation:
-    """A RoPE head: its frequencies, attention factor and channel pairing."""
+    """A rotary head: its frequencies, attention factor and channel pairing, and xPos's scale."""
 
     inv_freq: np.ndarray
     attention_factor: float
     pairing: str
+    #: xPos's ζ_i per pair (pair i of the logit is multiplied by ζ_i^(r/scale_base)); None for RoPE.
+    zeta: np.ndarray | None = None
+    scale_base: float = 1.0
+    #: The largest distance back from the key to the query (keys after it) whose scale float64 holds.
+    farthest_after: float = math.inf
 
     @property
     def rotary_dim(self) -> int:
         return 2 * self.inv_freq.size
 
+    def decay(self, distances: np.ndarray) -> np.ndarray | None:
+        """ζ_i^(r/scale_base) for each distance r (rows) and pair i (columns); None without a scale (RoPE)."""
+        if self.zeta is None:
+            return None
+        return np.power(self.zeta[None, :], (distances / self.scale_base)[:, None])
+
+
+#: The rotations whose logits :func:`positional_logits` computes.
+ROTATIONS = ("rope", "xpos")
+
 
 def _rotation(params: EncodingParams) -> _Rotation:
-    if params.scheme != "rope":
-        raise ValueError(f"scheme {params.scheme!r}: of the rotations only rope's logits are computed so far")
+    if params.scheme not in ROTATIONS:
+        raise ValueError(f"scheme {params.scheme!r}: of the rotations only the logits of "
+                         f"{', '.join(ROTATIONS)} are computed so far")
     options = dict(params.options)
+    if params.scheme == "xpos":  # torchscale: interleaved pairs (rotate_every_two), no attention factor
+        gamma, scale_base = options["gamma"], options["scale_base"]
+        return _Rotation(rotation_frequencies(params.d_model, options["rope_theta"]), 1.0, "interleaved",
+                         xpos_zeta(params.d_model, gamma), scale_base,
+                         xpos_farthest(params.d_model, gamma, scale_base))
     inv_freq, attention_factor = rope_frequencies(hf_config(params.d_model, **options), seq_len=params.seq_len)
     return _Rotation(inv_freq, float(attention_factor), options["pairing"])
 
@@ -94,13 +120,27 @@ def _pair_weights(rotation: _Rotation, query: np.ndarray, key: np.ndarray) -> tu
 
 def _rotation_profile(rotation: _Rotation, distances: np.ndarray, cos_weight: np.ndarray, sin_weight: np.ndarray,
                       constant: np.ndarray) -> np.ndarray:
-    """The logit at each distance r = m − n for each column of the weights: shape (len(distances), S)."""
+    """The logit at each distance r = m − n for each column of the weights: shape (len(distances), S).
+
+    xPos multiplies each pair's cos and sin by its scale ζ_i^(r/scale_base);
+    distances below ``−rotation.farthest_after`` are refused (their scale is no float64).
+    """
+    if distances.size and distances.min() < -rotation.farthest_after:
+        raise ValueError(f"key_positions: with xPos a key more than {rotation.farthest_after:,.0f} positions after "
+                         f"its query has a scale ζ^((m − n)/scale_base) beyond float64's range (e^700); got one "
+                         f"{-distances.min():,.0f} after")
     scale = rotation.attention_factor ** 2
     out = np.empty((distances.size, cos_weight.shape[1]))
     rows = max(1, _BLOCK // rotation.inv_freq.size)
     for start in range(0, distances.size, rows):
-        angles = np.multiply.outer(distances[start:start + rows], rotation.inv_freq)
-        out[start:start + rows] = np.cos(angles) @ cos_weight + np.sin(angles) @ sin_weight
+        block = distances[start:start + rows]
+        angles = np.multiply.outer(block, rotation.inv_freq)
+        cos, sin = np.cos(angles), np.sin(angles)
+        decay = rotation.decay(block)
+        if decay is not None:
+            cos *= decay
+            sin *= decay
+        out[start:start + rows] = cos @ cos_weight + sin @ sin_weight
     return out * scale + constant
 
 
@@ -113,13 +153,17 @@ def _vector(name: str, value: object, head_dim: int) -> np.ndarray:
 
 
 def _rotation_logits(params: EncodingParams, rows: np.ndarray, cols: np.ndarray, query: object,
-                     key: object) -> np.ndarray:
+                     key: object, causal: bool = False) -> np.ndarray:
+    """q·R(n − m)·k (× xPos's scale) at rows m × columns n; with ``causal``, NaN for keys after their query."""
     rotation = _rotation(params)
     q = np.ones(params.d_model) if query is None else _vector("query", query, params.d_model)
     k = np.ones(params.d_model) if key is None else _vector("key", key, params.d_model)
     # The logit depends on m − n only: evaluate each distance once (a Toeplitz matrix has M + N − 1 of them).
     distances, where = np.unique(np.subtract.outer(rows, cols), return_inverse=True)
-    profile = _rotation_profile(rotation, distances, *_pair_weights(rotation, q[:, None], k[:, None]))[:, 0]
+    evaluated = distances >= 0 if causal else np.ones(distances.size, dtype=bool)
+    profile = np.full(distances.size, np.nan)
+    profile[evaluated] = _rotation_profile(rotation, distances[evaluated],
+                                           *_pair_weights(rotation, q[:, None], k[:, None]))[:, 0]
     return profile[where].reshape(rows.size, cols.size)
 
 
@@ -133,10 +177,15 @@ def positional_logits(scheme: str, query_positions: object, key_positions: objec
     scheme : str
         A key of :data:`~posenc_gui.model.schemes.SCHEMES`. Its family decides the term:
         ``"table"``: PE(m)·PE(n), the p·p term of the four-term split;
-        ``"rotation"`` (rope): q·R(n − m)·k as in the module docstring;
+        ``"rotation"`` (rope, xpos): q·R(n − m)·k as in the module docstring, for
+        xPos with each pair scaled by ζ_i^((m − n)/scale_base);
         ``"bias"``: the bias added to the logit, ``−inf`` for a masked key.
     query_positions, key_positions : array_like, 1-D
         Positions m and n, real numbers in 0 … ``limits.MAX_POSITION``, any order.
+        For xPos a key may be at most :func:`~.bias.xpos_farthest` positions
+        after its query (about 286,000 for the defaults): further, its scale
+        ζ^((m − n)/scale_base) exceeds float64. Keys before their query
+        have no limit (the scale falls towards 0).
     d_model : int, keyword-only
         The scheme's d_model (for rope, the head dimension).
     seq_len : int, optional, keyword-only
@@ -146,7 +195,7 @@ def positional_logits(scheme: str, query_positions: object, key_positions: objec
     query, key : array_like, optional, keyword-only
         Rotation only: the head's query and key vectors, ``d_model`` finite numbers
         each; all ones by default (then the logit is ``af² · 2 Σ cos(rθ_i)`` plus
-        the unrotated channels' count).
+        the unrotated channels' count; for xPos ``2 Σ ζ_i^(r/scale_base) cos(rθ_i)``).
     **options
         The scheme's options (its parameter specs; defaults where omitted).
 
@@ -189,8 +238,39 @@ def positional_logits(scheme: str, query_positions: object, key_positions: objec
 
 
 @dataclass(frozen=True)
+class XposScale:
+    """xPos's scale per pair and what it does to the logit by distance, for the panel.
+
+    Attributes
+    ----------
+    zeta : ndarray, shape (pairs,)
+        ζ_i = (2i/d + γ)/(1 + γ) (:func:`~.bias.xpos_zeta`).
+    scale_base : float
+        Pair i of the logit is multiplied by ζ_i^(r/scale_base) at distance r = m − n.
+    envelope : ndarray
+        ``2 Σ_i ζ_i^(r/scale_base)`` per distance: the q = k = 1 logit without the
+        rotation (every angle 0), so the scale alone; it bounds |the q = k = 1 logit|.
+    expected_std : ndarray
+        ``√(2 Σ_i ζ_i^(2r/scale_base))`` per distance: the spread of the logit of
+        independent random q, k ~ N(0, 1) (each pair's weights have variance 2,
+        scaled by ζ_i^(r/scale_base)). Unlike RoPE's, it decays.
+    """
+
+    zeta: np.ndarray
+    scale_base: float
+    envelope: np.ndarray
+    expected_std: np.ndarray
+
+    @property
+    def half_distances(self) -> np.ndarray:
+        """The distance at which each pair's scale is ½: ``scale_base · ln 2 / |ln ζ_i|`` (inf where ζ_i = 1)."""
+        with np.errstate(divide="ignore"):
+            return self.scale_base * math.log(2.0) / np.abs(np.log(self.zeta))
+
+
+@dataclass(frozen=True)
 class RotationTerms:
-    """What the panel adds for a rotation: the random pairs, the decay bound and the attention factor.
+    """What the panel adds for a rotation: the random pairs, the decay bound or xPos's scale, the attention factor.
 
     Attributes
     ----------
@@ -200,24 +280,28 @@ class RotationTerms:
         Independent N(0, 1) query–key pairs of the random profile (seeds 0 … seeds − 1).
     random_mean, random_std : ndarray
         Mean and standard deviation over the seeds of the random pairs' logits, per distance.
-    decay_bound : ndarray
-        RoFormer's B(r) (:func:`~.rope.rope_decay_bound`), B(0) = (d/2 + 1)/2.
-    ones_bound : ndarray
-        Eq. 37's bound on |the rotated part of the q = k = 1 logit|: af² · rotary_dim · B(r).
+    decay_bound : ndarray or None
+        RoFormer's B(r) (:func:`~.rope.rope_decay_bound`), B(0) = (d/2 + 1)/2; None for xPos.
+    ones_bound : ndarray or None
+        Eq. 37's bound on |the rotated part of the q = k = 1 logit|: af² · rotary_dim · B(r); None for xPos,
+        whose bound is its scale's envelope.
     attention_factor : float
-        af: the rotated part of every logit is scaled by af².
+        af: the rotated part of every logit is scaled by af² (1 for xPos).
     rotary_dim, head_dim : int
+    xpos : XposScale or None
+        xPos's scale per pair and its effect by distance; None for RoPE.
     """
 
     vectors: str
     seeds: int
     random_mean: np.ndarray
     random_std: np.ndarray
-    decay_bound: np.ndarray
-    ones_bound: np.ndarray
+    decay_bound: np.ndarray | None
+    ones_bound: np.ndarray | None
     attention_factor: float
     rotary_dim: int
     head_dim: int
+    xpos: XposScale | None = None
 
     @property
     def mean_random_std(self) -> float:
@@ -226,11 +310,12 @@ class RotationTerms:
 
     @property
     def expected_random_std(self) -> float:
-        """The spread the random pairs' logit has at every distance: √(af⁴ · rotary_dim + head_dim − rotary_dim).
+        """The spread the random pairs' logit has at distance 0: √(af⁴ · rotary_dim + head_dim − rotary_dim).
 
         Each pair's weights (ac + bd) and (ad − bc) have variance 2 and are
         uncorrelated, so the variance is 2 per pair whatever the angle: for
-        independent q and k nothing decays.
+        RoPE's independent q and k nothing decays, and this is the spread at
+        every distance. xPos's shrinks with its scale (:attr:`XposScale.expected_std`).
         """
         return math.sqrt(self.attention_factor ** 4 * self.rotary_dim + self.head_dim - self.rotary_dim)
 
@@ -344,9 +429,27 @@ def _first_below_half(distances: np.ndarray, profile: np.ndarray) -> tuple[int |
     return int(distances[index]), int(distances[index - 1])
 
 
+def _scale_sums(rotation: _Rotation, distances: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Σ_i ζ_i^(r/scale_base) and Σ_i ζ_i^(2r/scale_base) per distance r, a block of distances at a time."""
+    sums, squares = np.empty(distances.size), np.empty(distances.size)
+    rows = max(1, _BLOCK // rotation.inv_freq.size)
+    for start in range(0, distances.size, rows):
+        block = slice(start, start + rows)
+        decay = rotation.decay(distances[block])
+        sums[block] = decay.sum(axis=1)
+        decay *= decay  # each pair's variance 2 is scaled by the square of its scale
+        squares[block] = decay.sum(axis=1)
+    return sums, squares
+
+
 def _rotation_data(params: EncodingParams, vectors: str, seeds: int, distances: np.ndarray,
                    where: np.ndarray) -> tuple[np.ndarray, np.ndarray, RotationTerms]:
-    """The matrix at positions ``where``, the q = k = 1 profile and the rotation's terms."""
+    """The matrix at positions ``where``, the q = k = 1 profile and the rotation's terms.
+
+    xPos's matrix holds the keys up to their query (n ≤ m) and NaN after it:
+    for later keys its scale grows as ζ^(−(n − m)/scale_base), which causal
+    models (the paper's language models) never see, and which would swamp the colours.
+    """
     rotation = _rotation(params)
     offsets = distances.astype(np.float64)
     query, key = random_vectors(params.d_model, seeds)
@@ -355,12 +458,17 @@ def _rotation_data(params: EncodingParams, vectors: str, seeds: int, distances: 
     logits = _rotation_profile(rotation, offsets, *_pair_weights(rotation, np.hstack([ones, query]),
                                                                  np.hstack([ones, key])))
     profile, random = logits[:, 0], logits[:, 1:]
-    bound = rope_decay_bound(offsets, rotation.inv_freq)
     chosen = (None, None) if vectors == "ones" else (query[:, 0], key[:, 0])
-    matrix = _rotation_logits(params, where, where, *chosen)
-    terms = RotationTerms(vectors, seeds, random.mean(axis=1), random.std(axis=1), bound,
-                          rotation.attention_factor ** 2 * rotation.rotary_dim * bound, rotation.attention_factor,
-                          rotation.rotary_dim, params.d_model)
+    matrix = _rotation_logits(params, where, where, *chosen, causal=rotation.zeta is not None)
+    shared = (vectors, seeds, random.mean(axis=1), random.std(axis=1))
+    if rotation.zeta is None:
+        bound = rope_decay_bound(offsets, rotation.inv_freq)
+        terms = RotationTerms(*shared, bound, rotation.attention_factor ** 2 * rotation.rotary_dim * bound,
+                              rotation.attention_factor, rotation.rotary_dim, params.d_model)
+        return matrix, profile, terms
+    envelope, squares = _scale_sums(rotation, offsets)
+    scale = XposScale(rotation.zeta, rotation.scale_base, 2.0 * envelope, np.sqrt(2.0 * squares))
+    terms = RotationTerms(*shared, None, None, rotation.attention_factor, rotation.rotary_dim, params.d_model, scale)
     return matrix, profile, terms
 
 
@@ -393,12 +501,13 @@ def _bias_data(params: EncodingParams, distances: np.ndarray,
 
 
 def logit_profile_data(params: EncodingParams, vectors: str = "ones", seeds: int = DEFAULT_SEEDS) -> LogitProfileData:
-    """The Positional-logits panel's data for ``params`` (a rope, table or bias scheme).
+    """The Positional-logits panel's data for ``params`` (a rope, xpos, table or bias scheme).
 
     Parameters
     ----------
     params : EncodingParams
-        A rope scheme's parameters (``d_model`` is the head dimension), a table scheme's or a bias scheme's.
+        A rope or xpos scheme's parameters (``d_model`` is the head dimension), a table scheme's or a bias
+        scheme's.
     vectors : {"ones", "random"}
         Rotation: the matrix's query and key vectors, all ones or seed 0's random pair.
     seeds : int

@@ -67,7 +67,10 @@ class HeatmapPanel(Panel):
         "the line above the plot says whether any are. For RoPE, which adds no table, the heatmap shows the "
         "rotation itself: what R(pos·θ<sub>i</sub>) makes of a query whose every pair is (1, 0): "
         "cos(pos·θ<sub>i</sub>) in the first channel of pair i and sin(pos·θ<sub>i</sub>) in the second, in the "
-        "pairing's channel order (halves: i and i + d/2; interleaved: 2i and 2i + 1), with the chosen scaling's θ<sub>i</sub>."
+        "pairing's channel order (halves: i and i + d/2; interleaved: 2i and 2i + 1), with the chosen scaling's θ<sub>i</sub>. "
+        "For xPos it is the same rotation (pairs interleaved) without xPos's scale ζ<sub>i</sub><sup>±pos/scale_base"
+        "</sup>: that multiplies q and k, and only its product over a query and a key, ζ<sub>i</sub><sup>(m − n)/"
+        "scale_base</sup>, reaches the logit (Positional logits shows it)."
     )
 
     def __init__(self, state, compute, parent: QWidget | None = None) -> None:

@@ -1,4 +1,4 @@
-"""Positional logits: RoPE's q·R(n − m)·k, a table's PE(m)·PE(n) or a bias, over query × key positions and by distance."""
+"""Positional logits: RoPE's q·R(n − m)·k (xPos's with its scale), a table's PE(m)·PE(n) or a bias, by position and distance."""
 
 from __future__ import annotations
 
@@ -19,7 +19,8 @@ from ..model.logit_properties import (
     MAX_COMPARED, PROPERTY_HELP, PROPERTY_NAMES, ComparedSetup, LogitProperties, compared_profiles, properties_table,
 )
 from ..model.logits import (
-    DEFAULT_SEEDS, DENSE_OFFSETS, LOG_OFFSETS, MAX_SEEDS, MIN_SEEDS, VECTORS, LogitProfileData, logit_profile_data,
+    DEFAULT_SEEDS, DENSE_OFFSETS, LOG_OFFSETS, MAX_SEEDS, MIN_SEEDS, VECTORS, LogitProfileData, RotationTerms,
+    XposScale, logit_profile_data,
 )
 from .base import Panel
 from .labels import HoverReadout, StatusText, plain_text
@@ -54,8 +55,11 @@ def _key(items: list[tuple[str, str]]) -> str:
 #: The profile plots' keys for a rotation.
 ROTATION_KEY = _key([(BLUE, "━ q = k = 1"), (ORANGE, "━ random q, k: mean ± std")])
 ROTATION_SIZE_KEY = _key([(BLUE, "━ |q = k = 1|"), (ORANGE, "╍ random: std"), (GREY, "╍ eq. 37 bound, q = k = 1")])
+XPOS_SIZE_KEY = _key([(BLUE, "━ |q = k = 1|"), (ORANGE, "╍ random: std"), (GREY, "╍ scale alone: 2Σ ζ<sub>i</sub><sup>r/B</sup>")])
+#: Digits as subscripts, for indices in plain text (ζ₁₂₇).
+SUBSCRIPT_DIGITS = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
 #: The rotation schemes whose positional logit the model computes (with every added table and every bias).
-ROTATIONS_COMPUTED = ("rope",)
+ROTATIONS_COMPUTED = ("rope", "xpos")
 #: The compared schemes' profile colours, in the order they are chosen (the setup's own is blue).
 COMPARED_COLOURS = (GREEN, PINK, PALETTE[5])
 #: Pause after the last parameter change before the properties are measured (a drag measures once, at its end).
@@ -106,6 +110,13 @@ class PositionalLogitsPanel(Panel):
         "mean<sub>j</sub>|S<sub>j</sub>|, (d/2 + 1)/2 times the logit at r = 0. "
         "The attention factor af (YaRN's mscale) multiplies cos and sin of q and of k: the rotated part of every "
         "logit is scaled by af². "
+        "<b>xPos</b> (torchscale): the same rotation with pairs interleaved and no attention factor, each pair's "
+        "term multiplied by ζ<sub>i</sub><sup>r/B</sup>, ζ<sub>i</sub> = (2i/d + γ)/(1 + γ), B = scale_base: the "
+        "query is scaled by ζ<sup>m/B</sup>, the key by ζ<sup>−n/B</sup> (at positions centred on the block, whose "
+        "centre cancels). The heatmap and waveforms show only the rotation; this panel shows the scale: the "
+        "matrix keeps keys up to their query (after it the scale grows), and the bottom plot draws the scale alone, "
+        "2Σ ζ<sub>i</sub><sup>r/B</sup> (grey), which bounds |q = k = 1|. Even independent random q, k decay: their "
+        "spread is √(2Σ ζ<sub>i</sub><sup>2r/B</sup>). "
         "<b>An added table</b>: its positional logit is the p·p term of the four-term split, PE(m)·PE(n), and the "
         "profile is PE(m)·PE(m − r) from the last query position m = N − 1 (a table's need not depend on r alone). "
         "<b>A bias</b> (ALiBi, T5): its positional logit is the bias itself, added to q·k; keys it masks (a causal "
@@ -115,13 +126,15 @@ class PositionalLogitsPanel(Panel):
 
     @classmethod
     def shows(cls, info) -> bool:
-        """Added tables (PE(m)·PE(n)), biases, and RoPE (q·R(n − m)·k): the rotations whose logits the model computes."""
+        """Added tables (PE(m)·PE(n)), biases, and RoPE and xPos (q·R(n − m)·k): the rotations whose logits the
+        model computes."""
         return info.family in ("table", "bias") or info.key in ROTATIONS_COMPUTED
 
     def unavailable_reason(self, params) -> str | None:
         if self.shows(params.info):
             return None
-        return f"{params.info.label} is a rotation whose logits are not computed: of the rotations, only RoPE's are."
+        return (f"{params.info.label} is a rotation whose logits are not computed: of the rotations, only "
+                "RoPE's and xPos's are.")
 
     def __init__(self, state, compute, parent: QWidget | None = None) -> None:
         super().__init__(state, compute, parent)
@@ -365,11 +378,15 @@ class PositionalLogitsPanel(Panel):
         self.matrix.set_matrix(data.matrix, QRectF(low, low, high - low, high - low), signed=True,
                                masked=data.bias is not None)
         self.matrix.set_full_range((low, high), (low, high))
+        rotation = data.rotation
         if data.bias is not None:
             self.matrix.set_title("bias added to the logit" + (", grey: masked" if data.bias.masked else ""))
+        elif rotation is None:
+            self.matrix.set_title("PE(m)·PE(n)")
+        elif rotation.xpos is None:
+            self.matrix.set_title(f"q·R(n − m)·k, {VECTOR_LABELS[rotation.vectors]}")
         else:
-            self.matrix.set_title("PE(m)·PE(n)" if data.rotation is None
-                                  else f"q·R(n − m)·k, {VECTOR_LABELS[data.rotation.vectors]}")
+            self.matrix.set_title(f"ζ<sup>(m − n)/B</sup>·q·R(n − m)·k, {VECTOR_LABELS[rotation.vectors]}, keys n ≤ m")
 
     def _show_profile(self, data: LogitProfileData) -> None:
         distances = data.distances[1:].astype(np.float64)  # a log axis has no 0
@@ -397,16 +414,20 @@ class PositionalLogitsPanel(Panel):
             low, high = (float(positive.min()), float(positive.max())) if positive.size else (0.1, 10.0)
         else:
             _set_key(self.logit_plot, ROTATION_KEY + (" &nbsp; " + _key(self._compared_key()) if compared else ""))
-            _set_key(self.size_plot, ROTATION_SIZE_KEY)
+            _set_key(self.size_plot, ROTATION_SIZE_KEY if rotation.xpos is None else XPOS_SIZE_KEY)
             mean, std = rotation.random_mean[1:], rotation.random_std[1:]
             self.random_curve.setData(distances, mean)
             self.band_low.setData(distances, mean - std)
             self.band_high.setData(distances, mean + std)
-            self.random_size.setData(distances, std)
-            self.bound_curve.setData(distances, rotation.ones_bound[1:])
+            bound = rotation.ones_bound if rotation.xpos is None else rotation.xpos.envelope
+            # xPos's scale underflows to 0 far enough back: off a log axis
+            self.random_size.setData(distances, np.where(std > 0, std, np.nan))
+            self.bound_curve.setData(distances, np.where(bound[1:] > 0, bound[1:], np.nan))
             fit_y_range(self.logit_plot, data.profile, mean - std, mean + std, *compared)
             # down to a tenth of the random spread and of the smallest bound: |q = k = 1| dips to 0 below
-            low, high = min(float(std.min()), float(rotation.ones_bound[1:].min())), float(rotation.ones_bound.max())
+            positive = np.concatenate([std[std > 0], bound[1:][bound[1:] > 0]])
+            low = float(positive.min()) if positive.size else float(bound.max()) / 10
+            high = float(bound.max())
         span = (0.0, max(math.log10(distances[-1]), 0.5))
         self.logit_plot.setXRange(*span, padding=0.02)
         for plot in (self.logit_plot, self.size_plot):
@@ -492,6 +513,9 @@ class PositionalLogitsPanel(Panel):
                 f"distance 0 (‖PE(m)‖²); {self._half(data)}. An added table's positional logit is the p·p term of "
                 "the four-term split; with W<sub>q</sub>W<sub>k</sub>ᵀ = I it is this dot product.")
             return
+        if rotation.xpos is not None:
+            self.summary_label.setText(self._xpos_summary(data, rotation, rotation.xpos))
+            return
         factor, scale = rotation.attention_factor, rotation.attention_factor ** 2
         unrotated = rotation.head_dim - rotation.rotary_dim
         plus_unrotated = f" + {unrotated}" if unrotated else ""
@@ -551,6 +575,25 @@ class PositionalLogitsPanel(Panel):
         sampled = " (the sampled cell's positions)" if data.positions.stride > 1 else ""
         return (f"query m {m:,}, key n {n:,}{sampled} (m − n = {m - n:,}): "
                 f"{LOGIT_NAMES[data.params.info.family]} {shown}")
+
+    def _xpos_summary(self, data: LogitProfileData, rotation: RotationTerms, scale: XposScale) -> str:
+        """The q = k = 1 logit, the scale's decay per pair and the random pairs' shrinking spread.
+
+        Indices and exponents in Unicode (ζ₀, ζᵢ^(r/512)), not sub/sup markup: the figure's caption is the plain text.
+        """
+        halves, last, base = scale.half_distances, data.distances[-1], scale.scale_base
+        slowest = str(scale.zeta.size - 1).translate(SUBSCRIPT_DIGITS)
+        return (
+            f"q = k = 1: logit <b>{data.logit_at_zero:.6g}</b> at distance 0 (2·{rotation.rotary_dim // 2} pairs; "
+            f"no attention factor); {self._half(data)}. "
+            f"Scale ζᵢ^(r/{base:g}) per pair (not in the heatmap's columns): from ζ₀ = <b>{scale.zeta[0]:.4g}</b> "
+            f"(halved at r = {halves[0]:,.0f}) to ζ{slowest} = <b>{scale.zeta[-1]:.4g}</b> (halved at "
+            f"r = {halves[-1]:,.0f}); the scale alone, 2Σ ζᵢ^(r/{base:g}), is {scale.envelope[-1]:.4g} at {last:,}. "
+            f"Random q, k ({rotation.seeds} seeds): spread ± {rotation.random_std[0]:.4g} at distance 0 "
+            f"(expected √{rotation.rotary_dim} = {scale.expected_std[0]:.4g}), ± {rotation.random_std[-1]:.4g} at "
+            f"{last:,} (expected {scale.expected_std[-1]:.4g}): the scale shrinks even independent pairs. "
+            "The matrix leaves out keys after their query, where the scale grows."
+        )
 
     # ---------------------------------------------------------------- export
     def _sampling(self) -> str:
@@ -612,6 +655,14 @@ class PositionalLogitsPanel(Panel):
             meta["masked_cells"] = data.bias.masked
         elif rotation is None:
             meta["profile_columns"] = ["distance m - n", "PE(m)·PE(m - r)"]
+        elif rotation.xpos is not None:
+            scale = rotation.xpos
+            columns += [rotation.random_mean, rotation.random_std, scale.expected_std, scale.envelope]
+            meta["profile_columns"] = ["distance m - n", "logit q = k = 1", "random mean", "random std",
+                                       "expected random std", "scale alone 2·sum zeta_i^(r/scale_base)"]
+            meta.update(vectors=rotation.vectors, seeds=rotation.seeds, rotary_dim=rotation.rotary_dim,
+                        head_dim=rotation.head_dim, zeta=scale.zeta, scale_base=scale.scale_base,
+                        matrix_keys="n <= m (keys after their query are null)")
         else:
             columns += [rotation.random_mean, rotation.random_std, rotation.decay_bound, rotation.ones_bound]
             meta["profile_columns"] = ["distance m - n", "logit q = k = 1", "random mean", "random std",

@@ -81,7 +81,10 @@ class WaveformsPanel(Panel):
         "For the sinusoidal scheme, dimension pair i oscillates with wavelength "
         "λ<sub>i</sub> = 2π·base<sup>2i/d</sup>, shown in the legend. Type dimensions as "
         "<code>0, 1, 100-101</code>. Scroll to zoom, drag to pan. For RoPE the curves are the rotation's "
-        "cos(pos·θ<sub>i</sub>) and sin(pos·θ<sub>i</sub>) in the pairing's channel order (the heatmap's columns)."
+        "cos(pos·θ<sub>i</sub>) and sin(pos·θ<sub>i</sub>) in the pairing's channel order (the heatmap's columns). "
+        "For xPos they are the same rotation (pairs interleaved) without its scale ζ<sub>i</sub><sup>±pos/scale_base"
+        "</sup>, which multiplies q and k and reaches the logit only as ζ<sub>i</sub><sup>(m − n)/scale_base</sup> "
+        "(Positional logits shows it)."
     )
 
     def __init__(self, state, compute, parent: QWidget | None = None) -> None:
