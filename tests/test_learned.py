@@ -34,7 +34,7 @@ def test_the_scheme_is_a_seeded_table_with_sigma_and_seed():
     assert "untrained baseline" in info.summary and "model files" in info.summary
     chosen = params_of(512, 768, sigma=0.05, seed=3)
     assert chosen.title() == "learned: 512 positions × d_model 768, σ 0.05, seed 3"
-    assert chosen.slug() == "learned_n512_d768_sigma0.05_seed3"
+    assert chosen.slug() == "learned_n512_d768_sigma0.05_s3"
 
 
 @pytest.mark.parametrize("values, message", [

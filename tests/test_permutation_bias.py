@@ -69,3 +69,16 @@ def test_the_panel_shows_the_bias_row_and_its_split(panel):
     panel.state.flush()
     assert panel.compute.wait_idle()
     assert not panel.matrices["B_a"].isVisible() and panel.split_strips["table_a"].isVisible()
+
+
+def test_a_panel_built_with_a_scheme_it_cannot_show_gives_its_notice(qtbot, state, compute):
+    # built while xPos (a rotation the demo does not apply) is chosen: the notice, not the model's refusal
+    assert state.update(scheme="xpos", d_model=64) is None
+    state.flush()
+    widget = PermutationPanel(state, compute)
+    qtbot.addWidget(widget)
+    widget.show()
+    qtbot.waitExposed(widget)
+    assert compute.wait_idle()
+    assert widget.unavailable_label.isVisible() and "does not apply" in widget.unavailable_label.text()
+    assert not widget.message_label.isVisible() and widget.demo is None

@@ -350,6 +350,8 @@ class PermutationPanel(Panel):
         redrawn; 25 matrices were repainted identically on every d_model
         step.
         """
+        if self._show_availability():  # a scheme the demo cannot show: its notice, not the model's refusal
+            return
         sentence_a, sentence_b = self.sentence_a_edit.text(), self.sentence_b_edit.text()
         d_model = self.state.view["demo_d_model"]
         params = self.state.params
