@@ -133,7 +133,7 @@ def test_the_panel_compares_profiles_and_measures_every_setup(qtbot, state, comp
         np.testing.assert_array_equal(y, profile[1:])
         assert curve.opts["pen"].color().name() == COMPARED_COLOURS[panel.compare.index(key)].lower()
     assert not panel.compared_curves[2].isVisible()
-    assert "Sinusoidal" in panel.logit_plot.titleLabel.text and "NoPE" in panel.logit_plot.titleLabel.text
+    assert "━ sinusoidal" in panel.logit_plot.titleLabel.text and "━ nope" in panel.logit_plot.titleLabel.text
     # the table: one column per setup, the verdicts of the model
     assert panel.properties.rowCount() == 3
     assert panel.properties.verticalHeaderItem(0).text() == "RoPE (rotary, Su et al.) (this setup)"
@@ -191,3 +191,29 @@ def test_the_command_line_compares(qapp, tmp_path, capsys):
     assert set(meta["properties"]) == {"rope", "sinusoidal"} and meta["compared"]["sinusoidal"]["d_model"] == 8
     assert export_cli.main([*args[:-1], "nowhere"]) == export_cli.EXIT_USAGE
     assert "compare: 'nowhere'" in capsys.readouterr().err
+
+
+def test_a_causal_bias_tells_positions_apart_by_its_values_not_only_its_mask():
+    # ALiBi causal: rows m and m + 1 differ in their mask (key m + 1) and in every value they share
+    # (−(m − n)/2 against −(m + 1 − n)/2: 1/2 apart at every key n ≤ m)
+    alibi = logit_properties(params(scheme="alibi", seq_len=64, d_model=8, n_heads=8, head=0))
+    assert alibi.masked and alibi.tells_apart and not alibi.rows_by_mask
+    assert alibi.verdicts()["tells positions apart"] == "yes"
+    assert alibi.verdicts()["symmetric"] == "no (causal mask)" and not alibi.bounded and alibi.offset_only
+    assert alibi.decay_distance == 10  # −r/2 ≤ −ln 100 from r = 9.21…
+
+
+def test_a_mask_without_values_tells_positions_apart_by_the_mask_alone():
+    # NoPE in a causal decoder: 0 for keys n ≤ m, −inf after — the mask is the only positional signal
+    def causal_zero(queries, keys, d_model):
+        return np.where(np.subtract.outer(queries, keys) >= 0, 0.0, -np.inf)
+
+    register(Scheme(key="test_causal_nope", label="Causal NoPE test", order=991, summary="mask", formula="0 / −inf",
+                    family="bias", bias=causal_zero))
+    try:
+        measured = logit_properties(params(scheme="test_causal_nope", seq_len=32, d_model=8))
+    finally:
+        unregister("test_causal_nope")
+    assert measured.rows_by_mask and measured.tells_apart
+    assert measured.verdicts()["tells positions apart"] == "by the mask alone"
+    assert measured.offset_only and not measured.decays and measured.far_drop == 0

@@ -96,9 +96,10 @@ class LogitProperties:
     past_error : str
         Empty when positions N … 2N − 1 give values; else what went wrong.
     row_difference : float
-        Smallest neighbour-row difference over the median one (inf when the masks tell every pair apart).
+        Smallest neighbour-row difference over the median one, on the keys both see (a pair whose masks
+        differ counts as told apart: inf).
     rows_by_mask : bool
-        Some neighbour rows differ only in their mask.
+        The logits are the same on the keys both neighbours see, and every pair differs in its mask only.
     """
 
     params: EncodingParams
@@ -177,7 +178,7 @@ class LogitProperties:
         past = "yes" if self.defined_past else "no"
         if not self.tells_apart:
             apart = "no"
-        elif self.rows_by_mask and math.isinf(self.row_difference):
+        elif self.rows_by_mask:
             apart = "by the mask alone"
         else:
             apart = "yes"
@@ -292,16 +293,15 @@ def _rows(params: EncodingParams, keys: np.ndarray) -> tuple[float, bool]:
     near = np.clip(queries[:, None] + np.arange(-1.0, 3.0), 0, n - 1).ravel()
     rows = _logits(params, np.concatenate([queries, queries + 1]), np.union1d(keys, near))
     first, second = rows[:queries.size], rows[queries.size:]
-    finite = np.isfinite(first)
-    by_mask = ~np.all(finite == np.isfinite(second), axis=1)
-    step = np.where(finite, first, 0.0) - np.where(finite, second, 0.0)  # masked in both: no difference
-    differences = np.where(by_mask, math.inf, np.sqrt(np.sum(step ** 2, axis=1)))
-    median = float(np.median(differences))
-    if median == 0:
-        return 0.0, bool(by_mask.any())
-    if math.isinf(median):
-        return (math.inf if by_mask.all() else float(differences.min()) / median), True
-    return float(differences.min()) / median, bool(by_mask.any())
+    seen_first, seen_second = np.isfinite(first), np.isfinite(second)
+    mask_differs = np.any(seen_first != seen_second, axis=1)
+    both = seen_first & seen_second  # the keys both queries see: their logits compared
+    step = np.where(both, first, 0.0) - np.where(both, second, 0.0)
+    values = np.sqrt(np.sum(step ** 2, axis=1))
+    median = float(np.median(values))
+    if median == 0:  # the logits never tell neighbours apart; only a different mask can
+        return (math.inf, True) if mask_differs.all() else (0.0, False)
+    return float(np.where(mask_differs, math.inf, values).min()) / median, False
 
 
 def logit_properties(params: EncodingParams) -> LogitProperties:

@@ -449,7 +449,8 @@ class PositionalLogitsPanel(Panel):
     def _compared_key(self) -> list[tuple[str, str]]:
         from ..model.schemes import SCHEMES
 
-        return [(colour, f"━ {SCHEMES[setup.key].label}") for colour, setup in zip(COMPARED_COLOURS, self._drawn())]
+        # the schemes' keys, not their labels: four labels do not fit a plot's title
+        return [(colour, f"━ {setup.key}") for colour, setup in zip(COMPARED_COLOURS, self._drawn())]
 
     def _drawn(self) -> list[ComparedSetup]:
         """The compared setups with a profile at the shown length (an older N's wait for their new result)."""
