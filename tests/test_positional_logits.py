@@ -213,11 +213,11 @@ def test_the_panel_shows_every_family_but_the_rotations_it_does_not_compute():
     register(spin)
     try:
         assert not PositionalLogitsPanel.shows(spin)
-        with pytest.raises(ValueError, match="only rope's logits are computed so far"):
+        with pytest.raises(ValueError, match="of the rotations only the logits of rope, xpos are computed"):
             logit_profile_data(params(scheme="test_spin"))
     finally:
         unregister("test_spin")
-    for scheme in ("rope", "sinusoidal", "alibi", "t5"):
+    for scheme in ("rope", "xpos", "sinusoidal", "learned", "alibi", "t5"):
         assert PositionalLogitsPanel.shows(params(scheme=scheme).info), scheme
 
 
