@@ -6,7 +6,7 @@ import html
 from typing import TYPE_CHECKING, Any, Callable, ClassVar
 
 from PySide6.QtCore import Qt, QTimer
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QToolButton, QVBoxLayout, QWidget
 
 from ..compute import ComputeService
 from ..export import FORMATS
@@ -119,6 +119,12 @@ class Panel(QWidget):
         self.unavailable_label.setStyleSheet(MESSAGE_STYLES["info"])
         self.unavailable_label.hide()
         outer.addWidget(self.unavailable_label, 1)
+        # under the notice, a button per panel that shows the scheme: one click brings it to the front
+        self.shown_by_bar = QWidget(self)
+        self._shown_by_layout = QHBoxLayout(self.shown_by_bar)
+        self._shown_by_layout.setContentsMargins(0, 0, 0, 4)
+        self.shown_by_bar.hide()
+        outer.addWidget(self.shown_by_bar)
 
     # --------------------------------------------------------- declarations
     @classmethod
@@ -142,13 +148,35 @@ class Panel(QWidget):
         reason = self.unavailable_reason(self.state.params)
         if reason is None:
             return None
-        info = self.state.params.info
-        # where a scheme of another family is shown (the table panels are most of the window: no list for
-        # them; nor for the panels that apply to every scheme)
-        others = [] if info.family == "table" else [
-            cls.title for cls in panel_classes() if (cls.requires or cls.requires_instead) and cls.shows(info)]
+        others = [cls.title for cls in self._shown_by()]
         hint = f" It is shown by: {', '.join(others)}." if others else ""
         return f"The {self.title} panel does not apply here: {reason}{hint}"
+
+    def _shown_by(self) -> list[type[Panel]]:
+        """The panels made for the current scheme's family (none listed for a table: they are most of the
+        window; nor the panels that apply to every scheme)."""
+        info = self.state.params.info
+        if info.family == "table":
+            return []
+        return [cls for cls in panel_classes() if (cls.requires or cls.requires_instead) and cls.shows(info)]
+
+    def _fill_shown_by(self, shown: bool) -> None:
+        """One button per panel that shows the scheme, in a window that can bring a dock forward."""
+        while self._shown_by_layout.count():
+            item = self._shown_by_layout.takeAt(0)
+            if item.widget() is not None:
+                item.widget().deleteLater()
+        classes = self._shown_by() if shown and self.host is not None else []
+        if classes:
+            self._shown_by_layout.addStretch(1)
+            self._shown_by_layout.addWidget(QLabel("Show:", self.shown_by_bar))
+            for cls in classes:
+                button = QPushButton(cls.title, self.shown_by_bar)
+                button.setToolTip(f"Bring the {cls.title} panel to the front")
+                button.clicked.connect(lambda _=False, panel_id=cls.panel_id: self.host.raise_panel(panel_id))
+                self._shown_by_layout.addWidget(button)
+            self._shown_by_layout.addStretch(1)
+        self.shown_by_bar.setVisible(bool(classes))
 
     def apply_options(self, **values: Any) -> None:
         """Set the panel's options, keyed by the ``dest`` of its :attr:`cli_options` (walkthrough, command line).
@@ -182,6 +210,7 @@ class Panel(QWidget):
     def attach_host(self, host: PanelHost) -> None:
         """Called by the window that docks the panel, once it is built."""
         self.host = host
+        self._fill_shown_by(self._unavailable is not None)
 
     def request_update(self) -> None:
         """Recompute what the panel shows (subclasses submit model work here)."""
@@ -210,6 +239,7 @@ class Panel(QWidget):
             self.unavailable_label.setText(message or "")
             self.unavailable_label.setVisible(message is not None)
             self._content.setVisible(message is None)
+            self._fill_shown_by(message is not None)
         return message is not None
 
     def on_screen(self) -> bool:
