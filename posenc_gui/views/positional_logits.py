@@ -302,7 +302,7 @@ class PositionalLogitsPanel(Panel):
         if self._compared:
             self.compute.submit((self, "compared"), ModelJob(compared_profiles, (self.state.params, self._compared)),
                                 self._show_compared, lambda error: self.show_message(str(error), "error"))
-        else:
+        elif self.compared:  # none any more: their curves go (nothing to redraw when there were none)
             self._show_compared(())
         if self._measured_key != self._properties_key():
             self._mark_properties_pending()
