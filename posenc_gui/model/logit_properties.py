@@ -16,7 +16,8 @@ symmetric
     L(m, n) = L(n, m) within the same tolerance, with the same mask.
 decay
     The profile p(r) = L(N − 1, N − 1 − r) (a key r positions before the
-    last query) at :func:`~.logits.profile_distances`: the first distance
+    last query) at every distance below 256 and 256 log-spaced ones beyond
+    (:data:`DECAY_DENSE`, :data:`DECAY_LOG`): the first distance
     from which every sampled p(r′), r′ ≥ r, is at least ln 100 below p(0) —
     from there on the positional term alone gives a key under 1 % of the
     softmax weight of a key at distance 0 — or None when it never does; and
@@ -31,7 +32,7 @@ defined past N
     mask) for every pair: no error, no NaN.
 tells positions apart
     Each sampled query m and its neighbour m + 1 have different logit rows
-    against the sampled keys and the keys next to m (a different mask
+    against every fourth measured key and the keys next to m (a different mask
     counts): the smallest difference is at least :data:`UNIQUE_TOL` of the
     median one. Without position the rows are equal; with a causal mask they
     differ by the mask alone, which is the order a causal decoder sees
@@ -55,7 +56,10 @@ from .params import EncodingParams, check_params
 #: Positions per axis of the matrices measured.
 MATRIX_POSITIONS = 256
 #: Query positions whose row is compared with the next position's.
-NEIGHBOUR_ROWS = 64
+NEIGHBOUR_ROWS = 16
+#: The decay is read at every distance up to DECAY_DENSE, then at DECAY_LOG log-spaced ones up to N − 1
+#: (a RoPE head of 8192 channels or a table of 8192 dimensions costs a few hundred ms at 512 distances).
+DECAY_DENSE, DECAY_LOG = 256, 256
 #: Relative spread along a diagonal (and asymmetry) still counted as none: far above rounding (module docstring).
 OFFSET_TOL = 1e-6
 #: Growth of the largest |logit| over a 16× longer range still counted as bounded.
@@ -246,8 +250,19 @@ def decay_profile(params: EncodingParams) -> tuple[np.ndarray, np.ndarray]:
     return distances, _logits(params, np.array([float(last)]), (last - distances).astype(np.float64))[0]
 
 
+def _decay_distances(seq_len: int) -> np.ndarray:
+    """Every distance below :data:`DECAY_DENSE`, then :data:`DECAY_LOG` log-spaced ones to N − 1 (included)."""
+    dense = np.arange(min(seq_len, DECAY_DENSE), dtype=np.int64)
+    if seq_len <= DECAY_DENSE:
+        return dense
+    spaced = np.unique(np.round(np.geomspace(DECAY_DENSE, seq_len - 1, DECAY_LOG)).astype(np.int64))
+    return np.union1d(dense, spaced)
+
+
 def _decay(params: EncodingParams) -> tuple[int | None, float]:
-    distances, profile = decay_profile(params)
+    distances = _decay_distances(params.seq_len)
+    last = params.seq_len - 1
+    profile = _logits(params, np.array([float(last)]), (last - distances).astype(np.float64))[0]
     if not np.isfinite(profile[0]):
         return None, math.nan
     # the largest logit at any distance from here on: a key under 1 % of distance 0's weight from r on
@@ -297,7 +312,7 @@ def _rows(params: EncodingParams, keys: np.ndarray) -> tuple[float, bool]:
     mask_differs = np.any(seen_first != seen_second, axis=1)
     both = seen_first & seen_second  # the keys both queries see: their logits compared
     step = np.where(both, first, 0.0) - np.where(both, second, 0.0)
-    values = np.sqrt(np.sum(step ** 2, axis=1))
+    values = np.max(np.abs(step), axis=1)  # the largest difference: no overflow for xPos's large logits
     median = float(np.median(values))
     if median == 0:  # the logits never tell neighbours apart; only a different mask can
         return (math.inf, True) if mask_differs.all() else (0.0, False)
@@ -327,7 +342,8 @@ def logit_properties(params: EncodingParams) -> LogitProperties:
     scale = _largest(matrix)
     decay_distance, far_drop = _decay(params)
     max_within, max_longer, lengths = _bounded(params)
-    row_difference, by_mask = _rows(params, positions)
+    # a quarter of the measured keys, and each query's neighbours: the rows' costs stay a few hundred ms
+    row_difference, by_mask = _rows(params, positions[::4])
     return LogitProperties(params, stride, scale, _spread(matrix, scale), _asymmetry(matrix, scale),
                            bool(np.isneginf(matrix).any()), decay_distance, far_drop, max_within, max_longer,
                            lengths, _past(params), row_difference, by_mask)
