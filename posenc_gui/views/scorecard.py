@@ -187,7 +187,12 @@ class ScorecardPanel(Panel):
         "numbers. For large N or d the norm checks sample positions (stated below the table). RoPE adds "
         "no table: its row measures the rotation itself, R(p·θ<sub>i</sub>) applied to (1, 0) in every pair "
         "(the heatmap's cos and sin columns), at the current d as the head dimension — its exact T<sub>k</sub> "
-        "is the rotation RoPE applies to q and k, which is why q·k depends only on the offset."
+        "is the rotation RoPE applies to q and k, which is why q·k depends only on the offset. "
+        "<b>The logit columns</b> measure every scheme's positional logit on one footing — a table's "
+        "PE(m)·PE(n), a rotation's q·R(n − m)·k (q = k = 1), a bias itself — as the Positional-logits panel "
+        "does: depends only on the offset, decays (to 1 % of the softmax weight from which distance), "
+        "symmetric, bounded over a 16× longer range, defined past N, tells neighbouring positions apart. "
+        "A scheme that gives no table (a bias) has a row for these alone."
     )
 
     def __init__(self, state, compute, parent: QWidget | None = None) -> None:
