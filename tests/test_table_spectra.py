@@ -100,7 +100,7 @@ def test_binary_bits_are_square_waves_with_their_fundamental_share():
     assert np.isnan(data.peak_share[10:]).all() and data.peak_bin[10:].tolist() == [0, 0]
     assert data.constant_rows.tolist() == [False] * 10 + [True] * 2 and np.isneginf(data.image[10:]).all()
     assert data.known_frequency is None and data.agrees is None  # a table without analytic columns
-    assert "2 are constant there" in data.summary()
+    assert "; 2 constant." in data.summary()
 
 
 # --------------------------------------------------------------------------- periodogram: white noise

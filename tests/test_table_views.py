@@ -65,7 +65,7 @@ def test_the_periodogram_shows_the_model_and_follows_a_change(qtbot, state, comp
     peak_x, _ = line_data(panel.peak_dot)
     assert peak_x.tolist() == [pytest.approx(math.log10(163 / 1024), abs=1e-15)]
     assert panel.known_line.isVisible() and panel.known_line.value() == pytest.approx(math.log10(1 / (2 * math.pi)))
-    assert "agrees within one bin" in panel.dim_key.text and "sin(pos / 10000^(2·0/4))" in panel.dim_key.text
+    assert "agrees within one bin" in panel.dim_label.text() and "sin(pos / 10000^(2·0/4))" in panel.dim_label.text()
     assert "4 of the 4 dimensions" in panel.summary_label.text()
 
     change(qtbot, panel, compute, d_model=8)
@@ -134,7 +134,8 @@ def test_the_periodogram_says_why_it_does_not_apply(qtbot, state, compute):
     assert panel.unavailable_label.isVisible() and "needs a table" in panel.unavailable_label.text()
     change(qtbot, panel, compute, scheme="learned")
     assert not panel.unavailable_label.isVisible() and panel.data.params.scheme == "learned"
-    assert panel.figure_caption() == panel.data.summary()
+    caption = panel.figure_caption()  # the headline numbers, then the chosen dimension's (written under the figure)
+    assert caption.startswith(panel.data.summary()) and "Dimension 0: σ·z(⌊pos⌋, 0)" in caption
 
 
 def test_the_periodogram_exports_its_numbers_and_takes_dim_on_the_command_line(qapp, tmp_path):

@@ -319,20 +319,19 @@ class PeriodogramData:
         if constant == d:
             return f"Every one of the {d:,} dimensions is constant over {analysed}: no frequency to show."
         one, slow = int(self.one_frequency.sum()), int(self.too_slow.sum())
-        text = (f"Over {analysed}: {one:,} of {d:,} dimensions ({one / d:.0%}) have ≥ {ONE_FREQUENCY_SHARE:.0%} of "
-                f"their power in one frequency (the peak's ±{LOBE_BINS} bins, Hann window); median peak share "
-                f"{self.median_peak_share():.3g} (white noise: about {_noise_share(self.positions):.2g}).")
+        text = (f"{analysed[0].upper()}{analysed[1:]}: {one:,} of {d:,} dimensions ({one / d:.0%}) have "
+                f"≥ {ONE_FREQUENCY_SHARE:.0%} of their power in one frequency; median peak share "
+                f"{self.median_peak_share():.3g} (white noise ≈ {_noise_share(self.positions):.2g})")
         if slow:
-            text += (f" {slow:,} peak below {SLOWEST_TOLD_BIN} cycles in {self.positions:,} positions: too slow to "
-                     "tell a wave from a trend.")
+            text += f"; {slow:,} too slow to tell (peak under {SLOWEST_TOLD_BIN} cycles)"
         if constant:
-            text += f" {constant:,} are constant there."
+            text += f"; {constant:,} constant"
+        text += "."
         if self.known_frequency is not None and not np.isnan(self.known_frequency).all():
             resolved, agrees = int(self.resolved.sum()), int(self.agrees.sum())
-            text += (f" Peak within one bin of the formula's frequency: {agrees:,} of the {resolved:,} dimensions "
-                     f"whose frequency completes a cycle in {self.positions:,} positions")
             unresolved = int((~self.resolved & ~np.isnan(self.known_frequency)).sum())
-            text += (f" ({unresolved:,} have longer wavelengths)." if unresolved else ".")
+            text += (f" Peak within one bin of the formula's frequency in {agrees:,} of the {resolved:,} dimensions "
+                     "that complete a cycle" + (f" ({unresolved:,} have longer wavelengths)." if unresolved else "."))
         return text
 
 

@@ -19,11 +19,10 @@ from ..model.table_spectra import (
 from .base import Panel
 from .labels import plain_text
 from .plotkit import (
-    BLUE, FOREGROUND, GREEN, CompactAxisItem, MatrixPlot, NO_PEN, ORANGE, add_canvas_title, add_legend_below, cache_text,
-    new_layout_widget, prepare_for_paint, set_axis_label, set_canvas_title, set_ticks, shared_brush, show_grid,
+    BLUE, FOREGROUND, GREEN, CompactAxisItem, LegendBelow, MatrixPlot, NO_PEN, ORANGE, add_canvas_title,
+    new_layout_widget, prepare_for_paint, set_canvas_title, set_ticks, set_title, shared_brush, show_grid,
     style_axis, style_plot,
 )
-from .plotkit.pgcompat import let_title_narrow
 from .registry import PanelOption
 from .spectrum import decade_label, decade_ticks
 
@@ -31,8 +30,6 @@ from .spectrum import decade_label, decade_ticks
 LEVELS = (-6.0, 0.0)
 COLORBAR_TICKS = [[(float(k), decade_label(k)) for k in (-6, -4, -2, 0)], [(float(k), "") for k in (-5, -3, -1)]]
 GREY = "#888888"
-#: Width of both left axes (the dimension indices, the decades of the share and their titles).
-LEFT_AXIS_PX = 64
 #: Above this many bins the line plot draws about one point per pixel (exact at any zoom).
 MAX_WHOLE_CURVE = 4096
 
@@ -71,10 +68,10 @@ class PeriodogramPanel(Panel):
         "Each dimension of the table as a signal over position: its periodogram, the share of the dimension's "
         "variance at each frequency k/n cycles per position (a wavelength of n/k positions), over the first n "
         "positions with the mean removed (every position up to 65,536; fewer at a large d_model, said below the "
-        "plot). <b>Top:</b> one row per dimension, dimension 0 at the top, log<sub>10</sub> of the share on a "
+        "plot). <b>Left:</b> one row per dimension, dimension 0 at the top, log<sub>10</sub> of the share on a "
         "logarithmic frequency axis (wavelengths on the top axis), through a Hann window so that a frequency "
         "between two bins stays one bright cell; with thousands of dimensions or bins each cell is the largest "
-        "share of those it covers; grey rows are constant. <b>Bottom:</b> the chosen dimension's periodogram "
+        "share of those it covers; grey rows are constant. <b>Right:</b> the chosen dimension's periodogram "
         "(grey) and with the window (blue), its peak (dot) and, for a scheme with a formula, the formula's "
         "frequency 1/(2π·divisor) (dashed). The sinusoidal encoding puts pair i at one frequency, "
         "1/(2π·base<sup>2i/d</sup>): a staircase of peaks. A learned table as initialised (random) has a flat "
@@ -89,13 +86,15 @@ class PeriodogramPanel(Panel):
         self.dim_box = QSpinBox(self)
         self.dim_box.setRange(0, state.params.d_model - 1)
         self.dim_box.setGroupSeparatorShown(True)
-        self.dim_box.setToolTip("The dimension whose spectrum the lower plot shows")
+        self.dim_box.setToolTip("The dimension whose spectrum the plot on the right shows")
         self.dim_box.valueChanged.connect(self.schedule_update)
         self.header.addWidget(self.dim_box)
         self.finish_header()
         self.summary_label = self.add_summary_label()
         self.canvas = new_layout_widget(self)
         self.figure_title = add_canvas_title(self.canvas, columns=2)
+        # The image on the left, the chosen dimension's spectrum on the right: side by side, both keep
+        # their height in a dock of a few hundred pixels.
         self.matrix = MatrixPlot(self.canvas.ci, "frequency (cycles per position)", "dimension",
                                  "share of the power (Hann)", row=1, col=0)
         self.matrix.set_colorbar_ticks(COLORBAR_TICKS)
@@ -104,24 +103,18 @@ class PeriodogramPanel(Panel):
         style_axis(image_plot.getAxis("top"), cached=False)
         image_plot.showAxis("top")
         image_plot.setLabel("top", "wavelength (positions)")
-        # The colour bar in a column of its own, and left axes of one width: the image and the line plot
-        # below share their frequency axis to the pixel (and zoom together).
-        image_plot.layout.removeItem(self.matrix.colorbar)
-        self.canvas.addItem(self.matrix.colorbar, row=1, col=1)
-        self.dim_key = self.canvas.addLabel("", row=2, col=0, color=FOREGROUND, size="9pt")
-        cache_text(self.dim_key.item)
-        let_title_narrow(self.dim_key)  # two long lines: they run over the margins rather than widen the figure
-        self.line_plot: pg.PlotItem = self.canvas.addPlot(row=3, col=0)
+        side = self.canvas.ci.addLayout(row=1, col=1)
+        self.line_plot: pg.PlotItem = side.addPlot(row=0, col=0)
         style_plot(self.line_plot)
         show_grid(self.line_plot)
         self.line_plot.setMenuEnabled(False)
         self.line_plot.hideButtons()
         self.line_plot.setLabel("bottom", "frequency (cycles per position)")
         self.line_plot.setLabel("left", "share of the power")
-        for plot in (image_plot, self.line_plot):
-            plot.getAxis("left").setWidth(LEFT_AXIS_PX)
-        self.line_plot.setXLink(image_plot)
-        self.legend = add_legend_below(self.canvas, self.line_plot, labelTextColor=FOREGROUND)  # before the curves
+        self.line_plot.setXLink(image_plot)  # the same frequencies: zoom one, the other follows
+        self.legend = LegendBelow(self.line_plot, labelTextColor=FOREGROUND)
+        side.addItem(self.legend, row=1, col=0)
+        self.line_plot.legend = self.legend  # curves with a name join it
         self.raw_curve = self.line_plot.plot(pen=pg.mkPen(GREY, width=1), name="periodogram")
         self.hann_curve = self.line_plot.plot(pen=pg.mkPen(BLUE, width=1.5), name="Hann window")
         self.peak_dot = self.line_plot.plot(pen=None, symbol="o", symbolSize=8, symbolPen=NO_PEN,
@@ -131,9 +124,10 @@ class PeriodogramPanel(Panel):
         self.known_entry = pg.PlotDataItem(pen=pg.mkPen(GREEN, width=1.5, style=Qt.PenStyle.DashLine))
         self._known_in_legend = False
         layout = self.canvas.ci.layout
-        layout.setRowStretchFactor(1, 3)
-        layout.setRowStretchFactor(3, 2)
+        layout.setColumnStretchFactor(0, 3)
+        layout.setColumnStretchFactor(1, 2)
         self.body.addWidget(self.canvas, 1)
+        self.dim_label = self.add_summary_label()  # the chosen dimension's formula and numbers, under the plots
         self.data: PeriodogramData | None = None
         self.dim_data: DimensionPeriodogram | None = None
         self._table_requested: EncodingParams | None = None
@@ -143,7 +137,7 @@ class PeriodogramPanel(Panel):
 
     # --------------------------------------------------------------- options
     def apply_options(self, dim: int | None = None) -> None:
-        """Choose the dimension whose spectrum the lower plot shows (:meth:`set_dim`)."""
+        """Choose the dimension whose spectrum the right-hand plot shows (:meth:`set_dim`)."""
         if dim is not None:
             self.set_dim(dim)
 
@@ -152,7 +146,7 @@ class PeriodogramPanel(Panel):
         return {"dim": self.dim_box.value()}
 
     def set_dim(self, dim: int) -> None:
-        """Choose the dimension of the lower plot, ``0 … d_model − 1``."""
+        """Choose the dimension of the right-hand plot, ``0 … d_model − 1``."""
         d_model = self.state.params.d_model
         if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)) or not 0 <= dim < d_model:
             raise ValueError(f"dim must be in 0…{d_model - 1:,} (d_model {d_model:,}), got {dim!r}")
@@ -207,12 +201,12 @@ class PeriodogramPanel(Panel):
         view.setRange(xRange=(low, high), yRange=(top, bottom), padding=0)
         set_ticks(self.matrix.plot.getAxis("bottom"), _frequency_ticks(low, high))
         set_ticks(self.matrix.plot.getAxis("top"), _wavelength_ticks(low, high))
-        set_axis_label(self.matrix.plot.getAxis("left"), "dimension" if rows.stride == 1
-                       else f"dimension (each row the largest of {rows.stride:,})")
         set_ticks(self.line_plot.getAxis("bottom"), _frequency_ticks(low, high))
         set_canvas_title(self.figure_title, data.params.title())
-        masked = " Grey rows: constant dimensions." if data.constant_rows.any() else ""
-        self.summary_label.setText(html.escape(data.summary() + masked))
+        drawn = (f" The image draws each row as the largest share of {rows.stride:,} dimensions."
+                 if rows.stride > 1 else "")
+        drawn += " Grey rows: constant dimensions." if data.constant_rows.any() else ""
+        self.summary_label.setText(html.escape(data.summary() + drawn))
         prepare_for_paint(self.canvas)
 
     def _show_dim(self, data: DimensionPeriodogram) -> None:
@@ -247,7 +241,8 @@ class PeriodogramPanel(Panel):
         span = (math.floor(bottom) - 0.2, 0.3)
         self.line_plot.setYRange(*span, padding=0)
         set_ticks(self.line_plot.getAxis("left"), decade_ticks(*span))
-        self.dim_key.setText(self._dim_text(data))
+        set_title(self.line_plot, f"dimension {data.dim:,}")
+        self.dim_label.setText(self._dim_text(data))
         prepare_for_paint(self.canvas)
 
     @staticmethod
@@ -257,14 +252,12 @@ class PeriodogramPanel(Panel):
         if data.constant:
             return head + f", constant over the first {data.positions:,} positions."
         f = data.peak_frequency
-        text = (f"{head}<br>peak {_number(f)} cycles/position (wavelength {_number(1 / f)}), peak share "
-                f"{data.peak_share:.3g}, {data.lobe_share:.1%} within ±{LOBE_BINS} bins")
-        if data.too_slow:
-            text += " (too slow to tell a wave from a trend)"
+        text = (f"{head}: peak {_number(f)} cycles/position (λ {_number(1 / f)}), share {data.peak_share:.3g}, "
+                f"{data.lobe_share:.1%} within ±{LOBE_BINS} bins" + (", too slow to tell" if data.too_slow else ""))
         known = data.known_frequency
         if known is not None and math.isfinite(known) and known > 0:
             agrees = known * data.positions >= 1 and abs(f - known) * data.positions <= 1
-            text += (f"; formula {_number(known)} (wavelength {_number(1 / known)}): "
+            text += (f"; formula λ {_number(1 / known)}: "
                      + ("agrees within one bin" if agrees else
                         "longer than the positions analysed" if known * data.positions < 1 else "differs"))
         return text + "."
@@ -274,8 +267,10 @@ class PeriodogramPanel(Panel):
         return self.canvas
 
     def figure_caption(self) -> str:
-        """The headline numbers (how many dimensions hold one frequency, the median peak share, agreement)."""
-        return plain_text(self.summary_label.text()) if self.data is not None else ""
+        """The headline numbers (dimensions in one frequency, median peak share, agreement), the chosen dimension's."""
+        if self.data is None:
+            return ""
+        return " ".join(plain_text(label.text()) for label in (self.summary_label, self.dim_label) if label.text())
 
     def export_data(self) -> dict[str, Any]:
         """Per dimension its peak, shares and known frequency; the image; the chosen dimension's spectrum."""
