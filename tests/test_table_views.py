@@ -195,6 +195,25 @@ def test_the_pca_view_says_how_it_samples_a_million_positions(qtbot, state, comp
     np.testing.assert_array_equal(exported["arrays"]["explained"], pca_data(state.params).explained)
 
 
+def test_the_pca_view_keeps_its_last_view_under_an_error(qtbot, state, compute, monkeypatch):
+    from posenc_gui.views import pca as pca_view
+
+    state.update(scheme="sincos_pair", seq_len=64, d_model=2)
+    panel = make(qtbot, PCAPanel, state, compute)
+    shown = panel.data
+
+    def failing(params):
+        raise ValueError("the components failed here")
+
+    monkeypatch.setattr(pca_view, "pca_data", failing)
+    change(qtbot, panel, compute, d_model=8)
+    assert panel._message == ("the components failed here", "error") and panel.data is shown
+    np.testing.assert_array_equal(panel.points.getData()[0], shown.coordinates[:, 0])
+    monkeypatch.undo()
+    change(qtbot, panel, compute, d_model=4)
+    assert panel.data.params.d_model == 4 and not panel.message_label.isVisible()
+
+
 def test_both_views_export_figures_with_their_title(qtbot, state, compute):
     state.update(scheme="learned", seq_len=512, d_model=768)
     for cls in (PeriodogramPanel, PCAPanel):
