@@ -282,7 +282,9 @@ class PeriodogramPanel(Panel):
         agrees = data.agrees if data.agrees is not None else np.zeros(d_model, dtype=bool)
         table = np.column_stack([np.arange(d_model), data.peak_frequency, 1.0 / data.peak_frequency,
                                  data.peak_share, data.lobe_share, data.variance, known, agrees.astype(np.float64)])
-        arrays = {"dimensions": table, "image": data.image, "frequency": data.frequency}
+        arrays = {"dimensions": table, "frequency": data.frequency}
+        if not data.constant_rows.all():  # an image of nothing but constant rows would be all −inf
+            arrays["image"] = data.image
         meta = {
             "panel": self.panel_id,
             "params": data.params.as_dict(),
@@ -291,7 +293,8 @@ class PeriodogramPanel(Panel):
                         "known_frequency", "agrees"],
             "image": {"rows": "dimensions, each the largest of image_dims_per_row consecutive ones",
                       "columns": "log10 frequency, evenly spaced over log10_frequency_range",
-                      "values": "log10 share of the power (Hann window), -inf: constant"},
+                      "values": "log10 share of the power (Hann window), -inf: constant",
+                      "shown": "omitted when every dimension is constant"},
             "image_dims_per_row": data.image_rows.stride,
             "log10_frequency_range": list(data.log_frequency_range),
             "summary": data.summary(),
