@@ -418,6 +418,16 @@ def _check_data(window: Any, panel: Any) -> list[str]:
     return _check_hover(panel)
 
 
+def _check_periodogram(window: Any, panel: Any) -> list[str]:
+    """The table's periodogram, and the chosen dimension's spectrum, of the current parameters."""
+    problems = _check_data(window, panel)
+    dim = panel.dim_data
+    if not problems and (dim is None or dim.params != window.state.params or dim.dim != panel.dim_box.value()):
+        problems.append(f"periodogram: the line plot shows {dim and (dim.params, dim.dim)}, the parameters are "
+                        f"{window.state.params} and dimension {panel.dim_box.value()}")
+    return problems
+
+
 CHECKS: dict[str, Callable[[Any, Any], list[str]]] = {
     "parameters": _check_parameters,
     "heatmap": _check_heatmap,
@@ -426,9 +436,10 @@ CHECKS: dict[str, Callable[[Any, Any], list[str]]] = {
     "permutation": _check_permutation,
     "scorecard": _check_scorecard,
     "walkthrough": _check_walkthrough,
+    "periodogram": _check_periodogram,
     **{panel_id: _check_data for panel_id in
        ("uniqueness", "magnitude", "linear_relation", "relative", "addition", "spectrum", "frequencies", "precision",
-        "context", "logits", "bias")},
+        "context", "logits", "bias", "pca")},
 }
 
 

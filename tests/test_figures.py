@@ -220,7 +220,8 @@ def assert_labelled(panel, where: str) -> None:
             assert "0" in labels, (where, panel.panel_id, axis.orientation, axis.range, labels)
 
 
-PLOTTED = ["heatmap", "waveforms", "similarity", "uniqueness", "magnitude", "relative", "addition", "spectrum"]
+PLOTTED = ["heatmap", "waveforms", "similarity", "uniqueness", "magnitude", "relative", "addition", "spectrum",
+           "periodogram", "pca"]
 
 
 @pytest.mark.parametrize("seq_len, d_model", [(128, 512), (1_048_576, 8192)])

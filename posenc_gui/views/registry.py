@@ -49,6 +49,8 @@ BUILT_IN = (
     "rope_precision:RopePrecisionPanel",
     "attention_bias:AttentionBiasPanel",
     "scorecard:ScorecardPanel",
+    "periodogram:PeriodogramPanel",
+    "pca:PCAPanel",
     "walkthrough:WalkthroughPanel",
 )
 
