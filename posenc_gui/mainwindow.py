@@ -21,7 +21,7 @@ from .state import AppState
 from .views.base import Panel
 from .views.export_ui import SETTINGS_FOLDER, SETTINGS_FORMAT, SETTINGS_SCALE, install_export_actions
 from .views.labels import StatusText, counted
-from .views.model_open import model_location, open_model_dialog, open_model_path, show_model_problem
+from .views.model_open import model_location, open_chosen_path, open_model_dialog, open_model_path
 from .views.registry import panel_classes
 
 SETTINGS_VERSION = 1
@@ -391,9 +391,7 @@ class MainWindow(QMainWindow):
         if path is None:
             return
         event.acceptProposedAction()
-        problem = self.open_model(path)
-        if problem:
-            show_model_problem(self, problem)
+        open_chosen_path(self.state, path, self)
 
     @staticmethod
     def _dropped_path(event) -> str | None:

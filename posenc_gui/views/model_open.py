@@ -122,8 +122,12 @@ def open_model_dialog(state: AppState, parent: QWidget | None = None, folder: bo
     """
     start = _start_folder(state.params)
     path = ask_model_folder(parent, start) if folder else ask_model_file(parent, start)
-    if path is None:
-        return None
+    return None if path is None else open_chosen_path(state, path, parent)
+
+
+def open_chosen_path(state: AppState, path: str, parent: QWidget | None = None) -> str | None:
+    """Open the model at ``path`` a user chose (dropped on the window): as :func:`open_model_path` on
+    :func:`model_location`, and a refusal is also shown in a message box. None, or the reason."""
     problem = open_model_path(state, model_location(path), parent)
     if problem:
         show_model_problem(parent, problem)
