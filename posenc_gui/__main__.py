@@ -34,7 +34,7 @@ def _flag_type(spec: ParamSpec) -> Callable[[str], object]:
 def _flag_help(spec: ParamSpec) -> str:
     users = [key for key, info in SCHEMES.items() if info.spec(spec.name) is not None]
     where = "" if spec in SIZE_SPECS else f" [{', '.join(users)}]"
-    default = spec.default if spec.kind == "choice" else spec.text(spec.default)
+    default = spec.default if spec.kind == "choice" else (spec.text(spec.default) or "none")
     return f"{spec.help} Values: {spec.range_text()}; default {default}.{where}"
 
 

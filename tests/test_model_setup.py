@@ -255,6 +255,18 @@ def test_a_table_wider_than_d_model_allows_is_named_not_shown(tmp_path):
     assert opened.setups == () and "d_model must be in 2…8192, got 8200" in opened.problems[0]
 
 
+def test_a_table_holding_nan_is_named_not_shown(tmp_path):
+    values = table(64, 48)
+    values[3, 5] = np.nan
+    gpt2_file(tmp_path / "gpt2.safetensors", values)
+    opened = model_setups(tmp_path / "gpt2.safetensors")
+    assert [setup.params.options["tensor"] for setup in opened.setups] == []
+    assert "tensor wpe.weight holds 1 NaN and 0 infinite values (the first at row 3, column 5)" in opened.notes()
+    assert "wpe.weight holds NaN or infinite values" in opened.problems[0]
+    with pytest.raises(ValueError, match="no learned position table and no RoPE set-up"):
+        opened.setup()
+
+
 def test_a_pickle_is_refused_on_one_line_with_its_conversion_and_runs_nothing(tmp_path):
     marker = tmp_path / "ran"
     (tmp_path / "model.pt").write_bytes(marker_pickle(marker))

@@ -31,7 +31,7 @@ import numpy as np
 
 from . import limits
 from .files import ModelFile, ModelFileError, TensorInfo
-from .model_tables import cached_model, table_shape, table_tensors
+from .model_tables import cached_model, model_table, table_shape, table_tensors
 from .params import EncodingParams
 from .rope import RopeConfig, rope_config, rope_frequencies
 
@@ -154,6 +154,8 @@ def table_setup(model: ModelFile, tensor: str) -> ModelSetup:
     ``limits.MAX_SEQ_LEN``), d_model its width; ValueError naming what does not fit."""
     try:
         positions, width = table_shape(model, tensor)
+        if tensor == model.position_table_name:
+            model_table(model, tensor)  # read on opening: refused here when it holds NaN or infinity
     except ModelFileError as error:
         raise ValueError(f"tensor: {error}") from None
     params = EncodingParams.validated(scheme="learned_file", model_path=os.fspath(model.path), tensor=tensor,

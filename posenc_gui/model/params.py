@@ -99,16 +99,7 @@ class EncodingParams:
         """
         fields = {name: changes.pop(name) for name in FIELDS if name in changes}
         target = scheme(fields.get("scheme", self.scheme))
-        carried = {}
-        for spec in target.options:
-            for source in (self.options, remembered or {}):
-                if spec.name in source:
-                    try:
-                        carried[spec.name] = spec.check(source[spec.name])
-                        break
-                    except ValueError:
-                        continue
-        carried.update(changes)
+        carried = {**self.carried_options(target.key, remembered), **changes}
         if fit_sizes and target.sizes is not None:
             try:
                 positions, width = target.sizes(**target.check(carried, target.options))
@@ -118,6 +109,20 @@ class EncodingParams:
                 fields.setdefault("d_model", width)
                 fields.setdefault("seq_len", min(fields.get("seq_len", self.seq_len), positions))
         return replace(self, **fields, options=Options(carried)).validate()
+
+    def carried_options(self, key: str, remembered: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """The options the scheme ``key`` takes from these options, then from ``remembered`` (those its specs
+        accept), as :meth:`replaced` carries them on a change of scheme; the others are left to their defaults."""
+        carried = {}
+        for spec in scheme(key).options:
+            for source in (self.options, remembered or {}):
+                if spec.name in source:
+                    try:
+                        carried[spec.name] = spec.check(source[spec.name])
+                        break
+                    except ValueError:
+                        continue
+        return carried
 
     def as_dict(self) -> dict[str, Any]:
         """Flat ``{scheme, seq_len, d_model, **options}``, as :meth:`validated` takes it (JSON-ready)."""

@@ -513,6 +513,19 @@ def scorecard_setups(params: EncodingParams, schemes=None, options: Mapping[str,
     return _setups(params, schemes, options)[0]
 
 
+def _absent(params: EncodingParams, options: Mapping[str, Any] | None) -> list[str]:
+    """The schemes whose table does not exist with the options they would be measured with (``learned_file``
+    while no model file is open): they have no row."""
+    absent = []
+    for key, info in SCHEMES.items():
+        if info.sizes is not None:
+            try:
+                info.sizes(**info.check(params.carried_options(key, options), info.options))
+            except ValueError:
+                absent.append(key)
+    return absent
+
+
 def scoreable_schemes() -> list[str]:
     """The schemes the scorecard measures: those that give a table, or a rotation's cos and sin (RoPE's
     R(p·θ_i) applied to (1, 0) in every pair, whose T_k is the rotation RoPE applies to q and k)."""
@@ -522,12 +535,14 @@ def scoreable_schemes() -> list[str]:
 def _setups(params: EncodingParams, schemes, options: Mapping[str, Any] | None
             ) -> tuple[tuple[EncodingParams, ...], tuple[tuple[str, str], ...]]:
     """:func:`scorecard_setups`, and ``(scheme, why)`` of each scheme left out of the default list because it
-    does not take these sizes (RoPE at an odd d_model); a scheme asked for by name raises instead."""
+    does not take these sizes (RoPE at an odd d_model); a scheme asked for by name raises instead. The
+    default list has no scheme whose table does not exist (:func:`_absent`: no model file open)."""
     params = check_params(params)
     if schemes is not None and (isinstance(schemes, str) or not isinstance(schemes, Iterable)):
         raise ValueError(f"schemes must be a list of keys of {', '.join(SCHEMES)}; got {limits.shown(schemes)}")
     tables = scoreable_schemes()
-    keys = tables if schemes is None else list(islice(schemes, len(SCHEMES) + 1))
+    absent = _absent(params, options) if schemes is None else []
+    keys = [key for key in tables if key not in absent] if schemes is None else list(islice(schemes, len(SCHEMES) + 1))
     if len(keys) > len(SCHEMES):
         raise ValueError(f"schemes must name at most the {len(SCHEMES)} schemes, each once")
     for key in keys:
@@ -572,7 +587,8 @@ def scorecard(params: EncodingParams, schemes=None, scan_work: int | None = None
     """
     setups, left_out = _setups(params, schemes, options)
     scores = tuple(score_scheme(setup, scan_work=scan_work) for setup in setups)
-    keys = [setup.scheme for setup in setups] if schemes is not None else list(SCHEMES)
+    absent = _absent(check_params(params), options)
+    keys = [setup.scheme for setup in setups] if schemes is not None else [key for key in SCHEMES if key not in absent]
     return Scorecard(check_params(params), scores, setups, left_out, logit_rows(params, keys, options))
 
 
