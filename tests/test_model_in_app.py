@@ -120,12 +120,14 @@ def test_the_parameters_cap_n_at_the_table_and_offer_its_tensors(make_window, qt
     settled(window, qtbot)
     assert (window.state.params.options["tensor"], window.state.params.seq_len) == ("transformer.wte.weight", 40)
     assert n.editor.maximum() == 90
+    assert not panel.controls["d_model"].editor.isEnabled()  # the table's width; a value set anyway is refused
     panel.controls["d_model"].editor.setValue(16)
     assert panel.controls["d_model"].error.text() == "d_model must be 24, the width of the table, got 16"
     assert window.state.params.d_model == 24
     panel.scheme.setCurrentIndex(panel.scheme.findData("sinusoidal"))  # leaving the table lifts the cap
     settled(window, qtbot)
     assert n.editor.maximum() == 1_048_576 and not panel.model_note.isVisible()
+    assert panel.controls["d_model"].editor.isEnabled()
 
 
 def test_a_bert_folder_opened_from_the_folder_dialog(make_window, qtbot, tmp_path, dialogs):
@@ -186,7 +188,8 @@ def test_a_model_with_both_asks_which_and_a_cancel_changes_nothing(make_window, 
     window.open_model(str(folder))
     settled(window, qtbot)
     assert window.state.params.scheme == "rope"
-    assert "It also has learned table wpe.weight (64 × 48): open it again to choose." in status(window)
+    assert ("It also has learned table wpe.weight (64 × 48): open it again to choose it (--scheme learned_file on "
+            "the command line).") in status(window)
 
 
 def test_a_model_with_neither_lets_the_user_pick_a_tensor(make_window, qtbot, tmp_path, dialogs):

@@ -234,8 +234,8 @@ def test_a_model_with_both_offers_both_and_one_with_neither_names_its_tables(tmp
     both = model_setups(folder(tmp_path / "both", LLAMA | LLAMA3, {"wpe.weight": table(64, 48)}))
     assert [setup.params.scheme for setup in both.setups] == ["learned_file", "rope"]
     assert both.setup("rope") is both.setups[1]
-    assert "It also has RoPE (θ 500000, llama3 ×8, head 64, halves): open it again to choose." in both.summary(
-        both.setups[0])
+    assert ("It also has RoPE (θ 500000, llama3 ×8, head 64, halves): open it again to choose it (--scheme rope "
+            "on the command line).") in both.summary(both.setups[0])
     neither = model_setups(folder(tmp_path / "neither", {"model_type": "mystery"},
                                   {"a.weight": table(8, 4), "b": table(3, 4)[0], "c.weight": table(5, 6)}))
     with pytest.raises(ValueError, match=r"^neither has no learned position table and no RoPE set-up; choose one "

@@ -116,10 +116,11 @@ class OpenedModel:
 
     def summary(self, setup: ModelSetup) -> str:
         """One paragraph: the model opened, what it is shown as, the other setup, and every note."""
-        others = [other.label for other in self.setups if other is not setup]
+        others = [other for other in self.setups if other is not setup]
         text = f"Opened {self.name} ({self.model.kind}) as {setup.label}."
-        if others:
-            text += f" It also has {' and '.join(others)}: open it again to choose."
+        for other in others:
+            text += (f" It also has {other.label}: open it again to choose it (--scheme {other.params.scheme} on "
+                     "the command line).")
         notes = self.notes(setup)
         if notes:
             text += " Notes: " + "; ".join(notes) + "."

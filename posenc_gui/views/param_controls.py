@@ -165,6 +165,12 @@ class ParamControl:
         combo.setCurrentIndex(combo.findData(current))
         combo.blockSignals(False)
 
+    def set_fixed(self, why: str) -> None:
+        """Let the user change the value (``why`` empty), or not: its widgets disabled, ``why`` as their tooltip."""
+        for widget in self.widgets():
+            widget.setEnabled(not why)
+        self.editor.setToolTip(why or self.spec.help)
+
     def set_high(self, high: int | float) -> None:
         """Let an ``int`` go no higher than ``high`` (the positions of a table read from a file)."""
         if isinstance(self.editor, QSpinBox):

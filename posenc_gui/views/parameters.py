@@ -204,6 +204,8 @@ class ParametersPanel(Panel):
         # N goes no further than a table read from a file has rows (its sizes opened the file when validated)
         self.controls["seq_len"].set_high(min(SEQ_LEN.high, info.sizes(**params.options)[0]) if info.sizes
                                           else SEQ_LEN.high)
+        self.controls["d_model"].set_fixed("d_model is the width of the table read from the file" if info.sizes
+                                           else "")
         for spec in info.options_in_use(params.options):
             if spec.kind == "name" and self._choices_for.get(spec.name) != params.options:
                 self.controls[spec.name].set_choices(spec.choices_of(params.options))
