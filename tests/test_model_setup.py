@@ -9,7 +9,7 @@ import os
 import numpy as np
 import pytest
 from safetensors.numpy import save_file
-from test_model_files import LLAMA, bert_folder, marker_pickle, rope_gguf, table, write_gguf, write_json
+from test_model_files import LLAMA, bert_folder, marker_pickle, rope_gguf, table, write_json
 
 from posenc_gui.model import EncodingParams, ModelFileError, ParamSpec, encode, rope_frequencies
 from posenc_gui.model import model_tables
@@ -238,9 +238,9 @@ def test_a_model_with_both_offers_both_and_one_with_neither_names_its_tables(tmp
             "on the command line).") in both.summary(both.setups[0])
     neither = model_setups(folder(tmp_path / "neither", {"model_type": "mystery"},
                                   {"a.weight": table(8, 4), "b": table(3, 4)[0], "c.weight": table(5, 6)}))
-    with pytest.raises(ValueError, match=r"^neither has no learned position table and no RoPE set-up; choose one "
-                                         r"of its 2-D tensors as the table \(--tensor NAME\): a\.weight \(8 × 4 F32\), "
-                                         r"c\.weight \(5 × 6 F32\)$"):
+    with pytest.raises(ValueError, match=r"^neither has no learned position table and no RoPE set-up; choose "
+                                         r"one of its 2-D tensors as the table \(--tensor NAME\): a\.weight "
+                                         r"\(8 × 4 F32\), c\.weight \(5 × 6 F32\)$"):
         neither.setup()
     chosen = neither.setup(tensor="c.weight").params
     assert (chosen.scheme, chosen.options["tensor"], chosen.seq_len, chosen.d_model) == (

@@ -188,7 +188,8 @@ class ParametersPanel(Panel):
         for control in self.controls.values():  # a text field still holds the text it refused
             if control.refusal and name != control.spec.name:
                 control.show_error(control.refusal)
-        if message and (name == "scheme" or name in self.controls and self.controls[name].spec.kind in ("choice", "bool")):
+        if message and (name == "scheme" or name in self.controls
+                        and self.controls[name].spec.kind in ("choice", "bool", "name")):
             # a drop-down or check box holds no refused text: it goes back to what is in use, the reason stays
             self.sync_from_state(self.state.params)
 
