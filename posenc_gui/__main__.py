@@ -1,7 +1,7 @@
-"""Command line: ``posenc-gui [FILE.json | --session FILE] [parameters]`` launches the window (with a
-session file's setup, the flags on top); ``posenc-gui export PANEL -o FILE [parameters]`` writes a
-figure or its data without showing a window, ``posenc-gui export session -o FILE [parameters]`` a
-session file.
+"""Command line: ``posenc-gui [FILE.json | --session FILE] [--model PATH] [parameters]`` launches the
+window (with a session file's setup, a model's table or RoPE set-up, the flags on top);
+``posenc-gui export PANEL -o FILE [parameters]`` writes a figure or its data without showing a window,
+``posenc-gui export session -o FILE [parameters]`` a session file.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ def _flag_type(spec: ParamSpec) -> Callable[[str], object]:
 def _flag_help(spec: ParamSpec) -> str:
     users = [key for key, info in SCHEMES.items() if info.spec(spec.name) is not None]
     where = "" if spec in SIZE_SPECS else f" [{', '.join(users)}]"
-    default = spec.default if spec.kind == "choice" else spec.text(spec.default)
+    default = spec.default if spec.kind == "choice" else (spec.text(spec.default) or "none")
     return f"{spec.help} Values: {spec.range_text()}; default {default}.{where}"
 
 
@@ -44,6 +44,12 @@ def add_parameter_flags(parser: argparse.ArgumentParser) -> dict[str, argparse.A
     One flag per size and per scheme parameter (:data:`~posenc_gui.model.OPTION_SPECS`), from its spec.
     """
     group = parser.add_argument_group("encoding parameters")
+    group.add_argument("--model", metavar="PATH",
+                       help="show a model from disk: a Hugging Face folder (config.json and model.safetensors or "
+                       "its shards), a .safetensors, .gguf, .npy or .npz file. Its learned position table becomes "
+                       "the learned_file scheme (N its length, d_model its width), its RoPE set-up the rope "
+                       "scheme (d_model the head dimension); --scheme learned_file or rope chooses when it has "
+                       "both, --tensor NAME shows another 2-D tensor as the table; other flags apply on top")
     actions = [group.add_argument("--scheme", choices=list(SCHEMES), help="encoding scheme (default: sinusoidal)")]
     for spec in (*SIZE_SPECS, *OPTION_SPECS.values()):
         choices = [value for value, _ in spec.choices] or None
@@ -58,6 +64,42 @@ def overrides_from_args(args: argparse.Namespace) -> dict:
     return {name: getattr(args, name) for name in names if getattr(args, name, None) is not None}
 
 
+def model_values(path: str, scheme: str | None = None, tensor: str | None = None) -> tuple[dict, str]:
+    """The parameters that show the model at ``path`` (as flat name → value) and what they show, in words.
+
+    ``scheme`` (``learned_file`` or ``rope``) chooses between a model's table
+    and its RoPE set-up; ``tensor`` makes that tensor the table.
+
+    Raises
+    ------
+    ValueError
+        One line: the file does not open (naming it and why), or has nothing to show.
+    """
+    from .model.model_setup import model_setups, one_line
+
+    try:
+        opened = model_setups(path)
+        setup = opened.setup(scheme if scheme in ("learned_file", "rope") else None, tensor or None)
+    except ValueError as error:  # ModelFileError is one
+        raise ValueError(f"--model {path}: {one_line(error)}") from None
+    return setup.params.as_dict(), opened.summary(setup)
+
+
+def launch_overrides(args: argparse.Namespace) -> tuple[dict, str | None]:
+    """The command line's parameters, on those of ``--model`` when it is given, and what the model is shown as.
+
+    Raises
+    ------
+    ValueError
+        One line, for a model that does not open or has nothing to show.
+    """
+    given = overrides_from_args(args)
+    if getattr(args, "model", None) is None:
+        return given, None
+    values, summary = model_values(args.model, given.get("scheme"), given.get("tensor"))
+    return {**values, **given}, summary
+
+
 def params_from_args(args: argparse.Namespace, start: EncodingParams | None = None) -> EncodingParams:
     """``start`` (defaults if omitted) with the command line's parameters applied.
 
@@ -66,7 +108,7 @@ def params_from_args(args: argparse.Namespace, start: EncodingParams | None = No
     ValueError
         With the model's message for an out-of-range value or a parameter the scheme does not take.
     """
-    return (start or EncodingParams()).replaced(**overrides_from_args(args))
+    return (start or EncodingParams()).replaced(fit_sizes=True, **launch_overrides(args)[0])
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -128,11 +170,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SessionError as error:
         print(f"posenc-gui: error: {' '.join(str(error).split())}", file=sys.stderr)
         return EXIT_USAGE
+    try:  # a model file that does not open: one line, nothing shown
+        overrides, notice = launch_overrides(args)
+    except ValueError as error:
+        print(f"posenc-gui: error: {error}", file=sys.stderr)
+        return EXIT_USAGE
     try:  # report a bad flag here, before any window opens
         if session is None:
-            params_from_args(args)
+            EncodingParams().replaced(fit_sizes=True, **overrides)
         else:
-            session.params.replaced(session.remembered, **overrides_from_args(args))
+            session.params.replaced(session.remembered, fit_sizes=True, **overrides)
     except ValueError as error:
         parser.error(str(error))
 
@@ -153,7 +200,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     app.setApplicationName("posenc-gui")
     app.setOrganizationName("posenc_gui")
     app.setApplicationVersion(__version__)
-    window = MainWindow(overrides=overrides_from_args(args), restore=not args.no_restore, session=session)
+    window = MainWindow(overrides=overrides, restore=not args.no_restore, session=session, notice=notice)
     window.show()
     # The ~70,000 objects of start-up live as long as the window: moved out
     # of the collector's view, a full collection no longer visits them (it

@@ -417,9 +417,8 @@ def run(args: argparse.Namespace, classes: Sequence[type]) -> int:
 
 def write_session_file(argv: Sequence[str]) -> int:
     """``posenc-gui export session -o FILE [parameters]``: write a session file; errors raise (see :func:`main`)."""
-    from .__main__ import add_parameter_flags, overrides_from_args
+    from .__main__ import add_parameter_flags, params_from_args
     from .export_plan import OneLineParser
-    from .model import EncodingParams
     from .session import Session, write_session
 
     parser = OneLineParser(prog=f"{PROG} session", description="Write a session file of the parameters given (the "
@@ -431,7 +430,7 @@ def write_session_file(argv: Sequence[str]) -> int:
     except SystemExit as done:  # --help
         return int(done.code or 0)
     try:
-        params = EncodingParams().replaced(**overrides_from_args(args))
+        params = params_from_args(args)  # --model too: a session of a model's table or RoPE set-up
     except ValueError as error:
         raise UsageError(str(error)) from None
     written = write_session(args.output, Session(params))

@@ -109,13 +109,14 @@ def _one_value(convert: Callable[[str], Any]) -> Callable[[str], tuple]:
 def _accept_lists(actions: dict[str, argparse.Action]) -> None:
     """Let each encoding parameter flag take a comma-separated list of values (a batch sweeps one of them).
 
-    A parameter that is itself a list of numbers (LongRoPE's factors) keeps its commas: it is one value.
+    A parameter that is itself a list of numbers (LongRoPE's factors), a path or a name (a tensor's) keeps
+    its commas: it is one value.
     """
     from .model import OPTION_SPECS
 
     for action in actions.values():
         spec = OPTION_SPECS.get(action.dest)
-        if spec is not None and spec.kind == "reals":
+        if spec is not None and spec.kind in ("reals", "path", "name"):
             action.type = _one_value(action.type)
             continue
         action.type = _comma_list(action.type or str, action.choices)
@@ -205,10 +206,19 @@ class Plan:
 
 def _parameter_sets(args: argparse.Namespace, session: Session | None) -> list[EncodingParams]:
     """The validated parameters of each value of the (at most one) parameter given as a list, on the session's."""
-    from .__main__ import overrides_from_args
+    from .__main__ import model_values, overrides_from_args
     from .model import EncodingParams
 
     given = overrides_from_args(args)
+    if args.model is not None:  # the model's parameters, under the flags given
+        schemes, tensors = given.get("scheme", (None,)), given.get("tensor", (None,))
+        if len(schemes) > 1:
+            raise UsageError("--model shows one scheme at a time (learned_file or rope); give one --scheme")
+        try:
+            values, _ = model_values(args.model, schemes[0], tensors[0])
+        except ValueError as error:
+            raise UsageError(str(error)) from None
+        given = {**{name: (value,) for name, value in values.items()}, **given}
     swept = [field for field, values in given.items() if len(values) > 1]
     if len(swept) > 1:
         flags = " and ".join("--" + field.replace("_", "-") for field in swept)
@@ -221,9 +231,10 @@ def _parameter_sets(args: argparse.Namespace, session: Session | None) -> list[E
             setattr(single, swept[0], value)
         try:
             if session is None:
-                sets.append(EncodingParams().replaced(**overrides_from_args(single)))
+                sets.append(EncodingParams().replaced(fit_sizes=True, **overrides_from_args(single)))
             else:
-                sets.append(session.params.replaced(session.remembered, **overrides_from_args(single)))
+                sets.append(session.params.replaced(session.remembered, fit_sizes=True,
+                                                    **overrides_from_args(single)))
         except ValueError as error:
             raise UsageError(str(error)) from None
     return sets

@@ -8,7 +8,7 @@ from collections.abc import Iterator, Mapping
 from typing import Callable
 
 from PySide6.QtCore import QByteArray, QElapsedTimer, QEvent, QObject, QRect, QStandardPaths, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QCloseEvent, QGuiApplication, QIcon, QKeySequence
+from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QGuiApplication, QIcon, QKeySequence
 from PySide6.QtWidgets import (QApplication, QDialog, QDockWidget, QFileDialog, QGraphicsView, QLabel, QMainWindow,
                                QMessageBox, QProgressBar, QStyle, QToolButton, QUndoView, QVBoxLayout, QWidget)
 
@@ -21,6 +21,7 @@ from .state import AppState
 from .views.base import Panel
 from .views.export_ui import SETTINGS_FOLDER, SETTINGS_FORMAT, SETTINGS_SCALE, install_export_actions
 from .views.labels import StatusText, counted
+from .views.model_open import model_location, open_chosen_path, open_model_dialog, open_model_path
 from .views.registry import panel_classes
 
 SETTINGS_VERSION = 1
@@ -57,6 +58,8 @@ PREBUILD_DELAY_MS = 2000
 #: update (a parameter change, a zoom, a pan) for IDLE_MS and no mouse button is held.
 PREBUILD_STEP_MS = 300
 IDLE_MS = 1000
+#: How long the status bar shows what a model opened from the command line is shown as (its notes).
+MODEL_MESSAGE_MS = 30_000
 
 
 #: The file dialogs' filter of session files.
@@ -230,6 +233,8 @@ class MainWindow(QMainWindow):
     session : Session, optional
         A checked session file's content, applied on top of what was restored
         (``overrides`` still win); see :meth:`apply_session`.
+    notice : str, optional
+        A message for the status bar (what the command line's ``--model`` opened, and its notes).
 
     Signals
     -------
@@ -241,7 +246,7 @@ class MainWindow(QMainWindow):
 
     def __init__(
         self, params: EncodingParams | None = None, overrides: dict | None = None, restore: bool = True,
-        session: Session | None = None,
+        session: Session | None = None, notice: str | None = None,
     ) -> None:
         super().__init__()
         self.setWindowTitle("posenc_gui — positional encodings lab")
@@ -259,9 +264,9 @@ class MainWindow(QMainWindow):
         start = params or (session and session.params) or restored or EncodingParams()
         if overrides:  # the command line's flags, on the restored scheme if it takes them, else on the defaults
             try:
-                start = start.replaced(**overrides)
+                start = start.replaced(fit_sizes=True, **overrides)
             except ValueError:
-                start = EncodingParams().replaced(**overrides)
+                start = EncodingParams().replaced(fit_sizes=True, **overrides)
         self.state = AppState(start, self)
         self.state.remembered.update(self._remembered)
         if restore:
@@ -288,15 +293,19 @@ class MainWindow(QMainWindow):
         self.export_actions: dict[str, QAction] = installed.actions
         self.export_buttons: dict[str, QToolButton] = installed.buttons
         self._prebuilder = PanelPrebuilder(self)
+        self.setAcceptDrops(True)  # a model folder or file dropped anywhere on the window opens it
         if session is not None:
             problem = self.apply_session(session, overrides)
             if problem:
                 self.statusBar().showMessage(problem, 15_000)
+        if notice:
+            self.statusBar().showMessage(notice, MODEL_MESSAGE_MS)
 
     # ----------------------------------------------------------------- build
     def _build_menus(self) -> None:
         menu_bar = self.menuBar()
         self.file_menu = menu_bar.addMenu("&File")
+        self._build_model_menu()
         self._build_session_menu()
         quit_action = QAction("&Quit", self, shortcut=QKeySequence.StandardKey.Quit)
         quit_action.triggered.connect(self.close)
@@ -352,6 +361,45 @@ class MainWindow(QMainWindow):
         self._history_dialog.show()
         self._history_dialog.raise_()
         return self._history_dialog
+    def _build_model_menu(self) -> None:
+        """File ▸ Open model… (a file; config.json stands for its folder) and Open model folder…."""
+        self.open_model_action = QAction("Open &model…", self, shortcut=QKeySequence("Ctrl+M"))
+        self.open_model_action.setStatusTip("Show a model's learned position table or its RoPE set-up: a "
+                                            ".safetensors, .gguf, .npy or .npz file, or a folder's config.json")
+        self.open_model_action.triggered.connect(lambda: open_model_dialog(self.state, self))
+        self.open_model_folder_action = QAction("Open model &folder…", self)
+        self.open_model_folder_action.setStatusTip("Show the model of a Hugging Face folder (config.json and "
+                                                   "model.safetensors, or its shards)")
+        self.open_model_folder_action.triggered.connect(lambda: open_model_dialog(self.state, self, folder=True))
+        self.file_menu.addActions([self.open_model_action, self.open_model_folder_action])
+        self.file_menu.addSeparator()
+
+    def open_model(self, path: str) -> str | None:
+        """Open the model at ``path`` as File ▸ Open model… does; None, or the reason nothing changed."""
+        return open_model_path(self.state, model_location(path), self)
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:  # noqa: N802 (Qt override)
+        if self._dropped_path(event) is not None:
+            event.acceptProposedAction()
+
+    def dragMoveEvent(self, event) -> None:  # noqa: N802 (Qt override)
+        if self._dropped_path(event) is not None:
+            event.acceptProposedAction()
+
+    def dropEvent(self, event: QDropEvent) -> None:  # noqa: N802 (Qt override)
+        path = self._dropped_path(event)
+        if path is None:
+            return
+        event.acceptProposedAction()
+        open_chosen_path(self.state, path, self)
+
+    @staticmethod
+    def _dropped_path(event) -> str | None:
+        """The first local file or folder of a drag, or None (text, web addresses)."""
+        urls = event.mimeData().urls() if event.mimeData().hasUrls() else []
+        local = [url.toLocalFile() for url in urls if url.isLocalFile()]
+        return local[0] if local else None
+
     def _build_session_menu(self) -> None:
         """File ▸ Save session…, Open session… and Open recent ▸."""
         self.save_session_action = QAction("&Save session…", self, shortcut=QKeySequence("Ctrl+S"))
@@ -604,7 +652,7 @@ class MainWindow(QMainWindow):
         """
         before, remembered = self.current_session(), dict(self.state.remembered)
         try:
-            params = session.params.replaced(session.remembered, **(overrides or {}))
+            params = session.params.replaced(session.remembered, fit_sizes=True, **(overrides or {}))
         except ValueError as error:
             return str(error)
         try:

@@ -200,10 +200,11 @@ def _kind(value: Any) -> str:
 
 def _typed(spec: ParamSpec, value: Any, where: str) -> Any:
     """``value`` checked by ``spec``, which must already be of the spec's JSON type (no conversions)."""
-    expected = {"int": (int,), "real": (int, float), "bool": (bool,), "choice": None, "reals": (list,)}[spec.kind]
+    expected = {"int": (int,), "real": (int, float), "bool": (bool,), "choice": None, "reals": (list,),
+                "path": (str,), "name": (str,)}[spec.kind]
     if expected is not None and (type(value) not in expected):
-        noun = {"int": "an integer", "real": "a number", "bool": "true or false", "reals": "an array of numbers"}[
-            spec.kind]
+        noun = {"int": "an integer", "real": "a number", "bool": "true or false", "reals": "an array of numbers",
+                "path": "text (a path)", "name": "text (a name)"}[spec.kind]
         raise SessionError(f"{where} must be {noun}, got {_kind(value)} {limits.shown(value)}")
     if spec.kind == "reals" and any(type(item) not in (int, float) for item in value):
         raise SessionError(f"{where} must be an array of numbers, got an item that is not one")

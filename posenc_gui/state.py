@@ -109,7 +109,8 @@ class AppState(QObject):
         """Apply ``changes`` (fields or the scheme's options, by name) if valid.
 
         On a change of scheme, the new scheme's options keep the values last
-        set under the same names (see :meth:`EncodingParams.replaced`).
+        set under the same names, and a table read from a file brings its
+        sizes unless ``changes`` give them (see :meth:`EncodingParams.replaced`).
 
         Returns
         -------
@@ -118,7 +119,7 @@ class AppState(QObject):
             emitted as ``paramError(field, message)``.
         """
         try:
-            candidate = self._params.replaced(self.remembered, **changes)
+            candidate = self._params.replaced(self.remembered, fit_sizes=True, **changes)
         except (ValueError, TypeError) as error:
             field = next(iter(changes), "")
             self.paramError.emit(field, str(error))

@@ -78,7 +78,7 @@ from posenc_gui.export import FORMATS
 from posenc_gui.mainwindow import MainWindow
 from posenc_gui.model import limits
 from posenc_gui.model.attention import ROTATING_SCHEMES, head_rotation, tokenize
-from posenc_gui.views import export_ui
+from posenc_gui.views import export_ui, model_open
 from posenc_gui.views.export_ui import ExportDialog, copy_panel_figure
 from posenc_gui.views.param_controls import TICKS_PER_OCTAVE
 from posenc_gui.model.panel_data import parse_dims
@@ -682,7 +682,11 @@ class Monkey:
         def show_session_problem(parent, title: str, message: str) -> None:
             self.session_messages.append(message)
 
-        replaced = [(export_ui, "ask_save_path", ask_save_path), (export_ui, "show_error", show_error),
+        def no_model(*args) -> None:  # File ▸ Open model… and the Parameters' Open…: the user cancels
+            self._describe("cancelled a model dialog")
+
+        replaced = [(model_open, name, no_model) for name in ("ask_model_file", "ask_model_folder")]
+        replaced += [(export_ui, "ask_save_path", ask_save_path), (export_ui, "show_error", show_error),
                     (QMessageBox, "about", about), (mainwindow, "ask_session_path", ask_session_path),
                     (mainwindow, "show_session_problem", show_session_problem)]
         replaced += [(QMessageBox, name, unexpected(f"message box ({name})"))

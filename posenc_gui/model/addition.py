@@ -598,6 +598,8 @@ def orthogonality(params: EncodingParams, dims=None, n_samples: int = DEFAULT_OR
     seed = _check_seed(seed)
     if dims is None:
         dims_arr = default_dims(params.d_model)
+        if params.info.sizes is not None:  # a table read from a file has its own width, and no wider one
+            dims_arr = dims_arr[dims_arr <= params.d_model]
     else:
         dims_arr = np.unique(limits.check_integers(
             "dims", dims, limits.MIN_D_MODEL, limits.MAX_D_MODEL, limits.MAX_D_MODEL, "dimensions"

@@ -28,7 +28,7 @@ import numpy as np
 from . import limits
 from .linear_relation import LinearRelation, linear_relation, unpaired_dimensions  # noqa: F401 (re-exported)
 from .linear_relation import rotation_pairs as _rotation_pairs  # noqa: F401 (closest.py's name)
-from .schemes import encode, wavelengths
+from .schemes import encode, last_position, wavelengths
 
 #: Largest temporary block (values) any analysis allocates at once.
 BLOCK_ELEMENTS = 2**20
@@ -443,7 +443,8 @@ def _dots(p: np.ndarray, q: np.ndarray, d_model: int, enc: Encoder) -> np.ndarra
     return out
 
 
-def _offset_spread_shared(pos: np.ndarray, d_model: int, offs: np.ndarray, enc: Encoder) -> OffsetSpread | None:
+def _offset_spread_shared(pos: np.ndarray, d_model: int, offs: np.ndarray, enc: Encoder,
+                          last: float) -> OffsetSpread | None:
     """Fast path when the shifted positions p + k overlap a lot (contiguous p, k).
 
     Encodes each distinct position once and takes all dot products with one
@@ -454,7 +455,7 @@ def _offset_spread_shared(pos: np.ndarray, d_model: int, offs: np.ndarray, enc: 
     if pos.size * offs.size > budget:
         return None
     shifted = pos[:, None] + offs[None, :]
-    valid = (shifted >= 0) & (shifted <= limits.MAX_POSITION)
+    valid = (shifted >= 0) & (shifted <= last)
     union = np.unique(shifted[valid])
     if union.size * d_model > budget or pos.size * union.size > budget or pos.size * d_model > budget:
         return None
@@ -493,7 +494,8 @@ def offset_spread(scheme: str, positions, d_model: int, offsets, *, encoder: Enc
     ----------
     scheme : str
     positions : array_like
-        The positions p (p + k < 0 is left out for that k).
+        The positions p (p + k < 0, or past the last row of a table read
+        from a file, is left out for that k).
     d_model : int
     offsets : array_like
         The offsets k, at most :data:`MAX_OFFSETS` of them.
@@ -520,7 +522,8 @@ def offset_spread(scheme: str, positions, d_model: int, offsets, *, encoder: Enc
     minimum, maximum, mean = np.full(m, np.nan), np.full(m, np.nan), np.full(m, np.nan)
     count = np.zeros(m, dtype=np.int64)
     enc = _check_encoder(encoder, scheme, d_model, params)
-    fast = _offset_spread_shared(pos, d_model, offs, enc)
+    last = last_position(scheme, **params)
+    fast = _offset_spread_shared(pos, d_model, offs, enc, last)
     if fast is not None:
         return fast
     base = np.empty((0, d_model))
@@ -529,7 +532,7 @@ def offset_spread(scheme: str, positions, d_model: int, offsets, *, encoder: Enc
         base = enc(pos)
     for index, k in enumerate(offs):
         shifted = pos + k
-        keep = (shifted >= 0) & (shifted <= limits.MAX_POSITION)
+        keep = (shifted >= 0) & (shifted <= last)
         if not keep.any():
             continue
         if base_ok:
@@ -547,7 +550,8 @@ def offset_profiles(scheme: str, references, offsets, d_model: int, *, encoder: 
                     **params) -> np.ndarray:
     """PE(r) · PE(r + k) for each reference position r (rows) and offset k (columns).
 
-    Entries with r + k < 0 are NaN. ``encoder`` as for :func:`offset_spread`.
+    Entries with r + k < 0 (or past the last row of a table read from a file) are NaN. ``encoder`` as
+    for :func:`offset_spread`.
 
     Returns
     -------
@@ -565,7 +569,7 @@ def offset_profiles(scheme: str, references, offsets, d_model: int, *, encoder: 
     out = np.full((refs.size, offs.size), np.nan)
     rows = _rows_per_block(d_model)
     shifted = refs[:, None] + offs[None, :]
-    valid = (shifted >= 0) & (shifted <= limits.MAX_POSITION)
+    valid = (shifted >= 0) & (shifted <= last_position(scheme, **params))
     union = np.unique(np.concatenate([refs, shifted[valid]]))
     # The references' rows overlap (r + k for nearby r): encode each position once when that
     # fits a block, and take the rows from there (each row depends on its position only).

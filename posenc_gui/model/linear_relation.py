@@ -31,7 +31,7 @@ import numpy as np
 
 from . import limits
 from .digits import EPS, column_error, encoding_error
-from .schemes import columns, encode, wavelengths
+from .schemes import columns, encode, last_position, wavelengths
 from .schemes import scheme as scheme_of
 
 #: Candidate cut-offs of a least-squares fit: singular values below one of these × the largest are
@@ -512,15 +512,16 @@ def _rounding(x: np.ndarray, x_error: np.ndarray, y_error: np.ndarray, relation_
     return out
 
 
-def _fit_positions(name: str, given, p: np.ndarray, k: float, count: int, phase: float) -> np.ndarray:
-    """``given`` checked (or ``count`` positions between the integers of p's span), those with p + k usable."""
+def _fit_positions(name: str, given, p: np.ndarray, k: float, count: int, phase: float, last: float) -> np.ndarray:
+    """``given`` checked (or ``count`` positions between the integers of p's span), those with p + k usable
+    (in ``0 … last``)."""
     if given is None:
         at = positions_between(float(p.min()), float(p.max()), count, phase)
     else:
         at = limits.check_positions(given, name=name)
-    at = at[(at + k >= 0) & (at + k <= limits.MAX_POSITION)]
+    at = at[(at + k >= 0) & (at + k <= last)]
     if at.size == 0:
-        raise ValueError(f"{name}: no position p with p + k in 0…{limits.MAX_POSITION:g} (k = {k:g})")
+        raise ValueError(f"{name}: no position p with p + k in 0…{last:,g} (k = {k:g})")
     return at
 
 
@@ -558,7 +559,8 @@ def linear_relation(scheme: str, positions, d_model: int, k: float, *, fit_posit
     scheme : str
     positions : array_like
         The positions p of the residual; those with p + k < 0 (or past
-        ``limits.MAX_POSITION``) are left out.
+        ``limits.MAX_POSITION``, or the last row of a table read from a file)
+        are left out.
     d_model : int
         Any (2 … ``limits.MAX_D_MODEL``): nothing of size d × d is built.
     k : float
@@ -594,15 +596,17 @@ def linear_relation(scheme: str, positions, d_model: int, k: float, *, fit_posit
     width = d_model if fit_width is None else limits.check_int("fit_width", fit_width, 1, d_model)
     kind, divisor = _kinds(scheme, d_model, params)
     shifted = pos + k
-    p = pos[(shifted >= 0) & (shifted <= limits.MAX_POSITION)]
+    last = last_position(scheme, **params)  # a table read from a file ends at its last row
+    p = pos[(shifted >= 0) & (shifted <= last)]
     if p.size == 0:
-        raise ValueError(f"positions: no position p with p + k in 0…{limits.MAX_POSITION:g} (k = {k:g})")
+        raise ValueError(f"positions: no position p with p + k in 0…{last:,g} (k = {k:g})")
     s, c, unpaired = rotation_pairs(kind, divisor)
     notes = []
     if unpaired.size:
         count = 2 * width + FIT_EXTRA_POSITIONS
-        fitted_at = _fit_positions("fit_positions", fit_positions, p, k, count, FIT_PHASE)
-        validated_at = _fit_positions("validation_positions", validation_positions, p, k, count, VALIDATION_PHASE)
+        fitted_at = _fit_positions("fit_positions", fit_positions, p, k, count, FIT_PHASE, last)
+        validated_at = _fit_positions("validation_positions", validation_positions, p, k, count, VALIDATION_PHASE,
+                                      last)
         work = fit_work(fitted_at.size + validated_at.size, width, unpaired.size, d_model)
         if work > MAX_FIT_WORK:
             raise ValueError(

@@ -56,6 +56,13 @@ class EncodingParams:
         if not isinstance(self.options, Mapping):
             raise ValueError(f"options must be a mapping of the scheme's parameters, got {limits.shown(self.options)}")
         options = Options(info.check(self.options, info.options))
+        if info.sizes is not None:
+            positions, width = info.sizes(**options)
+            if seq_len > positions:
+                raise ValueError(f"seq_len must be at most {positions:,}: the table has {positions:,} positions, "
+                                 f"got {seq_len:,}")
+            if d_model != width:
+                raise ValueError(f"d_model must be {width:,}, the width of the table, got {d_model:,}")
         if info.check_together is not None:
             info.check_together(d_model, **options)
         return replace(self, seq_len=seq_len, d_model=d_model, options=options)
@@ -74,12 +81,16 @@ class EncodingParams:
         options.update(values)
         return cls(**fields, options=Options(options)).validate()
 
-    def replaced(self, remembered: Mapping[str, Any] | None = None, **changes: Any) -> "EncodingParams":
+    def replaced(self, remembered: Mapping[str, Any] | None = None, *, fit_sizes: bool = False,
+                 **changes: Any) -> "EncodingParams":
         """A validated copy with ``changes`` (fields or options, flat).
 
         On a change of scheme, the new scheme's options take the value of
         the same name from these options, then from ``remembered``, then
         their default; a remembered value the new scheme refuses is dropped.
+        With ``fit_sizes``, a scheme whose table is finite (:attr:`Scheme.sizes`)
+        takes its width as ``d_model`` and at most its positions as ``seq_len``
+        unless ``changes`` give them (choosing a model's table in the app).
 
         Raises
         ------
@@ -88,8 +99,22 @@ class EncodingParams:
         """
         fields = {name: changes.pop(name) for name in FIELDS if name in changes}
         target = scheme(fields.get("scheme", self.scheme))
+        carried = {**self.carried_options(target.key, remembered), **changes}
+        if fit_sizes and target.sizes is not None:
+            try:
+                positions, width = target.sizes(**target.check(carried, target.options))
+            except ValueError:
+                pass  # validate names what is wrong
+            else:
+                fields.setdefault("d_model", width)
+                fields.setdefault("seq_len", min(fields.get("seq_len", self.seq_len), positions))
+        return replace(self, **fields, options=Options(carried)).validate()
+
+    def carried_options(self, key: str, remembered: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """The options the scheme ``key`` takes from these options, then from ``remembered`` (those its specs
+        accept), as :meth:`replaced` carries them on a change of scheme; the others are left to their defaults."""
         carried = {}
-        for spec in target.options:
+        for spec in scheme(key).options:
             for source in (self.options, remembered or {}):
                 if spec.name in source:
                     try:
@@ -97,8 +122,7 @@ class EncodingParams:
                         break
                     except ValueError:
                         continue
-        carried.update(changes)
-        return replace(self, **fields, options=Options(carried)).validate()
+        return carried
 
     def as_dict(self) -> dict[str, Any]:
         """Flat ``{scheme, seq_len, d_model, **options}``, as :meth:`validated` takes it (JSON-ready)."""

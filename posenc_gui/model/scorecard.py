@@ -134,6 +134,10 @@ class SchemeScore:
         Positions the residual was measured on, and fitted on (0 for a rotation).
     notes : tuple of str
         What was sampled, in words.
+    table_rows : int or None
+        The positions of a finite table (read from a file: :attr:`Scheme.sizes`), None for a scheme
+        that encodes every position. Past its last row nothing is measured: a length that reaches
+        past it has NaN as its ``max_norm`` and fails ``bounded_past`` and ``generalizes``.
     """
 
     scheme: str
@@ -155,6 +159,7 @@ class SchemeScore:
     tk_positions: int
     tk_fit_positions: int
     notes: tuple[str, ...]
+    table_rows: int | None = None
 
     @property
     def closest_pair(self) -> tuple[float, float] | None:
@@ -296,7 +301,7 @@ class Scorecard:
                 "unique_method": None if s.uniqueness is None else s.uniqueness.method,
                 "unseen_ratio": s.unseen_ratio, "tk_residual": s.tk_residual, "tk_method": s.tk_method,
                 "tk_unpaired": s.tk_unpaired, "tk_positions": s.tk_positions,
-                "tk_fit_positions": s.tk_fit_positions, "notes": list(s.notes),
+                "tk_fit_positions": s.tk_fit_positions, "notes": list(s.notes), "table_rows": s.table_rows,
             })
         return rows
 
@@ -314,8 +319,14 @@ def sample_range(start: int, stop: int, count: int) -> np.ndarray:
     return np.unique(np.round(np.linspace(start, stop - 1, count)))
 
 
-def trained_lengths(seq_len: int) -> tuple[int, int, int]:
-    """The lengths of the "bounded in 0…N−1" check: ``N, 10N, 100N``, or ``N/100, N/10, N`` past the limit."""
+def trained_lengths(seq_len: int, positions: int | None = None) -> tuple[int, int, int]:
+    """The lengths of the "bounded in 0…N−1" check: ``N, 10N, 100N``, or ``N/100, N/10, N`` past the limit.
+
+    ``positions``: the rows of a finite table (:attr:`Scheme.sizes`); past them, the lengths are
+    ``⌊N/100⌋, ⌊N/10⌋, N`` (each at least 1), which the table has.
+    """
+    if positions is not None and 100 * seq_len > min(positions, limits.MAX_SEQ_LEN):
+        return max(1, seq_len // 100), max(1, seq_len // 10), seq_len
     first = seq_len if 100 * seq_len <= limits.MAX_SEQ_LEN else seq_len // 100
     return first, 10 * first, 100 * first
 
@@ -371,6 +382,11 @@ def _tk_check(params: EncodingParams) -> tuple[float, bool, str, int, int, int, 
     is not a linear function of PE(p) (it is affine).
     """
     n, d = params.seq_len, params.d_model
+    if params.info.sizes is not None:  # a finite table: p + k must be one of its rows
+        n = min(n, params.info.sizes(**params.options)[0] - int(TK_OFFSET))
+        if n < 2:
+            return (math.nan, False, "none", d, 0, 0, f"{params.scheme}: no T_k residual: the table has too few "
+                    "rows for positions p and p + k")
     sines, cosines = _partners(params)
     alone = np.flatnonzero((sines < 0) | (cosines < 0))
     tested = sample_range(0, n, max(2, ROTATION_WORK // d))
@@ -425,20 +441,30 @@ def score_scheme(params: EncodingParams, unique_work: int = UNIQUE_WORK, scan_wo
     budget = _norm_budget(d)
     if 100 * n > budget:
         notes.append(f"max ‖p‖ over ≤ {budget:,} evenly spaced positions per length (ends included)")
+    # a table read from a file has rows for 0 … rows − 1 only: nothing past them is measured
+    rows = params.info.sizes(**params.options)[0] if params.info.sizes is not None else None
+    end = int(limits.MAX_POSITION) + 1 if rows is None else rows
     # bounded in 0…N−1: the encoding made for each length, over its own positions
-    lengths = trained_lengths(n)
+    lengths = trained_lengths(n, rows)
     trained = tuple(_max_norm(replace(params, seq_len=length), 0, length, budget)[0] for length in lengths)
     bounded_within = trained[2] <= GROWTH_TOL * trained[1]
     # bounded past N: the encoding made for N, out to 100N
-    maxima = tuple(_max_norm(params, 0, min(factor * n, int(limits.MAX_POSITION) + 1), budget)[0]
+    maxima = tuple(_max_norm(params, 0, factor * n, budget)[0] if factor * n <= end else math.nan
                    for factor in (1, 10, 100))
-    bounded_past = maxima[2] <= GROWTH_TOL * maxima[1]
+    bounded_past = bool(maxima[2] <= GROWTH_TOL * maxima[1])  # False where the table ends before 100N (NaN)
     # unseen lengths: N … 10N−1 against 0 … N−1
-    unseen_max, unseen_finite = _max_norm(params, n, 10 * n, budget)
-    unseen_ratio = _ratio(unseen_max, maxima[0])
+    if 10 * n <= end:
+        unseen_max, unseen_finite = _max_norm(params, n, 10 * n, budget)
+        unseen_ratio = _ratio(unseen_max, maxima[0])
+    else:
+        unseen_finite, unseen_ratio = False, math.nan
     generalizes = unseen_finite and unseen_ratio <= GROWTH_TOL
+    if rows is not None and 100 * n > rows:
+        notes.append(f"{params.scheme}: the table has rows for positions 0…{rows - 1:,} only; past them there is "
+                     "no encoding, so it is neither bounded past N"
+                     + ("" if 10 * n <= rows else " nor defined at unseen lengths N…10N−1"))
     # deterministic: same bits twice, and in reverse order
-    det_pos = sample_range(0, 10 * n, max(16, budget // 4))
+    det_pos = sample_range(0, min(10 * n, end), max(16, budget // 4))
     first = encode(params.scheme, det_pos, d, **kwargs)
     second = encode(params.scheme, det_pos, d, **kwargs)
     backwards = encode(params.scheme, det_pos[::-1], d, **kwargs)[::-1]
@@ -460,7 +486,7 @@ def score_scheme(params: EncodingParams, unique_work: int = UNIQUE_WORK, scan_wo
         bounded_past=bool(bounded_past), uniqueness=found, deterministic=deterministic,
         unseen_finite=unseen_finite, unseen_ratio=float(unseen_ratio), generalizes=bool(generalizes),
         tk_unpaired=tk_unpaired, tk_residual=float(tk_residual), tk_exact=bool(tk_exact), tk_method=tk_method,
-        tk_positions=tk_positions, tk_fit_positions=tk_fitted, notes=tuple(notes),
+        tk_positions=tk_positions, tk_fit_positions=tk_fitted, notes=tuple(notes), table_rows=rows,
     )
 
 
@@ -487,6 +513,19 @@ def scorecard_setups(params: EncodingParams, schemes=None, options: Mapping[str,
     return _setups(params, schemes, options)[0]
 
 
+def _absent(params: EncodingParams, options: Mapping[str, Any] | None) -> list[str]:
+    """The schemes whose table does not exist with the options they would be measured with (``learned_file``
+    while no model file is open): they have no row."""
+    absent = []
+    for key, info in SCHEMES.items():
+        if info.sizes is not None:
+            try:
+                info.sizes(**info.check(params.carried_options(key, options), info.options))
+            except ValueError:
+                absent.append(key)
+    return absent
+
+
 def scoreable_schemes() -> list[str]:
     """The schemes the scorecard measures: those that give a table, or a rotation's cos and sin (RoPE's
     R(p·θ_i) applied to (1, 0) in every pair, whose T_k is the rotation RoPE applies to q and k)."""
@@ -496,12 +535,14 @@ def scoreable_schemes() -> list[str]:
 def _setups(params: EncodingParams, schemes, options: Mapping[str, Any] | None
             ) -> tuple[tuple[EncodingParams, ...], tuple[tuple[str, str], ...]]:
     """:func:`scorecard_setups`, and ``(scheme, why)`` of each scheme left out of the default list because it
-    does not take these sizes (RoPE at an odd d_model); a scheme asked for by name raises instead."""
+    does not take these sizes (RoPE at an odd d_model); a scheme asked for by name raises instead. The
+    default list has no scheme whose table does not exist (:func:`_absent`: no model file open)."""
     params = check_params(params)
     if schemes is not None and (isinstance(schemes, str) or not isinstance(schemes, Iterable)):
         raise ValueError(f"schemes must be a list of keys of {', '.join(SCHEMES)}; got {limits.shown(schemes)}")
     tables = scoreable_schemes()
-    keys = tables if schemes is None else list(islice(schemes, len(SCHEMES) + 1))
+    absent = _absent(params, options) if schemes is None else []
+    keys = [key for key in tables if key not in absent] if schemes is None else list(islice(schemes, len(SCHEMES) + 1))
     if len(keys) > len(SCHEMES):
         raise ValueError(f"schemes must name at most the {len(SCHEMES)} schemes, each once")
     for key in keys:
@@ -546,7 +587,8 @@ def scorecard(params: EncodingParams, schemes=None, scan_work: int | None = None
     """
     setups, left_out = _setups(params, schemes, options)
     scores = tuple(score_scheme(setup, scan_work=scan_work) for setup in setups)
-    keys = [setup.scheme for setup in setups] if schemes is not None else list(SCHEMES)
+    absent = _absent(check_params(params), options)
+    keys = [setup.scheme for setup in setups] if schemes is not None else [key for key in SCHEMES if key not in absent]
     return Scorecard(check_params(params), scores, setups, left_out, logit_rows(params, keys, options))
 
 

@@ -14,9 +14,15 @@ from typing import Any, Callable
 
 from . import limits
 
-KINDS = ("int", "real", "choice", "bool", "reals")
+KINDS = ("int", "real", "choice", "bool", "reals", "path", "name")
 #: Most numbers a ``reals`` parameter holds (one per rotary pair of the widest head).
 MAX_REALS = limits.MAX_D_MODEL // 2
+#: Longest text of a ``path`` parameter (Linux's PATH_MAX).
+MAX_PATH_CHARS = 4096
+#: Longest text of a ``name`` parameter (a tensor's name in a checkpoint).
+MAX_NAME_CHARS = 1024
+#: The kinds whose value is text.
+TEXT_KINDS = ("path", "name")
 
 
 @dataclass(frozen=True)
@@ -28,9 +34,15 @@ class ParamSpec:
     name : str
         The keyword of :func:`~posenc_gui.model.encode` (``"base"``); the CLI
         flag is ``--`` plus the name with ``_`` as ``-``.
-    kind : {"int", "real", "choice", "bool", "reals"}
+    kind : {"int", "real", "choice", "bool", "reals", "path", "name"}
         ``"reals"``: a tuple of at most :data:`MAX_REALS` numbers, each in
-        ``low … high`` (LongRoPE's factor per pair).
+        ``low … high`` (LongRoPE's factor per pair). ``"path"``: a file or
+        folder on disk, as text of at most :data:`MAX_PATH_CHARS` characters
+        without NUL (``""``: none); whether it exists is known only by opening
+        it, which the scheme does. ``"name"``: text of at most
+        :data:`MAX_NAME_CHARS` characters without NUL, one of the names
+        ``choices_of`` offers for the other options (a tensor of the model
+        file named by a ``path``; ``""``: the scheme's default).
     default : object
         A valid value.
     label : str
@@ -61,6 +73,12 @@ class ParamSpec:
         The parameter applies only while the scheme's option ``name`` is one
         of ``values`` (a scaling type's own parameters): otherwise it keeps
         its value but has no control, title part or file-name part.
+    choices_of : callable, optional
+        For a ``name``: ``options -> ((value, label), ...)``, the names a
+        control offers given the scheme's other options (the 2-D tensors of
+        the model file); ``()`` when there are none. It may open files; it
+        does not raise. The value is not checked against them here: the
+        scheme refuses a name the file lacks when it is validated.
     """
 
     name: str
@@ -78,6 +96,7 @@ class ParamSpec:
     title: Callable[[Any], str] | None = None
     slug: Callable[[Any], str] | None = None
     shown_when: tuple[str, tuple[Any, ...]] | None = None
+    choices_of: Callable[[Mapping[str, Any]], tuple[tuple[Any, str], ...]] | None = None
 
     def applies(self, options: Mapping[str, Any]) -> bool:
         """Whether the parameter is in use with these options (see ``shown_when``)."""
@@ -91,6 +110,8 @@ class ParamSpec:
             raise ValueError(f"kind must be one of {', '.join(KINDS)}; got {self.kind!r}")
         if self.kind == "choice" and not self.choices:
             raise ValueError(f"the choice parameter {self.name!r} needs choices")
+        if (self.kind == "name") != (self.choices_of is not None):
+            raise ValueError(f"{self.name!r}: a name parameter needs choices_of, and only a name parameter has it")
         self.check(self.default)  # a spec whose default it refuses is a bug in the scheme module
 
     @property
@@ -105,6 +126,9 @@ class ParamSpec:
             return values[0] if len(values) == 1 else ", ".join(values[:-1]) + " or " + values[-1]
         if self.kind == "bool":
             return "true or false"
+        if self.kind in TEXT_KINDS:
+            longest = MAX_PATH_CHARS if self.kind == "path" else MAX_NAME_CHARS
+            return f"text of at most {longest:,} characters, without NUL"
         low, high = _bound(self.low, -math.inf), _bound(self.high, math.inf)
         if self.kind == "reals":
             each = f"> {low:g} and ≤ {high:g}" if self.low_open else f"{low:g}…{high:g}"
@@ -138,6 +162,15 @@ class ParamSpec:
             return tuple(limits.check_real(f"{self.name}[{index}]", item, _bound(self.low, -math.inf),
                                            _bound(self.high, math.inf), low_open=self.low_open)
                          for index, item in enumerate(value))
+        if self.kind in TEXT_KINDS:
+            longest = MAX_PATH_CHARS if self.kind == "path" else MAX_NAME_CHARS
+            if not isinstance(value, str):
+                raise ValueError(f"{self.name} must be {self.range_text()}; got {limits.shown(value)}")
+            if len(value) > longest:
+                raise ValueError(f"{self.name} must be {self.range_text()}; got {len(value):,} characters")
+            if "\0" in value:
+                raise ValueError(f"{self.name} must be {self.range_text()}; it holds a NUL character")
+            return str(value)
         for choice, _ in self.choices:
             if type(value) is type(choice) and value == choice:
                 return choice
@@ -153,6 +186,8 @@ class ParamSpec:
         """
         if not isinstance(text, str):
             raise ValueError(f"{self.name} must be given as text, got {limits.shown(text)}")
+        if self.kind in TEXT_KINDS:  # a path or a name is the text as given: spaces may be part of it
+            return self.check(text)
         stripped = text.strip()
         try:
             if self.kind == "int":
@@ -185,7 +220,7 @@ class ParamSpec:
             return "yes" if value else "no"
         if self.kind == "reals":  # every digit: the text reads back as the same numbers
             return ", ".join(repr(item).removesuffix(".0") for item in map(float, value))
-        return str(value)
+        return str(value)  # a choice, a path, a name
 
     def choice_label(self, value: Any) -> str:
         """How a choice reads in full (its label), or :meth:`text` for other kinds."""

@@ -4,7 +4,10 @@ As napari's layer controls are built from a layer's attributes: the kind of
 a spec picks the editor (a spin box, a text field, a drop-down, a check
 box), its range bounds it, its ``log`` adds a log-scale slider, its ``help``
 is the tooltip. A control never checks a value itself: it hands what the
-user chose to ``apply`` and shows the refusal it gets back.
+user chose to ``apply`` and shows the refusal it gets back. A ``path`` is a
+read-only field with an "Open…" button (the window's way of opening the
+file); a ``name`` is a drop-down of the names its spec offers for the
+other options (:meth:`ParamControl.set_choices`).
 """
 
 from __future__ import annotations
@@ -14,8 +17,8 @@ from collections.abc import Hashable
 from typing import Any, Callable
 
 from PySide6.QtCore import QObject, Qt
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QHBoxLayout, QLabel, QLineEdit, QSlider,
-                               QSpinBox, QWidget)
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QHBoxLayout, QLabel, QLineEdit, QPushButton,
+                               QSlider, QSpinBox, QWidget)
 
 from ..model import ParamSpec
 
@@ -37,8 +40,15 @@ class LogSlider(QSlider):
 
     def __init__(self, low: float, high: float, integer: bool, parent: QWidget | None = None) -> None:
         super().__init__(Qt.Orientation.Horizontal, parent)
-        self.low, self.high, self.integer = low, high, integer
-        self.setRange(0, round(math.log2(high / low) * TICKS_PER_OCTAVE))
+        self.low, self.integer = low, integer
+        self.set_high(high)
+
+    def set_high(self, high: float) -> None:
+        """Make ``high`` the right end (the value it shows may move; no signal is emitted)."""
+        self.high = high
+        self.blockSignals(True)
+        self.setRange(0, round(math.log2(high / self.low) * TICKS_PER_OCTAVE))
+        self.blockSignals(False)
 
     def to_value(self, tick: int) -> float:
         """The value of ``tick``: an integer, or a real rounded to :data:`SLIDER_DIGITS` significant digits."""
@@ -60,9 +70,12 @@ class ParamControl:
     apply : callable
         ``apply(name, value) -> str | None``: set the parameter; the refusal's text, or None.
     parent : QWidget
+    open_path : callable, optional
+        For a ``path``: what its "Open…" button does (ask for a file and open it).
     """
 
-    def __init__(self, spec: ParamSpec, apply: Callable[[str, Any], str | None], parent: QWidget) -> None:
+    def __init__(self, spec: ParamSpec, apply: Callable[[str, Any], str | None], parent: QWidget,
+                 open_path: Callable[[], None] | None = None) -> None:
         self.spec, self._apply = spec, apply
         #: Why the text in a text field is not the parameter's value ("" when it is).
         self.refusal = ""
@@ -77,6 +90,13 @@ class ParamControl:
         self.editor.setToolTip(spec.help)
         self.label.setToolTip(spec.help)
         layout.addWidget(self.editor, 0 if self.slider_range() else 1)
+        self.open_button: QPushButton | None = None
+        if spec.kind == "path":
+            self.open_button = QPushButton("Open…", self.row)
+            self.open_button.setToolTip("Choose a model folder or file (File ▸ Open model…)")
+            if open_path is not None:
+                self.open_button.clicked.connect(open_path)
+            layout.addWidget(self.open_button)
         if isinstance(self.editor, (QSpinBox, QLineEdit)):
             self.editor.editingFinished.connect(self._count_editing)
         self.slider: LogSlider | None = None
@@ -116,6 +136,11 @@ class ParamControl:
                 edit.setPlaceholderText("numbers separated by commas")
             edit.textEdited.connect(self._text_edited)
             return edit
+        if spec.kind == "path":  # set by opening a file, never typed: the field shows it and can be copied
+            edit = QLineEdit(self.row)
+            edit.setReadOnly(True)
+            edit.setPlaceholderText("no model file open")
+            return edit
         if spec.kind == "bool":
             box = QCheckBox(self.row)
             box.toggled.connect(self._set)
@@ -128,6 +153,32 @@ class ParamControl:
             combo.addItem(label, value)
         combo.currentIndexChanged.connect(lambda _: self._set(combo.currentData()))
         return combo
+
+    def set_choices(self, choices: tuple[tuple[Any, str], ...]) -> None:
+        """Offer ``choices`` ((value, label), …) in a ``name``'s drop-down, without applying any."""
+        combo = self.editor
+        current = combo.currentData()
+        combo.blockSignals(True)
+        combo.clear()
+        for value, label in choices:
+            combo.addItem(label, value)
+        combo.setCurrentIndex(combo.findData(current))
+        combo.blockSignals(False)
+
+    def set_fixed(self, why: str) -> None:
+        """Let the user change the value (``why`` empty), or not: its widgets disabled, ``why`` as their tooltip."""
+        for widget in self.widgets():
+            widget.setEnabled(not why)
+        self.editor.setToolTip(why or self.spec.help)
+
+    def set_high(self, high: int | float) -> None:
+        """Let an ``int`` go no higher than ``high`` (the positions of a table read from a file)."""
+        if isinstance(self.editor, QSpinBox):
+            self.editor.blockSignals(True)
+            self.editor.setMaximum(int(high))
+            self.editor.blockSignals(False)
+        if self.slider is not None:
+            self.slider.set_high(min(high, self.slider_range()[1]))
 
     def gesture(self) -> Hashable | None:
         """The gesture a change of this control now belongs to (see :meth:`AppState.gesture`), or None for its own step.
@@ -179,7 +230,13 @@ class ParamControl:
         elif isinstance(editor, QCheckBox):
             editor.setChecked(value)
         elif isinstance(editor, QComboBox):
+            if editor.findData(value) < 0 and self.spec.kind == "name":  # a name not offered (yet) still shows
+                editor.addItem(value or "(the position table)", value)
             editor.setCurrentIndex(editor.findData(value))
+        elif self.spec.kind == "path":
+            editor.setText(value)
+            editor.setToolTip(value or self.spec.help)
+            editor.setCursorPosition(len(value))  # the end of a long path names the model
         elif not editor.hasFocus() or self._typed_value() != value:
             editor.setText(self.spec.text(value) if self.spec.kind == "reals" else value_text(value))
             self.refusal = ""

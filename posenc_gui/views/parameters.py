@@ -10,10 +10,12 @@ from PySide6.QtWidgets import QComboBox, QFormLayout, QFrame, QLabel, QScrollAre
 
 from ..history import UNDO_LIMIT
 from ..model import OPTION_SPECS, SCHEMES, EncodingParams, presets
+from ..model.model_setup import describe_model
 from ..model.params import D_MODEL, SEQ_LEN, SIZE_SPECS
 from .base import Panel
 from .registry import DockPlacement
 from .plotkit import FOREGROUND
+from .model_open import open_model_dialog
 from .param_controls import ERROR_STYLE, ParamControl
 
 #: Width of the exported figure (the parameters and the formula), in logical pixels.
@@ -80,7 +82,9 @@ class ParametersPanel(Panel):
         "the reason next to the control, and the views keep showing the last valid choice. "
         "Edit ▸ Undo (Ctrl+Z) and Redo (Ctrl+Shift+Z or Ctrl+Y) step through the changes; a slider drag or a "
         f"number typed into a field is one step. The history is this window's, keeps the last {UNDO_LIMIT} steps, "
-        "and is not saved: it starts empty at each launch."
+        "and is not saved: it starts empty at each launch. A model's learned table (File ▸ Open model…, or Open… "
+        "beside the model file) fixes N to at most its length and d_model to its width; its tensor can be changed "
+        "to any other 2-D tensor of the file."
     )
 
     def __init__(self, state, compute, parent: QWidget | None = None) -> None:
@@ -100,6 +104,9 @@ class ParametersPanel(Panel):
         self.body.addWidget(self.scroll, 1)
 
         self.presets = QComboBox(self)
+        # Long preset labels elide rather than widen the panel past its dock (which clipped every row).
+        self.presets.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.presets.setMinimumContentsLength(16)
         self.presets.addItem("Choose a preset…", None)
         for label, source, params in load_presets():
             self.presets.addItem(label, params)
@@ -125,7 +132,7 @@ class ParametersPanel(Panel):
         #: One control per size and per option of any scheme, by parameter name (built from the specs).
         self.controls: dict[str, ParamControl] = {}
         for spec in (*SIZE_SPECS, *OPTION_SPECS.values()):
-            control = ParamControl(spec, self._apply, self)
+            control = ParamControl(spec, self._apply, self, open_path=lambda: open_model_dialog(self.state, self))
             form.addRow(control.label, control.row)
             form.addRow(control.error)
             self.controls[spec.name] = control
@@ -138,6 +145,14 @@ class ParametersPanel(Panel):
                     note.setWordWrap(True)
                     form.addRow(note)
                     self.tied_notes[spec.name] = note
+        #: The model file a ``path`` option names, and its notes (an offset applied, NaN found …).
+        self.model_note = QLabel(self)
+        self.model_note.setWordWrap(True)
+        self.model_note.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.model_note.hide()
+        form.addRow(self.model_note)
+        #: The names each ``name`` control offers were made for these options (the model file's tensors).
+        self._choices_for: dict[str, object] = {}
         self.general_error = QLabel(self)
         self.general_error.setWordWrap(True)
         self.general_error.setStyleSheet(ERROR_STYLE)
@@ -173,7 +188,8 @@ class ParametersPanel(Panel):
         for control in self.controls.values():  # a text field still holds the text it refused
             if control.refusal and name != control.spec.name:
                 control.show_error(control.refusal)
-        if message and (name == "scheme" or name in self.controls and self.controls[name].spec.kind in ("choice", "bool")):
+        if message and (name == "scheme" or name in self.controls
+                        and self.controls[name].spec.kind in ("choice", "bool", "name")):
             # a drop-down or check box holds no refused text: it goes back to what is in use, the reason stays
             self.sync_from_state(self.state.params)
 
@@ -186,10 +202,22 @@ class ParametersPanel(Panel):
         in_use = {spec.name for spec in info.options_in_use(params.options)}
         values = {"seq_len": params.seq_len, "d_model": params.d_model,
                   **{name: value for name, value in params.options.items() if name in in_use}}
+        # N goes no further than a table read from a file has rows (its sizes opened the file when validated)
+        self.controls["seq_len"].set_high(min(SEQ_LEN.high, info.sizes(**params.options)[0]) if info.sizes
+                                          else SEQ_LEN.high)
+        self.controls["d_model"].set_fixed("d_model is the width of the table read from the file" if info.sizes
+                                           else "")
+        for spec in info.options_in_use(params.options):
+            if spec.kind == "name" and self._choices_for.get(spec.name) != params.options:
+                self.controls[spec.name].set_choices(spec.choices_of(params.options))
+                self._choices_for[spec.name] = params.options
         for name, control in self.controls.items():
             control.set_visible(name in values)
             if name in values:
                 control.show(values[name])
+        paths = [params.options[spec.name] for spec in info.options_in_use(params.options) if spec.kind == "path"]
+        self.model_note.setText(" ".join(describe_model(path) for path in paths if path))
+        self.model_note.setVisible(bool(self.model_note.text()))
         for name, note in self.tied_notes.items():
             spec = info.spec(name)
             note.setVisible(spec is not None and spec.applies(params.options))

@@ -113,6 +113,19 @@ def _tk_cell(score: SchemeScore) -> tuple[str, str]:
     return f"{mark} {rows}", f"{why} No least-squares residual at this d_model: see the notes under the table."
 
 
+def _unseen_cell(score: SchemeScore) -> tuple[str, str]:
+    rows = score.table_rows
+    if rows is not None and math.isnan(score.unseen_ratio):
+        return (f"✗ no rows past {rows - 1:,}",
+                f"Positions N…10N−1 (never seen at this length) have no encoding: the table has rows for "
+                f"positions 0…{rows - 1:,} only, as a model with a learned table cannot take a longer input.")
+    return (f"{'✓' if score.generalizes else '✗'} ×{_num(score.unseen_ratio)}"
+            + ("" if score.unseen_finite else " (not finite)"),
+            f"Positions N…10N−1 (never seen at this length): values "
+            f"{'all finite' if score.unseen_finite else 'NOT all finite'}; their max ‖p‖ is "
+            f"{_num(score.unseen_ratio)}× the max over 0…N−1 (OK if ≤ {GROWTH_TOL:g}).")
+
+
 def cell_texts(score: SchemeScore) -> dict[str, tuple[str, str]]:
     """``{criterion: (cell text, tooltip)}`` for one row; the numbers all come from the model."""
     mark = {True: "✓", False: "✗"}
@@ -130,7 +143,9 @@ def cell_texts(score: SchemeScore) -> dict[str, tuple[str, str]]:
             f"{mark[score.bounded_past]} {_num(n0)} · {_num(n10)} · {_num(n100)}",
             f"Past the trained length: max ‖p‖ over positions 0…N−1, 0…10N−1, 0…100N−1 of the encoding made "
             f"for N: {_num(n0)}, {_num(n10)}, {_num(n100)}. Bounded if the last is at most {GROWTH_TOL:g}× the "
-            f"middle one. This scheme is {score.bounded_words}.",
+            f"middle one. This scheme is {score.bounded_words}."
+            + ("" if score.table_rows is None or not math.isnan(n100) else
+               f" The table has rows for positions 0…{score.table_rows - 1:,} only: n/a past them."),
         ),
         "unique": _unique_cell(score),
         "deterministic": (
@@ -138,13 +153,7 @@ def cell_texts(score: SchemeScore) -> dict[str, tuple[str, str]]:
             "Encoding the positions twice, and once in reverse order, gives bit-identical values."
             if score.deterministic else "Two encodings of the same positions differ.",
         ),
-        "generalizes": (
-            f"{mark[score.generalizes]} ×{_num(score.unseen_ratio)}"
-            + ("" if score.unseen_finite else " (not finite)"),
-            f"Positions N…10N−1 (never seen at this length): values "
-            f"{'all finite' if score.unseen_finite else 'NOT all finite'}; their max ‖p‖ is "
-            f"{_num(score.unseen_ratio)}× the max over 0…N−1 (OK if ≤ {GROWTH_TOL:g}).",
-        ),
+        "generalizes": _unseen_cell(score),
         "exact_tk": _tk_cell(score),
     }
 
@@ -155,7 +164,8 @@ def _options_text(data: Scorecard) -> str:
     for setup in data.setups:
         for spec in setup.info.options_in_use(setup.options):
             value = setup.options[spec.name]
-            text = spec.title_part(value) if spec.kind == "reals" else f"{spec.label} {spec.text(value)}"
+            text = (spec.title_part(value) if spec.kind in ("reals", "path")  # a file by its model's name
+                    else f"{spec.label} {spec.text(value)}")
             if not text:  # an empty list of factors (1 for every pair) says nothing
                 continue
             used.setdefault(text, (text, []))[1].append(setup.scheme)

@@ -94,6 +94,17 @@ def scheme(key: object) -> Scheme:
         raise ValueError(f"scheme must be one of {', '.join(SCHEMES)}; got {limits.shown(key)}") from None
 
 
+def last_position(key: str, **params) -> float:
+    """The last position the scheme ``key`` encodes with ``params``: ``limits.MAX_POSITION``, or the last row
+    of a finite table (:attr:`Scheme.sizes`: a table read from a model file); ValueError as :func:`encode`."""
+    info = scheme(key)
+    if info.sizes is None:
+        return limits.MAX_POSITION
+    names = {spec.name for spec in info.options}
+    options = info.check({name: value for name, value in params.items() if name in names}, info.options)
+    return float(info.sizes(**options)[0] - 1)
+
+
 def presets() -> list[tuple[Scheme, Preset]]:
     """Every scheme's presets, in the schemes' order."""
     return [(info, preset) for info in SCHEMES.values() for preset in info.presets]

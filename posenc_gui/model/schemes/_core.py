@@ -100,6 +100,14 @@ class Scheme:
         ``(len(low), len(dims))``); without it, the values between samples
         are not known (a sampled view cannot draw their band).
     presets : tuple of Preset
+    sizes : callable, optional
+        ``(**options) -> (positions, width)`` for a ``table`` scheme whose
+        table is finite (read from a model file): it has rows for positions
+        ``0 … positions − 1`` only, and exactly ``width`` dimensions. The
+        parameters refuse a larger ``seq_len`` and another ``d_model``
+        (naming both), the Parameters panel caps N there, and the analyses
+        that look past N (the scorecard) stop at the last row. ValueError
+        naming the option when the options name no readable table.
     check_together : callable, optional
         ``(d_model, **options) -> None``, raising ValueError (naming the
         parameter) for values each valid alone but not together.
@@ -129,6 +137,7 @@ class Scheme:
     exact: bool = False
     extremes: Callable[..., tuple[np.ndarray, np.ndarray]] | None = None
     presets: tuple[Preset, ...] = ()
+    sizes: Callable[..., tuple[int, int]] | None = None
     check_together: Callable[..., None] | None = None
     bias: Callable[..., np.ndarray] | None = None
 
@@ -141,6 +150,8 @@ class Scheme:
             raise ValueError(f"{self.key}: a bias scheme declares its bias, and only a bias scheme does")
         if self.columns is not None and (self.exact or self.extremes is not None):
             raise ValueError(f"{self.key}: exact and extremes describe a table; columns give both already")
+        if self.sizes is not None and self.table is None:
+            raise ValueError(f"{self.key}: sizes describe a table read from a file; declare its table")
         names = [spec.name for spec in self.params]
         if len(set(names)) != len(names):
             raise ValueError(f"{self.key}: a parameter is declared twice in {names}")
