@@ -138,6 +138,21 @@ def test_the_parameters_cap_n_at_the_table_and_offer_its_tensors(make_window, qt
     assert panel.controls["d_model"].editor.isEnabled()
 
 
+def test_undoing_back_to_a_model_file_that_is_gone_shows_the_views_error(make_window, qtbot, gpt2):
+    window = make_window()
+    window.open_model(str(gpt2[0]))
+    settled(window, qtbot)
+    window.state.update(scheme="sinusoidal", seq_len=40, d_model=24)
+    settled(window, qtbot)
+    os.remove(gpt2[0])
+    window.undo_action.trigger()  # the history holds the parameters as they were: no file is opened to restore
+    settled(window, qtbot)
+    assert window.state.params.scheme == "learned_file"
+    assert window.panels["parameters"].controls["seq_len"].editor.maximum() == 1_048_576
+    text, level = window.panels["heatmap"]._message
+    assert level == "error" and "gpt2.safetensors: no such file or folder" in text
+
+
 def test_a_bert_folder_opened_from_the_folder_dialog(make_window, qtbot, tmp_path, dialogs):
     answers, _ = dialogs
     positions = table(64, 48)
