@@ -65,12 +65,20 @@ def status(window) -> str:
     return window.statusBar().currentMessage()
 
 
+def shown_messages(window) -> list[str]:
+    """Every message the window's status bar shows from now on (each stays for seconds only)."""
+    messages: list[str] = []
+    window.statusBar().messageChanged.connect(lambda text: text and messages.append(text))
+    return messages
+
+
 # ---------------------------------------------------------------- opening in the window
 def test_a_gpt2_table_opened_from_the_menu_fills_the_heatmap_position_down(make_window, qtbot, gpt2, dialogs):
     path, positions = gpt2
     answers, shown = dialogs
     answers["ask_model_file"] = lambda parent, folder: str(path)
     window = make_window()
+    messages = shown_messages(window)
     window.open_model_action.trigger()
     settled(window, qtbot)
     params = window.state.params
@@ -85,7 +93,7 @@ def test_a_gpt2_table_opened_from_the_menu_fills_the_heatmap_position_down(make_
     np.testing.assert_array_equal(item.image, positions)
     assert heatmap.matrix.plot.getViewBox().yInverted()  # position 0 at the top
     assert "model gpt2" in heatmap.matrix.plot.titleLabel.text
-    assert status(window) == "Opened gpt2 (safetensors) as learned table transformer.wpe.weight (40 × 24)."
+    assert messages == ["Opened gpt2 (safetensors) as learned table transformer.wpe.weight (40 × 24)."]
     assert not shown
 
 
@@ -130,6 +138,21 @@ def test_the_parameters_cap_n_at_the_table_and_offer_its_tensors(make_window, qt
     assert panel.controls["d_model"].editor.isEnabled()
 
 
+def test_undoing_back_to_a_model_file_that_is_gone_shows_the_views_error(make_window, qtbot, gpt2):
+    window = make_window()
+    window.open_model(str(gpt2[0]))
+    settled(window, qtbot)
+    window.state.update(scheme="sinusoidal", seq_len=40, d_model=24)
+    settled(window, qtbot)
+    os.remove(gpt2[0])
+    window.undo_action.trigger()  # the history holds the parameters as they were: no file is opened to restore
+    settled(window, qtbot)
+    assert window.state.params.scheme == "learned_file"
+    assert window.panels["parameters"].controls["seq_len"].editor.maximum() == 1_048_576
+    text, level = window.panels["heatmap"]._message
+    assert level == "error" and "gpt2.safetensors: no such file or folder" in text
+
+
 def test_a_bert_folder_opened_from_the_folder_dialog(make_window, qtbot, tmp_path, dialogs):
     answers, _ = dialogs
     positions = table(64, 48)
@@ -161,6 +184,7 @@ def drop(window, path) -> None:
 def test_a_llama_config_dropped_on_the_window_sets_up_rope_as_the_config_computes_it(make_window, qtbot, tmp_path):
     folder = llama_folder(tmp_path / "llama")
     window = make_window()
+    messages = shown_messages(window)
     drop(window, folder / "config.json")  # a config.json stands for its folder
     settled(window, qtbot)
     params = window.state.params
@@ -172,24 +196,25 @@ def test_a_llama_config_dropped_on_the_window_sets_up_rope_as_the_config_compute
         "high_freq_factor": 4.0, "original_max_position_embeddings": 8192, "pairing": "halves"}
     ours = rope_frequencies(hf_config(params.d_model, **params.options), seq_len=params.seq_len)
     np.testing.assert_array_equal(ours[0], rope_frequencies(LLAMA | LLAMA3)[0])
-    assert status(window) == "Opened llama (hf-folder) as RoPE (θ 500000, llama3 ×8, head 64, halves)."
+    assert messages == ["Opened llama (hf-folder) as RoPE (θ 500000, llama3 ×8, head 64, halves)."]
 
 
 def test_a_model_with_both_asks_which_and_a_cancel_changes_nothing(make_window, qtbot, tmp_path, dialogs):
     answers, _ = dialogs
     folder = llama_folder(tmp_path / "both", tensors={"wpe.weight": table(64, 48)})
     window = make_window()
+    messages = shown_messages(window)
     before = window.state.params
     answers["ask_setup"] = lambda parent, opened: None
     assert window.open_model(str(folder)) is None
     settled(window, qtbot)
-    assert window.state.params == before and status(window) == "Model both not opened: nothing was chosen"
+    assert window.state.params == before and messages == ["Model both not opened: nothing was chosen"]
     answers["ask_setup"] = lambda parent, opened: opened.setups[1]
     window.open_model(str(folder))
     settled(window, qtbot)
     assert window.state.params.scheme == "rope"
     assert ("It also has learned table wpe.weight (64 × 48): open it again to choose it (--scheme learned_file on "
-            "the command line).") in status(window)
+            "the command line).") in messages[-1]
 
 
 def test_a_model_with_neither_lets_the_user_pick_a_tensor(make_window, qtbot, tmp_path, dialogs):
@@ -221,24 +246,29 @@ def test_a_bad_model_file_says_why_and_changes_nothing(make_window, qtbot, tmp_p
         path.mkdir()
     answers["ask_model_file"] = lambda parent, folder: str(path)
     window = make_window()
+    messages = shown_messages(window)
     before = (window.state.params, dict(window.state.remembered), window.state.view, window.state.history.count())
     window.open_model_action.trigger()
     settled(window, qtbot)
     after = (window.state.params, dict(window.state.remembered), window.state.view, window.state.history.count())
     assert after == before and not marker.exists()
-    assert len(shown) == 1 and shown[0] == status(window) and "\n" not in shown[0]
+    assert len(shown) == 1 and messages == shown and "\n" not in shown[0]
     assert shown[0].startswith(f"Model not opened: {path}: ")
 
 
-def test_the_window_opens_a_model_given_on_its_command_line(make_window, qtbot, gpt2):
+def test_the_window_opens_a_model_given_on_its_command_line(qtbot, settings_path, gpt2):
+    from posenc_gui.mainwindow import MainWindow
+
     args = cli.build_parser().parse_args(["--model", str(gpt2[0]), "--seq-len", "16", "--no-restore"])
     overrides, notice = cli.launch_overrides(args)
     assert overrides == {"scheme": "learned_file", "seq_len": 16, "d_model": 24, "model_path": str(gpt2[0]),
                          "tensor": "transformer.wpe.weight"}
-    window = make_window(overrides=overrides, restore=False, notice=notice)
+    window = MainWindow(overrides=overrides, restore=False, notice=notice)
+    qtbot.addWidget(window)
+    assert status(window) == notice == "Opened gpt2 (safetensors) as learned table transformer.wpe.weight (40 × 24)."
+    window.show()
     settled(window, qtbot)
     assert (window.state.params.scheme, window.state.params.seq_len) == ("learned_file", 16)
-    assert status(window) == notice == "Opened gpt2 (safetensors) as learned table transformer.wpe.weight (40 × 24)."
 
 
 # ---------------------------------------------------------------- sessions and settings
@@ -265,6 +295,8 @@ def test_a_session_with_a_model_reads_back_and_one_whose_file_is_gone_is_refused
 
 
 def test_the_settings_bring_the_model_back_and_forget_a_model_that_is_gone(make_window, qtbot, gpt2):
+    from posenc_gui.mainwindow import MainWindow
+
     window = make_window()
     window.open_model(str(gpt2[0]))
     settled(window, qtbot)
@@ -273,7 +305,8 @@ def test_the_settings_bring_the_model_back_and_forget_a_model_that_is_gone(make_
     assert again.state.params == window.state.params
     again.close()
     os.remove(gpt2[0])
-    third = make_window()
+    third = MainWindow()  # the warning is read at once: the status bar shows it for seconds only
+    qtbot.addWidget(third)
     assert third.state.params == EncodingParams()
     assert "parameters ignored (model_path: " in status(third) and "no such file or folder" in status(third)
 

@@ -202,9 +202,7 @@ class ParametersPanel(Panel):
         in_use = {spec.name for spec in info.options_in_use(params.options)}
         values = {"seq_len": params.seq_len, "d_model": params.d_model,
                   **{name: value for name, value in params.options.items() if name in in_use}}
-        # N goes no further than a table read from a file has rows (its sizes opened the file when validated)
-        self.controls["seq_len"].set_high(min(SEQ_LEN.high, info.sizes(**params.options)[0]) if info.sizes
-                                          else SEQ_LEN.high)
+        self.controls["seq_len"].set_high(min(SEQ_LEN.high, self._table_positions(params)))
         self.controls["d_model"].set_fixed("d_model is the width of the table read from the file" if info.sizes
                                            else "")
         for spec in info.options_in_use(params.options):
@@ -223,6 +221,19 @@ class ParametersPanel(Panel):
             note.setVisible(spec is not None and spec.applies(params.options))
         self.summary.setText(info.summary)
         self.formula.setText(info.formula)
+
+    @staticmethod
+    def _table_positions(params: EncodingParams) -> int:
+        """The rows of a table read from a file (N goes no further), else the most positions N takes.
+
+        The file was opened when the parameters were validated; one gone since (an undo back to it) caps nothing.
+        """
+        if params.info.sizes is None:
+            return SEQ_LEN.high
+        try:
+            return params.info.sizes(**params.options)[0]
+        except ValueError:
+            return SEQ_LEN.high
 
     def figure_widget(self) -> QWidget:
         """The parameters and the formula as a small figure (:class:`ParametersFigure`), made for this export."""
