@@ -256,17 +256,23 @@ def _drawn_panel(job: Job, plan: Plan, compute: Any) -> Iterator[Any]:
     from .export import IMAGE_FORMATS
 
     panel = job.panel_class(_state(job, plan), compute)
+    size = plan.size
+    if plan.pinned is not None and job.panel_class.comparable:  # a session's A beside the job's parameters (B)
+        from .views.compare import ComparedPanel, PinnedState
+
+        panel = ComparedPanel(panel, PinnedState(plan.pinned, panel.state), plan.compare_mode)
+        size = (size[0] * panel.sides, size[1])  # the figure size is each side's
     try:
         panel.setAttribute(Qt.WidgetAttribute.WA_DontShowOnScreen, True)
         # Painted only at the figure size: pyqtgraph keeps an axis as wide as the widest labels it
         # has painted, so paints at the first, provisional size would leave their width behind.
         panel.setUpdatesEnabled(False)
         _apply_options(panel, plan.options[job.panel_class.panel_id])
-        panel.resize(QSize(plan.size[0] + 40, plan.size[1] + 120))
+        panel.resize(QSize(size[0] + 40, size[1] + 120))
         panel.show()
         _settle(panel)
         if any(fmt in IMAGE_FORMATS for fmt, _ in job.files):
-            _fit_figure(panel, plan.size)
+            _fit_figure(panel, size)
             # Kept at that size while its formats are written: a label of the panel outside the
             # figure that changes later (a delayed note) would otherwise take the figure's height.
             figure = panel.figure_widget()

@@ -158,7 +158,8 @@ def build_parser(classes: Sequence[type]) -> argparse.ArgumentParser:
     image.add_argument("--scale", type=float, metavar="S", help="PNG scale factor instead of --width")
     image.add_argument("--size", type=_size, metavar="WxH",
                        help=f"figure layout size in logical pixels (default "
-                       f"{DEFAULT_FIGURE_SIZE.width()}x{DEFAULT_FIGURE_SIZE.height()})")
+                       f"{DEFAULT_FIGURE_SIZE.width()}x{DEFAULT_FIGURE_SIZE.height()}); of each side when a "
+                       "--session compares A and B")
     _accept_lists(add_parameter_flags(parser))
     table = panel_options(classes)
     groups: dict[str, argparse._ArgumentGroup] = {}
@@ -202,6 +203,9 @@ class Plan:
     folder: Path | None
     #: The shared view settings (``AppState.set_view``) of ``--session``, set before the panel options.
     view: dict[str, Any] = field(default_factory=dict)
+    #: The pinned setup A of ``--session`` (its figures show A beside each job's parameters), and how.
+    pinned: EncodingParams | None = None
+    compare_mode: str = "side_by_side"
 
 
 def _parameter_sets(args: argparse.Namespace, session: Session | None) -> list[EncodingParams]:
@@ -364,4 +368,6 @@ def plan(args: argparse.Namespace, classes: Sequence[type]) -> Plan:
                 names.add(path.name)
             jobs.append(Job(params, by_id[panel_id], files))
     return Plan(tuple(jobs), options, layout_size(args.size, args.width), args.width, args.scale, folder,
-                dict(session.view) if session is not None else {})
+                dict(session.view) if session is not None else {},
+                session.pinned if session is not None else None,
+                session.compare_mode if session is not None else "side_by_side")

@@ -8,7 +8,8 @@ from collections.abc import Iterator, Mapping
 from typing import Callable
 
 from PySide6.QtCore import QByteArray, QElapsedTimer, QEvent, QObject, QRect, QStandardPaths, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QGuiApplication, QIcon, QKeySequence
+from PySide6.QtGui import (QAction, QActionGroup, QCloseEvent, QDragEnterEvent, QDropEvent, QGuiApplication, QIcon,
+                           QKeySequence)
 from PySide6.QtWidgets import (QApplication, QDialog, QDockWidget, QFileDialog, QGraphicsView, QLabel, QMainWindow,
                                QMessageBox, QProgressBar, QStyle, QToolButton, QUndoView, QVBoxLayout, QWidget)
 
@@ -19,6 +20,7 @@ from .session import Session, SessionError, read_session, write_session
 from .settings import Key, Settings
 from .state import AppState
 from .views.base import Panel
+from .views.compare import MODES as COMPARE_MODES, Comparison
 from .views.export_ui import SETTINGS_FOLDER, SETTINGS_FORMAT, SETTINGS_SCALE, install_export_actions
 from .views.labels import StatusText, counted
 from .views.model_open import model_location, open_chosen_path, open_model_dialog, open_model_path
@@ -269,6 +271,9 @@ class MainWindow(QMainWindow):
                 start = EncodingParams().replaced(fit_sizes=True, **overrides)
         self.state = AppState(start, self)
         self.state.remembered.update(self._remembered)
+        #: The A/B comparison: the pinned setup A and how the docks show it beside the current setup B.
+        self.comparison = Comparison(self.state, self)
+        self._compared_mode: str | None = None  # the mode the docks are wrapped in (None: not comparing)
         if restore:
             self._restore_view()
         self.compute = ComputeService(self)
@@ -311,6 +316,7 @@ class MainWindow(QMainWindow):
         quit_action.triggered.connect(self.close)
         self.file_menu.addAction(quit_action)
         self._build_edit_menu()
+        self._build_compare_menu()
         self.view_menu = menu_bar.addMenu("&View")
         self.reset_layout_action = QAction("&Reset layout", self)
         self.reset_layout_action.triggered.connect(self.reset_layout)
@@ -342,6 +348,77 @@ class MainWindow(QMainWindow):
         self.edit_menu.addSeparator()
         self.edit_menu.addAction(self.history_action)
         self._history_dialog: QDialog | None = None
+
+    def _build_compare_menu(self) -> None:
+        """Compare ▸ Pin current setup as A, Swap A and B, Stop comparing, and how panels show A and B."""
+        menu = self.menuBar().addMenu("&Compare")
+        self.compare_menu = menu
+        self.pin_action = QAction("&Pin current setup as A", self, shortcut=QKeySequence("Ctrl+Shift+A"))
+        self.pin_action.setStatusTip("Keep the current setup as A; the parameters you change next are B, "
+                                     "shown beside A in every panel")
+        self.pin_action.triggered.connect(lambda: self.pin_a())
+        self.swap_action = QAction("S&wap A and B", self)
+        self.swap_action.triggered.connect(self._swap_ab)
+        self.unpin_action = QAction("&Stop comparing", self)
+        self.unpin_action.triggered.connect(self.comparison.clear)
+        menu.addActions([self.pin_action, self.swap_action, self.unpin_action])
+        menu.addSeparator()
+        self.compare_mode_actions: dict[str, QAction] = {}
+        group = QActionGroup(self)
+        for mode, text in COMPARE_MODES.items():
+            action = QAction(text, self, checkable=True)
+            action.setChecked(mode == self.comparison.mode)
+            action.triggered.connect(lambda _=False, chosen=mode: self.comparison.set_mode(chosen))
+            group.addAction(action)
+            menu.addAction(action)
+            self.compare_mode_actions[mode] = action
+        self.comparison.changed.connect(self._comparison_changed)
+        self.panelCreated.connect(self._wrap_new_panel)
+        self._comparison_changed()
+
+    def pin_a(self, params: EncodingParams | None = None) -> None:
+        """Pin ``params`` (the current setup by default) as A and show A beside B in every comparable panel."""
+        self.state.flush()
+        self.comparison.pin(params)
+        self.statusBar().showMessage(f"Pinned A: {self.comparison.pinned.params.title()}. Change the parameters "
+                                     "(B) to compare; Compare ▸ Stop comparing ends it.", 10_000)
+
+    def _swap_ab(self) -> None:
+        problem = self.comparison.swap()
+        if problem:
+            self.statusBar().showMessage(problem, 10_000)
+
+    def _comparison_changed(self) -> None:
+        """Wrap the built panels' docks for the new mode, or unwrap them; enable what applies."""
+        active = self.comparison.active
+        for action in (self.swap_action, self.unpin_action):
+            action.setEnabled(active)
+        self.compare_mode_actions[self.comparison.mode].setChecked(True)
+        mode = self.comparison.mode if active else None
+        if mode == self._compared_mode or not hasattr(self, "panels"):
+            return
+        self._compared_mode = mode
+        for panel_id, panel in self.panels.built().items():
+            self._show_compared(panel_id, panel)
+
+    def _wrap_new_panel(self, panel_id: str) -> None:
+        if self._compared_mode is not None:
+            self._show_compared(panel_id, self.panels[panel_id])
+
+    def _show_compared(self, panel_id: str, panel: Panel) -> None:
+        """Put ``panel`` in its dock alone, or with A beside it (the window's current comparison)."""
+        if not panel.comparable:
+            return
+        dock = self.docks[panel_id]
+        if panel.comparison is not None:
+            panel.comparison.release()
+        if self._compared_mode is not None:
+            dock.setWidget(self.comparison.wrap(panel))
+            dock.setWindowTitle(f"{panel.title} — A/B")
+        else:
+            dock.setWidget(panel)
+            dock.setWindowTitle(panel.title)
+        panel.schedule_update()
 
     def show_history(self) -> QDialog:
         """Show (and return) the history dialog: every step of :attr:`AppState.history`; clicking one goes there."""
@@ -608,13 +685,15 @@ class MainWindow(QMainWindow):
 
     # ------------------------------------------------------------- sessions
     def current_session(self) -> Session:
-        """The parameters, view settings, built panels' options and layout, as a session file holds them."""
+        """The parameters, view settings, built panels' options, layout and A/B comparison, as a session file
+        holds them."""
         remembered = {name: value for name, value in self.state.remembered.items()
                       if name not in self.state.params.options}
         panels = {panel_id: options for panel_id, panel in self.panels.built().items()
                   if (options := panel.current_options())}
+        pinned = self.comparison.pinned.params if self.comparison.pinned is not None else None
         return Session(self.state.params, remembered, dict(self.state.view), panels,
-                       bytes(self.saveState(SETTINGS_VERSION).data()))
+                       bytes(self.saveState(SETTINGS_VERSION).data()), pinned, self.comparison.mode)
 
     def save_session(self, path: str) -> str | None:
         """Write :meth:`current_session` to ``path`` (atomically); None, or why not (also in the status bar)."""
@@ -679,6 +758,11 @@ class MainWindow(QMainWindow):
             raise ValueError(problem)
         self.state.set_view(**session.view)
         self._apply_panel_options({pid: opts for pid, opts in session.panels.items() if pid not in first})
+        self.comparison.set_mode(session.compare_mode)
+        if session.pinned is not None:
+            self.comparison.pin(session.pinned)
+        else:
+            self.comparison.clear()
 
     def _apply_panel_options(self, panels: Mapping[str, Mapping[str, object]]) -> None:
         for panel_id, options in panels.items():

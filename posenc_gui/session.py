@@ -16,7 +16,13 @@ Version 1 holds::
      "remembered": {"scale_base": 8.0},          # options of other schemes, by name
      "view": {"embedding_scale": 1.0, "demo_d_model": 8, "reference": 64},
      "panels": {"waveforms": {"dims": "0, 1, 6-7"}, "similarity": {"metric": "cosine"}},
-     "layout": "AAAA/wAAAAD9..."}                # optional: the window's saveState, base64
+     "layout": "AAAA/wAAAAD9...",                # optional: the window's saveState, base64
+     "compare": {"a": {"scheme": "sinusoidal", ...}, "mode": "difference"}}   # version 2, optional
+
+Version 2 adds ``compare``: the pinned setup A (its parameters, as
+``params``; a model file's by its path) and how the panels show A beside
+the current setup B (:data:`~posenc_gui.model.compare.COMPARE_MODES`).
+Version 1 files are read as they are.
 
 ``panels`` maps a panel id to options keyed by the ``dest`` of its
 ``cli_options`` (what ``apply_options`` takes); the shared view settings
@@ -37,6 +43,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .model import OPTION_SPECS, EncodingParams, ParamSpec, limits
+from .model.compare import COMPARE_MODES, DEFAULT_COMPARE_MODE
 from .settings import FileRefused, read_regular_file
 from .state import VIEW_SPECS
 
@@ -44,12 +51,12 @@ if TYPE_CHECKING:
     from .views.registry import PanelOption
 
 #: The schema version this posenc-gui writes and reads; a newer file is refused.
-SESSION_VERSION = 1
+SESSION_VERSION = 2
 #: The ``format`` field: what marks a JSON file as a session.
 SESSION_FORMAT = "posenc-gui session"
 #: Larger files are not read (a session is a few KiB).
 MAX_FILE_BYTES = 1024 * 1024
-#: Deepest nesting of arrays and objects read (version 1 nests three deep).
+#: Deepest nesting of arrays and objects read (version 2 nests four deep: compare.a and an option list).
 MAX_DEPTH = 8
 #: Longest integer literal read, in digits: any real setting fits, and Python's int parser stays fast.
 MAX_INT_DIGITS = 20
@@ -58,7 +65,9 @@ MAX_INT_DIGITS = 20
 MAX_TEXT = 32_767
 #: Longest layout blob, in base64 characters (the window's saveState is a few hundred bytes).
 MAX_LAYOUT_CHARS = 64 * 1024
-TOP_FIELDS = ("format", "version", "params", "remembered", "view", "panels", "layout")
+TOP_FIELDS = ("format", "version", "params", "remembered", "view", "panels", "layout", "compare")
+#: The fields of ``compare`` (version 2).
+COMPARE_FIELDS = ("a", "mode")
 _STRINGS = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
 _BRACKETS = re.compile(r"[\[\]{}]")
 
@@ -76,10 +85,13 @@ class Session:
     view: Mapping[str, Any] = field(default_factory=dict)
     panels: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     layout: bytes | None = None
+    #: The pinned setup A of an A/B comparison, or None when the window was not comparing.
+    pinned: EncodingParams | None = None
+    compare_mode: str = DEFAULT_COMPARE_MODE
 
 
 def session_dict(session: Session) -> dict[str, Any]:
-    """``session`` as the JSON object of a version-1 file."""
+    """``session`` as the JSON object of a file of :data:`SESSION_VERSION`."""
     out: dict[str, Any] = {
         "format": SESSION_FORMAT, "version": SESSION_VERSION,
         "params": session.params.as_dict(),
@@ -89,6 +101,8 @@ def session_dict(session: Session) -> dict[str, Any]:
     }
     if session.layout is not None:
         out["layout"] = base64.b64encode(session.layout).decode("ascii")
+    if session.pinned is not None:
+        out["compare"] = {"a": session.pinned.as_dict(), "mode": session.compare_mode}
     return out
 
 
@@ -253,12 +267,32 @@ def _checked(document: Any, panel_options: Mapping[str, Sequence[PanelOption]]) 
                                    + (f"; it has {', '.join(declared)}" if declared else ""))
             checked[name] = _panel_value(declared[name], value, f"panels.{panel_id}.{name}")
         panels[panel_id] = checked
-    return Session(params, remembered, view, panels, _layout(top.get("layout")))
+    pinned, mode = _compare(top.get("compare"), version)
+    return Session(params, remembered, view, panels, _layout(top.get("layout")), pinned, mode)
 
 
-def _checked_params(values: dict[str, Any]) -> EncodingParams:
+def _compare(value: Any, version: int) -> tuple[EncodingParams | None, str]:
+    """The pinned setup A and the compare mode of a ``compare`` field (absent: not comparing)."""
+    if value is None:
+        return None, DEFAULT_COMPARE_MODE
+    if version < 2:
+        raise SessionError("compare is a field of version 2; this file says version 1")
+    fields = _object(value, "compare")
+    unknown = [name for name in fields if name not in COMPARE_FIELDS]
+    if unknown:
+        raise SessionError(f"compare: unknown field {limits.shown(unknown[0])} (it has {', '.join(COMPARE_FIELDS)})")
+    if "a" not in fields:
+        raise SessionError("compare.a (the pinned setup's parameters) is missing")
+    pinned = _checked_params(_object(fields["a"], "compare.a"), "compare.a")
+    mode = fields.get("mode", DEFAULT_COMPARE_MODE)
+    if type(mode) is not str or mode not in COMPARE_MODES:
+        raise SessionError(f"compare.mode must be one of {', '.join(COMPARE_MODES)}, got {limits.shown(mode)}")
+    return pinned, mode
+
+
+def _checked_params(values: dict[str, Any], where: str = "params") -> EncodingParams:
     if type(values.get("scheme")) is not str:
-        raise SessionError(f"params.scheme must be text, got {_kind(values.get('scheme'))}")
+        raise SessionError(f"{where}.scheme must be text, got {_kind(values.get('scheme'))}")
     from .model.params import SIZE_SPECS
 
     specs = {spec.name: spec for spec in SIZE_SPECS} | dict(OPTION_SPECS)
@@ -267,12 +301,12 @@ def _checked_params(values: dict[str, Any]) -> EncodingParams:
         if name == "scheme":
             continue
         if name not in specs:
-            raise SessionError(f"params: {limits.shown(name)} is no parameter")
-        typed[name] = _typed(specs[name], value, f"params.{name}")
+            raise SessionError(f"{where}: {limits.shown(name)} is no parameter")
+        typed[name] = _typed(specs[name], value, f"{where}.{name}")
     try:
         return EncodingParams.validated(**typed)
     except ValueError as error:
-        raise SessionError(f"params: {_first_line(error)}") from None
+        raise SessionError(f"{where}: {_first_line(error)}") from None
 
 
 def _panel_value(option: PanelOption, value: Any, where: str) -> Any:

@@ -293,7 +293,7 @@ def test_a_bad_session_file_on_the_command_line_is_one_line_and_exit_2(tmp_path,
     assert result.returncode == 2
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
-    assert lines[0].endswith(f"{path}: session file version 9 is newer than this posenc-gui understands (1)")
+    assert lines[0].endswith(f"{path}: session file version 9 is newer than this posenc-gui understands ({SESSION_VERSION})")
     assert not (tmp_path / "s.ini").exists() and not (tmp_path / "out.png").exists()
 
 

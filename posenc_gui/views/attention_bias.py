@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QWidget
 from ..compute import ModelJob
 from ..model.bias_data import AttentionBiasData, BucketMap, attention_bias_data, bias_at
 from ..model.sampling import sample_axis
+from ..model.compare import ShownMatrix
 from .base import Panel
 from .labels import HoverReadout, StatusText, plain_text
 from .plotkit import (
@@ -65,6 +66,7 @@ class AttentionBiasPanel(Panel):
     title = "Attention bias"
     requires = frozenset({"bias"})
     model_functions = (attention_bias_data, bias_at)
+    compares_matrix = True
     help_text = (
         "A bias scheme adds a number to the attention logit of a query at m and a key at n, and adds nothing to the "
         "embeddings. <b>Left</b>: that bias for the chosen head, query m in rows, key n in columns; grey cells are "
@@ -296,6 +298,17 @@ class AttentionBiasPanel(Panel):
         shown = "masked (−inf)" if np.isneginf(value) else f"{value:.10g}"
         in_bucket = "" if bucket is None else f", bucket {bucket}"
         return f"query m {query:,}, key n {key:,} (n − m = {key - query:,}{in_bucket}): bias {shown}"
+
+    # --------------------------------------------------------------- compare
+    def shown_matrix(self) -> ShownMatrix | None:
+        """The shown bias at its query positions (rows) and key positions (columns)."""
+        if self.data is None:
+            return None
+        return ShownMatrix(self.data.matrix, self.data.rows.indices(), self.data.cols.indices(),
+                           "query position", "key position")
+
+    def linked_view_boxes(self) -> list:
+        return [self.matrix.view_box]
 
     # ---------------------------------------------------------------- export
     @staticmethod

@@ -5,12 +5,13 @@ from __future__ import annotations
 import html
 from typing import TYPE_CHECKING, Any, Callable, ClassVar
 
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QToolButton, QVBoxLayout, QWidget
 
 from ..compute import ComputeService
 from ..export import FORMATS
 from ..model import EncodingParams, Scheme
+from ..model.compare import ShownMatrix
 from ..state import AppState
 from .labels import MESSAGE_COLOURS, WrappedLabelHolder
 from .registry import DockPlacement, PanelOption, panel_classes
@@ -39,7 +40,20 @@ class Panel(QWidget):
     - :meth:`figure_widget` returns the widget whose rendering is the figure;
     - :meth:`export_data` returns the numbers behind the figure;
     - :meth:`unavailable_message` says why there is neither (None when there are).
+
+    A/B comparison (:mod:`posenc_gui.views.compare`): a :attr:`comparable`
+    panel is built a second time for the pinned setup A; one that shows a
+    matrix gives it with :meth:`shown_matrix` (:attr:`compares_matrix`) for B − A,
+    and :meth:`linked_view_boxes` are zoomed together with A's.
+
+    Signals
+    -------
+    updateScheduled()
+        :meth:`schedule_update` was called (parameters, view settings or the
+        panel's own options changed): a comparison copies the options to A.
     """
+
+    updateScheduled = Signal()
 
     panel_id: ClassVar[str] = ""
     title: ClassVar[str] = ""
@@ -63,6 +77,10 @@ class Panel(QWidget):
     #: Whether :meth:`apply_options` also sets the parameters and other panels' options (the
     #: walkthrough's step): a session applies such a panel's options first, so its own values win.
     sets_other_state: ClassVar[bool] = False
+    #: Whether the panel is built for setup A beside the window's when comparing (not the controls, the tour).
+    comparable: ClassVar[bool] = True
+    #: Whether :meth:`shown_matrix` gives a matrix for B − A.
+    compares_matrix: ClassVar[bool] = False
 
     def __init__(self, state: AppState, compute: ComputeService, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -76,6 +94,8 @@ class Panel(QWidget):
             state.viewChanged.connect(self._view_changed)
         #: The window that docks the panel, once it has attached itself (:meth:`attach_host`).
         self.host: PanelHost | None = None
+        #: The A/B comparison that holds the panel while setup A is pinned (a ComparedPanel), else None.
+        self.comparison: Any = None
         outer = QVBoxLayout(self)
         outer.setContentsMargins(4, 4, 4, 4)
         outer.setSpacing(4)
@@ -222,6 +242,7 @@ class Panel(QWidget):
         user drags a slider. A panel that does not apply to the parameters
         (:meth:`unavailable_reason`) shows why, and computes nothing.
         """
+        self.updateScheduled.emit()
         if self._show_availability():
             self._stale = False
             self.compute.cancel_owner(self)  # a result still on its way is for parameters it no longer shows
@@ -367,6 +388,18 @@ class Panel(QWidget):
         canvas, and export writes it under the figure.
         """
         return ""
+
+    def shown_matrix(self) -> ShownMatrix | None:
+        """The matrix on screen with its row and column indices, for B − A; None before any (or none shown)."""
+        return None
+
+    def linked_view_boxes(self) -> list:
+        """The plots' view boxes that zoom and pan together with the same panel's of the other setup (A/B)."""
+        return []
+
+    def exported(self) -> Any:
+        """What an export of the panel renders: its comparison while A is pinned, else the panel itself."""
+        return self.comparison if self.comparison is not None else self
 
     def export_data(self) -> dict[str, Any]:
         """The numbers behind the figure.

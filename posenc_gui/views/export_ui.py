@@ -60,6 +60,7 @@ from .registry import panel_class
 
 if TYPE_CHECKING:
     from .base import Panel
+    from .compare import ComparedPanel
     from .host import ExportHost
 
 SETTINGS_FOLDER = "export/last_folder"
@@ -120,15 +121,17 @@ class _Busy:
         QApplication.restoreOverrideCursor()
 
 
-def _ready(window: ExportHost, panel_id: str, fmt: str) -> Panel:
-    """The panel, shown (a figure in a hidden tab was never laid out) and up to date."""
+def _ready(window: ExportHost, panel_id: str, fmt: str) -> Panel | ComparedPanel:
+    """The panel (its A/B comparison while A is pinned), shown (a figure in a hidden tab was never laid
+    out) and up to date."""
     panel = window.panels[panel_id]
     if fmt in IMAGE_FORMATS and not (panel.figure_widget().isVisible() and panel.on_screen()):
         window.raise_panel(panel_id)  # laid out now: its plots re-sample for their size
     window.state.flush()
     panel.ensure_current()  # a data export of a panel behind a tab
-    until_drawn(panel)
-    return panel
+    exported = panel.exported()  # A and B together while comparing
+    until_drawn(exported)
+    return exported
 
 
 def export_panel_to(window: ExportHost, panel_id: str, path: str, *, width: int | None = None,
@@ -320,7 +323,7 @@ class ExportDialog(QDialog):
         self._update_size()
 
     def _update_size(self, *_args: object) -> None:
-        panel = self.window_.panels[self.panel_id]
+        panel = self.window_.panels[self.panel_id].exported()
         figure = panel.figure_widget()
         w, h = max(1, figure.width()), max(1, figure.height())
         below = caption_height(figure_caption(panel), w)

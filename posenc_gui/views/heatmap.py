@@ -10,6 +10,7 @@ from PySide6.QtWidgets import QLabel, QWidget
 
 from ..model import AxisSample, EncodingParams, formula_term, limits, sample_axis
 from ..model.panel_data import HeatmapData, compute_heatmap
+from ..model.compare import ShownMatrix
 from ..model.digits import entry_with_error, shown_number
 from .base import Panel
 from .registry import DockPlacement
@@ -53,6 +54,7 @@ class HeatmapPanel(Panel):
     dock = DockPlacement("right", shown=True)
     model_functions = (compute_heatmap,)
     requires_instead = (frozenset({"angles"}),)
+    compares_matrix = True
     help_text = (
         "Each row is the encoding vector of one position, each column one dimension: "
         "PE(pos, 2i) = sin(pos / base<sup>2i/d</sup>), PE(pos, 2i+1) = cos(pos / base<sup>2i/d</sup>) "
@@ -181,6 +183,17 @@ class HeatmapPanel(Panel):
         value, error = entry_with_error(p, pos, dim)
         formula = formula_term(p.scheme, p.d_model, dim, **p.scheme_kwargs())
         return f"pos {pos:,}, dim {dim:,}: {shown_number(value, error)} = {formula}"
+
+    # --------------------------------------------------------------- compare
+    def shown_matrix(self) -> ShownMatrix | None:
+        """The shown samples at their positions (rows) and dimensions (columns)."""
+        if self.data is None:
+            return None
+        return ShownMatrix(self.data.values, self.data.positions.indices(), self.data.dims.indices(),
+                           "position", "dimension")
+
+    def linked_view_boxes(self) -> list:
+        return [self.matrix.view_box]
 
     # ---------------------------------------------------------------- export
     def figure_caption(self) -> str:

@@ -73,6 +73,7 @@ class ParametersPanel(Panel):
     """Controls bound to :class:`AppState`; an invalid value shows the model's message."""
 
     panel_id = "parameters"
+    comparable = False
     requires: frozenset[str] = frozenset()  # applies to every scheme
     title = "Parameters"
     dock = DockPlacement("left", shown=True)

@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (
 
 from ..compute import ModelJob
 from ..model import limits
+from ..model.compare import ShownMatrix
 from ..model.logit_properties import (
     MAX_COMPARED, PROPERTY_HELP, PROPERTY_NAMES, ComparedSetup, LogitProperties, compared_profiles, properties_table,
 )
@@ -85,6 +86,7 @@ class PositionalLogitsPanel(Panel):
     #: A table, a bias, or a rotation (see :meth:`shows`).
     requires = frozenset({"table"})
     model_functions = (logit_profile_data, compared_profiles, properties_table)
+    compares_matrix = True
     cli_options = (
         PanelOption("--vectors", "query and key vectors of the matrix: ones (q = k = 1) or random (seed 0's "
                     "N(0, 1) pair)", choices=VECTORS),
@@ -595,6 +597,17 @@ class PositionalLogitsPanel(Panel):
             f"{last:,} (expected {scale.expected_std[-1]:.4g}): the scale shrinks even independent pairs. "
             "The matrix leaves out keys after their query, where the scale grows."
         )
+
+    # --------------------------------------------------------------- compare
+    def shown_matrix(self) -> ShownMatrix | None:
+        """The shown logits at their query positions (rows) and key positions (columns)."""
+        if self.data is None:
+            return None
+        positions = self.data.positions.indices()
+        return ShownMatrix(self.data.matrix, positions, positions, "query position m", "key position n")
+
+    def linked_view_boxes(self) -> list:
+        return [self.matrix.view_box]
 
     # ---------------------------------------------------------------- export
     def _sampling(self) -> str:

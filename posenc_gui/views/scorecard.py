@@ -176,6 +176,7 @@ class ScorecardPanel(Panel):
     """A live table: each scheme against the notes' wish list, measured at the current sizes."""
 
     panel_id = "scorecard"
+    comparable = False
     requires: frozenset[str] = frozenset()  # applies to every scheme
     title = "Scorecard"
     model_functions = (scorecard, continue_score)

@@ -15,6 +15,7 @@ from ..model.panel_data import (
 )
 from ..model.digits import pair_similarity, shown_number
 from ..model.similarity import METRIC_LABELS
+from ..model.compare import ShownMatrix
 from .base import Panel
 from .param_controls import ViewSpinBox
 from .registry import DockPlacement, PanelOption
@@ -44,6 +45,7 @@ class SimilarityPanel(Panel):
     title = "Similarity"
     dock = DockPlacement("right", shown=True)
     model_functions = (compute_matrix, compute_profile)
+    compares_matrix = True
     view_settings = ("reference",)
     cli_options = (PanelOption("--metric", "similarity measure", choices=tuple(METRICS)),
                    PanelOption("--reference", "reference position of the offset profile", type=int, metavar="P"))
@@ -275,6 +277,16 @@ class SimilarityPanel(Panel):
         set_title(self.profile_plot, f"from p = {data.reference:,} (dashed)")
         self._errors.pop("profile", None)
         self._show_errors()
+
+    def shown_matrix(self) -> ShownMatrix | None:
+        """The shown similarity samples at their positions p (rows) and q (columns)."""
+        data = self.matrix_data
+        if data is None:
+            return None
+        return ShownMatrix(data.matrix, data.rows.indices(), data.cols.indices(), "position p", "position q")
+
+    def linked_view_boxes(self) -> list:
+        return [self.matrix.view_box]
 
     def figure_caption(self) -> str:
         """Which positions the matrix and the profile show, when they are sampled."""

@@ -251,6 +251,7 @@ class WalkthroughPanel(Panel):
     """A guided tour through the notes; each step sets the parameters and shows the dock that answers it."""
 
     panel_id = "walkthrough"
+    comparable = False
     requires: frozenset[str] = frozenset()  # applies to every scheme
     title = "Walkthrough"
     dock = DockPlacement("left", shown=True)

@@ -1,0 +1,448 @@
+"""A/B comparison in every panel: a pinned setup A beside the current setup B, and B − A for matrices.
+
+The user pins the current setup as A (:meth:`Comparison.pin`) and goes on
+changing the parameters, which are B. Each comparable panel's dock then
+holds a :class:`ComparedPanel`: a second instance of the same panel class
+built on a :class:`PinnedState` (A's parameters, the window's view
+settings, B's panel options), beside the window's own panel, and, for a
+panel that shows a matrix (:meth:`Panel.shown_matrix`) in the "B − A"
+mode, the difference on a diverging scale centred at 0. Both instances
+compute through the window's compute service, so A costs what one more
+panel costs, and only while its dock is on screen.
+
+A :class:`ComparedPanel` has the export interface of a panel (figure,
+caption, numbers), so exporting a panel while comparing writes A, B and
+their difference together.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from PySide6.QtCore import QObject, QRectF, Qt, QTimer, Signal
+from PySide6.QtWidgets import QGridLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
+
+from ..model import EncodingParams
+from ..model.compare import COMPARE_MODES as MODES, DEFAULT_COMPARE_MODE as DEFAULT_MODE, MatrixDifference, \
+    matrix_difference
+from ..state import AppState
+from .labels import MESSAGE_COLOURS, WrappedLabelHolder
+from .plotkit import DIVERGING, FOREGROUND, MatrixPlot, new_layout_widget
+
+if TYPE_CHECKING:
+    from .base import Panel
+
+#: How often a compared panel looks whether A and B both show their current data, to take B − A.
+DIFFERENCE_POLL_MS = 40
+#: A linked zoom re-samples the other side this long after the last range change (as a panel's own zoom).
+LINKED_ZOOM_DELAY_MS = 30
+#: The strip above each side: its role's colour (the first two of the Okabe–Ito palette's lines).
+ROLE_COLOURS = {"A": "#E69F00", "B": "#0072B2"}
+PINNED_MESSAGE = "A is pinned: its parameters change only by pinning again (Compare ▸ Pin current setup as A)"
+
+
+class PinnedState(AppState):
+    """The state of setup A: fixed parameters, the view settings of the window it follows.
+
+    Parameters
+    ----------
+    params : EncodingParams
+        A's parameters (validated here).
+    follow : AppState
+        The window's state: its view settings (embedding scale, reference
+        position, …) are A's too, and a panel of A that sets one sets the window's.
+    """
+
+    def __init__(self, params: EncodingParams, follow: AppState, parent: QObject | None = None) -> None:
+        super().__init__(params, parent)
+        self.follow = follow
+        self._view = follow.view
+        follow.viewChanged.connect(self._follow_view)
+
+    def _follow_view(self, name: str, value: object) -> None:
+        self._view = self.follow.view
+        self.viewChanged.emit(name, value)
+
+    def set_view(self, **changes: object) -> None:
+        """Set the window's view settings (A has none of its own)."""
+        self.follow.set_view(**changes)
+
+    def update(self, **changes) -> str | None:
+        """Refused: A changes only through :meth:`pin`. Returns the reason (also emitted as ``paramError``)."""
+        self.paramError.emit(next(iter(changes), ""), PINNED_MESSAGE)
+        return PINNED_MESSAGE
+
+    def pin(self, params: EncodingParams) -> None:
+        """Make ``params`` A's parameters (announced once, as any change)."""
+        self._params = params.validate()
+        self._timer.start()
+
+
+def _role_strip(role: str, parent: QWidget) -> QLabel:
+    label = QLabel(parent)
+    label.setObjectName(f"role-{role}")
+    label.setWordWrap(True)
+    label.setTextFormat(Qt.TextFormat.PlainText)
+    label.setStyleSheet(f"color:{FOREGROUND}; border-left:6px solid {ROLE_COLOURS.get(role, FOREGROUND)};"
+                        " padding:2px 6px; font-weight:bold;")
+    label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+    return label
+
+
+class DifferenceView(QWidget):
+    """B − A of a matrix both setups show, on a diverging scale centred at 0, with its headline numbers."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(4)
+        self.canvas = new_layout_widget(self)
+        self.matrix = MatrixPlot(self.canvas.ci, "", "", colorbar_label="B − A")  # axes named by the first matrix
+        self.matrix.set_colormap(DIVERGING)
+        layout.addWidget(self.canvas, 1)
+        self.summary_label = QLabel(self)
+        self.summary_label.setWordWrap(True)
+        self.summary_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.summary_label.setStyleSheet(f"color:{FOREGROUND};")
+        layout.addWidget(WrappedLabelHolder(self.summary_label, self, keep_height=True))
+        self.difference: MatrixDifference | None = None
+
+    def show_difference(self, difference: MatrixDifference, title: str, row_label: str, column_label: str) -> None:
+        """Draw ``difference`` (its cells at their own indices) under ``title``, its axes named as the panel's."""
+        self.difference = difference
+        self.matrix.plot.setLabel("left", row_label)
+        self.matrix.plot.setLabel("bottom", column_label)
+        rows, columns = difference.rows, difference.columns
+        row_step = int(rows[1] - rows[0]) if rows.size > 1 else 1
+        column_step = int(columns[1] - columns[0]) if columns.size > 1 else 1
+        y0, x0 = rows[0] - 0.5 * row_step, columns[0] - 0.5 * column_step
+        rect = QRectF(float(x0), float(y0), float(column_step * columns.size), float(row_step * rows.size))
+        # a cell masked on either side is NaN: drawn in the masked grey, as the panels draw a mask
+        self.matrix.set_matrix(difference.values, rect, levels=difference.levels, signed=True,
+                               masked=bool(np.isnan(difference.values).any()))
+        self.matrix.set_title(title)
+        text = difference.describe()
+        if not difference.regular:
+            text += " A and B sample their positions differently: the cells are drawn evenly spaced."
+        self.summary_label.setText(text)
+
+    def show_problem(self, text: str) -> None:
+        """Say why there is no difference to draw (the last one drawn stays)."""
+        self.summary_label.setText(text)
+
+
+class ComparedPanel(QWidget):
+    """A panel of the window (B) with the same panel for a pinned setup (A) beside it, and B − A for a matrix.
+
+    It has the export interface of a :class:`~posenc_gui.views.base.Panel`:
+    the figure is both sides (and the difference) under strips naming A and
+    B, the caption says each side's, the numbers are both sides' arrays
+    (``"A <name>"``, ``"B <name>"``, ``"B − A"``) with both parameter sets.
+
+    Parameters
+    ----------
+    b_panel : Panel
+        The window's panel; it keeps its state, controls and place in the window.
+    a_state : PinnedState
+        A's state, which the copy of the panel is built on.
+    mode : str
+        One of :data:`MODES`.
+    """
+
+    def __init__(self, b_panel: Panel, a_state: PinnedState, mode: str = DEFAULT_MODE,
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        if mode not in MODES:
+            raise ValueError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
+        self.setObjectName(f"compared-{b_panel.panel_id}")
+        self.b = b_panel
+        self.a_state = a_state
+        self.a = type(b_panel)(a_state, b_panel.compute, self)
+        self.a.setObjectName(f"panel-{b_panel.panel_id}-A")
+        self._copy_options()
+        for index in range(self.a.header.count()):  # A follows B's controls: its own would do nothing
+            widget = self.a.header.itemAt(index).widget()
+            if widget is not None and widget is not self.a.help_button:
+                widget.setEnabled(False)
+        self.panel_id, self.title = b_panel.panel_id, f"{b_panel.title} (A/B)"
+        self.export_formats = b_panel.export_formats
+        self.mode = mode
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        self.figure = QWidget(self)
+        grid = QGridLayout(self.figure)
+        grid.setContentsMargins(0, 0, 0, 0)
+        grid.setHorizontalSpacing(6)
+        self.strips = {"A": _role_strip("A", self.figure), "B": _role_strip("B", self.figure)}
+        grid.addWidget(self.strips["A"], 0, 0)
+        grid.addWidget(self.strips["B"], 0, 1)
+        grid.addWidget(self.a, 1, 0)
+        grid.addWidget(b_panel, 1, 1)
+        b_panel.show()
+        self.difference_view: DifferenceView | None = None
+        if mode == "difference" and type(b_panel).compares_matrix:
+            self.difference_view = DifferenceView(self.figure)
+            self.strips["B − A"] = _role_strip("B − A", self.figure)
+            grid.addWidget(self.strips["B − A"], 0, 2)
+            grid.addWidget(self.difference_view, 1, 2)
+        for column in range(grid.columnCount()):
+            grid.setColumnStretch(column, 1)
+        grid.setRowStretch(1, 1)
+        outer.addWidget(self.figure, 1)
+        self.note_label = QLabel(self)
+        self.note_label.setWordWrap(True)
+        background, border, text = MESSAGE_COLOURS["info"]
+        self.note_label.setStyleSheet(f"background:{background}; color:{text}; border:1px solid {border}; "
+                                      "padding:3px 6px;")
+        outer.addWidget(self.note_label)
+        self.note_label.setVisible(mode == "difference" and self.difference_view is None)
+        self.note_label.setText(f"B − A is drawn for matrices; the {b_panel.title} panel shows A and B side by side.")
+        self._link_views()
+        b_panel.updateScheduled.connect(self._b_scheduled)
+        b_panel.state.paramsChanged.connect(self._name_sides)
+        a_state.paramsChanged.connect(self._name_sides)
+        self._poll = QTimer(self)
+        self._poll.setInterval(DIFFERENCE_POLL_MS)
+        self._poll.timeout.connect(self._take_difference)
+        self._difference_key: tuple | None = None
+        self._name_sides()
+        b_panel.comparison = self
+        self._waiting_difference()
+
+    # ------------------------------------------------------------- the sides
+    def _copy_options(self) -> None:
+        options = self.b.current_options()
+        if options and options != self.a.current_options():
+            try:
+                self.a.apply_options(**options)
+            except (TypeError, ValueError) as error:  # valid for B's parameters, not for A's
+                self.a.show_message(f"A keeps its own {', '.join(options)}: {error}", "warning")
+
+    def _b_scheduled(self) -> None:
+        self._copy_options()
+        self._waiting_difference()
+
+    def _name_sides(self, *_: Any) -> None:
+        self.strips["A"].setText(f"A (pinned) — {self.a_state.params.title()}")
+        self.strips["B"].setText(f"B — {self.b.state.params.title()}")
+        if "B − A" in self.strips:
+            self.strips["B − A"].setText(f"B − A — {self.b.title}")
+        self._waiting_difference()
+
+    def _link_views(self) -> None:
+        """Zoom and pan A, B and the difference together: a user's zoom of one gives the others its ranges.
+
+        Not pyqtgraph's view links: those line up screen positions (plots
+        stacked in one column), which shifts side-by-side plots whose titles
+        or axes differ in size. The side that did not move re-samples after
+        a pause, as a panel's own zoom does.
+        """
+        self._resample: dict[int, QTimer] = {}
+        for panel in (self.a, self.b):
+            timer = QTimer(self)
+            timer.setSingleShot(True)
+            timer.setInterval(LINKED_ZOOM_DELAY_MS)
+            timer.timeout.connect(panel.schedule_update)
+            self._resample[id(panel)] = timer
+        a_boxes, b_boxes = self.a.linked_view_boxes(), self.b.linked_view_boxes()
+        groups = [[(a_box, self.a), (b_box, self.b)] for a_box, b_box in zip(a_boxes, b_boxes)]
+        if self.difference_view is not None and groups:
+            groups[0].append((self.difference_view.matrix.view_box, None))
+        for group in groups:
+            for source, _ in group:
+                others = [(box, panel) for box, panel in group if box is not source]
+                source.sigRangeChangedManually.connect(lambda *_, s=source, o=others: self._follow(s, o))
+
+    def _follow(self, source, others: list) -> None:
+        (x0, x1), (y0, y1) = source.viewRange()
+        for box, panel in others:
+            box.setRange(xRange=(x0, x1), yRange=(y0, y1), padding=0)
+            if panel is not None:
+                self._resample[id(panel)].start()
+
+    # ----------------------------------------------------------- difference
+    def _waiting_difference(self) -> None:
+        if self.difference_view is not None:
+            self._poll.start()
+
+    def _take_difference(self) -> None:
+        """Once A and B show their current data, take B − A of what they show (in the worker)."""
+        if not (self.a.shows_current_data() and self.b.shows_current_data()):
+            return
+        self._poll.stop()
+        problem = self.a.unavailable_message() or self.b.unavailable_message()
+        a_shown, b_shown = self.a.shown_matrix(), self.b.shown_matrix()
+        if problem or a_shown is None or b_shown is None:
+            self.difference_view.show_problem(problem or "B − A: waiting for both matrices.")
+            return
+        title = f"B − A: {self.b.title}"
+        self.b.compute.submit(self, lambda: matrix_difference(a_shown, b_shown),
+                              lambda difference: self.difference_view.show_difference(
+                                  difference, title, b_shown.row_label, b_shown.column_label),
+                              lambda error: self.difference_view.show_problem(str(error)))
+
+    # --------------------------------------------------------------- release
+    def release(self) -> Panel:
+        """Give B's panel back (for its dock) and delete A's copy with this widget."""
+        self._poll.stop()
+        self.b.compute.cancel_owner(self)
+        self.b.updateScheduled.disconnect(self._b_scheduled)
+        self.b.state.paramsChanged.disconnect(self._name_sides)
+        self.a_state.paramsChanged.disconnect(self._name_sides)
+        self.b.comparison = None
+        self.b.setParent(None)
+        self.a.compute.cancel_owner(self.a)
+        self.deleteLater()
+        return self.b
+
+    # ---------------------------------------------------- panel's interface
+    @property
+    def sides(self) -> int:
+        """How many figures stand side by side: A and B, and B − A when it is drawn."""
+        return 2 if self.difference_view is None else 3
+
+    @property
+    def state(self) -> AppState:
+        return self.b.state
+
+    @property
+    def compute(self):
+        return self.b.compute
+
+    @property
+    def message_label(self) -> QLabel:
+        return self.b.message_label
+
+    def apply_options(self, **values: Any) -> None:
+        """Set B's panel options (the command line, a session) and give them to A."""
+        self.b.apply_options(**values)
+        self._copy_options()
+
+    def current_options(self) -> dict[str, Any]:
+        return self.b.current_options()
+
+    def unavailable_message(self) -> str | None:
+        """Why neither side applies (None when one does: the other shows why in its place)."""
+        a, b = self.a.unavailable_message(), self.b.unavailable_message()
+        return f"A: {a} B: {b}" if a and b else None
+
+    def on_screen(self) -> bool:
+        return self.b.on_screen()
+
+    def ensure_current(self) -> None:
+        self.a.ensure_current()
+        self.b.ensure_current()
+
+    def run_debounced(self) -> bool:
+        self.a_state.flush()
+        waiting = [timer for timer in self._resample.values() if timer.isActive()]
+        for timer in waiting:
+            timer.stop()
+            timer.timeout.emit()
+        ran = [bool(waiting), self.a.run_debounced(), self.b.run_debounced()]
+        return any(ran)
+
+    def shows_current_data(self) -> bool:
+        current = (self.a.shows_current_data() and self.b.shows_current_data()
+                   and not any(timer.isActive() for timer in self._resample.values()))
+        if self.difference_view is not None:
+            current = current and not self._poll.isActive()
+        return current
+
+    def figure_widget(self) -> QWidget:
+        return self.figure
+
+    def figure_caption(self) -> str:
+        parts = [f"A (pinned): {self.a_state.params.title()}.", f"B: {self.b.state.params.title()}."]
+        for role, panel in (("A", self.a), ("B", self.b)):
+            caption = panel.figure_caption()
+            if caption:
+                parts.append(f"{role}: {caption}")
+        if self.difference_view is not None and self.difference_view.difference is not None:
+            parts.append(self.difference_view.difference.describe())
+        return " ".join(parts)
+
+    def export_data(self) -> dict[str, Any]:
+        """Both sides' arrays, named ``"A name"`` and ``"B name"``, B − A, and both sides' meta."""
+        a, b = self.a.export_data(), self.b.export_data()
+        arrays = {f"A {name}": values for name, values in a["arrays"].items()}
+        arrays.update({f"B {name}": values for name, values in b["arrays"].items()})
+        meta: dict[str, Any] = {"panel": self.panel_id, "compared": True, "A": a.get("meta", {}),
+                                "B": b.get("meta", {})}
+        difference = self.difference_view.difference if self.difference_view is not None else None
+        if difference is not None:
+            arrays["B − A"] = difference.values
+            arrays["B − A rows"] = difference.rows
+            arrays["B − A columns"] = difference.columns
+            meta["difference"] = {"max_abs": difference.max_abs, "rms": difference.rms,
+                                  "at": list(difference.at) if difference.at else None}
+        return {"arrays": arrays, "meta": meta}
+
+
+class Comparison(QObject):
+    """The window's A/B comparison: the pinned setup, the mode, and the compared panels of its docks.
+
+    Parameters
+    ----------
+    state : AppState
+        The window's state (B).
+
+    Signals
+    -------
+    changed()
+        A was pinned, cleared or swapped, or the mode changed.
+    """
+
+    changed = Signal()
+
+    def __init__(self, state: AppState, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.state = state
+        self.pinned: PinnedState | None = None
+        self.mode = DEFAULT_MODE
+
+    @property
+    def active(self) -> bool:
+        return self.pinned is not None
+
+    def pin(self, params: EncodingParams | None = None) -> None:
+        """Pin ``params`` (the current setup by default) as A."""
+        params = (params or self.state.params).validate()
+        if self.pinned is None:
+            self.pinned = PinnedState(params, self.state, self)
+        else:
+            self.pinned.pin(params)
+        self.changed.emit()
+
+    def clear(self) -> None:
+        """Stop comparing."""
+        if self.pinned is not None:
+            pinned, self.pinned = self.pinned, None
+            self.changed.emit()
+            pinned.deleteLater()
+
+    def swap(self) -> str | None:
+        """Make A the current setup and the current setup A; None, or why not (nothing changed)."""
+        if self.pinned is None:
+            return "Nothing is pinned as A"
+        a, b = self.pinned.params, self.state.params
+        problem = self.state.set_params(a)
+        if problem is None:
+            self.pinned.pin(b)
+            self.changed.emit()
+        return problem
+
+    def set_mode(self, mode: str) -> None:
+        """Show the compared panels ``mode`` (:data:`MODES`); ValueError naming the choices otherwise."""
+        if mode not in MODES:
+            raise ValueError(f"compare mode must be one of {', '.join(MODES)}, got {mode!r}")
+        if mode != self.mode:
+            self.mode = mode
+            self.changed.emit()
+
+    def wrap(self, panel: Panel) -> ComparedPanel:
+        """``panel`` with A's copy beside it, in the current mode."""
+        return ComparedPanel(panel, self.pinned, self.mode)
