@@ -395,7 +395,12 @@ class MainWindow(QMainWindow):
             action.setEnabled(active)
         self.compare_mode_actions[self.comparison.mode].setChecked(True)
         mode = self.comparison.mode if active else None
-        if mode == self._compared_mode or not hasattr(self, "panels"):
+        if not hasattr(self, "panels"):
+            return
+        if mode == self._compared_mode:  # A pinned again: the compared panels follow its state
+            pinned = self.comparison.pinned
+            for panel in self.panels.built().values():
+                panel.set_pinned(pinned.params if pinned is not None else None)
             return
         self._compared_mode = mode
         for panel_id, panel in self.panels.built().items():
@@ -407,6 +412,8 @@ class MainWindow(QMainWindow):
 
     def _show_compared(self, panel_id: str, panel: Panel) -> None:
         """Put ``panel`` in its dock alone, or with A beside it (the window's current comparison)."""
+        pinned = self.comparison.pinned
+        panel.set_pinned(pinned.params if pinned is not None else None)
         if not panel.comparable:
             return
         dock = self.docks[panel_id]

@@ -215,3 +215,34 @@ def test_an_export_of_a_session_with_a_writes_a_b_and_b_minus_a(tmp_path, qapp, 
 
     image = QImage(str(png))
     assert not image.isNull() and image.width() > 2 * image.height()  # three matrices side by side
+
+
+def test_the_scorecard_and_the_positional_logits_compare_a_and_b_in_one_table_and_plot(make_window, qtbot):
+    from posenc_gui.model.logit_properties import decay_profile, logit_properties
+
+    window = make_window(size=(1500, 950), params=PAPER.replaced(d_model=64), restore=False)
+    window.pin_a()
+    window.state.update(scheme="alibi")
+    window.raise_panel("scorecard")
+    scorecard = window.panels["scorecard"]
+    assert window.docks["scorecard"].widget() is scorecard  # one table, not two
+    qtbot.waitUntil(lambda: scorecard.pinned_row is not None and scorecard.data is not None
+                    and not scorecard.is_stale(), timeout=TIMEOUT_MS)
+    assert scorecard.table.item(0, 0).text() == "A: " + PAPER.info.label
+    b_row = 1 + scorecard.data.rows.index("alibi")
+    assert scorecard.table.item(b_row, 0).text().startswith("▶ B: ")
+    expected = logit_properties(PAPER.replaced(d_model=64)).verdicts()
+    shown = [scorecard.table.item(0, column).text() for column in range(scorecard.table.columnCount())]
+    assert any(expected["offset only"] in text for text in shown)
+    logits = compared(window, "logits").b
+    qtbot.waitUntil(lambda: logits.pinned_result is not None and logits.data is not None, timeout=TIMEOUT_MS)
+    distances, profile = decay_profile(PAPER.replaced(d_model=64))
+    x, y = logits.pinned_curve.getData()
+    np.testing.assert_allclose(x, np.log10(distances[1:].astype(np.float64)), rtol=1e-15)  # a log axis
+    np.testing.assert_array_equal(y, profile[1:])
+    header = logits.properties.verticalHeaderItem  # measured a moment after the last change
+    qtbot.waitUntil(lambda: header(0) is not None and header(0).text().startswith("A: "), timeout=TIMEOUT_MS)
+    assert header(1).text().startswith("B: ")
+    window.comparison.clear()
+    qtbot.waitUntil(lambda: not logits.pinned_curve.isVisible(), timeout=TIMEOUT_MS)
+    assert scorecard.table.item(0, 0).text() != "A: " + PAPER.info.label

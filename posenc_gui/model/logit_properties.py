@@ -405,6 +405,25 @@ def compared_profiles(params: EncodingParams, schemes: tuple[str, ...]) -> tuple
     return tuple(results)
 
 
+def pinned_comparison(pinned: EncodingParams) -> tuple[ComparedSetup, LogitProperties | str]:
+    """Setup A of an A/B comparison, for the plot and table of setup B: its own decay profile and properties.
+
+    Unlike a compared scheme, A keeps all of its own parameters (its sizes
+    too). The setup's ``key`` is ``"A"``; when its logit is not computed,
+    the profile is None and ``error`` (and the second value) says why.
+    """
+    pinned = check_params(pinned)
+    try:
+        setup = ComparedSetup("A", pinned, *decay_profile(pinned))
+    except ValueError as error:
+        setup = ComparedSetup("A", None, None, None, str(error))
+    try:
+        measured: LogitProperties | str = logit_properties(pinned)
+    except ValueError as error:
+        measured = str(error)
+    return setup, measured
+
+
 def properties_table(params: EncodingParams, schemes: tuple[str, ...] = ()
                      ) -> tuple[tuple[str, LogitProperties | str], ...]:
     """:func:`logit_properties` of ``params`` and of each compared scheme (or why it has none), in that order."""

@@ -393,6 +393,10 @@ class Panel(QWidget):
         """The matrix on screen with its row and column indices, for B − A; None before any (or none shown)."""
         return None
 
+    def set_pinned(self, params: EncodingParams | None) -> None:
+        """The window's pinned setup A (None when not comparing), for a panel that is not :attr:`comparable`
+        but compares A and B in its own figure (the Scorecard's row "A"); nothing by default."""
+
     def linked_view_boxes(self) -> list:
         """The plots' view boxes that zoom and pan together with the same panel's of the other setup (A/B)."""
         return []

@@ -14,16 +14,18 @@ from PySide6.QtWidgets import (
 )
 
 from ..compute import ModelJob
-from ..model import limits
+from ..model import EncodingParams, limits
 from ..model.compare import ShownMatrix
 from ..model.logit_properties import (
-    MAX_COMPARED, PROPERTY_HELP, PROPERTY_NAMES, ComparedSetup, LogitProperties, compared_profiles, properties_table,
+    MAX_COMPARED, PROPERTY_HELP, PROPERTY_NAMES, ComparedSetup, LogitProperties, compared_profiles, pinned_comparison,
+    properties_table,
 )
 from ..model.logits import (
     DEFAULT_SEEDS, DENSE_OFFSETS, LOG_OFFSETS, MAX_SEEDS, MIN_SEEDS, VECTORS, LogitProfileData, RotationTerms,
     XposScale, logit_profile_data,
 )
 from .base import Panel
+from .compare import ROLE_COLOURS
 from .labels import HoverReadout, StatusText, plain_text
 from .plotkit import (
     BLUE, FOREGROUND, GREEN, ORANGE, PALETTE, PINK, MatrixPlot, add_canvas_title, fit_y_range, new_layout_widget,
@@ -63,6 +65,8 @@ SUBSCRIPT_DIGITS = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
 ROTATIONS_COMPUTED = ("rope", "xpos")
 #: The compared schemes' profile colours, in the order they are chosen (the setup's own is blue).
 COMPARED_COLOURS = (GREEN, PINK, PALETTE[5])
+#: Setup A of the window's A/B comparison, dashed, in the colour its strip has (views.compare.ROLE_COLOURS).
+PINNED_COLOUR = ROLE_COLOURS["A"]
 #: Pause after the last parameter change before the properties are measured (a drag measures once, at its end).
 PROPERTIES_DELAY_MS = 250
 #: The properties table's column titles.
@@ -85,7 +89,7 @@ class PositionalLogitsPanel(Panel):
     title = "Positional logits"
     #: A table, a bias, or a rotation (see :meth:`shows`).
     requires = frozenset({"table"})
-    model_functions = (logit_profile_data, compared_profiles, properties_table)
+    model_functions = (logit_profile_data, compared_profiles, properties_table, pinned_comparison)
     compares_matrix = True
     cli_options = (
         PanelOption("--vectors", "query and key vectors of the matrix: ones (q = k = 1) or random (seed 0's "
@@ -187,6 +191,7 @@ class PositionalLogitsPanel(Panel):
         self.after_size = self.size_plot.plot(pen=AFTER_PEN, connect="finite")
         self.bound_curve = self.size_plot.plot(pen=BOUND_PEN)
         self.compared_curves = [self.logit_plot.plot(pen=pg.mkPen(colour, width=2)) for colour in COMPARED_COLOURS]
+        self.pinned_curve = self.logit_plot.plot(pen=pg.mkPen(PINNED_COLOUR, width=2, style=Qt.PenStyle.DashLine))
         self.canvas.ci.layout.setColumnStretchFactor(0, 3)
         self.canvas.ci.layout.setColumnStretchFactor(1, 3)
         self.body.addWidget(self.canvas, 1)
@@ -210,6 +215,9 @@ class PositionalLogitsPanel(Panel):
         self.body.addWidget(self.properties)
         self.data: LogitProfileData | None = None
         self.compared: tuple[ComparedSetup, ...] = ()
+        #: The window's pinned setup A, and its profile and properties once measured (pinned_comparison).
+        self.pinned: EncodingParams | None = None
+        self.pinned_result: tuple[ComparedSetup, LogitProperties | str] | None = None
         self.measured: tuple[tuple[str, LogitProperties | str], ...] = ()
         self._measured_key: tuple | None = None
         self._properties_timer = self.debounce(self._request_properties, delay_ms=PROPERTIES_DELAY_MS)
@@ -310,6 +318,29 @@ class PositionalLogitsPanel(Panel):
             self._mark_properties_pending()
             self._properties_timer.start()
 
+    def set_pinned(self, params: EncodingParams | None) -> None:
+        """Draw setup A's profile in the logit plot (dashed) and give it a row of the properties table."""
+        if params == self.pinned:
+            return
+        self.pinned, self.pinned_result = params, None
+        if params is None:
+            self.compute.cancel_owner((self, "A"))
+            self._pinned_arrived(None, None)
+        else:
+            self.compute.submit((self, "A"), ModelJob(pinned_comparison, (params,)),
+                                lambda result, pinned=params: self._pinned_arrived(pinned, result),
+                                lambda error: self.show_message(str(error), "error"))
+
+    def _pinned_arrived(self, pinned: EncodingParams | None, result) -> None:
+        if pinned != self.pinned:
+            return
+        self.pinned_result = result
+        if self.data is not None:
+            self._show_profile(self.data)
+            prepare_for_paint(self.canvas)
+        if self._measured_key is not None:
+            self._show_properties(self._measured_key, self.measured)
+
     def _properties_key(self) -> tuple:
         return (self.state.params, self._compared)
 
@@ -332,10 +363,13 @@ class PositionalLogitsPanel(Panel):
         from ..model.schemes import SCHEMES
 
         self._measured_key, self.measured = key, measured
-        self.properties.setRowCount(len(measured))
-        labels = []
-        for row, (scheme, result) in enumerate(measured):
-            labels.append(SCHEMES[scheme].label + ("" if row else " (this setup)"))
+        rows = list(measured)
+        labels = [SCHEMES[scheme].label + ("" if row else " (this setup)") for row, (scheme, _) in enumerate(rows)]
+        if self.pinned is not None and self.pinned_result is not None:  # A heads the table, and this setup is B
+            labels = [f"A: {SCHEMES[self.pinned.scheme].label} (pinned)", "B: " + labels[0], *labels[1:]]
+            rows.insert(0, (self.pinned.scheme, self.pinned_result[1]))
+        self.properties.setRowCount(len(rows))
+        for row, (scheme, result) in enumerate(rows):
             verdicts = result.verdicts() if isinstance(result, LogitProperties) else {}
             for column, name in enumerate(PROPERTY_NAMES):
                 text = verdicts.get(name, "not measured")
@@ -448,11 +482,16 @@ class PositionalLogitsPanel(Panel):
         if missing:
             self.show_message("Not compared — " + "; ".join(missing), "warning")
 
-    def _compared_key(self) -> list[tuple[str, str]]:
-        from ..model.schemes import SCHEMES
+    def _drawn_pinned(self) -> ComparedSetup | None:
+        """Setup A's profile while the window compares (at A's own length), else None."""
+        if self.pinned is None or self.pinned_result is None or self.pinned_result[0].profile is None:
+            return None
+        return self.pinned_result[0]
 
+    def _compared_key(self) -> list[tuple[str, str]]:
         # the schemes' keys, not their labels: four labels do not fit a plot's title
-        return [(colour, f"━ {setup.key}") for colour, setup in zip(COMPARED_COLOURS, self._drawn())]
+        pinned = [(PINNED_COLOUR, "┅ A (pinned)")] if self._drawn_pinned() is not None else []
+        return pinned + [(colour, f"━ {setup.key}") for colour, setup in zip(COMPARED_COLOURS, self._drawn())]
 
     def _drawn(self) -> list[ComparedSetup]:
         """The compared setups with a profile at the shown length (an older N's wait for their new result)."""
@@ -469,7 +508,13 @@ class PositionalLogitsPanel(Panel):
                 curve.setData([], [])
             else:
                 curve.setData(setup.distances[1:].astype(np.float64), setup.profile[1:])
-        return [setup.profile for setup in drawn]
+        pinned = self._drawn_pinned()
+        self.pinned_curve.setVisible(pinned is not None)
+        if pinned is None:
+            self.pinned_curve.setData([], [])
+            return [setup.profile for setup in drawn]
+        self.pinned_curve.setData(pinned.distances[1:].astype(np.float64), pinned.profile[1:])
+        return [pinned.profile] + [setup.profile for setup in drawn]
 
     def _show_bias_profile(self, data: LogitProfileData, distances: np.ndarray, size: np.ndarray,
                            compared: list[np.ndarray]) -> tuple[float, float]:

@@ -24,7 +24,8 @@ from ..compute import ModelJob
 from ..model import SCHEMES, EncodingParams, scheme
 from ..model.logit_properties import PROPERTY_HELP, PROPERTY_NAMES, LogitProperties
 from ..model.scorecard import (
-    CRITERIA, GROWTH_TOL, TK_OFFSET, TK_TOL, UNIQUE_TOL, Scorecard, SchemeScore, continue_score, scorecard, scorecard_key,
+    CRITERIA, GROWTH_TOL, TK_OFFSET, TK_TOL, UNIQUE_TOL, Scorecard, SchemeScore, continue_score, measure_scheme, scorecard,
+    scorecard_key,
 )
 from .base import Panel
 from .plotkit import FOREGROUND
@@ -33,6 +34,8 @@ PASS_BRUSH = QColor("#dff2e3")
 FAIL_BRUSH = QColor("#fbe0e0")
 PENDING_BRUSH = QColor("#eceff2")
 CURRENT_BRUSH = QColor("#fff3c4")
+#: The row of the pinned setup A (a light tint of A's colour in the compared panels' strips).
+PINNED_BRUSH = QColor("#fbe3bd")
 #: Parameter changes within this many milliseconds are measured once.
 DEBOUNCE_MS = 150
 #: Offsets × frequencies of one step of a uniqueness scan (one worker request).
@@ -179,7 +182,7 @@ class ScorecardPanel(Panel):
     comparable = False
     requires: frozenset[str] = frozenset()  # applies to every scheme
     title = "Scorecard"
-    model_functions = (scorecard, continue_score)
+    model_functions = (scorecard, continue_score, measure_scheme)
     help_text = (
         "The notes ask that p<sub>i</sub> be unique, bounded, deterministic and generalize to unseen "
         "lengths; the sinusoidal claim adds an exact linear map PE(p+k) = T<sub>k</sub>·PE(p). Every cell "
@@ -249,12 +252,32 @@ class ScorecardPanel(Panel):
         self.body.addWidget(self.scroll, 1)
         self.data: Scorecard | None = None
         self._requested: tuple | None = None
+        #: The pinned setup A of the window's comparison, and its measured row ``(score, logit)`` once measured.
+        self.pinned: EncodingParams | None = None
+        self.pinned_row: tuple[SchemeScore | None, Any] | None = None
         # Started by parameter changes; an export runs it at once (Panel.run_debounced), not the old table.
         self._timer = self.debounce(self.schedule_update, delay_ms=DEBOUNCE_MS)
         state.paramsChanged.connect(self._on_params)
         self.schedule_update()
 
     # ------------------------------------------------------------------ data
+    def set_pinned(self, params: EncodingParams | None) -> None:
+        """Compare with the pinned setup A: a row "A" measured at A's own parameters heads the table."""
+        if params == self.pinned:
+            return
+        self.pinned, self.pinned_row = params, None
+        if params is not None:
+            self.compute.submit(("scorecard-A", self), ModelJob(measure_scheme, (params,)),
+                                lambda row, pinned=params: self._pinned_measured(pinned, row), self._failed)
+        if self.data is not None:
+            self._fill(self.data)
+
+    def _pinned_measured(self, pinned: EncodingParams, row: tuple[SchemeScore | None, Any]) -> None:
+        if pinned == self.pinned:
+            self.pinned_row = row
+            if self.data is not None:
+                self._fill(self.data)
+
     def _on_params(self, params: EncodingParams) -> None:
         if self.data is not None and self.data.key == self._measure_key():
             self._fill(self.data)  # only the highlighted scheme changed
@@ -333,34 +356,48 @@ class ScorecardPanel(Panel):
 
     def _fill_table(self, data: Scorecard, current: str) -> None:
         rows = data.rows
-        self.table.setRowCount(len(rows))
+        pinned = self.pinned_row if self.pinned is not None else None
+        first = 1 if pinned is not None else 0  # A's row heads the table while comparing
+        self.table.setRowCount(len(rows) + first)
         bold = QFont(self.table.font())
         bold.setBold(True)
         scores = {score.scheme: score for score in data.scores}
-        for row, key in enumerate(rows):
+        if pinned is not None:
+            score, measured = pinned
+            name = QTableWidgetItem(f"A: {SCHEMES[self.pinned.scheme].label}")
+            name.setToolTip(f"A, pinned: {self.pinned.title()}")
+            name.setFont(bold)
+            name.setBackground(QBrush(PINNED_BRUSH))
+            self._set_row(0, name, self._row_cells(self.pinned.scheme, score, measured), bold)
+        for row, key in enumerate(rows, start=first):
             score = scores.get(key)
-            name = QTableWidgetItem(("▶ " if key == current else "") + SCHEMES[key].label)
+            role = "B: " if pinned is not None and key == current else ""
+            name = QTableWidgetItem(("▶ " if key == current else "") + role + SCHEMES[key].label)
             name.setToolTip(f"{key}: " + ("; ".join(score.notes) or "all positions checked" if score else
                                           "no table: the table criteria do not apply"))
             if key == current:
                 name.setFont(bold)
                 name.setBackground(QBrush(CURRENT_BRUSH))
-            self.table.setItem(row, 0, name)
-            cells = self._row_cells(data, key, score)
-            for col, (text, tip, verdict) in enumerate(cells, start=1):
-                item = QTableWidgetItem(text)
-                item.setToolTip(tip)
-                brush = {None: NOT_APPLICABLE_BRUSH, "pending": PENDING_BRUSH, True: PASS_BRUSH, False: FAIL_BRUSH}
-                item.setBackground(QBrush(brush[verdict]))
-                if key == current:
-                    item.setFont(bold)
-                self.table.setItem(row, col, item)
+            self._set_row(row, name, self._row_cells(key, score, data.logit_properties(key)),
+                          bold if key == current else None)
         self.table.resizeColumnsToContents()
         self.table.resizeRowsToContents()
         self._fit_table()
 
+    def _set_row(self, row: int, name: QTableWidgetItem, cells: list[tuple[str, str, Any]],
+                 font: QFont | None) -> None:
+        self.table.setItem(row, 0, name)
+        brush = {None: NOT_APPLICABLE_BRUSH, "pending": PENDING_BRUSH, True: PASS_BRUSH, False: FAIL_BRUSH}
+        for col, (text, tip, verdict) in enumerate(cells, start=1):
+            item = QTableWidgetItem(text)
+            item.setToolTip(tip)
+            item.setBackground(QBrush(brush[verdict]))
+            if font is not None:
+                item.setFont(font)
+            self.table.setItem(row, col, item)
+
     @staticmethod
-    def _row_cells(data: Scorecard, key: str, score: SchemeScore | None) -> list[tuple[str, str, Any]]:
+    def _row_cells(key: str, score: SchemeScore | None, measured: Any) -> list[tuple[str, str, Any]]:
         """``(text, tooltip, verdict)`` of each criterion column: True, False, "pending", or None (not applicable)."""
         cells: list[tuple[str, str, Any]] = []
         if score is None:
@@ -372,7 +409,6 @@ class ScorecardPanel(Panel):
             for criterion, (text, tip) in cell_texts(score).items():
                 pending = criterion == "unique" and score.pending
                 cells.append((text, tip, "pending" if pending else verdicts[criterion]))
-        measured = data.logit_properties(key)
         if isinstance(measured, LogitProperties):
             texts, passes = measured.verdicts(), measured.passes()
             cells += [(f"{'✓' if passes[name] else '✗'} {texts[name]}", f"{texts[name]}. {PROPERTY_HELP[name]}",
@@ -394,12 +430,22 @@ class ScorecardPanel(Panel):
         for label in (self.caption_label, self.notes_label):
             label.setFixedWidth(width)
 
+    def _pinned_meta(self) -> dict[str, Any]:
+        """A's row while comparing: its parameters, verdicts and logit properties (measured now if need be)."""
+        if self.pinned is None:
+            return {}
+        score, measured = self.pinned_row or measure_scheme(self.pinned)
+        return {"A": {"params": self.pinned.as_dict(),
+                      "verdicts": score.verdicts() if score is not None else None,
+                      "logit_properties": measured.verdicts() if isinstance(measured, LogitProperties) else measured}}
+
     # ------------------------------------------------------------------ access
     def cell_text(self, scheme: str, criterion: str) -> str:
         """The text shown for ``scheme`` × ``criterion`` (tests, scripts)."""
         col = COLUMNS.index(criterion)
+        first = 1 if self.pinned is not None and self.pinned_row is not None else 0
         if self.data is not None and scheme in self.data.rows:
-            return self.table.item(self.data.rows.index(scheme), col).text()
+            return self.table.item(self.data.rows.index(scheme) + first, col).text()
         raise ValueError(f"scheme {scheme!r} is not in the table")
 
     def figure_widget(self) -> QWidget:
@@ -425,5 +471,6 @@ class ScorecardPanel(Panel):
                 "logit_properties": data.logit_table(),
                 "tolerances": {"growth": GROWTH_TOL, "unique": UNIQUE_TOL, "tk": TK_TOL, "tk_offset": TK_OFFSET},
                 "headers": HEADERS,
+                **self._pinned_meta(),
             },
         }
