@@ -444,6 +444,88 @@ def write_session_file(argv: Sequence[str]) -> int:
     return EXIT_OK
 
 
+def write_handout(argv: Sequence[str]) -> int:
+    """``posenc-gui export handout -o FILE.pdf|DIR/ [PANEL ...] [options]``: several figures in one PDF or folder.
+
+    Without panels, every panel that makes a figure of the parameters' scheme (a handout's default set);
+    errors raise (see :func:`main`); a panel named that cannot be drawn is reported and left out (exit 1).
+    """
+    import argparse as _argparse
+    import tempfile
+
+    from .export import ExportError
+    from .export.handout import Handout
+    from .views.registry import panel_classes
+
+    classes = panel_classes()
+    parser = build_parser(classes)
+    parser.prog = f"{PROG} handout"
+    parser.usage = f"{PROG} handout -o FILE.pdf|DIR/ [PANEL ...] [--format png,svg] [options]"
+    parser.description = ("Write a handout: the figures of the panels named (by default every panel that shows "
+                          "the scheme) with the parameters and each panel's headline numbers, as one multi-page "
+                          "PDF (-o NAME.pdf) or as a folder of PNG/SVG figures with an index.html (-o DIR/).")
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as done:  # --help
+        return int(done.code or 0)
+    if not args.output:
+        raise UsageError("give the handout's file with -o NAME.pdf, or its folder with -o DIR/")
+    is_pdf = args.output.lower().endswith(".pdf")
+    if is_pdf and args.formats is not None:
+        raise UsageError("--format chooses a handout folder's figure formats; a .pdf handout is all PDF")
+    formats = tuple(args.formats or ("png",))
+    named = list(args.panels)
+    with tempfile.TemporaryDirectory() as scratch:  # only for the plan's file names: nothing is written there
+        figures = _argparse.Namespace(**{**vars(args), "panels": named or [cls.panel_id for cls in classes
+                                                                              if cls.in_handout],
+                                         "output": f"{scratch}/figures/", "formats": ["png"]})
+        checked = plan(figures, classes)
+    if len({job.params for job in checked.jobs}) > 1:
+        raise UsageError("a handout shows one setup: give each parameter one value")
+    params = checked.jobs[0].params
+    jobs = [job for job in checked.jobs if named or job.panel_class.shows(params.info)]
+    _ensure_platform()
+    prepare_qt_environment()
+    from PySide6.QtWidgets import QApplication
+
+    from . import __version__
+    from .compute import ComputeService
+
+    setup = [f"Setup: {params.title()}"]
+    if checked.pinned is not None:
+        setup = [f"A (pinned): {checked.pinned.title()}", f"B: {params.title()}"]
+    failures = 0
+    with _quiet_qt():
+        if QApplication.instance() is None:
+            app = QApplication([sys.argv[0] if sys.argv else "posenc-gui"])
+            app.setApplicationName("posenc-gui")
+            app.setApplicationVersion(__version__)
+        compute = ComputeService(processes=False)
+        try:
+            handout = Handout(args.output, f"Positional encodings — {params.info.label}", setup,
+                              [job.panel_class.title for job in jobs], formats, args.width)
+            try:
+                for job in jobs:
+                    try:
+                        with _drawn_panel(job, checked, compute) as panel:
+                            problem = _panel_error(panel)
+                            if problem:
+                                raise ExportError(problem)
+                            handout.add(panel)
+                    except (ExportError, StillComputing) as error:
+                        failures += 1
+                        print(f"{PROG}: error: {job.panel_class.panel_id}: {_one_line(error)} (left out)",
+                              file=sys.stderr, flush=True)
+                written = handout.finish()
+            except BaseException:
+                handout.abandon()
+                raise
+        finally:
+            compute.shutdown()
+    print(f"wrote {written} ({len(handout.entries)} figures)")
+    return EXIT_FAILED if failures else EXIT_OK
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``posenc-gui export``; returns the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -455,6 +537,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             if argv[:1] == ["session"]:
                 return write_session_file(argv[1:])
+            if argv[:1] == ["handout"]:
+                return write_handout(argv[1:])
             classes = panel_classes()
             parser = build_parser(classes)
             try:

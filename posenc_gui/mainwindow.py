@@ -22,6 +22,7 @@ from .state import AppState
 from .views.base import Panel
 from .views.compare import MODES as COMPARE_MODES, Comparison
 from .views.export_ui import SETTINGS_FOLDER, SETTINGS_FORMAT, SETTINGS_SCALE, install_export_actions
+from .views.handout_ui import open_handout_dialog
 from .views.labels import StatusText, counted
 from .views.model_open import model_location, open_chosen_path, open_model_dialog, open_model_path
 from .views.registry import panel_classes
@@ -297,6 +298,7 @@ class MainWindow(QMainWindow):
         #: File-menu export actions by name, and each built panel's Export button (see views.export_ui).
         self.export_actions: dict[str, QAction] = installed.actions
         self.export_buttons: dict[str, QToolButton] = installed.buttons
+        self._build_handout_action()
         self._prebuilder = PanelPrebuilder(self)
         self.setAcceptDrops(True)  # a model folder or file dropped anywhere on the window opens it
         if session is not None:
@@ -375,6 +377,18 @@ class MainWindow(QMainWindow):
         self.comparison.changed.connect(self._comparison_changed)
         self.panelCreated.connect(self._wrap_new_panel)
         self._comparison_changed()
+
+    def _build_handout_action(self) -> None:
+        """File ▸ Export handout…, after the other export actions."""
+        self.handout_action = QAction("Export &handout…", self, shortcut=QKeySequence("Ctrl+Shift+H"))
+        self.handout_action.setStatusTip("Export several panels' figures with the parameters and their headline "
+                                         "numbers as one PDF, or as a folder of figures with an index page")
+        self.handout_action.triggered.connect(lambda: open_handout_dialog(self))
+        copy = self.export_actions["copy"]
+        actions = self.file_menu.actions()
+        after = actions[actions.index(copy) + 1] if copy in actions and actions.index(copy) + 1 < len(actions) else None
+        self.file_menu.insertAction(after, self.handout_action)
+        self.export_actions["handout"] = self.handout_action
 
     def pin_a(self, params: EncodingParams | None = None) -> None:
         """Pin ``params`` (the current setup by default) as A and show A beside B in every comparable panel."""

@@ -81,6 +81,8 @@ class Panel(QWidget):
     comparable: ClassVar[bool] = True
     #: Whether :meth:`shown_matrix` gives a matrix for B − A.
     compares_matrix: ClassVar[bool] = False
+    #: Whether a handout includes the panel by default (not the controls or the tour: they are no figures).
+    in_handout: ClassVar[bool] = True
 
     def __init__(self, state: AppState, compute: ComputeService, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -121,6 +123,7 @@ class Panel(QWidget):
         self._message: tuple[str, str] = ("", "")
         self._stale = False
         self._debounced: list[tuple[QTimer, Callable[[], None]]] = []
+        self._summary_labels: list[QLabel] = []
         outer.addWidget(self._help_label)
         outer.addWidget(self._message_holder)
         # The body sits in a widget of its own, so that the notice of an
@@ -343,7 +346,14 @@ class Panel(QWidget):
         label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         label.setStyleSheet(f"color:{FOREGROUND};")
         self.body.addWidget(WrappedLabelHolder(label, self, keep_height=True))
+        self._summary_labels.append(label)
         return label
+
+    def headline(self) -> str:
+        """The panel's headline numbers as plain text (its summary lines; a handout prints them under the figure)."""
+        from .labels import plain_text
+
+        return " ".join(text for label in self._summary_labels if (text := plain_text(label.text())))
 
     def finish_header(self, stretch: bool = True) -> None:
         """Push the help button to the right end of the header; call after adding controls.

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from PySide6.QtCore import QObject, QRectF, Qt, QTimer, Signal
-from PySide6.QtWidgets import QGridLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFrame, QGridLayout, QLabel, QScrollArea, QSizePolicy, QVBoxLayout, QWidget
 
 from ..model import EncodingParams
 from ..model.compare import COMPARE_MODES as MODES, DEFAULT_COMPARE_MODE as DEFAULT_MODE, MatrixDifference, \
@@ -172,7 +172,7 @@ class ComparedPanel(QWidget):
         self.mode = mode
         outer = QVBoxLayout(self)
         outer.setContentsMargins(0, 0, 0, 0)
-        self.figure = QWidget(self)
+        self.figure = QWidget()
         grid = QGridLayout(self.figure)
         grid.setContentsMargins(0, 0, 0, 0)
         grid.setHorizontalSpacing(6)
@@ -191,7 +191,13 @@ class ComparedPanel(QWidget):
         for column in range(grid.columnCount()):
             grid.setColumnStretch(column, 1)
         grid.setRowStretch(1, 1)
-        outer.addWidget(self.figure, 1)
+        # In a scroll area: two panels need twice one's width, more than a dock may have (the window
+        # would grow past the screen); a narrow dock scrolls instead.
+        self.scroll = QScrollArea(self)
+        self.scroll.setWidgetResizable(True)
+        self.scroll.setFrameShape(QFrame.Shape.NoFrame)
+        self.scroll.setWidget(self.figure)
+        outer.addWidget(self.scroll, 1)
         self.note_label = QLabel(self)
         self.note_label.setWordWrap(True)
         background, border, text = MESSAGE_COLOURS["info"]
@@ -354,6 +360,13 @@ class ComparedPanel(QWidget):
 
     def figure_widget(self) -> QWidget:
         return self.figure
+
+    def headline(self) -> str:
+        """Both sides' headline numbers, named."""
+        parts = [f"{role}: {text}" for role, panel in (("A", self.a), ("B", self.b)) if (text := panel.headline())]
+        if self.difference_view is not None and self.difference_view.difference is not None:
+            parts.append(self.difference_view.difference.describe())
+        return " ".join(parts)
 
     def figure_caption(self) -> str:
         parts = [f"A (pinned): {self.a_state.params.title()}.", f"B: {self.b.state.params.title()}."]

@@ -205,6 +205,10 @@ class HeatmapPanel(Panel):
                  f"Aliasing: {_aliasing_text(data)}" if data.aliased.any() else ""]
         return " ".join(part for part in parts if part)
 
+    def headline(self) -> str:
+        """What is shown and whether any dimension aliases (the lines above the plot)."""
+        return f"{self.sampling_label.text()}. {self.alias_notice.text()}"
+
     def figure_widget(self) -> QWidget:
         return self.canvas
 

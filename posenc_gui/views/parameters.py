@@ -74,6 +74,7 @@ class ParametersPanel(Panel):
 
     panel_id = "parameters"
     comparable = False
+    in_handout = False
     requires: frozenset[str] = frozenset()  # applies to every scheme
     title = "Parameters"
     dock = DockPlacement("left", shown=True)

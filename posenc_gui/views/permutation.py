@@ -49,7 +49,7 @@ from ..model.attention import (
 from .base import MESSAGE_STYLES, Panel
 from .param_controls import ViewSpinBox
 from .registry import PanelOption
-from .labels import WrappedLabelHolder
+from .labels import WrappedLabelHolder, plain_text
 from .matrix_items import (
     COLORBAR_PIXELS, MAX_MATRIX_PIXELS, ROW_PIXELS, ColorBar, MatrixItem, RichText, chrome_heights, shorten,
 )
@@ -809,6 +809,10 @@ class PermutationPanel(Panel):
             layout.setColumnMaximumWidth(col, target)
 
     # ------------------------------------------------------------------ export
+    def headline(self) -> str:
+        """The demo's verdict: whether the reordering changed the output."""
+        return plain_text(self.verdict_label.text())
+
     def figure_widget(self) -> QWidget:
         return self.canvas
 

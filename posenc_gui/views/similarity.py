@@ -288,6 +288,10 @@ class SimilarityPanel(Panel):
     def linked_view_boxes(self) -> list:
         return [self.matrix.view_box]
 
+    def headline(self) -> str:
+        """The sampling of the matrix (the line under it)."""
+        return self.sampling_label.text()
+
     def figure_caption(self) -> str:
         """Which positions the matrix and the profile show, when they are sampled."""
         parts = []

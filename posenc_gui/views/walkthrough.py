@@ -252,6 +252,7 @@ class WalkthroughPanel(Panel):
 
     panel_id = "walkthrough"
     comparable = False
+    in_handout = False
     requires: frozenset[str] = frozenset()  # applies to every scheme
     title = "Walkthrough"
     dock = DockPlacement("left", shown=True)

@@ -16,7 +16,7 @@ from ..model.panel_data import (
 )
 from .base import Panel
 from .registry import DockPlacement, PanelOption
-from .labels import NoticeLine, WrappedLabelHolder
+from .labels import NoticeLine, WrappedLabelHolder, plain_text
 from .plotkit import (
     FOREGROUND, PALETTE, add_legend_below, fit_y_range, new_layout_widget, set_title, show_grid, style_plot,
     view_pixels,
@@ -331,6 +331,10 @@ class WaveformsPanel(Panel):
         return (f"Dim{'s' if many else ''} {', '.join(map(str, aliased_dims))}: a wavelength under 2 × the "
                 f"curves' sampling step ({data.curve_step:,.4g} positions), drawn as the band of "
                 f"{'their' if many else 'its'} exact values within each step.")
+
+    def headline(self) -> str:
+        """The curves' formulas and whether any aliases (the lines around the plot)."""
+        return " ".join(text for text in (self.sampling_notice.text(), plain_text(self.note_label.text())) if text)
 
     def figure_widget(self) -> QWidget:
         return self.canvas

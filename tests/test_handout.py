@@ -1,0 +1,103 @@
+"""Handouts: several figures with the parameters and headline numbers, as one PDF or a folder with an index page."""
+
+import json
+import re
+
+import pytest
+from PySide6.QtGui import QImage
+
+from posenc_gui import export_cli
+from posenc_gui.model import EncodingParams
+from posenc_gui.views.handout_ui import HandoutDialog, default_panels, export_handout
+from posenc_gui.views.registry import panel_classes
+
+TIMEOUT_MS = 30_000
+
+
+def pdf_pages(data: bytes) -> list[tuple[float, float]]:
+    """The (width, height) in points of each page of a PDF Qt wrote (its pages are objects with a /MediaBox)."""
+    pages = re.findall(rb"/Type\s*/Page\b(?!s).*?/MediaBox\s*\[\s*([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s*\]",
+                       data, flags=re.DOTALL)
+    return [(float(x1) - float(x0), float(y1) - float(y0)) for x0, y0, x1, y1 in pages]
+
+
+def test_a_pdf_handout_has_a_title_page_and_a_page_per_figure(tmp_path, qapp, capsys):
+    out = tmp_path / "lesson.pdf"
+    assert export_cli.main(["handout", "-o", str(out), "heatmap", "similarity", "spectrum", "--d-model", "64"]) == 0
+    data = out.read_bytes()
+    assert data.startswith(b"%PDF")
+    pages = pdf_pages(data)
+    assert len(pages) == 4  # title page + three figures
+    assert pages[0][1] > pages[0][0]  # the title page is portrait (A4's proportions)
+    assert all(width > 100 and height > 100 for width, height in pages[1:])
+    assert "(3 figures)" in capsys.readouterr().out
+
+
+def test_the_default_handout_takes_every_panel_that_shows_the_scheme(tmp_path, qapp):
+    out = tmp_path / "all"
+    assert export_cli.main(["handout", "-o", f"{out}/", "--scheme", "alibi", "--seq-len", "64"]) == 0
+    index = (out / "index.html").read_text(encoding="utf-8")
+    expected = [cls for cls in panel_classes() if cls.in_handout and cls.shows(EncodingParams().replaced(
+        scheme="alibi").info)]
+    assert expected and "Heatmap" not in [cls.title for cls in expected]  # ALiBi gives no table
+    for number, cls in enumerate(expected, start=1):
+        name = f"{number:02d}_{cls.panel_id}.png"
+        assert f"<img src='{name}'" in index
+        image = QImage(str(out / name))
+        assert not image.isNull() and image.width() > 100
+    assert "alibi" in index and "Attention bias" in index
+
+
+def test_a_folder_handout_lists_each_figure_with_its_caption_and_headline(tmp_path, qapp):
+    out = tmp_path / "handout"
+    assert export_cli.main(["handout", "-o", f"{out}/", "--format", "png,svg", "magnitude", "uniqueness",
+                            "--d-model", "32"]) == 0
+    index = (out / "index.html").read_text(encoding="utf-8")
+    assert index.index("1. Magnitude") < index.index("2. Uniqueness")
+    assert (out / "01_magnitude.svg").read_bytes().lstrip().startswith((b"<?xml", b"<svg"))
+    assert "d_model 32" in index  # the parameters
+    headline = re.search(r"<figure id='magnitude'>.*?<p class='headline'>(.*?)</p>", index, re.DOTALL)
+    assert headline and "‖" in headline.group(1)  # the panel's summary line: norms
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["handout", "-o", "x.pdf", "--format", "png"], "--format chooses a handout folder's"),
+    (["handout", "heatmap"], "give the handout's file"),
+    (["handout", "-o", "x.pdf", "--d-model", "32,64"], "a handout shows one setup"),
+    (["handout", "-o", "x.pdf", "nonsense"], "unknown panel"),
+])
+def test_a_bad_handout_command_is_one_line_and_exit_2(argv, message, capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert export_cli.main(argv) == 2
+    error = capsys.readouterr().err.strip()
+    assert message in error and "\n" not in error
+    assert not (tmp_path / "x.pdf").exists()
+
+
+def test_a_session_handout_shows_a_and_b(tmp_path, qapp):
+    params = EncodingParams().replaced(d_model=64)
+    session = tmp_path / "s.json"
+    session.write_text(json.dumps({"format": "posenc-gui session", "version": 2,
+                                   "params": params.replaced(layout="halves").as_dict(),
+                                   "compare": {"a": params.as_dict(), "mode": "difference"}}), encoding="utf-8")
+    out = tmp_path / "ab"
+    assert export_cli.main(["handout", "-o", f"{out}/", "--session", str(session), "heatmap"]) == 0
+    index = (out / "index.html").read_text(encoding="utf-8")
+    assert "A (pinned): sinusoidal" in index and "B: sinusoidal" in index and "halves" in index
+    image = QImage(str(out / "01_heatmap.png"))
+    assert image.width() > 2 * image.height()  # A, B and B − A side by side
+
+
+def test_the_window_exports_a_handout_of_the_shown_panels(make_window, qtbot, tmp_path, monkeypatch):
+    window = make_window(size=(1500, 950), params=EncodingParams().replaced(d_model=64), restore=False)
+    shown = default_panels(window)
+    assert "heatmap" in shown and "walkthrough" not in shown and "parameters" not in shown
+    dialog = HandoutDialog(window)
+    assert dialog.chosen() == shown
+    target = tmp_path / "window.pdf"
+    written = export_handout(window, str(target), ["heatmap", "waveforms"])
+    assert written == target and len(pdf_pages(target.read_bytes())) == 3
+    errors = []
+    monkeypatch.setattr("posenc_gui.views.handout_ui.show_error", lambda parent, message: errors.append(message))
+    assert export_handout(window, str(tmp_path / "missing" / "x.pdf"), ["heatmap"]) is None
+    assert errors and "missing" in errors[0]
