@@ -81,8 +81,8 @@ def test_a_teacher_pins_the_paper_and_sees_halves_beside_it_and_their_difference
     comparison = settled(qtbot, compared(window, "heatmap"))
     assert comparison.a.state.params == PAPER
     assert comparison.b.state.params.options["layout"] == "halves"
-    assert "A (pinned)" in comparison.strips["A"].text() and "interleaved" in comparison.strips["A"].text()
-    assert "halves" in comparison.strips["B"].text()
+    assert "A (pinned)" in comparison.strips["A"].full_text and "interleaved" in comparison.strips["A"].full_text
+    assert "halves" in comparison.strips["B"].full_text
     qtbot.waitUntil(lambda: comparison.difference_view.difference is not None, timeout=TIMEOUT_MS)
     difference = comparison.difference_view.difference
     # B − A at the cells drawn equals the two encodings' difference there, computed here independently
@@ -246,3 +246,29 @@ def test_the_scorecard_and_the_positional_logits_compare_a_and_b_in_one_table_an
     window.comparison.clear()
     qtbot.waitUntil(lambda: not logits.pinned_curve.isVisible(), timeout=TIMEOUT_MS)
     assert scorecard.table.item(0, 0).text() != "A: " + PAPER.info.label
+
+
+def test_the_overlay_draws_a_s_curves_dashed_in_b_s_line_plots(make_window, qtbot):
+    from PySide6.QtCore import Qt
+
+    from posenc_gui.views.compare import plot_items
+
+    window = make_window(size=(1500, 950), params=PAPER, restore=False)
+    window.pin_a()
+    window.comparison.set_mode("overlay")
+    window.state.update(base=500.0)
+    comparison = settled(qtbot, compared(window, "waveforms"))
+    assert comparison.overlays
+    a_plot, b_plot = plot_items(comparison.a)[0], plot_items(comparison.b)[0]
+    a_curves = [item for item in a_plot.listDataItems() if item not in comparison.overlays.values()
+                and getattr(item, "xData", None) is not None and item.opts.get("pen") is not None]
+    mirrors = [mirror for (plot, _), mirror in sorted(comparison.overlays.items()) if plot == 0 and mirror.isVisible()]
+    assert len(mirrors) == len([c for c in a_curves if c.isVisible()]) > 0
+    for curve, mirror in zip([c for c in a_curves if c.isVisible()], mirrors):
+        assert mirror.getViewBox() is b_plot.getViewBox()
+        np.testing.assert_array_equal(mirror.yData, curve.yData)  # A's values (base 10,000), not B's
+        assert mirror.opts["pen"].style() == Qt.PenStyle.DashLine
+    assert not np.array_equal(mirrors[2].yData, [c for c in b_plot.listDataItems()
+                                                 if c not in comparison.overlays.values()][2].yData)
+    window.comparison.clear()
+    assert all(mirror.getViewBox() is None for mirror in mirrors)  # B's plot is its own again

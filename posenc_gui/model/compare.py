@@ -19,6 +19,7 @@ import numpy as np
 COMPARE_MODES: dict[str, str] = {
     "side_by_side": "A and B side by side",
     "difference": "A, B and B − A (matrices)",
+    "overlay": "A and B side by side, A dashed in B's line plots",
 }
 DEFAULT_COMPARE_MODE = "side_by_side"
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import pyqtgraph as pg
 
 from PySide6.QtCore import QObject, QRectF, Qt, QTimer, Signal
 from PySide6.QtWidgets import QFrame, QGridLayout, QLabel, QScrollArea, QSizePolicy, QVBoxLayout, QWidget
@@ -80,15 +81,36 @@ class PinnedState(AppState):
         self._timer.start()
 
 
-def _role_strip(role: str, parent: QWidget) -> QLabel:
-    label = QLabel(parent)
-    label.setObjectName(f"role-{role}")
-    label.setWordWrap(True)
-    label.setTextFormat(Qt.TextFormat.PlainText)
-    label.setStyleSheet(f"color:{FOREGROUND}; border-left:6px solid {ROLE_COLOURS.get(role, FOREGROUND)};"
-                        " padding:2px 6px; font-weight:bold;")
-    label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
-    return label
+class RoleStrip(QLabel):
+    """One line above a side naming its role and setup ("A (pinned) — sinusoidal: …"), elided to its width.
+
+    One line whatever the width, so the two sides' panels start at the same
+    height; the full text is the tooltip, and each panel's own title and
+    the exported caption give the parameters in full.
+    """
+
+    def __init__(self, role: str, parent: QWidget) -> None:
+        super().__init__(parent)
+        self.setObjectName(f"role-{role}")
+        self.setTextFormat(Qt.TextFormat.PlainText)
+        self.setStyleSheet(f"color:{FOREGROUND}; border-left:6px solid {ROLE_COLOURS.get(role, FOREGROUND)};"
+                           " padding:2px 6px; font-weight:bold;")
+        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
+        self.full_text = ""
+
+    def set_full_text(self, text: str) -> None:
+        """Show ``text``, elided at the right when it does not fit."""
+        self.full_text = text
+        self.setToolTip(text)
+        self._elide()
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt override)
+        super().resizeEvent(event)
+        self._elide()
+
+    def _elide(self) -> None:
+        room = max(10, self.contentsRect().width() - 14)  # the border and padding of the style sheet
+        self.setText(self.fontMetrics().elidedText(self.full_text, Qt.TextElideMode.ElideRight, room))
 
 
 class DifferenceView(QWidget):
@@ -176,7 +198,7 @@ class ComparedPanel(QWidget):
         grid = QGridLayout(self.figure)
         grid.setContentsMargins(0, 0, 0, 0)
         grid.setHorizontalSpacing(6)
-        self.strips = {"A": _role_strip("A", self.figure), "B": _role_strip("B", self.figure)}
+        self.strips = {"A": RoleStrip("A", self.figure), "B": RoleStrip("B", self.figure)}
         grid.addWidget(self.strips["A"], 0, 0)
         grid.addWidget(self.strips["B"], 0, 1)
         grid.addWidget(self.a, 1, 0)
@@ -185,7 +207,7 @@ class ComparedPanel(QWidget):
         self.difference_view: DifferenceView | None = None
         if mode == "difference" and type(b_panel).compares_matrix:
             self.difference_view = DifferenceView(self.figure)
-            self.strips["B − A"] = _role_strip("B − A", self.figure)
+            self.strips["B − A"] = RoleStrip("B − A", self.figure)
             grid.addWidget(self.strips["B − A"], 0, 2)
             grid.addWidget(self.difference_view, 1, 2)
         for column in range(grid.columnCount()):
@@ -210,13 +232,14 @@ class ComparedPanel(QWidget):
         b_panel.updateScheduled.connect(self._b_scheduled)
         b_panel.state.paramsChanged.connect(self._name_sides)
         a_state.paramsChanged.connect(self._name_sides)
+        #: B's plots' copies of A's curves in the overlay mode, by (plot, curve) index of A's panel.
+        self.overlays: dict[tuple[int, int], pg.PlotDataItem] = {}
         self._poll = QTimer(self)
         self._poll.setInterval(DIFFERENCE_POLL_MS)
-        self._poll.timeout.connect(self._take_difference)
-        self._difference_key: tuple | None = None
+        self._poll.timeout.connect(self._both_drawn)
         self._name_sides()
         b_panel.comparison = self
-        self._waiting_difference()
+        self._wait_for_sides()
 
     # ------------------------------------------------------------- the sides
     def _copy_options(self) -> None:
@@ -229,14 +252,15 @@ class ComparedPanel(QWidget):
 
     def _b_scheduled(self) -> None:
         self._copy_options()
-        self._waiting_difference()
+        self._wait_for_sides()
 
     def _name_sides(self, *_: Any) -> None:
-        self.strips["A"].setText(f"A (pinned) — {self.a_state.params.title()}")
-        self.strips["B"].setText(f"B — {self.b.state.params.title()}")
+        self.strips["A"].set_full_text(f"A (pinned) — {self.a_state.params.title()}")
+        dashed = " (A dashed in its line plots)" if self.mode == "overlay" else ""
+        self.strips["B"].set_full_text(f"B — {self.b.state.params.title()}{dashed}")
         if "B − A" in self.strips:
-            self.strips["B − A"].setText(f"B − A — {self.b.title}")
-        self._waiting_difference()
+            self.strips["B − A"].set_full_text(f"B − A — {self.b.title}")
+        self._wait_for_sides()
 
     def _link_views(self) -> None:
         """Zoom and pan A, B and the difference together: a user's zoom of one gives the others its ranges.
@@ -269,16 +293,50 @@ class ComparedPanel(QWidget):
             if panel is not None:
                 self._resample[id(panel)].start()
 
-    # ----------------------------------------------------------- difference
-    def _waiting_difference(self) -> None:
-        if self.difference_view is not None:
+    # ------------------------------------------------- difference, overlay
+    def _wait_for_sides(self) -> None:
+        """Draw B − A or the overlay once both sides show their current data (looked at every few ms)."""
+        if self.difference_view is not None or self.mode == "overlay":
             self._poll.start()
 
-    def _take_difference(self) -> None:
-        """Once A and B show their current data, take B − A of what they show (in the worker)."""
+    def _both_drawn(self) -> None:
         if not (self.a.shows_current_data() and self.b.shows_current_data()):
             return
         self._poll.stop()
+        if self.mode == "overlay":
+            self._draw_overlays()
+        if self.difference_view is not None:
+            self._take_difference()
+
+    def _draw_overlays(self) -> None:
+        """Copy every line of A's plots, dashed, into the same plot of B (the plots correspond one to one)."""
+        seen = set()
+        for plot_index, (a_plot, b_plot) in enumerate(zip(plot_items(self.a), plot_items(self.b))):
+            # PlotDataItem (which the plot's log mode transforms) or PlotCurveItem (drawn as given): the copy is
+            # of the same kind, so it lands where A's curve does
+            curves = [item for item in a_plot.listDataItems() if isinstance(item, (pg.PlotDataItem, pg.PlotCurveItem))]
+            for item_index, item in enumerate(curves):
+                pen = item.opts.get("pen")
+                if pen is None or item.xData is None or pg.mkPen(pen).style() == Qt.PenStyle.NoPen:
+                    continue
+                key = (plot_index, item_index)
+                seen.add(key)
+                mirror = self.overlays.get(key)
+                if mirror is None or type(mirror) is not type(item) or mirror.getViewBox() is not b_plot.getViewBox():
+                    dashed = pg.mkPen(pen)
+                    dashed.setStyle(Qt.PenStyle.DashLine)
+                    mirror = type(item)(pen=dashed)
+                    mirror.setZValue(item.zValue() + 0.5)
+                    b_plot.addItem(mirror)
+                    self.overlays[key] = mirror
+                mirror.setData(item.xData, item.yData, connect=item.opts.get("connect", "all"))
+                mirror.setVisible(item.isVisible())
+        for key, mirror in self.overlays.items():
+            if key not in seen:
+                mirror.setVisible(False)
+
+    def _take_difference(self) -> None:
+        """Take B − A of what A and B show (in the worker)."""
         problem = self.a.unavailable_message() or self.b.unavailable_message()
         a_shown, b_shown = self.a.shown_matrix(), self.b.shown_matrix()
         if problem or a_shown is None or b_shown is None:
@@ -292,8 +350,13 @@ class ComparedPanel(QWidget):
 
     # --------------------------------------------------------------- release
     def release(self) -> Panel:
-        """Give B's panel back (for its dock) and delete A's copy with this widget."""
+        """Give B's panel back (for its dock, without A's curves) and delete A's copy with this widget."""
         self._poll.stop()
+        for mirror in self.overlays.values():
+            view = mirror.getViewBox()
+            if view is not None:
+                view.removeItem(mirror)
+        self.overlays.clear()
         self.b.compute.cancel_owner(self)
         self.b.updateScheduled.disconnect(self._b_scheduled)
         self.b.state.paramsChanged.disconnect(self._name_sides)
@@ -354,7 +417,7 @@ class ComparedPanel(QWidget):
     def shows_current_data(self) -> bool:
         current = (self.a.shows_current_data() and self.b.shows_current_data()
                    and not any(timer.isActive() for timer in self._resample.values()))
-        if self.difference_view is not None:
+        if self.difference_view is not None or self.mode == "overlay":
             current = current and not self._poll.isActive()
         return current
 
@@ -459,3 +522,22 @@ class Comparison(QObject):
     def wrap(self, panel: Panel) -> ComparedPanel:
         """``panel`` with A's copy beside it, in the current mode."""
         return ComparedPanel(panel, self.pinned, self.mode)
+
+
+def plot_items(panel: QWidget) -> list[pg.PlotItem]:
+    """The plots of ``panel``'s canvases in the order they were made: the same for two panels of one class."""
+    found: list[pg.PlotItem] = []
+
+    def walk(layout: pg.GraphicsLayout) -> None:
+        for item in layout.items:  # insertion order
+            if isinstance(item, pg.PlotItem):
+                found.append(item)
+            elif isinstance(item, pg.GraphicsLayout):
+                walk(item)
+
+    for view in panel.findChildren(pg.GraphicsView):
+        if isinstance(getattr(view, "ci", None), pg.GraphicsLayout):
+            walk(view.ci)
+        elif isinstance(getattr(view, "plotItem", None), pg.PlotItem):
+            found.append(view.plotItem)
+    return found
