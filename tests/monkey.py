@@ -380,7 +380,10 @@ def _check_walkthrough(window: Any, panel: Any) -> list[str]:
     if panel.index < 0:
         return []
     text = panel.measured_label.text()
-    not_scored = p.info.lacks(frozenset({"table"}))
+    from posenc_gui.model.scorecard import scoreable_schemes
+
+    # the Scorecard scores tables and rotations (RoPE's angles); a bias has no row of table criteria
+    not_scored = None if p.scheme in scoreable_schemes() else p.info.lacks(frozenset({"table"}))
     if not_scored is not None:
         return [] if html.escape(not_scored) in text else [f"walkthrough: 'measured now' is {text[:120]!r} for "
                                                             f"{p.scheme}, which the scorecard does not measure"]

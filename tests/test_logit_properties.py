@@ -217,3 +217,19 @@ def test_a_mask_without_values_tells_positions_apart_by_the_mask_alone():
     assert measured.rows_by_mask and measured.tells_apart
     assert measured.verdicts()["tells positions apart"] == "by the mask alone"
     assert measured.offset_only and not measured.decays and measured.far_drop == 0
+
+
+def test_a_table_read_from_a_file_is_measured_within_its_rows(tmp_path):
+    # Rows PE(p) = (p, 0): the logit PE(m)·PE(n) = m·n. The table has N = 64 rows, so nothing is measured
+    # past row 63: "bounded" compares 0…3 (max 3·3 = 9) with 0…63 (max 63·63 = 3969), ×441 over ×16.
+    table = np.zeros((64, 2))
+    table[:, 0] = np.arange(64.0)
+    path = tmp_path / "table.npy"
+    np.save(path, table)
+    params = EncodingParams().replaced(fit_sizes=True, scheme="learned_file", model_path=str(path))
+    assert (params.seq_len, params.d_model) == (64, 2)
+    measured = logit_properties(params)
+    assert measured.bound_lengths == (4, 64)
+    assert measured.max_within == 9.0 and measured.max_longer == 3969.0 and not measured.bounded
+    assert not measured.defined_past and "63" in measured.past_error  # the file's last row, named
+    assert measured.verdicts()["bounded"] == "no (×441 over ×16 range)"

@@ -280,8 +280,13 @@ def _spaced(length: int, count: int = MATRIX_POSITIONS) -> tuple[np.ndarray, int
 
 
 def _bounded(params: EncodingParams) -> tuple[float, float, tuple[int, int]]:
+    """Largest |logit| over N positions and over 16 N; where 16 N is past the longest sequence or past the
+    last row of a table read from a file, over N / 16 and N instead (the growth over the same ×16)."""
+    from .schemes import last_position
+
     n = params.seq_len
-    low, high = (n, LONGER * n) if LONGER * n <= limits.MAX_SEQ_LEN else (max(1, n // LONGER), n)
+    longest = min(limits.MAX_SEQ_LEN, int(last_position(params.scheme, **params.options)) + 1)
+    low, high = (n, LONGER * n) if LONGER * n <= longest else (max(1, n // LONGER), n)
     shorter, _ = _spaced(low)
     longer, _ = _spaced(high)
     return _largest(_logits(params, shorter, shorter)), _largest(_logits(params, longer, longer)), (low, high)
