@@ -23,6 +23,7 @@ from ..model.logits import (
     XposScale, logit_profile_data,
 )
 from .base import Panel
+from .cursor import CursorAxis
 from .labels import HoverReadout, StatusText, plain_text
 from .plotkit import (
     BLUE, FOREGROUND, GREEN, ORANGE, PALETTE, PINK, MatrixPlot, add_canvas_title, fit_y_range, new_layout_widget,
@@ -85,6 +86,7 @@ class PositionalLogitsPanel(Panel):
     #: A table, a bias, or a rotation (see :meth:`shows`).
     requires = frozenset({"table"})
     model_functions = (logit_profile_data, compared_profiles, properties_table)
+    cursor_axes = ("position",)
     cli_options = (
         PanelOption("--vectors", "query and key vectors of the matrix: ones (q = k = 1) or random (seed 0's "
                     "N(0, 1) pair)", choices=VECTORS),
@@ -211,6 +213,9 @@ class PositionalLogitsPanel(Panel):
         self.measured: tuple[tuple[str, LogitProperties | str], ...] = ()
         self._measured_key: tuple | None = None
         self._properties_timer = self.debounce(self._request_properties, delay_ms=PROPERTIES_DELAY_MS)
+        # the cursor's query row m and key column n
+        self.link_cursor(self.canvas, [CursorAxis(self.matrix.plot, "y", "position"),
+                                       CursorAxis(self.matrix.plot, "x", "position")])
         state.paramsChanged.connect(self.schedule_update)
         self.schedule_update()
 
