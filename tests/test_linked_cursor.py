@@ -41,6 +41,7 @@ def marks(panel, coordinate: str) -> list:
 def drawn_at(mark) -> float:
     """Where the line is on screen, in its axis's data coordinates (through the view's current transform)."""
     view_box = mark.target.plot.getViewBox()
+    view_box.updateMatrix()  # a range set since the last paint is applied at the next one: apply it now
     point = view_box.mapSceneToView(mark.line.mapToScene(QPointF(0, 0)))
     return point.x() if mark.target.axis == "x" else point.y()
 
