@@ -16,8 +16,10 @@ from PySide6.QtWidgets import (QApplication, QDialog, QDockWidget, QFileDialog, 
 from . import __version__, resources_path
 from .compute import ComputeService
 from .model import OPTION_SPECS, EncodingParams, ParamSpec
+from .model.digits import entry_with_error, shown_number
 from .session import Session, SessionError, read_session, write_session
 from .settings import Key, Settings
+from .linked_cursor import Cursor
 from .state import AppState
 from .views.base import Panel
 from .views.compare import MODES as COMPARE_MODES, Comparison
@@ -63,6 +65,8 @@ PREBUILD_STEP_MS = 300
 IDLE_MS = 1000
 #: How long the status bar shows what a model opened from the command line is shown as (its notes).
 MODEL_MESSAGE_MS = 30_000
+#: The status bar's cursor readout while there is no linked cursor.
+NO_CURSOR = "Cursor: hover a plot to mark a position in every panel, click to pin it"
 
 
 #: The file dialogs' filter of session files.
@@ -600,11 +604,39 @@ class MainWindow(QMainWindow):
         self.state.message.connect(lambda text: status.showMessage(text, 10_000))
         self.state.paramsChanged.connect(self._show_params)
         self._show_params(self.state.params)
+        self._build_cursor_readout()
 
     def _show_params(self, params: EncodingParams) -> None:
         self.params_label.setText(
             f"{params.scheme} · {counted(params.seq_len, 'position')} · d_model {params.d_model:,}"
         )
+
+    # -------------------------------------------------- linked cursor readout
+    def _build_cursor_readout(self) -> None:
+        """A permanent status-bar line for the linked cursor (``state.cursor``): where, its value, how it is set."""
+        self.cursor_label = StatusText(
+            "Cursor pinned at position 1,048,575, dimension 8,191: −0.999999999999 (arrows move it, Esc clears)",
+            self, expanding=False)
+        # always there: showing it at the first hover would re-lay out the window (and re-sample the panels)
+        self.statusBar().insertPermanentWidget(0, self.cursor_label)
+        self._show_cursor(self.state.cursor.current)
+        self.state.cursor.changed.connect(self._show_cursor)
+        self.state.paramsChanged.connect(lambda _: self._show_cursor(self.state.cursor.current))
+
+    def _show_cursor(self, cursor: Cursor | None) -> None:
+        if cursor is None:
+            self.cursor_label.setText(NO_CURSOR)
+            return
+        where = f"position {cursor.position:,}"
+        if cursor.dimension is not None:
+            where += f", dimension {cursor.dimension:,}"
+            try:  # PE(position, dimension); a bias scheme has no table entry to show
+                where += ": " + shown_number(*entry_with_error(self.state.params, cursor.position, cursor.dimension))
+            except ValueError:
+                pass
+        how = "pinned at" if cursor.pinned else "at"
+        hint = "arrows move it, Shift ×10, Esc clears" if cursor.pinned else "click to pin"
+        self.cursor_label.setText(f"Cursor {how} {where} ({hint})")
 
     # ------------------------------------------------------------ public API
     @property

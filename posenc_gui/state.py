@@ -1,5 +1,6 @@
 """Shared application state: the current parameters (one signal per batched change) and the view settings
-the panels share (the embedding scale σ, the permutation demo's d_model, the reference position)."""
+the panels share (the embedding scale σ, the permutation demo's d_model, the reference position, the linked
+cursor)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtGui import QUndoStack
 
 from .history import UNDO_LIMIT, ParamChange, Snapshot
+from .linked_cursor import LinkedCursor
 from .model import EncodingParams, Options, ParamSpec, limits
 from .model.addition import MAX_SCALE
 from .model.analysis import MAX_EMBEDDING_SCALE
@@ -54,6 +56,8 @@ class AppState(QObject):
         A status message for the user (warnings, export results).
     viewChanged(str, object)
         ``(name, value)`` of a view setting (:data:`VIEW_SPECS`) that changed.
+
+    The linked cursor is :attr:`cursor` (a :class:`LinkedCursor`, with its own ``changed`` signal).
     """
 
     paramsChanged = Signal(object)
@@ -69,6 +73,8 @@ class AppState(QObject):
         #: scheme without ``base`` and back keeps the base.
         self.remembered: dict[str, object] = dict(self._params.options)
         self._view = Options({name: spec.default for name, spec in VIEW_SPECS.items()})
+        #: The position (and dimension) marked in every panel; not recorded in the history, like the view settings.
+        self.cursor = LinkedCursor(self)
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(0)

@@ -17,6 +17,7 @@ from .labels import MESSAGE_COLOURS, WrappedLabelHolder
 from .registry import DockPlacement, PanelOption, panel_classes
 
 if TYPE_CHECKING:
+    from .cursor import CursorAxis, CursorLink
     from .host import PanelHost
 
 MESSAGE_STYLES = {
@@ -74,6 +75,9 @@ class Panel(QWidget):
     #: The shared view settings it shows (``state.view``): a change schedules an update, and
     #: :meth:`apply_options` sets them.
     view_settings: ClassVar[tuple[str, ...]] = ()
+    #: What of the linked cursor (``state.cursor``) the panel marks: ``"position"``, ``"dimension"``, both, or
+    #: nothing; a panel that marks any calls :meth:`link_cursor` with the axes that show them.
+    cursor_axes: ClassVar[tuple[str, ...]] = ()
     #: Whether :meth:`apply_options` also sets the parameters and other panels' options (the
     #: walkthrough's step): a session applies such a panel's options first, so its own values win.
     sets_other_state: ClassVar[bool] = False
@@ -94,6 +98,9 @@ class Panel(QWidget):
         self.compute = compute
         if self.view_settings:
             state.viewChanged.connect(self._view_changed)
+        #: The linked cursor's marks and mouse handling (:meth:`link_cursor`); None in a panel that marks nothing.
+        self.cursor_link: CursorLink | None = None
+        self._cursor_due = False
         #: The window that docks the panel, once it has attached itself (:meth:`attach_host`).
         self.host: PanelHost | None = None
         #: The A/B comparison that holds the panel while setup A is pinned (a ComparedPanel), else None.
@@ -238,6 +245,32 @@ class Panel(QWidget):
     def request_update(self) -> None:
         """Recompute what the panel shows (subclasses submit model work here)."""
 
+    # -------------------------------------------------------- linked cursor
+    def link_cursor(self, canvas: Any, axes: list[CursorAxis]) -> CursorLink:
+        """Mark the linked cursor on ``axes`` of ``canvas``'s plots, and let its mouse and keys set it.
+
+        The marks move when the cursor does, while the panel is on screen
+        (else when it is next shown); nothing is recomputed.
+        """
+        from .cursor import CursorLink
+
+        self.cursor_link = CursorLink(self.state.cursor, canvas, axes, self)
+        self.state.cursor.changed.connect(self.redraw_cursor)
+        self.redraw_cursor()
+        return self.cursor_link
+
+    def redraw_cursor(self, *_: Any) -> None:
+        """Move the cursor's marks to the current cursor now if on screen, else when the panel is next shown.
+
+        A panel whose axes map the cursor through its data (an offset from a
+        reference) calls it after new data.
+        """
+        if self.cursor_link is None:
+            return
+        self._cursor_due = not self.on_screen()
+        if not self._cursor_due:
+            self.cursor_link.draw(self.state.cursor.current)
+
     def schedule_update(self, *_: Any) -> None:
         """Update now if the panel is on screen, else when it is next shown.
 
@@ -276,7 +309,9 @@ class Panel(QWidget):
         return self.isVisible() and not self.visibleRegion().isEmpty()
 
     def ensure_current(self) -> None:
-        """Recompute now if parameters changed while the panel was off screen."""
+        """Recompute now if parameters changed while the panel was off screen (and draw a cursor that moved)."""
+        if self._cursor_due:
+            self.redraw_cursor()
         if self._stale:
             self._stale = False
             self.request_update()
@@ -288,7 +323,7 @@ class Panel(QWidget):
 
     def resizeEvent(self, event) -> None:  # noqa: N802 (Qt override)
         super().resizeEvent(event)
-        if self._stale and self.on_screen():  # a dock collapsed to nothing, opened again
+        if (self._stale or self._cursor_due) and self.on_screen():  # a dock collapsed to nothing, opened again
             self.ensure_current()
 
     def debounce(self, slot: Callable[[], None], *signals: Any, delay_ms: int = 30) -> QTimer:

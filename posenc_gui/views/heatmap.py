@@ -13,6 +13,7 @@ from ..model.panel_data import HeatmapData, compute_heatmap
 from ..model.compare import ShownMatrix
 from ..model.digits import entry_with_error, shown_number
 from .base import Panel
+from .cursor import CursorAxis
 from .registry import DockPlacement
 from .labels import HoverReadout, NoticeLine, StatusText, WrappedLabelHolder, counted
 from .plotkit import MatrixImageItem, MatrixPlot, new_layout_widget, view_pixels
@@ -55,6 +56,7 @@ class HeatmapPanel(Panel):
     model_functions = (compute_heatmap,)
     requires_instead = (frozenset({"angles"}),)
     compares_matrix = True
+    cursor_axes = ("position", "dimension")
     help_text = (
         "Each row is the encoding vector of one position, each column one dimension: "
         "PE(pos, 2i) = sin(pos / base<sup>2i/d</sup>), PE(pos, 2i+1) = cos(pos / base<sup>2i/d</sup>) "
@@ -102,6 +104,9 @@ class HeatmapPanel(Panel):
         self.debounce(self.schedule_update, self.matrix.view_box.sigRangeChangedManually,
                       self.matrix.view_box.sigResized)
         self.canvas.scene().sigMouseMoved.connect(self._hover)
+        # the cursor's row (position) and column (dimension)
+        self.link_cursor(self.canvas, [CursorAxis(self.matrix.plot, "y", "position"),
+                                       CursorAxis(self.matrix.plot, "x", "dimension")])
         state.paramsChanged.connect(self._on_params)
         self._on_params(state.params)
 

@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QLabel, QWidget
 
 from ..model.panel_data import MagnitudeData, compute_magnitude
 from .base import Panel
+from .cursor import CursorAxis
 from .param_controls import ViewSpinBox
 from .registry import PanelOption
 from .labels import plain_text
@@ -25,6 +26,7 @@ class MagnitudePanel(Panel):
     panel_id = "magnitude"
     title = "Magnitude"
     model_functions = (compute_magnitude,)
+    cursor_axes = ("position",)
     view_settings = ("embedding_scale",)
     cli_options = (PanelOption("--embedding-scale", "embedding scale σ (e ~ N(0, σ²·I))", type=float, metavar="S"),)
     help_text = (
@@ -57,6 +59,7 @@ class MagnitudePanel(Panel):
             pen=pg.mkPen(ORANGE, width=2, style=Qt.PenStyle.DashLine), name="typical ‖e_i‖ = σ·√d")
         self.body.addWidget(self.canvas, 1)
         self.data: MagnitudeData | None = None
+        self.link_cursor(self.canvas, [CursorAxis(self.plot, "x", "position")])
         state.paramsChanged.connect(self.schedule_update)
         self.schedule_update()
 

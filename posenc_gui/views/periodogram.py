@@ -17,6 +17,7 @@ from ..model.table_spectra import (
     LOBE_BINS, DimensionPeriodogram, PeriodogramData, dimension_periodogram, periodogram_data,
 )
 from .base import Panel
+from .cursor import CursorAxis
 from .labels import plain_text
 from .plotkit import (
     BLUE, FOREGROUND, GREEN, CompactAxisItem, LegendBelow, MatrixPlot, NO_PEN, ORANGE, add_canvas_title,
@@ -62,6 +63,7 @@ class PeriodogramPanel(Panel):
     panel_id = "periodogram"
     title = "Periodogram"
     model_functions = (periodogram_data, dimension_periodogram)
+    cursor_axes = ("dimension",)
     cli_options = (PanelOption("--dim", "dimension whose spectrum the periodogram plots (0-based)", type=int,
                                metavar="J"),)
     help_text = (
@@ -132,6 +134,7 @@ class PeriodogramPanel(Panel):
         self.dim_data: DimensionPeriodogram | None = None
         self._table_requested: EncodingParams | None = None
         self._errors = {"table": "", "dim": ""}
+        self.link_cursor(self.canvas, [CursorAxis(self.matrix.plot, "y", "dimension")])  # the cursor's row
         state.paramsChanged.connect(self._on_params)
         self._on_params(state.params)
 

@@ -26,6 +26,7 @@ from ..model.logits import (
 )
 from .base import Panel
 from .compare import ROLE_COLOURS
+from .cursor import CursorAxis
 from .labels import HoverReadout, StatusText, plain_text
 from .plotkit import (
     BLUE, FOREGROUND, GREEN, ORANGE, PALETTE, PINK, MatrixPlot, add_canvas_title, fit_y_range, new_layout_widget,
@@ -91,6 +92,7 @@ class PositionalLogitsPanel(Panel):
     requires = frozenset({"table"})
     model_functions = (logit_profile_data, compared_profiles, properties_table, pinned_comparison)
     compares_matrix = True
+    cursor_axes = ("position",)
     cli_options = (
         PanelOption("--vectors", "query and key vectors of the matrix: ones (q = k = 1) or random (seed 0's "
                     "N(0, 1) pair)", choices=VECTORS),
@@ -221,6 +223,9 @@ class PositionalLogitsPanel(Panel):
         self.measured: tuple[tuple[str, LogitProperties | str], ...] = ()
         self._measured_key: tuple | None = None
         self._properties_timer = self.debounce(self._request_properties, delay_ms=PROPERTIES_DELAY_MS)
+        # the cursor's query row m and key column n
+        self.link_cursor(self.canvas, [CursorAxis(self.matrix.plot, "y", "position"),
+                                       CursorAxis(self.matrix.plot, "x", "position")])
         state.paramsChanged.connect(self.schedule_update)
         self.schedule_update()
 

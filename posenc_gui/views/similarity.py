@@ -17,6 +17,7 @@ from ..model.digits import pair_similarity, shown_number
 from ..model.similarity import METRIC_LABELS
 from ..model.compare import ShownMatrix
 from .base import Panel
+from .cursor import CursorAxis
 from .param_controls import ViewSpinBox
 from .registry import DockPlacement, PanelOption
 from .labels import HoverReadout, StatusText
@@ -47,6 +48,7 @@ class SimilarityPanel(Panel):
     model_functions = (compute_matrix, compute_profile)
     compares_matrix = True
     view_settings = ("reference",)
+    cursor_axes = ("position",)
     cli_options = (PanelOption("--metric", "similarity measure", choices=tuple(METRICS)),
                    PanelOption("--reference", "reference position of the offset profile", type=int, metavar="P"))
     help_text = (
@@ -117,6 +119,10 @@ class SimilarityPanel(Panel):
         self._errors: dict[str, str] = {}
         self._profile_key: tuple[int, int] | None = None
         self._length: int | None = None
+        # the cursor's row p and column q in the matrix; in the profile, its offset from the reference
+        self.link_cursor(self.canvas, [
+            CursorAxis(self.matrix.plot, "y", "position"), CursorAxis(self.matrix.plot, "x", "position"),
+            CursorAxis(self.profile_plot, "x", "position", self._offset_of, self._position_at_offset)])
         self.debounce(self.schedule_update, self.matrix.view_box.sigRangeChangedManually,
                       self.matrix.view_box.sigResized)
         self.debounce(self._request_profile, self.profile_plot.getViewBox().sigRangeChangedManually)
@@ -234,6 +240,14 @@ class SimilarityPanel(Panel):
             pair = (reference, reference + int(round(profile_box.mapSceneToView(scene_pos).x())))
         self.hover.hover(pair)
 
+    def _offset_of(self, position: int) -> float | None:
+        """The profile's offset k of ``position`` from the reference it shows (None before it shows one)."""
+        return None if self.profile_data is None else float(position - self.profile_data.reference)
+
+    def _position_at_offset(self, offset: float) -> int:
+        reference = self.state.view["reference"] if self.profile_data is None else self.profile_data.reference
+        return reference + int(round(offset))
+
     def _in_range(self, pair: tuple[int, int]) -> bool:
         length = self.state.params.seq_len
         return 0 <= pair[0] < length and 0 <= pair[1] < length
@@ -275,6 +289,7 @@ class SimilarityPanel(Panel):
         fit_y_range(self.profile_plot, data.profile)
         set_axis_label(self.profile_plot.getAxis("left"), METRIC_LABELS[data.metric])
         set_title(self.profile_plot, f"from p = {data.reference:,} (dashed)")
+        self.redraw_cursor()  # its offset from the new reference
         self._errors.pop("profile", None)
         self._show_errors()
 

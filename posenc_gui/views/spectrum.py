@@ -15,6 +15,7 @@ from ..compute import ModelJob
 from ..model import EncodingParams
 from ..model.spectrum import CATEGORIES, Spectrum, spectrum
 from .base import Panel
+from .cursor import CursorAxis
 from .plotkit import (
     BLUE, FOREGROUND, GREEN, ORANGE, add_canvas_title, cache_text, new_layout_widget, nice_bounds,
     prepare_for_paint, set_axis_label, set_canvas_title, set_ticks, show_grid, snap_log_span, style_plot,
@@ -124,6 +125,7 @@ class SpectrumPanel(Panel):
     panel_id = "spectrum"
     title = "Spectrum"
     model_functions = (spectrum,)
+    cursor_axes = ("dimension",)
     help_text = (
         "Each (sin, cos) pair i of the sinusoidal encoding turns with angular frequency "
         "ω<sub>i</sub> = base<sup>−2i/d</sup>, so its wavelength is λ<sub>i</sub> = 2π·base<sup>2i/d</sup> "
@@ -186,6 +188,10 @@ class SpectrumPanel(Panel):
         self.phase_plot.addItem(self.wrap_line)
         self.body.addWidget(self.canvas, 1)
         self.data: Spectrum | None = None
+        #: The component of each dimension of the data shown (its pair: 2i and 2i+1 interleaved, i and i + d/2 halves).
+        self._component_of: dict[int, int] = {}
+        self.link_cursor(self.canvas, [CursorAxis(plot, "x", "dimension", self._component, self._first_dimension)
+                                       for plot in (self.wave_plot, self.phase_plot)])
         state.paramsChanged.connect(self.schedule_update)
         self.schedule_update()
 
@@ -194,11 +200,26 @@ class SpectrumPanel(Panel):
         params: EncodingParams = self.state.params
         self.compute.submit(self, ModelJob(spectrum, (params,)), self._show, self._failed)
 
+    def _component(self, dimension: int) -> float | None:
+        """The component (x) of the cursor's dimension in the data shown; None before data or for a dimension
+        the spectrum has no component of."""
+        component = self._component_of.get(dimension)
+        return None if component is None else float(component)
+
+    def _first_dimension(self, component: float) -> int:
+        """The first dimension of the component under the mouse (the nearest one that exists)."""
+        if self.data is None or not self.data.component_dims:
+            return 0
+        index = min(max(int(round(component)), 0), self.data.n_components - 1)
+        return self.data.component_dims[index][0]
+
     def _failed(self, error: Exception) -> None:
         self.show_message(str(error), "error")
 
     def _show(self, data: Spectrum) -> None:
         self.data = data
+        self._component_of = {dim: i for i, dims in enumerate(data.component_dims) for dim in dims}
+        self.redraw_cursor()  # the cursor's dimension in the new components
         set_canvas_title(self.figure_title, data.params.title())
         self.wave_plot.setVisible(data.periodic)
         self.phase_plot.setVisible(data.periodic)

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 from ..compute import ModelJob
 from ..model.panel_data import UniquenessData, continue_uniqueness_data, uniqueness_data
 from .base import Panel
+from .cursor import CursorAxis
 from .plotkit import (
     BLUE, MAX_DOTS, ORANGE, add_canvas_title, new_layout_widget, nice_bounds, prepare_for_paint, set_canvas_title,
     set_title, set_y_range, show_grid, style_plot,
@@ -99,6 +100,7 @@ class UniquenessPanel(Panel):
     panel_id = "uniqueness"
     title = "Uniqueness"
     model_functions = (uniqueness_data, continue_uniqueness_data)
+    cursor_axes = ("position",)
     help_text = (
         "A position is only recoverable if no other position has (almost) the same encoding. "
         "Top: for each position p the distance to its nearest other position, "
@@ -175,6 +177,8 @@ class UniquenessPanel(Panel):
 
         self.data: UniquenessData | None = None
         self._widest_texts: tuple[int, ...] = ()
+        self.link_cursor(self.canvas, [CursorAxis(plot, "x", "position")
+                                       for plot in (self.distance_plot, self.nearest_plot)])
         state.paramsChanged.connect(self.schedule_update)
         self.schedule_update()
 

@@ -15,6 +15,7 @@ from ..model.panel_data import (
     MIN_DOT_SPACING_PX, WaveformData, compute_waveforms, default_dims, parse_dims,
 )
 from .base import Panel
+from .cursor import CursorAxis
 from .registry import DockPlacement, PanelOption
 from .labels import NoticeLine, WrappedLabelHolder, plain_text
 from .plotkit import (
@@ -75,6 +76,7 @@ class WaveformsPanel(Panel):
     model_functions = (compute_waveforms,)
     requires_instead = (frozenset({"angles"}),)
     cli_options = (PanelOption("--dims", "dimensions to plot, e.g. '0,1,6-7' (at most 12)", metavar="LIST"),)
+    cursor_axes = ("position",)
     help_text = (
         "Each curve is one dimension j of the encoding as a function of position, PE(pos, j), "
         "drawn as a continuous curve with dots at the integer positions a model actually sees. "
@@ -139,6 +141,7 @@ class WaveformsPanel(Panel):
         self._dots_sample = pg.ScatterPlotItem(symbol="o", size=5, brush=DOTS_COLOUR, pen=pg.mkPen("w", width=0.5))
         self._legend_names: list[str] = []
         self._length = None
+        self.link_cursor(self.canvas, [CursorAxis(self.plot, "x", "position")])
         self.debounce(self.schedule_update, self.plot.getViewBox().sigXRangeChanged,
                       self.plot.getViewBox().sigResized)
         state.paramsChanged.connect(self._on_params)

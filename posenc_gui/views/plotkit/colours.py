@@ -16,6 +16,10 @@ BLUE, GREEN, PINK, ORANGE = PALETTE[0], PALETTE[2], PALETTE[3], PALETTE[4]  # OR
 #: Opacity of grid lines.
 GRID_ALPHA = 0.25
 
+#: The linked cursor's line and the halo under it (views/cursor.py): black on a white halo reads on every colour
+#: map (RdBu's dark ends and white centre, viridis) and on the line plots' white canvas.
+CURSOR_COLOUR = "#000000"
+CURSOR_HALO = "#ffffff"
 #: The colour of a matrix's masked cells (−inf: a causal bias's keys after the query), outside every colour map.
 MASKED_COLOUR = "#9a9a9a"
 DIVERGING = "RdBu"  # ColorBrewer's blue–white–red, see get_colormap
