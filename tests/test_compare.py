@@ -272,3 +272,16 @@ def test_the_overlay_draws_a_s_curves_dashed_in_b_s_line_plots(make_window, qtbo
                                                  if c not in comparison.overlays.values()][2].yData)
     window.comparison.clear()
     assert all(mirror.getViewBox() is None for mirror in mirrors)  # B's plot is its own again
+
+
+def test_the_linked_cursor_is_one_for_a_and_b(make_window, qtbot):
+    window = make_window(size=(1500, 950), params=PAPER, restore=False)
+    window.pin_a()
+    window.state.update(base=500.0)
+    comparison = settled(qtbot, compared(window, "heatmap"))
+    assert comparison.a.state.cursor is window.state.cursor
+    window.state.cursor.pin(40, 7)
+    window.state.cursor.flush()
+    for panel in (comparison.a, comparison.b):
+        marks = {mark.target.coordinate: mark.value for mark in panel.cursor_link.marks}
+        assert marks == {"position": 40, "dimension": 7}, panel.objectName()

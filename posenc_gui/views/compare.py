@@ -53,13 +53,15 @@ class PinnedState(AppState):
         A's parameters (validated here).
     follow : AppState
         The window's state: its view settings (embedding scale, reference
-        position, …) are A's too, and a panel of A that sets one sets the window's.
+        position, …) and its linked cursor are A's too, and a panel of A
+        that sets one sets the window's.
     """
 
     def __init__(self, params: EncodingParams, follow: AppState, parent: QObject | None = None) -> None:
         super().__init__(params, parent)
         self.follow = follow
         self._view = follow.view
+        self.cursor = follow.cursor  # one linked cursor: a position hovered in A is marked in B, and back
         follow.viewChanged.connect(self._follow_view)
 
     def _follow_view(self, name: str, value: object) -> None:
