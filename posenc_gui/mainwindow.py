@@ -17,7 +17,7 @@ from . import __version__, resources_path
 from .compute import ComputeService
 from .model import OPTION_SPECS, EncodingParams, ParamSpec
 from .model.digits import entry_with_error, shown_number
-from .session import Session, SessionError, read_session, write_session
+from .session import Session, SessionError, checked_compare, read_session, write_session
 from .settings import Key, Settings
 from .linked_cursor import Cursor
 from .state import AppState
@@ -44,6 +44,7 @@ SETTINGS_KEYS = {
     SETTINGS_FORMAT: Key(str, 16, "export format"),
     SETTINGS_SCALE: Key(str, 32, "PNG scale"),
     "recentSessions": Key(str, 40 * 1024, "recent sessions"),
+    "compare": Key(str, 512 * 1024, "A/B comparison"),
 }
 #: Session files File ▸ Open recent offers, newest first.
 MAX_RECENT_SESSIONS = 8
@@ -71,6 +72,10 @@ NO_CURSOR = "Cursor: hover a plot to mark a position in every panel, click to pi
 
 #: The file dialogs' filter of session files.
 SESSION_FILTER = "posenc-gui sessions (*.json);;All files (*)"
+
+
+def _no_constant(text: str) -> None:
+    raise ValueError(f"{text} is no number")
 
 
 def ask_session_path(parent: QWidget, title: str, proposed: str, save: bool) -> str | None:
@@ -295,6 +300,8 @@ class MainWindow(QMainWindow):
             self._restore_layout()
         self.keep_on_screen()
         self._fitted_to_screen = False
+        if restore and params is None and session is None:
+            self._restore_comparison()
         warning = self._settings_warning()
         if warning:
             self.statusBar().showMessage(warning, 15_000)
@@ -912,6 +919,20 @@ class MainWindow(QMainWindow):
             except ValueError as error:
                 self._ignored_settings.append(f"view setting ignored ({error})")
 
+    def _restore_comparison(self) -> None:
+        """Pin the A saved last, in its mode (a bad one is named in the status bar and left out)."""
+        raw = self.settings.value("compare")
+        if raw is None:
+            return
+        try:
+            pinned, mode = checked_compare(json.loads(raw, parse_constant=_no_constant))
+        except (ValueError, RecursionError) as error:  # SessionError is a ValueError, as json's errors are
+            self._ignored_settings.append(f"A/B comparison ignored ({error})")
+            return
+        self.comparison.set_mode(mode)
+        if pinned is not None:
+            self.comparison.pin(pinned)
+
     def _restore_layout(self) -> None:
         geometry = self.settings.value("geometry")
         window_state = self.settings.value("windowState")
@@ -940,6 +961,9 @@ class MainWindow(QMainWindow):
                       if name not in self.state.params.options}
         self.settings.setValue("params", json.dumps({**self.state.params.as_dict(), "remembered": remembered}))
         self.settings.setValue("view", json.dumps(dict(self.state.view)))
+        pinned = self.comparison.pinned
+        self.settings.setValue("compare", json.dumps(None if pinned is None else
+                                                     {"a": pinned.params.as_dict(), "mode": self.comparison.mode}))
         problem = self.settings.save()
         if problem is not None:
             self.statusBar().showMessage(problem, 10_000)

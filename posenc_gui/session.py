@@ -267,12 +267,13 @@ def _checked(document: Any, panel_options: Mapping[str, Sequence[PanelOption]]) 
                                    + (f"; it has {', '.join(declared)}" if declared else ""))
             checked[name] = _panel_value(declared[name], value, f"panels.{panel_id}.{name}")
         panels[panel_id] = checked
-    pinned, mode = _compare(top.get("compare"), version)
+    pinned, mode = checked_compare(top.get("compare"), version)
     return Session(params, remembered, view, panels, _layout(top.get("layout")), pinned, mode)
 
 
-def _compare(value: Any, version: int) -> tuple[EncodingParams | None, str]:
-    """The pinned setup A and the compare mode of a ``compare`` field (absent: not comparing)."""
+def checked_compare(value: Any, version: int = SESSION_VERSION) -> tuple[EncodingParams | None, str]:
+    """The pinned setup A and the compare mode of a ``compare`` field (None: not comparing), as a session
+    file (of ``version``) or the window's settings hold it; :class:`SessionError` naming what is wrong."""
     if value is None:
         return None, DEFAULT_COMPARE_MODE
     if version < 2:

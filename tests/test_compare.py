@@ -285,3 +285,23 @@ def test_the_linked_cursor_is_one_for_a_and_b(make_window, qtbot):
     for panel in (comparison.a, comparison.b):
         marks = {mark.target.coordinate: mark.value for mark in panel.cursor_link.marks}
         assert marks == {"position": 40, "dimension": 7}, panel.objectName()
+
+
+def test_the_comparison_comes_back_at_the_next_launch_and_a_bad_saved_one_is_named(make_window, settings_path):
+    window = make_window(size=(1200, 800), params=PAPER, restore=False)
+    window.pin_a()
+    window.comparison.set_mode("overlay")
+    window.state.update(base=500.0)
+    assert window.save_settings() is None
+    again = make_window(size=(1200, 800))
+    assert again.comparison.pinned.params == PAPER and again.comparison.mode == "overlay"
+    assert again.state.params.options["base"] == 500.0
+    again.comparison.clear()
+    assert again.save_settings() is None
+    assert not make_window(size=(1200, 800)).comparison.active
+    text = settings_path.read_text(encoding="utf-8")
+    settings_path.write_text(text.replace("compare=null", 'compare="{\\"a\\": {\\"scheme\\": 3}}"'),
+                             encoding="utf-8")
+    bad = make_window(size=(1200, 800))
+    assert not bad.comparison.active
+    assert "A/B comparison ignored (compare.a.scheme must be text" in bad.statusBar().currentMessage()
