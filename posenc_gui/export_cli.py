@@ -177,12 +177,14 @@ def _panel_error(panel: Any) -> str | None:
     """Why the panel does not apply to its parameters, or its error message if it refused the inputs
     (it then shows the last good view); None when neither."""
     from .views.base import MESSAGE_STYLES
+    from .views.plotkit.theme import themed_text
 
     unavailable = panel.unavailable_message()
     if unavailable:
         return unavailable
     label = getattr(panel, "message_label", None)
-    if label is not None and label.isVisibleTo(panel) and label.styleSheet() == MESSAGE_STYLES["error"]:
+    if label is not None and label.isVisibleTo(panel) and label.styleSheet() in (MESSAGE_STYLES["error"],
+                                                                    themed_text(MESSAGE_STYLES["error"])):
         return " ".join(label.text().split())
     return None
 
@@ -403,6 +405,10 @@ def run(args: argparse.Namespace, classes: Sequence[type]) -> int:
             app = QApplication([sys.argv[0] if sys.argv else "posenc-gui"])
             app.setApplicationName("posenc-gui")
             app.setApplicationVersion(__version__)
+        if checked.theme is not None:
+            from .views.plotkit.theme import set_theme
+
+            set_theme(checked.theme)
         # Threads only: starting the worker process (about 0.3 s) costs more than it saves here.
         compute = ComputeService(processes=False)
         try:
