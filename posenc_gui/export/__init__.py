@@ -151,7 +151,11 @@ def render_export(
     params = getattr(state, "params", None)
     if fmt in IMAGE_FORMATS:
         widget = panel.figure_widget()
-        with theme_for(panel if isinstance(panel, QWidget) else widget, theme) as shown:
+        # a figure of its own (not inside the panel) is restyled too
+        roots = [panel, widget] if isinstance(panel, QWidget) else [widget]
+        if isinstance(panel, QWidget) and panel.isAncestorOf(widget):
+            roots = [panel]
+        with theme_for(roots, theme) as shown:
             prepare_widget(widget, size)
             if compute is not None:
                 compute.wait_idle()

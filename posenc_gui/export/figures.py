@@ -135,7 +135,8 @@ def _pens_of(item: Any) -> Iterator[Any]:
 
 @contextmanager
 def _scaled_cosmetic_pens(widget: QWidget, factor: float) -> Iterator[None]:
-    """Widen cosmetic pens by ``factor`` so lines keep their on-screen weight in a scaled PNG.
+    """Widen cosmetic pens by ``factor`` so lines keep their on-screen weight in a scaled PNG (and the print
+    theme's lines are heavier in every format).
 
     Qt draws a cosmetic pen a fixed number of *device* pixels wide, so at
     2× a 2 px curve would come out half as heavy as on screen (and than in
@@ -283,7 +284,7 @@ def render_image(
         painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
         painter.setRenderHint(QPainter.RenderHint.TextAntialiasing, True)
         painter.scale(out_w / widget.width(), out_h / (widget.height() + below.height))
-        with _export_mode(widget), _scaled_cosmetic_pens(widget, factor):
+        with _export_mode(widget), _scaled_cosmetic_pens(widget, factor * theme.current().line_scale):
             _render_widget(widget, painter)
         below.draw(painter, widget.height())
     finally:
@@ -515,7 +516,7 @@ def svg_bytes(widget: QWidget, *, title: str = "", description: str = "", captio
     painter = QPainter(generator)
     try:
         painter.fillRect(QRectF(0, 0, size.width(), size.height()), QColor(theme.current().background))
-        with _export_mode(widget):
+        with _export_mode(widget), _scaled_cosmetic_pens(widget, theme.current().line_scale):
             _render_widget(widget, painter)
         below.draw(painter, widget.height())
     finally:
@@ -584,7 +585,8 @@ def pdf_bytes(widget: QWidget, *, title: str = "", description: str = "", captio
         painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
         painter.setRenderHint(QPainter.RenderHint.LosslessImageRendering, True)
         painter.fillRect(QRectF(0, 0, size.width(), size.height()), QColor(theme.current().background))
-        with _export_mode(widget), _without_qt_messages(_PDF_NOISE):
+        with (_export_mode(widget), _scaled_cosmetic_pens(widget, theme.current().line_scale),
+              _without_qt_messages(_PDF_NOISE)):
             _render_widget(widget, painter)
         below.draw(painter, widget.height())
     finally:

@@ -28,6 +28,7 @@ from ..model.scorecard import (
 )
 from .base import Panel
 from .plotkit import FOREGROUND
+from .plotkit.theme import themed
 
 PASS_BRUSH = QColor("#dff2e3")
 FAIL_BRUSH = QColor("#fbe0e0")
@@ -235,7 +236,10 @@ class ScorecardPanel(Panel):
         self.table.horizontalHeader().setStretchLastSection(False)
         self.table.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.table.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.table.setStyleSheet(f"QTableWidget {{ background: white; color: {FOREGROUND}; }}")
+        self.table.setStyleSheet(f"QTableWidget {{ background: white; color: {FOREGROUND}; }} "
+                                 f"QHeaderView::section {{ background: #eceff2; color: {FOREGROUND}; "
+                                 "border: none; border-right: 1px solid #d5dbe1; border-bottom: 1px solid #d5dbe1; "
+                                 "padding: 2px 4px; }")
         figure_layout.addWidget(self.table)
         self.notes_label = QLabel(self.figure)
         self.notes_label.setWordWrap(True)
@@ -330,6 +334,11 @@ class ScorecardPanel(Panel):
         self.notes_label.setText("Notes: " + "; ".join(notes) + "." if notes else "Every position checked.")
         self.figure.adjustSize()
 
+    def follow_theme(self) -> None:
+        """Colour the cells as the current theme has them (see :func:`.plotkit.theme.restyle`)."""
+        if self.data is not None:
+            self._fill(self.data)
+
     def _fill_table(self, data: Scorecard, current: str) -> None:
         rows = data.rows
         self.table.setRowCount(len(rows))
@@ -343,14 +352,14 @@ class ScorecardPanel(Panel):
                                           "no table: the table criteria do not apply"))
             if key == current:
                 name.setFont(bold)
-                name.setBackground(QBrush(CURRENT_BRUSH))
+                name.setBackground(QBrush(QColor(themed(CURRENT_BRUSH.name()))))
             self.table.setItem(row, 0, name)
             cells = self._row_cells(data, key, score)
             for col, (text, tip, verdict) in enumerate(cells, start=1):
                 item = QTableWidgetItem(text)
                 item.setToolTip(tip)
                 brush = {None: NOT_APPLICABLE_BRUSH, "pending": PENDING_BRUSH, True: PASS_BRUSH, False: FAIL_BRUSH}
-                item.setBackground(QBrush(brush[verdict]))
+                item.setBackground(QBrush(QColor(themed(brush[verdict].name()))))
                 if key == current:
                     item.setFont(bold)
                 self.table.setItem(row, col, item)

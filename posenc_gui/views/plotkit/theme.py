@@ -71,7 +71,8 @@ class Theme:
     grid_alpha : float
         Opacity of grid lines.
     line_scale : float
-        Factor on the width of data lines (the print theme draws them heavier).
+        Factor on the width of every line of an exported figure (the print
+        theme's are heavier; the window draws its usual widths).
     dark : bool
         Whether the window's own widgets (menus, docks, controls) go dark too.
     """
@@ -126,7 +127,7 @@ PRINT = Theme(
     background="#ffffff",
     foreground="#000000",
     greys=("#303030", "#383838", "#3c434b", "#404040", "#585858"),
-    palette=("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#D55E00", "#56B4E9", "#1a1a1a", "#8c8c8c"),
+    palette=("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#D55E00", "#56B4E9", "#000000", "#8c8c8c"),
     surfaces=("#f4f6f8", "#9aa3ad", "#dff2e3", "#fbe0e0", "#eceff2", "#fff3c4", "#f4f4f4"),
     messages=("#fde8e8", "#b05050", "#6a0c0c", "#fff6dd", "#a08a40", "#4b3600", "#eef3fb", "#7a8fb4", "#13294d"),
     grid_alpha=0.35,
@@ -280,25 +281,30 @@ def restyle(root, theme: Theme | None = None) -> None:
                 widget.setText(translated)
         if widget in _CANVASES:
             _restyle_canvas(widget, old, theme, table)
+        follow = getattr(widget, "follow_theme", None)
+        if callable(follow):  # a widget that colours parts of itself (table cells) from the theme
+            follow()
 
 
 @contextmanager
-def theme_for(root, name: str | None = None) -> Iterator[Theme]:
-    """Show ``root`` in the theme ``name`` (the current one for None) while the block runs: an export's theme.
+def theme_for(roots, name: str | None = None) -> Iterator[Theme]:
+    """Show the widgets ``roots`` in the theme ``name`` (the current one for None) while the block runs.
 
-    The theme is current meanwhile (no ``changed`` signal: nothing else
-    restyles); afterwards ``root`` is restyled back in the theme that was
-    current before. ValueError for an unknown ``name``.
+    An export's theme: the theme is current meanwhile (no ``changed``
+    signal: nothing else restyles); afterwards ``roots`` are restyled back
+    in the theme that was current before. ValueError for an unknown ``name``.
     """
     theme = current() if name is None else theme_named(name)
     previous = _current[0]
     _current[0] = theme
     try:
-        restyle(root, theme)
+        for root in roots:
+            restyle(root, theme)
         yield theme
     finally:
         _current[0] = previous
-        restyle(root, previous)
+        for root in roots:
+            restyle(root, previous)
 
 
 def restyle_all(theme: Theme | None = None) -> None:
@@ -348,7 +354,6 @@ def _restyle_canvas(canvas, old: Theme, new: Theme, table: Mapping[str, str]) ->
     scene = canvas.scene()
     if scene is None:
         return
-    widths = new.line_scale / old.line_scale
     seen: set[int] = set()
     for item in scene.items():
         if isinstance(item, pg.AxisItem):
@@ -378,9 +383,6 @@ def _restyle_canvas(canvas, old: Theme, new: Theme, table: Mapping[str, str]) ->
                     changed = QColor(replacement)
                     changed.setAlpha(colour.alpha())
                     pen.setColor(changed)
-                if widths != 1.0 and pen.isCosmetic() and pen.style() != pg.QtCore.Qt.PenStyle.NoPen \
-                        and not isinstance(item, pg.ColorBarItem):
-                    pen.setWidthF(max(pen.widthF(), 1.0) * widths)
         follow = getattr(item, "follow_theme", None)
         if callable(follow):  # an item of the app's own that draws text or lines in the theme's colours
             follow()
