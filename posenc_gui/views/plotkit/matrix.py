@@ -69,7 +69,7 @@ class MatrixPlot:
         # pyqtgraph fixes the colour scale's axis at 45 px, which hides labels
         # such as "5e+07"; let it grow with its labels instead.
         self.colorbar.axis.setWidth(None)
-        for axis_name in ("left", "right"):
+        for axis_name in ("left", "right", "top", "bottom"):  # top, bottom: the ends of the bar
             style_axis(self.colorbar.getAxis(axis_name), cached=False)
         self.values: np.ndarray | None = None
         self.masked = False
