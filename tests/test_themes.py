@@ -351,3 +351,53 @@ def test_shortcut_actions_step_the_walkthrough_switch_tabs_and_reset_zoom(make_w
     assert view_box.viewRange()[0] == pytest.approx([10, 20])
     assert window.reset_zoom() == "heatmap"
     assert view_box.viewRange()[0] == pytest.approx(full[0]) and view_box.viewRange()[1] == pytest.approx(full[1])
+
+
+#: Light-theme text and line colours that would be (nearly) invisible on the dark theme's background.
+LIGHT_ONLY = {QColor(c).name() for c in (theme.LIGHT.foreground, *theme.LIGHT.greys[:4])}
+
+
+def _light_colours_left(panel) -> list[str]:
+    """What in ``panel`` still shows a light-theme text or line colour (HTML, style sheets, pens, text items)."""
+    import re
+
+    from PySide6.QtWidgets import QLabel
+
+    found = []
+
+    def check(where: str, text: str) -> None:
+        for colour in re.findall(r"#[0-9a-fA-F]{6}\b", text or ""):
+            if QColor(colour).name() in LIGHT_ONLY:
+                found.append(f"{where}: {colour}")
+
+    for label in panel.findChildren(QLabel):
+        if label.isVisibleTo(panel):
+            check(f"QLabel {label.objectName()} text", label.text())
+            check(f"QLabel {label.objectName()} style", label.styleSheet())
+    for canvas in _canvases(panel):
+        for item in canvas.scene().items():
+            if not item.isVisible():
+                continue
+            if isinstance(item, pg.LabelItem):
+                check("LabelItem", item.text)
+                check("LabelItem colour", str(item.opts.get("color")))
+            elif isinstance(item, pg.TextItem):
+                check("TextItem", item.color.name())
+            elif isinstance(item, matrix_items.RichText):
+                check("RichText", item._document.toHtml())
+            for pen in theme._pens_of(item):
+                check(f"pen of {type(item).__name__}", pen.color().name())
+    return found
+
+
+@pytest.mark.parametrize("panel_id", PANEL_IDS)
+def test_nothing_stays_in_light_text_colours_in_the_dark_theme_after_updates(qtbot, state, compute, panel_id):
+    cls = next(c for c in panel_classes() if c.panel_id == panel_id)
+    panel = make_panel(qtbot, cls, state, compute, size=(700, 500))
+    theme.set_theme("dark")
+    theme.restyle(panel)
+    assert _light_colours_left(panel) == [], panel_id
+    # what a panel sets on every update (titles, keys, notes, messages) comes in the dark theme's colours
+    state.update(seq_len=100, d_model=64)
+    settle(qtbot, panel, compute)
+    assert _light_colours_left(panel) == [], panel_id
