@@ -405,10 +405,10 @@ def run(args: argparse.Namespace, classes: Sequence[type]) -> int:
             app = QApplication([sys.argv[0] if sys.argv else "posenc-gui"])
             app.setApplicationName("posenc-gui")
             app.setApplicationVersion(__version__)
-        if checked.theme is not None:
-            from .views.plotkit.theme import set_theme
+        from .views.plotkit import theme
 
-            set_theme(checked.theme)
+        previous_theme = theme.current().name  # run in-process, the caller's theme comes back afterwards
+        theme.set_theme(checked.theme or previous_theme)
         # Threads only: starting the worker process (about 0.3 s) costs more than it saves here.
         compute = ComputeService(processes=False)
         try:
@@ -419,6 +419,7 @@ def run(args: argparse.Namespace, classes: Sequence[type]) -> int:
             return _export_batch(checked, compute)
         finally:
             compute.shutdown()
+            theme.set_theme(previous_theme)
 
 
 def write_session_file(argv: Sequence[str]) -> int:

@@ -51,12 +51,17 @@ SETTINGS_KEYS = {
 
 @dataclass(frozen=True)
 class Shortcut:
-    """One keyboard shortcut of the window: the action ``name`` (see :meth:`MainWindow.shortcut_action`),
-    its keys and what it does, for Help ▸ Keyboard shortcuts."""
+    """One keyboard shortcut of the window: the action ``name``, its keys and what it does (Help ▸ Keyboard
+    shortcuts).
+
+    The action is the window's attribute ``attribute`` (``<name>_action`` when empty), or its export action
+    ``name`` (see :meth:`MainWindow.shortcut_action`).
+    """
 
     name: str
     keys: str
     what: str
+    attribute: str = ""
 
 
 #: The window's own shortcuts, one table: the actions get their keys from it. Help ▸ Keyboard shortcuts
@@ -68,7 +73,7 @@ SHORTCUTS = (
     Shortcut("previous_tab", "Ctrl+PgUp", "Previous panel among the tabs of the current panel's dock"),
     Shortcut("reset_zoom", "Ctrl+0", "Reset the zoom of the current panel: show all it plots"),
     Shortcut("export", "Ctrl+E", "Export a panel's figure or data…"),
-    Shortcut("pin_a", "Ctrl+P", "Pin the current setup as A (A/B comparison)"),
+    Shortcut("pin_a", "Ctrl+Shift+A", "Pin the current setup as A (A/B comparison)", attribute="pin_action"),
     Shortcut("keyboard_shortcuts", "F1", "List the keyboard shortcuts"),
 )
 #: Session files File ▸ Open recent offers, newest first.
@@ -948,8 +953,9 @@ class MainWindow(QMainWindow):
 
     # ------------------------------------------------------------ shortcuts
     def shortcut_action(self, name: str) -> QAction | None:
-        """The action a :data:`SHORTCUTS` entry names: ``self.<name>_action``, or one of the export actions."""
-        action = getattr(self, f"{name}_action", None)
+        """The action of the :data:`SHORTCUTS` entry ``name`` (see :class:`Shortcut`), None when the window has none."""
+        entry = next(entry for entry in SHORTCUTS if entry.name == name)
+        action = getattr(self, entry.attribute or f"{name}_action", None)
         if action is None:
             action = self.export_actions.get(name)
         return action if isinstance(action, QAction) else None

@@ -224,6 +224,7 @@ def test_matrix_panels_really_have_colour_bars(qtbot, state, compute, panel_id):
 def test_export_command_line_honours_theme(tmp_path, qapp):
     path = tmp_path / "dark.png"
     assert export_cli.main(["heatmap", "-o", str(path), "--theme", "dark", "--width", "400"]) == 0
+    assert theme.current() is theme.LIGHT  # in-process, the caller's theme is left as it was
     corner, _ = _corner_and_text(path.read_bytes(), theme.DARK.foreground)
     dark = QColor(theme.DARK.background)
     assert max(abs(a - b) for a, b in zip(corner, (dark.red(), dark.green(), dark.blue()))) <= 2

@@ -24,6 +24,7 @@ then (the export of a figure restyles the figure itself).
 
 from __future__ import annotations
 
+import functools
 import re
 import weakref
 from contextlib import contextmanager
@@ -194,8 +195,9 @@ def _key(colour: str) -> str:
     return QColor(colour).name()  # "#rrggbb", lower case
 
 
-def translation(old: Theme, new: Theme) -> dict[str, str]:
-    """``{old colour: new colour}`` role by role, as ``#rrggbb`` keys (only the colours that change)."""
+@functools.lru_cache(maxsize=16)
+def translation(old: Theme, new: Theme) -> Mapping[str, str]:
+    """``{old colour: new colour}`` role by role, as ``#rrggbb`` keys (only the colours that change); do not modify."""
     table: dict[str, str] = {}
     for before, after in zip(old.roles(), new.roles()):
         if _key(before) != _key(after):
@@ -219,12 +221,14 @@ def translate_text(text: str, table: Mapping[str, str]) -> str:
 
 def themed(colour: str) -> str:
     """A light-theme colour (a constant of :mod:`.colours`) as the current theme has it."""
-    return translation(LIGHT, current()).get(_key(colour), colour)
+    theme = current()
+    return colour if theme is LIGHT else translation(LIGHT, theme).get(_key(colour), colour)
 
 
 def themed_text(text: str) -> str:
     """HTML or a style sheet written with light-theme colours, in the current theme's colours."""
-    return translate_text(text, translation(LIGHT, current()))
+    theme = current()
+    return text if theme is LIGHT else translate_text(text, translation(LIGHT, theme))
 
 
 # ---------------------------------------------------------------- restyle
