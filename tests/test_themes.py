@@ -86,6 +86,9 @@ def test_translate_text_replaces_colours_of_the_table_only():
     assert theme.translate_text(text, table) == (
         f"QLabel {{ background: {theme.DARK.background}; color: {theme.DARK.foreground}; border: 1px solid #c0392b; }}")
     assert theme.translate_text('<span style="color:#0072B2">x</span>', table) == '<span style="color:#0072B2">x</span>'
+    # the word in prose stays (the periodogram compares with white noise)
+    assert theme.translate_text("white noise; QWidget { background:white }", table) == (
+        f"white noise; QWidget {{ background:{theme.DARK.background} }}")
 
 
 def test_unknown_theme_and_colour_map_are_refused_naming_the_choices():

@@ -205,11 +205,13 @@ def translation(old: Theme, new: Theme) -> Mapping[str, str]:
     return table
 
 
-_HEX = re.compile(r"#[0-9a-fA-F]{6}\b|#[0-9a-fA-F]{3}\b|\bwhite\b")
+#: A colour in HTML or a style sheet: ``#rrggbb``, ``#rgb``, or ``white`` as a property's value (not the word in prose).
+_HEX = re.compile(r"#[0-9a-fA-F]{6}\b|#[0-9a-fA-F]{3}\b|(?<=:)white\b|(?<=: )white\b")
 
 
 def translate_text(text: str, table: Mapping[str, str]) -> str:
-    """``text`` (HTML or a style sheet) with each colour of ``table`` replaced (``#rrggbb``, ``#rgb``, ``white``)."""
+    """``text`` (HTML or a style sheet) with each colour of ``table`` replaced (``#rrggbb``, ``#rgb``, and
+    ``white`` after a colon)."""
     if not table or not text:
         return text
 
