@@ -130,8 +130,16 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("session_file", nargs="?", metavar="FILE.json",
                         help="open this session file (File ▸ Save session writes one); the flags given override it")
     parser.add_argument("--session", metavar="FILE", help="the same as giving FILE.json")
+    parser.add_argument("--theme", choices=THEMES, metavar="|".join(THEMES),
+                        help="the window's colours: light, dark, or print (white, black text); "
+                        "View ▸ Theme changes them, and the last one is remembered")
     add_parameter_flags(parser)
     return parser
+
+
+#: The themes ``--theme`` takes: ``views.plotkit.theme.THEME_NAMES`` (not imported here: the parser is built
+#: before Qt is loaded, which a missing display must not prevent).
+THEMES = ("light", "dark", "print")
 
 
 #: Exit status of a bad command line or session file (as argparse's).
@@ -200,7 +208,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     app.setApplicationName("posenc-gui")
     app.setOrganizationName("posenc_gui")
     app.setApplicationVersion(__version__)
-    window = MainWindow(overrides=overrides, restore=not args.no_restore, session=session, notice=notice)
+    window = MainWindow(overrides=overrides, restore=not args.no_restore, session=session, notice=notice,
+                        theme_name=args.theme)
     window.show()
     # The ~70,000 objects of start-up live as long as the window: moved out
     # of the collector's view, a full collection no longer visits them (it

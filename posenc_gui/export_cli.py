@@ -177,12 +177,14 @@ def _panel_error(panel: Any) -> str | None:
     """Why the panel does not apply to its parameters, or its error message if it refused the inputs
     (it then shows the last good view); None when neither."""
     from .views.base import MESSAGE_STYLES
+    from .views.plotkit.theme import themed_text
 
     unavailable = panel.unavailable_message()
     if unavailable:
         return unavailable
     label = getattr(panel, "message_label", None)
-    if label is not None and label.isVisibleTo(panel) and label.styleSheet() == MESSAGE_STYLES["error"]:
+    if label is not None and label.isVisibleTo(panel) and label.styleSheet() in (MESSAGE_STYLES["error"],
+                                                                    themed_text(MESSAGE_STYLES["error"])):
         return " ".join(label.text().split())
     return None
 
@@ -409,6 +411,10 @@ def run(args: argparse.Namespace, classes: Sequence[type]) -> int:
             app = QApplication([sys.argv[0] if sys.argv else "posenc-gui"])
             app.setApplicationName("posenc-gui")
             app.setApplicationVersion(__version__)
+        from .views.plotkit import theme
+
+        previous_theme = theme.current().name  # run in-process, the caller's theme comes back afterwards
+        theme.set_theme(checked.theme or previous_theme)
         # Threads only: starting the worker process (about 0.3 s) costs more than it saves here.
         compute = ComputeService(processes=False)
         try:
@@ -419,6 +425,7 @@ def run(args: argparse.Namespace, classes: Sequence[type]) -> int:
             return _export_batch(checked, compute)
         finally:
             compute.shutdown()
+            theme.set_theme(previous_theme)
 
 
 def write_session_file(argv: Sequence[str]) -> int:

@@ -128,6 +128,7 @@ def _accept_lists(actions: dict[str, argparse.Action]) -> None:
 def build_parser(classes: Sequence[type]) -> argparse.ArgumentParser:
     from .__main__ import add_parameter_flags
     from .export import DEFAULT_FIGURE_SIZE, DEFAULT_PNG_SCALE, FORMATS
+    from .views.plotkit.theme import THEME_NAMES
 
     ids = [cls.panel_id for cls in classes]
     parser = OneLineParser(
@@ -156,6 +157,9 @@ def build_parser(classes: Sequence[type]) -> argparse.ArgumentParser:
                        f"{DEFAULT_PNG_SCALE:g} × the figure size); narrower than the default figure, "
                        "the figure is laid out at that width so its text keeps its size")
     image.add_argument("--scale", type=float, metavar="S", help="PNG scale factor instead of --width")
+    image.add_argument("--theme", choices=THEME_NAMES, metavar="|".join(THEME_NAMES),
+                       help="colours of the figures: light (default), dark, or print (white, black text, "
+                       "heavier lines)")
     image.add_argument("--size", type=_size, metavar="WxH",
                        help=f"figure layout size in logical pixels (default "
                        f"{DEFAULT_FIGURE_SIZE.width()}x{DEFAULT_FIGURE_SIZE.height()}); of each side when a "
@@ -206,6 +210,8 @@ class Plan:
     #: The pinned setup A of ``--session`` (its figures show A beside each job's parameters), and how.
     pinned: EncodingParams | None = None
     compare_mode: str = "side_by_side"
+    #: The theme of the figures (``--theme``; None: light).
+    theme: str | None = None
 
 
 def _parameter_sets(args: argparse.Namespace, session: Session | None) -> list[EncodingParams]:
@@ -370,4 +376,4 @@ def plan(args: argparse.Namespace, classes: Sequence[type]) -> Plan:
     return Plan(tuple(jobs), options, layout_size(args.size, args.width), args.width, args.scale, folder,
                 dict(session.view) if session is not None else {},
                 session.pinned if session is not None else None,
-                session.compare_mode if session is not None else "side_by_side")
+                session.compare_mode if session is not None else "side_by_side", getattr(args, "theme", None))

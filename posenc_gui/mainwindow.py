@@ -5,13 +5,16 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from typing import Callable
 
+import pyqtgraph as pg
 from PySide6.QtCore import QByteArray, QElapsedTimer, QEvent, QObject, QRect, QStandardPaths, Qt, QTimer, Signal
 from PySide6.QtGui import (QAction, QActionGroup, QCloseEvent, QDragEnterEvent, QDropEvent, QGuiApplication, QIcon,
                            QKeySequence)
-from PySide6.QtWidgets import (QApplication, QDialog, QDockWidget, QFileDialog, QGraphicsView, QLabel, QMainWindow,
-                               QMessageBox, QProgressBar, QStyle, QToolButton, QUndoView, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QApplication, QDialog, QDialogButtonBox, QDockWidget, QFileDialog, QGraphicsView,
+                               QHeaderView, QLabel, QMainWindow, QMessageBox, QProgressBar, QStyle, QTableWidget,
+                               QTableWidgetItem, QToolButton, QUndoView, QVBoxLayout, QWidget)
 
 from . import __version__, resources_path
 from .compute import ComputeService
@@ -27,6 +30,7 @@ from .views.export_ui import SETTINGS_FOLDER, SETTINGS_FORMAT, SETTINGS_SCALE, i
 from .views.handout_ui import open_handout_dialog
 from .views.labels import StatusText, counted
 from .views.model_open import model_location, open_chosen_path, open_model_dialog, open_model_path
+from .views.plotkit import theme
 from .views.registry import panel_classes
 
 SETTINGS_VERSION = 1
@@ -45,7 +49,38 @@ SETTINGS_KEYS = {
     SETTINGS_SCALE: Key(str, 32, "PNG scale"),
     "recentSessions": Key(str, 40 * 1024, "recent sessions"),
     "compare": Key(str, 512 * 1024, "A/B comparison"),
+    "theme": Key(str, 16, "theme"),
+    "colormaps": Key(str, 256, "colour maps"),
 }
+
+
+@dataclass(frozen=True)
+class Shortcut:
+    """One keyboard shortcut of the window: the action ``name``, its keys and what it does (Help ▸ Keyboard
+    shortcuts).
+
+    The action is the window's attribute ``attribute`` (``<name>_action`` when empty), or its export action
+    ``name`` (see :meth:`MainWindow.shortcut_action`).
+    """
+
+    name: str
+    keys: str
+    what: str
+    attribute: str = ""
+
+
+#: The window's own shortcuts, one table: the actions get their keys from it. Help ▸ Keyboard shortcuts
+#: lists these and every other action of the window that has a shortcut (File, Edit, …).
+SHORTCUTS = (
+    Shortcut("walkthrough_next", "Alt+Right", "Walkthrough: next step"),
+    Shortcut("walkthrough_back", "Alt+Left", "Walkthrough: previous step"),
+    Shortcut("next_tab", "Ctrl+PgDown", "Next panel among the tabs of the current panel's dock"),
+    Shortcut("previous_tab", "Ctrl+PgUp", "Previous panel among the tabs of the current panel's dock"),
+    Shortcut("reset_zoom", "Ctrl+0", "Reset the zoom of the current panel: show all it plots"),
+    Shortcut("export", "Ctrl+E", "Export a panel's figure or data…"),
+    Shortcut("pin_a", "Ctrl+Shift+A", "Pin the current setup as A (A/B comparison)", attribute="pin_action"),
+    Shortcut("keyboard_shortcuts", "F1", "List the keyboard shortcuts"),
+)
 #: Session files File ▸ Open recent offers, newest first.
 MAX_RECENT_SESSIONS = 8
 #: Longest path File ▸ Open recent keeps.
@@ -258,7 +293,7 @@ class MainWindow(QMainWindow):
 
     def __init__(
         self, params: EncodingParams | None = None, overrides: dict | None = None, restore: bool = True,
-        session: Session | None = None, notice: str | None = None,
+        session: Session | None = None, notice: str | None = None, theme_name: str | None = None,
     ) -> None:
         super().__init__()
         self.setWindowTitle("posenc_gui — positional encodings lab")
@@ -286,6 +321,7 @@ class MainWindow(QMainWindow):
         self._compared_mode: str | None = None  # the mode the docks are wrapped in (None: not comparing)
         if restore:
             self._restore_view()
+        self._restore_theme(restore, theme_name)
         self.compute = ComputeService(self)
         self._panel_classes = {cls.panel_id: cls for cls in panel_classes()}
         self.panels = LazyPanels(list(self._panel_classes), self._build_panel, self.panelCreated.emit)
@@ -310,6 +346,8 @@ class MainWindow(QMainWindow):
         self.export_actions: dict[str, QAction] = installed.actions
         self.export_buttons: dict[str, QToolButton] = installed.buttons
         self._build_handout_action()
+        self._build_theme_menu()
+        self._build_shortcuts()
         self._prebuilder = PanelPrebuilder(self)
         self.setAcceptDrops(True)  # a model folder or file dropped anywhere on the window opens it
         if session is not None:
@@ -333,7 +371,7 @@ class MainWindow(QMainWindow):
         self.view_menu = menu_bar.addMenu("&View")
         self.reset_layout_action = QAction("&Reset layout", self)
         self.reset_layout_action.triggered.connect(self.reset_layout)
-        help_menu = menu_bar.addMenu("&Help")
+        self.help_menu = help_menu = menu_bar.addMenu("&Help")
         about = QAction("&About posenc_gui", self)
         about.triggered.connect(self._about)
         help_menu.addAction(about)
@@ -964,6 +1002,7 @@ class MainWindow(QMainWindow):
         pinned = self.comparison.pinned
         self.settings.setValue("compare", json.dumps(None if pinned is None else
                                                      {"a": pinned.params.as_dict(), "mode": self.comparison.mode}))
+        self._save_theme()
         problem = self.settings.save()
         if problem is not None:
             self.statusBar().showMessage(problem, 10_000)
@@ -982,6 +1021,215 @@ class MainWindow(QMainWindow):
         self.save_settings()
         self.compute.shutdown()
         super().closeEvent(event)
+
+    # ------------------------------------------------- themes and colour maps
+    def _restore_theme(self, restore: bool, chosen: str | None) -> None:
+        """Use the theme ``chosen`` (the command line's), else the saved one (``restore``), else light.
+
+        The same for the colour maps (saved, else the defaults). A saved value
+        that is not one of the choices is named in the settings warning and
+        the default is used.
+        """
+        name, maps = chosen or theme.LIGHT.name, {kind: names[0] for kind, names in theme.COLORMAP_CHOICES.items()}
+        if restore:
+            saved = self.settings.value("theme")
+            if chosen is None and saved is not None:
+                if saved in theme.THEME_NAMES:
+                    name = saved
+                else:
+                    self._ignored_settings.append(f"theme ignored (not one of {', '.join(theme.THEME_NAMES)})")
+            raw = self.settings.value("colormaps")
+            if raw is not None:
+                try:
+                    saved_maps = json.loads(raw)
+                except ValueError:
+                    saved_maps = None
+                if not isinstance(saved_maps, dict):
+                    self._ignored_settings.append("colour maps ignored (not a JSON object)")
+                    saved_maps = {}
+                for kind, value in saved_maps.items():
+                    if kind in maps and value in theme.COLORMAP_CHOICES[kind]:
+                        maps[kind] = value
+                    else:
+                        self._ignored_settings.append(f"colour map {str(kind)[:40]!r} ignored (unknown)")
+        for kind, value in maps.items():
+            theme.set_colormap(kind, value)
+        theme.set_theme(name)
+        theme.apply_window_palette(QApplication.instance())
+
+    def _save_theme(self) -> None:
+        self.settings.setValue("theme", theme.current().name)
+        self.settings.setValue("colormaps", json.dumps({kind: theme.colormap_for(kind)
+                                                        for kind in theme.COLORMAP_CHOICES}))
+
+    def _build_theme_menu(self) -> None:
+        """View ▸ Theme (light, dark, print) and View ▸ Colour maps (one choice per kind of matrix)."""
+        self.view_menu.addSeparator()
+        theme_menu = self.view_menu.addMenu("&Theme")
+        group = QActionGroup(self)
+        self.theme_actions: dict[str, QAction] = {}
+        labels = {"light": "&Light", "dark": "&Dark", "print": "&Print (white, black text, heavier lines)"}
+        for name in theme.THEME_NAMES:
+            action = QAction(labels[name], self, checkable=True)
+            action.setChecked(name == theme.current().name)
+            action.triggered.connect(lambda _=False, n=name: self.set_theme(n))
+            group.addAction(action)
+            theme_menu.addAction(action)
+            self.theme_actions[name] = action
+        maps_menu = self.view_menu.addMenu("&Colour maps")
+        self.colormap_actions: dict[tuple[str, str], QAction] = {}
+        for kind, names in theme.COLORMAP_CHOICES.items():
+            kind_menu = maps_menu.addMenu(theme.COLORMAP_KIND_LABELS[kind])
+            kind_group = QActionGroup(self)
+            for name in names:
+                action = QAction(name, self, checkable=True)
+                action.setChecked(name == theme.colormap_for(kind))
+                action.triggered.connect(lambda _=False, k=kind, n=name: self.set_colormap(k, n))
+                kind_group.addAction(action)
+                kind_menu.addAction(action)
+                self.colormap_actions[(kind, name)] = action
+        theme.signals.changed.connect(self._theme_changed)
+        self.panelCreated.connect(lambda panel_id: theme.restyle(self.panels[panel_id]))
+
+    def set_theme(self, name: str) -> None:
+        """Show the window and every panel in the theme ``name`` (ValueError for an unknown one)."""
+        theme.set_theme(name)  # the window follows theme.signals.changed
+
+    def set_colormap(self, kind: str, name: str) -> None:
+        """Draw every matrix of ``kind`` with the colour map ``name`` (see :data:`.plotkit.theme.COLORMAP_CHOICES`)."""
+        theme.set_colormap(kind, name)
+
+    def _theme_changed(self) -> None:
+        """Restyle the window and the built panels in the current theme and colour maps; the menus show them."""
+        current = theme.current()
+        theme.apply_window_palette(QApplication.instance(), current)
+        for name, action in self.theme_actions.items():
+            action.setChecked(name == current.name)
+        for (kind, name), action in self.colormap_actions.items():
+            action.setChecked(name == theme.colormap_for(kind))
+        for panel in self.panels.built().values():
+            theme.restyle(panel)
+            panel.schedule_update()  # what a panel sets on each update (titles, keys, maps) in the new colours
+
+    # ------------------------------------------------------------ shortcuts
+    def shortcut_action(self, name: str) -> QAction | None:
+        """The action of the :data:`SHORTCUTS` entry ``name`` (see :class:`Shortcut`), None when the window has none."""
+        entry = next(entry for entry in SHORTCUTS if entry.name == name)
+        action = getattr(self, entry.attribute or f"{name}_action", None)
+        if action is None:
+            action = self.export_actions.get(name)
+        return action if isinstance(action, QAction) else None
+
+    def _build_shortcuts(self) -> None:
+        """The actions of :data:`SHORTCUTS` that the window makes here, and every table entry's keys.
+
+        An entry whose action the window does not have is left out (it is
+        not listed either).
+        """
+        self.walkthrough_next_action = QAction("Walkthrough: &next step", self)
+        self.walkthrough_next_action.triggered.connect(lambda: self._walkthrough_step(+1))
+        self.walkthrough_back_action = QAction("Walkthrough: &previous step", self)
+        self.walkthrough_back_action.triggered.connect(lambda: self._walkthrough_step(-1))
+        self.next_tab_action = QAction("Ne&xt tab", self)
+        self.next_tab_action.triggered.connect(lambda: self.switch_tab(+1))
+        self.previous_tab_action = QAction("Pre&vious tab", self)
+        self.previous_tab_action.triggered.connect(lambda: self.switch_tab(-1))
+        self.reset_zoom_action = QAction("Reset &zoom", self)
+        self.reset_zoom_action.triggered.connect(self.reset_zoom)
+        self.keyboard_shortcuts_action = QAction("&Keyboard shortcuts", self)
+        self.keyboard_shortcuts_action.triggered.connect(self.show_shortcuts)
+        for entry in SHORTCUTS:
+            action = self.shortcut_action(entry.name)
+            if action is not None:
+                action.setShortcut(QKeySequence(entry.keys))
+                action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
+        self.view_menu.addSeparator()
+        self.view_menu.addActions([self.next_tab_action, self.previous_tab_action, self.reset_zoom_action,
+                                   self.walkthrough_back_action, self.walkthrough_next_action])
+        self.help_menu.insertAction(self.help_menu.actions()[0], self.keyboard_shortcuts_action)
+
+    def shortcut_rows(self) -> list[tuple[str, str, str]]:
+        """``(keys, action, what it does)`` for every action of the window that has a shortcut, table entries first."""
+        rows, seen = [], set()
+        for entry in SHORTCUTS:
+            action = self.shortcut_action(entry.name)
+            if action is not None and not action.shortcut().isEmpty():
+                seen.add(action)
+                rows.append((_keys_text(action), _action_text(action), entry.what))
+        for action in self.findChildren(QAction):
+            if action not in seen and action.shortcuts():
+                seen.add(action)
+                rows.append((_keys_text(action), _action_text(action), action.statusTip() or ""))
+        return rows
+
+    def show_shortcuts(self) -> QDialog:
+        """Help ▸ Keyboard shortcuts: a table of :meth:`shortcut_rows`."""
+        rows = self.shortcut_rows()
+        dialog = QDialog(self)
+        dialog.setWindowTitle("Keyboard shortcuts")
+        table = QTableWidget(len(rows), 3, dialog)
+        table.setObjectName("shortcuts-table")
+        table.setHorizontalHeaderLabels(["Keys", "Action", "What it does"])
+        table.verticalHeader().setVisible(False)
+        table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        for row, values in enumerate(rows):
+            for column, value in enumerate(values):
+                table.setItem(row, column, QTableWidgetItem(value))
+        table.resizeColumnsToContents()
+        table.horizontalHeader().setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, dialog)
+        buttons.rejected.connect(dialog.reject)
+        layout = QVBoxLayout(dialog)
+        layout.addWidget(table)
+        layout.addWidget(buttons)
+        dialog.resize(720, 420)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.show()
+        return dialog
+
+    def _current_dock_panel(self) -> str | None:
+        """The panel the user last used while its dock shows, else the first shown one."""
+        last = self.last_used_panel
+        if last is not None and self.panel_shown(last) and self.panels[last].on_screen():
+            return last
+        return next((pid for pid in self.docks if self.panel_shown(pid) and self.panels[pid].on_screen()), None)
+
+    def switch_tab(self, step: int) -> str | None:
+        """Bring the next (``step`` +1) or previous (−1) dock of the current panel's tab group to the front.
+
+        Returns the panel now in front (None when the current dock has no tabs).
+        """
+        current = self._current_dock_panel()
+        if current is None:
+            return None
+        dock = self.docks[current]
+        group = [pid for pid, other in self.docks.items()
+                 if other is dock or (other in self.tabifiedDockWidgets(dock) and other.isVisible())]
+        if len(group) < 2:
+            return None
+        chosen = group[(group.index(current) + step) % len(group)]
+        self.raise_panel(chosen)
+        self.panels[chosen].setFocus(Qt.FocusReason.ShortcutFocusReason)
+        self._use_tracker.last = chosen
+        return chosen
+
+    def reset_zoom(self) -> str | None:
+        """Show everything the current panel plots again (after zooming or panning); the panel's id, or None."""
+        current = self._current_dock_panel()
+        if current is None:
+            return None
+        panel = self.panels[current]
+        for view in panel.findChildren(QGraphicsView):
+            for item in view.items():
+                if isinstance(item, pg.ViewBox) and item.isVisible():
+                    item.autoRange(padding=0)
+        panel.schedule_update()  # each panel sets its own ranges (round ends, room for labels) on update
+        return current
+
+    def _walkthrough_step(self, step: int) -> None:
+        self.raise_panel("walkthrough")
+        walkthrough = self.panels["walkthrough"]
+        walkthrough.next() if step > 0 else walkthrough.back()
 
     def _about(self) -> None:
         QMessageBox.about(
@@ -1015,3 +1263,13 @@ def _is_valid(spec: ParamSpec, value: object) -> bool:
     except ValueError:
         return False
     return True
+
+
+def _keys_text(action: QAction) -> str:
+    """An action's shortcuts as the user types them (``Ctrl+Shift+Z, Ctrl+Y``)."""
+    return ", ".join(key.toString(QKeySequence.SequenceFormat.NativeText) for key in action.shortcuts())
+
+
+def _action_text(action: QAction) -> str:
+    """An action's menu text without its ``&`` accelerators."""
+    return action.text().replace("&&", "\0").replace("&", "").replace("\0", "&")

@@ -34,8 +34,10 @@ from typing import Any, Callable
 from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QSize
-from PySide6.QtGui import QGuiApplication, QImage
+from PySide6.QtGui import QColor, QGuiApplication, QImage
 from PySide6.QtWidgets import QWidget
+
+from ..views.plotkit.theme import THEME_NAMES, theme_for
 
 from .files import (
     DATA_FORMATS,
@@ -104,14 +106,16 @@ def panel_data(panel: Any) -> dict[str, Any]:
 
 
 def export_bytes(
-    panel: Any, fmt: str, *, width: int | None = None, scale: float | None = None, size: QSize | None = None
+    panel: Any, fmt: str, *, width: int | None = None, scale: float | None = None, size: QSize | None = None,
+    theme: str | None = None,
 ) -> bytes:
     """The bytes of ``panel`` exported as ``fmt`` (figure formats render ``figure_widget()``)."""
-    return render_export(panel, fmt, width=width, scale=scale, size=size)()
+    return render_export(panel, fmt, width=width, scale=scale, size=size, theme=theme)()
 
 
 def render_export(
-    panel: Any, fmt: str, *, width: int | None = None, scale: float | None = None, size: QSize | None = None
+    panel: Any, fmt: str, *, width: int | None = None, scale: float | None = None, size: QSize | None = None,
+    theme: str | None = None,
 ) -> Callable[[], bytes]:
     """Render ``panel`` for ``fmt`` now (GUI thread); the function returned gives the file's bytes.
 
@@ -120,9 +124,15 @@ def render_export(
     while the next figure renders. The other formats are produced here.
     :class:`ExportError` for a format the panel does not declare, or when it
     does not apply to its parameters (its ``unavailable_message()``).
+
+    A figure is drawn in ``theme`` (``"light"``, ``"dark"``, ``"print"``; the
+    current theme for None), its background included, and the panel shows
+    the current theme again afterwards.
     """
     if fmt not in FORMATS:
         raise ExportError(f"Unknown export format {fmt!r}: use one of {', '.join(FORMATS)}")
+    if theme is not None and theme not in THEME_NAMES:
+        raise ExportError(f"theme must be one of {', '.join(THEME_NAMES)}, got {theme!r}")
     compute = getattr(panel, "compute", None)
     name = getattr(panel, "title", "") or type(panel).__name__
     declared = getattr(panel, "export_formats", FORMATS)
@@ -141,18 +151,24 @@ def render_export(
     params = getattr(state, "params", None)
     if fmt in IMAGE_FORMATS:
         widget = panel.figure_widget()
-        prepare_widget(widget, size)
-        if compute is not None:
-            compute.wait_idle()
-            process_events()
-        title, caption = describe(panel), figure_caption(panel)
-        if fmt == "png":
-            image = render_image(widget, width=width, scale=scale, caption=caption)
-            return lambda: image_png_bytes(image, title)
-        if fmt == "svg":
-            data = svg_bytes(widget, title=title, caption=caption)
-        else:
-            data = pdf_bytes(widget, title=title, caption=caption)
+        # a figure of its own (not inside the panel) is restyled too
+        roots = [panel, widget] if isinstance(panel, QWidget) else [widget]
+        if isinstance(panel, QWidget) and panel.isAncestorOf(widget):
+            roots = [panel]
+        with theme_for(roots, theme) as shown:
+            prepare_widget(widget, size)
+            if compute is not None:
+                compute.wait_idle()
+                process_events()
+            title, caption = describe(panel), figure_caption(panel)
+            if fmt == "png":
+                image = render_image(widget, width=width, scale=scale, caption=caption,
+                                     background=QColor(shown.background))
+                return lambda: image_png_bytes(image, title)
+            if fmt == "svg":
+                data = svg_bytes(widget, title=title, caption=caption)
+            else:
+                data = pdf_bytes(widget, title=title, caption=caption)
         return lambda: data
     if compute is not None:
         compute.wait_idle()
@@ -174,8 +190,10 @@ def export_panel(
     width: int | None = None,
     scale: float | None = None,
     size: QSize | None = None,
+    theme: str | None = None,
 ) -> Path:
-    """Write ``panel``'s figure or data to ``path`` (format from the extension unless ``fmt``).
+    """Write ``panel``'s figure or data to ``path`` (format from the extension unless ``fmt``), a figure in
+    ``theme`` (see :func:`render_export`).
 
     Returns
     -------
@@ -189,7 +207,7 @@ def export_panel(
     """
     fmt = fmt or format_for_path(path)
     check_target(path)
-    return atomic_write(path, export_bytes(panel, fmt, width=width, scale=scale, size=size))
+    return atomic_write(path, export_bytes(panel, fmt, width=width, scale=scale, size=size, theme=theme))
 
 
 def export_widget_png(widget: QWidget, path: str | os.PathLike, *, width: int | None = None,

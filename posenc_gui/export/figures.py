@@ -17,7 +17,7 @@ from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import QApplication, QGraphicsRectItem, QGraphicsView, QWidget
 
 from .. import __version__
-from ..views.plotkit import pgcompat
+from ..views.plotkit import pgcompat, theme
 from .files import ExportError
 
 
@@ -135,7 +135,8 @@ def _pens_of(item: Any) -> Iterator[Any]:
 
 @contextmanager
 def _scaled_cosmetic_pens(widget: QWidget, factor: float) -> Iterator[None]:
-    """Widen cosmetic pens by ``factor`` so lines keep their on-screen weight in a scaled PNG.
+    """Widen cosmetic pens by ``factor`` so lines keep their on-screen weight in a scaled PNG (and the print
+    theme's lines are heavier in every format).
 
     Qt draws a cosmetic pen a fixed number of *device* pixels wide, so at
     2× a 2 px curve would come out half as heavy as on screen (and than in
@@ -183,7 +184,8 @@ def _render_widget(widget: QWidget, painter: QPainter) -> None:
 
 
 # ---------------------------------------------------------------- caption
-#: The caption's text size, colour (the plots' text colour, plotkit.FOREGROUND) and margin, in logical pixels.
+#: The caption's text size, colour in the light theme (the plots' text colour, plotkit.FOREGROUND; the current
+#: theme's foreground is used) and margin, in logical pixels.
 CAPTION_POINTS = 9.0
 CAPTION_COLOUR = "#222222"
 CAPTION_MARGIN_PX = 6
@@ -215,7 +217,7 @@ class _Caption:
         try:
             painter.translate(CAPTION_MARGIN_PX, top + CAPTION_MARGIN_PX)
             context = QAbstractTextDocumentLayout.PaintContext()
-            context.palette.setColor(QPalette.ColorRole.Text, QColor(CAPTION_COLOUR))
+            context.palette.setColor(QPalette.ColorRole.Text, QColor(theme.current().foreground))
             self.document.documentLayout().draw(painter, context)
         finally:
             painter.restore()
@@ -270,7 +272,7 @@ def render_image(
             f"A {out_w:,} × {out_h:,} pixel image exceeds the limit of {MAX_PNG_SIDE:,} pixels per side; "
             "choose a smaller width or scale"
         )
-    background = background or QColor(Qt.GlobalColor.white)
+    background = background or QColor(theme.current().background)
     # On an opaque background every pixel stays opaque: no alpha channel, a quarter less to encode.
     opaque = background.alpha() == 255
     image = QImage(out_w, out_h, QImage.Format.Format_RGB32 if opaque else QImage.Format.Format_ARGB32_Premultiplied)
@@ -282,7 +284,7 @@ def render_image(
         painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
         painter.setRenderHint(QPainter.RenderHint.TextAntialiasing, True)
         painter.scale(out_w / widget.width(), out_h / (widget.height() + below.height))
-        with _export_mode(widget), _scaled_cosmetic_pens(widget, factor):
+        with _export_mode(widget), _scaled_cosmetic_pens(widget, factor * theme.current().line_scale):
             _render_widget(widget, painter)
         below.draw(painter, widget.height())
     finally:
@@ -513,7 +515,8 @@ def svg_bytes(widget: QWidget, *, title: str = "", description: str = "", captio
     generator.setDescription(description or f"posenc_gui {__version__}")
     painter = QPainter(generator)
     try:
-        with _export_mode(widget):
+        painter.fillRect(QRectF(0, 0, size.width(), size.height()), QColor(theme.current().background))
+        with _export_mode(widget), _scaled_cosmetic_pens(widget, theme.current().line_scale):
             _render_widget(widget, painter)
         below.draw(painter, widget.height())
     finally:
@@ -581,7 +584,9 @@ def pdf_bytes(widget: QWidget, *, title: str = "", description: str = "", captio
     try:
         painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
         painter.setRenderHint(QPainter.RenderHint.LosslessImageRendering, True)
-        with _export_mode(widget), _without_qt_messages(_PDF_NOISE):
+        painter.fillRect(QRectF(0, 0, size.width(), size.height()), QColor(theme.current().background))
+        with (_export_mode(widget), _scaled_cosmetic_pens(widget, theme.current().line_scale),
+              _without_qt_messages(_PDF_NOISE)):
             _render_widget(widget, painter)
         below.draw(painter, widget.height())
     finally:

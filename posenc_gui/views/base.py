@@ -14,6 +14,7 @@ from ..model import EncodingParams, Scheme
 from ..model.compare import ShownMatrix
 from ..state import AppState
 from .labels import MESSAGE_COLOURS, WrappedLabelHolder
+from .plotkit.theme import themed_text
 from .registry import DockPlacement, PanelOption, panel_classes
 
 if TYPE_CHECKING:
@@ -417,7 +418,7 @@ class Panel(QWidget):
             return  # restyling a label re-polishes it: a millisecond per update for nothing
         self._message = (text, level)
         self.message_label.setText(text)
-        self.message_label.setStyleSheet(MESSAGE_STYLES.get(level, MESSAGE_STYLES["info"]))
+        self.message_label.setStyleSheet(themed_text(MESSAGE_STYLES.get(level, MESSAGE_STYLES["info"])))
         self.message_label.setVisible(bool(text))
         self._message_holder.setVisible(bool(text))
 

@@ -56,6 +56,7 @@ from ..export import (
 )
 
 from ..export_cli import StillComputing, until_drawn
+from .plotkit.theme import THEME_NAMES, current as current_theme
 from .registry import panel_class
 
 if TYPE_CHECKING:
@@ -135,8 +136,9 @@ def _ready(window: ExportHost, panel_id: str, fmt: str) -> Panel | ComparedPanel
 
 
 def export_panel_to(window: ExportHost, panel_id: str, path: str, *, width: int | None = None,
-                    scale: float | None = None) -> Path | None:
-    """Export ``panel_id`` to ``path`` (format from the extension); report errors in a dialog."""
+                    scale: float | None = None, theme_name: str | None = None) -> Path | None:
+    """Export ``panel_id`` to ``path`` (format from the extension), a figure in ``theme_name`` (None: the
+    window's); report errors in a dialog."""
     try:
         fmt = format_for_path(path)
         panel = _ready(window, panel_id, fmt)
@@ -144,7 +146,7 @@ def export_panel_to(window: ExportHost, panel_id: str, path: str, *, width: int 
             scale = png_scale(window)
         with _Busy():
             written = export_panel(panel, path, fmt=fmt, width=width if fmt == "png" else None,
-                                   scale=scale if fmt == "png" else None)
+                                   scale=scale if fmt == "png" else None, theme=theme_name)
     except (ExportError, StillComputing) as error:
         show_error(window.window_widget(), str(error))
         return None
@@ -218,6 +220,10 @@ def current_panel_id(window: ExportHost) -> str | None:
 
 
 # ------------------------------------------------------------ export dialog
+#: The export dialog's words for the themes.
+THEME_LABELS = {"light": "Light", "dark": "Dark", "print": "Print (white, black text, heavier lines)"}
+
+
 class ExportDialog(QDialog):
     """File ▸ Export…: choose the panel, the format, the PNG size and the file."""
 
@@ -247,6 +253,11 @@ class ExportDialog(QDialog):
         self.width_spin.setValue(1920)
         self.scale_radio.setChecked(True)
         self.size_label = QLabel(self)
+        self.theme_box = QComboBox(self)
+        for name in THEME_NAMES:
+            self.theme_box.addItem(THEME_LABELS[name], name)
+        self.theme_box.setCurrentIndex(self.theme_box.findData(current_theme().name))
+        self.theme_box.setToolTip("The colours of the figure; the window keeps its own (View ▸ Theme)")
         png_row = QHBoxLayout()
         for w in (self.scale_radio, self.scale_spin, self.width_radio, self.width_spin):
             png_row.addWidget(w)
@@ -270,6 +281,7 @@ class ExportDialog(QDialog):
         form.addRow("Panel:", self.panel_box)
         form.addRow("Format:", self.format_box)
         form.addRow("PNG size:", self.png_widget)
+        form.addRow("Theme:", self.theme_box)
         form.addRow("File:", path_row)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel, self)
         self.export_button = buttons.addButton("Export", QDialogButtonBox.ButtonRole.AcceptRole)
@@ -315,6 +327,7 @@ class ExportDialog(QDialog):
     def _refresh(self, *_args: object) -> None:
         self._list_formats(self.fmt)
         self.png_widget.setEnabled(self.fmt == "png")
+        self.theme_box.setEnabled(self.fmt in IMAGE_FORMATS)
         text = self.path_edit.text()
         if not self._user_named or not text:
             self.path_edit.setText(proposed_path(self.window_, self.panel_id, self.fmt))
@@ -357,7 +370,8 @@ class ExportDialog(QDialog):
             path += f".{self.fmt}"
         if self.fmt == "png" and self.scale_radio.isChecked():
             self.window_.settings.setValue(SETTINGS_SCALE, self.scale_spin.value())
-        written = export_panel_to(self.window_, self.panel_id, path, **self.png_options())
+        written = export_panel_to(self.window_, self.panel_id, path, **self.png_options(),
+                                  theme_name=self.theme_box.currentData())
         if written is not None:  # on failure the dialog stays open with the error shown
             self.written = written
             self.accept()

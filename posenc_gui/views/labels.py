@@ -8,6 +8,7 @@ from PySide6.QtCore import QEvent, QRect, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QPainter, QPen, QTextDocumentFragment
 from PySide6.QtWidgets import QLabel, QSizePolicy, QWidget
 
+from .plotkit.theme import LIGHT, current
 
 
 def counted(n: int, noun: str) -> str:
@@ -144,12 +145,9 @@ class StatusText(QWidget):
         painter.end()
 
 
-#: Background, border and text colours per level, of the panels' message bars and of :class:`NoticeLine`.
-MESSAGE_COLOURS = {
-    "error": ("#fde8e8", "#e0a0a0", "#8a1c1c"),
-    "warning": ("#fff6dd", "#e5cf8a", "#6b4e00"),
-    "info": ("#eef3fb", "#b9c9e4", "#23395d"),
-}
+#: Background, border and text colours per level, of the panels' message bars and of :class:`NoticeLine`,
+#: in the light theme (each theme has its own: ``plotkit.theme.current().message_colours()``).
+MESSAGE_COLOURS = LIGHT.message_colours()
 
 
 class NoticeLine(StatusText):
@@ -184,7 +182,7 @@ class NoticeLine(StatusText):
         self.setText(text)
 
     def paintEvent(self, event) -> None:  # noqa: N802 (Qt override)
-        background, border, foreground = MESSAGE_COLOURS[self._level]
+        background, border, foreground = current().message_colours()[self._level]
         painter = QPainter(self)
         painter.setPen(QPen(QColor(border)))
         painter.setBrush(QColor(background))

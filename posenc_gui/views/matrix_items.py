@@ -21,7 +21,8 @@ from PySide6.QtWidgets import (
     QSizePolicy,
 )
 
-from .plotkit import DIVERGING, FOREGROUND, get_colormap, remembered, static_text_at
+from .plotkit import DIVERGING, get_colormap, remembered, static_text_at
+from .plotkit.theme import colormap_for, current, kind_of_colormap, themed_text
 
 #: Numbers are written into a matrix's cells only up to this size.
 MAX_ANNOTATED_ROWS = 16
@@ -254,6 +255,14 @@ class MatrixItem(QGraphicsWidget):
         self._image, self._texts, self._numbers = None, None, None
         self.update()
 
+    def follow_colormap_choice(self) -> None:
+        """Redraw in the colour map now chosen for the kind of the one shown (see :mod:`.plotkit.theme`)."""
+        kind = kind_of_colormap(self.colormap)
+        if kind is not None and colormap_for(kind) != self.colormap:
+            self.colormap = colormap_for(kind)
+            self._image, self._texts, self._numbers = None, None, None
+            self.update()
+
     # ----------------------------------------------------------- display form
     @property
     def image(self) -> QImage | None:
@@ -408,7 +417,7 @@ class MatrixItem(QGraphicsWidget):
         rect, title, ticks, labels, numbers = self._layout_now()
         painter.setRenderHint(QPainter.RenderHint.SmoothPixmapTransform, False)
         painter.drawImage(rect, self.image)
-        painter.setPen(QPen(QColor(FOREGROUND), 1.0))
+        painter.setPen(QPen(QColor(current().foreground), 1.0))
         painter.setBrush(Qt.BrushStyle.NoBrush)
         painter.drawRect(rect)
         # Texts come back on every update (the same title and words, numbers with two
@@ -454,6 +463,13 @@ class ColorBar(QGraphicsWidget):
         self.colormap, self.levels = colormap, (float(levels[0]), float(levels[1]))
         self.update()
 
+    def follow_colormap_choice(self) -> None:
+        """Show the colour map now chosen for the kind of the one shown."""
+        kind = kind_of_colormap(self.colormap)
+        if kind is not None and colormap_for(kind) != self.colormap:
+            self.colormap = colormap_for(kind)
+            self.update()
+
     def ticks(self) -> list[tuple[float, str]]:
         """Round values within the levels and their labels."""
         low, high = self.levels
@@ -471,7 +487,7 @@ class ColorBar(QGraphicsWidget):
         bar = QRectF(2, top, 12, max(self.size().height() - top - bottom, 1.0))
         painter.setRenderHint(QPainter.RenderHint.SmoothPixmapTransform, False)
         painter.drawImage(bar, _strip(self.colormap))
-        painter.setPen(QPen(QColor(FOREGROUND), 1.0))
+        painter.setPen(QPen(QColor(current().foreground), 1.0))
         painter.setBrush(Qt.BrushStyle.NoBrush)
         painter.drawRect(bar)
         painter.setFont(_font(LABEL_FONT_PT))
@@ -503,11 +519,15 @@ class RichText(QGraphicsWidget):
         self._document.setDefaultTextOption(QTextOption(align))
 
     def setText(self, text: str) -> None:  # noqa: N802 (same name as pg.LabelItem)
-        """Show ``text`` (HTML)."""
+        """Show ``text`` (HTML written in light-theme colours, shown in the current theme's)."""
         if text != self.text:
             self.text = text
-            self._document.setHtml(text)
-            self.update()
+            self.follow_theme()
+
+    def follow_theme(self) -> None:
+        """Show the text in the current theme's colours (see :func:`.plotkit.theme.restyle`)."""
+        self._document.setHtml(themed_text(self.text))
+        self.update()
 
     def paint(self, painter: QPainter, option, widget=None) -> None:  # noqa: ARG002 (Qt API)
         if not self.text:

@@ -14,9 +14,10 @@ from ..model.table_spectra import PCAData, pca_data
 from .base import Panel
 from .labels import plain_text
 from .plotkit import (
-    FOREGROUND, NO_PEN, SEQUENTIAL, add_canvas_title, colorbar_ticks, get_colormap, new_layout_widget,
+    FOREGROUND, NO_PEN, add_canvas_title, colorbar_ticks, get_colormap, new_layout_widget,
     prepare_for_paint, set_axis_label, set_canvas_title, set_ticks, shared_brush, show_grid, style_axis, style_plot,
 )
+from .plotkit.theme import colormap_for
 from .registry import PanelOption
 
 #: The pairs of components the view can show: the option's value, its label, the components (0-based).
@@ -70,19 +71,25 @@ class PCAPanel(Panel):
         self.path = self.plot.plot(pen=PATH_PEN)
         self.points = pg.ScatterPlotItem(size=6, pen=NO_PEN)
         self.plot.addItem(self.points)
-        self.colormap = get_colormap(SEQUENTIAL)
-        self.brushes = [shared_brush(colour.name()) for colour in
-                        self.colormap.getLookupTable(nPts=COLOUR_STEPS, mode=pg.ColorMap.QCOLOR)]
+        self.colormap = get_colormap(colormap_for("sequential"))
         self.colorbar = pg.ColorBarItem(values=(0, 1), colorMap=self.colormap, interactive=False, label="position",
                                         width=18, pen=FOREGROUND)
         self.colorbar.axis.setWidth(None)  # as wide as its labels (pyqtgraph fixes 45 px)
-        for axis_name in ("left", "right"):
+        for axis_name in ("left", "right", "top", "bottom"):  # top, bottom: the ends of the bar
             style_axis(self.colorbar.getAxis(axis_name), cached=False)
         self.canvas.addItem(self.colorbar, row=1, col=1)
         self.body.addWidget(self.canvas, 1)
         self.data: PCAData | None = None
         state.paramsChanged.connect(self.schedule_update)
         self.schedule_update()
+
+    def brushes(self) -> list:
+        """One brush per colour step of the sequential map now chosen (the colour bar follows the choice itself)."""
+        name = colormap_for("sequential")
+        if name != self.colormap.name:
+            self.colormap = get_colormap(name)
+        return [shared_brush(colour.name()) for colour in
+                self.colormap.getLookupTable(nPts=COLOUR_STEPS, mode=pg.ColorMap.QCOLOR)]
 
     # --------------------------------------------------------------- options
     @property
@@ -123,7 +130,8 @@ class PCAPanel(Panel):
         positions = data.positions.indices()
         last = max(data.params.seq_len - 1, 1)
         steps = np.minimum((positions * COLOUR_STEPS) // last, COLOUR_STEPS - 1)  # 0 … N − 1 onto the bar
-        self.points.setData(x, y, brush=[self.brushes[step] for step in steps.tolist()])
+        brushes = self.brushes()
+        self.points.setData(x, y, brush=[brushes[step] for step in steps.tolist()])
         self.path.setData(x, y)
         self.colorbar.setLevels((0, last))
         set_ticks(self.colorbar.axis, colorbar_ticks(0, last, max(self.colorbar.axis.height(), 60)))

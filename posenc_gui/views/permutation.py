@@ -54,6 +54,7 @@ from .matrix_items import (
     COLORBAR_PIXELS, MAX_MATRIX_PIXELS, ROW_PIXELS, ColorBar, MatrixItem, RichText, chrome_heights, shorten,
 )
 from .plotkit import FOREGROUND, colour_scale, new_layout_widget
+from .plotkit.theme import themed_text
 
 
 LABEL_PIXELS = 150
@@ -422,10 +423,10 @@ class PermutationPanel(Panel):
             rendered = [
                 (f"<b>{html.escape(line)}</b>" if i == current else html.escape(line)) for i, line in enumerate(lines)
             ]
-            style = MESSAGE_STYLES["info"]
+            style = themed_text(MESSAGE_STYLES["info"])
         else:
             rendered = [html.escape(line) for line in lines]
-            style = MESSAGE_STYLES["warning"]
+            style = themed_text(MESSAGE_STYLES["warning"])
         self.verdict_label.setText("<br>".join(rendered))
         if self.verdict_label.styleSheet() != style:  # restyling re-polishes the label
             self.verdict_label.setStyleSheet(style)

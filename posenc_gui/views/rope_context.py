@@ -16,6 +16,7 @@ from .plotkit import (
     BLUE, FOREGROUND, NO_PEN, ORANGE, LegendBelow, add_canvas_title, new_layout_widget, prepare_for_paint,
     nice_bounds, set_axis_label, set_canvas_title, set_title, shared_brush, show_grid, snap_log_span, style_plot,
 )
+from .plotkit.theme import themed
 from .spectrum import set_integer_ticks
 
 #: The trained range's end (drawn wider than the used range, which may lie on it) and the line of one turn (2π).
@@ -118,7 +119,7 @@ class RopeContextPanel(RopeOnlyPanel):
             if entry.available:
                 shown.append(entry.used_max[entry.used_max > 0])
             chosen = entry.method == data.chosen
-            plot.getViewBox().setBorder(CHOSEN_PEN if chosen else None)
+            plot.getViewBox().setBorder(pg.mkPen(themed(FOREGROUND), width=CHOSEN_PEN.widthF()) if chosen else None)
             set_title(plot, self._method_title(entry, data.pairs, chosen))
             set_integer_ticks(plot.getAxis("bottom"), 0, data.pairs - 1)
         values = np.concatenate([np.asarray(part, dtype=np.float64) for part in shown])

@@ -29,13 +29,14 @@ from ..model.scorecard import (
 )
 from .base import Panel
 from .plotkit import FOREGROUND
+from .plotkit.theme import themed
 
 PASS_BRUSH = QColor("#dff2e3")
 FAIL_BRUSH = QColor("#fbe0e0")
 PENDING_BRUSH = QColor("#eceff2")
 CURRENT_BRUSH = QColor("#fff3c4")
-#: The row of the pinned setup A (a light tint of A's colour in the compared panels' strips).
-PINNED_BRUSH = QColor("#fbe3bd")
+#: The row of the pinned setup A: a neutral tint of the theme's surfaces (B's row keeps the current row's yellow).
+PINNED_BRUSH = QColor("#eceff2")
 #: Parameter changes within this many milliseconds are measured once.
 DEBOUNCE_MS = 150
 #: Offsets × frequencies of one step of a uniqueness scan (one worker request).
@@ -239,7 +240,10 @@ class ScorecardPanel(Panel):
         self.table.horizontalHeader().setStretchLastSection(False)
         self.table.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.table.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.table.setStyleSheet(f"QTableWidget {{ background: white; color: {FOREGROUND}; }}")
+        self.table.setStyleSheet(f"QTableWidget {{ background: white; color: {FOREGROUND}; }} "
+                                 f"QHeaderView::section {{ background: #eceff2; color: {FOREGROUND}; "
+                                 "border: none; border-right: 1px solid #d5dbe1; border-bottom: 1px solid #d5dbe1; "
+                                 "padding: 2px 4px; }")
         figure_layout.addWidget(self.table)
         self.notes_label = QLabel(self.figure)
         self.notes_label.setWordWrap(True)
@@ -354,6 +358,11 @@ class ScorecardPanel(Panel):
         self.notes_label.setText("Notes: " + "; ".join(notes) + "." if notes else "Every position checked.")
         self.figure.adjustSize()
 
+    def follow_theme(self) -> None:
+        """Colour the cells as the current theme has them (see :func:`.plotkit.theme.restyle`)."""
+        if self.data is not None:
+            self._fill(self.data)
+
     def _fill_table(self, data: Scorecard, current: str) -> None:
         rows = data.rows
         pinned = self.pinned_row if self.pinned is not None else None
@@ -367,7 +376,7 @@ class ScorecardPanel(Panel):
             name = QTableWidgetItem(f"A: {SCHEMES[self.pinned.scheme].label}")
             name.setToolTip(f"A, pinned: {self.pinned.title()}")
             name.setFont(bold)
-            name.setBackground(QBrush(PINNED_BRUSH))
+            name.setBackground(QBrush(QColor(themed(PINNED_BRUSH.name()))))
             self._set_row(0, name, self._row_cells(self.pinned.scheme, score, measured), bold)
         for row, key in enumerate(rows, start=first):
             score = scores.get(key)
@@ -377,7 +386,7 @@ class ScorecardPanel(Panel):
                                           "no table: the table criteria do not apply"))
             if key == current:
                 name.setFont(bold)
-                name.setBackground(QBrush(CURRENT_BRUSH))
+                name.setBackground(QBrush(QColor(themed(CURRENT_BRUSH.name()))))
             self._set_row(row, name, self._row_cells(key, score, data.logit_properties(key)),
                           bold if key == current else None)
         self.table.resizeColumnsToContents()
@@ -391,7 +400,7 @@ class ScorecardPanel(Panel):
         for col, (text, tip, verdict) in enumerate(cells, start=1):
             item = QTableWidgetItem(text)
             item.setToolTip(tip)
-            item.setBackground(QBrush(brush[verdict]))
+            item.setBackground(QBrush(QColor(themed(brush[verdict].name()))))
             if font is not None:
                 item.setFont(font)
             self.table.setItem(row, col, item)

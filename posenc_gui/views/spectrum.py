@@ -20,6 +20,7 @@ from .plotkit import (
     BLUE, FOREGROUND, GREEN, ORANGE, add_canvas_title, cache_text, new_layout_widget, nice_bounds,
     prepare_for_paint, set_axis_label, set_canvas_title, set_ticks, show_grid, snap_log_span, style_plot,
 )
+from .plotkit.theme import themed_text
 
 #: Colour per category (Okabe–Ito): resolves neighbours, coarse, barely moves.
 CATEGORY_COLOURS = {"fine": BLUE, "coarse": GREEN, "static": ORANGE}
@@ -163,7 +164,7 @@ class SpectrumPanel(Panel):
         self.wave_plot.setLabel("left", "wavelength λ (positions)")
         self.phase_plot.setLabel("left", "phase (rad)")
         self.phase_plot.setLabel("bottom", "component i (pair of dimensions)")
-        self.phase_key.setText(PHASE_KEY)
+        self.phase_key.setText(themed_text(PHASE_KEY))
         self.scatter: dict[str, pg.PlotDataItem] = {}
         for category in CATEGORIES:
             colour = CATEGORY_COLOURS[category]
@@ -226,7 +227,7 @@ class SpectrumPanel(Panel):
         if not data.periodic:
             self._show_not_periodic(data)
             return
-        self.phase_key.setText(PHASE_KEY)
+        self.phase_key.setText(themed_text(PHASE_KEY))
         params = data.params
         # Thousands of components: draw about one point per pixel (smooth curves, exact at any
         # zoom). That re-plots every item on each change of the x range, once more per update
@@ -255,6 +256,7 @@ class SpectrumPanel(Panel):
         if math.isfinite(data.seq_len_crossing):
             keys.append(f'<span style="color:{SEQ_COLOUR}">┊ where λ = N</span>')
         key = " &nbsp; ".join(keys)
+        key = themed_text(key)  # the current theme's colours for the grey
         if key != self.wave_key.text:  # a new text lays the whole plot out again
             self.wave_key.setText(key)
         self.seq_line.setValue(math.log10(max(params.seq_len, 1)))

@@ -277,7 +277,8 @@ class WaveformsPanel(Panel):
                 # anyway, leaving the bold lines to the smooth curves.
                 dense = data.wavelength[j] < DENSE_SAMPLES_PER_PERIOD * data.curve_step
                 width = 1 if dense else CURVE_WIDTH
-                if curve.opts["pen"].width() != width:
+                colour = QColor(PALETTE[j % len(PALETTE)])
+                if curve.opts["pen"].widthF() != width or curve.opts["pen"].color() != colour:
                     curve.setPen(pg.mkPen(PALETTE[j % len(PALETTE)], width=width))
                 curve.setData(data.curve_x, data.curve_y[:, j])
                 band.hide()

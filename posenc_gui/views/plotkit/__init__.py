@@ -1,6 +1,8 @@
 """The plotting kit: every figure's canvas, colours, axes, titles, legends and matrix images.
 
-Split by concern: :mod:`.colours` (palettes, colour maps, the colour rule),
+Split by concern: :mod:`.theme` (light, dark and print themes and the
+chosen colour maps, switched at run time), :mod:`.colours` (palettes,
+colour maps, the colour rule),
 :mod:`.ticks` (round ranges and tick labels, no Qt), :mod:`.canvas` (the
 canvas), :mod:`.axes`, :mod:`.text` (titles, static text), :mod:`.items`
 (legends), :mod:`.matrix` (matrix image and colour bar). The kit's only

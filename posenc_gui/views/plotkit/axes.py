@@ -11,9 +11,9 @@ from PySide6.QtGui import QFont, QFontMetrics
 from PySide6.QtWidgets import QGraphicsItem
 
 from .canvas import END_LABEL_REACH_PX, paint_guard
-from .colours import FOREGROUND, GRID_ALPHA
 from .pgcompat import AxisPlacingEndLabels, centre_axis_title, let_title_narrow
 from .text import cache_text
+from .theme import current
 from .ticks import MIN_LABELS, compact_tick_strings, nice_bounds, next_round_step, previous_round_step, ticks_within
 
 #: Room kept above and below a y range set by :func:`set_y_range`, in pixels: half a tick label's height.
@@ -171,15 +171,16 @@ def _without_overlaps(text_specs: list, moved: list[int]) -> list:
 
 
 def style_axis(axis: pg.AxisItem, cached: bool = True) -> None:
-    """Dark ticks and labels, drawn from a pixmap cache unless ``cached`` is False.
+    """Ticks and labels in the theme's foreground, drawn from a pixmap cache unless ``cached`` is False.
 
     Cached, a repaint of the plot area the axis covers is a blit; export
     switches caching off so SVG and PDF still get vector axes. An axis that
     draws no grid over data that change is redrawn only after its range
     changes, and then a cache is pure overhead (``cached=False``).
     """
-    axis.setPen(FOREGROUND)
-    axis.setTextPen(FOREGROUND)
+    foreground = current().foreground
+    axis.setPen(foreground)
+    axis.setTextPen(foreground)
     if cached:
         axis.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
     cache_text(axis.label)  # the axis title: a child item, outside the axis's own cache
@@ -188,7 +189,7 @@ def style_axis(axis: pg.AxisItem, cached: bool = True) -> None:
 
 
 def style_plot(plot: pg.PlotItem, cached_axes: bool = True) -> None:
-    """Dark axes (with :class:`CompactAxisItem` labels) and title on the white canvas.
+    """Axes (with :class:`CompactAxisItem` labels) and title in the theme's foreground.
 
     Call it right after creating the plot: it replaces the left and bottom
     axes. ``cached_axes``: see :func:`style_axis`.
@@ -196,7 +197,7 @@ def style_plot(plot: pg.PlotItem, cached_axes: bool = True) -> None:
     plot.setAxisItems({"left": CompactAxisItem("left"), "bottom": CompactAxisItem("bottom")})
     for name in ("left", "bottom", "right", "top"):
         style_axis(plot.getAxis(name), cached_axes)
-    plot.titleLabel.setAttr("color", FOREGROUND)
+    plot.titleLabel.setAttr("color", current().foreground)
     cache_text(plot.titleLabel.item)
     let_title_narrow(plot.titleLabel)
 
@@ -209,14 +210,14 @@ def show_grid(plot: pg.PlotItem) -> None:
     view box (transparent, and clipping what it holds to the plot area) goes
     above the axes instead, so curves and the opaque legend cover the grid.
     """
-    plot.showGrid(x=True, y=True, alpha=GRID_ALPHA)
+    plot.showGrid(x=True, y=True, alpha=current().grid_alpha)
     plot.getViewBox().setZValue(plot.getAxis("left").zValue() + 1)
 
 
 def set_axis_label(axis: pg.AxisItem, text: str) -> None:
     """Set an axis title only when it changes (``setLabel`` re-lays out the plot), centred along the axis."""
     if axis.labelText != text:
-        axis.setLabel(text, color=FOREGROUND)
+        axis.setLabel(text, color=current().foreground)
         centre_axis_title(axis)
 
 

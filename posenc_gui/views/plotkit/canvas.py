@@ -8,6 +8,8 @@ import sys
 import pyqtgraph as pg
 from PySide6.QtWidgets import QGraphicsView
 
+from .theme import current, register_canvas
+
 #: How far a tick label may reach past either end of its axis, in pixels (horizontal, vertical):
 #: half a label, so the label of a tick at the very end (0 on an axis from 0, −0.5 for matrix
 #: columns) is drawn instead of dropped. Past the canvas it is still dropped.
@@ -15,9 +17,13 @@ END_LABEL_REACH_PX = (18, 8)
 
 
 def new_layout_widget(parent=None) -> pg.GraphicsLayoutWidget:
-    """A white-background plot canvas, as figures for slides and papers want."""
+    """A plot canvas on the current theme's background (white in the light and print themes).
+
+    The canvas is registered with :mod:`.theme`, which restyles it when the theme changes.
+    """
     widget = pg.GraphicsLayoutWidget(parent=parent)
-    widget.setBackground("w")
+    register_canvas(widget)
+    widget.setBackground(current().background)
     # A plain white fill is cheaper than pyqtgraph's cached background pixmap,
     # and one rectangle around the changed items cheaper than their exact union.
     widget.setCacheMode(QGraphicsView.CacheModeFlag.CacheNone)

@@ -2,19 +2,36 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtGui
 
+from .theme import LIGHT, colormap_for, current
 from .ticks import nice_bounds
 
-#: The colour of text, axes and outlines on the white canvas.
-FOREGROUND = "#222222"
-#: Colour-blind-safe qualitative palette (Okabe–Ito), cycled over series.
-PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#D55E00", "#56B4E9", "#000000", "#F0E442")
-BLUE, GREEN, PINK, ORANGE = PALETTE[0], PALETTE[2], PALETTE[3], PALETTE[4]  # ORANGE: Okabe–Ito vermillion
-#: Opacity of grid lines.
-GRID_ALPHA = 0.25
+#: The colour of text, axes and outlines on the light theme's white canvas (the current theme's:
+#: ``theme.current().foreground``; panels that write it into HTML pass it through ``theme.themed_text``).
+FOREGROUND = LIGHT.foreground
+
+
+class _ThemePalette(Sequence):
+    """The current theme's colour-blind-safe series palette (Okabe–Ito), cycled over series."""
+
+    def __getitem__(self, index):
+        return current().palette[index]
+
+    def __len__(self) -> int:
+        return len(LIGHT.palette)
+
+
+#: Colour-blind-safe qualitative palette (Okabe–Ito) of the current theme, cycled over series.
+PALETTE = _ThemePalette()
+#: The first six colours are the same in every theme (see :data:`.theme.LIGHT`).
+BLUE, GREEN, PINK, ORANGE = (LIGHT.palette[i] for i in (0, 2, 3, 4))  # ORANGE: Okabe–Ito vermillion
+#: Opacity of grid lines in the light theme (``theme.current().grid_alpha``).
+GRID_ALPHA = LIGHT.grid_alpha
 
 #: The linked cursor's line and the halo under it (views/cursor.py): black on a white halo reads on every colour
 #: map (RdBu's dark ends and white centre, viridis) and on the line plots' white canvas.
@@ -22,6 +39,7 @@ CURSOR_COLOUR = "#000000"
 CURSOR_HALO = "#ffffff"
 #: The colour of a matrix's masked cells (−inf: a causal bias's keys after the query), outside every colour map.
 MASKED_COLOUR = "#9a9a9a"
+#: The default colour maps of signed and non-negative quantities (the chosen ones: ``theme.colormap_for``).
 DIVERGING = "RdBu"  # ColorBrewer's blue–white–red, see get_colormap
 SEQUENTIAL = "viridis"
 #: ColorBrewer RdBu (11 classes, reversed: blue < 0 < red), colour-blind safe.
@@ -29,6 +47,10 @@ SEQUENTIAL = "viridis"
 #: has a pink-grey centre (#eee3e8) that makes exact zeros look tinted.
 _RDBU = ("#053061", "#2166ac", "#4393c3", "#92c5de", "#d1e5f0", "#f7f7f7",
          "#fddbc7", "#f4a582", "#d6604d", "#b2182b", "#67001f")
+#: ColorBrewer PuOr (11 classes, reversed: purple < 0 < orange), colour-blind safe.
+_PUOR = ("#2d004b", "#542788", "#8073ac", "#b2abd2", "#d8daeb", "#f7f7f7",
+         "#fee0b6", "#fdb863", "#e08214", "#b35806", "#7f3b08")
+_OWN_MAPS = {"RdBu": _RDBU, "PuOr": _PUOR}
 
 
 #: pyqtgraph renders a scatter symbol once per distinct (pen, brush) object: points that share these
@@ -45,9 +67,10 @@ def shared_brush(colour: str) -> QtGui.QBrush:
 
 
 def get_colormap(name: str) -> pg.ColorMap:
-    """A colormap by name: the app's ``"RdBu"`` or any of pyqtgraph's."""
-    if name == "RdBu":
-        return pg.ColorMap(np.linspace(0.0, 1.0, len(_RDBU)), list(_RDBU), name="RdBu")
+    """A colormap by name: the app's ``"RdBu"`` and ``"PuOr"``, or any of pyqtgraph's."""
+    if name in _OWN_MAPS:
+        colours = _OWN_MAPS[name]
+        return pg.ColorMap(np.linspace(0.0, 1.0, len(colours)), list(colours), name=name)
     return pg.colormap.get(name)
 
 
@@ -69,7 +92,8 @@ def colour_scale(values: np.ndarray, signed: bool) -> tuple[str, tuple[float, fl
     value, a dot product, a cosine, a T_k entry, a logit) is drawn with the
     diverging map centred at 0, limits ``±max|value|`` rounded up; one that
     cannot be negative (a distance, a probability) with the sequential map
-    from 0 to its maximum rounded up. A dot product that happens to be
+    from 0 to its maximum rounded up. The maps are the ones chosen for the
+    two kinds (:func:`.theme.colormap_for`). A dot product that happens to be
     positive everywhere is still drawn diverging.
 
     Parameters
@@ -80,7 +104,7 @@ def colour_scale(values: np.ndarray, signed: bool) -> tuple[str, tuple[float, fl
         Whether the quantity can take both signs.
     """
     if signed:
-        return DIVERGING, symmetric_levels(values)
+        return colormap_for("diverging"), symmetric_levels(values)
     finite = values[np.isfinite(values)] if values.size else values
     top = float(finite.max()) if finite.size else 0.0
-    return SEQUENTIAL, (0.0, nice_bounds(0.0, top)[1] if top > 0 else 1.0)
+    return colormap_for("sequential"), (0.0, nice_bounds(0.0, top)[1] if top > 0 else 1.0)

@@ -12,8 +12,9 @@ from PySide6.QtCore import QPointF, QRectF
 
 from .axes import set_axis_label, set_ticks, style_axis, style_plot
 from .canvas import paint_guard
-from .colours import DIVERGING, FOREGROUND, MASKED_COLOUR, colour_scale, get_colormap
+from .colours import MASKED_COLOUR, colour_scale, get_colormap
 from .text import set_title
+from .theme import colormap_for, current
 from .ticks import MIN_LABELS, colorbar_ticks
 
 
@@ -59,16 +60,16 @@ class MatrixPlot:
         self.plot.hideButtons()
         self.image = MatrixImageItem()
         self.plot.addItem(self.image)
-        self.colormap_name = DIVERGING
+        self.colormap_name = colormap_for("diverging")
         self.colorbar = pg.ColorBarItem(
-            values=(-1, 1), colorMap=get_colormap(DIVERGING), interactive=False, label=colorbar_label,
-            width=18, pen=FOREGROUND,
+            values=(-1, 1), colorMap=get_colormap(self.colormap_name), interactive=False, label=colorbar_label,
+            width=18, pen=current().foreground,
         )
         self.colorbar.setImageItem(self.image, insert_in=self.plot)
         # pyqtgraph fixes the colour scale's axis at 45 px, which hides labels
         # such as "5e+07"; let it grow with its labels instead.
         self.colorbar.axis.setWidth(None)
-        for axis_name in ("left", "right"):
+        for axis_name in ("left", "right", "top", "bottom"):  # top, bottom: the ends of the bar
             style_axis(self.colorbar.getAxis(axis_name), cached=False)
         self.values: np.ndarray | None = None
         self.masked = False
@@ -117,8 +118,12 @@ class MatrixPlot:
             set_ticks(self.colorbar.axis, colorbar_ticks(low, high, length if length > 8 else 300))
 
     def set_colormap(self, name: str) -> None:
-        """Switch to the colormap ``name`` (pyqtgraph's registry)."""
-        if name != self.colormap_name:
+        """Switch to the colormap ``name`` (see :func:`.colours.get_colormap`).
+
+        The colour bar may show another one than :attr:`colormap_name`: a
+        change of the chosen maps switches it directly (:func:`.theme.restyle`).
+        """
+        if name != self.colormap_name or self.colorbar.colorMap().name != name:
             self.colormap_name = name
             self.colorbar.setColorMap(get_colormap(name))
 

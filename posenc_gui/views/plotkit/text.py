@@ -9,8 +9,8 @@ from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QFontMetricsF, QPainter, QStaticText, QTransform
 from PySide6.QtWidgets import QGraphicsItem
 
-from .colours import FOREGROUND
 from .pgcompat import let_title_narrow
+from .theme import current, themed_text
 
 #: Size of plot and canvas titles, in points.
 TITLE_POINTS = 10.0
@@ -28,9 +28,14 @@ def cache_text(item: QGraphicsItem) -> None:
 
 
 def set_title(plot: pg.PlotItem, title: str) -> None:
-    """Set a plot's title, unless it shows ``title`` already (``setTitle`` re-lays out the plot)."""
+    """Set a plot's title, unless it shows ``title`` already (``setTitle`` re-lays out the plot).
+
+    Colours in the title's HTML are light-theme colours, shown as the current theme has them.
+    """
     label = plot.titleLabel
+    title = themed_text(title)
     if label.text != title or not label.isVisible():
+        label.opts["color"] = current().foreground
         plot.setTitle(title, size=f"{TITLE_POINTS:g}pt")
 
 
@@ -39,16 +44,18 @@ def add_canvas_title(canvas: pg.GraphicsLayoutWidget, columns: int = 1) -> pg.La
 
     Set its text with :func:`set_canvas_title`.
     """
-    label = canvas.ci.addLabel("", row=0, col=0, colspan=columns, color=FOREGROUND, size=f"{TITLE_POINTS:g}pt")
+    label = canvas.ci.addLabel("", row=0, col=0, colspan=columns, color=current().foreground,
+                               size=f"{TITLE_POINTS:g}pt")
     cache_text(label.item)
     let_title_narrow(label)
     return label
 
 
 def set_canvas_title(label: pg.LabelItem, title: str) -> None:
-    """Show ``title`` in a label made by :func:`add_canvas_title`, unless it shows it already."""
+    """Show ``title`` in a label made by :func:`add_canvas_title`, unless it shows it already (colours as in :func:`set_title`)."""
+    title = themed_text(title)
     if label.text != title:
-        label.setText(title, color=FOREGROUND, size=f"{TITLE_POINTS:g}pt")
+        label.setText(title, color=current().foreground, size=f"{TITLE_POINTS:g}pt")
 
 
 def remembered(cache: dict, key, make):
