@@ -264,6 +264,8 @@ def _drawn_panel(job: Job, plan: Plan, compute: Any) -> Iterator[Any]:
 
         panel = ComparedPanel(panel, PinnedState(plan.pinned, panel.state), plan.compare_mode)
         size = (size[0] * panel.sides, size[1])  # the figure size is each side's
+    if plan.pinned is not None:  # a panel that compares A and B in its own figure (the Scorecard's row A)
+        (panel.b if job.panel_class.comparable else panel).set_pinned(plan.pinned)
     try:
         panel.setAttribute(Qt.WidgetAttribute.WA_DontShowOnScreen, True)
         # Painted only at the figure size: pyqtgraph keeps an axis as wide as the widest labels it
@@ -508,6 +510,10 @@ def write_handout(argv: Sequence[str]) -> int:
             app.setApplicationName("posenc-gui")
             app.setApplicationVersion(__version__)
         compute = ComputeService(processes=False)
+        from .views.plotkit import theme
+
+        previous_theme = theme.current().name  # run in-process, the caller's theme comes back afterwards
+        theme.set_theme(checked.theme or previous_theme)
         try:
             handout = Handout(args.output, f"Positional encodings — {params.info.label}", setup,
                               [job.panel_class.title for job in jobs], formats, args.width)
@@ -528,6 +534,7 @@ def write_handout(argv: Sequence[str]) -> int:
                 handout.abandon()
                 raise
         finally:
+            theme.set_theme(previous_theme)
             compute.shutdown()
     print(f"wrote {written} ({len(handout.entries)} figures)")
     return EXIT_FAILED if failures else EXIT_OK

@@ -101,3 +101,24 @@ def test_the_window_exports_a_handout_of_the_shown_panels(make_window, qtbot, tm
     monkeypatch.setattr("posenc_gui.views.handout_ui.show_error", lambda parent, message: errors.append(message))
     assert export_handout(window, str(tmp_path / "missing" / "x.pdf"), ["heatmap"]) is None
     assert errors and "missing" in errors[0]
+
+
+def test_a_dark_handout_of_a_comparison_is_dark_on_every_page(tmp_path, qapp):
+    params = EncodingParams().replaced(d_model=64)
+    session = tmp_path / "s.json"
+    session.write_text(json.dumps({"format": "posenc-gui session", "version": 2,
+                                   "params": params.replaced(layout="halves").as_dict(),
+                                   "compare": {"a": params.as_dict(), "mode": "difference"}}), encoding="utf-8")
+    out = tmp_path / "dark"
+    assert export_cli.main(["handout", "-o", f"{out}/", "--session", str(session), "--theme", "dark",
+                            "logits", "scorecard"]) == 0
+    from posenc_gui.views.plotkit.theme import theme_named
+
+    dark = theme_named("dark")
+    index = (out / "index.html").read_text(encoding="utf-8")
+    assert f"background:{dark.background}" in index
+    for name in ("01_logits.png", "02_scorecard.png"):
+        image = QImage(str(out / name))
+        # the panels' own backgrounds (not only their canvases) are dark: sample a row of pixels near the top
+        light = sum(image.pixelColor(x, 4).lightness() > 200 for x in range(0, image.width(), 8))
+        assert light < image.width() / 8 / 10, name

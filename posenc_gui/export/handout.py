@@ -27,10 +27,12 @@ from typing import Any
 
 from PySide6.QtCore import QBuffer, QIODevice, QMarginsF, QRectF, QSizeF, Qt
 from PySide6.QtGui import QColor, QFont, QPageLayout, QPageSize, QPainter, QPdfWriter, QTextDocument
+from PySide6.QtWidgets import QWidget
 
 from .. import __version__
-from .figures import (_PDF_NOISE, CAPTION_COLOUR, _Caption, _export_mode, _render_widget, _without_qt_messages,
-                      figure_caption, image_png_bytes, render_image, svg_bytes)
+from ..views.plotkit import theme
+from .figures import (_PDF_NOISE, _Caption, _export_mode, _render_widget, _scaled_cosmetic_pens,
+                      _without_qt_messages, figure_caption, image_png_bytes, render_image, svg_bytes)
 from .files import ExportError, atomic_write, check_target
 
 #: The formats of a handout folder's figures.
@@ -121,10 +123,11 @@ class Handout:
             raise ExportError("Could not start the PDF writer")
         self._painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
         self._painter.setRenderHint(QPainter.RenderHint.LosslessImageRendering, True)
+        self._painter.fillRect(QRectF(0, 0, *TITLE_PAGE_PX), QColor(theme.current().background))
         lines = "".join(f"<p>{html.escape(line)}</p>" for line in self.setup)
         figures = "".join(f"<li>{html.escape(title)}</li>" for title in panel_titles)
         self._draw_text(f"<h1>{html.escape(self.heading)}</h1>{lines}<h3>Figures</h3><ol>{figures}</ol>"
-                        f"<p style='color:#666'>posenc_gui {html.escape(__version__)}, {date.today():%Y-%m-%d}</p>",
+                        f"<p>posenc_gui {html.escape(__version__)}, {date.today():%Y-%m-%d}</p>",
                         QRectF(48, 48, TITLE_PAGE_PX[0] - 96, TITLE_PAGE_PX[1] - 96), 11.0)
         self._pages = 1
 
@@ -142,7 +145,7 @@ class Handout:
         font = QFont()
         font.setPointSizeF(points)
         document.setDefaultFont(font)
-        document.setDefaultStyleSheet(f"body {{ color: {CAPTION_COLOUR}; }}")
+        document.setDefaultStyleSheet(f"body {{ color: {theme.current().foreground}; }}")
         document.setHtml(f"<body>{rich}</body>")
         document.setTextWidth(rect.width())
         self._painter.save()
@@ -165,22 +168,27 @@ class Handout:
         widget = panel.figure_widget()
         if widget.width() <= 0 or widget.height() <= 0:
             raise ExportError(f"The {panel.title} figure has no size yet")
-        caption, headline = figure_caption(panel), headline_of(panel)
-        index = len(self.entries) + 1
-        if self.is_pdf:
-            entry = HandoutEntry(panel.panel_id, panel.title, caption, headline)
-            self._add_page(widget, entry)
-        else:
-            stem = f"{index:02d}_{panel.panel_id}"
-            for fmt in self.formats:
-                path = self.target / f"{stem}.{fmt}"
-                check_target(path)
-                if fmt == "png":
-                    data = image_png_bytes(render_image(widget, width=self.width, caption=caption), panel.title)
-                else:
-                    data = svg_bytes(widget, title=panel.title, caption=caption)
-                atomic_write(path, data)
-            entry = HandoutEntry(panel.panel_id, panel.title, caption, headline, f"{stem}.{self.formats[0]}")
+        # drawn in the current theme, as every export is (a panel built or shown earlier may still be in another)
+        roots = [panel] if isinstance(panel, QWidget) and panel.isAncestorOf(widget) else [panel, widget]
+        with theme.theme_for([root for root in roots if isinstance(root, QWidget)]) as shown:
+            caption, headline = figure_caption(panel), headline_of(panel)
+            index = len(self.entries) + 1
+            if self.is_pdf:
+                entry = HandoutEntry(panel.panel_id, panel.title, caption, headline)
+                self._add_page(widget, entry)
+            else:
+                stem = f"{index:02d}_{panel.panel_id}"
+                for fmt in self.formats:
+                    path = self.target / f"{stem}.{fmt}"
+                    check_target(path)
+                    if fmt == "png":
+                        image = render_image(widget, width=self.width, caption=caption,
+                                             background=QColor(shown.background))
+                        data = image_png_bytes(image, panel.title)
+                    else:
+                        data = svg_bytes(widget, title=panel.title, caption=caption)
+                    atomic_write(path, data)
+                entry = HandoutEntry(panel.panel_id, panel.title, caption, headline, f"{stem}.{self.formats[0]}")
         self.entries.append(entry)
         return entry
 
@@ -193,16 +201,19 @@ class Handout:
         painter = self._painter
         painter.save()
         try:
+            painter.fillRect(QRectF(0, 0, width, TITLE_HEIGHT_PX + widget.height() + below.height),
+                             QColor(theme.current().background))
             font = QFont()
             font.setPointSizeF(TITLE_POINTS)
             font.setBold(True)
             painter.setFont(font)
-            painter.setPen(QColor(CAPTION_COLOUR))
+            painter.setPen(QColor(theme.current().foreground))
             painter.drawText(QRectF(6, 0, width - 12, TITLE_HEIGHT_PX),
                              int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter),
                              f"{len(self.entries) + 1}. {entry.title}")
             painter.translate(0, TITLE_HEIGHT_PX)
-            with _export_mode(widget), _without_qt_messages(_PDF_NOISE):
+            with (_export_mode(widget), _scaled_cosmetic_pens(widget, theme.current().line_scale),
+                  _without_qt_messages(_PDF_NOISE)):
                 _render_widget(widget, painter)
             below.draw(painter, widget.height())
         finally:
@@ -223,6 +234,7 @@ class Handout:
     def index_html(self) -> str:
         """The folder's index page: the setup, then each figure with its title, caption and headline numbers."""
         setup = "".join(f"<p>{html.escape(line)}</p>" for line in self.setup)
+        colours = theme.current()  # the page in the figures' theme, so they do not sit on another background
         figures = []
         for number, entry in enumerate(self.entries, start=1):
             texts = "".join(f"<p class='{kind}'>{html.escape(text)}</p>"
@@ -231,11 +243,12 @@ class Handout:
                            f"<img src='{html.escape(entry.file)}' alt='{html.escape(entry.title)}'>{texts}</figure>")
         return ("<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
                 f"<title>{html.escape(self.heading)}</title><style>"
-                "body{font-family:sans-serif;max-width:1100px;margin:2em auto;color:#222;background:#fff}"
-                "img{max-width:100%;border:1px solid #ddd}.caption,.headline{font-size:90%}"
+                f"body{{font-family:sans-serif;max-width:1100px;margin:2em auto;color:{colours.foreground};"
+                f"background:{colours.background}}}"
+                "img{max-width:100%;border:1px solid #888}.caption,.headline{font-size:90%}"
                 "</style></head><body>"
                 f"<h1>{html.escape(self.heading)}</h1>{setup}{''.join(figures)}"
-                f"<p style='color:#666'>posenc_gui {html.escape(__version__)}, {date.today():%Y-%m-%d}</p>"
+                f"<p>posenc_gui {html.escape(__version__)}, {date.today():%Y-%m-%d}</p>"
                 "</body></html>\n")
 
     def abandon(self) -> None:

@@ -432,14 +432,12 @@ def _restyle_label(label, table: Mapping[str, str]) -> None:
 _LIGHT_PALETTE: list[QPalette] = []
 
 
-def apply_window_palette(app, theme: Theme | None = None) -> None:
-    """Give ``app`` (a QApplication) a dark palette for a dark theme, its own palette back otherwise."""
+def window_palette(theme: Theme | None = None) -> QPalette | None:
+    """The Qt palette of widgets in ``theme`` (the current one by default): a dark one for a dark theme, None
+    for a light one (the application's own)."""
     theme = theme or current()
-    if not _LIGHT_PALETTE:
-        _LIGHT_PALETTE.append(QPalette(app.palette()))
     if not theme.dark:
-        app.setPalette(_LIGHT_PALETTE[0])
-        return
+        return None
     palette = QPalette()
     window, base, text = QColor("#2b2d31"), QColor(theme.background), QColor(theme.foreground)
     disabled = QColor("#8a8a8a")
@@ -459,4 +457,12 @@ def apply_window_palette(app, theme: Theme | None = None) -> None:
         palette.setColor(role, colour)
     for role in (QPalette.ColorRole.WindowText, QPalette.ColorRole.Text, QPalette.ColorRole.ButtonText):
         palette.setColor(QPalette.ColorGroup.Disabled, role, disabled)
-    app.setPalette(palette)
+    return palette
+
+
+def apply_window_palette(app, theme: Theme | None = None) -> None:
+    """Give ``app`` (a QApplication) a dark palette for a dark theme, its own palette back otherwise."""
+    if not _LIGHT_PALETTE:
+        _LIGHT_PALETTE.append(QPalette(app.palette()))
+    palette = window_palette(theme)
+    app.setPalette(_LIGHT_PALETTE[0] if palette is None else palette)
