@@ -1108,8 +1108,10 @@ class MainWindow(QMainWindow):
         for (kind, name), action in self.colormap_actions.items():
             action.setChecked(name == theme.colormap_for(kind))
         for panel in self.panels.built().values():
-            theme.restyle(panel)
+            theme.restyle(panel.exported())  # with A's copy and the difference while comparing
             panel.schedule_update()  # what a panel sets on each update (titles, keys, maps) in the new colours
+            if panel.comparison is not None:
+                panel.comparison.a.schedule_update()
 
     # ------------------------------------------------------------ shortcuts
     def shortcut_action(self, name: str) -> QAction | None:

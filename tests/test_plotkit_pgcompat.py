@@ -30,6 +30,30 @@ def test_1_a_title_label_calls_update_min_through_its_instance(qapp):
     assert narrow.preferredWidth() == pytest.approx(narrow.itemRect().width())  # its full width where it fits
 
 
+def test_1_a_title_wider_than_its_plot_wraps_and_its_row_grows(qtbot):
+    # pyqtgraph fixes a plot's title row at 30 px in setTitle; a wrapped title gets the height of its lines.
+    from posenc_gui.views.plotkit import set_title, style_plot
+
+    canvas = new_layout_widget()
+    qtbot.addWidget(canvas)
+    plot = canvas.ci.addPlot()
+    style_plot(plot)
+    set_title(plot, LONG_TITLE)
+    canvas.resize(1400, 400)
+    canvas.show()
+    qtbot.waitExposed(canvas)
+    label = plot.titleLabel
+    qtbot.waitUntil(lambda: label.item.textWidth() == -1)  # room for one line: not wrapped
+    assert label.maximumHeight() == pgcompat.PLOT_TITLE_ROW_PX
+    one_line = label.itemRect().height()
+    canvas.resize(260, 400)
+    qtbot.waitUntil(lambda: label.item.textWidth() > 0)
+    wrapped = label.itemRect().height()
+    assert wrapped >= 2 * one_line - 2  # two lines or more
+    assert label.itemRect().width() <= label.size().width() + 1  # inside the label: nothing cut off
+    assert label.maximumHeight() >= wrapped - 1 and label.maximumHeight() > pgcompat.PLOT_TITLE_ROW_PX
+
+
 def test_2_a_legend_hands_its_size_updates_to_update_size(qapp):
     calls = []
 

@@ -32,7 +32,7 @@ from ..model.compare import COMPARE_MODES as MODES, DEFAULT_COMPARE_MODE as DEFA
 from ..state import AppState
 from .labels import MESSAGE_COLOURS, WrappedLabelHolder
 from .plotkit import DIVERGING, FOREGROUND, MatrixPlot, new_layout_widget
-from .plotkit.theme import window_palette
+from .plotkit.theme import restyle, window_palette
 
 if TYPE_CHECKING:
     from .base import Panel
@@ -243,6 +243,7 @@ class ComparedPanel(QWidget):
         self._poll.timeout.connect(self._both_drawn)
         self._name_sides()
         b_panel.comparison = self
+        restyle(self)  # A's copy and the strips are built in light colours: into the theme in use
         self._wait_for_sides()
 
     # ------------------------------------------------------------- the sides

@@ -199,7 +199,7 @@ def style_plot(plot: pg.PlotItem, cached_axes: bool = True) -> None:
         style_axis(plot.getAxis(name), cached_axes)
     plot.titleLabel.setAttr("color", current().foreground)
     cache_text(plot.titleLabel.item)
-    let_title_narrow(plot.titleLabel)
+    let_title_narrow(plot.titleLabel, plot=plot)
 
 
 def show_grid(plot: pg.PlotItem) -> None:

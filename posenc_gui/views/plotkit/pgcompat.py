@@ -6,11 +6,12 @@ attributes and the methods it documents as overridable (``tickStrings``,
 tests/test_plotkit_pgcompat.py that fails when pyqtgraph changes it, so
 moving to a new pyqtgraph is this file's work:
 
-1. ``LabelItem.updateMin`` is replaced on a title's instance
-   (:func:`let_title_narrow`). pyqtgraph calls it through the instance after
-   every ``setText`` and resize, and it makes the text's width the label's
-   minimum width; a dock narrower than its titles then held a canvas wider
-   than its view, clipped at the right.
+1. ``LabelItem.updateMin`` is replaced on a title's instance, and its
+   ``item`` (the QGraphicsTextItem) given a text width to wrap at
+   (:func:`let_title_narrow`). pyqtgraph calls ``updateMin`` through the
+   instance after every ``setText`` and resize, and it makes the text's width
+   the label's minimum width; a dock narrower than its titles then held a
+   canvas wider than its view, clipped at the right.
 2. ``LegendItem.updateSize`` is overridden (:class:`LegendInLayout`).
    pyqtgraph calls it after every change of entries or columns and, with
    ``size=None``, gives the legend a geometry of its own, as a floating
@@ -35,24 +36,62 @@ moving to a new pyqtgraph is this file's work:
 
 from __future__ import annotations
 
+import math
+
 import pyqtgraph as pg
-from PySide6.QtCore import QRectF
+from PySide6.QtCore import QRectF, Qt
 
 #: Narrowest a title lets its plot become (see :func:`let_title_narrow`).
 MIN_TITLE_WIDTH = 60
+#: The height pyqtgraph gives a plot's title row (``PlotItem.setTitle``); a wrapped title's row grows from it.
+PLOT_TITLE_ROW_PX = 30
 
 
-def let_title_narrow(label: pg.LabelItem, narrowest: float = MIN_TITLE_WIDTH) -> None:
-    """Keep a title's text width as its preferred width, and at most ``narrowest`` as its minimum.
+def let_title_narrow(label: pg.LabelItem, narrowest: float = MIN_TITLE_WIDTH, plot: pg.PlotItem | None = None) -> None:
+    """Keep a title's text width as its preferred width, at most ``narrowest`` as its minimum, and wrap it.
 
-    Where there is room the title has its full width; where there is not,
-    its centred text runs over the empty corners beside it.
+    Where there is room the title has its full width on one line; where
+    there is not, its words wrap onto more lines, centred, and the label
+    grows taller (a title cut at both ends hid the parameters it names).
+    ``plot``: the PlotItem whose title ``label`` is; pyqtgraph fixes its
+    title row at 30 px (``setTitle``), which the wrapped lines then get.
     """
     update_min = label.updateMin
+    option = label.item.document().defaultTextOption()
+    option.setAlignment(Qt.AlignmentFlag.AlignHCenter)
+    label.item.document().setDefaultTextOption(option)
+    fitting = [False]
+
+    def wrap_to_width() -> bool:
+        """Give the text the label's width when it is wider (one line otherwise); whether that changed."""
+        item, width = label.item, label.size().width()
+        wanted = -1.0
+        if width >= narrowest:
+            kept = item.textWidth()
+            item.setTextWidth(-1)
+            if item.boundingRect().width() > width + 0.5:
+                wanted = width
+            item.setTextWidth(kept)
+        if item.textWidth() == wanted:
+            return False
+        item.setTextWidth(wanted)
+        return True
 
     def update_min_narrow() -> None:
+        if not fitting[0]:  # pyqtgraph's resizeEvent calls updateMin again
+            fitting[0] = True
+            try:
+                if wrap_to_width():
+                    label.resizeEvent(None)  # centre the new lines in the label
+            finally:
+                fitting[0] = False
         update_min()
         label.setMinimumWidth(min(label.minimumWidth(), narrowest))
+        if plot is not None and label.isVisible():
+            height = max(PLOT_TITLE_ROW_PX, math.ceil(label.itemRect().height()))
+            if label.maximumHeight() != height:
+                label.setMaximumHeight(height)
+                plot.layout.setRowFixedHeight(0, height)
 
     label.updateMin = update_min_narrow
     update_min_narrow()

@@ -37,6 +37,7 @@ def set_title(plot: pg.PlotItem, title: str) -> None:
     if label.text != title or not label.isVisible():
         label.opts["color"] = current().foreground
         plot.setTitle(title, size=f"{TITLE_POINTS:g}pt")
+        label.updateMin()  # setTitle fixed the title row at one line's height: a wrapped title takes its own
 
 
 def add_canvas_title(canvas: pg.GraphicsLayoutWidget, columns: int = 1) -> pg.LabelItem:
