@@ -227,7 +227,7 @@ def test_the_export_dict_carries_the_model_and_head(tmp_path):
     assert data["model"]["head"] == 1 and data["model"]["num_heads"] == 2 and data["model"]["d_head"] == 2
     assert data["tokens_a"] == ["[CLS]", "dog", "man", "[SEP]"] and data["ids_a"] == [1, 3, 5, 2]
     np.testing.assert_allclose(data["with_pe"]["attention_a"], demo.with_pe.trace_a.attention, rtol=0, atol=0)
-    assert set(data["table_split"]["a"]) == {"without_the_table", "with_the_table", "difference"}
+    assert set(data["table_split"]["a"]) == {"without_the_table", "with_the_table", "table_contribution"}
 
 
 def test_importing_the_real_head_loads_no_tokenizer_and_no_qt():

@@ -61,7 +61,7 @@ from .model_tables import cached_model
 #: The file a model folder's tokenizer is read from.
 TOKENIZER_FILE = "tokenizer.json"
 #: The matrices of the split of the real head's logits, in order.
-TABLE_TERMS = ("without the table", "with the table", "difference")
+TABLE_TERMS = ("without the table", "with the table", "table contribution")
 #: Hugging Face's default ``layer_norm_eps`` of BERT and RoBERTa, and DistilBERT's fixed one.
 DEFAULT_LAYER_NORM_EPS = 1e-12
 #: What the split of the logits is, for the figure and the export.
@@ -431,7 +431,7 @@ def real_head_dict(demo: RealHeadDemo) -> dict[str, Any]:
     ``tokens_b``, ``ids_a``, ``ids_b``, ``is_permutation``, ``permutation``,
     ``message``, ``without_pe`` and ``with_pe`` (as the toy demo's:
     attention, output, scores, differences, verdict), and ``table_split``
-    (``a``/``b``: ``without_the_table``, ``with_the_table``, ``difference``;
+    (``a``/``b``: ``without_the_table``, ``with_the_table``, ``table_contribution`` (with − without);
     and ``note``).
     """
     if not isinstance(demo, RealHeadDemo):

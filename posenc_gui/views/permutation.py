@@ -334,6 +334,8 @@ class PermutationPanel(Panel):
         #: The folder whose heads the chooser lists (None: only the toy head), and why a folder has none.
         self._heads_folder: str | None = None
         self._no_heads_reason = "no model folder is open"
+        #: The folder last looked at (its heads listed, or the reason it has none).
+        self._checked_folder: str | None = None
         self._refresh_heads()
 
         self.sentence_a_edit.textChanged.connect(self.request_update)
@@ -343,6 +345,7 @@ class PermutationPanel(Panel):
         self.head_combo.currentIndexChanged.connect(self._head_chosen)
         self.folder_button.clicked.connect(self._pick_folder)
         state.paramsChanged.connect(self.schedule_update)  # a hidden dock catches up when shown
+        state.paramsChanged.connect(self._refresh_heads)  # the chooser lists the heads of a model just opened
         self.request_update()
 
     # ------------------------------------------------------------------ inputs
@@ -408,8 +411,9 @@ class PermutationPanel(Panel):
     def _refresh_heads(self) -> None:
         """List the heads of :meth:`real_folder` in the chooser when it changed (its config and headers only)."""
         folder = self.real_folder()
-        if folder == self._heads_folder and (folder is None or self.head_combo.count() > 1):
+        if folder == self._checked_folder:
             return
+        self._checked_folder = folder
         reason = real_head_available(folder)
         chosen = self.chosen_head()
         self.head_combo.blockSignals(True)
@@ -943,7 +947,7 @@ class PermutationPanel(Panel):
             self.colorbars[f"model_split_{sentence}"].set_scale(colormap, levels)
             largest[sentence] = float(np.max(np.abs(split.difference)))
             for name, term in terms.items():
-                size = f"  max |·| {largest[sentence]:.2g}" if name == "difference" else ""
+                size = f"  max |·| {largest[sentence]:.2g}" if name == TABLE_TERMS[2] else ""
                 self.matrices[f"split_{sentence}_{name}"].set_matrix(
                     term, split.tokens, split.tokens, colormap, levels, f"{sentence}: {name}{size}")
             self.split_checks[sentence] = f"max |S with − S without| = {largest[sentence]:.2g}"
