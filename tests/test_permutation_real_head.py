@@ -110,6 +110,7 @@ def test_picking_a_folder_runs_its_head_0(panel, folder, monkeypatch):
     _settle(panel)
     assert isinstance(panel.demo, RealHeadDemo) and panel.demo.head == 0
     assert panel.state.params.scheme != "learned_file"  # the app's parameters are left alone
+    assert panel.current_options()["real_head"] == -1  # a session names no picked folder: it keeps the toy head
 
 
 def test_picking_a_folder_that_is_not_bert_family_says_why(panel, tmp_path, monkeypatch):
@@ -136,3 +137,15 @@ def test_the_export_carries_the_model_head_and_numbers(panel, folder):
     permutation = json.loads(json.dumps(data["meta"]["permutation"]))
     assert permutation["model"]["name"] == "tiny-bert" and permutation["ids_a"] == [1, 3, 4, 5, 2]
     assert panel.current_options()["real_head"] == 1
+
+
+def test_a_session_reopens_the_real_head(make_window, folder, tmp_path):
+    window = make_window()
+    assert model_open.open_model_path(window.state, str(folder), ask=False) is None
+    window.panels["permutation"].set_head(1)
+    path = tmp_path / "real.json"
+    assert window.save_session(str(path)) is None
+    other = make_window(restore=False)
+    assert other.open_session(str(path)) is None
+    assert other.panels["permutation"].chosen_head() == 1
+    assert other.panels["permutation"].head_combo.currentText() == "tiny-bert: layer 0, head 1"

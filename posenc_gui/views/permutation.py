@@ -367,11 +367,16 @@ class PermutationPanel(Panel):
             self.set_causal(causal)
 
     def current_options(self) -> dict[str, object]:
-        """The sentences, whether the encoding is added and whether the head is causal (the demo's d_model
-        is a view setting)."""
+        """The sentences, whether the encoding is added, whether the head is causal and the real head (the
+        demo's d_model is a view setting)."""
         return {"sentence_a": self.sentence_a_edit.text(), "sentence_b": self.sentence_b_edit.text(),
                 "position": self.pe_check.isChecked(), "causal": self.causal_check.isChecked(),
-                "real_head": self.chosen_head()}
+                "real_head": self._saved_head()}
+
+    def _saved_head(self) -> int:
+        """The head a session keeps: the chosen one of the model opened in the app; the toy head (-1) for a
+        folder picked with Model folder…, which the session's parameters do not name (it would not reopen)."""
+        return TOY_HEAD if self._picked_folder else self.chosen_head()
 
     # ------------------------------------------------------------------ the head
     def real_folder(self) -> str | None:
