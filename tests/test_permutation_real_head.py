@@ -143,6 +143,8 @@ def test_a_session_reopens_the_real_head(make_window, folder, tmp_path):
     window = make_window()
     assert model_open.open_model_path(window.state, str(folder), ask=False) is None
     window.panels["permutation"].set_head(1)
+    # the tiny model has 8 positions: a saved reference of 64 (the default) would be refused on opening
+    window.state.set_view(reference=3)
     path = tmp_path / "real.json"
     assert window.save_session(str(path)) is None
     other = make_window(restore=False)
