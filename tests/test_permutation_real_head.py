@@ -111,6 +111,10 @@ def test_picking_a_folder_runs_its_head_0(panel, folder, monkeypatch):
     assert isinstance(panel.demo, RealHeadDemo) and panel.demo.head == 0
     assert panel.state.params.scheme != "learned_file"  # the app's parameters are left alone
     assert panel.current_options()["real_head"] == -1  # a session names no picked folder: it keeps the toy head
+    other = hand_folder(folder.parent / "other-bert", special=True)
+    model_open.open_model_path(panel.state, str(other), ask=False)  # a model opened later takes over
+    _settle(panel)
+    assert panel.real_folder() == str(other) and panel.head_combo.itemText(1) == "other-bert: layer 0, head 0"
 
 
 def test_picking_a_folder_that_is_not_bert_family_says_why(panel, tmp_path, monkeypatch):

@@ -331,6 +331,8 @@ class PermutationPanel(Panel):
         self._rotation_labels: bool | None = None
         #: A model folder picked with "Model folder…" (else the model opened in the app is used).
         self._picked_folder: str | None = None
+        #: The model folder last seen open in the app.
+        self._opened_folder: str | None = None
         #: The folder whose heads the chooser lists (None: only the toy head), and why a folder has none.
         self._heads_folder: str | None = None
         self._no_heads_reason = "no model folder is open"
@@ -380,12 +382,16 @@ class PermutationPanel(Panel):
 
     # ------------------------------------------------------------------ the head
     def real_folder(self) -> str | None:
-        """The folder whose heads can run: the one picked with Model folder…, else the model opened in the app."""
-        if self._picked_folder:
-            return self._picked_folder
+        """The folder whose heads can run: the one picked with Model folder… (until another model is opened in
+        the app), else the model opened in the app."""
         params = self.state.params
         path = params.options.get("model_path") if params.scheme == "learned_file" else None
-        return str(path) if path else None
+        opened = str(path) if path else None
+        if opened != self._opened_folder:
+            self._opened_folder = opened
+            if opened:
+                self._picked_folder = None  # the model the user opened last is the one to run
+        return self._picked_folder or opened
 
     def chosen_head(self) -> int:
         """The head chosen: ``-1`` (:data:`TOY_HEAD`) for the toy head, else a head of layer 0."""
