@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
     QGraphicsGridLayout,
     QGraphicsWidget,
     QGridLayout,
+    QHBoxLayout,
     QLabel,
     QLineEdit,
     QPushButton,
@@ -279,9 +280,6 @@ class PermutationPanel(Panel):
         self.folder_button = QPushButton("Model folder…", self)
         self.folder_button.setToolTip("Pick a BERT-family model folder (config.json, model.safetensors, "
                                       "tokenizer.json) whose first layer's heads this demo runs")
-        self.header.addWidget(QLabel("Head:", self))
-        self.header.addWidget(self.head_combo)
-        self.header.addWidget(self.folder_button)
         self.header.addWidget(self.pe_check)
         self.header.addWidget(self.causal_check)
         self.header.addWidget(QLabel("demo d_model:", self))
@@ -303,6 +301,16 @@ class PermutationPanel(Panel):
         grid.addWidget(self.sentence_b_edit, 0, 3)
         grid.setColumnStretch(1, 1)
         grid.setColumnStretch(3, 1)
+        # The head chooser has a row of its own: in the header it made the dock wider than its figure.
+        self.head_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.head_combo.setMinimumContentsLength(30)
+        heads = QHBoxLayout()
+        heads.setContentsMargins(0, 0, 0, 0)
+        heads.addWidget(self.head_combo)
+        heads.addWidget(self.folder_button)
+        heads.addStretch(1)
+        grid.addWidget(QLabel("Head:", self), 1, 0)
+        grid.addLayout(heads, 1, 1, 1, 3)
         self.body.addLayout(grid)
 
         self.verdict_label = QLabel(self)
