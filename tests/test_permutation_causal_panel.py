@@ -131,7 +131,7 @@ def test_causal_is_an_option_and_a_bad_value_is_refused(panel):
     panel.apply_options(causal=True, sentence_a="a b c", sentence_b="c b a")
     _settle(panel)
     assert panel.current_options() == {"sentence_a": "a b c", "sentence_b": "c b a", "position": True,
-                                       "causal": True}
+                                       "causal": True, "real_head": -1}
     with pytest.raises(ValueError, match="causal"):
         panel.apply_options(causal="on", sentence_a="x y")
     assert panel.causal_check.isChecked() and panel.sentence_a_edit.text() == "a b c"  # nothing changed

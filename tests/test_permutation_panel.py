@@ -277,9 +277,10 @@ def test_no_graphics_item_is_owned_by_python(panel, qtbot):
     owned = [type(item).__name__ for item in items if shiboken6.ownedByPython(item)]
     assert owned == []
     # One light item per matrix, not a pyqtgraph plot (axes, view box, menus) each.
-    # Rows E, PE, X, Q, K, Q̃, K̃, V, S, A, Z for two sentences; the splits' 5 (added) and 3 (RoPE) each.
-    assert len(panel.matrices) == 2 * 12 + 2 * 5 + 2 * 3 + 2 * 3  # rows; table, rotation, bias strips
-    assert len(items) < 100
+    # Rows E, PE, X, Q, K, Q̃, K̃, V, S, A, Z for two sentences; the splits' 5 (added) and 3 (RoPE, bias, a real
+    # head's table) each.
+    assert len(panel.matrices) == 2 * 12 + 2 * 5 + 2 * 3 + 2 * 3 + 2 * 3  # rows; table, rotation, bias, model
+    assert len(items) < 110  # each strip: 3 matrices, a colour bar, a label and its widget, for a and b
     assert all(matrix.scene() is panel.canvas.scene() for matrix in panel.matrices.values())
 
 

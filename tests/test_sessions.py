@@ -67,7 +67,7 @@ def test_a_saved_session_opens_in_a_new_window_as_it_was(make_window, tmp_path):
     assert other.panels["waveforms"].dims == (1, 4, 9)
     assert other.panels["similarity"].metric == "cosine"
     assert other.panels["permutation"].current_options() == {"sentence_a": "a b c", "sentence_b": "c b a",
-                                                            "position": False, "causal": True}
+                                                            "position": False, "causal": True, "real_head": -1}
     assert other.panels["permutation"].causal_check.isChecked()
     assert other.panels["linear_relation"].current_options() == {"k": 7}
     assert other.docks["heatmap"].isHidden() and not other.docks["waveforms"].isHidden()

@@ -17,7 +17,7 @@ import math
 import os
 import re
 import stat
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, Literal, NamedTuple, Protocol
@@ -167,6 +167,45 @@ class ModelFile:
             raise ModelFileError(self.path, problem)
         return values
 
+    def read_rows(self, name: str, rows: Sequence[int] | None = None) -> np.ndarray:
+        """Rows ``rows`` (indices of the first axis; None: all) of the 1-D or 2-D tensor ``name``, as float64.
+
+        Only the rows asked for are read, through the safetensors memory map,
+        so a model's 30,000-row word table costs the few rows of a sentence.
+        A 1-D tensor (a bias, a LayerNorm weight) gives its entries.
+
+        Raises
+        ------
+        ModelFileError
+            When there is no such tensor, the model is not read from
+            safetensors files, the tensor is not 1-D or 2-D or not a float
+            type, a row is out of range, more than :data:`MAX_TABLE_VALUES`
+            values are asked for, or a value read is NaN or infinite.
+        """
+        info = next((tensor for tensor in self.tensors if tensor.name == name), None)
+        if info is None:
+            raise ModelFileError(self.path, f"it has no tensor named {name!r}")
+        if not isinstance(self._source, _Safetensors):
+            raise ModelFileError(self.path, f"tensor {name}: rows are read from safetensors files only")
+        if len(info.shape) not in (1, 2) or info.dtype not in FLOAT_DTYPES:
+            raise ModelFileError(self.path, f"tensor {name} is {info.dtype} of shape {info.shape}; rows are read "
+                                            f"from 1-D or 2-D tensors of {', '.join(FLOAT_DTYPES)}")
+        count = info.shape[0]
+        index = np.arange(count) if rows is None else np.asarray(rows, dtype=np.int64).reshape(-1)
+        if index.size and (index.min() < 0 or index.max() >= count):
+            raise ModelFileError(self.path, f"tensor {name} has rows 0 … {count - 1}; asked for row "
+                                            f"{int(index.min() if index.min() < 0 else index.max())}")
+        width = info.shape[1] if len(info.shape) == 2 else 1
+        if index.size * width > MAX_TABLE_VALUES:
+            raise ModelFileError(self.path, f"{index.size * width:,} values of tensor {name} asked for "
+                                            f"(at most {MAX_TABLE_VALUES:,} are read)")
+        values = self._source.read_rows(name, index)
+        if values.shape != (index.size, *info.shape[1:]):
+            raise ModelFileError(self.path, f"tensor {name} changed since the file was opened")
+        if not np.isfinite(values).all():
+            raise ModelFileError(self.path, f"tensor {name} holds NaN or infinite values in the rows read")
+        return values
+
 
 def open_model(path: str | os.PathLike[str]) -> ModelFile:
     """Open the model at ``path``: a Hugging Face folder, ``.safetensors``, ``.gguf``, ``.npy`` or ``.npz``.
@@ -296,6 +335,23 @@ class _Safetensors:
                 return handle.get_slice(name)[first_row:]
         except Exception as error:  # any failure of the reader on an untrusted file
             raise ModelFileError(file, f"tensor {name} cannot be read ({error})") from None
+
+    def read_rows(self, name: str, rows: np.ndarray) -> np.ndarray:
+        """The rows ``rows`` of tensor ``name`` as float64, each distinct row read once (a slice of the map)."""
+        import ml_dtypes  # noqa: F401 (registers bfloat16 with NumPy, which safetensors needs for BF16)
+        from safetensors import safe_open
+
+        file = self.files[name]
+        distinct, where = np.unique(rows, return_inverse=True)
+        try:
+            with safe_open(_checked(file), framework="numpy") as handle:
+                part = handle.get_slice(name)
+                read = [np.asarray(part[int(row):int(row) + 1], dtype=np.float64) for row in distinct]
+        except Exception as error:  # any failure of the reader on an untrusted file
+            raise ModelFileError(file, f"tensor {name} cannot be read ({error})") from None
+        shape = tuple(part.get_shape())[1:]
+        stacked = np.concatenate(read) if read else np.zeros((0, *shape))
+        return stacked[where.reshape(-1)]
 
 
 def _checked(path: Path) -> Path:

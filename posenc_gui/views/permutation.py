@@ -6,22 +6,33 @@ cells and the rows labelled by the words (:mod:`.matrix_items`). With the
 causal mask the keys a word does not see are drawn as masked cells. All
 numbers come from :mod:`posenc_gui.model.attention`; this module only
 draws them.
+
+With a BERT-family folder that has its ``tokenizer.json`` (the model opened
+in the app, or one picked with "Model folder…"), the head chooser runs the
+model's own first layer instead (:mod:`posenc_gui.model.bert_head`): the
+sentences as its tokenizer splits them, X = LayerNorm(word + type + position
+rows), that layer's W_q, W_k, W_v for the chosen head, with and without the
+position table.
 """
 
 from __future__ import annotations
 
 import html
+import os
 from typing import Any, Callable
 
 import numpy as np
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QCheckBox,
+    QComboBox,
     QGraphicsGridLayout,
     QGraphicsWidget,
     QGridLayout,
+    QHBoxLayout,
     QLabel,
     QLineEdit,
+    QPushButton,
     QScrollArea,
     QWidget,
 )
@@ -46,6 +57,9 @@ from ..model.attention import (
     permutation_demo,
     word_difference,
 )
+from ..model.bert_head import TABLE_TERMS, RealHeadDemo, TableSplit, bert_permutation_demo, head_count, \
+    real_head_available
+from . import model_open
 from .base import MESSAGE_STYLES, Panel
 from .param_controls import ViewSpinBox
 from .registry import PanelOption
@@ -101,6 +115,24 @@ BIASED_SCORE_STEPS: tuple[Step, ...] = (
     ("S", "S = QK<sup>T</sup>/√d<sub>k</sub> + B", "logits with the bias", lambda t: t.scores),
 )
 ROTATION_INPUT_STEPS: tuple[Step, ...] = (("X", "X = E", "RoPE adds nothing to X", lambda t: t.x),)
+#: The real head's rows (a BERT-family model's layer 0): its embeddings, LayerNorm and biased projections.
+REAL_E_STEP: Step = ("E", "E", "word rows + token type 0", lambda t: t.embeddings)
+REAL_POSITION_STEPS: tuple[Step, ...] = (
+    REAL_E_STEP,
+    ("PE", "P", "the model's position rows", lambda t: t.positional),
+    ("X", "X = LN(E + P)", "LayerNorm(E + P)", lambda t: t.x),
+)
+REAL_PLAIN_STEPS: tuple[Step, ...] = (
+    REAL_E_STEP, ("X", "X = LN(E)", "LayerNorm(E), no position table", lambda t: t.x),
+)
+REAL_HEAD_STEPS: tuple[Step, ...] = (
+    ("Q", "Q = X·W<sub>q</sub><sup>T</sup> + b<sub>q</sub>", "the head's queries", lambda t: t.q),
+    ("K", "K = X·W<sub>k</sub><sup>T</sup> + b<sub>k</sub>", "the head's keys", lambda t: t.k),
+    ("V", "V = X·W<sub>v</sub><sup>T</sup> + b<sub>v</sub>", "the head's values", lambda t: t.v),
+    ("S", "S = QK<sup>T</sup>/√d<sub>head</sub>", "logits: query × key", lambda t: t.scores),
+)
+#: What the head chooser's toy entry holds (a real head holds its index).
+TOY_HEAD = -1
 #: Every row of plots the figure has, top to bottom (each mode shows some of them).
 ROW_KEYS = ("E", "PE", "X", "Q", "K", "Q_rot", "K_rot", "V", "B", "S", "A", "Z")
 #: Steps whose columns are key words (not dimensions).
@@ -109,13 +141,17 @@ SPLIT_NAMES = ("e·e", "e·p", "p·e", "p·p", "total")
 #: The strips of the split: an added encoding's four terms and total, or a rotation's three matrices.
 #: A bias's strip: the logits without it, the bias, and their sum S.
 BIAS_SPLIT_NAMES = ("QKᵀ/√d_k", "bias B", "S")
-STRIP_NAMES = {"table": SPLIT_NAMES, "rotation": ROTATION_TERMS, "bias": BIAS_SPLIT_NAMES}
+#: A real head's strip: its logits without and with the model's position table, and their difference.
+STRIP_NAMES = {"table": SPLIT_NAMES, "rotation": ROTATION_TERMS, "bias": BIAS_SPLIT_NAMES, "model": TABLE_TERMS}
 
 
-def steps(with_position: bool, rotation: bool = False, bias: bool = False) -> tuple[Step, ...]:
+def steps(with_position: bool, rotation: bool = False, bias: bool = False, real: bool = False) -> tuple[Step, ...]:
     """The rows of plots, top to bottom: with position an added encoding's E, PE, X = E + PE, with
     ``rotation`` (RoPE) X = E and the rotated Q̃, K̃ before the logits, or with ``bias`` X = E and the bias B
-    added to the logits."""
+    added to the logits; with ``real`` (a model's layer 0) E, P, X = LayerNorm(E + P) and the biased
+    projections."""
+    if real:
+        return (REAL_POSITION_STEPS if with_position else REAL_PLAIN_STEPS) + REAL_HEAD_STEPS + OUTPUT_STEPS
     if with_position and bias:
         return BIAS_INPUT_STEPS + PROJECTION_STEPS + VALUE_STEPS + BIAS_STEPS + BIASED_SCORE_STEPS + OUTPUT_STEPS
     if with_position and rotation:
@@ -160,7 +196,7 @@ class PermutationPanel(Panel):
 
     panel_id = "permutation"
     title = "Permutation demo"
-    model_functions = (permutation_demo,)
+    model_functions = (permutation_demo, bert_permutation_demo)
     #: A table to add or a rotation (RoPE): what the demo needs is either, see :meth:`shows`.
     requires = frozenset({"table"})  # or RoPE: see shows()
     view_settings = ("demo_d_model",)
@@ -172,6 +208,8 @@ class PermutationPanel(Panel):
         PanelOption("--demo-d-model", "embedding size of the toy attention head", type=int, metavar="D"),
         PanelOption("--causal", "mask future keys (a decoder's head): word i attends to words 0…i only "
                     "(--no-causal: every word sees every word)", boolean=True),
+        PanelOption("--real-head", "run head H of layer 0 of the BERT-family model opened with --model (its "
+                    "folder has tokenizer.json) instead of the toy head; -1: the toy head", type=int, metavar="H"),
     )
     help_text = (
         "Self-attention, one head, traced number by number for two sentences: "
@@ -199,7 +237,13 @@ class PermutationPanel(Panel):
         "without position (or with NoPE) reordering the words changes the outputs (Kazemnejad et al. 2023); "
         "the verdict counts the keys each word sees in a and in b. Rows are words (first "
         "word at the top); colours share one scale per row of plots (blue negative, red positive; A from "
-        "0 to 1)."
+        "0 to 1). <b>A real head</b>: with a BERT-family model folder that has its tokenizer.json (opened "
+        "with File ▸ Open model, or picked with “Model folder…”), choose one of its first layer's heads: the "
+        "sentences are split by the model's tokenizer ([CLS] and [SEP] included), X = LayerNorm(word + token "
+        "type 0 + position rows), Q = XW<sub>q</sub><sup>T</sup> + b<sub>q</sub> and so on for that head's "
+        "d<sub>head</sub> columns, exactly as Hugging Face's BertEmbeddings and BertSelfAttention; the switch "
+        "leaves the position table out. The four-term split does not apply (LayerNorm comes first): the last "
+        "rows show the logits without and with the table and their difference."
     )
 
     @classmethod
@@ -229,6 +273,14 @@ class PermutationPanel(Panel):
             f"Embedding size of this demo ({MIN_DEMO_D_MODEL}…{MAX_DEMO_D_MODEL}), small so the numbers "
             "can be read; independent of the Parameters panel's d_model")
         self.scheme_label = QLabel(self)
+        self.head_combo = QComboBox(self)
+        self.head_combo.setAccessibleName("head")
+        self.head_combo.setToolTip("The toy head (seeded random weights), or a head of layer 0 of the BERT-family "
+                                   "model folder opened (or picked with Model folder…)")
+        self.head_combo.addItem("toy head", TOY_HEAD)
+        self.folder_button = QPushButton("Model folder…", self)
+        self.folder_button.setToolTip("Pick a BERT-family model folder (config.json, model.safetensors, "
+                                      "tokenizer.json) whose first layer's heads this demo runs")
         self.header.addWidget(self.pe_check)
         self.header.addWidget(self.causal_check)
         self.header.addWidget(QLabel("demo d_model:", self))
@@ -250,6 +302,16 @@ class PermutationPanel(Panel):
         grid.addWidget(self.sentence_b_edit, 0, 3)
         grid.setColumnStretch(1, 1)
         grid.setColumnStretch(3, 1)
+        # The head chooser has a row of its own: in the header it made the dock wider than its figure.
+        self.head_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.head_combo.setMinimumContentsLength(30)
+        heads = QHBoxLayout()
+        heads.setContentsMargins(0, 0, 0, 0)
+        heads.addWidget(self.head_combo)
+        heads.addWidget(self.folder_button)
+        heads.addStretch(1)
+        grid.addWidget(QLabel("Head:", self), 1, 0)
+        grid.addLayout(heads, 1, 1, 1, 3)
         self.body.addLayout(grid)
 
         self.verdict_label = QLabel(self)
@@ -276,22 +338,37 @@ class PermutationPanel(Panel):
         self._shape: tuple | None = None
         #: Whether the sentences' checkbox names a rotation (RoPE) or an added encoding.
         self._rotation_labels: bool | None = None
+        #: A model folder picked with "Model folder…" (else the model opened in the app is used).
+        self._picked_folder: str | None = None
+        #: The model folder last seen open in the app.
+        self._opened_folder: str | None = None
+        #: The folder whose heads the chooser lists (None: only the toy head), and why a folder has none.
+        self._heads_folder: str | None = None
+        self._no_heads_reason = "no model folder is open"
+        #: The folder last looked at (its heads listed, or the reason it has none).
+        self._checked_folder: str | None = None
+        self._refresh_heads()
 
         self.sentence_a_edit.textChanged.connect(self.request_update)
         self.sentence_b_edit.textChanged.connect(self.request_update)
         self.pe_check.toggled.connect(self._toggle_position)
         self.causal_check.toggled.connect(self.request_update)
+        self.head_combo.currentIndexChanged.connect(self._head_chosen)
+        self.folder_button.clicked.connect(self._pick_folder)
         state.paramsChanged.connect(self.schedule_update)  # a hidden dock catches up when shown
+        state.paramsChanged.connect(self._refresh_heads)  # the chooser lists the heads of a model just opened
         self.request_update()
 
     # ------------------------------------------------------------------ inputs
     def apply_options(self, sentence_a: str | None = None, sentence_b: str | None = None,
                       position: bool | None = None, demo_d_model: int | None = None,
-                      causal: bool | None = None) -> None:
-        """Set the sentences, whether the encoding is added, the demo's d_model and the causal mask
-        (ValueError out of range; a bad causal changes nothing)."""
+                      causal: bool | None = None, real_head: int | None = None) -> None:
+        """Set the sentences, whether the encoding is added, the demo's d_model, the causal mask and the
+        head (ValueError out of range; a bad causal or head changes nothing)."""
         if causal is not None:
             _check_causal(causal)
+        if real_head is not None:
+            self.set_head(real_head)
         if demo_d_model is not None:
             self.set_demo_d_model(demo_d_model)
         self.set_sentences(sentence_a=sentence_a, sentence_b=sentence_b)
@@ -301,10 +378,105 @@ class PermutationPanel(Panel):
             self.set_causal(causal)
 
     def current_options(self) -> dict[str, object]:
-        """The sentences, whether the encoding is added and whether the head is causal (the demo's d_model
-        is a view setting)."""
+        """The sentences, whether the encoding is added, whether the head is causal and the real head (the
+        demo's d_model is a view setting)."""
         return {"sentence_a": self.sentence_a_edit.text(), "sentence_b": self.sentence_b_edit.text(),
-                "position": self.pe_check.isChecked(), "causal": self.causal_check.isChecked()}
+                "position": self.pe_check.isChecked(), "causal": self.causal_check.isChecked(),
+                "real_head": self._saved_head()}
+
+    def _saved_head(self) -> int:
+        """The head a session keeps: the chosen one of the model opened in the app; the toy head (-1) for a
+        folder picked with Model folder…, which the session's parameters do not name (it would not reopen)."""
+        return TOY_HEAD if self._picked_folder else self.chosen_head()
+
+    # ------------------------------------------------------------------ the head
+    def real_folder(self) -> str | None:
+        """The folder whose heads can run: the one picked with Model folder… (until another model is opened in
+        the app), else the model opened in the app."""
+        params = self.state.params
+        path = params.options.get("model_path") if params.scheme == "learned_file" else None
+        opened = str(path) if path else None
+        if opened != self._opened_folder:
+            self._opened_folder = opened
+            if opened:
+                self._picked_folder = None  # the model the user opened last is the one to run
+        return self._picked_folder or opened
+
+    def chosen_head(self) -> int:
+        """The head chosen: ``-1`` (:data:`TOY_HEAD`) for the toy head, else a head of layer 0."""
+        return int(self.head_combo.currentData())
+
+    def set_head(self, head: int) -> None:
+        """Run head ``head`` of layer 0 of the model folder, or the toy head with ``-1``.
+
+        Raises
+        ------
+        ValueError
+            Naming ``real_head``: no BERT-family folder with tokenizer.json is
+            open (with the reason), or ``head`` is out of its range.
+        """
+        if isinstance(head, bool) or not isinstance(head, (int, np.integer)):
+            raise ValueError(f"real_head must be a head number or -1 (the toy head), got {head!r}")
+        self._refresh_heads()
+        if head == TOY_HEAD:
+            self.head_combo.setCurrentIndex(0)
+            return
+        heads = self.head_combo.count() - 1
+        if not heads:
+            raise ValueError(f"real_head: the demo has only the toy head: {self._no_heads_reason}")
+        if not 0 <= head < heads:
+            raise ValueError(f"real_head must be -1 (the toy head) or 0 … {heads - 1}, got {head}")
+        self.head_combo.setCurrentIndex(head + 1)
+
+    def _refresh_heads(self) -> None:
+        """List the heads of :meth:`real_folder` in the chooser when it changed (its config and headers only)."""
+        folder = self.real_folder()
+        if folder == self._checked_folder:
+            return
+        self._checked_folder = folder
+        reason = real_head_available(folder)
+        chosen = self.chosen_head()
+        self.head_combo.blockSignals(True)
+        while self.head_combo.count() > 1:
+            self.head_combo.removeItem(1)
+        if reason is None:
+            assert folder is not None
+            name = os.path.basename(os.path.normpath(folder))
+            for head in range(head_count(folder)):
+                self.head_combo.addItem(f"{name}: layer 0, head {head}", head)
+            self._heads_folder, self._no_heads_reason = folder, ""
+        else:
+            self._heads_folder, self._no_heads_reason = None, reason
+        self.head_combo.setCurrentIndex(chosen + 1 if 0 <= chosen + 1 < self.head_combo.count() else 0)
+        self.head_combo.blockSignals(False)
+        self.head_combo.setToolTip("The toy head (seeded random weights), or a head of layer 0 of a BERT-family "
+                                   "model folder" + (f" — none now: {reason}" if reason else ""))
+        self._enable_toy_controls()
+
+    def _enable_toy_controls(self) -> None:
+        """The demo's d_model and the causal mask belong to the toy head (a BERT head sees every token)."""
+        toy = self.chosen_head() == TOY_HEAD
+        self.d_model_spin.setEnabled(toy)
+        self.causal_check.setEnabled(toy)
+
+    def _head_chosen(self, _index: int) -> None:
+        self._enable_toy_controls()
+        self.request_update()
+
+    def _pick_folder(self) -> None:
+        """Ask for a BERT-family folder (the dialog is model_open's, which tests replace) and list its heads."""
+        start = self.real_folder() or os.path.expanduser("~")
+        folder = model_open.ask_model_folder(self, start)
+        if folder is None:
+            return
+        reason = real_head_available(folder)
+        if reason is not None:
+            self.show_message(f"No real head: {reason}", "error")
+            return
+        self._picked_folder = folder
+        self._refresh_heads()
+        if self.chosen_head() == TOY_HEAD:
+            self.head_combo.setCurrentIndex(1)  # the user picked a model to run it: its head 0
 
     def set_sentences(self, sentence_a: str | None = None, sentence_b: str | None = None) -> None:
         """Replace the sentences (the headless export uses this)."""
@@ -353,9 +525,19 @@ class PermutationPanel(Panel):
         """
         if self._show_availability():  # a scheme the demo cannot show: its notice, not the model's refusal
             return
+        self._refresh_heads()
         sentence_a, sentence_b = self.sentence_a_edit.text(), self.sentence_b_edit.text()
-        d_model = self.state.view["demo_d_model"]
         params = self.state.params
+        head, folder = self.chosen_head(), self._heads_folder
+        if head != TOY_HEAD and folder is not None:  # the model's own layer 0 (its tokenizer splits the text)
+            inputs = ("real", folder, sentence_a, sentence_b, head)
+            if inputs == self._requested:
+                return
+            self._requested = inputs
+            job = ModelJob(bert_permutation_demo, (folder, sentence_a, sentence_b, head))
+            self.compute.submit(self, job, lambda demo: self._show((demo, params)), self._failed)
+            return
+        d_model = self.state.view["demo_d_model"]
         scheme, kwargs = params.scheme, params.scheme_kwargs()
         causal = self.causal_check.isChecked()
         inputs = (sentence_a, sentence_b, d_model, scheme, tuple(sorted(kwargs.items())), causal)
@@ -400,12 +582,18 @@ class PermutationPanel(Panel):
         """The verdict lines as plain text (what the label shows)."""
         return "\n".join(self.demo.verdict_lines()) if self.demo is not None else ""
 
-    def _label_position_switch(self, rotation: bool) -> None:
-        """Name the position switch after what it does: add the encoding, or rotate Q and K (RoPE)."""
-        if rotation == self._rotation_labels:
+    def _label_position_switch(self, rotation: bool, real: bool = False) -> None:
+        """Name the position switch after what it does: add the encoding, rotate Q and K (RoPE), or add a real
+        model's position table."""
+        kind = "real" if real else rotation
+        if kind == self._rotation_labels:
             return
-        self._rotation_labels = rotation
-        if rotation:
+        self._rotation_labels = kind
+        if real:
+            self.pe_check.setText("Add the model's position table")
+            self.pe_check.setToolTip("X = LayerNorm(E + P), P the model's position rows 0 … n−1, instead of "
+                                     "X = LayerNorm(E)")
+        elif rotation:
             self.pe_check.setText("Rotate Q and K by position (RoPE)")
             self.pe_check.setToolTip("Q̃ = R·Q, K̃ = R·K before the logits (the scheme of the Parameters panel, "
                                      "at this demo's d_k) instead of no position; X = E either way")
@@ -416,7 +604,8 @@ class PermutationPanel(Panel):
     def _update_verdict(self) -> None:
         demo = self.demo
         assert demo is not None
-        self._label_position_switch(demo.rotates)
+        real = isinstance(demo, RealHeadDemo)
+        self._label_position_switch(demo.rotates, real)
         lines = demo.verdict_lines()
         if demo.is_permutation:
             current = 1 if self.with_position else 0
@@ -430,7 +619,8 @@ class PermutationPanel(Panel):
         self.verdict_label.setText("<br>".join(rendered))
         if self.verdict_label.styleSheet() != style:  # restyling re-polishes the label
             self.verdict_label.setStyleSheet(style)
-        self.scheme_label.setText(f"PE scheme: {html.escape(self._pe_description())}")
+        self.scheme_label.setText(f"Model: {html.escape(demo.label())}" if real else
+                                  f"PE scheme: {html.escape(self._pe_description())}")
 
     def _figure_verdict(self, demo: PermutationDemo) -> str:
         """The comparison in two short lines for the figure (the long form is above the canvas)."""
@@ -440,7 +630,8 @@ class PermutationPanel(Panel):
         lines = []
         for with_position in (False, True):
             c = demo.comparison(with_position)
-            label = (("With RoPE" if demo.rotates else "With the bias" if demo.biased else "With position")
+            label = (("With RoPE" if demo.rotates else "With the bias" if demo.biased
+                      else "With the position table" if isinstance(demo, RealHeadDemo) else "With position")
                      if with_position else "Without position")
             result = "the same rows, permuted" if c.same else "different: the head sees word order"
             text = (f"{label}: max |Z<sub>b</sub> − P Z<sub>a</sub>| = {c.max_abs_diff_output:.2g}, "
@@ -546,25 +737,26 @@ class PermutationPanel(Panel):
         self.split_strips[key] = strip
 
     def _apply_shape(self, n_a: int, n_b: int, with_position: bool, rotation: bool, causal: bool,
-                     bias: bool = False) -> None:
+                     bias: bool = False, real: bool = False) -> None:
         """Row heights for sentences of ``n_a`` and ``n_b`` words; hide the rows the mode does not show
-        (E and PE without an added encoding, Q̃ and K̃ without a rotation, the other kind of split)."""
+        (E and PE without an added encoding, Q̃ and K̃ without a rotation, the other kind of split; a real
+        head's E, P and its split)."""
         grid = self.grid
         chrome = sum(chrome_heights()) + 4
         matrix_height = min(max(n_a, n_b) * ROW_PIXELS, MAX_MATRIX_PIXELS) + chrome
         # RoPE's title line and split header say more (its frequencies; why there are no four terms),
         # and so do the causal mask's (its line, the keys each word sees; what the grey cells are)
-        heights = {0: (100 if rotation else 84) + (CAUSAL_TITLE_PIXELS if causal else 0),
-                   self.split_header_row: (96 if rotation else 78) + (CAUSAL_SPLIT_PIXELS if causal else 0),
+        heights = {0: (100 if rotation or real else 84) + (CAUSAL_TITLE_PIXELS if causal else 0),
+                   self.split_header_row: (96 if rotation or real else 78) + (CAUSAL_SPLIT_PIXELS if causal else 0),
                    self.check_row: 30}
-        shown = {key for key, *_ in steps(with_position, rotation, bias)}
+        shown = {key for key, *_ in steps(with_position, rotation, bias, real)}
         for key, row in self.step_rows.items():
             visible = key in shown
             for item in (self.step_labels[key], self.matrices[f"{key}_a"], self.matrices[f"{key}_b"],
                          self.colorbars[key]):
                 item.setVisible(visible)
             heights[row] = matrix_height if visible else 0
-        split_kind = "rotation" if rotation else "bias" if bias else "table"
+        split_kind = "model" if real else "rotation" if rotation else "bias" if bias else "table"
         for kind in STRIP_NAMES:
             for sentence, n in (("a", n_a), ("b", n_b)):
                 key = _strip_key(kind, sentence)
@@ -585,6 +777,13 @@ class PermutationPanel(Panel):
 
     def _shown_position(self, demo: PermutationDemo) -> str:
         """The title's line on how the head sees position in the mode shown."""
+        if isinstance(demo, RealHeadDemo):
+            table = (f"X = LayerNorm(E + P), P: the position rows {demo.position_offset:,} … "
+                     f"{demo.position_offset + max(len(demo.tokens_a), len(demo.tokens_b)) - 1:,}"
+                     if self.with_position else "X = LayerNorm(E), no position table")
+            return (f"<b>{html.escape(demo.label())}</b> ({demo.family}; hidden {demo.d_model:,}, "
+                    f"d<sub>head</sub> = {demo.d_head}, LayerNorm eps {demo.layer_norm_eps:g}); {table}; "
+                    f"tokens from its tokenizer.json")
         if not self.with_position:
             return f"X = E, no position; d<sub>model</sub> = d<sub>k</sub> = {demo.d_model}"
         description = html.escape(self._pe_description())
@@ -614,8 +813,9 @@ class PermutationPanel(Panel):
     def _redraw(self) -> None:
         demo = self.demo
         assert demo is not None
+        real = isinstance(demo, RealHeadDemo)
         shape = (len(demo.tokens_a), len(demo.tokens_b), self.with_position, demo.rotates, demo.causal,
-                 demo.biased)
+                 demo.biased, real)
         if shape != self._shape:
             self._apply_shape(*shape)
             self._shape = shape
@@ -626,11 +826,11 @@ class PermutationPanel(Panel):
             f"<span style='color:{FOREGROUND}; font-size:10pt'>"
             f"<b>a:</b> {html.escape(shorten(' '.join(demo.tokens_a), 60))} &nbsp; "
             f"<b>b:</b> {html.escape(shorten(' '.join(demo.tokens_b), 60))}<br>"
-            f"Shown: {self._shown_position(demo)}, seed {demo.seed}<br>"
+            f"Shown: {self._shown_position(demo)}{'' if real else f', seed {demo.seed}'}<br>"
             f"{self._shown_mask(demo)}"
             f"{self._figure_verdict(demo)}</span>"
         )
-        for key, formula, what, get in steps(self.with_position, demo.rotates, demo.biased):
+        for key, formula, what, get in steps(self.with_position, demo.rotates, demo.biased, real):
             if demo.causal:
                 what = CAUSAL_NOTES.get(key, what)
             self.step_labels[key].setText(
@@ -658,6 +858,9 @@ class PermutationPanel(Panel):
 
     def _draw_split(self, demo: PermutationDemo) -> None:
         self.split_checks = {}
+        if isinstance(demo, RealHeadDemo):
+            self._draw_table_split(demo)
+            return
         if demo.rotates:
             self._draw_rotation_split(demo)
             return
@@ -745,6 +948,35 @@ class PermutationPanel(Panel):
             f"{checks} — the two add up to the total.</span>"
         )
 
+    def _draw_table_split(self, demo: RealHeadDemo) -> None:
+        """A real head's logits without and with the model's position table, and their difference."""
+        splits = {"a": demo.split_a, "b": demo.split_b}
+        self.split_header.setText(
+            f"<span style='color:{FOREGROUND}; font-size:10pt'><b>The logits without and with the position "
+            f"table</b> ({html.escape(demo.label())})<br>"
+            f"without: X = LayerNorm(E); with: X = LayerNorm(E + P); both S = QK<sup>T</sup>/√d<sub>head</sub>"
+            f"; difference: the table's contribution</span><br>"
+            f"<span style='color:#555555; font-size:8pt'>{html.escape(splits['a'].note)}<br>"
+            f"Rows: query token, columns: key token.</span>"
+        )
+        largest = {}
+        for sentence, split in splits.items():
+            assert isinstance(split, TableSplit)
+            terms = split.terms()
+            colormap, levels = colour_scale(np.concatenate([t.ravel() for t in terms.values()]), signed=True)
+            self.colorbars[f"model_split_{sentence}"].set_scale(colormap, levels)
+            largest[sentence] = float(np.max(np.abs(split.difference)))
+            for name, term in terms.items():
+                size = f"  max |·| {largest[sentence]:.2g}" if name == TABLE_TERMS[2] else ""
+                self.matrices[f"split_{sentence}_{name}"].set_matrix(
+                    term, split.tokens, split.tokens, colormap, levels, f"{sentence}: {name}{size}")
+            self.split_checks[sentence] = f"max |S with − S without| = {largest[sentence]:.2g}"
+            self._fit_split_columns("model", sentence)
+        self.check_label.setText(
+            f"<span style='color:{FOREGROUND}; font-size:9pt'>The position table moves the logits by at most "
+            f"{largest['a']:.2g} (a) and {largest['b']:.2g} (b).</span>"
+        )
+
     def _draw_rotation_split(self, demo: PermutationDemo) -> None:
         """RoPE's logits without and with the rotation and their difference, with why there are no four terms."""
         splits = {"a": demo.split_a, "b": demo.split_b}
@@ -823,9 +1055,14 @@ class PermutationPanel(Panel):
         if demo is None or self._stale:  # not delivered or out of date: compute now
             # (raises ValueError for bad input)
             params = params_used = self.state.params
-            demo = permutation_demo(self.sentence_a_edit.text(), self.sentence_b_edit.text(),
-                                    self.state.view["demo_d_model"], params.scheme, params.scheme_kwargs(),
-                                    DEFAULT_SEED, self.causal_check.isChecked())
+            self._refresh_heads()
+            if self.chosen_head() != TOY_HEAD and self._heads_folder is not None:
+                demo = bert_permutation_demo(self._heads_folder, self.sentence_a_edit.text(),
+                                             self.sentence_b_edit.text(), self.chosen_head())
+            else:
+                demo = permutation_demo(self.sentence_a_edit.text(), self.sentence_b_edit.text(),
+                                        self.state.view["demo_d_model"], params.scheme, params.scheme_kwargs(),
+                                        DEFAULT_SEED, self.causal_check.isChecked())
         arrays: dict[str, np.ndarray] = {}
         order = (True, False) if self.with_position else (False, True)
         for with_position in order:
@@ -852,6 +1089,7 @@ class PermutationPanel(Panel):
             "causal": demo.causal,
             "params": (params_used or self.state.params).as_dict(),
             "verdict": demo.verdict_lines(),
+            "head": demo.label() if isinstance(demo, RealHeadDemo) else "toy head",
             "permutation": demo.to_dict(),
         }
         return {"arrays": arrays, "meta": meta}
