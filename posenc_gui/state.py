@@ -73,6 +73,8 @@ class AppState(QObject):
         #: scheme without ``base`` and back keeps the base.
         self.remembered: dict[str, object] = dict(self._params.options)
         self._view = Options({name: spec.default for name, spec in VIEW_SPECS.items()})
+        if self._view["reference"] >= self._params.seq_len:
+            self._view = Options({**self._view, "reference": self._params.seq_len // 2})
         #: The position (and dimension) marked in every panel; not recorded in the history, like the view settings.
         self.cursor = LinkedCursor(self)
         self._timer = QTimer(self)
@@ -174,4 +176,11 @@ class AppState(QObject):
     def _flush(self) -> None:
         if self._params != self._emitted:
             self._emitted = self._params
+            self._keep_reference()
             self.paramsChanged.emit(self._params)
+
+    def _keep_reference(self) -> None:
+        """Keep the reference position a position of the sequence (the middle when it is not): a session saves
+        it, and a session file's reference is checked against its length."""
+        if self._view["reference"] >= self._params.seq_len:
+            self.set_view(reference=self._params.seq_len // 2)

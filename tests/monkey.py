@@ -79,6 +79,7 @@ from posenc_gui.mainwindow import MainWindow
 from posenc_gui.model import limits
 from posenc_gui.model.attention import ROTATING_SCHEMES, head_rotation, tokenize
 from posenc_gui.views import export_ui, model_open
+from posenc_gui.views import handout_ui
 from posenc_gui.views.export_ui import ExportDialog, copy_panel_figure
 from posenc_gui.views.param_controls import TICKS_PER_OCTAVE
 from posenc_gui.model.panel_data import parse_dims
@@ -541,6 +542,7 @@ class Monkey:
         self.session_messages: list[str] = []
         self._session_answer: Path | None = None
         self._sessions: list[Path] = []
+        self._handouts: list[Path] = []
         self._hostile_session = self.out / "hostile-session.json"
         self._hostile_session.write_text("[" * 100_000, encoding="utf-8")
         self._files = 0
@@ -690,6 +692,7 @@ class Monkey:
 
         replaced = [(model_open, name, no_model) for name in ("ask_model_file", "ask_model_folder")]
         replaced += [(export_ui, "ask_save_path", ask_save_path), (export_ui, "show_error", show_error),
+                     (handout_ui, "show_error", show_error),
                     (QMessageBox, "about", about), (mainwindow, "ask_session_path", ask_session_path),
                     (mainwindow, "show_session_problem", show_session_problem)]
         replaced += [(QMessageBox, name, unexpected(f"message box ({name})"))
@@ -1076,6 +1079,8 @@ class Monkey:
         text = action.text().replace("&", "")
         if text.startswith("Export window"):
             return self.act_export_window()
+        if text.startswith("Export handout"):
+            return self.act_handout(action)
         if text.startswith("Export"):
             return self.act_export_dialog(action)
         if text.startswith(("Save session", "Open session")):
@@ -1204,6 +1209,43 @@ class Monkey:
                 QTest.keyClick(dialog.path_edit, Qt.Key.Key_V, Qt.KeyboardModifier.ControlModifier)
             self._export(dialog.fmt, target, lambda: QTest.mouseClick(dialog.export_button, Qt.MouseButton.LeftButton),
                          asks=False)
+        finally:
+            if dialog.isVisible():
+                dialog.reject()
+            dialog.deleteLater()
+
+    def act_handout(self, action: Any) -> None:
+        """File ▸ Export handout…: cancel, or write two ticked panels as a PDF or a folder (checked)."""
+        action.trigger()
+        QApplication.processEvents()
+        dialogs = [d for d in self.window.findChildren(handout_ui.HandoutDialog) if d.isVisible()]
+        if len(dialogs) != 1:
+            self._problems.append(f"File ▸ Export handout… showed {len(dialogs)} dialogs")
+            return
+        dialog = dialogs[0]
+        try:
+            if self.rng.random() < 0.3:
+                self._describe("handout — cancel")
+                dialog.reject()
+                return
+            for row in range(dialog.panel_list.count()):  # two panels: a handout of all takes too long here
+                item = dialog.panel_list.item(row)
+                item.setCheckState(Qt.CheckState.Checked if row in (0, 4) else Qt.CheckState.Unchecked)
+            form = self.rng.choice(list(handout_ui.FORMS))
+            dialog.form_box.setCurrentIndex(dialog.form_box.findData(form))
+            count = len(self._handouts)
+            target = self.out / (f"handout{count}.pdf" if form == "pdf" else f"handout{count}/")
+            dialog.path_edit.setText(str(target))
+            messages = len(self.export_messages)
+            dialog._save()
+            new = self.export_messages[messages:]
+            self._describe(f"handout — {form} {target.name}" + (f" — said: {new[-1][:100]}" if new else ""))
+            written = target if form == "pdf" else target / "index.html"
+            if not new and not (written.is_file() and written.stat().st_size > 0):
+                self._problems.append(f"a handout to {target} wrote nothing and said nothing")
+            if form == "pdf" and written.is_file() and not written.read_bytes().startswith(b"%PDF"):
+                self._problems.append(f"{written} is no PDF")
+            self._handouts.append(target)
         finally:
             if dialog.isVisible():
                 dialog.reject()

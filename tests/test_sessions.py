@@ -332,3 +332,17 @@ def test_export_session_with_a_bad_flag_is_one_line_and_exit_2(tmp_path):
     assert len(result.stderr.strip().splitlines()) == 1 and "d_model" in result.stderr
     assert not (tmp_path / "s.json").exists()
 
+
+
+def test_a_session_saved_after_the_sequence_got_shorter_than_the_reference_opens_again(make_window, tmp_path):
+    # The reference position (64 by default) must stay a position: at N = 8 it moves to the middle, 4,
+    # whether or not the Similarity panel was ever built (it used to be kept, and the file refused).
+    window = make_window(restore=False)
+    assert window.state.view["reference"] == 64
+    window.state.update(seq_len=8)
+    window.state.flush()
+    assert window.state.view["reference"] == 4
+    path = tmp_path / "short.json"
+    assert window.save_session(str(path)) is None
+    assert read_session(path).view["reference"] == 4
+    assert make_window(restore=False).open_session(str(path)) is None

@@ -70,6 +70,9 @@ class PinnedState(AppState):
         self._view = self.follow.view
         self.viewChanged.emit(name, value)
 
+    def _keep_reference(self) -> None:
+        """Nothing: the reference is the window's, kept within B's length."""
+
     def set_view(self, **changes: object) -> None:
         """Set the window's view settings (A has none of its own)."""
         self.follow.set_view(**changes)
