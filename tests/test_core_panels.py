@@ -617,3 +617,28 @@ def test_waveforms_legend_sits_under_the_plot_in_as_many_columns_as_fit(qtbot, s
         row = [entry for entry in row if round(entry[0].mapToScene(0, 0).y()) == round(row[0][0].mapToScene(0, 0).y())]
         for (_, label), (sample, _) in zip(row, row[1:]):  # entries of a row kept apart
             assert label.sceneBoundingRect().right() + legend.ENTRY_GAP_PX - 1 <= sample.sceneBoundingRect().left()
+
+
+def test_a_learned_table_with_an_outlier_is_coloured_to_its_bulk_and_says_so(qtbot, state, compute, tmp_path):
+    from posenc_gui.model import EncodingParams
+    from posenc_gui.model.panel_data import outlier_bound
+
+    # 64 × 32 entries of ±0.01 (sign pattern), one of 1.5: the 99.9th percentile of |values| is 0.01
+    # (2,047 of 2,048 are 0.01), the largest is 150 × that: colours span ±0.01, one value beyond.
+    table = np.where(np.add.outer(np.arange(64), np.arange(32)) % 2 == 0, 0.01, -0.01)
+    table[0, 9] = 1.5
+    path = tmp_path / "wpe.npy"
+    np.save(path, table)
+    assert outlier_bound(table) == pytest.approx((0.01, 1, 1.5))
+    assert outlier_bound(np.sin(np.arange(4096.0))) is None  # a formula's values: the whole range
+    state.set_params(EncodingParams().replaced(fit_sizes=True, scheme="learned_file", model_path=str(path)))
+    state.flush()
+    panel = HeatmapPanel(state, compute)
+    settle(qtbot, panel, compute)
+    assert panel.data.colour_bound == pytest.approx((0.01, 1, 1.5))
+    assert panel.matrix.colorbar.levels() == pytest.approx((-0.01, 0.01))
+    assert "Colours span ±0.01 (99.9 % of |values|): 1 shown value up to 1.5" in panel.alias_notice.text()
+    assert "Colours span ±0.01" in panel.figure_caption()
+    state.set_params(EncodingParams())
+    settle(qtbot, panel, compute)
+    assert panel.data.colour_bound is None and "Colours span" not in panel.alias_notice.text()

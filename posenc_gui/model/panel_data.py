@@ -67,6 +67,9 @@ class HeatmapData:
     values: np.ndarray
     wavelength: np.ndarray
     aliased: np.ndarray
+    #: For a table read from a file with outliers (:func:`outlier_bound`): ``(bound, beyond, largest)``, the
+    #: |value| its colours span, how many shown values are beyond it and the largest; None otherwise.
+    colour_bound: tuple[float, int, float] | None = None
 
     @property
     def full(self) -> bool:
@@ -76,11 +79,41 @@ class HeatmapData:
                 and self.positions.count == p.seq_len and self.dims.count == p.d_model)
 
 
+#: A learned table whose largest |value| is more than this many times the :data:`BOUND_PERCENTILE`-th
+#: percentile of its |values| is coloured to that percentile: one outlier (MiniLM's position table has one
+#: entry of 1.87 where 99 % are under 0.065) would otherwise leave every other cell white.
+OUTLIER_RATIO = 4.0
+BOUND_PERCENTILE = 99.9
+#: Fewer shown values than this keep the whole range (a percentile of a few values says little).
+MIN_BOUND_VALUES = 1000
+
+
+def outlier_bound(values: np.ndarray) -> tuple[float, int, float] | None:
+    """``(bound, beyond, largest)`` when a few |values| dwarf the rest, else None.
+
+    ``bound`` is the :data:`BOUND_PERCENTILE`-th percentile of the finite
+    |values| (when the largest exceeds it :data:`OUTLIER_RATIO`-fold),
+    ``beyond`` how many values exceed it, ``largest`` the largest |value|.
+    """
+    magnitudes = np.abs(values[np.isfinite(values)])
+    if magnitudes.size < MIN_BOUND_VALUES:
+        return None
+    bound, largest = float(np.percentile(magnitudes, BOUND_PERCENTILE)), float(magnitudes.max())
+    if bound <= 0 or largest <= OUTLIER_RATIO * bound:
+        return None
+    return bound, int(np.count_nonzero(magnitudes > bound)), largest
+
+
 def compute_heatmap(params: EncodingParams, positions: AxisSample, dims: AxisSample) -> HeatmapData:
-    """The encoding at the sampled positions × dimensions, their wavelengths and which of them alias."""
+    """The encoding at the sampled positions × dimensions, their wavelengths and which of them alias.
+
+    For a table read from a file (a scheme with :attr:`~.schemes.Scheme.sizes`), also its
+    :func:`outlier_bound`: learned weights have outliers, formulas do not.
+    """
     values = encode_sampled(params, positions, dims)
     wl = wavelengths(params.scheme, params.d_model, dims.indices(), **params.scheme_kwargs())
-    return HeatmapData(params, positions, dims, values, wl, aliased(wl, positions.stride))
+    bound = outlier_bound(values) if params.info.sizes is not None else None
+    return HeatmapData(params, positions, dims, values, wl, aliased(wl, positions.stride), bound)
 
 
 # --------------------------------------------------------------------------- waveforms

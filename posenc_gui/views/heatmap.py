@@ -9,7 +9,7 @@ from PySide6.QtCore import QPointF, QRectF
 from PySide6.QtWidgets import QLabel, QWidget
 
 from ..model import AxisSample, EncodingParams, formula_term, limits, sample_axis
-from ..model.panel_data import HeatmapData, compute_heatmap
+from ..model.panel_data import BOUND_PERCENTILE, HeatmapData, compute_heatmap
 from ..model.compare import ShownMatrix
 from ..model.digits import entry_with_error, shown_number
 from .base import Panel
@@ -42,6 +42,13 @@ def _aliasing_text(data: HeatmapData) -> str:
     """How many shown dimensions are sampled below their wavelength, and what that does."""
     return (f"{int(data.aliased.sum()):,} of the {data.dims.count:,} shown dimensions (greyed) have a wavelength "
             f"under 2 × the position step ({data.positions.stride:,}): their stripes are moiré.")
+
+
+def _clipping_text(data: HeatmapData) -> str:
+    """"Colours span ±0.12 (99.9 % of |values|): 3 shown values up to 1.87 are drawn in the end colours."""
+    bound, beyond, largest = data.colour_bound
+    return (f"Colours span ±{bound:.3g} ({BOUND_PERCENTILE:g} % of |values|): {beyond:,} shown "
+            f"{'value' if beyond == 1 else 'values'} up to {largest:.3g} drawn in the end colours.")
 
 
 HOVER_PROMPT = "Hover over the heatmap for a cell's value and formula."
@@ -144,7 +151,9 @@ class HeatmapPanel(Panel):
         self.data = data
         self.show_message("")  # an earlier failure no longer applies
         (y0, y1), (x0, x1) = data.positions.extent, data.dims.extent
-        self.matrix.set_matrix(data.values, QRectF(x0, y0, x1 - x0, y1 - y0))
+        levels = None if data.colour_bound is None else (-data.colour_bound[0], data.colour_bound[0])
+        self.matrix.set_matrix(data.values, QRectF(x0, y0, x1 - x0, y1 - y0), levels=levels)
+        self.matrix.set_colorbar_label("value" if levels is None else "value (clipped)")
         self.hover.refresh()
         self._show_aliasing(data, QRectF(x0, y0, x1 - x0, y1 - y0))
         self.matrix.set_title(data.params.title())
@@ -153,11 +162,12 @@ class HeatmapPanel(Panel):
         else:
             self.sampling_label.setText(
                 f"{counted(data.positions.count, 'position')} × {counted(data.dims.count, 'dimension')}")
+        clipped = f" {_clipping_text(data)}" if data.colour_bound is not None else ""
         if data.aliased.any():
-            self.alias_notice.set_notice(f"Aliasing: {_aliasing_text(data)} Zoom in on positions to resolve them.",
-                                         "warning")
+            self.alias_notice.set_notice(f"Aliasing: {_aliasing_text(data)} Zoom in on positions to resolve "
+                                         f"them.{clipped}", "warning")
         else:
-            self.alias_notice.set_notice(NO_ALIASING, "info")
+            self.alias_notice.set_notice(NO_ALIASING + clipped, "warning" if clipped else "info")
 
     def _show_aliasing(self, data: HeatmapData, rect: QRectF) -> None:
         if not data.aliased.any():
@@ -207,7 +217,8 @@ class HeatmapPanel(Panel):
         if data is None:
             return ""
         parts = [f"{_sampling_text(data)}." if _sampled(data) else "",
-                 f"Aliasing: {_aliasing_text(data)}" if data.aliased.any() else ""]
+                 f"Aliasing: {_aliasing_text(data)}" if data.aliased.any() else "",
+                 _clipping_text(data) if data.colour_bound is not None else ""]
         return " ".join(part for part in parts if part)
 
     def headline(self) -> str:
