@@ -123,11 +123,13 @@ def test_the_frequencies_panel_draws_both_curves_and_the_contexts(qtbot, state, 
     assert "high 0–28; medium 29–34; low 35–63" in panel.summary_label.text()
     exported = json.loads(export.export_bytes(panel, "json"))
     assert exported["meta"]["pairs_beyond_trained_context"] == 29 and exported["meta"]["extended_context"] == 65536
+    assert "Dashed: L₀; dash-dot: L₀ · factor; dotted (orange): N." in panel.summary_label.text()
     np.testing.assert_array_equal(exported["arrays"]["inv_freq"]["data"], panel.data.inv_freq)
     state.update(rope_type="default")
     state.flush()
     assert compute.wait_idle()
     assert not panel.scaled_curve.isVisible() and not panel.context_line.isVisible()
+    assert "Dashed" not in panel.summary_label.text()  # no trained context: no dashed line, and none named
 
 
 @pytest.mark.parametrize("pairing", ["halves", "interleaved"])

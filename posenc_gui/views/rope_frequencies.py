@@ -106,7 +106,8 @@ class RopeFrequenciesPanel(RopeOnlyPanel):
         self.summary_label.setText(
             f"<b>{data.inv_freq.size}</b> rotary pairs; wavelengths from <b>{data.wavelength.min():.4g}</b> to "
             f"<b>{data.wavelength.max():.4g}</b> positions. <b>{data.beyond_trained}</b> pairs (unscaled) do not "
-            f"complete one turn within {horizon}. Attention factor {data.attention_factor:.6g}. Dashed: L₀; "
+            f"complete one turn within {horizon}. Attention factor {data.attention_factor:.6g}. "
+            + ("Dashed: L₀; " if data.trained_context is not None else "")  # a line only where there is an L₀
             + ("dash-dot: L₀ · factor; " if data.extended_context is not None else "") + "dotted (orange): N."
             + (f" Pairs by how {rope_type} treats them: "
                + "; ".join(f"{band} {first}–{last}" if first != last else f"{band} {first}"
