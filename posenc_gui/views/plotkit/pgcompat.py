@@ -11,7 +11,8 @@ moving to a new pyqtgraph is this file's work:
    (:func:`let_title_narrow`). pyqtgraph calls ``updateMin`` through the
    instance after every ``setText`` and resize, and it makes the text's width
    the label's minimum width; a dock narrower than its titles then held a
-   canvas wider than its view, clipped at the right.
+   canvas wider than its view, clipped at the right. The label's size hints
+   are its ``_sizeHint`` dict, whose preferred width is kept at one line's.
 2. ``LegendItem.updateSize`` is overridden (:class:`LegendInLayout`).
    pyqtgraph calls it after every change of entries or columns and, with
    ``size=None``, gives the legend a geometry of its own, as a floating
@@ -62,18 +63,18 @@ def let_title_narrow(label: pg.LabelItem, narrowest: float = MIN_TITLE_WIDTH, pl
     label.item.document().setDefaultTextOption(option)
     fitting = [False]
 
+    natural = [0.0]  # the text's width on one line
+
     def wrap_to_width() -> bool:
         """Give the text the label's width when it is wider (one line otherwise); whether that changed."""
         item, width = label.item, label.size().width()
-        wanted = -1.0
-        if width >= narrowest:
-            kept = item.textWidth()
-            item.setTextWidth(-1)
-            if item.boundingRect().width() > width + 0.5:
-                wanted = width
-            item.setTextWidth(kept)
-        if item.textWidth() == wanted:
-            return False
+        kept = item.textWidth()
+        item.setTextWidth(-1)
+        natural[0] = item.boundingRect().width()
+        wanted = width if width >= narrowest and natural[0] > width + 0.5 else -1.0
+        item.setTextWidth(kept)
+        if kept == wanted or (kept > 0 and wanted > 0 and abs(kept - wanted) < 1.0):
+            return False  # a fraction of a pixel: the same lines
         item.setTextWidth(wanted)
         return True
 
@@ -87,6 +88,13 @@ def let_title_narrow(label: pg.LabelItem, narrowest: float = MIN_TITLE_WIDTH, pl
                 fitting[0] = False
         update_min()
         label.setMinimumWidth(min(label.minimumWidth(), narrowest))
+        # Preferred: the one-line width whatever the wrapping, so that the layout's widths do not follow
+        # the wrap (each new width a new wrap, converging over many passes).
+        hints = label._sizeHint
+        preferred = hints.get(Qt.SizeHint.PreferredSize)
+        if preferred is not None and natural[0] > preferred[0]:
+            hints[Qt.SizeHint.PreferredSize] = (natural[0], preferred[1])
+            label.updateGeometry()
         if plot is not None and label.isVisible():
             height = max(PLOT_TITLE_ROW_PX, math.ceil(label.itemRect().height()))
             if label.maximumHeight() != height:
