@@ -122,3 +122,17 @@ def test_a_dark_handout_of_a_comparison_is_dark_on_every_page(tmp_path, qapp):
         # the panels' own backgrounds (not only their canvases) are dark: sample a row of pixels near the top
         light = sum(image.pixelColor(x, 4).lightness() > 200 for x in range(0, image.width(), 8))
         assert light < image.width() / 8 / 10, name
+
+
+def test_the_window_s_handout_takes_its_own_theme_and_leaves_the_window_s(make_window, tmp_path):
+    from posenc_gui.views.plotkit import theme
+
+    window = make_window(size=(1500, 950), params=EncodingParams().replaced(d_model=64), restore=False)
+    dialog = HandoutDialog(window)
+    assert dialog.theme_box.currentData() == theme.current().name == "light"
+    written = export_handout(window, f"{tmp_path}/dark/", ["heatmap"], "png", "dark")
+    assert written is not None and theme.current().name == "light"
+    image = QImage(str(tmp_path / "dark" / "01_heatmap.png"))
+    corner = image.pixelColor(2, 2)
+    assert corner.name() == theme.theme_named("dark").background  # the figure's background, not the window's
+    assert window.panels["heatmap"].canvas.backgroundBrush().color().lightness() > 200  # the window: light still

@@ -78,6 +78,8 @@ class Handout:
         For a folder: :data:`FOLDER_FORMATS` to write each figure in (PNG by default).
     width : int, optional
         PNG width in pixels (the default scale otherwise).
+    theme_name : str, optional
+        The figures' theme (``"light"``, ``"dark"``, ``"print"``); the current one by default.
 
     Raises
     ------
@@ -86,7 +88,9 @@ class Handout:
     """
 
     def __init__(self, target: str | os.PathLike, heading: str, setup: list[str], panel_titles: list[str],
-                 formats: tuple[str, ...] = ("png",), width: int | None = None) -> None:
+                 formats: tuple[str, ...] = ("png",), width: int | None = None,
+                 theme_name: str | None = None) -> None:
+        self.theme = theme.current() if theme_name is None else theme.theme_named(theme_name)
         self.target = Path(target)
         self.heading, self.setup = heading, setup
         self.entries: list[HandoutEntry] = []
@@ -123,7 +127,7 @@ class Handout:
             raise ExportError("Could not start the PDF writer")
         self._painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
         self._painter.setRenderHint(QPainter.RenderHint.LosslessImageRendering, True)
-        self._painter.fillRect(QRectF(0, 0, *TITLE_PAGE_PX), QColor(theme.current().background))
+        self._painter.fillRect(QRectF(0, 0, *TITLE_PAGE_PX), QColor(self.theme.background))
         lines = "".join(f"<p>{html.escape(line)}</p>" for line in self.setup)
         figures = "".join(f"<li>{html.escape(title)}</li>" for title in panel_titles)
         self._draw_text(f"<h1>{html.escape(self.heading)}</h1>{lines}<h3>Figures</h3><ol>{figures}</ol>"
@@ -145,7 +149,7 @@ class Handout:
         font = QFont()
         font.setPointSizeF(points)
         document.setDefaultFont(font)
-        document.setDefaultStyleSheet(f"body {{ color: {theme.current().foreground}; }}")
+        document.setDefaultStyleSheet(f"body {{ color: {self.theme.foreground}; }}")
         document.setHtml(f"<body>{rich}</body>")
         document.setTextWidth(rect.width())
         self._painter.save()
@@ -170,7 +174,7 @@ class Handout:
             raise ExportError(f"The {panel.title} figure has no size yet")
         # drawn in the current theme, as every export is (a panel built or shown earlier may still be in another)
         roots = [panel] if isinstance(panel, QWidget) and panel.isAncestorOf(widget) else [panel, widget]
-        with theme.theme_for([root for root in roots if isinstance(root, QWidget)]) as shown:
+        with theme.theme_for([root for root in roots if isinstance(root, QWidget)], self.theme.name) as shown:
             caption, headline = figure_caption(panel), headline_of(panel)
             index = len(self.entries) + 1
             if self.is_pdf:
@@ -202,12 +206,12 @@ class Handout:
         painter.save()
         try:
             painter.fillRect(QRectF(0, 0, width, TITLE_HEIGHT_PX + widget.height() + below.height),
-                             QColor(theme.current().background))
+                             QColor(self.theme.background))
             font = QFont()
             font.setPointSizeF(TITLE_POINTS)
             font.setBold(True)
             painter.setFont(font)
-            painter.setPen(QColor(theme.current().foreground))
+            painter.setPen(QColor(self.theme.foreground))
             painter.drawText(QRectF(6, 0, width - 12, TITLE_HEIGHT_PX),
                              int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter),
                              f"{len(self.entries) + 1}. {entry.title}")
@@ -234,7 +238,7 @@ class Handout:
     def index_html(self) -> str:
         """The folder's index page: the setup, then each figure with its title, caption and headline numbers."""
         setup = "".join(f"<p>{html.escape(line)}</p>" for line in self.setup)
-        colours = theme.current()  # the page in the figures' theme, so they do not sit on another background
+        colours = self.theme  # the page in the figures' theme, so they do not sit on another background
         figures = []
         for number, entry in enumerate(self.entries, start=1):
             texts = "".join(f"<p class='{kind}'>{html.escape(text)}</p>"

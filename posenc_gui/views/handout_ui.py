@@ -12,7 +12,8 @@ from PySide6.QtCore import Qt
 from ..export import ExportError
 from ..export.handout import Handout
 from ..export_cli import StillComputing
-from .export_ui import _Busy, _ready, last_folder, show_error
+from .export_ui import THEME_LABELS, _Busy, _ready, last_folder, show_error
+from .plotkit.theme import THEME_NAMES, current as current_theme
 from .registry import panel_classes
 
 if TYPE_CHECKING:
@@ -49,9 +50,11 @@ def setup_lines(window: ExportHost) -> list[str]:
     return [f"Setup: {params.title()}"]
 
 
-def export_handout(window: ExportHost, target: str, panel_ids: list[str], form: str = "pdf") -> Path | None:
-    """Write the handout of ``panel_ids`` (in that order) to ``target``; the file written (the PDF or the index),
-    or None when it failed (said in a dialog; a PDF is then not written)."""
+def export_handout(window: ExportHost, target: str, panel_ids: list[str], form: str = "pdf",
+                   theme_name: str | None = None) -> Path | None:
+    """Write the handout of ``panel_ids`` (in the panels' order) to ``target`` with figures in ``theme_name``
+    (None: the window's); the file written (the PDF or the index), or None when it failed (said in a dialog;
+    a PDF is then not written)."""
     params = window.state.params
     titles = [cls.title for cls in panel_classes() if cls.panel_id in panel_ids]
     order = {cls.panel_id: index for index, cls in enumerate(panel_classes())}
@@ -60,7 +63,7 @@ def export_handout(window: ExportHost, target: str, panel_ids: list[str], form: 
     try:
         with _Busy():
             handout = Handout(target, f"Positional encodings — {params.info.label}", setup_lines(window), titles,
-                              FORMS[form][1] or ("png",))
+                              FORMS[form][1] or ("png",), theme_name=theme_name)
             try:
                 for panel_id in chosen:
                     try:
@@ -108,6 +111,12 @@ class HandoutDialog(QDialog):
         for key, (label, _) in FORMS.items():
             self.form_box.addItem(label, key)
         form.addRow("Form", self.form_box)
+        self.theme_box = QComboBox(self)
+        for name in THEME_NAMES:
+            self.theme_box.addItem(THEME_LABELS[name], name)
+        self.theme_box.setCurrentIndex(self.theme_box.findData(current_theme().name))
+        self.theme_box.setToolTip("The colours of the figures; the window keeps its own (View ▸ Theme)")
+        form.addRow("Theme", self.theme_box)
         row = QHBoxLayout()
         self.path_edit = QLineEdit(str(Path(last_folder(window)) / f"{window.state.params.slug()}_handout.pdf"), self)
         browse = QPushButton("Browse…", self)
@@ -146,7 +155,8 @@ class HandoutDialog(QDialog):
         if not self.chosen():
             show_error(self, "Tick at least one panel for the handout")
             return
-        if export_handout(self.window_, self.path_edit.text(), self.chosen(), self.form) is not None:
+        if export_handout(self.window_, self.path_edit.text(), self.chosen(), self.form,
+                          self.theme_box.currentData()) is not None:
             self.accept()
 
 
