@@ -44,6 +44,13 @@ def test_1_a_title_wider_than_its_plot_wraps_and_its_row_grows(qtbot):
     qtbot.waitExposed(canvas)
     label = plot.titleLabel
     qtbot.waitUntil(lambda: label.item.textWidth() == -1)  # room for one line: not wrapped
+    # and drawn: measuring the one-line width must not leave the cached title blank
+    canvas.grab()  # drawn once: the title item's device cache is filled
+    label.updateMin()  # as every resize of the label calls it, with the text unchanged
+    QApplication.processEvents()
+    image = canvas.grab().toImage()
+    top = int(label.mapRectToScene(label.boundingRect()).bottom())
+    assert any(image.pixelColor(x, y).lightness() < 100 for y in range(top) for x in range(0, image.width(), 2))
     assert label.maximumHeight() == pgcompat.PLOT_TITLE_ROW_PX
     one_line, one_line_width = label.itemRect().height(), label.itemRect().width()
     canvas.resize(260, 400)

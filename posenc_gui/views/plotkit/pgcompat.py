@@ -69,10 +69,15 @@ def let_title_narrow(label: pg.LabelItem, narrowest: float = MIN_TITLE_WIDTH, pl
         """Give the text the label's width when it is wider (one line otherwise); whether that changed."""
         item, width = label.item, label.size().width()
         kept = item.textWidth()
-        item.setTextWidth(-1)
-        natural[0] = item.boundingRect().width()
+        if kept < 0:
+            natural[0] = item.boundingRect().width()
+        else:  # measured on one line, then the lines are put back (a cached item is drawn again: the
+            # round trip leaves its device cache invalid and the title blank until something repaints it)
+            item.setTextWidth(-1)
+            natural[0] = item.boundingRect().width()
+            item.setTextWidth(kept)
+            item.update()
         wanted = width if width >= narrowest and natural[0] > width + 0.5 else -1.0
-        item.setTextWidth(kept)
         if kept == wanted or (kept > 0 and wanted > 0 and abs(kept - wanted) < 1.0):
             return False  # a fraction of a pixel: the same lines
         item.setTextWidth(wanted)
