@@ -11,8 +11,7 @@ moving to a new pyqtgraph is this file's work:
    (:func:`let_title_narrow`). pyqtgraph calls ``updateMin`` through the
    instance after every ``setText`` and resize, and it makes the text's width
    the label's minimum width; a dock narrower than its titles then held a
-   canvas wider than its view, clipped at the right. The label's size hints
-   are its ``_sizeHint`` dict, whose preferred width is kept at one line's.
+   canvas wider than its view, clipped at the right.
 2. ``LegendItem.updateSize`` is overridden (:class:`LegendInLayout`).
    pyqtgraph calls it after every change of entries or columns and, with
    ``size=None``, gives the legend a geometry of its own, as a floating
@@ -44,6 +43,8 @@ from PySide6.QtCore import QRectF, Qt
 
 #: Narrowest a title lets its plot become (see :func:`let_title_narrow`).
 MIN_TITLE_WIDTH = 60
+#: A wrapped title wraps again only for a width this much different (pixels): see :func:`let_title_narrow`.
+REWRAP_PX = 8.0
 #: The height pyqtgraph gives a plot's title row (``PlotItem.setTitle``); a wrapped title's row grows from it.
 PLOT_TITLE_ROW_PX = 30
 
@@ -63,23 +64,25 @@ def let_title_narrow(label: pg.LabelItem, narrowest: float = MIN_TITLE_WIDTH, pl
     label.item.document().setDefaultTextOption(option)
     fitting = [False]
 
-    natural = [0.0]  # the text's width on one line
-
     def wrap_to_width() -> bool:
         """Give the text the label's width when it is wider (one line otherwise); whether that changed."""
         item, width = label.item, label.size().width()
-        kept = item.textWidth()
-        if kept < 0:
-            natural[0] = item.boundingRect().width()
-        else:  # measured on one line, then the lines are put back (a cached item is drawn again: the
-            # round trip leaves its device cache invalid and the title blank until something repaints it)
-            item.setTextWidth(-1)
-            natural[0] = item.boundingRect().width()
-            item.setTextWidth(kept)
-            item.update()
-        wanted = width if width >= narrowest and natural[0] > width + 0.5 else -1.0
-        if kept == wanted or (kept > 0 and wanted > 0 and abs(kept - wanted) < 1.0):
-            return False  # a fraction of a pixel: the same lines
+        wanted = -1.0
+        if width >= narrowest:
+            kept = item.textWidth()
+            if kept < 0:
+                natural = item.boundingRect().width()
+            else:
+                item.setTextWidth(-1)
+                natural = item.boundingRect().width()
+                item.setTextWidth(kept)
+                item.update()
+            if natural > width + 0.5:
+                wanted = width
+        current = item.textWidth()
+        if current == wanted or (current > 0 and wanted > 0 and abs(current - wanted) < REWRAP_PX):
+            return False  # nearly the same width: the same lines (a wrapped title's narrower preferred
+            # width gives its plot a slightly other width, and each would wrap it again)
         item.setTextWidth(wanted)
         return True
 
@@ -93,13 +96,6 @@ def let_title_narrow(label: pg.LabelItem, narrowest: float = MIN_TITLE_WIDTH, pl
                 fitting[0] = False
         update_min()
         label.setMinimumWidth(min(label.minimumWidth(), narrowest))
-        # Preferred: the one-line width whatever the wrapping, so that the layout's widths do not follow
-        # the wrap (each new width a new wrap, converging over many passes).
-        hints = label._sizeHint
-        preferred = hints.get(Qt.SizeHint.PreferredSize)
-        if preferred is not None and natural[0] > preferred[0]:
-            hints[Qt.SizeHint.PreferredSize] = (natural[0], preferred[1])
-            label.updateGeometry()
         if plot is not None and label.isVisible():
             height = max(PLOT_TITLE_ROW_PX, math.ceil(label.itemRect().height()))
             if label.maximumHeight() != height:
