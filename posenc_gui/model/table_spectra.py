@@ -211,15 +211,25 @@ def _image_grid(n: int, bins: int) -> _ImageGrid:
 
 
 def _image_block(hann_share: np.ndarray, grid: _ImageGrid, group: int) -> np.ndarray:
-    """Image rows of a block of dimensions (a multiple of ``group`` of them, but the last block): log₁₀ share."""
+    """Image rows of a block of dimensions (a multiple of ``group`` of them, but the last block): log₁₀ share.
+
+    A cell is the largest share over its row's dimensions and its column's
+    bins; the two maxima commute, so the dimensions are grouped first, on
+    the bins × dimensions array, before the bins spread over the columns.
+    Returns a C-contiguous ``(rows, IMAGE_COLUMNS)`` array.
+    """
     floored = np.where(np.isnan(hann_share), -np.inf, np.log10(np.maximum(hann_share, SHARE_FLOOR)))
-    columns = floored[grid.centre_bins]
-    columns[grid.run_columns] = np.maximum.reduceat(floored, grid.run_starts, axis=0)
-    dims = columns.shape[1]
-    rows = -(-dims // group)
-    padded = np.full((columns.shape[0], rows * group), -np.inf)
-    padded[:, :dims] = columns
-    return padded.reshape(columns.shape[0], rows, group).max(axis=2).T
+    bins, dims = floored.shape
+    if group > 1:
+        rows = -(-dims // group)
+        by_dimension = np.full((rows * group, bins), -np.inf)
+        by_dimension[:dims] = floored.T
+        by_row = by_dimension.reshape(rows, group, bins).max(axis=1)
+    else:
+        by_row = floored.T
+    image = np.take(by_row, grid.centre_bins, axis=1)
+    image[:, grid.run_columns] = np.maximum.reduceat(by_row, grid.run_starts, axis=1)
+    return image
 
 
 @dataclass(frozen=True, eq=False)
