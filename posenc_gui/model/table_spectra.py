@@ -261,6 +261,9 @@ class PeriodogramData:
     known_frequency : ndarray or None
         Per dimension, its analytic frequency as seen at integer positions
         (NaN for a linear column); None for a scheme without columns.
+    constant_rows : ndarray
+        Per row of :attr:`image`, True where every dimension of the row is
+        constant (its cells all ``−inf``).
     """
 
     params: EncodingParams
@@ -274,16 +277,12 @@ class PeriodogramData:
     lobe_share: np.ndarray
     variance: np.ndarray
     known_frequency: np.ndarray | None
+    constant_rows: np.ndarray
 
     @property
     def constant(self) -> np.ndarray:
         """Per dimension, True where it does not vary over the analysed positions."""
         return np.isnan(self.peak_share)
-
-    @property
-    def constant_rows(self) -> np.ndarray:
-        """Per row of :attr:`image`, True where every dimension of the row is constant (−inf)."""
-        return np.isneginf(self.image).all(axis=1)
 
     @property
     def peak_frequency(self) -> np.ndarray:
@@ -388,12 +387,18 @@ def periodogram_data(params: EncodingParams) -> PeriodogramData:
         peak_share.append(spectra.peak_share)
         lobe_share.append(spectra.lobe_share)
         variance.append(columns.var(axis=0))
+    peak_share = np.concatenate(peak_share)
+    image_rows = AxisSample(0, group, -(-d_model // group))
+    constant = np.ones(image_rows.count * group, dtype=bool)  # the last row's missing dimensions count as constant
+    constant[:d_model] = np.isnan(peak_share)
     return PeriodogramData(
-        params=params, positions=n, frequency=np.arange(1, bins + 1) / n, image=np.concatenate(rows),
-        image_rows=AxisSample(0, group, -(-d_model // group)), log_frequency_range=(grid.log_low, grid.log_high),
-        peak_bin=np.concatenate(peak_bin), peak_share=np.concatenate(peak_share),
+        params=params, positions=n, frequency=np.arange(1, bins + 1) / n,
+        image=rows[0] if len(rows) == 1 else np.concatenate(rows),  # one block (the default size): no copy
+        image_rows=image_rows, log_frequency_range=(grid.log_low, grid.log_high),
+        peak_bin=np.concatenate(peak_bin), peak_share=peak_share,
         lobe_share=np.concatenate(lobe_share), variance=np.concatenate(variance),
         known_frequency=_known_frequencies(params, np.arange(d_model)),
+        constant_rows=constant.reshape(image_rows.count, group).all(axis=1),
     )
 
 
