@@ -122,6 +122,31 @@ def test_an_untrained_learned_table_has_no_dominant_frequency():
     assert data.image_rows.stride == 2 and data.image.shape == (384, IMAGE_COLUMNS)  # 768 rows → 384 of 2
 
 
+def test_an_image_cell_is_the_largest_share_of_its_dimensions_and_bins():
+    # The module's definition, cell by cell: 768 dimensions → rows of 2 (768 > 512); n = 512 positions, bins
+    # k = 1 … 256 at log₁₀(k/512) on 1024 columns from log₁₀(0.5/512) to log₁₀(256.5/512). A column holding
+    # bins takes their largest Hann share; one holding none takes the bin whose cell [k − ½, k + ½] holds its
+    # centre. The maxima are exact; the reference's shares come from one-column transforms, which differ
+    # from the table's 768-column transform by rounding: |δX_k| ≲ log₂(n)·ε·‖x‖, so a share s moves by a
+    # relative 2·9·2.2e-16/√s ≤ 4e-12 for s ≥ 1e-6 (white noise's shares are about 1/256), under 2e-12 in log₁₀.
+    params = params_of("learned", 512, 768)
+    data = periodogram_data(params)
+    low, high = data.log_frequency_range
+    assert (low, high) == (math.log10(0.5 / 512), math.log10(256.5 / 512))
+    step = (high - low) / IMAGE_COLUMNS
+    column_of_bin = np.minimum(((np.log10(np.arange(1, 257) / 512) - low) // step).astype(int), IMAGE_COLUMNS - 1)
+    centre_bin = np.clip(np.floor(512 * 10.0 ** (low + (np.arange(IMAGE_COLUMNS) + 0.5) * step) + 0.5), 1, 256)
+    assert np.bincount(column_of_bin).max() >= 2  # near Nyquist a column holds several bins
+    logs = np.array([np.log10(np.maximum(dimension_periodogram(params, dim).hann_share, SHARE_FLOOR))
+                     for dim in range(768)])  # (dimension, bin)
+    expected = np.empty((384, IMAGE_COLUMNS))
+    for column in range(IMAGE_COLUMNS):
+        held = np.flatnonzero(column_of_bin == column)
+        bins = held if held.size else [int(centre_bin[column]) - 1]
+        expected[:, column] = logs[:, bins].reshape(384, -1).max(axis=1)  # rows: dimensions 2r and 2r + 1
+    np.testing.assert_allclose(data.image, expected, rtol=0, atol=1e-11)
+
+
 # --------------------------------------------------------------------------- periodogram: others, limits
 
 

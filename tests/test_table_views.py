@@ -13,7 +13,7 @@ from PySide6.QtGui import QColor
 
 from posenc_gui import export, export_cli
 from posenc_gui.model import EncodingParams
-from posenc_gui.model.table_spectra import IMAGE_COLUMNS, pca_data, periodogram_data
+from posenc_gui.model.table_spectra import IMAGE_COLUMNS, dimension_periodogram, pca_data, periodogram_data
 from posenc_gui.views import periodogram as periodogram_view
 from posenc_gui.views.pca import PCAPanel
 from posenc_gui.views.periodogram import LEVELS, PeriodogramPanel
@@ -124,6 +124,23 @@ def test_the_periodogram_keeps_its_last_view_under_an_error(qtbot, state, comput
     monkeypatch.undo()
     change(qtbot, panel, compute, d_model=32)
     assert panel.data.params.d_model == 32 and not panel.message_label.isVisible()
+
+
+def test_a_parameter_change_draws_the_dimension_with_its_table_in_one_update(qtbot, state, compute):
+    # The two results of a change come back separately; drawn as each arrives, the canvas painted twice a step.
+    state.update(scheme="sinusoidal", seq_len=128, d_model=8)
+    panel = make(qtbot, PeriodogramPanel, state, compute)
+    old_dim = panel.dim_data
+    state.update(d_model=16)
+    state.flush()  # both requests are out; nothing delivered yet
+    assert compute.is_pending((panel, "table"))
+    panel._show_dim(dimension_periodogram(state.params, 0))  # the dimension first, as the worker often answers
+    assert panel.dim_data is old_dim  # held: the line plot still matches the image beside it
+    settle(qtbot, panel, compute)
+    assert panel.data.params == panel.dim_data.params == state.params and panel._held_dim is None
+    panel.set_dim(3)  # no table to wait for: drawn when it arrives
+    settle(qtbot, panel, compute)
+    assert panel.dim_data.dim == 3 and panel.dim_data.params == state.params
 
 
 def test_the_periodogram_says_why_it_does_not_apply(qtbot, state, compute):

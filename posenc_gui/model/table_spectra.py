@@ -211,15 +211,25 @@ def _image_grid(n: int, bins: int) -> _ImageGrid:
 
 
 def _image_block(hann_share: np.ndarray, grid: _ImageGrid, group: int) -> np.ndarray:
-    """Image rows of a block of dimensions (a multiple of ``group`` of them, but the last block): log₁₀ share."""
+    """Image rows of a block of dimensions (a multiple of ``group`` of them, but the last block): log₁₀ share.
+
+    A cell is the largest share over its row's dimensions and its column's
+    bins; the two maxima commute, so the dimensions are grouped first, on
+    the bins × dimensions array, before the bins spread over the columns.
+    Returns a C-contiguous ``(rows, IMAGE_COLUMNS)`` array.
+    """
     floored = np.where(np.isnan(hann_share), -np.inf, np.log10(np.maximum(hann_share, SHARE_FLOOR)))
-    columns = floored[grid.centre_bins]
-    columns[grid.run_columns] = np.maximum.reduceat(floored, grid.run_starts, axis=0)
-    dims = columns.shape[1]
-    rows = -(-dims // group)
-    padded = np.full((columns.shape[0], rows * group), -np.inf)
-    padded[:, :dims] = columns
-    return padded.reshape(columns.shape[0], rows, group).max(axis=2).T
+    bins, dims = floored.shape
+    if group > 1:
+        rows = -(-dims // group)
+        by_dimension = np.full((rows * group, bins), -np.inf)
+        by_dimension[:dims] = floored.T
+        by_row = by_dimension.reshape(rows, group, bins).max(axis=1)
+    else:
+        by_row = floored.T
+    image = np.take(by_row, grid.centre_bins, axis=1)
+    image[:, grid.run_columns] = np.maximum.reduceat(by_row, grid.run_starts, axis=1)
+    return image
 
 
 @dataclass(frozen=True, eq=False)
@@ -251,6 +261,9 @@ class PeriodogramData:
     known_frequency : ndarray or None
         Per dimension, its analytic frequency as seen at integer positions
         (NaN for a linear column); None for a scheme without columns.
+    constant_rows : ndarray
+        Per row of :attr:`image`, True where every dimension of the row is
+        constant (its cells all ``−inf``).
     """
 
     params: EncodingParams
@@ -264,16 +277,12 @@ class PeriodogramData:
     lobe_share: np.ndarray
     variance: np.ndarray
     known_frequency: np.ndarray | None
+    constant_rows: np.ndarray
 
     @property
     def constant(self) -> np.ndarray:
         """Per dimension, True where it does not vary over the analysed positions."""
         return np.isnan(self.peak_share)
-
-    @property
-    def constant_rows(self) -> np.ndarray:
-        """Per row of :attr:`image`, True where every dimension of the row is constant (−inf)."""
-        return np.isneginf(self.image).all(axis=1)
 
     @property
     def peak_frequency(self) -> np.ndarray:
@@ -378,12 +387,18 @@ def periodogram_data(params: EncodingParams) -> PeriodogramData:
         peak_share.append(spectra.peak_share)
         lobe_share.append(spectra.lobe_share)
         variance.append(columns.var(axis=0))
+    peak_share = np.concatenate(peak_share)
+    image_rows = AxisSample(0, group, -(-d_model // group))
+    constant = np.ones(image_rows.count * group, dtype=bool)  # the last row's missing dimensions count as constant
+    constant[:d_model] = np.isnan(peak_share)
     return PeriodogramData(
-        params=params, positions=n, frequency=np.arange(1, bins + 1) / n, image=np.concatenate(rows),
-        image_rows=AxisSample(0, group, -(-d_model // group)), log_frequency_range=(grid.log_low, grid.log_high),
-        peak_bin=np.concatenate(peak_bin), peak_share=np.concatenate(peak_share),
+        params=params, positions=n, frequency=np.arange(1, bins + 1) / n,
+        image=rows[0] if len(rows) == 1 else np.concatenate(rows),  # one block (the default size): no copy
+        image_rows=image_rows, log_frequency_range=(grid.log_low, grid.log_high),
+        peak_bin=np.concatenate(peak_bin), peak_share=peak_share,
         lobe_share=np.concatenate(lobe_share), variance=np.concatenate(variance),
         known_frequency=_known_frequencies(params, np.arange(d_model)),
+        constant_rows=constant.reshape(image_rows.count, group).all(axis=1),
     )
 
 

@@ -133,6 +133,8 @@ class PeriodogramPanel(Panel):
         self.data: PeriodogramData | None = None
         self.dim_data: DimensionPeriodogram | None = None
         self._table_requested: EncodingParams | None = None
+        #: The chosen dimension's result that waits for its table, so that the canvas repaints once for both.
+        self._held_dim: DimensionPeriodogram | None = None
         self._errors = {"table": "", "dim": ""}
         self.link_cursor(self.canvas, [CursorAxis(self.matrix.plot, "y", "dimension")])  # the cursor's row
         state.paramsChanged.connect(self._on_params)
@@ -182,6 +184,7 @@ class PeriodogramPanel(Panel):
     def _failed(self, part: str, error: Exception) -> None:
         if part == "table":
             self._table_requested = None  # asked again, it computes again
+            self._show_held_dim()
         self._errors[part] = str(error)
         self._show_errors()
 
@@ -196,8 +199,9 @@ class PeriodogramPanel(Panel):
         low, high = data.log_frequency_range
         rows = data.image_rows
         top, bottom = -0.5, rows.count * rows.stride - 0.5
+        grey_rows = bool(data.constant_rows.any())
         self.matrix.set_matrix(data.image, QRectF(low, top, high - low, bottom - top), levels=LEVELS, signed=False,
-                               masked=bool(data.constant_rows.any()))
+                               masked=grey_rows)
         view = self.matrix.view_box
         view.setLimits(xMin=low, xMax=high, yMin=top, yMax=bottom, minXRange=(high - low) / 64,
                        minYRange=min(3.0, bottom - top))
@@ -208,11 +212,30 @@ class PeriodogramPanel(Panel):
         set_canvas_title(self.figure_title, data.params.title())
         drawn = (f" The image draws each row as the largest share of {rows.stride:,} dimensions."
                  if rows.stride > 1 else "")
-        drawn += " Grey rows: constant dimensions." if data.constant_rows.any() else ""
+        drawn += " Grey rows: constant dimensions." if grey_rows else ""
         self.summary_label.setText(html.escape(data.summary() + drawn))
+        held, self._held_dim = self._held_dim, None
+        if held is not None and held.params == data.params:
+            self._draw_dim(held)
         prepare_for_paint(self.canvas)
 
+    def _show_held_dim(self) -> None:
+        """Draw the dimension's result that waited for a table that will not come."""
+        held, self._held_dim = self._held_dim, None
+        if held is not None:
+            self._draw_dim(held)
+            prepare_for_paint(self.canvas)
+
     def _show_dim(self, data: DimensionPeriodogram) -> None:
+        """Draw the chosen dimension's spectrum, or hold it while the table of the same parameters computes."""
+        if data.params == self._table_requested and self.compute.is_pending((self, "table")):
+            self._held_dim = data  # drawn with the table: one repaint per parameter change, not two
+            return
+        self._held_dim = None
+        self._draw_dim(data)
+        prepare_for_paint(self.canvas)
+
+    def _draw_dim(self, data: DimensionPeriodogram) -> None:
         self.dim_data = data
         self._errors["dim"] = ""
         self._show_errors()
@@ -246,7 +269,6 @@ class PeriodogramPanel(Panel):
         set_ticks(self.line_plot.getAxis("left"), decade_ticks(*span))
         set_title(self.line_plot, f"dimension {data.dim:,}")
         self.dim_label.setText(self._dim_text(data))
-        prepare_for_paint(self.canvas)
 
     @staticmethod
     def _dim_text(data: DimensionPeriodogram) -> str:
