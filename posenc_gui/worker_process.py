@@ -104,6 +104,9 @@ def main() -> None:
             nice(int(os.environ.get("POSENC_GUI_WORKER_NICENESS", "0")))
     except (OSError, ValueError):
         pass  # a sandbox that forbids it: the process runs at the window's priority
+    from . import tune_memory_allocator
+
+    tune_memory_allocator()  # as the window's process does: a large reply's buffers reused, not mapped anew
     try:
         serve(sys.stdin.buffer, replies)
     except (BrokenPipeError, KeyboardInterrupt):
