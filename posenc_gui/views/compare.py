@@ -23,7 +23,7 @@ import numpy as np
 import pyqtgraph as pg
 
 from PySide6.QtCore import QObject, QRectF, Qt, QTimer, Signal
-from PySide6.QtGui import QPalette
+from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QFrame, QGridLayout, QLabel, QScrollArea, QSizePolicy, QVBoxLayout, QWidget
 
 from ..model import EncodingParams
@@ -32,7 +32,7 @@ from ..model.compare import COMPARE_MODES as MODES, DEFAULT_COMPARE_MODE as DEFA
 from ..state import AppState
 from .labels import MESSAGE_COLOURS, WrappedLabelHolder
 from .plotkit import DIVERGING, FOREGROUND, MatrixPlot, new_layout_widget
-from .plotkit.theme import restyle, window_palette
+from .plotkit.theme import current as current_theme, restyle, window_palette
 
 if TYPE_CHECKING:
     from .base import Panel
@@ -378,7 +378,10 @@ class ComparedPanel(QWidget):
     def follow_theme(self) -> None:
         """In a theme other than the window's (an export's), the panels' own backgrounds and texts follow it:
         their figure holds whole panels, not only canvases the theme restyles."""
-        palette = window_palette()
+        palette, shown = window_palette(), current_theme()
+        if palette is None and shown.name == "print":  # paper: white around the canvases too
+            palette = QPalette(self.palette())
+            palette.setColor(QPalette.ColorRole.Window, QColor(shown.background))
         self.setPalette(QPalette() if palette is None else palette)
 
     # ---------------------------------------------------- panel's interface
