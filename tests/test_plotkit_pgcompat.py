@@ -62,6 +62,42 @@ def test_1_a_title_wider_than_its_plot_wraps_and_its_row_grows(qtbot):
     assert one_line_width > label.size().width()  # it did not fit on one line
 
 
+def test_1_a_wrapped_title_keeps_its_lines_until_there_is_clear_room_for_one(qtbot):
+    # The row a wrapped title grows takes height from the plot; its y axis can then need fewer (narrower)
+    # tick labels and give the title just the room for one line, whose shorter row gives the axis its
+    # wider labels back: in a side-by-side comparison the plot re-laid itself out forever.
+    from posenc_gui.views.plotkit import set_title, style_plot
+
+    canvas = new_layout_widget()
+    qtbot.addWidget(canvas)
+    plot = canvas.ci.addPlot()
+    style_plot(plot)
+    set_title(plot, LONG_TITLE)
+    canvas.resize(260, 400)
+    canvas.show()
+    qtbot.waitExposed(canvas)
+    label = plot.titleLabel
+    qtbot.waitUntil(lambda: label.item.textWidth() > 0)
+    wrapped_height = label.itemRect().height()
+    label.item.setTextWidth(-1)
+    one_line = label.item.boundingRect().width()
+    label.updateMin()  # wraps it again at the label's width
+    assert label.item.textWidth() > 0
+
+    def widen_label_to(width: float) -> None:  # at least (its axis may narrow once the title has one line)
+        canvas.resize(canvas.width() + round(width - label.size().width()), 400)
+        qtbot.waitUntil(lambda: label.size().width() >= width - 1)
+        QApplication.processEvents()
+
+    widen_label_to(one_line + pgcompat.UNWRAP_MARGIN_PX / 2)  # one line would fit, only just
+    assert label.size().width() < one_line + pgcompat.UNWRAP_MARGIN_PX - 1
+    assert label.item.textWidth() > 0 and label.itemRect().height() == pytest.approx(wrapped_height)
+    assert label.itemRect().width() <= label.size().width() + 1  # inside the label
+    widen_label_to(one_line + pgcompat.UNWRAP_MARGIN_PX + 20)  # clear room
+    qtbot.waitUntil(lambda: label.item.textWidth() == -1)
+    assert label.maximumHeight() == pgcompat.PLOT_TITLE_ROW_PX
+
+
 def test_2_a_legend_hands_its_size_updates_to_update_size(qapp):
     calls = []
 

@@ -45,6 +45,8 @@ from PySide6.QtCore import QRectF, Qt
 MIN_TITLE_WIDTH = 60
 #: A wrapped title wraps again only for a width this much different (pixels): see :func:`let_title_narrow`.
 REWRAP_PX = 8.0
+#: A wrapped title goes back to one line only with this much room to spare (pixels): see :func:`let_title_narrow`.
+UNWRAP_MARGIN_PX = 40.0
 #: The height pyqtgraph gives a plot's title row (``PlotItem.setTitle``); a wrapped title's row grows from it.
 PLOT_TITLE_ROW_PX = 30
 
@@ -55,6 +57,11 @@ def let_title_narrow(label: pg.LabelItem, narrowest: float = MIN_TITLE_WIDTH, pl
     Where there is room the title has its full width on one line; where
     there is not, its words wrap onto more lines, centred, and the label
     grows taller (a title cut at both ends hid the parameters it names).
+    A wrapped title keeps its lines until the label is ``UNWRAP_MARGIN_PX``
+    wider than the one line: the row it grows takes height from the plot,
+    whose y axis may then need fewer tick labels, narrow, and give the title
+    just the room for one line, which gives the height back, and so on (the
+    plot re-laid itself out forever).
     ``plot``: the PlotItem whose title ``label`` is; pyqtgraph fixes its
     title row at 30 px (``setTitle``), which the wrapped lines then get.
     """
@@ -65,7 +72,7 @@ def let_title_narrow(label: pg.LabelItem, narrowest: float = MIN_TITLE_WIDTH, pl
     fitting = [False]
 
     def wrap_to_width() -> bool:
-        """Give the text the label's width when it is wider (one line otherwise); whether that changed."""
+        """Give the text the label's width when it is wider (one line otherwise, or kept wrapped); whether that changed."""
         item, width = label.item, label.size().width()
         wanted = -1.0
         if width >= narrowest:
@@ -79,6 +86,8 @@ def let_title_narrow(label: pg.LabelItem, narrowest: float = MIN_TITLE_WIDTH, pl
                 item.update()
             if natural > width + 0.5:
                 wanted = width
+            elif 0 < kept <= width and natural > width - UNWRAP_MARGIN_PX:
+                wanted = kept  # wrapped, and only just room for one line: it stays as it is
         current = item.textWidth()
         if current == wanted or (current > 0 and wanted > 0 and abs(current - wanted) < REWRAP_PX):
             return False  # nearly the same width: the same lines (a wrapped title's narrower preferred
