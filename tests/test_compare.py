@@ -270,6 +270,15 @@ def test_the_overlay_draws_a_s_curves_dashed_in_b_s_line_plots(make_window, qtbo
         assert mirror.opts["pen"].style() == Qt.PenStyle.DashLine
     assert not np.array_equal(mirrors[2].yData, [c for c in b_plot.listDataItems()
                                                  if c not in comparison.overlays.values()][2].yData)
+    low, high = b_plot.getViewBox().viewRange()[1]  # A's curves are inside B's plot, not cut off
+    assert all(low <= float(np.nanmin(m.yData)) and float(np.nanmax(m.yData)) <= high for m in mirrors)
+    # the spectrum's phase plot (log y): A's ω at base 10,000 falls to 1e-4, far below B's at base 500
+    spectrum = settled(qtbot, compared(window, "spectrum"))
+    shown = [mirror for mirror in spectrum.overlays.values() if mirror.isVisible()]
+    assert shown
+    for mirror in shown:
+        (low, high), (first, last) = mirror.getViewBox().viewRange()[1], mirror.dataBounds(1)
+        assert low <= first and last <= high  # widened to A's dashed curves (in the axis's log units)
     window.comparison.clear()
     assert all(mirror.getViewBox() is None for mirror in mirrors)  # B's plot is its own again
 

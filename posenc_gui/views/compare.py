@@ -342,6 +342,24 @@ class ComparedPanel(QWidget):
         for key, mirror in self.overlays.items():
             if key not in seen:
                 mirror.setVisible(False)
+        self._show_overlays_whole()
+
+    def _show_overlays_whole(self) -> None:
+        """Widen each of B's plots' y range to A's curves where they run past it (B fits its range to its own)."""
+        by_view: dict[int, tuple[pg.ViewBox, list]] = {}
+        for mirror in self.overlays.values():
+            view = mirror.getViewBox()
+            if view is not None and mirror.isVisible():
+                by_view.setdefault(id(view), (view, []))[1].append(mirror.dataBounds(1))
+        for view, bounds in by_view.values():
+            lows = [low for low, high in bounds if low is not None and np.isfinite(low)]
+            highs = [high for low, high in bounds if high is not None and np.isfinite(high)]
+            if not lows or not highs:
+                continue
+            y0, y1 = view.viewRange()[1]
+            low, high = min(min(lows), y0), max(max(highs), y1)
+            if (low, high) != (y0, y1):
+                view.setYRange(low, high, padding=0.02)
 
     def _take_difference(self) -> None:
         """Take B − A of what A and B show (in the worker)."""
