@@ -51,6 +51,7 @@ from .attention import (
     PermutationDemo,
     _comparison_dict,
     _not_permutation_message,
+    _readonly,
     compare_orderings,
     repeated_word_spread,
     softmax_rows,
@@ -70,12 +71,6 @@ TABLE_SPLIT_NOTE = (
     "X = LayerNorm(e + p), and its projections have biases, so the logits do not split into four terms; what "
     "applies is the logits without and with the position table and their difference, the table's contribution."
 )
-
-
-def _readonly(array: np.ndarray) -> np.ndarray:
-    array = np.ascontiguousarray(array, dtype=np.float64)
-    array.setflags(write=False)
-    return array
 
 
 # --------------------------------------------------------------------------- the model's layout
