@@ -30,8 +30,8 @@ def test_1_a_title_label_calls_update_min_through_its_instance(qapp):
     assert narrow.preferredWidth() == pytest.approx(narrow.itemRect().width())  # its full width where it fits
 
 
-def test_1_a_title_wider_than_its_plot_wraps_and_its_row_grows(qtbot):
-    # pyqtgraph fixes a plot's title row at 30 px in setTitle; a wrapped title gets the height of its lines.
+def shown_long_title(qtbot, width: int) -> tuple[pg.GraphicsLayoutWidget, pg.LabelItem]:
+    """A styled plot titled LONG_TITLE on a shown canvas ``width`` × 400 px; the canvas and the title's label."""
     from posenc_gui.views.plotkit import set_title, style_plot
 
     canvas = new_layout_widget()
@@ -39,10 +39,15 @@ def test_1_a_title_wider_than_its_plot_wraps_and_its_row_grows(qtbot):
     plot = canvas.ci.addPlot()
     style_plot(plot)
     set_title(plot, LONG_TITLE)
-    canvas.resize(1400, 400)
+    canvas.resize(width, 400)
     canvas.show()
     qtbot.waitExposed(canvas)
-    label = plot.titleLabel
+    return canvas, plot.titleLabel
+
+
+def test_1_a_title_wider_than_its_plot_wraps_and_its_row_grows(qtbot):
+    # pyqtgraph fixes a plot's title row at 30 px in setTitle; a wrapped title gets the height of its lines.
+    canvas, label = shown_long_title(qtbot, 1400)
     qtbot.waitUntil(lambda: label.item.textWidth() == -1)  # room for one line: not wrapped
     # and drawn: measuring the one-line width must not leave the cached title blank
     canvas.grab()  # drawn once: the title item's device cache is filled
@@ -66,17 +71,7 @@ def test_1_a_wrapped_title_keeps_its_lines_until_there_is_clear_room_for_one(qtb
     # The row a wrapped title grows takes height from the plot; its y axis can then need fewer (narrower)
     # tick labels and give the title just the room for one line, whose shorter row gives the axis its
     # wider labels back: in a side-by-side comparison the plot re-laid itself out forever.
-    from posenc_gui.views.plotkit import set_title, style_plot
-
-    canvas = new_layout_widget()
-    qtbot.addWidget(canvas)
-    plot = canvas.ci.addPlot()
-    style_plot(plot)
-    set_title(plot, LONG_TITLE)
-    canvas.resize(260, 400)
-    canvas.show()
-    qtbot.waitExposed(canvas)
-    label = plot.titleLabel
+    canvas, label = shown_long_title(qtbot, 260)
     qtbot.waitUntil(lambda: label.item.textWidth() > 0)
     wrapped_height = label.itemRect().height()
     label.item.setTextWidth(-1)
