@@ -701,9 +701,11 @@ class LogitSplit:
         return dict(zip(SPLIT_TERMS, (self.ee, self.ep, self.pe, self.pp)))
 
     def shares(self) -> dict[str, float]:
-        """Each term's share of the summed absolute values of all four over the allowed keys (sums to 1)."""
+        """Each term's share of the summed absolute values of all the total's terms over the allowed keys (sums
+        to 1): the four of :data:`SPLIT_TERMS`, and ``"bias"`` when the trace has one (a fifth term)."""
         keep = slice(None) if self.allowed is None else self.allowed
-        sizes = {name: float(np.abs(t[keep]).sum()) for name, t in self.terms().items()}
+        terms = self.terms() if self.bias is None else {**self.terms(), "bias": self.bias}
+        sizes = {name: float(np.abs(t[keep]).sum()) for name, t in terms.items()}
         total = sum(sizes.values())
         return {name: (s / total if total > 0 else 0.0) for name, s in sizes.items()}
 
@@ -742,10 +744,8 @@ def logit_split(trace: AttentionTrace, seed: int = 0) -> LogitSplit:
     total = ee + ep + pe + pp if trace.bias is None else ee + ep + pe + pp + trace.bias
     allowed = trace.allowed
     residual = float(np.max(np.abs(total[allowed] - trace.scores[allowed])))  # masked keys: −∞, unused
-    return LogitSplit(
-        trace.tokens, _readonly(ee), _readonly(ep), _readonly(pe), _readonly(pp), trace.scores, residual,
-        allowed, trace.bias,
-    )
+    return LogitSplit(trace.tokens, _readonly(ee), _readonly(ep), _readonly(pe), _readonly(pp), trace.scores,
+                      residual, allowed, trace.bias)
 
 
 @dataclass(frozen=True, eq=False)
@@ -1256,10 +1256,11 @@ def permutation_dict(demo: PermutationDemo) -> dict[str, Any]:
     else ``null``) and ``verdict``. Also ``causal``,
     ``sentence_a``, ``sentence_b``, ``is_permutation``, ``permutation``,
     ``message``, ``d_model``, ``seed``, ``scheme``, ``scheme_kwargs``,
-    ``position`` (``"added"`` or ``"rotation"``) and, for an added encoding,
-    ``logit_split`` (``a``/``b``: the four terms, ``total``,
-    ``max_abs_residual``, ``shares``) with ``rotation`` and
-    ``rotation_split`` ``null``; for a rotation, ``logit_split`` ``null``,
+    ``position`` (``"added"``, ``"bias"`` or ``"rotation"``) and, for an added encoding or a bias,
+    ``logit_split`` (``a``/``b``: the four terms, ``bias`` (``null`` without), ``total``, ``sum_of`` (the
+    terms that add up to ``total``), ``max_abs_residual`` (max |their sum − total| over the keys the head
+    uses), ``shares`` (the bias's too)) with ``rotation`` and ``rotation_split`` ``null``; for a rotation,
+    ``logit_split`` ``null``,
     ``rotation`` (``inv_freq``, ``attention_factor``, ``pairing``,
     ``rotary_dim``) and ``rotation_split`` (``a``/``b``:
     ``without_rotation``, ``with_rotation``, ``difference``,
@@ -1272,9 +1273,10 @@ def permutation_dict(demo: PermutationDemo) -> dict[str, Any]:
     def split(s: LogitSplit) -> dict[str, Any]:
         return {
             **{name: _unmasked_list(term, s.allowed) for name, term in s.terms().items()},
+            "bias": None if s.bias is None else _unmasked_list(s.bias, s.allowed),
             "total": _unmasked_list(s.total, s.allowed),
-            "max_abs_residual": s.max_abs_residual,
-            "shares": s.shares(),
+            "sum_of": [*SPLIT_TERMS, *(() if s.bias is None else ("bias",))],
+            "max_abs_residual": s.max_abs_residual, "shares": s.shares(),
         }
 
     def rotated(s: RotationSplit) -> dict[str, Any]:
@@ -1298,15 +1300,13 @@ def permutation_dict(demo: PermutationDemo) -> dict[str, Any]:
         "seed": demo.seed,
         "scheme": demo.scheme,
         "scheme_kwargs": {k: (float(v) if isinstance(v, (float, np.floating)) else v) for k, v in demo.scheme_kwargs.items()},
-        "position": "rotation" if demo.rotates else "added",
+        "position": "rotation" if demo.rotates else "bias" if demo.biased else "added",
         "without_pe": _comparison_dict(demo.without_pe),
         "with_pe": _comparison_dict(demo.with_pe),
         "logit_split": None if demo.rotates else dict(zip("ab", map(split, splits))),
         "rotation": None if rotation is None else {
-            "inv_freq": rotation.inv_freq.tolist(),
-            "attention_factor": rotation.attention_factor,
-            "pairing": rotation.pairing,
-            "rotary_dim": rotation.rotary_dim,
+            "inv_freq": rotation.inv_freq.tolist(), "attention_factor": rotation.attention_factor,
+            "pairing": rotation.pairing, "rotary_dim": rotation.rotary_dim,
         },
         "rotation_split": None if not demo.rotates else {**dict(zip("ab", map(rotated, splits))),
                                                          "note": ROTATION_SPLIT_NOTE},
