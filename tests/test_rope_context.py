@@ -127,16 +127,16 @@ def test_qwen_yarn_keeps_every_pair_inside_training_and_ntk_does_not():
 
 
 def test_a_method_hugging_face_refuses_with_these_options_says_why_and_the_others_still_compute():
-    # Two rotated channels: ntk and dynamic raise the base to d/(d − 2), which needs d ≥ 4.
+    # Two rotated channels: ntk and dynamic raise the base to d/(d − 2), which needs d ≥ 3.
     data = context_extension_data(EncodingParams.validated(scheme="rope", d_model=2, seq_len=64))
     refused = {m.method: m.error for m in data.methods if not m.available}
     assert {"ntk", "dynamic"} <= set(refused) and {"default", "linear", "yarn", "llama3"}.isdisjoint(refused)
-    assert "rotary_dim must be ≥ 4" in refused["ntk"] and "rotary_dim must be ≥ 4" in refused["dynamic"]
+    assert "rotary_dim must be ≥ 3" in refused["ntk"] and "rotary_dim must be ≥ 3" in refused["dynamic"]
     assert data.method("ntk").unseen_count == 0 and data.method("default").available
-    # llama3's factors out of order are refused only by llama3 while another type is chosen.
-    params = EncodingParams.validated(scheme="rope", d_model=8, rope_type="yarn", low_freq_factor=4.0,
-                                      high_freq_factor=1.0)
-    assert "high_freq_factor" in context_extension_data(params).method("llama3").error
+    # An odd rotary dimension (6 × 0.5 = 3): Hugging Face's YaRN fails on it, the other types compute it.
+    data = context_extension_data(EncodingParams.validated(scheme="rope", d_model=6, partial_rotary_factor=0.5))
+    assert [m.method for m in data.methods if not m.available] == ["yarn"] and data.pairs == 2
+    assert "YaRN ramp" in data.method("yarn").error
 
 
 def smollm2_gguf(path) -> str:

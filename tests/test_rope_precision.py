@@ -98,6 +98,15 @@ def test_llama3_medium_pair_is_smoothed():
     assert inv_freq[1] == pytest.approx(2.1360754e-4, rel=8 * F32)
 
 
+def test_llama3_factors_hugging_face_warns_about_are_computed_in_float32_too():
+    # L0 8192, low = high = 4: L0/low = L0/high = 2048; of θ = 1, 0.1, 0.01, 0.001 (wavelengths 6.3 … 6283) only
+    # the last is past it: divided by 8, the others kept, none smoothed (HF's division by 0 is never used)
+    config = hf_config(8, rope_type="llama3", **{**SCALING, "low_freq_factor": 4.0, "high_freq_factor": 4.0},
+                       rope_theta=10000.0)
+    inv_freq, _ = model_inv_freq(config)
+    np.testing.assert_allclose(inv_freq, [1.0, 0.1, 0.01, 0.001 / 8], rtol=4 * F32)
+
+
 @pytest.mark.parametrize("rope_type", ["default", "linear", "ntk", "dynamic", "yarn", "llama3"])
 def test_float32_inv_freq_is_within_float32_rounding_of_the_exact_one(rope_type):
     # Each scaling type's float32 chain has at most about six operations, each rounding by ≤ 2^−24 relative

@@ -463,9 +463,9 @@ def head_rotation(n: int, d_k: int, scheme: str = "rope", scheme_kwargs: Mapping
     Raises
     ------
     ValueError
-        For a scheme that is not a rotation, a bad option, or a ``d_k`` whose
-        rotated channels ``int(d_k · partial_rotary_factor)`` are odd or fewer
-        than 2 (naming ``d_model``, the demo's).
+        For a scheme that is not a rotation, a bad option, or a ``d_k`` too
+        narrow for Hugging Face's ceil(int(d_k · partial_rotary_factor) / 2)
+        pairs of channels, at least one (naming ``d_model``, the demo's).
     """
     n = limits.check_int("n", n, 1, MAX_WORDS)
     d_k = check_demo_d_model(d_k)
@@ -474,11 +474,10 @@ def head_rotation(n: int, d_k: int, scheme: str = "rope", scheme_kwargs: Mapping
     options = SCHEMES[scheme].check(_check_scheme_kwargs(scheme_kwargs))
     partial = options["partial_rotary_factor"]
     rotary = int(d_k * partial)  # Hugging Face's truncation
-    if rotary < 2 or rotary % 2:
+    if rotary < 1 or 2 * ((rotary + 1) // 2) > d_k:  # an odd one: ceil(rotary / 2) frequencies, as in HF
         raise ValueError(
-            f"d_model: the demo head's d_k {d_k} × partial_rotary_factor {partial:g} gives {rotary} rotated "
-            "channels; RoPE needs an even number, at least 2 (choose an even demo d_model)"
-        )
+            f"d_model: the demo head's d_k {d_k} × partial_rotary_factor {partial:g} gives {rotary} rotated channels, "
+            f"whose {(rotary + 1) // 2} pairs must fit in d_k and be at least one (choose an even demo d_model)")
     inv_freq, attention_factor = rope_frequencies(hf_config(d_k, **options), seq_len=n)
     return HeadRotation(_readonly(np.arange(n, dtype=np.float64)), _readonly(inv_freq), float(attention_factor),
                         options["pairing"])

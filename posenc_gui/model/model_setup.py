@@ -240,6 +240,7 @@ def rope_setup(model: ModelFile) -> ModelSetup:
         notes.append("how this architecture pairs RoPE dimensions is not known: halves (Hugging Face's "
                      "rotate_half) is assumed")
     options, rope = rope_options(config, pairing)
+    notes += rope.warnings  # what Hugging Face accepts with a warning, computed as it computes it
     if rope.max_position_embeddings is not None:
         positions = rope.max_position_embeddings
     elif rope.original_max_position_embeddings is not None:

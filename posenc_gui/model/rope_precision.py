@@ -215,9 +215,10 @@ def _float32_llama3(rope: RopeConfig, inv_freq: np.ndarray) -> np.ndarray:
     low_freq_wavelen, high_freq_wavelen = np.float32(original / low_freq_factor), np.float32(original / high_freq_factor)
     wavelen = np.float32(2 * math.pi) / inv_freq
     inv_freq_llama = np.where(wavelen > low_freq_wavelen, inv_freq / factor, inv_freq)
-    smooth_factor = ((np.float32(original) / wavelen - np.float32(low_freq_factor))
-                     / np.float32(high_freq_factor - low_freq_factor))
-    smoothed = (np.float32(1.0) - smooth_factor) * inv_freq_llama / factor + smooth_factor * inv_freq_llama
+    with np.errstate(divide="ignore", invalid="ignore"):  # equal factors (HF warns): no pair is smoothed
+        smooth_factor = ((np.float32(original) / wavelen - np.float32(low_freq_factor))
+                         / np.float32(high_freq_factor - low_freq_factor))
+        smoothed = (np.float32(1.0) - smooth_factor) * inv_freq_llama / factor + smooth_factor * inv_freq_llama
     is_medium = ~(wavelen < high_freq_wavelen) & ~(wavelen > low_freq_wavelen)
     return np.where(is_medium, smoothed, inv_freq_llama).astype(np.float32)
 
