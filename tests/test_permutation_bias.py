@@ -53,8 +53,10 @@ def test_the_exported_split_holds_the_bias_and_its_terms_add_up_to_the_total(sch
         block = data["logit_split"][key]
         assert block["sum_of"] == ["e·e", "e·p", "p·e", "p·p", "bias"]
         used = split.allowed
-        terms = [np.array([[np.nan if v is None else v for v in row] for row in block[name]]) for name in block["sum_of"]]
-        total = np.array([[np.nan if v is None else v for v in row] for row in block["total"]])
+        def matrix(name):  # null (a masked key) as NaN
+            return np.array([[np.nan if v is None else v for v in row] for row in block[name]])
+
+        terms, total = [matrix(name) for name in block["sum_of"]], matrix("total")
         # the four terms alone miss the bias, which is not small (ALiBi: 1/2 per word of distance)
         assert np.max(np.abs(sum(terms[:4])[used] - total[used])) > 0.1
         # with it they give the total: one addition per term, each within an ULP of |total| + |bias| ≲ 10

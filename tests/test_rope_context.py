@@ -154,7 +154,8 @@ def test_a_gguf_models_trained_context_is_l0(tmp_path):
     data = context_extension_data(setup.params)
     assert (data.trained_context, data.target_length, data.pairs) == (8192, 8192, 32)
     # θ_i = 100000^(−2i/64); a turn in training needs 8192·θ_i ≥ 2π, i.e. i ≤ 32·ln(8192/2π)/ln(100000)
-    # = 32 · 7.1731 / 11.5129 = 19.94: pairs 0…19. At N = L₀ no pair goes past training: (N − 1)·θ_i < L₀·θ_i.
+    # = 32 · 7.1731 / 11.5129 = 19.94: pairs 0…19. At N = L₀ no pair goes past training:
+    # (N − 1)·θ_i < L₀·θ_i.
     assert data.turned_count == 20 and data.method("default").unseen_count == 0
     # (the scheme's own L₀ of 4,096 would have left pairs 19…31 "unseen" at the model's own context)
     assert context_extension_data(setup.params.replaced(original_max_position_embeddings=4096)).method(
