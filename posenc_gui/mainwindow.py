@@ -16,7 +16,7 @@ from PySide6.QtWidgets import (QApplication, QDialog, QDialogButtonBox, QDockWid
                                QHeaderView, QLabel, QMainWindow, QMessageBox, QProgressBar, QStyle, QTableWidget,
                                QTableWidgetItem, QToolButton, QUndoView, QVBoxLayout, QWidget)
 
-from . import __version__, resources_path
+from . import __version__, panel_navigation, resources_path
 from .compute import ComputeService
 from .dock_layouts import SETTINGS_VERSION, DockLayouts, layout_key
 from .model import OPTION_SPECS, EncodingParams, ParamSpec
@@ -77,6 +77,7 @@ SHORTCUTS = (
     Shortcut("walkthrough_back", "Alt+Left", "Walkthrough: previous step"),
     Shortcut("next_tab", "Ctrl+PgDown", "Next panel among the tabs of the current panel's dock"),
     Shortcut("previous_tab", "Ctrl+PgUp", "Previous panel among the tabs of the current panel's dock"),
+    Shortcut("go_to_panel", "Ctrl+K", "Go to a panel by typing part of its name"),
     Shortcut("reset_zoom", "Ctrl+0", "Reset the zoom of the current panel: show all it plots"),
     Shortcut("export", "Ctrl+E", "Export a panel's figure or data…"),
     Shortcut("pin_a", "Ctrl+Shift+A", "Pin the current setup as A (A/B comparison)", attribute="pin_action"),
@@ -90,6 +91,9 @@ MAX_RECENT_PATH = 4096
 DEFAULT_SIZE = (1500, 950)
 #: The panels of the right area shown at first launch (their ``dock``); the others are tabbed behind them.
 PRIMARY_PANELS = tuple(cls.panel_id for cls in panel_classes() if cls.dock.area == "right" and cls.dock.shown)
+#: Screens with less available height than this (logical pixels) show the right area's docks as one row of
+#: tabs: in two rows, each plot would be under ~160 px tall.
+TWO_ROWS_MIN_HEIGHT = 800
 #: Hidden docks get their panels built in idle time, starting this long after the window appears.
 PREBUILD_DELAY_MS = 2000
 #: ... one at a time, this far apart, and only when no view has asked for an
@@ -734,14 +738,23 @@ class MainWindow(QMainWindow):
                 max(frame.height() - inner.height(), title_bar))
 
     def _fit_layout_to_screen(self) -> None:
-        """Tab a row of docks into one place when side by side they are wider than the screen.
+        """Tab a row of docks into one place when side by side they are wider than the screen, and both rows
+        into one on a short screen.
 
         Side by side (the waveforms and the similarity; the positional logits
         and the permutation demo), with the parameter column, their controls
         need more width than a laptop's screen has. The second row goes first,
         then the first.
         """
-        available, border_w, _ = self._available()
+        available, border_w, border_h = self._available()
+        top, second = self.dock_layouts.rows()
+        if top and second and available.height() - border_h < TWO_ROWS_MIN_HEIGHT:
+            # two rows of plots on a short screen would each be too low to read: one row, the rest in tabs
+            with self.dock_layouts.arrangement():
+                for dock in [*top[1:], *second]:
+                    if not dock.isFloating() and dock.isVisible():
+                        self.tabifyDockWidget(top[0], dock)
+                top[0].raise_()
         for row in reversed(self.dock_layouts.rows()):
             side_by_side = len(row) > 1 and all(dock.isVisible() and not dock.isFloating() for dock in row) and not any(
                 other in self.tabifiedDockWidgets(row[0]) for other in row[1:])
@@ -750,6 +763,8 @@ class MainWindow(QMainWindow):
                     for other in row[1:]:
                         self.tabifyDockWidget(row[0], other)
                     row[0].raise_()
+
+        panel_navigation.readable_tabs(self)
 
     def _fit_new_panel(self, _panel_id: str) -> None:
         """A panel built after the window was fitted may need more width than its placeholder: fit again, once
@@ -1126,6 +1141,8 @@ class MainWindow(QMainWindow):
         self.previous_tab_action.triggered.connect(lambda: self.switch_tab(-1))
         self.reset_zoom_action = QAction("Reset &zoom", self)
         self.reset_zoom_action.triggered.connect(self.reset_zoom)
+        self.go_to_panel_action = QAction("&Go to panel…", self)
+        self.go_to_panel_action.triggered.connect(lambda: self.go_to_panel())
         self.keyboard_shortcuts_action = QAction("&Keyboard shortcuts", self)
         self.keyboard_shortcuts_action.triggered.connect(self.show_shortcuts)
         for entry in SHORTCUTS:
@@ -1134,9 +1151,27 @@ class MainWindow(QMainWindow):
                 action.setShortcut(QKeySequence(entry.keys))
                 action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
         self.view_menu.addSeparator()
-        self.view_menu.addActions([self.next_tab_action, self.previous_tab_action, self.reset_zoom_action,
+        self.view_menu.addActions([self.go_to_panel_action, self.next_tab_action, self.previous_tab_action,
+                                   self.reset_zoom_action,
                                    self.walkthrough_back_action, self.walkthrough_next_action])
         self.help_menu.insertAction(self.help_menu.actions()[0], self.keyboard_shortcuts_action)
+
+    def go_to_panel(self, name: str | None = None) -> str | None:
+        """Bring the panel named ``name`` (asked for when None; see :func:`panel_navigation.find_panel`) to the
+        front; its id, or None (cancelled, or no single panel of that name: said in the status bar)."""
+        titles = {pid: dock.windowTitle() for pid, dock in self.docks.items()}
+        if name is None:
+            name = panel_navigation.ask_panel_name(self, sorted(titles.values(), key=str.casefold))
+            if name is None:
+                return None
+        panel_id = panel_navigation.find_panel(name, titles)
+        if panel_id is None:
+            self.show_status(f"No single panel is named {name.strip()[:60]!r}: View lists them all")
+            return None
+        if self.docks[panel_id].isHidden():
+            self.docks[panel_id].show()
+        self.raise_panel(panel_id)
+        return panel_id
 
     def shortcut_rows(self) -> list[tuple[str, str, str]]:
         """``(keys, action, what it does)`` for every action of the window that has a shortcut, table entries first."""

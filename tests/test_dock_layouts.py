@@ -102,3 +102,86 @@ def test_bad_layouts_in_the_settings_are_named_and_left(make_window, text):
     window = make_window(restore=False)
     _, problems = window.dock_layouts.load_text(text)
     assert problems and all("layout" in problem for problem in problems)
+
+
+#: Opens a window with the scheme of argv[1] on the offscreen screen of QT_QPA_PLATFORM, builds every panel
+#: (as the idle-time prebuilder does, at once), and reports its frame, the screen and the docks in front.
+FIT_SCRIPT = """
+import json, sys
+from PySide6.QtWidgets import QApplication
+app = QApplication([])
+from posenc_gui.mainwindow import MainWindow
+from posenc_gui.model import EncodingParams, presets
+scheme = sys.argv[1]
+if scheme == "llama3.1":
+    preset = next(p for info, p in presets() if info.key == "rope" and p.label.startswith("Llama 3.1"))
+    params = EncodingParams("rope", preset.seq_len, preset.d_model, dict(preset.options))
+else:
+    params = EncodingParams(scheme)
+window = MainWindow(params=params, restore=False)
+window.show()
+app.processEvents()
+for panel_id in window.docks:
+    window.panels[panel_id]
+for _ in range(3):
+    app.processEvents()
+window.compute.wait_idle()
+app.processEvents()
+front = {pid: dock.height() for pid, dock in window.docks.items()
+         if dock.isVisible() and not dock.visibleRegion().isEmpty()}
+print(json.dumps({"frame": window.frameGeometry().getRect(), "available": window.screen().availableGeometry().getRect(),
+                  "front": front}))
+window.close()
+import shiboken6
+shiboken6.delete(window)
+"""
+
+
+@pytest.mark.parametrize("screen", [(1280, 720), (1920, 1080)])
+@pytest.mark.parametrize("scheme", ["sinusoidal", "llama3.1", "t5"])
+def test_every_family_fits_the_screen_with_every_panel_built_and_readable_docks(tmp_path, screen, scheme):
+    import json
+    import os
+    import subprocess
+    import sys
+
+    config = tmp_path / "screen.json"
+    config.write_text(json.dumps({"screens": [{"name": "virtual", "x": 0, "y": 0,
+                                               "width": screen[0], "height": screen[1]}]}))
+    env = {**os.environ, "QT_QPA_PLATFORM": f"offscreen:configfile={config}",
+           "POSENC_GUI_SETTINGS": str(tmp_path / "settings.ini")}
+    done = subprocess.run([sys.executable, "-c", FIT_SCRIPT, scheme], capture_output=True, text=True, env=env,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr
+    placed = json.loads(done.stdout.strip().splitlines()[-1])
+    x, y, w, h = placed["frame"]
+    ax, ay, aw, ah = placed["available"]
+    assert ax <= x and ay <= y and x + w <= ax + aw and y + h <= ay + ah, placed
+    right = {pid: height for pid, height in placed["front"].items() if pid not in ("parameters", "walkthrough")}
+    assert right and min(right.values()) >= 250, placed["front"]
+
+
+def test_go_to_panel_finds_a_panel_by_part_of_its_name_and_brings_it_forward(make_window, monkeypatch):
+    from posenc_gui import panel_navigation
+
+    window = make_window(restore=False)
+    assert window.docks["uniqueness"].visibleRegion().isEmpty()
+    monkeypatch.setattr(panel_navigation, "ask_panel_name", lambda parent, titles: "uniq")
+    window.go_to_panel_action.trigger()
+    assert not window.docks["uniqueness"].visibleRegion().isEmpty()
+    assert window.go_to_panel("RoPE frequencies") == "frequencies"
+    assert window.go_to_panel("a") is None  # many titles contain it: none chosen, the status bar says so
+    assert "No single panel" in window.statusBar().currentMessage()
+
+
+def test_a_panel_name_matches_its_title_or_id_then_a_unique_prefix_then_a_unique_part():
+    from posenc_gui.panel_navigation import find_panel
+
+    titles = {"heatmap": "Heatmap", "logits": "Positional logits", "permutation": "Permutation demo",
+              "pca": "Positions (PCA)"}
+    assert find_panel("heatmap", titles) == "heatmap"
+    assert find_panel("LOGITS", titles) == "logits"
+    assert find_panel("perm", titles) == "permutation"
+    assert find_panel("Pos", titles) is None  # two titles start with it
+    assert find_panel("pca)", titles) == "pca"
+    assert find_panel("  ", titles) is None and find_panel("zebra", titles) is None

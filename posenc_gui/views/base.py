@@ -6,7 +6,7 @@ import html
 from typing import TYPE_CHECKING, Any, Callable, ClassVar
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QToolButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QScrollArea, QToolButton, QVBoxLayout, QWidget
 
 from ..compute import ComputeService
 from ..export import FORMATS
@@ -135,12 +135,18 @@ class Panel(QWidget):
         outer.addWidget(self._help_label)
         outer.addWidget(self._message_holder)
         # The body sits in a widget of its own, so that the notice of an
-        # unavailable panel can take its place.
+        # unavailable panel can take its place; in a scroll area, so that a
+        # dock smaller than the body's minimum scrolls instead of widening
+        # the window past a small screen.
         self._content = QWidget(self)
         self.body = QVBoxLayout(self._content)
         self.body.setContentsMargins(0, 0, 0, 0)
         self.body.setSpacing(4)
-        outer.addWidget(self._content, 1)
+        self._content_scroll = QScrollArea(self)
+        self._content_scroll.setWidgetResizable(True)
+        self._content_scroll.setFrameShape(QFrame.Shape.NoFrame)
+        self._content_scroll.setWidget(self._content)
+        outer.addWidget(self._content_scroll, 1)
         self._unavailable: str | None = None
         self.unavailable_label = QLabel(self)
         self.unavailable_label.setObjectName("unavailable")
@@ -296,7 +302,7 @@ class Panel(QWidget):
             self._unavailable = message
             self.unavailable_label.setText(message or "")
             self.unavailable_label.setVisible(message is not None)
-            self._content.setVisible(message is None)
+            self._content_scroll.setVisible(message is None)
             self._fill_shown_by(message is not None)
         return message is not None
 

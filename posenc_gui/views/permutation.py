@@ -285,8 +285,10 @@ class PermutationPanel(Panel):
         self.header.addWidget(self.causal_check)
         self.header.addWidget(QLabel("demo d_model:", self))
         self.header.addWidget(self.d_model_spin)
-        self.header.addWidget(self.scheme_label)
         self.finish_header()
+        # the scheme's name is long (a preset's, a model's): on a row of its own, wrapped, it never widens the dock
+        self.scheme_label.setWordWrap(True)
+        self.body.addWidget(WrappedLabelHolder(self.scheme_label, self))
 
         self.sentence_a_edit = QLineEdit(DEFAULT_SENTENCE_A, self)
         self.sentence_b_edit = QLineEdit(DEFAULT_SENTENCE_B, self)
