@@ -1,0 +1,188 @@
+"""A decoder's tokenizer: its folder's ``tokenizer.json``, or one built from a GGUF file's vocabulary and merges.
+
+GGUF ``tokenizer.ggml.model`` "gpt2" is byte-level BPE: ``tokenizer.ggml.tokens``
+is the vocabulary (id = index), ``tokenizer.ggml.merges`` the merges in rank
+order, and ``tokenizer.ggml.pre`` names llama.cpp's pre-tokenizer regexes
+(``llama-vocab.cpp``), reproduced here for the names listed in
+:data:`PRE_TOKENIZER_REGEXES`. Control and user-defined tokens
+(``tokenizer.ggml.token_type`` 3 and 4) are matched whole, as llama.cpp does.
+
+The vocabulary arrays are read from the header with the same bounds as
+:func:`~posenc_gui.model.gguf_file.read_header` (which skips them). The
+``tokenizers`` package can panic on a hostile vocabulary (``PanicException``,
+a BaseException): building and using a tokenizer is guarded, and any failure
+is one :class:`~posenc_gui.model.files.ModelFileError` or ValueError.
+"""
+
+from __future__ import annotations
+
+import mmap
+import struct
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import numpy as np
+
+from .. import gguf_file
+from ..files import ModelFile, ModelFileError, _opened
+
+#: llama.cpp's pre-tokenizer splits by ``tokenizer.ggml.pre``; each list is applied in order, then byte-level.
+_GPT2_REGEX = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)"
+_LLAMA3_REGEX = (r"(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}"
+                 r"| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+")
+_QWEN2_REGEX = (r"(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}"
+                r"| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+")
+PRE_TOKENIZER_REGEXES: dict[str, tuple[str, ...]] = {
+    "default": (_GPT2_REGEX,), "gpt-2": (_GPT2_REGEX,), "gpt2": (_GPT2_REGEX,),
+    **dict.fromkeys(("smollm", "starcoder", "refact", "command-r", "codeshell", "exaone", "minerva"),
+                    (r"\p{N}", _GPT2_REGEX)),
+    **dict.fromkeys(("llama3", "llama-v3", "llama-bpe", "falcon3", "pixtral"), (_LLAMA3_REGEX,)),
+    **dict.fromkeys(("qwen2", "deepseek-r1-qwen", "megrez"), (_QWEN2_REGEX,)),
+}
+#: GGUF token types matched whole (llama_token_type: 3 control, 4 user-defined).
+_SPECIAL_TOKEN_TYPES = (3, 4)
+#: Texts longer than this many characters are refused before tokenising.
+MAX_TEXT_CHARACTERS = 1_000_000
+_T = TypeVar("_T")
+
+
+def guarded(call: Callable[[], _T], failure: Callable[[str], Exception]) -> _T:
+    """``call()``, any exception of the ``tokenizers`` package (a PanicException too) raised as ``failure(message)``.
+
+    KeyboardInterrupt and SystemExit pass through.
+    """
+    try:
+        return call()
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as error:  # PanicException derives from BaseException
+        raise failure(" ".join(str(error).split()) or type(error).__name__) from None
+
+
+def folder_tokenizer(folder: Path) -> Any:
+    """The ``tokenizers.Tokenizer`` of ``folder/tokenizer.json`` (bounded, as the BERT head reads it)."""
+    from ..bert_head import load_tokenizer
+
+    path = folder / "tokenizer.json"
+    return guarded(lambda: load_tokenizer(folder),
+                   lambda message: ModelFileError(path, f"not a tokenizer the tokenizers package reads ({message})"))
+
+
+def gguf_tokenizer(model: ModelFile) -> tuple[Any, int | None, list[str]]:
+    """The ``tokenizers.Tokenizer`` built from ``model``'s GGUF vocabulary, the BOS id to put first (None: none), notes.
+
+    Raises
+    ------
+    ModelFileError
+        When the file has no byte-level BPE vocabulary ("gpt2"), its arrays
+        are malformed, or the tokenizers package refuses them.
+    """
+    metadata = model.config or {}
+    kind = metadata.get("tokenizer.ggml.model")
+    if kind != "gpt2":
+        raise ModelFileError(model.path, f"tokenizer.ggml.model is {kind!r}; tokenising reads byte-level BPE "
+                                         "('gpt2') vocabularies (pass token ids to trace() otherwise)")
+    arrays = read_metadata_arrays(model.path, ("tokenizer.ggml.tokens", "tokenizer.ggml.merges",
+                                               "tokenizer.ggml.token_type"))
+    tokens, merges = arrays.get("tokenizer.ggml.tokens"), arrays.get("tokenizer.ggml.merges")
+    if not isinstance(tokens, list) or not tokens or not all(isinstance(token, str) for token in tokens):
+        raise ModelFileError(model.path, "tokenizer.ggml.tokens is missing or not an array of strings")
+    if not isinstance(merges, list) or not all(isinstance(merge, str) and merge.count(" ") >= 1 for merge in merges):
+        raise ModelFileError(model.path, "tokenizer.ggml.merges is missing or not an array of 'left right' strings")
+    if len(set(tokens)) != len(tokens):
+        raise ModelFileError(model.path, "tokenizer.ggml.tokens holds the same token twice")
+    types = arrays.get("tokenizer.ggml.token_type")
+    if types is not None and (not isinstance(types, np.ndarray) or types.size != len(tokens)):
+        raise ModelFileError(model.path, f"tokenizer.ggml.token_type must hold one type per token ({len(tokens):,})")
+    notes = []
+    pre = metadata.get("tokenizer.ggml.pre", "default")
+    if pre not in PRE_TOKENIZER_REGEXES:
+        notes.append(f"tokenizer.ggml.pre {pre!r} is not known: GPT-2's pre-tokenizer is used, so ids may differ "
+                     "from llama.cpp's")
+        pre = "default"
+    special = [] if types is None else [tokens[i] for i in np.flatnonzero(np.isin(types, _SPECIAL_TOKEN_TYPES))]
+    tokenizer = guarded(lambda: _byte_level_bpe(tokens, merges, PRE_TOKENIZER_REGEXES[pre], special),
+                        lambda message: ModelFileError(model.path, f"its vocabulary is not a tokenizer the "
+                                                                   f"tokenizers package builds ({message})"))
+    add_bos = metadata.get("tokenizer.ggml.add_bos_token", False) is True
+    bos = metadata.get("tokenizer.ggml.bos_token_id")
+    if add_bos and (isinstance(bos, bool) or not isinstance(bos, int) or not 0 <= bos < len(tokens)):
+        raise ModelFileError(model.path, f"tokenizer.ggml.bos_token_id is {bos!r}; it must be a token id in "
+                                         f"0…{len(tokens) - 1}")
+    return tokenizer, bos if add_bos else None, notes
+
+
+def _byte_level_bpe(tokens: list[str], merges: list[str], regexes: tuple[str, ...], special: list[str]) -> Any:
+    from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers
+
+    vocabulary = {token: index for index, token in enumerate(tokens)}
+    pairs = [tuple(merge.split(" ", 1)) for merge in merges]
+    tokenizer = Tokenizer(models.BPE(vocab=vocabulary, merges=pairs, fuse_unk=False, byte_fallback=False))
+    splits = [pre_tokenizers.Split(Regex(regex), behavior="isolated") for regex in regexes]
+    tokenizer.pre_tokenizer = pre_tokenizers.Sequence(
+        [*splits, pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
+    tokenizer.decoder = decoders.ByteLevel()
+    if special:
+        tokenizer.add_special_tokens(special)
+    tokenizer.no_padding()
+    tokenizer.no_truncation()
+    return tokenizer
+
+
+def encode(tokenizer: Any, text: object, bos: int | None = None) -> list[int]:
+    """The ids of ``text`` (``bos`` first when given); ValueError naming ``text`` if it cannot be tokenised."""
+    if not isinstance(text, str):
+        raise ValueError(f"text must be a str, got {type(text).__name__}")
+    if len(text) > MAX_TEXT_CHARACTERS:
+        raise ValueError(f"text has {len(text):,} characters; at most {MAX_TEXT_CHARACTERS:,} are tokenised")
+    encoding = guarded(lambda: tokenizer.encode(text),
+                       lambda message: ValueError(f"text cannot be tokenised ({message})"))
+    ids = [int(i) for i in encoding.ids]
+    return ids if bos is None else [bos, *ids]
+
+
+def read_metadata_arrays(path: Path, keys: tuple[str, ...]) -> dict[str, Any]:
+    """The GGUF metadata arrays ``keys`` of the file at ``path``, read whole: strings as a list, numbers as an array.
+
+    The walk is bounded as ``gguf_file.read_header``'s: the header's size,
+    each string's length and each array's length.
+    """
+    scalars, _, string_kind, array_kind = gguf_file._value_types()
+    found: dict[str, Any] = {}
+    with _opened(path) as stream:
+        size = stream.seek(0, 2)
+        try:
+            with mmap.mmap(stream.fileno(), 0, access=mmap.ACCESS_READ) as buffer:
+                cursor = gguf_file._Cursor(buffer, min(size, gguf_file.MAX_HEADER_BYTES), size)
+                cursor.take(8)  # magic and version, checked when the file was opened
+                cursor.unpack("<Q")
+                key_count = cursor.unpack("<Q")
+                if key_count > gguf_file.MAX_KEYS:
+                    raise gguf_file.GGUFFormatError(f"it claims {key_count:,} metadata keys")
+                for _ in range(key_count):
+                    key, kind = cursor.string("a metadata key"), cursor.unpack("<I")
+                    if key in keys and kind == array_kind:
+                        found[key] = _array(cursor, key, scalars, string_kind)
+                    elif kind in scalars:
+                        cursor.take(struct.calcsize(scalars[kind]))
+                    elif kind in (string_kind, array_kind):
+                        gguf_file._skip_value(cursor, kind, key, 0)
+                    else:
+                        raise gguf_file.GGUFFormatError(f"{key} has an unknown value type {kind}")
+                    if len(found) == len(keys):
+                        break
+        except gguf_file.GGUFFormatError as error:
+            raise ModelFileError(path, f"not a readable GGUF file: {error}") from None
+    return found
+
+
+def _array(cursor: Any, key: str, scalars: dict[int, str], string_kind: int) -> list[str] | np.ndarray:
+    element, length = gguf_file._array_start(cursor, key)
+    if element == string_kind:
+        return [cursor.string(f"an element of {key}") for _ in range(length)]
+    if element not in scalars:
+        raise gguf_file.GGUFFormatError(f"{key} is not an array of strings or numbers")
+    layout = scalars[element]
+    start = cursor.take(length * struct.calcsize(layout))
+    return np.frombuffer(cursor.buffer, np.dtype(layout), length, start).copy()

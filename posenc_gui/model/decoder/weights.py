@@ -1,0 +1,133 @@
+"""A decoder's weights, read one layer at a time as float32 (memory-mapped, dequantized per layer).
+
+Hugging Face folders are read through the safetensors memory map (F32, F16,
+BF16, F64 converted to float32); GGUF tensors through ``gguf_file`` (the
+``gguf`` package dequantizes Q8_0, Q4_0, Q4_1, Q4_K, Q6_K …, to float32 as
+ggml does). Of the token embeddings only the rows of the ids traced are read.
+
+llama.cpp's converter stores a ``llama`` model's W_q and W_k (and their
+biases) with the rows of each head permuted, so that its interleaved RoPE
+(pairs 2i, 2i+1) computes what Hugging Face's halves (i, i + d/2) compute;
+:func:`unpermute_rows` undoes it (as transformers' GGUF loader does), so the
+queries and keys here have Hugging Face's channel order, and RoPE pairs halves.
+"""
+
+from __future__ import annotations
+
+import mmap
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import gguf_file
+from ..files import ModelFile, ModelFileError, _opened
+from .config import ATTENTION_ROLES, MLP_ROLES, DecoderConfig
+
+#: At most this many values of a GGUF embedding table are dequantized at once.
+_EMBEDDING_CHUNK_ROWS = 4096
+
+
+@dataclass(frozen=True)
+class LayerWeights:
+    """One layer's tensors as float32 (NumPy order: out × in), by role; biases absent when the file has none."""
+
+    tensors: dict[str, np.ndarray]
+
+    def __getitem__(self, role: str) -> np.ndarray:
+        return self.tensors[role]
+
+    def get(self, role: str) -> np.ndarray | None:
+        return self.tensors.get(role)
+
+
+def unpermute_rows(weights: np.ndarray, heads: int) -> np.ndarray:
+    """Undo llama.cpp's ``LlamaModel.permute`` of the rows of ``weights`` (``heads`` blocks of head_dim rows).
+
+    llama.cpp writes ``w.reshape(heads, 2, d/2, …).swapaxes(1, 2)``: row
+    ``2i + s`` of a head holds Hugging Face's row ``s·d/2 + i``. This is
+    transformers' ``reverse_permute_weights``: reshape (heads, d/2, 2, …), swap back.
+    """
+    rows = weights.shape[0]
+    half = rows // heads // 2
+    shaped = weights.reshape(heads, half, 2, *weights.shape[1:])
+    return np.ascontiguousarray(shaped.swapaxes(1, 2)).reshape(weights.shape)
+
+
+class WeightReader:
+    """Reads the tensors of ``model`` (checked by :func:`~posenc_gui.model.decoder.config.decoder_config`)."""
+
+    def __init__(self, model: ModelFile, config: DecoderConfig) -> None:
+        self.model = model
+        self.config = config
+        self._gguf_tensors = None
+        if model.kind == "gguf":
+            self._gguf_tensors = model._source.tensors  # name → gguf_file.GGUFTensor
+
+    def _read(self, name: str, shape: tuple[int, ...]) -> np.ndarray:
+        """The tensor ``name`` as float32 of ``shape``, finite; ModelFileError naming it if not."""
+        values = self.model._source.read(name, 0)  # ModelFileError on any failure of the reader
+        if values.dtype.kind != "f" and values.dtype.name != "bfloat16":
+            raise ModelFileError(self.model.path, f"tensor {name} holds {values.dtype} values, not floats")
+        values = np.asarray(values, dtype=np.float32).reshape(-1)
+        if values.size != int(np.prod(shape)):
+            raise ModelFileError(self.model.path, f"tensor {name} holds {values.size:,} values, not {shape}")
+        values = values.reshape(shape)
+        if not np.isfinite(values).all():
+            raise ModelFileError(self.model.path, f"tensor {name} holds NaN or infinite values")
+        return values
+
+    def layer(self, layer: int, *, mlp: bool = True) -> LayerWeights:
+        """Layer ``layer``'s attention tensors (and its MLP's when ``mlp``) as float32, Q and K un-permuted."""
+        config = self.config
+        roles = [*ATTENTION_ROLES, *sorted(config.biases), *(MLP_ROLES if mlp else ())]
+        tensors = {role: self._read(config.tensor_name(layer, role), config.expected_shape(role)) for role in roles}
+        if config.permuted_qk:
+            for role, heads in (("q", config.num_heads), ("k", config.num_kv_heads),
+                                ("q_bias", config.num_heads), ("k_bias", config.num_kv_heads)):
+                if role in tensors:
+                    tensors[role] = unpermute_rows(tensors[role], heads)
+        return LayerWeights(tensors)
+
+    def embeddings(self, token_ids: np.ndarray) -> np.ndarray:
+        """The embedding rows of ``token_ids`` (checked to be in range), float32, (len, hidden)."""
+        config = self.config
+        name = config.embedding_name
+        if self._gguf_tensors is None:
+            rows = self.model.read_rows(name, token_ids)  # float64, exact from F32/F16/BF16
+            return rows.astype(np.float32)
+        distinct, where = np.unique(token_ids, return_inverse=True)
+        rows = _gguf_rows(self.model, self._gguf_tensors[name], distinct)
+        if not np.isfinite(rows).all():
+            raise ModelFileError(self.model.path, f"tensor {name} holds NaN or infinite values in the rows read")
+        return rows[where.reshape(-1)]
+
+
+def _gguf_rows(model: ModelFile, tensor: gguf_file.GGUFTensor, rows: np.ndarray) -> np.ndarray:
+    """Rows ``rows`` (distinct, sorted, in range) of the 2-D GGUF ``tensor``, dequantized to float32."""
+    from gguf.constants import GGML_QUANT_SIZES, GGMLQuantizationType
+    from gguf.quants import dequantize
+
+    kind = GGMLQuantizationType[tensor.type_name]
+    block_size, block_bytes = GGML_QUANT_SIZES[kind]
+    columns = tensor.shape[-1]
+    row_bytes = columns // block_size * block_bytes
+    out = np.empty((rows.size, columns), np.float32)
+    with _opened(model.path) as stream:
+        descriptor = stream.fileno()
+        if stream.seek(0, 2) < tensor.start + tensor.nbytes:
+            raise ModelFileError(model.path, "it is shorter than when it was opened")
+        with mmap.mmap(descriptor, 0, access=mmap.ACCESS_READ) as buffer:
+            for chunk in range(0, rows.size, _EMBEDDING_CHUNK_ROWS):
+                part = rows[chunk:chunk + _EMBEDDING_CHUNK_ROWS]
+                raw = np.empty((part.size, row_bytes), np.uint8)
+                for index, row in enumerate(part):
+                    view = np.frombuffer(buffer, np.uint8, row_bytes, tensor.start + int(row) * row_bytes)
+                    raw[index] = view
+                    del view  # the map closes only when no array uses it
+                try:
+                    values = dequantize(raw, kind) if kind.name not in ("F32", "F16", "F64") else \
+                        raw.view({"F32": "<f4", "F16": "<f2", "F64": "<f8"}[kind.name])
+                except Exception as error:  # the dequantization of an untrusted file
+                    raise ModelFileError(model.path, f"tensor {tensor.name} cannot be read ({error})") from None
+                out[chunk:chunk + part.size] = np.asarray(values, np.float32).reshape(part.size, columns)
+    return out
