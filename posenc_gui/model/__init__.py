@@ -29,6 +29,7 @@ from .bias import (
     xpos_scale,
     xpos_zeta,
 )
+from .decoder import Decoder, DecoderTrace, PairContributions, TraceCancelled, open_decoder, pair_contributions
 from .files import ModelFile, ModelFileError, open_model
 from .params import EncodingParams
 from .rope import (
@@ -122,4 +123,10 @@ __all__ = [
     "ModelFile",
     "ModelFileError",
     "open_model",
+    "Decoder",
+    "DecoderTrace",
+    "PairContributions",
+    "TraceCancelled",
+    "open_decoder",
+    "pair_contributions",
 ]

@@ -186,6 +186,8 @@ class Decoder:
                 for i in ids]
 
     def _token_ids(self, token_ids: object) -> np.ndarray:
+        if isinstance(token_ids, (list, tuple, range, np.ndarray)) and len(token_ids) == 0:
+            raise ValueError("token_ids must hold at least one token id")
         ids = limits.check_integers("token_ids", token_ids, 0, self.config.vocab_size - 1, MAX_TOKENS, "token ids")
         if ids.size == 0:
             raise ValueError("token_ids must hold at least one token id")
@@ -280,7 +282,13 @@ class Decoder:
         cos, sin = _rotary_tables(result.positions, result.inv_freq, result.attention_factor)
         mask = _mask(result.token_ids.size, config.sliding_window)
         last = kept[-1]
+        largest_safe = math.sqrt(float(np.finfo(np.float32).max) / config.hidden_size)  # mean(x²) stays finite
         for layer in range(last + 1):
+            largest = float(np.abs(hidden).max())
+            if not largest <= largest_safe:
+                raise ModelFileError(self.model.path, f"the hidden state reaches {largest:.3g} before layer {layer}, "
+                                                      f"past the {largest_safe:.3g} whose square float32 holds "
+                                                      "(the weights are too large)")
             weights = reader.layer(layer, mlp=layer < last)
             with np.errstate(all="ignore"):  # overflow is checked below, once per layer
                 queries, keys, attention, hidden = _block(hidden, weights, config, cos, sin, mask,
@@ -289,9 +297,9 @@ class Decoder:
                 result._attention[layer] = _readonly(attention)
                 result._queries[layer] = _readonly(queries)
                 result._keys[layer] = _readonly(keys)
-            if hidden is not None and not np.isfinite(hidden).all() or not np.isfinite(attention).all():
-                raise ModelFileError(self.model.path, f"the hidden state overflows float32 in layer {layer} "
-                                                      "(its weights are too large)")
+            if not np.isfinite(attention).all():
+                raise ModelFileError(self.model.path, f"the attention logits overflow float32 in layer {layer} "
+                                                      "(the weights are too large)")
             if progress is not None and progress(layer + 1, last + 1) is False:
                 raise TraceCancelled(f"the trace was cancelled after layer {layer} of {last}")
         return result

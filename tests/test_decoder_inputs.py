@@ -1,0 +1,217 @@
+"""The decoder's API around the trace (tokenizers, layers kept, progress and cancel, the per-pair split) and
+hostile decoder files: each gives one ModelFileError or ValueError naming the key and its range."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from decoder_files import gguf_tensors, reference_attention, tiny_config, tiny_weights, write_folder, write_gguf
+from safetensors.numpy import save_file
+
+from posenc_gui.model import ModelFileError, open_decoder
+from posenc_gui.model.decoder import TraceCancelled, pair_contributions
+
+IDS = [3, 17, 5, 5, 29, 0, 11, 38, 2, 21]
+TEXTS = ["Hello world", "The 2 cats sat on 123 mats.", "  spaces  and\nnewlines", "ünïcödé ✓ 猫"]
+
+
+@pytest.fixture
+def tiny(tmp_path):
+    weights = tiny_weights()
+    config = tiny_config(weights)
+    return weights, config, write_folder(tmp_path / "tiny", weights, config)
+
+
+# ---------------------------------------------------------------- tokenizers
+def _byte_level_tokenizer(vocab_size):
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+
+    tokenizer = Tokenizer(models.BPE())
+    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tokenizer.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+                                  show_progress=False)
+    tokenizer.train_from_iterator(TEXTS * 5 + ["the cat, the mat, the hat: 42 and 7"], trainer)
+    return tokenizer
+
+
+def test_a_gguf_vocabulary_tokenises_as_the_tokenizer_json_it_came_from(tmp_path):
+    tokenizer = _byte_level_tokenizer(300)
+    model = json.loads(tokenizer.to_str())["model"]
+    tokens = sorted(model["vocab"], key=model["vocab"].get)
+    merges = [" ".join(merge) if isinstance(merge, list) else merge for merge in model["merges"]]
+    weights = tiny_weights(vocab=len(tokens))
+    config = tiny_config(weights)
+    folder = write_folder(tmp_path / "folder", weights, config)
+    tokenizer.save(str(folder / "tokenizer.json"))
+    path = write_gguf(tmp_path / "vocab.gguf", gguf_tensors(weights, 4, 2), config,
+                      vocabulary=(tokens, merges, "gpt-2"))
+    from_json, from_gguf = open_decoder(folder), open_decoder(path)
+    for text in TEXTS:
+        ids = from_json.tokenize(text)
+        assert ids == tokenizer.encode(text).ids and len(ids) > 1
+        assert from_gguf.tokenize(text) == ids, text
+    assert "".join(from_gguf.token_texts(from_gguf.tokenize(TEXTS[1]))) == TEXTS[1]
+
+
+def test_a_vocabulary_the_tokenizers_package_refuses_is_one_model_file_error(tmp_path):
+    weights = tiny_weights()
+    config = tiny_config(weights)
+    tokens = ["a", "b", "ab"] + [f"t{i}" for i in range(37)]
+    path = write_gguf(tmp_path / "bad.gguf", gguf_tensors(weights, 4, 2), config,
+                      vocabulary=(tokens, ["a zz"], "gpt-2"))  # "zz" is not a token
+    decoder = open_decoder(path)  # the vocabulary is read on first use
+    with pytest.raises(ModelFileError, match="tokenizers package"):
+        decoder.tokenize("ab")
+
+
+def test_text_that_is_not_text_or_a_model_without_tokenizer_is_refused(tiny):
+    decoder = open_decoder(tiny[2])
+    with pytest.raises(ModelFileError, match="tokenizer.json"):
+        decoder.tokenize("hello")
+
+
+# ---------------------------------------------------------------- layers, progress, cancel
+def test_only_the_layers_up_to_the_last_asked_are_run(tmp_path):
+    weights = tiny_weights(layers=4)
+    config = tiny_config(weights)
+    decoder = open_decoder(write_folder(tmp_path / "four", weights, config))
+    calls = []
+    trace = decoder.trace(IDS, layers=[1], progress=lambda done, total: calls.append((done, total)))
+    assert calls == [(1, 2), (2, 2)] and trace.layers == (1,)
+    np.testing.assert_allclose(trace.attention(1), reference_attention(weights, config, IDS)[1], rtol=0, atol=3e-5)
+    with pytest.raises(ValueError, match=r"layer must be one of the layers traced \(1\)"):
+        trace.attention(0)
+
+
+def test_a_progress_callback_returning_false_cancels(tiny):
+    decoder = open_decoder(tiny[2])
+    calls = []
+
+    def progress(done, total):
+        calls.append(done)
+        return False
+
+    with pytest.raises(TraceCancelled):
+        decoder.trace(IDS, progress=progress)
+    assert calls == [1]
+
+
+@pytest.mark.parametrize("arguments, message", [
+    ({"token_ids": [0, 40]}, r"token_ids must be in 0…39"),
+    ({"token_ids": []}, "at least one token"),
+    ({"layers": [2]}, r"layers must be in 0…1"),
+    ({"positions": [0, 1]}, "one position per token"),
+    ({"positions": [-1] * 10}, r"positions must be in 0…"),
+    ({"token_ids": [1] * 8192, "layers": [0, 1]}, "fewer layers or fewer tokens"),
+    ({"rope": "theta"}, "rope must be a mapping"),
+])
+def test_bad_arguments_name_the_argument_and_its_range(tiny, arguments, message):
+    decoder = open_decoder(tiny[2])
+    with pytest.raises(ValueError, match=message):
+        decoder.trace(**{"token_ids": IDS, **arguments})
+
+
+# ---------------------------------------------------------------- the per-pair split
+def test_the_pair_terms_add_up_to_the_logits_the_softmax_sees(tiny):
+    trace = open_decoder(tiny[2]).trace(IDS)
+    split = pair_contributions(trace, 1, head=3, query=6)
+    q, k = trace.queries(1)[3].astype(np.float64), trace.keys(1)[3].astype(np.float64)
+    logits = q[6] @ k[:7].T / 2.0  # √head_dim = 2
+    np.testing.assert_allclose(split.logits.sum(axis=0) + split.rest, logits, rtol=0, atol=1e-12)
+    assert split.logits.shape == (2, 7) and split.rest.shape == (7,)
+    np.testing.assert_allclose(split.share.sum() + split.rest_share, 1.0)
+    np.testing.assert_allclose(split.query_norms[:, 1], np.hypot(q[:, 1], q[:, 3]))
+    # a key head's norms per pair do not depend on the position it is rotated to
+    shifted = pair_contributions(open_decoder(tiny[2]).trace(IDS, positions=np.arange(10) + 77), 0, 0)
+    np.testing.assert_allclose(shifted.key_norms, pair_contributions(trace, 0, 0).key_norms, rtol=1e-5)
+    np.testing.assert_array_equal(split.first, [0, 1])
+    np.testing.assert_array_equal(split.second, [2, 3])
+    with pytest.raises(ValueError, match=r"head must be in 0…3"):
+        pair_contributions(trace, 1, head=4)
+
+
+# ---------------------------------------------------------------- hostile files
+def _folder_with(tmp_path, config_changes=(), drop=(), reshape=()):
+    weights = tiny_weights()
+    config = tiny_config(weights)
+    config.update(dict(config_changes))
+    for name in drop:
+        del weights[name]
+    for name, shape in reshape:
+        weights[name] = np.zeros(shape, np.float32)
+    return write_folder(tmp_path / "hostile", weights, config)
+
+
+@pytest.mark.parametrize("changes, drop, reshape, message", [
+    ({"num_key_value_heads": 3}, (), (), r"num_key_value_heads is 3, which does not divide num_attention_heads 4"),
+    ({"num_attention_heads": 0}, (), (), r"num_attention_heads is 0\b"),
+    ({"num_hidden_layers": 10**12}, (), (), r"num_hidden_layers is 1000000000000; it must be an integer in 1…1,024"),
+    ({"num_hidden_layers": 3}, (), (), r"no tensor model.layers.2.input_layernorm.weight"),
+    ({"hidden_size": 2**40}, (), (), r"hidden_size is 1099511627776; it must be an integer in 1…65,536"),
+    ({"head_dim": 3}, (), (), r"head_dim is 3|head dimension is 3"),
+    ({"rms_norm_eps": float("1e300")}, (), (), r"rms_norm_eps is 1e\+300; it must be a number in \(0, 1\]"),
+    ({"model_type": "bert"}, (), (), "model_type is 'bert'"),
+    ({"hidden_act": "gelu"}, (), (), "hidden_act is 'gelu'"),
+    ({}, ("model.layers.1.mlp.up_proj.weight",), (), "no tensor model.layers.1.mlp.up_proj.weight"),
+    ({}, (), (("model.layers.0.self_attn.k_proj.weight", (16, 16)),),
+     r"tensor model.layers.0.self_attn.k_proj.weight has shape \(16, 16\); the config implies \(8, 16\)"),
+    ({}, (), (("model.embed_tokens.weight", (40, 12)),), r"its rows must hold the hidden size 16"),
+])
+def test_a_lying_folder_is_one_model_file_error_naming_the_key(tmp_path, changes, drop, reshape, message):
+    folder = _folder_with(tmp_path, changes, drop, reshape)
+    with pytest.raises(ModelFileError, match=message):
+        open_decoder(folder)
+
+
+def _gguf_with(tmp_path, metadata):
+    weights = tiny_weights()
+    config = tiny_config(weights)
+    return write_gguf(tmp_path / "hostile.gguf", gguf_tensors(weights, 4, 2), config, metadata=metadata)
+
+
+@pytest.mark.parametrize("metadata, message", [
+    ({"llama.attention.head_count_kv": ("add_uint32", 3)}, "head_count_kv is 3, which does not divide"),
+    ({"llama.attention.head_count": ("add_uint64", 2**62)}, r"head_count is \d+; it must be an integer in 1…1,024"),
+    ({"llama.block_count": ("add_uint64", 2**40)}, r"block_count is \d+; it must be an integer in 1…1,024"),
+    ({"llama.block_count": ("add_uint32", 7)}, r"no tensor blk.2.attn_norm.weight \(the config gives 7 layers"),
+    ({"llama.embedding_length": ("add_uint32", 32)}, r"has shape \(40, 16\)|the config implies"),
+    ({"llama.feed_forward_length": ("add_uint32", 25)}, r"blk.0.ffn_gate.weight has shape \(24, 16\)"),
+    ({"llama.attention.key_length": ("add_uint32", 2**20)}, r"key_length is 1048576; it must be an integer"),
+    ({"llama.attention.layer_norm_rms_epsilon": ("add_float32", float("nan"))}, r"epsilon is nan"),
+    ({"llama.attention.layer_norm_rms_epsilon": None}, r"epsilon is None"),
+    ({"llama.attention.head_count": ("add_string", "nine")}, r"head_count is 'nine'"),
+])
+def test_a_lying_gguf_is_one_model_file_error_naming_the_key(tmp_path, metadata, message):
+    with pytest.raises(ModelFileError, match=message):
+        open_decoder(_gguf_with(tmp_path, metadata))
+
+
+@pytest.mark.parametrize("value, message", [
+    (np.nan, "NaN or infinite"), (1e30, r"hidden state reaches [\d.]+e\+3\d before layer 1, past the 4.61e\+18")])
+def test_weights_that_are_not_finite_or_overflow_are_refused_when_traced(tmp_path, value, message):
+    weights = tiny_weights()
+    weights["model.layers.1.mlp.up_proj.weight"][:] = value
+    weights["model.layers.0.mlp.up_proj.weight"][:] = value if value != value else 1e30
+    folder = write_folder(tmp_path / "huge", weights, tiny_config(weights))
+    with pytest.raises(ModelFileError, match=message):
+        open_decoder(folder).trace(IDS)
+
+
+def test_a_gguf_tensor_of_another_type_than_floats_is_refused(tmp_path):
+    weights = tiny_weights()
+    config = tiny_config(weights)
+    tensors = gguf_tensors(weights, 4, 2)
+    tensors["blk.0.attn_q.weight"] = tensors["blk.0.attn_q.weight"].astype(np.int32)
+    decoder = open_decoder(write_gguf(tmp_path / "ints.gguf", tensors, config))
+    with pytest.raises(ModelFileError, match="blk.0.attn_q.weight"):
+        decoder.trace(IDS)
+
+
+def test_a_safetensors_file_alone_or_a_bert_folder_is_not_a_decoder(tmp_path, tiny):
+    weights = tiny_weights()
+    save_file(weights, str(tmp_path / "alone.safetensors"))
+    with pytest.raises(ModelFileError, match="Hugging Face model folder"):
+        open_decoder(tmp_path / "alone.safetensors")
