@@ -243,3 +243,20 @@ def test_the_permutation_written_here_is_llama_cpps():
     """convert_hf_to_gguf.py: row 2i + s of a head holds Hugging Face's row s·d/2 + i."""
     rows = np.arange(8)[:, None]
     np.testing.assert_array_equal(permute(rows, 1)[:, 0], [0, 4, 1, 5, 2, 6, 3, 7])
+
+
+@pytest.mark.parametrize("kind", ["F16", "BF16", "Q8_0", "Q4_0", "Q4_1", "Q4_K", "Q6_K", "Q5_0"])
+def test_the_fast_dequantization_gives_the_gguf_packages_bits(kind):
+    """Random bytes (NaN and infinite scales too): the same values, bit for bit, as gguf.quants.dequantize."""
+    from gguf.constants import GGML_QUANT_SIZES
+
+    from posenc_gui.model.decoder.dequantize import dequantize_rows
+
+    block_size, block_bytes = GGML_QUANT_SIZES[GGMLQuantizationType[kind]]
+    columns = 2 * max(block_size, 32)
+    raw = np.random.default_rng(8).integers(0, 256, size=(300, columns // block_size * block_bytes), dtype=np.uint8)
+    ours = dequantize_rows(raw, kind, columns)
+    with np.errstate(all="ignore"):
+        theirs = np.asarray(dequantize(raw, GGMLQuantizationType[kind]), np.float32).reshape(300, columns)
+    assert ours.dtype == np.float32
+    np.testing.assert_array_equal(ours.view(np.uint32), theirs.view(np.uint32))

@@ -14,6 +14,7 @@ queries and keys here have Hugging Face's channel order, and RoPE pairs halves.
 
 from __future__ import annotations
 
+import math
 import mmap
 from dataclasses import dataclass
 
@@ -22,9 +23,10 @@ import numpy as np
 from .. import gguf_file
 from ..files import ModelFile, ModelFileError, _opened
 from .config import ATTENTION_ROLES, MLP_ROLES, DecoderConfig
+from .dequantize import dequantize_rows
 
-#: At most this many values of a GGUF embedding table are dequantized at once.
-_EMBEDDING_CHUNK_ROWS = 4096
+#: Rows of a GGUF tensor copied and dequantized at once.
+_CHUNK_ROWS = 4096
 
 
 @dataclass(frozen=True)
@@ -65,7 +67,10 @@ class WeightReader:
 
     def _read(self, name: str, shape: tuple[int, ...]) -> np.ndarray:
         """The tensor ``name`` as float32 of ``shape``, finite; ModelFileError naming it if not."""
-        values = self.model._source.read(name, 0)  # ModelFileError on any failure of the reader
+        if self._gguf_tensors is not None:
+            values = _gguf_rows(self.model, self._gguf_tensors[name], None)
+        else:
+            values = self.model._source.read(name, 0)  # ModelFileError on any failure of the reader
         if values.dtype.kind != "f" and values.dtype.name != "bfloat16":
             raise ModelFileError(self.model.path, f"tensor {name} holds {values.dtype} values, not floats")
         values = np.asarray(values, dtype=np.float32).reshape(-1)
@@ -102,32 +107,34 @@ class WeightReader:
         return rows[where.reshape(-1)]
 
 
-def _gguf_rows(model: ModelFile, tensor: gguf_file.GGUFTensor, rows: np.ndarray) -> np.ndarray:
-    """Rows ``rows`` (distinct, sorted, in range) of the 2-D GGUF ``tensor``, dequantized to float32."""
-    from gguf.constants import GGML_QUANT_SIZES, GGMLQuantizationType
-    from gguf.quants import dequantize
+def _gguf_rows(model: ModelFile, tensor: gguf_file.GGUFTensor, rows: np.ndarray | None) -> np.ndarray:
+    """Rows ``rows`` (distinct, sorted, in range; None: all) of the GGUF ``tensor``, dequantized to float32.
 
-    kind = GGMLQuantizationType[tensor.type_name]
-    block_size, block_bytes = GGML_QUANT_SIZES[kind]
-    columns = tensor.shape[-1]
-    row_bytes = columns // block_size * block_bytes
-    out = np.empty((rows.size, columns), np.float32)
+    The tensor's extent was checked against the file's size when it was
+    opened (``gguf_file.read_header``) and is checked again here.
+    """
+    columns = tensor.shape[-1] if tensor.shape else 1
+    count = math.prod(tensor.shape[:-1])
+    row_bytes = tensor.nbytes // count if count else 0
+    selected = np.arange(count) if rows is None else rows
+    out = np.empty((selected.size, columns), np.float32)
     with _opened(model.path) as stream:
-        descriptor = stream.fileno()
         if stream.seek(0, 2) < tensor.start + tensor.nbytes:
             raise ModelFileError(model.path, "it is shorter than when it was opened")
-        with mmap.mmap(descriptor, 0, access=mmap.ACCESS_READ) as buffer:
-            for chunk in range(0, rows.size, _EMBEDDING_CHUNK_ROWS):
-                part = rows[chunk:chunk + _EMBEDDING_CHUNK_ROWS]
-                raw = np.empty((part.size, row_bytes), np.uint8)
-                for index, row in enumerate(part):
-                    view = np.frombuffer(buffer, np.uint8, row_bytes, tensor.start + int(row) * row_bytes)
-                    raw[index] = view
-                    del view  # the map closes only when no array uses it
+        with mmap.mmap(stream.fileno(), 0, access=mmap.ACCESS_READ) as buffer:
+            for chunk in range(0, selected.size, _CHUNK_ROWS):
+                part = selected[chunk:chunk + _CHUNK_ROWS]
+                if rows is None:  # consecutive rows: one copy
+                    view = np.frombuffer(buffer, np.uint8, part.size * row_bytes, tensor.start + int(part[0]) * row_bytes)
+                    raw = view.reshape(part.size, row_bytes).copy()
+                else:
+                    raw = np.empty((part.size, row_bytes), np.uint8)
+                    for index, row in enumerate(part):
+                        view = np.frombuffer(buffer, np.uint8, row_bytes, tensor.start + int(row) * row_bytes)
+                        raw[index] = view
+                del view  # the map closes only when no array uses it
                 try:
-                    values = dequantize(raw, kind) if kind.name not in ("F32", "F16", "F64") else \
-                        raw.view({"F32": "<f4", "F16": "<f2", "F64": "<f8"}[kind.name])
-                except Exception as error:  # the dequantization of an untrusted file
+                    out[chunk:chunk + part.size] = dequantize_rows(raw, tensor.type_name, columns)
+                except Exception as error:  # a type the gguf package does not read, or a malformed tensor
                     raise ModelFileError(model.path, f"tensor {tensor.name} cannot be read ({error})") from None
-                out[chunk:chunk + part.size] = np.asarray(values, np.float32).reshape(part.size, columns)
     return out
