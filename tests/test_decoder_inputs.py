@@ -67,10 +67,50 @@ def test_a_vocabulary_the_tokenizers_package_refuses_is_one_model_file_error(tmp
         decoder.tokenize("ab")
 
 
-def test_text_that_is_not_text_or_a_model_without_tokenizer_is_refused(tiny):
+def test_text_that_is_not_text_or_a_model_without_tokenizer_is_refused(tmp_path, tiny):
     decoder = open_decoder(tiny[2])
     with pytest.raises(ModelFileError, match="tokenizer.json"):
         decoder.tokenize("hello")
+    weights, config, _ = tiny
+    spm = write_gguf(tmp_path / "spm.gguf", gguf_tensors(weights, 4, 2), config,
+                     metadata={"tokenizer.ggml.model": ("add_string", "llama")})
+    with pytest.raises(ModelFileError, match=r"tokenizer.ggml.model is 'llama'; tokenising reads byte-level BPE"):
+        open_decoder(spm).tokenize("hello")
+    tokenizer = _byte_level_tokenizer(300)
+    folder = tiny[2]
+    tokenizer.save(str(folder / "tokenizer.json"))
+    with pytest.raises(ValueError, match="text must be a str, got int"):
+        open_decoder(folder).tokenize(12)
+    with pytest.raises(ValueError, match="text has 1,000,001 characters; at most 1,000,000"):
+        open_decoder(folder).tokenize("a" * 1_000_001)
+
+
+def test_a_tokenizer_panic_is_one_value_error():
+    """tokenizers raises pyo3's PanicException, a BaseException, on some inputs: it becomes a ValueError."""
+    from posenc_gui.model.decoder.tokenizer import encode
+
+    class PanicException(BaseException):
+        pass
+
+    class Panicking:
+        def encode(self, text):
+            raise PanicException("called `Option::unwrap()` on a `None` value")
+
+    with pytest.raises(ValueError, match=r"text cannot be tokenised \(called `Option::unwrap\(\)`"):
+        encode(Panicking(), "hello")
+
+
+def test_a_token_type_array_of_another_length_than_the_vocabulary_is_refused(tmp_path):
+    tokenizer = _byte_level_tokenizer(300)
+    model = json.loads(tokenizer.to_str())["model"]
+    tokens = sorted(model["vocab"], key=model["vocab"].get)
+    merges = [" ".join(merge) if isinstance(merge, list) else merge for merge in model["merges"]]
+    weights = tiny_weights(vocab=len(tokens))
+    path = write_gguf(tmp_path / "types.gguf", gguf_tensors(weights, 4, 2), tiny_config(weights),
+                      vocabulary=(tokens, merges, "gpt-2"),
+                      metadata={"tokenizer.ggml.token_type": ("add_array", [1, 1, 3])})
+    with pytest.raises(ModelFileError, match=r"token_type must hold one type per token \(\d+\)"):
+        open_decoder(path).tokenize("hello")
 
 
 # ---------------------------------------------------------------- layers, progress, cancel
