@@ -56,6 +56,26 @@ def test_a_gguf_vocabulary_tokenises_as_the_tokenizer_json_it_came_from(tmp_path
     assert "".join(from_gguf.token_texts(from_gguf.tokenize(TEXTS[1]))) == TEXTS[1]
 
 
+def test_a_sentencepiece_gguf_vocabulary_merges_by_score_with_byte_fallback(tmp_path):
+    """Merges ranked by the merged token's score: ll, ▁w, or, ▁h, ▁he, llo, ▁hello, ▁wor. "▁hello▁world"
+    (a "▁" before the text, spaces as "▁") merges, in that order, to ▁hello ▁wor l d; "é", not in the
+    vocabulary, falls back to its UTF-8 bytes <0xC3> <0xA9>; BOS (1) comes first."""
+    merged = ["ll", "▁w", "or", "▁h", "▁he", "llo", "▁hello", "▁wor"]
+    tokens = ["<unk>", "<s>", "</s>", *[f"<0x{byte:02X}>" for byte in range(256)], *"▁helowrd", *merged]
+    scores = [0.0] * 259 + [-100.0] * 8 + [-1.0 - rank for rank in range(len(merged))]
+    types = [2, 3, 3] + [6] * 256 + [1] * 16
+    weights = tiny_weights(vocab=len(tokens))
+    metadata = {"tokenizer.ggml.model": ("add_string", "llama"), "tokenizer.ggml.tokens": ("add_array", tokens),
+                "tokenizer.ggml.scores": ("add_array", scores), "tokenizer.ggml.token_type": ("add_array", types),
+                "tokenizer.ggml.bos_token_id": ("add_uint32", 1)}
+    decoder = open_decoder(write_gguf(tmp_path / "spm.gguf", gguf_tensors(weights, 4, 2), tiny_config(weights),
+                                      metadata=metadata))
+    ids = {token: index for index, token in enumerate(tokens)}
+    assert decoder.tokenize("hello world") == [1, ids["▁hello"], ids["▁wor"], ids["l"], ids["d"]]
+    assert decoder.tokenize("hello wé") == [1, ids["▁hello"], ids["▁w"], ids["<0xC3>"], ids["<0xA9>"]]
+    assert decoder.token_texts(decoder.tokenize("hello world")[1:]) == [" hello", " wor", "l", "d"]
+
+
 def test_a_vocabulary_the_tokenizers_package_refuses_is_one_model_file_error(tmp_path):
     weights = tiny_weights()
     config = tiny_config(weights)
@@ -72,10 +92,10 @@ def test_text_that_is_not_text_or_a_model_without_tokenizer_is_refused(tmp_path,
     with pytest.raises(ModelFileError, match="tokenizer.json"):
         decoder.tokenize("hello")
     weights, config, _ = tiny
-    spm = write_gguf(tmp_path / "spm.gguf", gguf_tensors(weights, 4, 2), config,
-                     metadata={"tokenizer.ggml.model": ("add_string", "llama")})
-    with pytest.raises(ModelFileError, match=r"tokenizer.ggml.model is 'llama'; tokenising reads byte-level BPE"):
-        open_decoder(spm).tokenize("hello")
+    bert = write_gguf(tmp_path / "wordpiece.gguf", gguf_tensors(weights, 4, 2), config,
+                      metadata={"tokenizer.ggml.model": ("add_string", "bert")})
+    with pytest.raises(ModelFileError, match=r"tokenizer.ggml.model is 'bert'; tokenising reads byte-level BPE"):
+        open_decoder(bert).tokenize("hello")
     tokenizer = _byte_level_tokenizer(300)
     folder = tiny[2]
     tokenizer.save(str(folder / "tokenizer.json"))

@@ -4,7 +4,13 @@ GGUF ``tokenizer.ggml.model`` "gpt2" is byte-level BPE: ``tokenizer.ggml.tokens`
 is the vocabulary (id = index), ``tokenizer.ggml.merges`` the merges in rank
 order, and ``tokenizer.ggml.pre`` names llama.cpp's pre-tokenizer regexes
 (``llama-vocab.cpp``), reproduced here for the names listed in
-:data:`PRE_TOKENIZER_REGEXES`. Control and user-defined tokens
+:data:`PRE_TOKENIZER_REGEXES`. "llama" is SentencePiece BPE (Llama 2,
+Mistral, TinyLlama): the file has no merges, only ``tokenizer.ggml.scores``,
+and the merges are recovered from them as transformers' GGUF loader does
+(``generate_merges``: every split of a token into two tokens, ranked by the
+whole token's score), with byte fallback and "▁" for spaces (one before the
+text unless ``tokenizer.ggml.add_space_prefix`` is false); BOS is added
+unless ``tokenizer.ggml.add_bos_token`` is false. Control and user-defined tokens
 (``tokenizer.ggml.token_type`` 3 and 4) are matched whole, as llama.cpp does.
 
 The vocabulary arrays are read from the header with the same bounds as
@@ -16,6 +22,7 @@ is one :class:`~posenc_gui.model.files.ModelFileError` or ValueError.
 
 from __future__ import annotations
 
+import functools
 import mmap
 import struct
 from collections.abc import Callable
@@ -80,15 +87,18 @@ def gguf_tokenizer(model: ModelFile) -> tuple[Any, int | None, list[str]]:
     """
     metadata = model.config or {}
     kind = metadata.get("tokenizer.ggml.model")
-    if kind != "gpt2":
+    if kind not in ("gpt2", "llama"):
         raise ModelFileError(model.path, f"tokenizer.ggml.model is {kind!r}; tokenising reads byte-level BPE "
-                                         "('gpt2') vocabularies (pass token ids to trace() otherwise)")
+                                         "('gpt2') and SentencePiece ('llama') vocabularies (pass token ids to "
+                                         "trace() otherwise)")
     arrays = read_metadata_arrays(model.path, ("tokenizer.ggml.tokens", "tokenizer.ggml.merges",
-                                               "tokenizer.ggml.token_type"))
+                                               "tokenizer.ggml.token_type", "tokenizer.ggml.scores"))
     tokens, merges = arrays.get("tokenizer.ggml.tokens"), arrays.get("tokenizer.ggml.merges")
     if not isinstance(tokens, list) or not tokens or not all(isinstance(token, str) for token in tokens):
         raise ModelFileError(model.path, "tokenizer.ggml.tokens is missing or not an array of strings")
-    if not isinstance(merges, list) or not all(isinstance(merge, str) and merge.count(" ") >= 1 for merge in merges):
+    if kind == "llama":
+        merges = _sentencepiece_merges(model.path, tokens, arrays.get("tokenizer.ggml.scores"))
+    elif not isinstance(merges, list) or not all(isinstance(merge, str) and merge.count(" ") >= 1 for merge in merges):
         raise ModelFileError(model.path, "tokenizer.ggml.merges is missing or not an array of 'left right' strings")
     if len(set(tokens)) != len(tokens):
         raise ModelFileError(model.path, "tokenizer.ggml.tokens holds the same token twice")
@@ -102,15 +112,51 @@ def gguf_tokenizer(model: ModelFile) -> tuple[Any, int | None, list[str]]:
                      "from llama.cpp's")
         pre = "default"
     special = [] if types is None else [tokens[i] for i in np.flatnonzero(np.isin(types, _SPECIAL_TOKEN_TYPES))]
-    tokenizer = guarded(lambda: _byte_level_bpe(tokens, merges, PRE_TOKENIZER_REGEXES[pre], special),
-                        lambda message: ModelFileError(model.path, f"its vocabulary is not a tokenizer the "
-                                                                   f"tokenizers package builds ({message})"))
-    add_bos = metadata.get("tokenizer.ggml.add_bos_token", False) is True
+    if kind == "llama":
+        prefix = metadata.get("tokenizer.ggml.add_space_prefix", True) is not False
+        build = functools.partial(_sentencepiece_bpe, tokens, merges, special, prefix)
+    else:
+        build = functools.partial(_byte_level_bpe, tokens, merges, PRE_TOKENIZER_REGEXES[pre], special)
+    tokenizer = guarded(build, lambda message: ModelFileError(model.path, f"its vocabulary is not a tokenizer the "
+                                                                          f"tokenizers package builds ({message})"))
+    add_bos = metadata.get("tokenizer.ggml.add_bos_token", kind == "llama") is True
     bos = metadata.get("tokenizer.ggml.bos_token_id")
     if add_bos and (isinstance(bos, bool) or not isinstance(bos, int) or not 0 <= bos < len(tokens)):
         raise ModelFileError(model.path, f"tokenizer.ggml.bos_token_id is {bos!r}; it must be a token id in "
                                          f"0…{len(tokens) - 1}")
     return tokenizer, bos if add_bos else None, notes
+
+
+def _sentencepiece_merges(path: Path, tokens: list[str], scores: object) -> list[tuple[str, str]]:
+    """transformers' ``generate_merges(vocab, scores)``: each token's splits into two tokens, best score first."""
+    if not isinstance(scores, np.ndarray) or scores.size != len(tokens) or scores.dtype.kind != "f" \
+            or not np.isfinite(scores).all():
+        raise ModelFileError(path, f"tokenizer.ggml.scores must hold one finite number per token ({len(tokens):,})")
+    index = {token: position for position, token in enumerate(tokens)}
+    merges = []
+    for token, score in zip(tokens, scores.tolist()):
+        local = [(token[:cut], token[cut:], score) for cut in range(1, len(token))
+                 if token[:cut] in index and token[cut:] in index]
+        merges.extend(sorted(local, key=lambda merge: (index[merge[0]], index[merge[1]])))
+    merges.sort(key=lambda merge: (merge[2], len(merge[0]), len(merge[1])), reverse=True)
+    return [(left, right) for left, right, _ in merges]
+
+
+def _sentencepiece_bpe(tokens: list[str], merges: list[tuple[str, str]], special: list[str], prefix: bool) -> Any:
+    """transformers' LlamaTokenizer (legacy=False): BPE with byte fallback, "▁" for spaces. Its decoder keeps
+    the space of a "▁" at the start (transformers strips one), so that each token decoded alone shows its space."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
+
+    vocabulary = {token: index for index, token in enumerate(tokens)}
+    tokenizer = Tokenizer(models.BPE(vocab=vocabulary, merges=merges, fuse_unk=True, byte_fallback=True))
+    tokenizer.pre_tokenizer = pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="first" if prefix else "never",
+                                                       split=False)
+    tokenizer.decoder = decoders.Sequence([decoders.Replace("▁", " "), decoders.ByteFallback(), decoders.Fuse()])
+    if special:
+        tokenizer.add_special_tokens(special)
+    tokenizer.no_padding()
+    tokenizer.no_truncation()
+    return tokenizer
 
 
 def _byte_level_bpe(tokens: list[str], merges: list[str], regexes: tuple[str, ...], special: list[str]) -> Any:

@@ -178,7 +178,7 @@ class Decoder:
         return tokenizers.encode(tokenizer, text, bos)
 
     def token_texts(self, token_ids: Iterable[int]) -> list[str]:
-        """Each id's text as the tokenizer decodes it alone (for labels)."""
+        """Each id's text as the tokenizer decodes it alone, its leading space kept (for labels)."""
         tokenizer, _ = self._loaded_tokenizer()
         ids = self._token_ids(token_ids)
         return [tokenizers.guarded(lambda i=i: tokenizer.decode([int(i)], skip_special_tokens=False),
