@@ -275,3 +275,18 @@ def test_a_safetensors_file_alone_or_a_bert_folder_is_not_a_decoder(tmp_path, ti
     save_file(weights, str(tmp_path / "alone.safetensors"))
     with pytest.raises(ModelFileError, match="Hugging Face model folder"):
         open_decoder(tmp_path / "alone.safetensors")
+
+
+def test_attention_computed_a_few_query_rows_at_a_time_follows_the_formulas(tmp_path, monkeypatch):
+    """Long texts are scored SCORE_VALUES logits at a time: the causal and sliding-window masks of each
+    block of rows must start at its own first row."""
+    from posenc_gui.model.decoder import trace as trace_module
+
+    weights = tiny_weights(seed=9)
+    config = tiny_config(weights, model_type="mistral", sliding_window=4)
+    decoder = open_decoder(write_folder(tmp_path / "rows", weights, config))
+    monkeypatch.setattr(trace_module, "SCORE_VALUES", 30)  # 3 query rows of 10 keys at a time
+    expected = reference_attention(weights, config, IDS, window=4)
+    trace = decoder.trace(IDS)
+    for layer in trace.layers:
+        np.testing.assert_allclose(trace.attention(layer), expected[layer], rtol=0, atol=3e-5)

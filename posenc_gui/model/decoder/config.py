@@ -34,8 +34,8 @@ MAX_HEADS = 1024
 MAX_HEAD_DIM = 8192
 MAX_INTERMEDIATE_SIZE = 2**20
 MAX_VOCAB_SIZE = 2**24
-#: A tensor of more values than this (4 GiB as float32) is refused.
-MAX_TENSOR_VALUES = 2**30
+#: A tensor of more values than this (1 GiB as float32; a 70B model's largest holds 235 M) is refused.
+MAX_TENSOR_VALUES = 2**28
 #: What each layer reads, by role, and whether it is optional (biases).
 ATTENTION_ROLES = ("attn_norm", "q", "k", "v", "o")
 MLP_ROLES = ("mlp_norm", "gate", "up", "down")

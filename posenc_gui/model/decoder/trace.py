@@ -25,6 +25,7 @@ Example
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 from collections.abc import Callable, Iterable, Mapping
@@ -49,6 +50,8 @@ MAX_TOKENS = 8192
 MAX_POSITION_ID = 2**31 - 1
 #: A trace keeps at most this many float32 values (attention, queries and keys of its layers): 1 GiB.
 MAX_KEPT_VALUES = 2**28
+#: Attention logits computed at once (query rows × keys): bounds a layer's temporaries whatever T is.
+SCORE_VALUES = 2**22
 #: RoPE keys a ``rope`` what-if replaces; the model's others (head_dim, max_position_embeddings, …) stay.
 _ROPE_SETUP_KEYS = ("rope_theta", "rope_scaling", "rope_parameters", "partial_rotary_factor", "freq_factors")
 #: progress(layers_done, layers_total) -> False cancels the trace.
@@ -138,7 +141,6 @@ class Decoder:
 
     model: ModelFile
     config: DecoderConfig
-    _tokenizer: list = field(default_factory=list, repr=False)
 
     @property
     def name(self) -> str:
@@ -154,14 +156,18 @@ class Decoder:
 
     @property
     def notes(self) -> tuple[str, ...]:
-        return (*self.model.notes, *(self._tokenizer[2] if self._tokenizer else ()))
+        loaded = self.__dict__.get("_tokenizer")  # the tokenizer's notes, once it is built
+        return (*self.model.notes, *(loaded[2] if loaded else ()))
 
-    def _loaded_tokenizer(self) -> tuple[Any, int | None, list[str]]:
-        if not self._tokenizer:  # built on first use: a GGUF vocabulary takes a few hundred ms
-            if self.model.kind == "gguf":
-                self._tokenizer.extend(tokenizers.gguf_tokenizer(self.model))
-            else:
-                self._tokenizer.extend((tokenizers.folder_tokenizer(self.model.path), None, []))
+    @functools.cached_property
+    def _tokenizer(self) -> tuple[Any, int | None, list[str]]:
+        """The tokenizer, the BOS id it needs put first (or None) and notes; built on first use (a GGUF
+        vocabulary takes a few hundred ms)."""
+        if self.model.kind == "gguf":
+            return tokenizers.gguf_tokenizer(self.model)
+        return tokenizers.folder_tokenizer(self.model.path), None, []
+
+    def _loaded_tokenizer(self) -> tuple[Any, int | None]:
         return self._tokenizer[0], self._tokenizer[1]
 
     def tokenize(self, text: str) -> list[int]:
@@ -280,7 +286,6 @@ class Decoder:
         """Layers 0 … the last kept of ``result`` on the embeddings ``hidden``, filling ``result``."""
         config, kept = self.config, result.layers
         cos, sin = _rotary_tables(result.positions, result.inv_freq, result.attention_factor)
-        mask = _mask(result.token_ids.size, config.sliding_window)
         last = kept[-1]
         largest_safe = math.sqrt(float(np.finfo(np.float32).max) / config.hidden_size)  # mean(x²) stays finite
         for layer in range(last + 1):
@@ -291,13 +296,13 @@ class Decoder:
                                                       "(the weights are too large)")
             weights = reader.layer(layer, mlp=layer < last)
             with np.errstate(all="ignore"):  # overflow is checked below, once per layer
-                queries, keys, attention, hidden = _block(hidden, weights, config, cos, sin, mask,
-                                                          run_rest=layer < last)
+                queries, keys, attention, hidden, finite = _block(hidden, weights, config, cos, sin,
+                                                                  keep=layer in kept, run_rest=layer < last)
             if layer in kept:
                 result._attention[layer] = _readonly(attention)
                 result._queries[layer] = _readonly(queries)
                 result._keys[layer] = _readonly(keys)
-            if not np.isfinite(attention).all():
+            if not finite:
                 raise ModelFileError(self.model.path, f"the attention logits overflow float32 in layer {layer} "
                                                       "(the weights are too large)")
             if progress is not None and progress(layer + 1, last + 1) is False:
@@ -344,9 +349,10 @@ def _rotate(x: np.ndarray, cos: np.ndarray, sin: np.ndarray) -> np.ndarray:
     return np.concatenate([part * cos + rotated * sin, rest], axis=-1)
 
 
-def _mask(count: int, window: int | None) -> np.ndarray:
-    """True where query i may attend key j: j ≤ i (and i − j < window)."""
-    offsets = np.arange(count)[:, None] - np.arange(count)[None, :]
+def _mask(start: int, stop: int, count: int, window: int | None) -> np.ndarray:
+    """For queries start … stop − 1 and keys 0 … count − 1: True where query i may attend key j: j ≤ i
+    (and i − j < window)."""
+    offsets = np.arange(start, stop)[:, None] - np.arange(count)[None, :]
     allowed = offsets >= 0
     return allowed & (offsets < window) if window is not None else allowed
 
@@ -362,29 +368,48 @@ def _linear(x: np.ndarray, weights: LayerWeights, role: str, bias: str | None = 
     return out
 
 
-def _block(hidden: np.ndarray, weights: LayerWeights, config: DecoderConfig, cos: np.ndarray, sin: np.ndarray,
-           mask: np.ndarray, *, run_rest: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
-    """One decoder layer: its queries and kv-head keys after RoPE, its attention, and (``run_rest``) its output."""
+def _block(hidden: np.ndarray, weights: LayerWeights, config: DecoderConfig, cos: np.ndarray, sin: np.ndarray, *,
+           keep: bool, run_rest: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None, bool]:
+    """One decoder layer: its queries and kv-head keys after RoPE, its attention (when ``keep``), its output
+    (when ``run_rest``) and whether every attention weight was finite."""
     heads, kv_heads, head_dim = config.num_heads, config.num_kv_heads, config.head_dim
     x = _rms_norm(hidden, weights["attn_norm"], config.rms_norm_eps)
     queries = _rotate(_heads(_linear(x, weights, "q", "q_bias"), heads, head_dim), cos, sin)
     keys = _rotate(_heads(_linear(x, weights, "k", "k_bias"), kv_heads, head_dim), cos, sin)
-    group = heads // kv_heads
-    scale = np.float32(head_dim ** -0.5)
-    attention = np.empty((heads, hidden.shape[0], hidden.shape[0]), np.float32)
-    for head in range(heads):
-        scores = (queries[head] @ keys[head // group].T) * scale
-        attention[head] = _softmax(np.where(mask, scores, -np.inf))
-    if not run_rest:
-        return queries, keys, attention, None
-    values = _heads(_linear(x, weights, "v", "v_bias"), kv_heads, head_dim)
-    mixed = attention @ values[np.arange(heads) // group]  # (heads, T, head_dim)
+    values = _heads(_linear(x, weights, "v", "v_bias"), kv_heads, head_dim) if run_rest else None
+    attention, mixed, finite = _attend(queries, keys, values, config.sliding_window, keep=keep)
+    if mixed is None:
+        return queries, keys, attention, None, finite
     hidden = hidden + _linear(mixed.transpose(1, 0, 2).reshape(hidden.shape[0], heads * head_dim), weights, "o",
                               "o_bias")
     y = _rms_norm(hidden, weights["mlp_norm"], config.rms_norm_eps)
     gate = _linear(y, weights, "gate")
     hidden = hidden + _linear((gate / (np.float32(1) + np.exp(-gate))) * _linear(y, weights, "up"), weights, "down")
-    return queries, keys, attention, hidden
+    return queries, keys, attention, hidden, finite
+
+
+def _attend(queries: np.ndarray, keys: np.ndarray, values: np.ndarray | None, window: int | None, *,
+            keep: bool) -> tuple[np.ndarray | None, np.ndarray | None, bool]:
+    """Each head's softmax(q kᵀ/√d + mask) (kept when ``keep``) and its product with ``values`` (when given),
+    computed :data:`SCORE_VALUES` logits at a time; and whether every weight was finite."""
+    heads, count, head_dim = queries.shape
+    group = heads // keys.shape[0]
+    attention = np.empty((heads, count, count), np.float32) if keep else None
+    mixed = np.empty_like(queries) if values is not None else None
+    rows = max(1, SCORE_VALUES // count)
+    scale = np.float32(head_dim ** -0.5)
+    finite = True
+    for head in range(heads):
+        for start in range(0, count, rows):
+            stop = min(count, start + rows)
+            scores = (queries[head, start:stop] @ keys[head // group].T) * scale
+            weights = _softmax(np.where(_mask(start, stop, count, window), scores, -np.inf))
+            finite = finite and bool(np.isfinite(weights).all())
+            if attention is not None:
+                attention[head, start:stop] = weights
+            if mixed is not None:
+                mixed[head, start:stop] = weights @ values[head // group]
+    return attention, mixed, finite
 
 
 def _softmax(scores: np.ndarray) -> np.ndarray:
