@@ -285,7 +285,7 @@ def test_attention_computed_a_few_query_rows_at_a_time_follows_the_formulas(tmp_
     weights = tiny_weights(seed=9)
     config = tiny_config(weights, model_type="mistral", sliding_window=4)
     decoder = open_decoder(write_folder(tmp_path / "rows", weights, config))
-    monkeypatch.setattr(trace_module, "SCORE_VALUES", 30)  # 3 query rows of 10 keys at a time
+    monkeypatch.setattr(trace_module, "SCORE_ROWS", 3)  # 3 query rows at a time, against the keys they see
     expected = reference_attention(weights, config, IDS, window=4)
     trace = decoder.trace(IDS)
     for layer in trace.layers:

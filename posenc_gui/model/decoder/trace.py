@@ -52,6 +52,8 @@ MAX_POSITION_ID = 2**31 - 1
 MAX_KEPT_VALUES = 2**28
 #: Attention logits computed at once (query rows × keys): bounds a layer's temporaries whatever T is.
 SCORE_VALUES = 2**22
+#: Query rows scored at once: blocks of rows see fewer keys than the whole (causal mask).
+SCORE_ROWS = 256
 #: RoPE keys a ``rope`` what-if replaces; the model's others (head_dim, max_position_embeddings, …) stay.
 _ROPE_SETUP_KEYS = ("rope_theta", "rope_scaling", "rope_parameters", "partial_rotary_factor", "freq_factors")
 #: progress(layers_done, layers_total) -> False cancels the trace.
@@ -349,10 +351,10 @@ def _rotate(x: np.ndarray, cos: np.ndarray, sin: np.ndarray) -> np.ndarray:
     return np.concatenate([part * cos + rotated * sin, rest], axis=-1)
 
 
-def _mask(start: int, stop: int, count: int, window: int | None) -> np.ndarray:
-    """For queries start … stop − 1 and keys 0 … count − 1: True where query i may attend key j: j ≤ i
+def _mask(start: int, stop: int, first: int, last: int, window: int | None) -> np.ndarray:
+    """For queries start … stop − 1 and keys first … last − 1: True where query i may attend key j: j ≤ i
     (and i − j < window)."""
-    offsets = np.arange(start, stop)[:, None] - np.arange(count)[None, :]
+    offsets = np.arange(start, stop)[:, None] - np.arange(first, last)[None, :]
     allowed = offsets >= 0
     return allowed & (offsets < window) if window is not None else allowed
 
@@ -391,24 +393,28 @@ def _block(hidden: np.ndarray, weights: LayerWeights, config: DecoderConfig, cos
 def _attend(queries: np.ndarray, keys: np.ndarray, values: np.ndarray | None, window: int | None, *,
             keep: bool) -> tuple[np.ndarray | None, np.ndarray | None, bool]:
     """Each head's softmax(q kᵀ/√d + mask) (kept when ``keep``) and its product with ``values`` (when given),
-    computed :data:`SCORE_VALUES` logits at a time; and whether every weight was finite."""
+    and whether every weight was finite. Query rows are taken :data:`SCORE_ROWS` at a time (at most
+    :data:`SCORE_VALUES` logits), each block against the keys it may see only (0 … its last row, or its
+    window), so a causal layer costs about half of T² logits per head."""
     heads, count, head_dim = queries.shape
     group = heads // keys.shape[0]
-    attention = np.empty((heads, count, count), np.float32) if keep else None
+    attention = np.zeros((heads, count, count), np.float32) if keep else None
     mixed = np.empty_like(queries) if values is not None else None
-    rows = max(1, SCORE_VALUES // count)
+    rows = max(1, min(SCORE_ROWS, SCORE_VALUES // count))
     scale = np.float32(head_dim ** -0.5)
     finite = True
-    for head in range(heads):
-        for start in range(0, count, rows):
-            stop = min(count, start + rows)
-            scores = (queries[head, start:stop] @ keys[head // group].T) * scale
-            weights = _softmax(np.where(_mask(start, stop, count, window), scores, -np.inf))
+    for start in range(0, count, rows):
+        stop = min(count, start + rows)
+        first = 0 if window is None else max(0, start - window + 1)
+        mask = _mask(start, stop, first, stop, window)
+        for head in range(heads):
+            scores = (queries[head, start:stop] @ keys[head // group, first:stop].T) * scale
+            weights = _softmax(np.where(mask, scores, -np.inf))
             finite = finite and bool(np.isfinite(weights).all())
             if attention is not None:
-                attention[head, start:stop] = weights
+                attention[head, start:stop, first:stop] = weights
             if mixed is not None:
-                mixed[head, start:stop] = weights @ values[head // group]
+                mixed[head, start:stop] = weights @ values[head // group, first:stop]
     return attention, mixed, finite
 
 
