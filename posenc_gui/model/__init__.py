@@ -29,7 +29,6 @@ from .bias import (
     xpos_scale,
     xpos_zeta,
 )
-from .decoder import Decoder, DecoderTrace, PairContributions, TraceCancelled, open_decoder, pair_contributions
 from .files import ModelFile, ModelFileError, open_model
 from .params import EncodingParams
 from .rope import (
@@ -47,6 +46,19 @@ from .sampling import AxisSample, aliased, curve_positions, sample_axis, value_r
 from .schemes import OPTION_SPECS, SCHEMES, Columns, Preset, Scheme, columns, encode, formula_term, presets, register, scheme, unregister, wavelengths
 from .specs import Options, ParamSpec
 from .similarity import METRICS, offset_profile, pairwise, similarity_matrix
+
+
+#: Names of the decoder subpackage, imported on first use (it is not needed to start the app).
+_DECODER_NAMES = frozenset({"Decoder", "DecoderTrace", "PairContributions", "TraceCancelled", "open_decoder",
+                            "pair_contributions"})
+
+
+def __getattr__(name: str) -> object:
+    if name in _DECODER_NAMES:
+        from . import decoder
+
+        return getattr(decoder, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def clear_caches() -> None:

@@ -34,7 +34,6 @@ from types import MappingProxyType
 from typing import Any
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
 from .. import limits
 from ..files import ModelFile, ModelFileError
@@ -280,6 +279,8 @@ class Decoder:
         hidden = reader.embeddings(ids)
         result = DecoderTrace(_readonly(ids), _readonly(position_ids), kept, config.num_heads, config.num_kv_heads,
                               config.head_dim, _readonly(inv_freq), attention_factor, MappingProxyType(setup))
+        from threadpoolctl import threadpool_limits
+
         with threadpool_limits(limits=1, user_api="blas"):  # threads spin-wait on a shared machine (see compute.py)
             return self._run(reader, hidden, result, progress)
 
