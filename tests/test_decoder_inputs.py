@@ -214,6 +214,8 @@ def _folder_with(tmp_path, config_changes=(), drop=(), reshape=()):
     ({"head_dim": 3}, (), (), r"head_dim is 3|head dimension is 3"),
     ({"rms_norm_eps": float("1e300")}, (), (), r"rms_norm_eps is 1e\+300; it must be a number in \(0, 1\]"),
     ({"model_type": "bert"}, (), (), "model_type is 'bert'"),
+    ({"rope_scaling": {"rope_type": "spiral", "factor": 2}}, (), (),
+     r"config.json: its RoPE set-up cannot be used: rope_scaling.rope_type must be one of default"),
     ({"hidden_act": "gelu"}, (), (), "hidden_act is 'gelu'"),
     ({}, ("model.layers.1.mlp.up_proj.weight",), (), "no tensor model.layers.1.mlp.up_proj.weight"),
     ({}, (), (("model.layers.0.self_attn.k_proj.weight", (16, 16)),),
@@ -243,6 +245,9 @@ def _gguf_with(tmp_path, metadata):
     ({"llama.attention.layer_norm_rms_epsilon": ("add_float32", float("nan"))}, r"epsilon is nan"),
     ({"llama.attention.layer_norm_rms_epsilon": None}, r"epsilon is None"),
     ({"llama.attention.head_count": ("add_string", "nine")}, r"head_count is 'nine'"),
+    ({"llama.rope.dimension_count": ("add_uint32", 1000)}, r"RoPE set-up \(from llama.rope.\*\) cannot be used: "
+                                                            r"partial_rotary_factor must be > 0 and ≤ 1, got 250"),
+    ({"llama.rope.freq_base": ("add_float32", 0.5)}, r"rope_theta must be > 1 and ≤ 1e\+12, got 0.5"),
 ])
 def test_a_lying_gguf_is_one_model_file_error_naming_the_key(tmp_path, metadata, message):
     with pytest.raises(ModelFileError, match=message):

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..files import ModelFile, ModelFileError
+from ..rope import rope_config
 
 #: Model types (config.json) and GGUF architectures traced: the Llama block (RMSNorm, GQA, SwiGLU, RoPE).
 HF_MODEL_TYPES = ("llama", "mistral", "qwen2")
@@ -175,6 +176,12 @@ def decoder_config(model: ModelFile) -> DecoderConfig:
         raise ModelFileError(model.path, "a decoder is read from a Hugging Face model folder (config.json and "
                                          "safetensors) or a GGUF file")
     _check_tensors(model, config)
+    try:
+        rope_config(config.rope)  # every key in range, defaults known (another set-up is checked when traced)
+    except ValueError as error:
+        where = model.path / "config.json" if model.kind == "hf-folder" else model.path
+        source = "" if model.kind == "hf-folder" else f" (from {config.architecture}.rope.*)"
+        raise ModelFileError(where, f"its RoPE set-up{source} cannot be used: {error}") from None
     return config
 
 
