@@ -260,3 +260,16 @@ def test_the_fast_dequantization_gives_the_gguf_packages_bits(kind):
         theirs = np.asarray(dequantize(raw, GGMLQuantizationType[kind]), np.float32).reshape(300, columns)
     assert ours.dtype == np.float32
     np.testing.assert_array_equal(ours.view(np.uint32), theirs.view(np.uint32))
+
+
+def test_a_gguf_rope_freqs_tensor_divides_each_pairs_frequency_as_llama_cpp_does(tmp_path, tiny):
+    """llama.cpp's rope_freqs (Llama 3.1 GGUF): θ_i / factor_i; a rope what-if drops it."""
+    weights, config, _ = tiny
+    tensors = gguf_tensors(weights, 4, 2)
+    factors = np.array([1.0, 8.0], np.float32)
+    tensors["rope_freqs.weight"] = factors
+    decoder = open_decoder(write_gguf(tmp_path / "freqs.gguf", tensors, config))
+    plain = 1.0 / 10000.0 ** (np.arange(0, 4, 2) / 4)
+    assert_attention(decoder.trace(IDS), reference_attention(weights, config, IDS, inv_freq=plain / factors))
+    assert_attention(decoder.trace(IDS, rope={"rope_theta": 10000.0}),
+                     reference_attention(weights, config, IDS, inv_freq=plain))

@@ -53,8 +53,9 @@ MAX_KEPT_VALUES = 2**28
 SCORE_VALUES = 2**22
 #: Query rows scored at once: blocks of rows see fewer keys than the whole (causal mask).
 SCORE_ROWS = 256
-#: RoPE keys a ``rope`` what-if replaces; the model's others (head_dim, max_position_embeddings, …) stay.
-_ROPE_SETUP_KEYS = ("rope_theta", "rope_scaling", "rope_parameters", "partial_rotary_factor", "freq_factors")
+#: RoPE keys a ``rope`` what-if sets; the model's others (head_dim, hidden_size, …) stay.
+_ROPE_SETUP_KEYS = ("rope_theta", "rope_scaling", "rope_parameters", "partial_rotary_factor",
+                    "max_position_embeddings", "freq_factors")
 #: progress(layers_done, layers_total) -> False cancels the trace.
 Progress = Callable[[int, int], "bool | None"]
 
@@ -202,17 +203,17 @@ class Decoder:
 
     def rope_setup(self, rope: Mapping[str, Any] | None, seq_len: int) -> tuple[np.ndarray, float, dict[str, Any]]:
         """The inverse frequencies, attention factor and config of the model's RoPE set-up, or of the what-if
-        ``rope`` (Hugging Face keys replacing the model's rope_theta, rope_scaling/rope_parameters and
-        partial_rotary_factor; a key not given keeps the model's value, except that giving a scaling
-        section drops the model's). ``seq_len`` is max(position) + 1 (dynamic NTK and LongRoPE read it)."""
+        ``rope``: Hugging Face keys (:data:`_ROPE_SETUP_KEYS`) replacing the model's; a key not given keeps
+        the model's value, except that giving rope_scaling or rope_parameters drops the model's scaling, and
+        any what-if drops llama.cpp's per-pair ``freq_factors`` unless it gives its own. ``seq_len`` is
+        max(position) + 1 (dynamic NTK and LongRoPE read it). ValueError naming the key and its range."""
         setup = dict(self.config.rope)
         if rope is not None:
             if not isinstance(rope, Mapping):
                 raise ValueError(f"rope must be a mapping of Hugging Face RoPE keys or None, got {limits.shown(rope)}")
-            unknown = sorted(set(rope) - set(_ROPE_SETUP_KEYS) - {"max_position_embeddings"})
+            unknown = sorted(map(str, set(rope) - set(_ROPE_SETUP_KEYS)))
             if unknown:
-                raise ValueError(f"rope: unknown keys {', '.join(map(str, unknown))} (known: "
-                                 f"{', '.join(_ROPE_SETUP_KEYS[:-1])}, max_position_embeddings)")
+                raise ValueError(f"rope: unknown keys {', '.join(unknown)} (known: {', '.join(_ROPE_SETUP_KEYS)})")
             if "rope_scaling" in rope or "rope_parameters" in rope:
                 setup.pop("rope_scaling", None)
                 setup.pop("rope_parameters", None)
