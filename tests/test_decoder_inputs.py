@@ -146,6 +146,16 @@ def test_only_the_layers_up_to_the_last_asked_are_run(tmp_path):
         trace.attention(0)
 
 
+def test_a_trace_pickles_whole_for_the_worker_process(tiny):
+    import pickle
+
+    trace = open_decoder(tiny[2]).trace(IDS, layers=[1], rope={"rope_theta": 500.0})
+    copy = pickle.loads(pickle.dumps(trace))
+    np.testing.assert_array_equal(copy.attention(1), trace.attention(1))
+    np.testing.assert_array_equal(copy.keys(1), trace.keys(1))
+    assert copy.rope["rope_theta"] == 500.0 and copy.layers == (1,)
+
+
 def test_a_progress_callback_returning_false_cancels(tiny):
     decoder = open_decoder(tiny[2])
     calls = []

@@ -30,7 +30,6 @@ import math
 import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -78,8 +77,9 @@ class DecoderTrace:
         θ_i of the RoPE set-up used (float64; the model rounds them to float32).
     attention_factor : float
         What cos and sin were multiplied by.
-    rope : Mapping
-        The RoPE set-up used, in Hugging Face config keys.
+    rope : dict
+        The RoPE set-up used, in Hugging Face config keys (a plain dict, so that a
+        trace pickles: the app's worker process sends it back whole).
     pairing : str
         ``"halves"``: pair i rotates channels (i, i + rotary_dim/2) of the
         queries and keys here (Hugging Face's order, GGUF's rows un-permuted).
@@ -93,7 +93,7 @@ class DecoderTrace:
     head_dim: int
     inv_freq: np.ndarray
     attention_factor: float
-    rope: Mapping[str, Any]
+    rope: dict[str, Any]
     pairing: str = "halves"
     _attention: dict[int, np.ndarray] = field(default_factory=dict, repr=False)
     _queries: dict[int, np.ndarray] = field(default_factory=dict, repr=False)
@@ -279,7 +279,7 @@ class Decoder:
         reader = WeightReader(self.model, config)
         hidden = reader.embeddings(ids)
         result = DecoderTrace(_readonly(ids), _readonly(position_ids), kept, config.num_heads, config.num_kv_heads,
-                              config.head_dim, _readonly(inv_freq), attention_factor, MappingProxyType(setup))
+                              config.head_dim, _readonly(inv_freq), attention_factor, setup)
         from threadpoolctl import threadpool_limits
 
         with threadpool_limits(limits=1, user_api="blas"):  # threads spin-wait on a shared machine (see compute.py)
