@@ -137,8 +137,9 @@ def write_gguf(path: Path, tensors: dict, config: dict, arch: str = "llama", typ
 
 
 def reference_attention(weights: dict[str, np.ndarray], config: dict, ids, positions=None, theta=None,
-                        inv_freq=None, window=None) -> list[np.ndarray]:
-    """Every layer's (heads, T, T) attention, from Hugging Face's formulas in float64 (see the module docstring)."""
+                        inv_freq=None, window=None, window_layers=None) -> list[np.ndarray]:
+    """Every layer's (heads, T, T) attention, from Hugging Face's formulas in float64 (see the module docstring);
+    keys at offset ≥ ``window`` masked in ``window_layers`` (None: every layer)."""
     heads, kv_heads, head_dim = config["num_attention_heads"], config["num_key_value_heads"], config["head_dim"]
     eps = config["rms_norm_eps"]
     ids = np.asarray(ids)
@@ -165,9 +166,8 @@ def reference_attention(weights: dict[str, np.ndarray], config: dict, ids, posit
             out = out + w(name + ".bias")
         return out.reshape(count, count_heads, head_dim).transpose(1, 0, 2)
 
-    causal = np.tril(np.ones((count, count), dtype=bool))
-    if window is not None:
-        causal &= (np.arange(count)[:, None] - np.arange(count)[None, :]) < window
+    full = np.tril(np.ones((count, count), dtype=bool))
+    windowed = full & ((np.arange(count)[:, None] - np.arange(count)[None, :]) < (window or count))
     hidden = w("model.embed_tokens.weight")[ids]
     attentions = []
     for layer in range(config["num_hidden_layers"]):
@@ -178,6 +178,7 @@ def reference_attention(weights: dict[str, np.ndarray], config: dict, ids, posit
         v = project(x, prefix + "self_attn.v_proj", kv_heads)
         q, k = q * cos + rotate_half(q) * sin, k * cos + rotate_half(k) * sin
         k, v = np.repeat(k, heads // kv_heads, axis=0), np.repeat(v, heads // kv_heads, axis=0)
+        causal = windowed if window_layers is None or layer in window_layers else full
         scores = np.where(causal, q @ k.transpose(0, 2, 1) / np.sqrt(head_dim), -np.inf)
         attention = np.exp(scores - scores.max(axis=-1, keepdims=True))
         attention /= attention.sum(axis=-1, keepdims=True)

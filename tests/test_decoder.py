@@ -111,6 +111,19 @@ def test_mistrals_sliding_window_masks_keys_as_far_as_the_window(tmp_path):
     assert not trace.attention(0)[:, 5, :3].any() and trace.attention(0)[:, 5, 3:6].all()
 
 
+@pytest.mark.parametrize("extra, window_layers", [
+    ({"max_window_layers": 1}, {1}), ({"layer_types": ["sliding_attention", "full_attention"]}, {0}),
+    ({"use_sliding_window": False}, set()),
+])
+def test_qwen2s_sliding_window_applies_to_the_layers_its_config_names(tmp_path, extra, window_layers):
+    weights = tiny_weights(seed=12, biases=True)
+    config = tiny_config(weights, model_type="qwen2", sliding_window=3, **{"use_sliding_window": True, **extra})
+    decoder = open_decoder(write_folder(tmp_path / "qwen2", weights, config))
+    assert decoder.config.sliding_layers == window_layers
+    assert_attention(decoder.trace(IDS), reference_attention(weights, config, IDS, window=3,
+                                                              window_layers=window_layers))
+
+
 def test_a_sharded_folder_traces_as_the_single_file(tmp_path, tiny):
     weights, config, folder = tiny
     shards = tmp_path / "sharded"

@@ -73,7 +73,10 @@ class DecoderConfig:
     rms_norm_eps : float
         RMSNorm's ε, in (0, 1].
     sliding_window : int or None
-        A key at offset ≥ this from its query is masked (Mistral); None: no window.
+        In the layers of ``sliding_layers``, a key at offset ≥ this from its
+        query is masked (Mistral: every layer; Qwen2 with ``use_sliding_window``:
+        its ``layer_types``, or the layers from ``max_window_layers`` on); None: no window.
+    sliding_layers : frozenset of int
     rope : Mapping
         The RoPE set-up in Hugging Face config keys (``rope_theta``,
         ``rope_scaling``/``rope_parameters``, ``head_dim``,
@@ -94,6 +97,7 @@ class DecoderConfig:
     vocab_size: int
     rms_norm_eps: float
     sliding_window: int | None
+    sliding_layers: frozenset[int]
     rope: Mapping[str, Any]
     permuted_qk: bool
     #: Tensor names: the embedding table, and per layer by role (see :meth:`tensor_name`).
@@ -200,9 +204,8 @@ def _hf_config(model: ModelFile) -> DecoderConfig:
     heads, kv_heads, head_dim = _heads(
         path, ("num_attention_heads", "num_key_value_heads", "head_dim"),
         (values.get("num_attention_heads"), values.get("num_key_value_heads"), values.get("head_dim")), hidden)
-    window = values.get("sliding_window")
-    if model_type == "qwen2" and not values.get("use_sliding_window", False):
-        window = None
+    layers = _integer(path, "num_hidden_layers", values.get("num_hidden_layers"), 1, MAX_LAYERS)
+    window, sliding = _sliding_window(path, values, layers)
     embedding = next((tensor.name for tensor in model.tensors if tensor.name.endswith(_HF_EMBEDDING)), None)
     if embedding is None:
         raise ModelFileError(model.path, f"it has no {_HF_EMBEDDING} tensor (the token embeddings)")
@@ -210,15 +213,12 @@ def _hf_config(model: ModelFile) -> DecoderConfig:
     rope = dict(model.rope_config or {})
     rope.update(head_dim=head_dim, hidden_size=hidden, num_attention_heads=heads)
     return DecoderConfig(
-        architecture=model_type, hidden_size=hidden,
-        num_layers=_integer(path, "num_hidden_layers", values.get("num_hidden_layers"), 1, MAX_LAYERS),
-        num_heads=heads, num_kv_heads=kv_heads, head_dim=head_dim,
+        architecture=model_type, hidden_size=hidden, num_layers=layers, num_heads=heads, num_kv_heads=kv_heads, head_dim=head_dim,
         intermediate_size=_integer(path, "intermediate_size", values.get("intermediate_size"), 1,
                                    MAX_INTERMEDIATE_SIZE),
         vocab_size=_vocabulary(model, embedding),
         rms_norm_eps=_epsilon(path, "rms_norm_eps", values.get("rms_norm_eps", 1e-6)),
-        sliding_window=None if window is None else _integer(path, "sliding_window", window, 1, 2**40),
-        rope=rope, permuted_qk=False, embedding_name=embedding, _layer_prefix=prefix, _names=_HF_NAMES,
+        sliding_window=window, sliding_layers=sliding, rope=rope, permuted_qk=False, embedding_name=embedding, _layer_prefix=prefix, _names=_HF_NAMES,
         biases=_biases(model, prefix, _HF_NAMES))
 
 
@@ -251,9 +251,30 @@ def _gguf_config(model: ModelFile) -> DecoderConfig:
         vocab_size=_vocabulary(model, _GGUF_EMBEDDING),
         rms_norm_eps=_epsilon(path, f"{arch}.attention.layer_norm_rms_epsilon",
                               metadata.get(f"{arch}.attention.layer_norm_rms_epsilon")),
-        sliding_window=None, rope=rope, permuted_qk=arch in PERMUTED_ARCHITECTURES,
+        sliding_window=None, sliding_layers=frozenset(), rope=rope, permuted_qk=arch in PERMUTED_ARCHITECTURES,
         embedding_name=_GGUF_EMBEDDING, _layer_prefix="blk.", _names=_GGUF_NAMES,
         biases=_biases(model, "blk.", _GGUF_NAMES))
+
+
+def _sliding_window(path: Any, values: Mapping[str, Any], layers: int) -> tuple[int | None, frozenset[int]]:
+    """The window and the layers it applies to, as transformers' Mistral and Qwen2 configs derive them."""
+    window = values.get("sliding_window")
+    if values.get("model_type") == "llama" or window is None:
+        return None, frozenset()
+    if values.get("model_type") == "mistral":
+        return _integer(path, "sliding_window", window, 1, 2**40), frozenset(range(layers))
+    if not values.get("use_sliding_window", False):  # Qwen2
+        return None, frozenset()
+    window = _integer(path, "sliding_window", window, 1, 2**40)
+    types = values.get("layer_types")
+    if types is not None:
+        if not isinstance(types, list) or len(types) != layers \
+                or not all(kind in ("full_attention", "sliding_attention") for kind in types):
+            raise ModelFileError(path, f"layer_types must list 'full_attention' or 'sliding_attention' for each of "
+                                       f"the {layers} layers")
+        return window, frozenset(i for i, kind in enumerate(types) if kind == "sliding_attention")
+    first = _integer(path, "max_window_layers", values.get("max_window_layers", 28), 0, 2**40)
+    return window, frozenset(range(first, layers))
 
 
 def _vocabulary(model: ModelFile, name: str) -> int:

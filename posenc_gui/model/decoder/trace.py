@@ -300,7 +300,8 @@ class Decoder:
                                                       "(the weights are too large)")
             weights = reader.layer(layer, mlp=layer < last)
             with np.errstate(all="ignore"):  # overflow is checked below, once per layer
-                queries, keys, attention, hidden, finite = _block(hidden, weights, config, cos, sin,
+                window = config.sliding_window if layer in config.sliding_layers else None
+                queries, keys, attention, hidden, finite = _block(hidden, weights, config, cos, sin, window,
                                                                   keep=layer in kept, run_rest=layer < last)
             if layer in kept:
                 result._attention[layer] = _readonly(attention)
@@ -372,16 +373,17 @@ def _linear(x: np.ndarray, weights: LayerWeights, role: str, bias: str | None = 
     return out
 
 
-def _block(hidden: np.ndarray, weights: LayerWeights, config: DecoderConfig, cos: np.ndarray, sin: np.ndarray, *,
-           keep: bool, run_rest: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None, bool]:
-    """One decoder layer: its queries and kv-head keys after RoPE, its attention (when ``keep``), its output
-    (when ``run_rest``) and whether every attention weight was finite."""
+def _block(hidden: np.ndarray, weights: LayerWeights, config: DecoderConfig, cos: np.ndarray, sin: np.ndarray,
+           window: int | None, *, keep: bool, run_rest: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None, bool]:
+    """One decoder layer (its keys within ``window`` of their query, if not None): its queries and kv-head keys
+    after RoPE, its attention (when ``keep``), its output (when ``run_rest``) and whether every attention
+    weight was finite."""
     heads, kv_heads, head_dim = config.num_heads, config.num_kv_heads, config.head_dim
     x = _rms_norm(hidden, weights["attn_norm"], config.rms_norm_eps)
     queries = _rotate(_heads(_linear(x, weights, "q", "q_bias"), heads, head_dim), cos, sin)
     keys = _rotate(_heads(_linear(x, weights, "k", "k_bias"), kv_heads, head_dim), cos, sin)
     values = _heads(_linear(x, weights, "v", "v_bias"), kv_heads, head_dim) if run_rest else None
-    attention, mixed, finite = _attend(queries, keys, values, config.sliding_window, keep=keep)
+    attention, mixed, finite = _attend(queries, keys, values, window, keep=keep)
     if mixed is None:
         return queries, keys, attention, None, finite
     hidden = hidden + _linear(mixed.transpose(1, 0, 2).reshape(hidden.shape[0], heads * head_dim), weights, "o",
