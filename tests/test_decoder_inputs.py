@@ -89,8 +89,12 @@ def test_a_vocabulary_the_tokenizers_package_refuses_is_one_model_file_error(tmp
 
 def test_text_that_is_not_text_or_a_model_without_tokenizer_is_refused(tmp_path, tiny):
     decoder = open_decoder(tiny[2])
-    with pytest.raises(ModelFileError, match="tokenizer.json"):
+    with pytest.raises(ModelFileError, match=r"tokenizer.json: the model folder has no tokenizer.json: tokenize\(\) "
+                                             r"reads it \(trace\(\) takes token ids without it\)$"):
         decoder.tokenize("hello")
+    (tiny[2] / "tokenizer.json").write_text('{"model": {"type": "BPE", "vocab": 3}}')
+    with pytest.raises(ModelFileError, match="not a tokenizer the tokenizers package reads"):
+        open_decoder(tiny[2]).tokenize("hello")
     weights, config, _ = tiny
     bert = write_gguf(tmp_path / "wordpiece.gguf", gguf_tensors(weights, 4, 2), config,
                       metadata={"tokenizer.ggml.model": ("add_string", "bert")})

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import functools
 import mmap
+import os
 import struct
 from collections.abc import Callable
 from pathlib import Path
@@ -57,11 +58,11 @@ _T = TypeVar("_T")
 def guarded(call: Callable[[], _T], failure: Callable[[str], Exception]) -> _T:
     """``call()``, any exception of the ``tokenizers`` package (a PanicException too) raised as ``failure(message)``.
 
-    KeyboardInterrupt and SystemExit pass through.
+    KeyboardInterrupt, SystemExit and ModelFileError (the project's own, for a file it refused) pass through.
     """
     try:
         return call()
-    except (KeyboardInterrupt, SystemExit):
+    except (KeyboardInterrupt, SystemExit, ModelFileError):
         raise
     except BaseException as error:  # PanicException derives from BaseException
         raise failure(" ".join(str(error).split()) or type(error).__name__) from None
@@ -72,6 +73,9 @@ def folder_tokenizer(folder: Path) -> Any:
     from ..bert_head import load_tokenizer
 
     path = folder / "tokenizer.json"
+    if not os.path.lexists(path):
+        raise ModelFileError(path, "the model folder has no tokenizer.json: tokenize() reads it (trace() takes "
+                                   "token ids without it)")
     return guarded(lambda: load_tokenizer(folder),
                    lambda message: ModelFileError(path, f"not a tokenizer the tokenizers package reads ({message})"))
 
