@@ -309,3 +309,51 @@ def test_attention_computed_a_few_query_rows_at_a_time_follows_the_formulas(tmp_
     trace = decoder.trace(IDS)
     for layer in trace.layers:
         np.testing.assert_allclose(trace.attention(layer), expected[layer], rtol=0, atol=3e-5)
+
+
+def test_a_corrupted_gguf_gives_a_model_file_error_or_a_trace_never_another_exception(tmp_path):
+    """Bytes of a tiny GGUF's header overwritten at random (lengths, counts, types, names, values)."""
+    tokenizer = _byte_level_tokenizer(300)
+    model = json.loads(tokenizer.to_str())["model"]
+    tokens = sorted(model["vocab"], key=model["vocab"].get)
+    merges = [" ".join(merge) if isinstance(merge, list) else merge for merge in model["merges"]]
+    weights = tiny_weights(vocab=len(tokens))
+    good = write_gguf(tmp_path / "good.gguf", gguf_tensors(weights, 4, 2), tiny_config(weights),
+                      vocabulary=(tokens, merges, "gpt-2")).read_bytes()
+    header_end = good.index(b"blk.1.ffn_down.weight") + 64  # the tensor infos end near the last names
+    rng = np.random.default_rng(13)
+    outcomes = set()
+    for attempt in range(60):
+        data = bytearray(good)
+        for _ in range(rng.integers(1, 4)):
+            start = int(rng.integers(4, header_end))
+            data[start:start + 8] = rng.integers(0, 256, size=8, dtype=np.uint8).tobytes()
+        path = tmp_path / f"corrupt{attempt}.gguf"
+        path.write_bytes(bytes(data))
+        try:
+            decoder = open_decoder(path)
+            decoder.trace(decoder.tokenize("the cat")[:4] or [0])
+            outcomes.add("traced")
+        except (ModelFileError, ValueError) as error:
+            assert str(error), "an error must say what is wrong"
+            outcomes.add(type(error).__name__)
+    assert "ModelFileError" in outcomes
+
+
+def test_every_config_key_with_a_value_of_the_wrong_kind_is_one_error_naming_a_key(tmp_path):
+    weights = tiny_weights()
+    config = tiny_config(weights)
+    folder = write_folder(tmp_path / "keys", weights, config)
+    hostile = [None, -1, 0, 1e30, "x", [], {}, True, 2**70, 0.5]
+    refused = {}
+    for key in config:
+        for value in hostile:
+            (folder / "config.json").write_text(json.dumps({**config, key: value}))
+            try:
+                open_decoder(folder).trace(IDS[:3])
+            except ValueError as error:  # ModelFileError is a ValueError
+                refused[key, repr(value)] = str(error)
+    for key in ("hidden_size", "num_attention_heads", "num_key_value_heads", "num_hidden_layers",
+                "intermediate_size", "rms_norm_eps", "rope_theta", "head_dim", "max_position_embeddings"):
+        for value in ("'x'", "-1", "True", "1e+30"):
+            assert key in refused[key, value], (key, value)
