@@ -163,6 +163,23 @@ def test_a_constant_shift_of_every_position_changes_nothing(tiny):
     assert not np.allclose(shifted.queries(0), plain.queries(0), atol=1e-2)  # the rotations themselves differ
 
 
+def test_with_exact_angles_a_shift_of_a_million_changes_nothing_but_float32_rounding(tiny):
+    """float64 angles: only q, k, cos and sin rounded to float32 remain (as in ATTENTION_ATOL); the model's
+    float32 angles at 10⁶ are off by up to 10⁶·2⁻²⁴ ≈ 0.06 rad, which moves attention visibly."""
+    _, _, folder = tiny
+    decoder = open_decoder(folder)
+    plain = decoder.trace(IDS, exact_angles=True)
+    far = np.arange(len(IDS)) + 10**6
+    shifted = decoder.trace(IDS, positions=far, exact_angles=True)
+    assert shifted.exact_angles and not decoder.trace(IDS).exact_angles
+    for layer in plain.layers:
+        np.testing.assert_allclose(shifted.attention(layer), plain.attention(layer), rtol=0, atol=ATTENTION_ATOL)
+    rounded = decoder.trace(IDS, positions=far)
+    assert max(np.abs(rounded.attention(layer) - plain.attention(layer)).max() for layer in plain.layers) > 1e-3
+    with pytest.raises(ValueError, match="exact_angles must be True or False"):
+        decoder.trace(IDS, exact_angles=1)
+
+
 def test_a_rope_what_if_replaces_theta_and_scaling(tiny):
     weights, config, folder = tiny
     decoder = open_decoder(folder)

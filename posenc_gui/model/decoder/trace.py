@@ -80,6 +80,8 @@ class DecoderTrace:
     rope : dict
         The RoPE set-up used, in Hugging Face config keys (a plain dict, so that a
         trace pickles: the app's worker process sends it back whole).
+    exact_angles : bool
+        Whether the angles were computed in float64 (see :meth:`Decoder.trace`).
     pairing : str
         ``"halves"``: pair i rotates channels (i, i + rotary_dim/2) of the
         queries and keys here (Hugging Face's order, GGUF's rows un-permuted).
@@ -94,6 +96,7 @@ class DecoderTrace:
     inv_freq: np.ndarray
     attention_factor: float
     rope: dict[str, Any]
+    exact_angles: bool = False
     pairing: str = "halves"
     _attention: dict[int, np.ndarray] = field(default_factory=dict, repr=False)
     _queries: dict[int, np.ndarray] = field(default_factory=dict, repr=False)
@@ -232,7 +235,8 @@ class Decoder:
         return inv_freq, attention_factor, setup
 
     def trace(self, token_ids: object, layers: object = None, positions: object = None,
-              rope: Mapping[str, Any] | None = None, progress: Progress | None = None) -> DecoderTrace:
+              rope: Mapping[str, Any] | None = None, progress: Progress | None = None, *,
+              exact_angles: bool = False) -> DecoderTrace:
         """Run the decoder on ``token_ids`` up to the last layer in ``layers``, keeping those layers.
 
         Parameters
@@ -250,6 +254,14 @@ class Decoder:
         progress : callable or None
             ``progress(layers_done, layers_total)`` after each layer; returning
             False (or raising :class:`TraceCancelled`) cancels.
+        exact_angles : bool, keyword-only
+            False (the model's arithmetic, as transformers): each angle
+            position · θ_i is rounded to float32, off by up to position · 2⁻²⁴
+            rad, so a shift of every position by 5,000 moves SmolLM2's
+            attention by ~1e-4. True: angles in float64 (cos and sin then
+            rounded to float32), so a shift changes attention only at
+            float32's unit roundoff; the trace then differs from transformers'
+            by about as much.
 
         Raises
         ------
@@ -278,8 +290,10 @@ class Decoder:
         inv_freq, attention_factor, setup = self.rope_setup(rope, int(position_ids.max()) + 1)
         reader = WeightReader(self.model, config)
         hidden = reader.embeddings(ids)
+        if not isinstance(exact_angles, bool):
+            raise ValueError(f"exact_angles must be True or False, got {limits.shown(exact_angles)}")
         result = DecoderTrace(_readonly(ids), _readonly(position_ids), kept, config.num_heads, config.num_kv_heads,
-                              config.head_dim, _readonly(inv_freq), attention_factor, setup)
+                              config.head_dim, _readonly(inv_freq), attention_factor, setup, exact_angles)
         from threadpoolctl import threadpool_limits
 
         with threadpool_limits(limits=1, user_api="blas"):  # threads spin-wait on a shared machine (see compute.py)
@@ -289,7 +303,7 @@ class Decoder:
              progress: Progress | None) -> DecoderTrace:
         """Layers 0 … the last kept of ``result`` on the embeddings ``hidden``, filling ``result``."""
         config, kept = self.config, result.layers
-        cos, sin = _rotary_tables(result.positions, result.inv_freq, result.attention_factor)
+        cos, sin = _rotary_tables(result.positions, result.inv_freq, result.attention_factor, result.exact_angles)
         last = kept[-1]
         largest_safe = math.sqrt(float(np.finfo(np.float32).max) / config.hidden_size)  # mean(x²) stays finite
         for layer in range(last + 1):
@@ -337,9 +351,14 @@ def _rms_norm(x: np.ndarray, weight: np.ndarray, eps: float) -> np.ndarray:
     return weight * (x / np.sqrt(variance + np.float32(eps)))
 
 
-def _rotary_tables(positions: np.ndarray, inv_freq: np.ndarray, attention_factor: float) -> tuple[np.ndarray, np.ndarray]:
-    """cos and sin (T, rotary_dim) float32, as HF: angles in float32, halves concatenated, × attention factor."""
-    angles = positions.astype(np.float32)[:, None] * inv_freq.astype(np.float32)[None, :]
+def _rotary_tables(positions: np.ndarray, inv_freq: np.ndarray, attention_factor: float,
+                   exact_angles: bool) -> tuple[np.ndarray, np.ndarray]:
+    """cos and sin (T, rotary_dim) float32, as HF: angles in float32 (float64 if ``exact_angles``), halves
+    concatenated, × attention factor."""
+    if exact_angles:
+        angles = positions.astype(np.float64)[:, None] * inv_freq[None, :]
+    else:
+        angles = positions.astype(np.float32)[:, None] * inv_freq.astype(np.float32)[None, :]
     angles = np.concatenate([angles, angles], axis=1).astype(np.float64)
     factor = np.float32(attention_factor)
     return (np.cos(angles).astype(np.float32) * factor), (np.sin(angles).astype(np.float32) * factor)
