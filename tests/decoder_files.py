@@ -185,8 +185,12 @@ def reference_attention(weights: dict[str, np.ndarray], config: dict, ids, posit
         attentions.append(attention)
         mixed = (attention @ v).transpose(1, 0, 2).reshape(count, heads * head_dim)
         hidden = hidden + mixed @ w(prefix + "self_attn.o_proj.weight").T
+        if prefix + "self_attn.o_proj.bias" in weights:
+            hidden = hidden + w(prefix + "self_attn.o_proj.bias")
         y = rms_norm(hidden, w(prefix + "post_attention_layernorm.weight"))
-        gate = y @ w(prefix + "mlp.gate_proj.weight").T
-        hidden = hidden + ((gate / (1 + np.exp(-gate))) * (y @ w(prefix + "mlp.up_proj.weight").T)) \
-            @ w(prefix + "mlp.down_proj.weight").T
+        def linear(x, name):
+            return x @ w(name + ".weight").T + (w(name + ".bias") if name + ".bias" in weights else 0)
+
+        gate = linear(y, prefix + "mlp.gate_proj")
+        hidden = hidden + linear((gate / (1 + np.exp(-gate))) * linear(y, prefix + "mlp.up_proj"), prefix + "mlp.down_proj")
     return attentions

@@ -103,6 +103,20 @@ def test_qwen2_biases_mistral_and_every_grouping_follow_the_formulas(tmp_path, m
     assert_attention(trace, reference_attention(weights, config, IDS))
 
 
+def test_llamas_attention_and_mlp_biases_follow_the_formulas(tmp_path):
+    """attention_bias (q, k, v and o) and mlp_bias (gate, up, down) of LlamaConfig."""
+    weights = tiny_weights(seed=14, biases=True)
+    rng = np.random.default_rng(15)
+    for layer in range(2):
+        prefix = f"model.layers.{layer}."
+        for name, size in (("self_attn.o_proj", 16), ("mlp.gate_proj", 24), ("mlp.up_proj", 24), ("mlp.down_proj", 16)):
+            weights[f"{prefix}{name}.bias"] = (rng.normal(size=size) * 0.5).astype(np.float32)
+    config = tiny_config(weights, attention_bias=True, mlp_bias=True)
+    decoder = open_decoder(write_folder(tmp_path / "biases", weights, config))
+    assert len(decoder.config.biases) == 7
+    assert_attention(decoder.trace(IDS), reference_attention(weights, config, IDS))
+
+
 def test_mistrals_sliding_window_masks_keys_as_far_as_the_window(tmp_path):
     weights = tiny_weights(seed=4)
     config = tiny_config(weights, model_type="mistral", sliding_window=3)

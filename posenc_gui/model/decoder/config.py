@@ -40,20 +40,22 @@ MAX_TENSOR_VALUES = 2**28
 #: What each layer reads, by role, and whether it is optional (biases).
 ATTENTION_ROLES = ("attn_norm", "q", "k", "v", "o")
 MLP_ROLES = ("mlp_norm", "gate", "up", "down")
-BIAS_ROLES = ("q_bias", "k_bias", "v_bias", "o_bias")
+MLP_BIAS_ROLES = ("gate_bias", "up_bias", "down_bias")
+BIAS_ROLES = ("q_bias", "k_bias", "v_bias", "o_bias", *MLP_BIAS_ROLES)
 
 _HF_NAMES = {
     "attn_norm": "input_layernorm.weight", "q": "self_attn.q_proj.weight", "k": "self_attn.k_proj.weight",
     "v": "self_attn.v_proj.weight", "o": "self_attn.o_proj.weight", "q_bias": "self_attn.q_proj.bias",
     "k_bias": "self_attn.k_proj.bias", "v_bias": "self_attn.v_proj.bias", "o_bias": "self_attn.o_proj.bias",
     "mlp_norm": "post_attention_layernorm.weight", "gate": "mlp.gate_proj.weight", "up": "mlp.up_proj.weight",
-    "down": "mlp.down_proj.weight",
+    "down": "mlp.down_proj.weight", "gate_bias": "mlp.gate_proj.bias", "up_bias": "mlp.up_proj.bias",
+    "down_bias": "mlp.down_proj.bias",
 }
 _GGUF_NAMES = {
     "attn_norm": "attn_norm.weight", "q": "attn_q.weight", "k": "attn_k.weight", "v": "attn_v.weight",
     "o": "attn_output.weight", "q_bias": "attn_q.bias", "k_bias": "attn_k.bias", "v_bias": "attn_v.bias",
     "o_bias": "attn_output.bias", "mlp_norm": "ffn_norm.weight", "gate": "ffn_gate.weight", "up": "ffn_up.weight",
-    "down": "ffn_down.weight",
+    "down": "ffn_down.weight", "gate_bias": "ffn_gate.bias", "up_bias": "ffn_up.bias", "down_bias": "ffn_down.bias",
 }
 _HF_EMBEDDING = "embed_tokens.weight"
 _GGUF_EMBEDDING = "token_embd.weight"
@@ -104,7 +106,7 @@ class DecoderConfig:
     embedding_name: str
     _layer_prefix: str = field(repr=False)
     _names: Mapping[str, str] = field(repr=False)
-    #: The optional roles (biases) this file has.
+    #: The optional roles (biases: Qwen2's q, k, v; Llama's attention_bias and mlp_bias) this file has.
     biases: frozenset[str] = field(repr=False)
 
     @property
@@ -121,7 +123,8 @@ class DecoderConfig:
         hidden, query, key = self.hidden_size, self.num_heads * self.head_dim, self.num_kv_heads * self.head_dim
         shapes = {"attn_norm": (hidden,), "mlp_norm": (hidden,), "q": (query, hidden), "k": (key, hidden),
                   "v": (key, hidden), "o": (hidden, query), "q_bias": (query,), "k_bias": (key,),
-                  "v_bias": (key,), "o_bias": (hidden,), "gate": (self.intermediate_size, hidden),
+                  "v_bias": (key,), "o_bias": (hidden,), "gate_bias": (self.intermediate_size,),
+                  "up_bias": (self.intermediate_size,), "down_bias": (hidden,), "gate": (self.intermediate_size, hidden),
                   "up": (self.intermediate_size, hidden), "down": (hidden, self.intermediate_size)}
         return shapes[role]
 

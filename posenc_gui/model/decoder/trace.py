@@ -408,8 +408,9 @@ def _block(hidden: np.ndarray, weights: LayerWeights, config: DecoderConfig, cos
     hidden = hidden + _linear(mixed.transpose(1, 0, 2).reshape(hidden.shape[0], heads * head_dim), weights, "o",
                               "o_bias")
     y = _rms_norm(hidden, weights["mlp_norm"], config.rms_norm_eps)
-    gate = _linear(y, weights, "gate")
-    hidden = hidden + _linear((gate / (np.float32(1) + np.exp(-gate))) * _linear(y, weights, "up"), weights, "down")
+    gate = _linear(y, weights, "gate", "gate_bias")
+    hidden = hidden + _linear((gate / (np.float32(1) + np.exp(-gate))) * _linear(y, weights, "up", "up_bias"),
+                              weights, "down", "down_bias")
     return queries, keys, attention, hidden, finite
 
 

@@ -22,7 +22,7 @@ import numpy as np
 
 from .. import gguf_file
 from ..files import ModelFile, ModelFileError, _opened
-from .config import ATTENTION_ROLES, MLP_ROLES, DecoderConfig
+from .config import ATTENTION_ROLES, MLP_BIAS_ROLES, MLP_ROLES, DecoderConfig
 from .dequantize import dequantize_rows
 
 #: Rows of a GGUF tensor copied and dequantized at once.
@@ -84,7 +84,8 @@ class WeightReader:
     def layer(self, layer: int, *, mlp: bool = True) -> LayerWeights:
         """Layer ``layer``'s attention tensors (and its MLP's when ``mlp``) as float32, Q and K un-permuted."""
         config = self.config
-        roles = [*ATTENTION_ROLES, *sorted(config.biases), *(MLP_ROLES if mlp else ())]
+        biases = [role for role in sorted(config.biases) if mlp or role not in MLP_BIAS_ROLES]
+        roles = [*ATTENTION_ROLES, *biases, *(MLP_ROLES if mlp else ())]
         tensors = {role: self._read(config.tensor_name(layer, role), config.expected_shape(role)) for role in roles}
         if config.permuted_qk:
             for role, heads in (("q", config.num_heads), ("k", config.num_kv_heads),
