@@ -138,6 +138,14 @@ def test_qwen2s_sliding_window_applies_to_the_layers_its_config_names(tmp_path, 
                                                               window_layers=window_layers))
 
 
+def test_an_old_checkpoints_saved_inverse_frequencies_and_swish_are_accepted(tmp_path):
+    weights = tiny_weights(seed=16)
+    config = tiny_config(weights, hidden_act="swish")
+    saved = {**weights, "model.layers.0.self_attn.rotary_emb.inv_freq": np.ones(2, np.float32)}
+    trace = open_decoder(write_folder(tmp_path / "old", saved, config)).trace(IDS)
+    assert_attention(trace, reference_attention(weights, config, IDS))
+
+
 def test_a_sharded_folder_traces_as_the_single_file(tmp_path, tiny):
     weights, config, folder = tiny
     shards = tmp_path / "sharded"

@@ -235,6 +235,10 @@ def _folder_with(tmp_path, config_changes=(), drop=(), reshape=()):
     ({}, (), (("model.layers.0.self_attn.k_proj.weight", (16, 16)),),
      r"tensor model.layers.0.self_attn.k_proj.weight has shape \(16, 16\); the config implies \(8, 16\)"),
     ({}, (), (("model.embed_tokens.weight", (40, 12)),), r"its rows must hold the hidden size 16"),
+    ({}, (), (("model.layers.1.self_attn.q_norm.weight", (4,)),),
+     r"tensor model.layers.1.self_attn.q_norm.weight is not part of the llama block the decoder traces"),
+    ({}, (), (("model.layers.2.input_layernorm.weight", (16,)),),
+     r"tensor model.layers.2.input_layernorm.weight is not part of the llama block"),
 ])
 def test_a_lying_folder_is_one_model_file_error_naming_the_key(tmp_path, changes, drop, reshape, message):
     folder = _folder_with(tmp_path, changes, drop, reshape)

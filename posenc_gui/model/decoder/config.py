@@ -58,6 +58,8 @@ _GGUF_NAMES = {
     "down": "ffn_down.weight", "gate_bias": "ffn_gate.bias", "up_bias": "ffn_up.bias", "down_bias": "ffn_down.bias",
 }
 _HF_EMBEDDING = "embed_tokens.weight"
+#: Layer tensors that change nothing the trace computes: RoPE's inverse frequencies, saved by old checkpoints.
+_HARMLESS_LAYER_TENSORS = ("self_attn.rotary_emb.inv_freq",)
 _GGUF_EMBEDDING = "token_embd.weight"
 
 
@@ -201,7 +203,7 @@ def _hf_config(model: ModelFile) -> DecoderConfig:
     if model_type not in HF_MODEL_TYPES:
         raise ModelFileError(path, f"model_type is {model_type!r}; the decoder traces {', '.join(HF_MODEL_TYPES)}")
     activation = values.get("hidden_act", "silu")
-    if activation != "silu":
+    if activation not in ("silu", "swish"):  # transformers' ACT2FN: both are x·sigmoid(x)
         raise ModelFileError(path, f"hidden_act is {activation!r}; the Llama block's SwiGLU uses 'silu'")
     hidden = _integer(path, "hidden_size", values.get("hidden_size"), 1, MAX_HIDDEN_SIZE)
     heads, kv_heads, head_dim = _heads(
@@ -317,3 +319,18 @@ def _check_tensors(model: ModelFile, config: DecoderConfig) -> None:
             if math.prod(expected) > MAX_TENSOR_VALUES:
                 raise ModelFileError(model.path, f"tensor {name} holds {math.prod(expected):,} values (at most "
                                                  f"{MAX_TENSOR_VALUES:,} are read)")
+    _check_no_other_layer_tensors(model, config, roles)
+
+
+def _check_no_other_layer_tensors(model: ModelFile, config: DecoderConfig, roles: tuple[str, ...]) -> None:
+    """Refuse a layer tensor the Llama block does not have (a q/k norm, a gate of another kind …): the trace
+    would leave it out and show attention the model does not compute."""
+    suffixes = {config._names[role] for role in roles} | set(_HARMLESS_LAYER_TENSORS)
+    for tensor in model.tensors:
+        if not tensor.name.startswith(config._layer_prefix):
+            continue
+        layer, _, rest = tensor.name[len(config._layer_prefix):].partition(".")
+        if not layer.isdigit() or int(layer) >= config.num_layers or rest not in suffixes:
+            raise ModelFileError(model.path, f"tensor {tensor.name} is not part of the {config.architecture} block "
+                                             "the decoder traces (its layers hold "
+                                             f"{', '.join(sorted(config._names[role] for role in roles))})")
