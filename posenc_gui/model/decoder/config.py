@@ -58,8 +58,9 @@ _GGUF_NAMES = {
     "down": "ffn_down.weight", "gate_bias": "ffn_gate.bias", "up_bias": "ffn_up.bias", "down_bias": "ffn_down.bias",
 }
 _HF_EMBEDDING = "embed_tokens.weight"
-#: Layer tensors that change nothing the trace computes: RoPE's inverse frequencies, saved by old checkpoints.
-_HARMLESS_LAYER_TENSORS = ("self_attn.rotary_emb.inv_freq",)
+#: Layer tensors that change nothing the trace computes: RoPE's inverse frequencies, saved by old checkpoints
+#: (and by llama.cpp's converter as attn_rot_embd, which llama.cpp does not read either).
+_HARMLESS_LAYER_TENSORS = ("self_attn.rotary_emb.inv_freq", "attn_rot_embd")
 _GGUF_EMBEDDING = "token_embd.weight"
 
 
