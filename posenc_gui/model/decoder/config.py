@@ -60,7 +60,7 @@ _GGUF_NAMES = {
 _HF_EMBEDDING = "embed_tokens.weight"
 #: Layer tensors that change nothing the trace computes: RoPE's inverse frequencies, saved by old checkpoints
 #: (and by llama.cpp's converter as attn_rot_embd, which llama.cpp does not read either).
-_HARMLESS_LAYER_TENSORS = ("self_attn.rotary_emb.inv_freq", "attn_rot_embd")
+_HARMLESS_LAYER_TENSORS = ("self_attn.rotary_emb.inv_freq", "attn_rot_embd", "attn_rot_embd.weight")
 _GGUF_EMBEDDING = "token_embd.weight"
 
 
