@@ -56,7 +56,7 @@ def test_a_gguf_vocabulary_tokenises_as_the_tokenizer_json_it_came_from(tmp_path
     assert "".join(from_gguf.token_texts(from_gguf.tokenize(TEXTS[1]))) == TEXTS[1]
 
 
-def test_a_sentencepiece_gguf_vocabulary_merges_by_score_with_byte_fallback(tmp_path):
+def test_a_sentencepiece_gguf_vocabulary_merges_by_score_with_byte_fallback(tmp_path, monkeypatch):
     """Merges ranked by the merged token's score: ll, ▁w, or, ▁h, ▁he, llo, ▁hello, ▁wor. "▁hello▁world"
     (a "▁" before the text, spaces as "▁") merges, in that order, to ▁hello ▁wor l d; "é", not in the
     vocabulary, falls back to its UTF-8 bytes <0xC3> <0xA9>; BOS (1) comes first."""
@@ -74,6 +74,12 @@ def test_a_sentencepiece_gguf_vocabulary_merges_by_score_with_byte_fallback(tmp_
     assert decoder.tokenize("hello world") == [1, ids["▁hello"], ids["▁wor"], ids["l"], ids["d"]]
     assert decoder.tokenize("hello wé") == [1, ids["▁hello"], ids["▁w"], ids["<0xC3>"], ids["<0xA9>"]]
     assert decoder.token_texts(decoder.tokenize("hello world")[1:]) == [" hello", " wor", "l", "d"]
+    from posenc_gui.model.decoder import tokenizer as tokenizer_module
+
+    # splits of each token in two: <unk> 4, <s> 2, </s> 3, 256 × <0xNN> 5, the merged 1+1+1+2+1+2+5+3: 1,305
+    monkeypatch.setattr(tokenizer_module, "MAX_MERGE_SPLITS", 1304)
+    with pytest.raises(ModelFileError, match=r"split 1,305 ways to recover merges \(at most 1,304\)"):
+        open_decoder(tmp_path / "spm.gguf").tokenize("hello")
 
 
 def test_a_vocabulary_the_tokenizers_package_refuses_is_one_model_file_error(tmp_path):

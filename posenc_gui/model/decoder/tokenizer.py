@@ -50,6 +50,10 @@ PRE_TOKENIZER_REGEXES: dict[str, tuple[str, ...]] = {
 }
 #: GGUF token types matched whole (llama_token_type: 3 control, 4 user-defined).
 _SPECIAL_TOKEN_TYPES = (3, 4)
+#: A SentencePiece vocabulary's merges are recovered by splitting each token in two every way: tokens longer
+#: than this are not split, and at most MAX_MERGE_SPLITS splits are tried (a real vocabulary needs < 10⁶).
+MAX_MERGED_TOKEN_CHARACTERS = 512
+MAX_MERGE_SPLITS = 2**23
 #: Texts longer than this many characters are refused before tokenising.
 MAX_TEXT_CHARACTERS = 1_000_000
 _T = TypeVar("_T")
@@ -86,8 +90,9 @@ def gguf_tokenizer(model: ModelFile) -> tuple[Any, int | None, list[str]]:
     Raises
     ------
     ModelFileError
-        When the file has no byte-level BPE vocabulary ("gpt2"), its arrays
-        are malformed, or the tokenizers package refuses them.
+        When the file's vocabulary is neither byte-level BPE ("gpt2") nor
+        SentencePiece ("llama"), its arrays are malformed or too long to split
+        into merges, or the tokenizers package refuses them.
     """
     metadata = model.config or {}
     kind = metadata.get("tokenizer.ggml.model")
@@ -111,7 +116,7 @@ def gguf_tokenizer(model: ModelFile) -> tuple[Any, int | None, list[str]]:
         raise ModelFileError(model.path, f"tokenizer.ggml.token_type must hold one type per token ({len(tokens):,})")
     notes = []
     pre = metadata.get("tokenizer.ggml.pre", "default")
-    if pre not in PRE_TOKENIZER_REGEXES:
+    if kind == "gpt2" and pre not in PRE_TOKENIZER_REGEXES:
         notes.append(f"tokenizer.ggml.pre {pre!r} is not known: GPT-2's pre-tokenizer is used, so ids may differ "
                      "from llama.cpp's")
         pre = "default"
@@ -136,9 +141,15 @@ def _sentencepiece_merges(path: Path, tokens: list[str], scores: object) -> list
     if not isinstance(scores, np.ndarray) or scores.size != len(tokens) or scores.dtype.kind != "f" \
             or not np.isfinite(scores).all():
         raise ModelFileError(path, f"tokenizer.ggml.scores must hold one finite number per token ({len(tokens):,})")
+    splits = sum(len(token) - 1 for token in tokens if 0 < len(token) <= MAX_MERGED_TOKEN_CHARACTERS)
+    if splits > MAX_MERGE_SPLITS:
+        raise ModelFileError(path, f"tokenizer.ggml.tokens would be split {splits:,} ways to recover merges (at most "
+                                   f"{MAX_MERGE_SPLITS:,})")
     index = {token: position for position, token in enumerate(tokens)}
     merges = []
     for token, score in zip(tokens, scores.tolist()):
+        if len(token) > MAX_MERGED_TOKEN_CHARACTERS:  # no merge makes a token this long
+            continue
         local = [(token[:cut], token[cut:], score) for cut in range(1, len(token))
                  if token[:cut] in index and token[cut:] in index]
         merges.extend(sorted(local, key=lambda merge: (index[merge[0]], index[merge[1]])))
