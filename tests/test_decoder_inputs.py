@@ -213,6 +213,25 @@ def test_the_pair_terms_add_up_to_the_logits_the_softmax_sees(tiny):
         pair_contributions(trace, 1, head=4)
 
 
+@pytest.mark.parametrize("term_values", [2**22, 7])
+def test_each_pairs_share_is_its_mean_absolute_term_over_the_causal_logits(tiny, monkeypatch, term_values):
+    """Partial rotary (a what-if: partial_rotary_factor 0.5 of head_dim 4 rotates channels 0 and 1 as pair 0,
+    channels 2 and 3 are the rest), the terms formed in one block or a few query rows at a time."""
+    from posenc_gui.model.decoder import pairs as pairs_module
+
+    monkeypatch.setattr(pairs_module, "TERM_VALUES", term_values)
+    trace = open_decoder(tiny[2]).trace(IDS, rope={"partial_rotary_factor": 0.5})
+    split = pair_contributions(trace, 0, head=1)
+    q, k = trace.queries(0)[1].astype(np.float64), trace.keys(0)[1].astype(np.float64)
+    causal = np.tril(np.ones((10, 10), dtype=bool))
+    pair_terms = (np.outer(q[:, 0], k[:, 0]) + np.outer(q[:, 1], k[:, 1])) / 2.0
+    rest_terms = (np.outer(q[:, 2], k[:, 2]) + np.outer(q[:, 3], k[:, 3])) / 2.0
+    means = np.abs(pair_terms[causal]).mean(), np.abs(rest_terms[causal]).mean()
+    np.testing.assert_allclose([split.share[0], split.rest_share], np.array(means) / sum(means), rtol=1e-12)
+    np.testing.assert_allclose(split.logits[0] + split.rest, (q[9] @ k.T) / 2.0, rtol=0, atol=1e-12)
+    assert split.first.tolist() == [0] and split.second.tolist() == [1] and 0 < split.rest_share < 1
+
+
 # ---------------------------------------------------------------- hostile files
 def _folder_with(tmp_path, config_changes=(), drop=(), reshape=()):
     weights = tiny_weights()

@@ -22,6 +22,9 @@ import numpy as np
 from .. import limits
 from .trace import DecoderTrace
 
+#: Pair terms formed at once (pairs × query rows × keys): bounds the memory whatever T is.
+TERM_VALUES = 2**22
+
 
 @dataclass(frozen=True, eq=False)
 class PairContributions:
@@ -90,14 +93,7 @@ def pair_contributions(trace: DecoderTrace, layer: int, head: int, query: int | 
     first = np.arange(pairs)
     second = first + pairs
     scale = 1.0 / np.sqrt(trace.head_dim)
-    causal = np.tril(np.ones((count, count), dtype=bool))
-    mean_abs = np.empty(pairs)
-    for pair in range(pairs):
-        terms = (np.multiply.outer(q[:, first[pair]], k[:, first[pair]])
-                 + np.multiply.outer(q[:, second[pair]], k[:, second[pair]])) * scale
-        mean_abs[pair] = np.abs(terms[causal]).mean()
-    rest_terms = (q[:, 2 * pairs:] @ k[:, 2 * pairs:].T) * scale
-    rest_mean = float(np.abs(rest_terms[causal]).mean()) if q.shape[1] > 2 * pairs else 0.0
+    mean_abs, rest_mean = _mean_abs_terms(q, k, pairs, scale)
     total = mean_abs.sum() + rest_mean
     share = mean_abs / total if total > 0 else np.zeros(pairs)
     keys = slice(0, query + 1)
@@ -105,5 +101,24 @@ def pair_contributions(trace: DecoderTrace, layer: int, head: int, query: int | 
     return PairContributions(
         layer=int(layer), head=head, query=query, inv_freq=trace.inv_freq, first=first, second=second,
         query_norms=np.hypot(q[:, first], q[:, second]), key_norms=np.hypot(k[:, first], k[:, second]),
-        logits=logits, rest=rest_terms[query, keys], share=share,
+        logits=logits, rest=(q[query, 2 * pairs:] @ k[keys, 2 * pairs:].T) * scale, share=share,
         rest_share=rest_mean / total if total > 0 else 0.0)
+
+
+def _mean_abs_terms(q: np.ndarray, k: np.ndarray, pairs: int, scale: float) -> tuple[np.ndarray, float]:
+    """Mean |term| of each pair, and of the channels past the rotary ones, over the causal logits (i ≥ j);
+    the terms are formed :data:`TERM_VALUES` at a time, a block of query rows against the keys they see."""
+    count = q.shape[0]
+    sums, rest_sum = np.zeros(pairs), 0.0
+    rows = max(1, TERM_VALUES // (pairs * count))
+    qa, qb, ka, kb = q[:, :pairs], q[:, pairs:2 * pairs], k[:, :pairs], k[:, pairs:2 * pairs]
+    for start in range(0, count, rows):
+        stop = min(count, start + rows)
+        causal = np.arange(start, stop)[:, None] >= np.arange(stop)[None, :]
+        terms = (qa[start:stop].T[:, :, None] * ka[:stop].T[:, None, :]
+                 + qb[start:stop].T[:, :, None] * kb[:stop].T[:, None, :])  # (pairs, rows, keys)
+        sums += np.abs(terms * causal).sum(axis=(1, 2))
+        if q.shape[1] > 2 * pairs:
+            rest_sum += float(np.abs((q[start:stop, 2 * pairs:] @ k[:stop, 2 * pairs:].T) * causal).sum())
+    logits = count * (count + 1) / 2
+    return sums * scale / logits, rest_sum * scale / logits
