@@ -80,18 +80,25 @@ _GGUF_ROLES = {"input_layernorm.weight": "attn_norm.weight", "post_attention_lay
                "mlp.up_proj.weight": "ffn_up.weight", "mlp.down_proj.weight": "ffn_down.weight"}
 
 
+def gguf_name(hf_name: str) -> str:
+    """The GGUF name of the Hugging Face tensor ``hf_name`` (llama.cpp's tensor map)."""
+    if hf_name == "model.embed_tokens.weight":
+        return "token_embd.weight"
+    if hf_name == "model.norm.weight":
+        return "output_norm.weight"
+    layer, role = hf_name.removeprefix("model.layers.").split(".", 1)
+    return f"blk.{layer}.{_GGUF_ROLES[role]}"
+
+
 def gguf_tensors(weights: dict[str, np.ndarray], heads: int, kv_heads: int, arch: str = "llama") -> dict:
     """``weights`` under GGUF names, Q and K permuted as convert_hf_to_gguf.py does for ``llama``."""
-    out = {"token_embd.weight": weights["model.embed_tokens.weight"], "output_norm.weight": weights["model.norm.weight"]}
+    out = {}
     for name, values in weights.items():
-        if not name.startswith("model.layers."):
-            continue
-        layer, role = name.removeprefix("model.layers.").split(".", 1)
-        if arch == "llama" and role.startswith("self_attn.q_proj"):
+        if arch == "llama" and ".self_attn.q_proj." in name:
             values = permute(values, heads)
-        elif arch == "llama" and role.startswith("self_attn.k_proj"):
+        elif arch == "llama" and ".self_attn.k_proj." in name:
             values = permute(values, kv_heads)
-        out[f"blk.{layer}.{_GGUF_ROLES[role]}"] = values
+        out[gguf_name(name)] = values
     return out
 
 
@@ -192,5 +199,6 @@ def reference_attention(weights: dict[str, np.ndarray], config: dict, ids, posit
             return x @ w(name + ".weight").T + (w(name + ".bias") if name + ".bias" in weights else 0)
 
         gate = linear(y, prefix + "mlp.gate_proj")
-        hidden = hidden + linear((gate / (1 + np.exp(-gate))) * linear(y, prefix + "mlp.up_proj"), prefix + "mlp.down_proj")
+        swiglu = (gate / (1 + np.exp(-gate))) * linear(y, prefix + "mlp.up_proj")
+        hidden = hidden + linear(swiglu, prefix + "mlp.down_proj")
     return attentions

@@ -8,14 +8,14 @@ import math
 
 import numpy as np
 import pytest
-from decoder_files import (gguf_tensors, permute, reference_attention, tiny_config, tiny_weights, write_folder,
-                           write_gguf)
+from decoder_files import (gguf_name, gguf_tensors, permute, reference_attention, tiny_config, tiny_weights,
+                           write_folder, write_gguf)
 from gguf.constants import GGMLQuantizationType
 from gguf.quants import dequantize, quantize
 from safetensors.numpy import save_file
 
 from posenc_gui.model import open_decoder
-from posenc_gui.model.decoder import TraceCancelled, pair_contributions
+from posenc_gui.model.decoder import pair_contributions
 
 #: float32 against float64: the unit roundoff u = 2⁻²⁴ ≈ 6e-8, and each logit here is a chain of about 100
 #: roundings (two layers of RMSNorm and products of 16–24 terms of size ≲ 1) over logits of size ≲ 10, so a
@@ -65,7 +65,8 @@ def test_the_reference_tolerance_tells_a_wrong_pairing_apart(tiny):
 
 def test_attention_is_known_in_closed_form_for_a_rotating_pair(tmp_path):
     """One head of two channels, x = (1, 1) for every token, W_q = c·I, W_k = I: RMSNorm gives (1, 1)/√(1 + ε),
-    q·k = 2c/(1 + ε)·cos((m − n)θ₀) with θ₀ = 1, so row m is softmax over n ≤ m of √2·c·cos(m − n)/(1 + ε)."""
+    q·k = 2c/(1 + ε)·cos((m − n)θ₀) with θ₀ = 1, so row m is softmax over n ≤ m of
+    √2·c·cos(m − n)/(1 + ε)."""
     c, eps = 1.5, 1e-5
     weights = {"model.embed_tokens.weight": np.ones((3, 2), np.float32)}
     prefix = "model.layers.0."
@@ -269,26 +270,17 @@ def test_quantized_gguf_tensors_are_dequantized_as_the_gguf_package_does(tmp_pat
             types[name] = (raw, kind)
             read_back[name] = dequantize(raw, kind).reshape(values.shape)
     path = write_gguf(tmp_path / f"{kind.name}.gguf", tensors, config, types=types)
-    expected = dict(weights)  # the weights as the file holds them, un-permuted by the test's own formula
-    for hf_name in weights:
-        if hf_name.startswith("model.layers.0.") and weights[hf_name].ndim == 2 or hf_name.endswith("embed_tokens.weight"):
-            gguf_name = next(name for name in gguf_tensors({**weights}, heads, kv_heads) if _same(name, hf_name))
-            values = read_back[gguf_name]
-            if "q_proj" in hf_name or "k_proj" in hf_name:
-                count = heads if "q_proj" in hf_name else kv_heads
-                values = values.reshape(count, head_dim // 2, 2, -1).swapaxes(1, 2).reshape(values.shape)
-            expected[hf_name] = values
+    expected = {}  # the weights as the file holds them, un-permuted by the test's own formula
+    for hf_name, values in weights.items():
+        values = read_back.get(gguf_name(hf_name), values)
+        if ".q_proj.weight" in hf_name or ".k_proj.weight" in hf_name:
+            count = heads if ".q_proj." in hf_name else kv_heads
+            values = values.reshape(count, head_dim // 2, 2, -1).swapaxes(1, 2).reshape(values.shape)
+        expected[hf_name] = values
     ids = [1, 4, 4, 9, 0, 11]
     trace = open_decoder(path).trace(ids)
     np.testing.assert_allclose(trace.attention(0), reference_attention(expected, config, ids)[0], rtol=0,
                                atol=ATTENTION_ATOL)
-
-
-def _same(gguf_name: str, hf_name: str) -> bool:
-    pairs = {"token_embd.weight": "embed_tokens.weight", "attn_q.": "q_proj", "attn_k.": "k_proj",
-             "attn_v.": "v_proj", "attn_output.": "o_proj", "ffn_gate.": "gate_proj", "ffn_up.": "up_proj",
-             "ffn_down.": "down_proj"}
-    return any(ours in gguf_name and theirs in hf_name for ours, theirs in pairs.items())
 
 
 def test_the_permutation_written_here_is_llama_cpps():

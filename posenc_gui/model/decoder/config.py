@@ -127,7 +127,8 @@ class DecoderConfig:
         shapes = {"attn_norm": (hidden,), "mlp_norm": (hidden,), "q": (query, hidden), "k": (key, hidden),
                   "v": (key, hidden), "o": (hidden, query), "q_bias": (query,), "k_bias": (key,),
                   "v_bias": (key,), "o_bias": (hidden,), "gate_bias": (self.intermediate_size,),
-                  "up_bias": (self.intermediate_size,), "down_bias": (hidden,), "gate": (self.intermediate_size, hidden),
+                  "up_bias": (self.intermediate_size,), "down_bias": (hidden,),
+                  "gate": (self.intermediate_size, hidden),
                   "up": (self.intermediate_size, hidden), "down": (hidden, self.intermediate_size)}
         return shapes[role]
 
@@ -219,12 +220,14 @@ def _hf_config(model: ModelFile) -> DecoderConfig:
     rope = dict(model.rope_config or {})
     rope.update(head_dim=head_dim, hidden_size=hidden, num_attention_heads=heads)
     return DecoderConfig(
-        architecture=model_type, hidden_size=hidden, num_layers=layers, num_heads=heads, num_kv_heads=kv_heads, head_dim=head_dim,
+        architecture=model_type, hidden_size=hidden, num_layers=layers, num_heads=heads, num_kv_heads=kv_heads,
+        head_dim=head_dim,
         intermediate_size=_integer(path, "intermediate_size", values.get("intermediate_size"), 1,
                                    MAX_INTERMEDIATE_SIZE),
         vocab_size=_vocabulary(model, embedding),
         rms_norm_eps=_epsilon(path, "rms_norm_eps", values.get("rms_norm_eps", 1e-6)),
-        sliding_window=window, sliding_layers=sliding, rope=rope, permuted_qk=False, embedding_name=embedding, _layer_prefix=prefix, _names=_HF_NAMES,
+        sliding_window=window, sliding_layers=sliding, rope=rope, permuted_qk=False, embedding_name=embedding,
+        _layer_prefix=prefix, _names=_HF_NAMES,
         biases=_biases(model, prefix, _HF_NAMES))
 
 

@@ -283,7 +283,8 @@ class Decoder:
             position_ids = limits.check_integers("positions", positions, 0, MAX_POSITION_ID, MAX_TOKENS, "positions")
             if position_ids.size != count:
                 raise ValueError(f"positions must hold one position per token ({count}), got {position_ids.size}")
-        per_layer = config.num_heads * count * count + (config.num_heads + config.num_kv_heads) * count * config.head_dim
+        per_layer = (config.num_heads * count * count
+                     + (config.num_heads + config.num_kv_heads) * count * config.head_dim)
         if per_layer * len(kept) > MAX_KEPT_VALUES:
             raise ValueError(f"keeping {len(kept)} layers of {count:,} tokens needs {per_layer * len(kept):,} values "
                              f"(at most {MAX_KEPT_VALUES:,}): ask for fewer layers or fewer tokens")
@@ -365,7 +366,8 @@ def _rotary_tables(positions: np.ndarray, inv_freq: np.ndarray, attention_factor
 
 
 def _rotate(x: np.ndarray, cos: np.ndarray, sin: np.ndarray) -> np.ndarray:
-    """HF's apply_rotary_pos_emb on (heads, T, head_dim): x·cos + rotate_half(x)·sin on the first rotary_dim channels."""
+    """HF's apply_rotary_pos_emb on (heads, T, head_dim): x·cos + rotate_half(x)·sin on the first rotary_dim
+    channels, the others unchanged."""
     rotary = cos.shape[1]
     part, rest = x[..., :rotary], x[..., rotary:]
     half = rotary // 2
@@ -393,7 +395,8 @@ def _linear(x: np.ndarray, weights: LayerWeights, role: str, bias: str | None = 
 
 
 def _block(hidden: np.ndarray, weights: LayerWeights, config: DecoderConfig, cos: np.ndarray, sin: np.ndarray,
-           window: int | None, *, keep: bool, run_rest: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None, bool]:
+           window: int | None, *, keep: bool,
+           run_rest: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None, bool]:
     """One decoder layer (its keys within ``window`` of their query, if not None): its queries and kv-head keys
     after RoPE, its attention (when ``keep``), its output (when ``run_rest``) and whether every attention
     weight was finite."""

@@ -126,7 +126,8 @@ def _gguf_rows(model: ModelFile, tensor: gguf_file.GGUFTensor, rows: np.ndarray 
             for chunk in range(0, selected.size, _CHUNK_ROWS):
                 part = selected[chunk:chunk + _CHUNK_ROWS]
                 if rows is None:  # consecutive rows: one copy
-                    view = np.frombuffer(buffer, np.uint8, part.size * row_bytes, tensor.start + int(part[0]) * row_bytes)
+                    view = np.frombuffer(buffer, np.uint8, part.size * row_bytes,
+                                         tensor.start + int(part[0]) * row_bytes)
                     raw = view.reshape(part.size, row_bytes).copy()
                 else:
                     raw = np.empty((part.size, row_bytes), np.uint8)
