@@ -48,6 +48,19 @@ from .specs import Options, ParamSpec
 from .similarity import METRICS, offset_profile, pairwise, similarity_matrix
 
 
+#: Names of the decoder subpackage, imported on first use (it is not needed to start the app).
+_DECODER_NAMES = frozenset({"Decoder", "DecoderTrace", "PairContributions", "TraceCancelled", "open_decoder",
+                            "pair_contributions"})
+
+
+def __getattr__(name: str) -> object:
+    if name in _DECODER_NAMES:
+        from . import decoder
+
+        return getattr(decoder, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def clear_caches() -> None:
     """Forget every result the model keeps for parameters seen before (encoded grids, analysis samples).
 
@@ -122,4 +135,10 @@ __all__ = [
     "ModelFile",
     "ModelFileError",
     "open_model",
+    "Decoder",
+    "DecoderTrace",
+    "PairContributions",
+    "TraceCancelled",
+    "open_decoder",
+    "pair_contributions",
 ]
