@@ -35,8 +35,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .analysis import _merge_top, _pair_distances, _rows_per_block
-from .schemes import encode
+from .analysis import _merge_top, _order_pairs, _pair_distances, _row_distances, _rows_per_block
+from .schemes import Columns, columns, encode
 
 #: Largest number of pairs × d_model a sweep compares (with its pass over every position).
 SWEEP_WORK = 2**30
@@ -127,6 +127,36 @@ def range_steps(scheme: str, d_model: int, length: int, params: dict) -> RangeSt
         steps[start:stop - 1] = np.linalg.norm(block[1:] - block[:-1], axis=1)
         largest = max(largest, float(np.sqrt(np.max(np.einsum("ij,ij->i", block, block)))))
     return RangeSteps(float(np.median(steps)), largest)
+
+
+def distance_tolerance(cols: Columns, largest_position: float) -> float:
+    """Two distances ‖PE(p) − PE(q)‖, each from the difference of two rows, closer than this are equal up to rounding.
+
+    For positions ≤ ``largest_position``. A value sin(p/c) carries the
+    rounding of its angle (half an ulp of p/c) and of the sine (an ulp): at
+    most ε·(p/c + 1); a linear value p/c at most ε·p/c. A difference of two
+    doubles that, and the norm of d components is at most √d times the
+    largest: 4·√d·ε·(p/c_min + 1), with a factor 2 to spare.
+    """
+    largest = largest_position / float(cols.divisor.min()) if cols.divisor.size else 0.0
+    return 4.0 * math.sqrt(cols.kind.size) * _EPS * (largest + 1.0)
+
+
+def _pairs_with_distances(scheme: str, d_model: int, params: dict, p: np.ndarray, q: np.ndarray,
+                          top: int, tol: float | None = None) -> tuple[tuple[float, float, float], ...]:
+    """``(p, q, ‖PE(p) − PE(q)‖)`` for the pairs, the distance from the difference, closest first, ``top`` of them.
+
+    Distances equal up to rounding (within ``tol``; by default
+    :func:`distance_tolerance` of the scheme's columns) count as equal: the
+    earlier pair goes first.
+    """
+    distinct, where = np.unique(np.concatenate([p, q]).astype(np.float64), return_inverse=True)
+    rows = encode(scheme, distinct, d_model, **params)
+    distance = _row_distances(rows[where[:p.size]], rows[where[p.size:]])
+    if tol is None:
+        tol = distance_tolerance(columns(scheme, d_model, **params), float(distinct[-1]))
+    order, _ = _order_pairs(distance, p, q, tol)
+    return tuple((float(p[m]), float(q[m]), float(distance[m])) for m in order[:top])
 
 
 # --------------------------------------------------------------------------- the sweep
