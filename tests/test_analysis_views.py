@@ -132,13 +132,15 @@ def test_uniqueness_figure_says_which_positions_it_compares(state, compute, qtbo
     sampled = panel.data.result.positions.size
     expected = f"min over q ≠ p of ‖PE(p) − PE(q)‖, q in 0…1,048,575 (p at {sampled:,} positions)"
     assert title.item.toPlainText() == expected
-    assert "all of 0…1,048,575 (every offset 1…1,048,575)" in panel.figure_caption()
+    assert "proved over pairs of positions 0…1,048,575 (every offset 1…1,048,575)" in panel.figure_caption()
     # all-sine: only the leading positions
     change(state, compute, scheme="all_sine")
     count = panel.data.count
     assert 2 <= count < 1_048_576 and panel.data.truncated
     assert title.item.toPlainText() == f"min over q ≠ p of ‖PE(p) − PE(q)‖, positions 0…{count - 1:,} of 1,048,576"
-    assert f"all pairs of 0…{count - 1:,} only" in panel.figure_caption()
+    caption = panel.figure_caption()
+    assert caption.startswith(f"Closest pair among 0…{count - 1:,} only (of 0…1,048,575):")
+    assert f"proved over pairs of positions 0…{count - 1:,} only, of 0…1,048,575" in caption
     change(state, compute, scheme="sinusoidal", seq_len=128, d_model=512)
     assert title.item.toPlainText() == "min over q ≠ p of ‖PE(p) − PE(q)‖"
 
