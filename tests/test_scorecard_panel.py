@@ -143,7 +143,7 @@ def test_a_new_measurement_stops_a_scan_in_steps(qtbot, state, compute):
     panel.status_label.setText = lambda text: (statuses.append(text), real(text))
     state.update(seq_len=1_048_576, d_model=8192)
     state.flush()
-    qtbot.waitUntil(lambda: any(text.startswith("Checking every offset of") for text in statuses), timeout=120_000)
+    qtbot.waitUntil(lambda: any(text.startswith("Searching all of 0…1,048,575 for the closest pairs of") for text in statuses), timeout=120_000)
     assert panel.data.pending  # the first step is shown …
     cell = panel.cell_text(panel.data.pending[0], "unique")
     assert cell.startswith("… ") and cell.endswith("% checked")

@@ -206,3 +206,21 @@ def test_no_verdict_contradicts_brute_force_over_the_range_it_names(scheme, n, d
     else:  # nothing claimed past the range examined, and the cell says so
         assert not verdict.coverage.covers(0, n - 1)
         assert f"0…{score.unique_positions - 1:,}" in verdict.cell("unique", "repeats")
+
+
+def test_an_unsettled_uniqueness_is_neither_a_pass_nor_a_fail_in_the_export():
+    # all-sine at d = 512: the distances depend on the position and neither every pair of 0 … 4,999 nor the
+    # sweep fits the Scorecard's budget, so only the leading positions are compared
+    from posenc_gui.model.scorecard import scorecard
+
+    card = scorecard(EncodingParams("all_sine", 5000, 512), schemes=["all_sine", "sinusoidal"])
+    rows = {row["scheme"]: row for row in card.table()}
+    all_sine, sinusoidal = rows["all_sine"], rows["sinusoidal"]
+    m = all_sine["unique_positions"]
+    assert m < 5000 and all_sine["unique"] is None
+    assert all_sine["unique_verdict"]["mark"] == "–" and not all_sine["unique_verdict"]["settled"]
+    assert all_sine["unique_verdict"]["coverage"]["last"] == m - 1
+    assert all_sine["unique_coverage"] == f"proved over pairs of positions 0…{m - 1:,} only, of 0…4,999"
+    # sinusoidal's offsets cover the whole range: settled, and the coverage says so
+    assert sinusoidal["unique"] is True and sinusoidal["unique_verdict"]["settled"]
+    assert sinusoidal["unique_verdict"]["coverage"]["last"] == 4999

@@ -353,7 +353,8 @@ class ScorecardPanel(Panel):
         measured = f"Measured at N = {params.seq_len:,}, d_model = {params.d_model:,}; {_options_text(data)}"
         pending = data.pending
         # the figure's caption says what was measured; the status, what is still being checked
-        self.status_label.setText(f"Checking every offset of {', '.join(pending)} …" if pending else "")
+        self.status_label.setText(f"Searching all of 0…{params.seq_len - 1:,} for the closest pairs of "
+                                  f"{', '.join(pending)} …" if pending else "")
         self.caption_label.setText(f"<b>Scorecard</b> — each scheme against the wish list. {measured}.")
         notes = sorted({note for s in data.scores for note in s.notes})
         notes += [f"{SCHEMES[key].label} not measured: {why}" for key, why in data.left_out]
