@@ -224,3 +224,20 @@ def test_an_unsettled_uniqueness_is_neither_a_pass_nor_a_fail_in_the_export():
     # sinusoidal's offsets cover the whole range: settled, and the coverage says so
     assert sinusoidal["unique"] is True and sinusoidal["unique_verdict"]["settled"]
     assert sinusoidal["unique_verdict"]["coverage"]["last"] == 4999
+
+
+@pytest.mark.parametrize(("n", "d"), [(2048, 2048), (4096, 2048)])
+def test_the_panel_on_a_zero_table_stays_in_bounded_memory(n, d):
+    # Issue #36 item 5: NoPE took 8.6 GB at 2048 × 2048 and over 5 GB at 4096 × 2048. Every pair ties at 0.
+    import tracemalloc
+
+    from posenc_gui.model.panel_data import uniqueness_data
+
+    tracemalloc.start()
+    try:
+        data = uniqueness_data(EncodingParams("nope", n, d), 10, False)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 256 * 2**20, f"{peak / 2**20:.0f} MB"
+    assert data.found.near_repeats == tuple((0.0, float(q), 0.0) for q in range(1, 11))  # the earliest pairs

@@ -61,6 +61,7 @@ from .analysis import (
 )
 from .closest_general import (
     SWEEP_WORK,
+    clear_caches as clear_sweep_table,
     PairSweep,
     RangeSteps,
     _pairs_with_distances,
@@ -571,6 +572,7 @@ def _general(result: RangeUniqueness, scheme: str, d_model: int, params: dict, s
     sweep, steps = start_sweep(scheme, d_model, n, params, result.near_repeats, result.top, result.distinct_offsets,
                                sweep_work)
     if sweep is None:
+        clear_sweep_table()  # the rows held for the whole range's steps
         return _leading_only(result, scheme, steps)
     return _advance(replace(result, scan=sweep), scheme, d_model, params, scan_work)
 
@@ -580,6 +582,7 @@ def _advance(result: RangeUniqueness, scheme: str, d_model: int, params: dict, w
         sweep = advance_sweep(result.scan, scheme, params, work)
         if not sweep.complete:
             return replace(result, scan=sweep)
+        clear_sweep_table()
         return _sweep_result(result, sweep, scheme, d_model, params)
     form = offset_form(scheme, d_model, **params)
     scan = advance_scan(form, result.scan, work)
