@@ -12,14 +12,19 @@ Sweep along one coordinate
     that order's keys; so once δ is the ``top``-th distance among pairs
     already known (the leading positions' closest pairs), only the pairs
     within δ of each other along the coordinate need comparing, and δ
-    shrinks as closer pairs are found. They are compared shift by shift
-    (the pairs i, i + s of the sorted order), in steps, so the app runs the
-    search in its worker, shows its progress and stops it for a newer
-    request. Before any step the number of such pairs is counted exactly
-    (an upper bound of the work, since δ only shrinks); a search whose count
-    exceeds the budget is not started, and the answer covers the leading
-    positions only (and says so). Equal rows are the worst case: every pair
-    is within δ = 0 of every other.
+    shrinks as closer pairs are found (three further coordinates bound a
+    pair's distance from below before its rows are compared). The
+    coordinate is the one of a few evenly spaced ones that leaves the fewest
+    pairs. They are compared shift by shift (the pairs i, i + s of the
+    sorted order), in steps, so the app runs the search in its worker, shows
+    its progress and stops it for a newer request. After a few shifts (which
+    find close pairs cheaply) the pairs left within δ along the coordinate
+    are counted exactly — δ only shrinks, so no more are ever compared — and
+    the share passing the lower bound is estimated from a seeded sample; a
+    search whose work would exceed the budget is not started, and the answer
+    covers the leading positions only (and says so). Whether it runs or not
+    decides only the time it takes: what it reports is exact. Equal rows are
+    the worst case: every pair is within δ = 0 of every other.
 Binary in closed form
     Bit k of the position is a square wave of period 2^(k+1), so PE(p) =
     PE(q) exactly when p ≡ q (mod 2^d), and otherwise their distance is the
