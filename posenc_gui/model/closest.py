@@ -551,7 +551,7 @@ def _sweep_result(result: RangeUniqueness, sweep: PairSweep, scheme: str, d_mode
 def _leading_only(result: RangeUniqueness, scheme: str, steps: RangeSteps | None) -> RangeUniqueness:
     """The leading positions' answer, saying so; with the whole range's neighbour step where it was measured."""
     m, n = result.pairs_range, result.length
-    note = (f"{scheme}: an exact search of every pair of {span(0, n - 1)} does not fit the budget at this size, so "
+    note = (f"{scheme}: an exact search of all {n:,} positions ({span(0, n - 1)}) does not fit the budget here, so "
             f"the closest pairs are those of {span(0, m - 1)}; whether positions {span(m, n - 1)} come closer is "
             "not established.")
     found = replace(result, notes=(*result.notes, note))
@@ -591,7 +591,7 @@ def _advance(result: RangeUniqueness, scheme: str, d_model: int, params: dict, w
     if form.offset_only:
         return _offset_result(form, scan, result.top, result.distinct_offsets, scheme, d_model, params)
     final = _unpaired_result(form, scan, result, scheme, d_model, params)
-    return replace(result, scan=None) if final is None else final
+    return _leading_only(replace(result, scan=None), scheme, None) if final is None else final
 
 
 def range_uniqueness(scheme: str, n_positions: int, d_model: int, *, top: int = 10, distinct_offsets: bool = False,

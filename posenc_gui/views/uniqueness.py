@@ -88,9 +88,8 @@ def _coverage_sentence(data: UniquenessData) -> str:
     if found.pending:
         return (f"{found.scan.describe().capitalize()}. Meanwhile everything shown compares all pairs of "
                 f"positions 0…{found.pairs_range - 1:,} only.")
-    if not found.whole_range:
-        return (f"Comparing all pairs of positions 0…{found.pairs_range - 1:,} of {n:,} only, at d_model "
-                f"{params.d_model:,}.")
+    if not found.whole_range:  # the headline names the range, the model's note says why
+        return ""
     if not found.curve_whole_range:
         return (f"The closest pair and the table cover all of 0…{n - 1:,}; the curves compare positions "
                 f"0…{found.curve.positions.size - 1:,} only.")
