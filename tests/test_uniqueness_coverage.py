@@ -32,8 +32,8 @@ def brute_closest(scheme: str, n: int, d: int, **params) -> tuple[int, int, floa
     """``(p, q, distance, median step)`` over every pair of 0 … n−1: the earliest pair of the smallest distance
     (ties within 1e-9 of the largest norm count as equal).
 
-    The Gram formula ‖a‖² + ‖b‖² − 2a·b picks the candidates (its error is far below 1e-8·max‖PE‖²); every
-    pair within that margin of the smallest value is measured again from its difference.
+    The Gram formula ‖a‖² + ‖b‖² − 2a·b picks the candidates (its error is far below 1e-8·max‖PE‖²);
+    every pair within that margin of the smallest value is measured again from its difference.
     """
     pe = encode(scheme, np.arange(n, dtype=np.float64), d, **params)
     sq = np.einsum("ij,ij->i", pe, pe)

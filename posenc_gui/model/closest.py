@@ -562,7 +562,8 @@ def _leading_only(result: RangeUniqueness, scheme: str, steps: RangeSteps | None
 
 def _general(result: RangeUniqueness, scheme: str, d_model: int, params: dict, sweep_work: int,
              scan_work: int | None) -> RangeUniqueness:
-    """The whole range of a scheme without the offsets' shortcut: closed form (binary), a sweep, or leading positions."""
+    """The whole range of a scheme without the offsets' shortcut: closed form (binary), a sweep, or the
+    leading positions."""
     n = result.length
     if scheme == "binary":
         pairs, step = binary_closest(n, d_model, params.get("bit_values", "signed"), result.top,

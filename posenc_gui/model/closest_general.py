@@ -112,7 +112,7 @@ def _distances(scheme: str, d_model: int, params: dict, table: np.ndarray | None
 
 @dataclass(frozen=True)
 class RangeSteps:
-    """The median ‖PE(i + 1) − PE(i)‖ over 0 … length − 2 and the largest ‖PE(i)‖ over 0 … length − 1."""
+    """The median ‖PE(i + 1) − PE(i)‖ over 0 … length − 2; the largest ‖PE(i)‖ over 0 … length − 1."""
 
     median_step: float
     max_norm: float
@@ -353,7 +353,8 @@ def advance_sweep(sweep: PairSweep, scheme: str, params: dict, work: int | None,
             best = _merge_top(best, (dist[near], p[near], q[near], q[near] - p[near]), sweep.top,
                               sweep.distinct_offsets, sweep.tol)
             bound = float(best[0].max()) if best[0].size >= sweep.top else math.inf
-            spent += active.size * FILTER_COST + p.size * (d * (1 if table is not None else ENCODE_COST) + PAIR_OVERHEAD)
+            per_pair = d * (1 if table is not None else ENCODE_COST) + PAIR_OVERHEAD
+            spent += active.size * FILTER_COST + p.size * per_pair
             done += active.size
         shift += 1
     return replace(sweep, shift=shift, active=active, best=best, pairs_done=done)
