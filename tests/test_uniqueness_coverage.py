@@ -136,7 +136,7 @@ def test_a_headline_past_the_budget_names_the_range_searched():
 
     params = EncodingParams("all_sine", 1_048_576, 256)
     data = uniqueness_data(params, 10, True)
-    assert not data.found.pending and not data.found.whole_range  # no exact search of 2^20 positions fits
+    assert not data.found.pending and not data.found.whole_range  # no search of 2^20 × 256 is even started
     m = view_positions(params)
     sentence = closest_pair_sentence(data, rich=False)
     assert sentence.startswith(f"Closest pair among 0…{m - 1:,} only (of 0…1,048,575):")

@@ -64,9 +64,11 @@ from .closest_general import (
     clear_caches as clear_sweep_table,
     PairSweep,
     RangeSteps,
+    SweepToStart,
     _pairs_with_distances,
     advance_sweep,
     binary_closest,
+    pass_fits,
     start_sweep,
 )
 from .coverage import Coverage, span
@@ -364,7 +366,7 @@ class RangeUniqueness:
     curve_whole_range : bool
     top, distinct_offsets
         What was asked (a continued scan lists the same).
-    scan : OffsetScan, PairSweep or None
+    scan : OffsetScan, SweepToStart, PairSweep or None
         A search still running (continue it with :func:`continue_uniqueness`);
         meanwhile every other field is the answer for 0 … M − 1.
     notes : tuple of str
@@ -385,7 +387,7 @@ class RangeUniqueness:
     curve_whole_range: bool
     top: int
     distinct_offsets: bool
-    scan: OffsetScan | PairSweep | None = None
+    scan: OffsetScan | SweepToStart | PairSweep | None = None
     notes: tuple[str, ...] = ()
     step_range: int | None = None
 
@@ -570,15 +572,26 @@ def _general(result: RangeUniqueness, scheme: str, d_model: int, params: dict, s
                                      result.distinct_offsets)
         return replace(result, method="closed form", closest_pair=pairs[0], near_repeats=pairs, pairs_range=n,
                        neighbour_step=step, step_range=n)
-    sweep, steps = start_sweep(scheme, d_model, n, params, result.near_repeats, result.top, result.distinct_offsets,
-                               sweep_work)
+    if not pass_fits(n, d_model, sweep_work):
+        return _leading_only(result, scheme, None)
+    if scan_work is not None:  # in steps: the leading positions' answer first, the search from the next step
+        return replace(result, scan=SweepToStart(n, sweep_work))
+    return _start(result, scheme, d_model, params, sweep_work, None)
+
+
+def _start(result: RangeUniqueness, scheme: str, d_model: int, params: dict, sweep_work: int,
+           scan_work: int | None) -> RangeUniqueness:
+    sweep, steps = start_sweep(scheme, d_model, result.length, params, result.near_repeats, result.top,
+                               result.distinct_offsets, sweep_work)
     if sweep is None:
         clear_sweep_table()  # the rows held for the whole range's steps
-        return _leading_only(result, scheme, steps)
+        return _leading_only(replace(result, scan=None), scheme, steps)
     return _advance(replace(result, scan=sweep), scheme, d_model, params, scan_work)
 
 
 def _advance(result: RangeUniqueness, scheme: str, d_model: int, params: dict, work: int | None) -> RangeUniqueness:
+    if isinstance(result.scan, SweepToStart):  # a step of its own: counting the work and the first shifts
+        return _start(result, scheme, d_model, params, result.scan.sweep_work, 0)
     if isinstance(result.scan, PairSweep):
         sweep = advance_sweep(result.scan, scheme, params, work)
         if not sweep.complete:

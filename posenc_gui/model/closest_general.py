@@ -56,6 +56,8 @@ PAIR_OVERHEAD = 64
 WARM_UP_SHIFTS = 8
 #: Coordinates tried as the sweep's direction (the one leaving the fewest pairs to compare wins).
 DIRECTIONS = 8
+#: Positions (evenly strided) the direction is chosen on.
+DIRECTION_SAMPLE = 2**16
 #: Further coordinates whose differences bound a pair's distance from below before it is computed.
 FILTER_COORDINATES = 3
 #: Work of that lower bound per pair.
@@ -167,6 +169,25 @@ def _pairs_with_distances(scheme: str, d_model: int, params: dict, p: np.ndarray
 # --------------------------------------------------------------------------- the sweep
 
 
+@dataclass(frozen=True)
+class SweepToStart:
+    """A sweep of 0 … length − 1 that its next step starts (within ``sweep_work``), so that the first answer
+    (the leading positions') comes without waiting for it."""
+
+    length: int
+    sweep_work: int
+
+    complete = False
+
+    def progress(self) -> tuple[int, int]:
+        """``(0, 1)``: nothing compared yet."""
+        return 0, 1
+
+    def describe(self) -> str:
+        """Progress in words."""
+        return f"preparing an exact search of every pair of 0…{self.length - 1:,}"
+
+
 @dataclass(frozen=True, eq=False)
 class PairSweep:
     """Progress of comparing the pairs of 0 … length − 1 that are close along one coordinate.
@@ -247,6 +268,16 @@ def _pairs_within(keys: np.ndarray, bound: float, past: int = 0) -> int:
     return int(np.sum(np.maximum(reach - np.arange(1, keys.size + 1) - past, 0)))
 
 
+def _row_cost(length: int, d_model: int) -> int:
+    """Work of reading one row: d_model from a held table, more where it is encoded again."""
+    return d_model * (1 if length * d_model <= HELD_ELEMENTS else ENCODE_COST)
+
+
+def pass_fits(length: int, d_model: int, work: int) -> bool:
+    """Whether one pass over every position (the least a sweep does) fits ``work``."""
+    return length * _row_cost(length, d_model) <= work
+
+
 def start_sweep(scheme: str, d_model: int, length: int, params: dict, leading: tuple, top: int,
                 distinct_offsets: bool, work: int) -> tuple[PairSweep | None, RangeSteps | None]:
     """A sweep of 0 … ``length`` − 1 that has compared nothing yet, if its work fits ``work``.
@@ -255,9 +286,8 @@ def start_sweep(scheme: str, d_model: int, length: int, params: dict, leading: t
     leading positions'). Returns the sweep (None where it does not fit) and
     the whole range's :class:`RangeSteps` (None where even that pass does not fit).
     """
-    held = length * d_model <= HELD_ELEMENTS
-    cost = d_model * (1 if held else ENCODE_COST)
-    if length * cost > work:
+    cost = _row_cost(length, d_model)
+    if not pass_fits(length, d_model, work):
         return None, None
     steps = range_steps(scheme, d_model, length, params)
     tol = 1e-9 * steps.max_norm  # as :func:`~posenc_gui.model.analysis.uniqueness` ties distances
@@ -270,9 +300,14 @@ def start_sweep(scheme: str, d_model: int, length: int, params: dict, leading: t
     # Keys from encode one column at a time may differ from the table's by a few ulps: tol covers that.
     margin = tol + 8.0 * _EPS * steps.max_norm
     dims = np.unique(np.round(np.linspace(0, d_model - 1, min(d_model, DIRECTIONS))).astype(np.int64))
-    values = encode(scheme, np.arange(length, dtype=np.float64), d_model, dims=dims, **params)
-    counts = [_pairs_within(np.sort(values[:, c]), bound + margin) for c in range(dims.size)]
+    # the direction from every k-th position (the pairs within the bound scale as the square of the share)
+    stride = max(1, length // DIRECTION_SAMPLE)
+    sample = encode(scheme, np.arange(0, length, stride, dtype=np.float64), d_model, dims=dims, **params)
+    counts = [_pairs_within(np.sort(sample[:, c]), bound + margin) * stride * stride for c in range(dims.size)]
     ranked = np.argsort(counts, kind="stable")
+    if counts[ranked[0]] * (FILTER_COST + cost + PAIR_OVERHEAD) > 4 * work:  # far past the budget: no try
+        return None, steps
+    values = encode(scheme, np.arange(length, dtype=np.float64), d_model, dims=dims, **params)
     order = np.argsort(values[:, ranked[0]], kind="stable").astype(np.int64)
     sorted_values = values[order]
     keys, others = sorted_values[:, ranked[0]].copy(), sorted_values[:, ranked[1:1 + FILTER_COORDINATES]].copy()
@@ -280,7 +315,7 @@ def start_sweep(scheme: str, d_model: int, length: int, params: dict, leading: t
     warm_up = min(WARM_UP_SHIFTS, length - 1)
     if warm_up * length * (cost + PAIR_OVERHEAD) > work // 8:  # at most an eighth of the budget on a try
         warm_up = 0
-        if counts[ranked[0]] * (FILTER_COST + cost + PAIR_OVERHEAD) + length * cost > work:
+        if _pairs_within(keys, bound + margin) * (FILTER_COST + cost + PAIR_OVERHEAD) + length * cost > work:
             return None, steps
     sweep = PairSweep(length, d_model, order, keys, others, margin, tol, 1, np.arange(length - 1, dtype=np.int64),
                       best, top, bool(distinct_offsets), 0, 0, steps)
