@@ -553,9 +553,15 @@ def _sweep_result(result: RangeUniqueness, sweep: PairSweep, scheme: str, d_mode
 def _leading_only(result: RangeUniqueness, scheme: str, steps: RangeSteps | None) -> RangeUniqueness:
     """The leading positions' answer, saying so; with the whole range's neighbour step where it was measured."""
     m, n = result.pairs_range, result.length
-    note = (f"{scheme}: an exact search of all {n:,} positions ({span(0, n - 1)}) does not fit the budget here, so "
-            f"the closest pairs are those of {span(0, m - 1)}; whether positions {span(m, n - 1)} come closer is "
-            "not established.")
+    p, q, distance = result.closest_pair
+    if distance == 0:  # nothing comes closer than a collision
+        note = (f"{scheme}: positions {p:,.0f} and {q:,.0f} have the same encoding, so no pair of {span(0, n - 1)} "
+                f"is closer; the pairs listed are those of {span(0, m - 1)} (a search of all {n:,} positions does "
+                "not fit the budget here).")
+    else:
+        note = (f"{scheme}: an exact search of all {n:,} positions ({span(0, n - 1)}) does not fit the budget here, so "
+                f"the closest pairs are those of {span(0, m - 1)}; whether positions {span(m, n - 1)} come closer "
+                "is not established.")
     found = replace(result, notes=(*result.notes, note))
     if steps is None:
         return found

@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
 )
 
 from ..compute import ModelJob
+from ..model.coverage import span
 from ..model.panel_data import UniquenessData, continue_uniqueness_data, uniqueness_data
 from .base import Panel
 from .cursor import CursorAxis
@@ -55,7 +56,8 @@ def closest_pair_sentence(data: UniquenessData, rich: bool) -> str:
     found, params = data.found, data.params
     p, q, distance = found.closest_pair
     bold = ("<b>", "</b>") if rich else ("", "")
-    among = "" if found.whole_range else f" among 0…{found.pairs_range - 1:,} only (of 0…{found.length - 1:,})"
+    whole = span(0, found.length - 1)
+    among = "" if found.whole_range else f" among {span(0, found.pairs_range - 1)} only (of {whole})"
     return (f"{bold[0]}Closest pair{among}:{bold[1]} positions {p:,.0f} and {q:,.0f}, ‖PE(p) − PE(q)‖ = "
             f"{bold[0]}{distance:.6g}{bold[1]} = {found.step_ratio:.3g}× the neighbour step "
             f"{found.neighbour_step:.4g} (typical ‖PE‖ = {data.typical_norm:.4g}); {params.scheme}, "
