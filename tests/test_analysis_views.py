@@ -145,6 +145,19 @@ def test_uniqueness_figure_says_which_positions_it_compares(state, compute, qtbo
     assert title.item.toPlainText() == "min over q ≠ p of ‖PE(p) − PE(q)‖"
 
 
+def test_uniqueness_headline_is_the_closest_pair_of_the_whole_range_for_all_sine(state, compute, qtbot):
+    # Issue #37 item 3: the panel showed (614, 1406), the closest pair of 0…4,095, as that of 0…19,999.
+    # (3030, 17959) is brute force's answer: tests/test_uniqueness_coverage.py.
+    panel = make(UniquenessPanel, state, compute, qtbot)
+    change(state, compute, scheme="all_sine", seq_len=20_000, d_model=4, base=1.5)
+    assert not panel.data.found.pending
+    headline = panel.summary_label.text()
+    assert "Closest pair:</b> positions 3,030 and 17,959" in headline
+    assert "proved over pairs of positions 0…19,999" in headline
+    assert table_row(panel, 0)[:2] == ["3,030", "17,959"]
+    assert panel.export_data()["meta"]["pairs_proved"]["last"] == 19_999
+
+
 def test_uniqueness_at_a_million_positions_finds_the_closest_offset(state, compute, qtbot):
     panel = make(UniquenessPanel, state, compute, qtbot)
     change(state, compute, seq_len=1_048_576, d_model=16)
