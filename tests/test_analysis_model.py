@@ -140,13 +140,13 @@ def test_uniqueness_recomputes_no_distance_of_a_position_to_itself(monkeypatch):
     # Each position's distance to itself cancels in the Gram formula, but it is 0 and left out:
     # only the reported distances (nearest neighbours, near-repeats) are recomputed from differences.
     rows = []
-    real = analysis._row_distances
+    real = analysis._pair_distances
 
-    def counted(a, b):
-        rows.append(a.shape[0])
-        return real(a, b)
+    def counted(a, b, i, j):
+        rows.append(i.size)
+        return real(a, b, i, j)
 
-    monkeypatch.setattr(analysis, "_row_distances", counted)
+    monkeypatch.setattr(analysis, "_pair_distances", counted)
     monkeypatch.setattr(analysis, "BLOCK_ELEMENTS", 64 * 40)  # several blocks of rows
     result = analysis.uniqueness("sinusoidal", np.arange(128), 64, top=5)
     assert len(rows) == 2 and rows[0] == 128  # nearest neighbours, then the near-repeats (and pairs tied)
@@ -202,6 +202,31 @@ def test_single_sine_collides():
     )
     assert (p, q) == by_hand[1:]
     assert distance < 1e-5
+
+
+@pytest.mark.parametrize("value", [0.0, 0.5])
+@pytest.mark.parametrize("distinct_offsets", [False, True])
+def test_uniqueness_of_equal_rows_stays_in_bounded_memory(value, distinct_offsets):
+    # Every pair ties at distance 0 (a zero table is NoPE's): the worst case of a closest-pair search.
+    # Before the fix every tied entry of a block was gathered at once (pairs × d values: 268 MB here,
+    # 8.6 GB at 2048 × 2048) and every tied pair was kept.
+    import tracemalloc
+
+    n, d = 256, 512
+    table = np.full((n, d), value)
+    tracemalloc.start()
+    try:
+        result = analysis.uniqueness("nope", np.arange(n), d, top=5, distinct_offsets=distinct_offsets,
+                                     encoded=table)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    # the table (1 MB), a block of n² distances (0.5 MB) and a bounded gather (8 MB) with its difference
+    assert peak < 48 * 2**20, f"{peak / 2**20:.0f} MB"
+    # equal distances: the earliest pairs, (0, 1) … (0, 5), whether or not one per offset is asked
+    assert result.near_repeats == tuple((0.0, float(q), 0.0) for q in range(1, 6))
+    assert np.all(result.nearest_distance == 0.0)
+    assert np.array_equal(result.nearest_position, np.r_[1.0, np.zeros(n - 1)])
 
 
 @pytest.mark.parametrize(

@@ -132,15 +132,30 @@ def test_uniqueness_figure_says_which_positions_it_compares(state, compute, qtbo
     sampled = panel.data.result.positions.size
     expected = f"min over q ≠ p of ‖PE(p) − PE(q)‖, q in 0…1,048,575 (p at {sampled:,} positions)"
     assert title.item.toPlainText() == expected
-    assert "all of 0…1,048,575 (every offset 1…1,048,575)" in panel.figure_caption()
+    assert "proved over pairs of positions 0…1,048,575 (every offset 1…1,048,575)" in panel.figure_caption()
     # all-sine: only the leading positions
     change(state, compute, scheme="all_sine")
     count = panel.data.count
     assert 2 <= count < 1_048_576 and panel.data.truncated
     assert title.item.toPlainText() == f"min over q ≠ p of ‖PE(p) − PE(q)‖, positions 0…{count - 1:,} of 1,048,576"
-    assert f"all pairs of 0…{count - 1:,} only" in panel.figure_caption()
+    caption = panel.figure_caption()
+    assert caption.startswith(f"Closest pair among 0…{count - 1:,} only (of 0…1,048,575):")
+    assert f"proved over pairs of positions 0…{count - 1:,} only, of 0…1,048,575" in caption
     change(state, compute, scheme="sinusoidal", seq_len=128, d_model=512)
     assert title.item.toPlainText() == "min over q ≠ p of ‖PE(p) − PE(q)‖"
+
+
+def test_uniqueness_headline_is_the_closest_pair_of_the_whole_range_for_all_sine(state, compute, qtbot):
+    # Issue #37 item 3: the panel showed (614, 1406), the closest pair of 0…4,095, as that of 0…19,999.
+    # (3030, 17959) is brute force's answer: tests/test_uniqueness_coverage.py.
+    panel = make(UniquenessPanel, state, compute, qtbot)
+    change(state, compute, scheme="all_sine", seq_len=20_000, d_model=4, base=1.5)
+    assert not panel.data.found.pending
+    headline = panel.summary_label.text()
+    assert "Closest pair:</b> positions 3,030 and 17,959" in headline
+    assert "proved over pairs of positions 0…19,999" in headline
+    assert table_row(panel, 0)[:2] == ["3,030", "17,959"]
+    assert panel.export_data()["meta"]["pairs_proved"]["last"] == 19_999
 
 
 def test_uniqueness_at_a_million_positions_finds_the_closest_offset(state, compute, qtbot):

@@ -100,11 +100,16 @@ def _measured(qtbot, state, compute, **params):
 
 def test_unique_cell_shows_the_closest_pair_of_the_whole_range(qtbot, state, compute):
     panel = _measured(qtbot, state, compute, seq_len=1_048_576, d_model=16)
-    assert panel.cell_text("sinusoidal", "unique") == "✓ 0 vs 615,746: 0.868× step"
+    assert panel.cell_text("sinusoidal", "unique") == ("✓ 0 vs 615,746: 0.868× step: proved over pairs of "
+                                                        "positions 0…1,048,575")
     # harmonic's closest pair lies far beyond any leading positions a budget allows
     assert panel.cell_text("harmonic", "unique").startswith("✗ 0 vs 1,018,630")
-    # all-sine's distances depend on the position: the cell says which positions it covers
-    assert panel.cell_text("all_sine", "unique").endswith("(in 0…1,023)")
+    # all-sine's distances depend on the position and no exact search of a million fits: no ✓, and the
+    # cell says which positions it covers
+    all_sine = panel.cell_text("all_sine", "unique")
+    assert all_sine.startswith("– ") and "0…1,023" in all_sine and "not the whole of 0…1,048,575" in all_sine
+    # binary repeats every 2^16 positions: proved by its witness
+    assert panel.cell_text("binary", "unique") == "✗ repeats (PE(0) = PE(65,536))"
 
 
 def test_every_header_and_tooltip_states_its_tolerance(qtbot, state, compute):
@@ -138,10 +143,10 @@ def test_a_new_measurement_stops_a_scan_in_steps(qtbot, state, compute):
     panel.status_label.setText = lambda text: (statuses.append(text), real(text))
     state.update(seq_len=1_048_576, d_model=8192)
     state.flush()
-    qtbot.waitUntil(lambda: any(text.startswith("Checking every offset of") for text in statuses), timeout=120_000)
+    qtbot.waitUntil(lambda: any(text.startswith("Searching all of 0…1,048,575 for the closest pairs of") for text in statuses), timeout=120_000)
     assert panel.data.pending  # the first step is shown …
     cell = panel.cell_text(panel.data.pending[0], "unique")
-    assert cell.startswith("… ") and "of offsets checked" in cell
+    assert cell.startswith("… ") and cell.endswith("% checked")
     state.update(seq_len=128, d_model=64)  # … and a new size replaces the rest of the scan
     state.flush()
     qtbot.waitUntil(lambda: not panel.is_stale() and not panel.data.pending, timeout=120_000)

@@ -411,10 +411,13 @@ def test_these_model_modules_load_no_qt():
 
 
 def test_unique_work_budget_is_validated_and_used():
-    # all-sine's distances depend on the position: the budget decides how many positions are compared
+    # all-sine's distances depend on the position: the budget decides whether every pair is compared or
+    # only those close along one coordinate; both cover the whole range and find the same pair
     small = score_scheme(EncodingParams("all_sine", 1000, 512))
     large = score_scheme(EncodingParams("all_sine", 1000, 512), unique_work=2**29)
-    assert small.unique_positions < 1000 == large.unique_positions
+    assert (small.uniqueness.method, large.uniqueness.method) == ("sweep", "all pairs")
+    assert small.unique_positions == 1000 == large.unique_positions
+    assert small.closest_pair == large.closest_pair
     # the sin/cos pair's depend on the offset only: every offset is checked within any budget
     pair = score_scheme(EncodingParams("sincos_pair", 1000, 512))
     assert pair.unique_positions == 1000 and pair.closest_pair == (0.0, 710.0)  # 710 ≈ 113·2π

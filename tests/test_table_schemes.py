@@ -91,10 +91,18 @@ def test_binary_past_two_to_the_d_collides_exactly():
     assert [pair[1] - pair[0] for pair in found.near_repeats[:1]] == [16.0]
 
 
-def test_binary_beyond_the_pair_budget_says_the_whole_range_is_not_established():
+def test_binary_beyond_the_pair_budget_is_settled_in_closed_form():
+    # Bit k has period 2^(k+1): below 2^16 every position has its own bits, one bit apart at least.
     found = range_uniqueness("binary", 4096, 16, pair_work=2**16)
+    assert found.method == "closed form" and found.whole_range and found.pairs_range == 4096
+    assert found.closest_pair == (0.0, 1.0, 2.0)  # the earliest pair one bit apart (±1: a difference of 2)
+    assert found.coverage() == ("proved over pairs of positions 0…4,095 (closed form: bit k has period "
+                                "2^(k+1))")
+
+
+def test_a_table_beyond_every_budget_says_the_whole_range_is_not_established():
+    found = range_uniqueness("learned", 4096, 16, pair_work=2**16, sweep_work=1)
     assert found.method == "leading positions" and not found.whole_range and found.pairs_range == 64
-    assert found.closest_pair[2] == 2.0
     assert any("not established" in note and "64…4,095" in note for note in found.notes)
 
 

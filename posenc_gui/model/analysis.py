@@ -182,19 +182,34 @@ def _row_distances(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return out
 
 
+def _pair_distances(a: np.ndarray, b: np.ndarray, i: np.ndarray, j: np.ndarray) -> np.ndarray:
+    """‖a[i_r] − b[j_r]‖ for index pairs, from differences, gathering a bounded number of rows at a time.
+
+    Memory stays within :data:`BLOCK_ELEMENTS` values per gather however many
+    pairs there are (every pair of a table of equal rows is one).
+    """
+    out = np.empty(i.size)
+    rows = _rows_per_block(a.shape[1])
+    for start in range(0, i.size, rows):
+        stop = start + rows
+        out[start:stop] = np.linalg.norm(a[i[start:stop]] - b[j[start:stop]], axis=1)
+    return out
+
+
 def _distance_block(a: np.ndarray, sq_a: np.ndarray, b: np.ndarray, sq_b: np.ndarray,
                     self_offset: int | None = None) -> np.ndarray:
     """Euclidean distances of rows of ``a`` to rows of ``b`` (as in ``pairwise``).
 
     The Gram formula is used where it is accurate; entries where it would
     cancel (distance² ≤ 1e-6 · (‖a‖² + ‖b‖²)) are recomputed from differences,
-    a bounded number of rows at a time. With ``self_offset``, row r of ``a``
+    a bounded number of rows at a time (all of them for a table of equal rows). With ``self_offset``, row r of ``a``
     is row ``r + self_offset`` of ``b``: those entries are 0 and need no
     recomputing (every one of them would cancel).
     """
     scale = sq_a[:, None] + sq_b[None, :]
     squared = scale - 2.0 * (a @ b.T)
-    suspect = squared <= 1e-6 * scale
+    # Both rows 0 (every square underflows): their distance is below 1e-150, and 0 is what the formula gives.
+    suspect = (squared <= 1e-6 * scale) & (scale > 0.0)
     if self_offset is not None:
         itself = np.arange(a.shape[0])
         suspect[itself, itself + self_offset] = False
@@ -202,7 +217,7 @@ def _distance_block(a: np.ndarray, sq_a: np.ndarray, b: np.ndarray, sq_b: np.nda
     distance = np.sqrt(np.maximum(squared, 0.0, out=squared), out=squared)
     rows, cols = np.nonzero(suspect)
     if rows.size:
-        distance[rows, cols] = _row_distances(a[rows], b[cols])
+        distance[rows, cols] = _pair_distances(a, b, rows, cols)
     return distance
 
 
@@ -250,20 +265,19 @@ def _merge_top(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Merge candidate pairs ``(dist, i, j, offset)``; keep the ``top`` best (one per offset if asked).
 
-    Pairs tied with the ``top``-th (within ``tol``) are kept too, so the
-    earliest of tied pairs can still win after later blocks are merged.
+    Best in the order of :func:`_order_pairs` (distances within ``tol`` tied,
+    then the earlier pair): a pair left out here is behind ``top`` others
+    and stays behind them whatever is merged later, so at most ``top`` pairs
+    are ever kept, even when every distance ties (a table of equal rows).
     """
     dist, i, j, off = (np.concatenate(pair) for pair in zip(best, new))
-    order, group = _order_pairs(dist, i, j, tol)
+    order, _ = _order_pairs(dist, i, j, tol)
     dist, i, j, off = dist[order], i[order], j[order], off[order]
     if by_offset:
         _, first = np.unique(off, return_index=True)
         first.sort()
-        dist, i, j, off, group = dist[first], i[first], j[first], off[first], group[first]
-    if dist.size > top:
-        keep = group <= group[top - 1]
-        dist, i, j, off = dist[keep], i[keep], j[keep], off[keep]
-    return dist, i, j, off
+        dist, i, j, off = dist[first], i[first], j[first], off[first]
+    return dist[:top], i[:top], j[:top], off[:top]
 
 
 def uniqueness(
@@ -353,8 +367,8 @@ def uniqueness(
             keep = np.flatnonzero(dist <= kth + tol)  # keep ties so the earliest pair wins
             dist, i, j = dist[keep], i[keep], j[keep]
         best = _merge_top(best, (dist, i, j, np.abs(pos[j] - pos[i])), top, distinct_offsets, tol)
-    nearest_distance = _row_distances(pe, pe[nearest])
-    pair_distance = _row_distances(pe[best[1]], pe[best[2]])
+    nearest_distance = _pair_distances(pe, pe, np.arange(n), nearest)
+    pair_distance = _pair_distances(pe, pe, best[1], best[2])
     order, _ = _order_pairs(pair_distance, best[1], best[2], tol)
     repeats = tuple(
         (float(pos[best[1][m]]), float(pos[best[2][m]]), float(pair_distance[m])) for m in order[:top]

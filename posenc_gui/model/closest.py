@@ -28,6 +28,11 @@ Unpaired columns
     At the candidate offsets, in increasing order of P(k), U(p, k) is
     evaluated at every p; once P(k) reaches the best distance found, no
     later offset can come closer (U ≥ 0).
+Other schemes
+    All-sine, a single sine, binary and tables without columns are left to
+    :mod:`~posenc_gui.model.closest_general`: binary in closed form, the
+    others by an exact search that compares only the pairs close along one
+    coordinate, where that fits the budget; past it, the leading positions.
 Progress
     A scan is a value (:class:`OffsetScan`) that :func:`continue_uniqueness`
     advances by a given amount of work, so the app computes it in steps in
@@ -49,13 +54,25 @@ from .analysis import (
     MAX_TOP,
     MAX_UNIQUENESS_WORK,
     Uniqueness,
-    _order_pairs,
     _rotation_pairs,
     _row_distances,
     uniqueness,
     uniqueness_max_positions,
 )
-from .schemes import Columns, columns, encode
+from .closest_general import (
+    SWEEP_WORK,
+    clear_caches as clear_sweep_table,
+    PairSweep,
+    RangeSteps,
+    SweepToStart,
+    _pairs_with_distances,
+    advance_sweep,
+    binary_closest,
+    pass_fits,
+    start_sweep,
+)
+from .coverage import Coverage, span
+from .schemes import columns, encode
 from .schemes import scheme as scheme_of
 
 #: Largest table of cos(j/c) (and as many sin) one scan keeps: offsets j × divisors.
@@ -69,7 +86,7 @@ MAX_UNPAIRED_WORK = 2**28
 #: The per-position curve of an offset-only scheme is drawn at this many positions (and where it changes).
 CURVE_POINTS = 2048
 #: How a :class:`RangeUniqueness` was found.
-METHODS = ("all pairs", "offsets", "offsets and unpaired columns", "leading positions")
+METHODS = ("all pairs", "offsets", "offsets and unpaired columns", "closed form", "sweep", "leading positions")
 
 _EPS = float(np.finfo(np.float64).eps)
 
@@ -177,6 +194,15 @@ class OffsetScan:
     def offsets_done(self) -> int:
         """How many of the N − 1 offsets are done."""
         return self.next_offset - 1
+
+    def progress(self) -> tuple[int, int]:
+        """``(done, total)``: offsets scanned, of the N − 1."""
+        return self.offsets_done, max(self.length - 1, 1)
+
+    def describe(self) -> str:
+        """Progress in words."""
+        done, total = self.progress()
+        return f"checking every offset 1…{self.length - 1:,}: {done:,} done ({100 * done / total:.0f} %)"
 
     def unseen_floor(self) -> float:
         """A lower bound of P at every offset that is not a candidate (``inf`` when every offset is one)."""
@@ -318,7 +344,10 @@ class RangeUniqueness:
     method : str
         One of :data:`METHODS`: ``"all pairs"`` of 0 … N − 1; ``"offsets"``
         (offset-only schemes: P over every offset); ``"offsets and unpaired
-        columns"``; ``"leading positions"`` (all pairs of 0 … M − 1 only).
+        columns"``; ``"closed form"`` (binary); ``"sweep"`` (every pair
+        close enough along one coordinate, see
+        :mod:`~posenc_gui.model.closest_general`); ``"leading positions"``
+        (all pairs of 0 … M − 1 only).
     closest_pair : tuple (p, q, distance)
         The closest pair of distinct positions among 0 … ``pairs_range`` − 1;
         the distance is computed from the difference of the two encodings.
@@ -328,7 +357,7 @@ class RangeUniqueness:
     pairs_range : int
         N when the answer covers the whole range, else M.
     neighbour_step : float
-        Median of ‖PE(i + 1) − PE(i)‖ over i in 0 … pairs_range − 2 (every
+        Median of ‖PE(i + 1) − PE(i)‖ over i in 0 … step_range − 2 (every
         step is the same for an offset-only scheme).
     curve : Uniqueness
         Each drawn position's nearest other position and its distance:
@@ -337,12 +366,15 @@ class RangeUniqueness:
     curve_whole_range : bool
     top, distinct_offsets
         What was asked (a continued scan lists the same).
-    scan : OffsetScan or None
-        A scan still running (continue it with :func:`continue_uniqueness`);
+    scan : OffsetScan, SweepToStart, PairSweep or None
+        A search still running (continue it with :func:`continue_uniqueness`);
         meanwhile every other field is the answer for 0 … M − 1.
     notes : tuple of str
         What the numbers cannot say on their own, in words (every position
-        encoded alike; a table whose whole range has no shortcut).
+        encoded alike; a range too long to search whole).
+    step_range : int or None
+        The neighbour step is the median over 0 … step_range − 1; None: over
+        0 … pairs_range − 1.
     """
 
     length: int
@@ -355,8 +387,9 @@ class RangeUniqueness:
     curve_whole_range: bool
     top: int
     distinct_offsets: bool
-    scan: OffsetScan | None = None
+    scan: OffsetScan | SweepToStart | PairSweep | None = None
     notes: tuple[str, ...] = ()
+    step_range: int | None = None
 
     @property
     def whole_range(self) -> bool:
@@ -365,8 +398,17 @@ class RangeUniqueness:
 
     @property
     def pending(self) -> bool:
-        """True while a scan of every offset is still running."""
+        """True while a search of the whole range (offsets, or pairs along a coordinate) is still running."""
         return self.scan is not None
+
+    @property
+    def step_whole_range(self) -> bool:
+        """True when the neighbour step is the median over all of 0 … N − 1."""
+        return (self.pairs_range if self.step_range is None else self.step_range) == self.length
+
+    def pair_coverage(self) -> Coverage:
+        """The pairs the closest pair and near-repeats are proved over: every pair of 0 … pairs_range − 1."""
+        return Coverage("pairs of positions", 0, self.pairs_range - 1, "exact")
 
     @property
     def step_ratio(self) -> float:
@@ -383,41 +425,20 @@ class RangeUniqueness:
         return offsets / (2.0 * math.pi)
 
     def coverage(self) -> str:
-        """In words, which pairs the closest pair was found among, e.g. ``"all pairs of 0…127"``."""
-        last = f"{self.length - 1:,}"
+        """In words, the pairs the closest pair is proved over and how, e.g.
+        ``"proved over pairs of positions 0…127 (every pair compared)"``, or
+        ``"proved over pairs of positions 0…1,023 only, of 0…9,999"``."""
+        words = self.pair_coverage().phrase()
         if not self.whole_range:
-            return f"all pairs of 0…{self.pairs_range - 1:,} only (of 0…{last})"
-        return {"all pairs": f"all pairs of 0…{last}",
-                "offsets": f"all of 0…{last} (every offset 1…{last})",
-                "offsets and unpaired columns": f"all of 0…{last} (every offset 1…{last}, every position "
-                                                "at the closest ones)"}[self.method]
-
-
-def distance_tolerance(cols: Columns, largest_position: float) -> float:
-    """Two distances ‖PE(p) − PE(q)‖, each from the difference of two rows, closer than this are equal up to rounding.
-
-    For positions ≤ ``largest_position``. A value sin(p/c) carries the
-    rounding of its angle (half an ulp of p/c) and of the sine (an ulp): at
-    most ε·(p/c + 1); a linear value p/c at most ε·p/c. A difference of two
-    doubles that, and the norm of d components is at most √d times the
-    largest: 4·√d·ε·(p/c_min + 1), with a factor 2 to spare.
-    """
-    largest = largest_position / float(cols.divisor.min()) if cols.divisor.size else 0.0
-    return 4.0 * math.sqrt(cols.kind.size) * _EPS * (largest + 1.0)
-
-
-def _pairs_with_distances(scheme: str, d_model: int, params: dict, p: np.ndarray, q: np.ndarray,
-                          top: int) -> tuple[tuple[float, float, float], ...]:
-    """``(p, q, ‖PE(p) − PE(q)‖)`` for the pairs, the distance from the difference, closest first, ``top`` of them.
-
-    Distances equal up to rounding count as equal: the earlier pair goes first.
-    """
-    distinct, where = np.unique(np.concatenate([p, q]).astype(np.float64), return_inverse=True)
-    rows = encode(scheme, distinct, d_model, **params)
-    distance = _row_distances(rows[where[:p.size]], rows[where[p.size:]])
-    tol = distance_tolerance(columns(scheme, d_model, **params), float(distinct[-1]))
-    order, _ = _order_pairs(distance, p, q, tol)
-    return tuple((float(p[m]), float(q[m]), float(distance[m])) for m in order[:top])
+            return f"{words} only, of {span(0, self.length - 1)}"
+        last = f"{self.length - 1:,}"
+        return words + {
+            "all pairs": " (every pair compared)",
+            "offsets": f" (every offset 1…{last})",
+            "offsets and unpaired columns": f" (every offset 1…{last}, every position at the closest ones)",
+            "closed form": " (closed form: bit k has period 2^(k+1))",
+            "sweep": " (every pair closer along one coordinate than the closest found)",
+        }[self.method]
 
 
 def _offset_pairs(candidates: np.ndarray, length: int, top: int,
@@ -521,7 +542,68 @@ def _unpaired_result(form: OffsetForm, scan: OffsetScan, result: RangeUniqueness
                    pairs_range=n, neighbour_step=float(np.median(steps)), scan=None)
 
 
+def _sweep_result(result: RangeUniqueness, sweep: PairSweep, scheme: str, d_model: int,
+                  params: dict) -> RangeUniqueness:
+    _, p, q, _ = sweep.best
+    repeats = _pairs_with_distances(scheme, d_model, params, p, q, result.top, sweep.tol)
+    return replace(result, method="sweep", closest_pair=repeats[0], near_repeats=repeats, pairs_range=sweep.length,
+                   neighbour_step=sweep.steps.median_step, step_range=sweep.length, scan=None)
+
+
+def _leading_only(result: RangeUniqueness, scheme: str, steps: RangeSteps | None) -> RangeUniqueness:
+    """The leading positions' answer, saying so; with the whole range's neighbour step where it was measured."""
+    m, n = result.pairs_range, result.length
+    p, q, distance = result.closest_pair
+    if distance == 0:  # nothing comes closer than a collision
+        note = (f"{scheme}: positions {p:,.0f} and {q:,.0f} have the same encoding, so no pair of {span(0, n - 1)} "
+                f"is closer; the pairs listed are those of {span(0, m - 1)} (a search of all {n:,} positions does "
+                "not fit the budget here).")
+    else:
+        note = (f"{scheme}: an exact search of all {n:,} positions ({span(0, n - 1)}) does not fit the budget here, so "
+                f"the closest pairs are those of {span(0, m - 1)}; whether positions {span(m, n - 1)} come closer "
+                "is not established.")
+    found = replace(result, notes=(*result.notes, note))
+    if steps is None:
+        return found
+    return replace(found, neighbour_step=steps.median_step, step_range=n)
+
+
+def _general(result: RangeUniqueness, scheme: str, d_model: int, params: dict, sweep_work: int,
+             scan_work: int | None) -> RangeUniqueness:
+    """The whole range of a scheme without the offsets' shortcut: closed form (binary), a sweep, or the
+    leading positions."""
+    n = result.length
+    if scheme == "binary":
+        pairs, step = binary_closest(n, d_model, params.get("bit_values", "signed"), result.top,
+                                     result.distinct_offsets)
+        return replace(result, method="closed form", closest_pair=pairs[0], near_repeats=pairs, pairs_range=n,
+                       neighbour_step=step, step_range=n)
+    if not pass_fits(n, d_model, sweep_work):
+        return _leading_only(result, scheme, None)
+    if scan_work is not None:  # in steps: the leading positions' answer first, the search from the next step
+        return replace(result, scan=SweepToStart(n, sweep_work))
+    return _start(result, scheme, d_model, params, sweep_work, None)
+
+
+def _start(result: RangeUniqueness, scheme: str, d_model: int, params: dict, sweep_work: int,
+           scan_work: int | None) -> RangeUniqueness:
+    sweep, steps = start_sweep(scheme, d_model, result.length, params, result.near_repeats, result.top,
+                               result.distinct_offsets, sweep_work)
+    if sweep is None:
+        clear_sweep_table()  # the rows held for the whole range's steps
+        return _leading_only(replace(result, scan=None), scheme, steps)
+    return _advance(replace(result, scan=sweep), scheme, d_model, params, scan_work)
+
+
 def _advance(result: RangeUniqueness, scheme: str, d_model: int, params: dict, work: int | None) -> RangeUniqueness:
+    if isinstance(result.scan, SweepToStart):  # a step of its own: counting the work and the first shifts
+        return _start(result, scheme, d_model, params, result.scan.sweep_work, 0)
+    if isinstance(result.scan, PairSweep):
+        sweep = advance_sweep(result.scan, scheme, params, work)
+        if not sweep.complete:
+            return replace(result, scan=sweep)
+        clear_sweep_table()
+        return _sweep_result(result, sweep, scheme, d_model, params)
     form = offset_form(scheme, d_model, **params)
     scan = advance_scan(form, result.scan, work)
     if not scan.complete:
@@ -529,18 +611,20 @@ def _advance(result: RangeUniqueness, scheme: str, d_model: int, params: dict, w
     if form.offset_only:
         return _offset_result(form, scan, result.top, result.distinct_offsets, scheme, d_model, params)
     final = _unpaired_result(form, scan, result, scheme, d_model, params)
-    return replace(result, scan=None) if final is None else final
+    return _leading_only(replace(result, scan=None), scheme, None) if final is None else final
 
 
 def range_uniqueness(scheme: str, n_positions: int, d_model: int, *, top: int = 10, distinct_offsets: bool = False,
                      pair_work: int = MAX_UNIQUENESS_WORK, scan_work: int | None = None,
-                     encoded: np.ndarray | None = None, **params) -> RangeUniqueness:
+                     encoded: np.ndarray | None = None, sweep_work: int = SWEEP_WORK, **params) -> RangeUniqueness:
     """The closest pairs of positions 0 … ``n_positions`` − 1, over the whole range wherever possible.
 
     All pairs are compared when that fits ``pair_work`` (n²·d); otherwise
-    all pairs of the leading M positions that fit, and, for a scheme whose
-    distances follow from the offsets (see the module docstring), a scan of
-    every offset 1 … N − 1 that then replaces that answer.
+    all pairs of the leading M positions that fit, and then, for a scheme
+    whose distances follow from the offsets (see the module docstring), a
+    scan of every offset 1 … N − 1, for binary its closed form, and for any
+    other table the exact search of :mod:`~posenc_gui.model.closest_general`
+    where it fits ``sweep_work``; that answer replaces the leading one.
 
     Parameters
     ----------
@@ -554,6 +638,9 @@ def range_uniqueness(scheme: str, n_positions: int, d_model: int, *, top: int = 
         At most one pair per offset (as for :func:`~posenc_gui.model.analysis.uniqueness`).
     pair_work : int
         Budget n²·d of comparing all pairs, 1 … ``MAX_UNIQUENESS_WORK`` (at least 2 positions are).
+    sweep_work : int
+        Budget (pairs × d, with a pass over every position) of the exact search
+        for schemes without the offsets' shortcut, 1 … 2⁴⁰.
     scan_work : int, optional
         Offsets × divisors to scan in this call, at least one block; the
         result is then ``pending`` until :func:`continue_uniqueness` has
@@ -578,6 +665,7 @@ def range_uniqueness(scheme: str, n_positions: int, d_model: int, *, top: int = 
     pair_work = limits.check_int("pair_work", pair_work, 1, MAX_UNIQUENESS_WORK)
     if scan_work is not None:
         scan_work = limits.check_int("scan_work", scan_work, 1, 2**62)
+    sweep_work = limits.check_int("sweep_work", sweep_work, 1, 2**40)
     m = min(length, uniqueness_max_positions(d_model, pair_work))
     analytic = scheme_of(scheme).columns is not None
     form = offset_form(scheme, d_model, **params) if m < length and analytic else None
@@ -596,14 +684,13 @@ def range_uniqueness(scheme: str, n_positions: int, d_model: int, *, top: int = 
     if np.array_equal(rows, np.broadcast_to(rows[0], rows.shape)):
         notes.append(f"Every position compared has the same encoding under {scheme}: no position can be told "
                      "from another.")
-    if m < length and not analytic:
-        notes.append(f"{scheme} is a table without analytic columns, so no shortcut over every offset applies: "
-                     f"whether positions {m:,}…{length - 1:,} repeat an encoding is not established.")
     result = RangeUniqueness(length, "all pairs" if m == length else "leading positions", leading.closest_pair,
                              leading.near_repeats, m, step, leading, m == length, top, bool(distinct_offsets),
                              notes=tuple(notes))
-    if form is None or not form.scannable:
+    if m == length:
         return result
+    if form is None or not form.scannable:
+        return _general(result, scheme, d_model, params, sweep_work, scan_work)
     if scan is not None:
         return replace(result, scan=scan)
     return _advance(replace(result, scan=start_scan(form, length, keep)), scheme, d_model, params, scan_work)

@@ -40,6 +40,7 @@ from .attention import MAX_SEED
 from .cache import MAX_ENTRY_BYTES, encode_sampled, rows_encoder
 from .closest import RangeUniqueness, continue_uniqueness, range_uniqueness
 from .closest import clear_caches as clear_scan_tables
+from .closest_general import clear_caches as clear_sweep_tables
 from .linear_relation import (
     FIT_EXTRA_POSITIONS,
     FIT_PHASE,
@@ -562,3 +563,4 @@ def clear_caches() -> None:
     """Forget the Addition dock's sweeps kept per parameters and the uniqueness scans' tables."""
     _addition_sweeps.cache_clear()
     clear_scan_tables()
+    clear_sweep_tables()

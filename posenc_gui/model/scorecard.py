@@ -20,12 +20,16 @@ bounded past N (beyond the trained length)
     past ``N``.
 unique in 0…N−1
     The closest pair of distinct positions of ``0 … N−1``
-    (:func:`~posenc_gui.model.closest.range_uniqueness`: every pair, or
-    every offset for schemes whose distances follow from the offset),
-    compared with a typical step, the median ``‖p_{i+1} − p_i‖``: unique if
-    the closest pair is at least :data:`UNIQUE_TOL` (0.1) of a step apart.
-    Where neither fits the budget, the verdict is that of the leading
-    positions ``0 … M−1`` and says so.
+    (:func:`~posenc_gui.model.closest.range_uniqueness`: every pair, every
+    offset for schemes whose distances follow from the offset, binary's
+    closed form, or an exact search of the pairs close along one
+    coordinate), compared with a typical step, the median
+    ``‖p_{i+1} − p_i‖``: unique if the closest pair is at least
+    :data:`UNIQUE_TOL` (0.1) of a step apart. A ✓ is proved over all of
+    ``0 … N−1`` (:attr:`SchemeScore.unique_verdict`); where no search of the
+    whole range fits the budget, the answer is that of the leading positions
+    ``0 … M−1``, which settles a ✗ (a pair found is a pair of ``0 … N−1``,
+    if the step is the whole range's or the pair collides) but not a ✓.
 deterministic
     Encoding the positions twice, and once in reverse order, gives the same
     bits.
@@ -65,6 +69,7 @@ import numpy as np
 from . import limits
 from .analysis import pe_norms
 from .closest import RangeUniqueness, continue_uniqueness, range_uniqueness
+from .coverage import Coverage, Verdict
 from .linear_relation import positions_between
 from .params import EncodingParams, check_params
 from .schemes import SCHEMES, encode
@@ -187,6 +192,22 @@ class SchemeScore:
         return self.uniqueness is None or self.unique_ratio >= UNIQUE_TOL
 
     @property
+    def unique_verdict(self) -> Verdict:
+        """"Unique in 0…N−1" with what it is proved over: a ✓ only when the closest pair is that of all of
+        0…N−1; a ✗ when the pair found collides, or is under :data:`UNIQUE_TOL` of the whole range's step."""
+        found = self.uniqueness
+        if found is None:  # a single position: nothing to confuse it with
+            return Verdict(True, Coverage("pairs of positions", 0, 0), (0, 0))
+        p, q, distance = found.closest_pair
+        witness = None
+        if not self.unique:
+            if distance == 0:
+                witness = f"PE({p:,.0f}) = PE({q:,.0f})"
+            elif found.step_whole_range:
+                witness = f"< {UNIQUE_TOL:g} step"
+        return Verdict(self.unique, found.pair_coverage(), (0, found.length - 1), witness)
+
+    @property
     def unique_positions(self) -> int:
         """The closest pair is the closest of the pairs of ``0 … unique_positions − 1`` (N: the whole range)."""
         return 1 if self.uniqueness is None else self.uniqueness.pairs_range
@@ -205,12 +226,13 @@ class SchemeScore:
         """The :data:`BOUNDED_WORDS` of this row's two bounded verdicts."""
         return BOUNDED_WORDS[(self.bounded_within, self.bounded_past)]
 
-    def verdicts(self) -> dict[str, bool]:
-        """The verdicts keyed by :data:`CRITERIA`."""
+    def verdicts(self) -> dict[str, bool | None]:
+        """The verdicts keyed by :data:`CRITERIA`; "unique" is None where it is not settled over 0…N−1."""
+        unique = self.unique_verdict
         return {
             "bounded_within": self.bounded_within,
             "bounded_past": self.bounded_past,
-            "unique": self.unique,
+            "unique": unique.holds if unique.settled else None,
             "deterministic": self.deterministic,
             "generalizes": self.generalizes,
             "exact_tk": self.tk_exact,
@@ -299,6 +321,8 @@ class Scorecard:
                 "unique_ratio": s.unique_ratio, "unique_positions": s.unique_positions,
                 "unique_whole_range": s.unique_whole_range,
                 "unique_method": None if s.uniqueness is None else s.uniqueness.method,
+                "unique_verdict": s.unique_verdict.as_dict(),
+                "unique_coverage": None if s.uniqueness is None else s.uniqueness.coverage(),
                 "unseen_ratio": s.unseen_ratio, "tk_residual": s.tk_residual, "tk_method": s.tk_method,
                 "tk_unpaired": s.tk_unpaired, "tk_positions": s.tk_positions,
                 "tk_fit_positions": s.tk_fit_positions, "notes": list(s.notes), "table_rows": s.table_rows,

@@ -73,23 +73,24 @@ def _pos(x: float) -> str:
 
 
 def _unique_cell(score: SchemeScore) -> tuple[str, str]:
-    mark = {True: "✓", False: "✗"}[score.unique]
+    """The "unique" cell: the closest pair in steps, with the range it is proved over (a ✓ only for 0…N−1)."""
     found = score.uniqueness
     if found is None:
-        return f"{mark} one position", "Only one position: nothing to confuse it with."
+        return "✓ one position", "Only one position: nothing to confuse it with."
     p, q = score.closest_pair
     numbers = f"{_pos(p)} vs {_pos(q)}: {_num(score.unique_ratio)}× step"
-    detail = (f"distance {_num(score.min_distance)}; median neighbour step ‖p_(i+1) − p_i‖ = "
+    step_over = f"0…{(found.step_range or found.pairs_range) - 1:,}"
+    detail = (f"distance {_num(score.min_distance)}; median neighbour step ‖p_(i+1) − p_i‖ over {step_over} = "
               f"{_num(score.neighbour_step)}; ratio {_num(score.unique_ratio)} (unique if ≥ {UNIQUE_TOL:g}).")
     if found.pending:
-        done = found.scan.offsets_done
-        share = f"{100 * done / (found.length - 1):.0f} %"
-        return (f"… {share} of offsets checked",
-                f"Checking every offset 1…{found.length - 1:,} ({done:,} done). Meanwhile, among all pairs of "
+        done, total = found.scan.progress()
+        return (f"… {100 * done / total:.0f} % checked",
+                f"{found.scan.describe().capitalize()}. Meanwhile, among all pairs of "
                 f"0…{found.pairs_range - 1:,}: {_pos(p)} and {_pos(q)}, {detail}")
-    where = "" if found.whole_range else f" (in 0…{found.pairs_range - 1:,})"
-    return (f"{mark} {numbers}{where}",
-            f"Closest pair of distinct positions ({found.coverage()}): {_pos(p)} and {_pos(q)}, {detail}")
+    verdict = score.unique_verdict
+    collides = score.min_distance == 0
+    text = verdict.cell(numbers, "repeats" if collides else numbers)
+    return text, f"Closest pair of distinct positions, {found.coverage()}: {_pos(p)} and {_pos(q)}, {detail}"
 
 
 def _tk_cell(score: SchemeScore) -> tuple[str, str]:
@@ -193,8 +194,9 @@ class ScorecardPanel(Panel):
         f"<b>bounded past N</b>: max ‖p‖ over 0…N−1, 0…10N−1, 0…100N−1 of the encoding made for N does not "
         f"grow (×≤{GROWTH_TOL:g}); <b>unique</b>: the closest pair of distinct positions of 0…N−1 is at "
         f"least {UNIQUE_TOL:g} of a typical step ‖p<sub>i+1</sub> − p<sub>i</sub>‖ apart — every pair, or "
-        "every offset where the distance depends on the offset only; a cell that covers less says "
-        "“in 0…M−1”; <b>deterministic</b>: encoding twice gives the same bits; <b>unseen lengths</b>: "
+        "every offset where the distance depends on the offset only, binary's closed form, or an exact "
+        "search of the pairs close along one coordinate; a cell whose search covers less names the range "
+        "it covers and has no ✓ (–); <b>deterministic</b>: encoding twice gives the same bits; <b>unseen lengths</b>: "
         f"positions N…10N−1 stay finite and within ×{GROWTH_TOL:g} of the seen range; <b>exact T_k</b>: "
         "every frequency has its sine and cosine, so T<sub>k</sub> (k = 1) is made of rotations, and their "
         f"relative residual ‖PE(p+k) − T<sub>k</sub>PE(p)‖/‖PE(p+k)‖ is under {TK_TOL:g}; otherwise ✗, with "
@@ -351,7 +353,8 @@ class ScorecardPanel(Panel):
         measured = f"Measured at N = {params.seq_len:,}, d_model = {params.d_model:,}; {_options_text(data)}"
         pending = data.pending
         # the figure's caption says what was measured; the status, what is still being checked
-        self.status_label.setText(f"Checking every offset of {', '.join(pending)} …" if pending else "")
+        self.status_label.setText(f"Searching all of 0…{params.seq_len - 1:,} for the closest pairs of "
+                                  f"{', '.join(pending)} …" if pending else "")
         self.caption_label.setText(f"<b>Scorecard</b> — each scheme against the wish list. {measured}.")
         notes = sorted({note for s in data.scores for note in s.notes})
         notes += [f"{SCHEMES[key].label} not measured: {why}" for key, why in data.left_out]
@@ -396,7 +399,8 @@ class ScorecardPanel(Panel):
     def _set_row(self, row: int, name: QTableWidgetItem, cells: list[tuple[str, str, Any]],
                  font: QFont | None) -> None:
         self.table.setItem(row, 0, name)
-        brush = {None: NOT_APPLICABLE_BRUSH, "pending": PENDING_BRUSH, True: PASS_BRUSH, False: FAIL_BRUSH}
+        brush = {None: NOT_APPLICABLE_BRUSH, "pending": PENDING_BRUSH, "unsettled": PENDING_BRUSH, True: PASS_BRUSH,
+                 False: FAIL_BRUSH}
         for col, (text, tip, verdict) in enumerate(cells, start=1):
             item = QTableWidgetItem(text)
             item.setToolTip(tip)
@@ -416,8 +420,10 @@ class ScorecardPanel(Panel):
         else:
             verdicts = score.verdicts()
             for criterion, (text, tip) in cell_texts(score).items():
-                pending = criterion == "unique" and score.pending
-                cells.append((text, tip, "pending" if pending else verdicts[criterion]))
+                verdict = verdicts[criterion]
+                if criterion == "unique" and (score.pending or verdict is None):
+                    verdict = "pending" if score.pending else "unsettled"
+                cells.append((text, tip, verdict))
         if isinstance(measured, LogitProperties):
             texts, passes = measured.verdicts(), measured.passes()
             cells += [(f"{'✓' if passes[name] else '✗'} {texts[name]}", f"{texts[name]}. {PROPERTY_HELP[name]}",
@@ -468,7 +474,9 @@ class ScorecardPanel(Panel):
             data = scorecard(self.state.params, options=self._measure_options())  # a hidden dock: measure now
         for key in data.pending:  # an export while a scan runs: finish it here
             data = data.with_score(continue_score(data.score(key), data.setup(key)))
-        verdicts = np.array([[float(v) for v in s.verdicts().values()] for s in data.scores])
+        # a verdict not settled over 0…N−1 (its range is in the table's "unique_verdict") is NaN
+        verdicts = np.array([[math.nan if v is None else float(v) for v in s.verdicts().values()]
+                             for s in data.scores])
         return {
             "arrays": {"verdicts": verdicts},
             "meta": {

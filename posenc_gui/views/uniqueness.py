@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
 )
 
 from ..compute import ModelJob
+from ..model.coverage import span
 from ..model.panel_data import UniquenessData, continue_uniqueness_data, uniqueness_data
 from .base import Panel
 from .cursor import CursorAxis
@@ -47,14 +48,20 @@ def curve_range(data: UniquenessData) -> str:
 
 
 def closest_pair_sentence(data: UniquenessData, rich: bool) -> str:
-    """The closest pair, its distance in neighbour steps and the range it covers (HTML with ``rich``)."""
+    """The closest pair, its distance in neighbour steps and the range it is proved over (HTML with ``rich``).
+
+    Past the range searched the sentence says "among 0…M−1 only": no closest pair is called that of
+    0…N−1 unless every pair of 0…N−1 is covered.
+    """
     found, params = data.found, data.params
     p, q, distance = found.closest_pair
     bold = ("<b>", "</b>") if rich else ("", "")
-    return (f"{bold[0]}Closest pair:{bold[1]} positions {p:,.0f} and {q:,.0f}, ‖PE(p) − PE(q)‖ = "
+    whole = span(0, found.length - 1)
+    among = "" if found.whole_range else f" among {span(0, found.pairs_range - 1)} only (of {whole})"
+    return (f"{bold[0]}Closest pair{among}:{bold[1]} positions {p:,.0f} and {q:,.0f}, ‖PE(p) − PE(q)‖ = "
             f"{bold[0]}{distance:.6g}{bold[1]} = {found.step_ratio:.3g}× the neighbour step "
             f"{found.neighbour_step:.4g} (typical ‖PE‖ = {data.typical_norm:.4g}); {params.scheme}, "
-            f"d_model {params.d_model:,}; over {found.coverage()}.")
+            f"d_model {params.d_model:,}; {found.coverage()}.")
 
 
 def near_repeats_sentence(data: UniquenessData, one_per_offset: bool) -> str:
@@ -81,13 +88,10 @@ def _coverage_sentence(data: UniquenessData) -> str:
     found, params = data.found, data.params
     n = params.seq_len
     if found.pending:
-        done = found.scan.offsets_done
-        return (f"Checking every offset 1…{n - 1:,}: {done:,} done ({100 * done / (n - 1):.0f} %). Meanwhile "
-                f"everything shown compares all pairs of positions 0…{found.pairs_range - 1:,} only.")
-    if not found.whole_range:
-        return (f"Comparing positions 0…{found.pairs_range - 1:,} of {n:,}: all pairs of {n:,} positions at "
-                f"d_model {params.d_model:,} are too many for a live view, and no shortcut over every offset "
-                f"applies to {params.scheme} here.")
+        return (f"{found.scan.describe().capitalize()}. Meanwhile everything shown compares all pairs of "
+                f"positions 0…{found.pairs_range - 1:,} only.")
+    if not found.whole_range:  # the headline names the range, the model's note says why
+        return ""
     if not found.curve_whole_range:
         return (f"The closest pair and the table cover all of 0…{n - 1:,}; the curves compare positions "
                 f"0…{found.curve.positions.size - 1:,} only.")
@@ -113,8 +117,11 @@ class UniquenessPanel(Panel):
         "Every pair of 0…N−1 is compared where that fits the budget; past it, for schemes made of "
         "(sin, cos) pairs and linear columns the distance depends on the offset q − p only "
         "(each pair adds 4 sin²(k/2c)), and every offset 1…N−1 is checked instead; a sine without "
-        "its cosine (odd d) is then checked at every position of the closest offsets. "
-        "Otherwise only the leading positions are compared, and the plot's title says which."
+        "its cosine (odd d) is then checked at every position of the closest offsets. Binary is exact in "
+        "closed form (PE(p) = PE(q) when p ≡ q mod 2<sup>d</sup>). Any other table is searched exactly "
+        "by comparing only the pairs whose encodings are close along one coordinate, where that fits the "
+        "budget. Otherwise only the leading positions are compared, and the headline and the plot's title "
+        "say which."
     )
 
     def __init__(self, state, compute, parent: QWidget | None = None) -> None:
@@ -286,6 +293,9 @@ class UniquenessPanel(Panel):
                 "positions_compared": self.data.count,
                 "method": found.method,
                 "coverage": found.coverage(),
+                "pairs_proved": found.pair_coverage().as_dict(),
+                "whole_range": found.whole_range,
+                "pending": found.pending,
                 "curve_whole_range": found.curve_whole_range,
                 "neighbour_step": found.neighbour_step,
                 "columns": {"nearest": ["position", "nearest_position", "distance"],
