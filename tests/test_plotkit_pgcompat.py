@@ -123,6 +123,14 @@ def test_3_legend_entries_are_sample_and_label_pairs(qapp):
     assert all(isinstance(sample, pg.ItemSample) and isinstance(label, pg.LabelItem) for sample, label in entries)
 
 
+def test_9_a_legend_sample_knows_the_item_it_stands_for(qapp):
+    legend = pg.LegendItem(offset=None)
+    curves = [pg.PlotDataItem([0, 1], [0, 1], name=name) for name in ("dim 0", "dim 1")]
+    for curve in curves:
+        legend.addItem(curve, curve.name())
+    assert [pgcompat.legend_sample_item(sample) for sample, _ in pgcompat.legend_entries(legend)] == curves
+
+
 def test_4_a_layout_knows_the_cells_of_its_items(qtbot):
     canvas = new_layout_widget()
     qtbot.addWidget(canvas)

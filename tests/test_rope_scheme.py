@@ -12,6 +12,7 @@ from posenc_gui.model import SCHEMES, EncodingParams, rope_frequencies
 from posenc_gui.model.rope_data import rope_frequency_data
 from posenc_gui.views.heatmap import HeatmapPanel
 from posenc_gui.views.parameters import ParametersPanel
+from posenc_gui.views.plotkit.pgcompat import legend_entries
 from posenc_gui.views.rope_frequencies import RopeFrequenciesPanel
 from posenc_gui.views.similarity import SimilarityPanel
 from posenc_gui.views.waveforms import WaveformsPanel
@@ -116,6 +117,7 @@ def test_the_frequencies_panel_draws_both_curves_and_the_contexts(qtbot, state, 
     x, y = panel.scaled_curve.getOriginalDataset()
     np.testing.assert_array_equal(y, panel.data.wavelength)
     assert panel.scaled_curve.isVisible() and panel.context_line.isVisible()
+    assert [label.text for _, label in legend_entries(panel.legend)] == ["no scaling", "with the scaling type"]
     assert panel.context_line.value() == pytest.approx(math.log10(8192))
     assert "29</b> pairs (unscaled) do not complete one turn within the trained context L₀ = 8,192" in \
         panel.summary_label.text()
@@ -132,6 +134,8 @@ def test_the_frequencies_panel_draws_both_curves_and_the_contexts(qtbot, state, 
     state.flush()
     assert compute.wait_idle()
     assert not panel.scaled_curve.isVisible() and not panel.context_line.isVisible()
+    # the legend lists what is drawn: no entry (pyqtgraph's crossed-eye icon) for the hidden curve
+    assert [label.text for _, label in legend_entries(panel.legend)] == ["no scaling"]
     assert "Dashed" not in panel.summary_label.text()  # no trained context: no dashed line, and none named
 
 

@@ -23,6 +23,8 @@ GREY = "#666666"
 CONTEXT_PEN = pg.mkPen(GREY, width=1, style=Qt.PenStyle.DashLine)
 EXTENDED_PEN = pg.mkPen(GREY, width=1, style=Qt.PenStyle.DashDotLine)
 SEQUENCE_PEN = pg.mkPen(ORANGE, width=1, style=Qt.PenStyle.DotLine)
+#: The legend's name of the scaled wavelengths (listed only with a scaling type).
+SCALED_NAME = "with the scaling type"
 #: The colour of each band of pairs a scaling type treats alike (kept, ramped or smoothed, divided).
 BAND_COLOURS = {"extrapolated": BLUE, "high": BLUE, "ramped": GREEN, "medium": GREEN,
                 "interpolated": ORANGE, "low": ORANGE}
@@ -59,7 +61,7 @@ class RopeFrequenciesPanel(RopeOnlyPanel):
         self.plot.setLabel("left", "wavelength 2π/θᵢ (positions)")
         self.legend = add_legend_below(self.canvas, self.plot, labelTextColor=FOREGROUND)
         self.unscaled_curve = self.plot.plot(pen=pg.mkPen(GREY, width=2), name="no scaling")
-        self.scaled_curve = self.plot.plot(pen=pg.mkPen(BLUE, width=2), name="with the scaling type")
+        self.scaled_curve = self.plot.plot(pen=pg.mkPen(BLUE, width=2), name=SCALED_NAME)
         self.context_line = pg.InfiniteLine(angle=0, pen=CONTEXT_PEN)
         self.sequence_line = pg.InfiniteLine(angle=0, pen=SEQUENCE_PEN)
         self.extended_line = pg.InfiniteLine(angle=0, pen=EXTENDED_PEN)
@@ -85,6 +87,7 @@ class RopeFrequenciesPanel(RopeOnlyPanel):
                                     symbolBrush=shared_brush(GREY))
         rope_type = data.params.options["rope_type"]
         self.scaled_curve.setVisible(rope_type != "default")
+        self.legend.show_entry(self.scaled_curve, SCALED_NAME, rope_type != "default")
         brushes = [shared_brush(BAND_COLOURS.get(band, BLUE)) for band in data.band.tolist()]
         self.scaled_curve.setData(pairs, data.wavelength, symbol="o", symbolSize=6, symbolPen=NO_PEN,
                                   symbolBrush=brushes)

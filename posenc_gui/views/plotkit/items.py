@@ -6,7 +6,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import QRectF, Qt
 from PySide6.QtWidgets import QSizePolicy
 
-from .pgcompat import LegendInLayout, layout_cells, legend_entries
+from .pgcompat import LegendInLayout, layout_cells, legend_entries, legend_sample_item
 from .text import cache_text
 
 #: Line plots draw a dot per position while there are at most this many.
@@ -47,6 +47,18 @@ class LegendBelow(LegendInLayout):
         super().addItem(item, name)
         _, label = legend_entries(self)[-1]
         cache_text(label.item)
+
+    def show_entry(self, item, name: str, shown: bool) -> None:
+        """Add ``item``'s entry (named ``name``) when ``shown``, else remove it.
+
+        A hidden curve's entry would show pyqtgraph's crossed-eye toggle icon
+        instead of a line sample: a figure's legend lists what is drawn.
+        """
+        present = any(legend_sample_item(sample) is item for sample, _ in legend_entries(self))
+        if shown and not present:
+            self.addItem(item, name)
+        elif not shown and present:
+            self.removeItem(item)
 
     def fit_columns(self) -> None:
         """As many columns as the plot's width holds (entries fill the rows left to right)."""

@@ -32,6 +32,8 @@ moving to a new pyqtgraph is this file's work:
    (proper joins, small SVG/PDF) instead of thousands of two-point segments.
 8. ``AxisItem.picture``, the axis's cached drawing (:func:`forget_axis_picture`):
    an export that widens cosmetic pens must make the axes draw again.
+9. ``ItemSample.item``, the plot item a legend sample stands for
+   (:func:`legend_sample_item`): pyqtgraph has no getter for it.
 """
 
 from __future__ import annotations
@@ -161,6 +163,11 @@ class AxisPlacingEndLabels(pg.AxisItem):
 def legend_entries(legend: pg.LegendItem) -> list[tuple[pg.GraphicsWidget, pg.LabelItem]]:
     """The legend's entries as ``(sample, label)`` pairs, in the order they were added."""
     return legend.items
+
+
+def legend_sample_item(sample: pg.GraphicsWidget):
+    """The plot item a legend entry's sample stands for (pyqtgraph's ``ItemSample.item``), or None."""
+    return getattr(sample, "item", None)
 
 
 def layout_cells(layout: pg.GraphicsLayout, item) -> list[tuple[int, int]]:
