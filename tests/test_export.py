@@ -687,16 +687,23 @@ def _core_panel(qtbot, panel_id, state, compute):
     return make_panel(qtbot, cls, state, compute, size=(900, 600))
 
 
+#: The headline numbers a whole figure's caption starts from (every panel's export has a caption).
+HEADLINES = ("Values from -1 to 1.", "Matrix (dot product) from 104.5 to 256.", "No aliasing: every curve")
+
+
 @pytest.mark.parametrize("panel_id, words", [
     ("heatmap", ["Showing every", "th position and every", "th dimension", "Aliasing:", "moiré"]),
     ("similarity", ["Matrix: every", "position in both directions", "Profile: every", "offset k"]),
     ("waveforms", ["Dims 0, 1, 2048, 2049: a wavelength under 2 × the curves' sampling step",
                    "drawn as the band of their exact values"]),
 ])
-def test_a_sampled_figure_says_how_in_its_caption_and_a_whole_one_has_none(qtbot, state, compute, panel_id, words):
+def test_a_sampled_figure_says_how_in_its_caption_and_a_whole_one_says_its_headline(qtbot, state, compute, panel_id,
+                                                                                     words):
     # The window says it on lines above or under the canvas, which are not part of the exported figure.
     panel = _core_panel(qtbot, panel_id, state, compute)
-    assert panel.figure_caption() == ""  # 128 × 512: every position, every dimension, no band
+    whole = panel.figure_caption()  # 128 × 512: every position, every dimension, no band
+    assert not any(word in whole for word in words)
+    assert any(headline in whole for headline in HEADLINES), whole
     state.update(seq_len=1_048_576, d_model=8192)
     settle(qtbot, panel, compute)
     caption = panel.figure_caption()
@@ -704,7 +711,7 @@ def test_a_sampled_figure_says_how_in_its_caption_and_a_whole_one_has_none(qtbot
         assert word in caption, (word, caption)
     state.update(seq_len=128, d_model=512)
     settle(qtbot, panel, compute)
-    assert panel.figure_caption() == ""
+    assert panel.figure_caption() == whole
 
 
 def test_the_caption_is_written_under_the_figure_in_every_format(qtbot, state, compute):
@@ -719,6 +726,8 @@ def test_the_caption_is_written_under_the_figure_in_every_format(qtbot, state, c
     assert below > 12
 
     image = decode_png(export.export_bytes(panel, "png", scale=1))
+    caption = panel.figure_caption()  # of the figure as exported (its range from the values it drew)
+    below = export.caption_height(caption, w)
     assert (image.width(), image.height()) == (w, h + below)
     band = pixels(image)[h:, :, :3]
     assert (band.min(axis=2) < 100).sum() > 200  # dark text in the band under the figure
@@ -735,10 +744,13 @@ def test_the_caption_is_written_under_the_figure_in_every_format(qtbot, state, c
     dpi = canvas.logicalDpiX()
     assert box and float(box.group(2)) == pytest.approx((h + below) * 72 / dpi, abs=1)
 
-    state.update(seq_len=128, d_model=512)  # no caption: the figure alone
+    state.update(seq_len=128, d_model=512)  # nothing sampled: the headline alone, one line
     settle(qtbot, panel, compute)
     image = decode_png(export.export_bytes(panel, "png", scale=1))
-    assert (image.width(), image.height()) == (w, h)
+    headline = panel.figure_caption()
+    assert "Showing every" not in headline
+    assert (image.width(), image.height()) == (w, h + export.caption_height(headline, w)) and \
+        export.caption_height(headline, w) < below
 
 
 def test_export_dialog_announces_the_size_with_the_caption(window, tmp_path, qtbot):

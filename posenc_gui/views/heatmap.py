@@ -15,7 +15,7 @@ from ..model.digits import entry_with_error, shown_number
 from .base import Panel
 from .cursor import CursorAxis
 from .registry import DockPlacement
-from .labels import HoverReadout, NoticeLine, StatusText, WrappedLabelHolder, counted
+from .labels import HoverReadout, NoticeLine, StatusText, WrappedLabelHolder, counted, value_range_text
 from .plotkit import MatrixImageItem, MatrixPlot, new_layout_widget, view_pixels
 
 #: Used before the plot has been laid out and has a real pixel size.
@@ -212,14 +212,14 @@ class HeatmapPanel(Panel):
 
     # ---------------------------------------------------------------- export
     def figure_caption(self) -> str:
-        """The sampling and the aliasing of the figure, when there are any (the lines above the plot)."""
+        """The shown values' range, and the sampling and the aliasing of the figure when there are any."""
         data = self.data
         if data is None:
             return ""
         parts = [f"{_sampling_text(data)}." if _sampled(data) else "",
                  f"Aliasing: {_aliasing_text(data)}" if data.aliased.any() else "",
                  _clipping_text(data) if data.colour_bound is not None else ""]
-        return " ".join(part for part in parts if part)
+        return " ".join([value_range_text("Values", data.values), *(part for part in parts if part)])
 
     def headline(self) -> str:
         """What is shown and whether any dimension aliases (the lines above the plot)."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Callable
 
+import numpy as np
 from PySide6.QtCore import QEvent, QRect, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QPainter, QPen, QTextDocumentFragment
 from PySide6.QtWidgets import QLabel, QSizePolicy, QWidget
@@ -308,3 +309,11 @@ class HoverReadout:
         else:
             self.cell = None
             self._label.setText(self._prompt)
+
+
+def value_range_text(name: str, values: np.ndarray) -> str:
+    """``"Values from -1 to 1."``: the range of the finite shown values, for a figure's caption."""
+    finite = values[np.isfinite(values)]
+    if finite.size == 0:
+        return f"{name}: no finite value."
+    return f"{name} from {float(finite.min()):.4g} to {float(finite.max()):.4g}."

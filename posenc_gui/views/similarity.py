@@ -20,7 +20,7 @@ from .base import Panel
 from .cursor import CursorAxis
 from .param_controls import ViewSpinBox
 from .registry import DockPlacement, PanelOption
-from .labels import HoverReadout, StatusText
+from .labels import HoverReadout, StatusText, value_range_text
 from .plotkit import (
     BLUE, FOREGROUND, MatrixPlot, add_canvas_title, fit_y_range, new_layout_widget, set_axis_label,
     set_canvas_title, set_title, show_grid, style_plot, view_pixels,
@@ -308,14 +308,18 @@ class SimilarityPanel(Panel):
         return self.sampling_label.text()
 
     def figure_caption(self) -> str:
-        """Which positions the matrix and the profile show, when they are sampled."""
-        parts = []
+        """The ranges of the matrix and the profile, and which positions they show when sampled."""
         matrix, profile = self.matrix_data, self.profile_data
-        if matrix is not None and (matrix.rows.stride > 1 or matrix.cols.stride > 1):
-            parts.append(f"Matrix: {_matrix_extent(matrix)}.")
-        if profile is not None and profile.stride > 1:
-            parts.append(f"Profile: {AxisSample(0, profile.stride, 1).describe('offset')} k.")
-        return " ".join(parts + (["Exact values at the positions shown."] if parts else []))
+        ranges, sampled = [], []
+        if matrix is not None:
+            ranges.append(value_range_text(f"Matrix ({METRIC_LABELS[matrix.metric]})", matrix.matrix))
+            if matrix.rows.stride > 1 or matrix.cols.stride > 1:
+                sampled.append(f"Matrix: {_matrix_extent(matrix)}.")
+        if profile is not None:
+            ranges.append(value_range_text(f"Profile from p = {profile.reference:,}", profile.profile))
+            if profile.stride > 1:
+                sampled.append(f"Profile: {AxisSample(0, profile.stride, 1).describe('offset')} k.")
+        return " ".join(ranges + sampled + (["Exact values at the positions shown."] if sampled else []))
 
     def figure_widget(self) -> QWidget:
         return self.canvas

@@ -324,11 +324,12 @@ class WaveformsPanel(Panel):
         self._legend_names = names
 
     def figure_caption(self) -> str:
-        """Which curves are drawn as value bands, and why, when any are (the line above the plot)."""
+        """Which curves are drawn as value bands, and why, when any are; else the curves' formulas (the lines
+        around the plot)."""
         data = self.data
         aliased_dims = [dim for dim, band in zip(data.dims, data.aliased) if band] if data is not None else []
         if not aliased_dims:
-            return ""
+            return self.headline()
         if not data.bands_known:
             return sampling_notice(data, aliased_dims, dots_hidden=False)[0]
         many = len(aliased_dims) > 1
