@@ -13,6 +13,7 @@ import pytest
 from PySide6.QtCore import QByteArray
 from PySide6.QtGui import QImage
 
+from bert_folders import PANICS, hand_folder, write_panicking_tokenizer
 from posenc_gui import export_cli
 from posenc_gui.export import suggested_name
 from posenc_gui.model import EncodingParams, encode, pairwise
@@ -138,6 +139,15 @@ def test_usage_errors_are_one_line_and_exit_2(tmp_path, args, needle):
     line = one_line_error(run(*args), 2)
     assert needle in line, line
     assert list(tmp_path.iterdir()) == []  # nothing written
+
+
+@pytest.mark.parametrize("panic", PANICS)
+def test_a_tokenizer_that_makes_the_package_panic_is_one_line_naming_it_and_exit_2(tmp_path, panic):
+    path = write_panicking_tokenizer(hand_folder(tmp_path / "tiny-bert", special=True), panic)
+    target = tmp_path / "demo.png"
+    line = one_line_error(run("permutation", "--model", str(path.parent), "--real-head", "0", "-o", str(target)), 2)
+    assert str(path) in line and "the tokenizers package failed on it" in line, line
+    assert not target.exists()
 
 
 def test_failed_export_exits_1_and_keeps_the_existing_file(tmp_path):
