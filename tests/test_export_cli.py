@@ -150,6 +150,18 @@ def test_a_tokenizer_that_makes_the_package_panic_is_one_line_naming_it_and_exit
     assert not target.exists()
 
 
+@pytest.mark.parametrize("args, limit", [
+    (["--size", "8000x8000"], "16,777,216"),  # 64 million logical pixels: 3.2–3.8 GB to export before
+    (["--width", "16384"], "67,108,864"),  # 16,384 × 10,923 at the default 960 × 640 figure
+])
+def test_a_figure_past_the_memory_budget_is_one_line_exit_2_and_keeps_the_existing_file(tmp_path, args, limit):
+    existing = tmp_path / "big.png"
+    existing.write_bytes(b"keep me")
+    line = one_line_error(run("heatmap", "-o", str(existing), *args), 2)
+    assert limit in line and "memory" in line, line
+    assert existing.read_bytes() == b"keep me"
+
+
 def test_failed_export_exits_1_and_keeps_the_existing_file(tmp_path):
     missing = tmp_path / "no" / "such" / "folder" / "x.png"
     line = one_line_error(run("heatmap", "-o", str(missing)), 1)
