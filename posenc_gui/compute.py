@@ -347,7 +347,6 @@ class _WorkerProcess:
             running, waiting = self._running, list(self._waiting)
             self._running = None
             self._waiting.clear()
-            closing = self._closing
         try:
             self._child.wait(timeout=2)
         except subprocess.TimeoutExpired:  # its output closed, the process still there
@@ -360,7 +359,9 @@ class _WorkerProcess:
             running = running._replace(tries=running.tries + 1)
         unanswered = ([running] if running is not None else []) + waiting
         del running, waiting
-        replacement = None if closing or not (unanswered or _process_users) else worker_process()
+        with _process_lock:  # a release that closes this process (under the lock) is seen here, not after
+            closing = self._closing
+            replacement = None if closing or not (unanswered or _process_users) else worker_process()
         while unanswered:
             sent = unanswered.pop(0)
             if closing or sent.latest.get(sent.parcel[1]) != sent.parcel[2]:
@@ -368,8 +369,8 @@ class _WorkerProcess:
                 _relay.post(sent.parcel)
             elif sent.tries >= MAX_PROCESS_TRIES:
                 sent.parcel.extend([None, RuntimeError(
-                    f"The analysis worker process stopped {sent.tries} times while computing this (the last time: "
-                    f"{self._how_it_ended()}); it was restarted, and this request is not run again"), None])
+                    f"The analysis worker process stopped {sent.tries} times while computing this (the last time "
+                    f"{self._how_it_ended()}), so it is not computed again; change an input to try once more"), None])
                 _relay.post(sent.parcel)
             elif replacement is None or not replacement.take_over(sent):
                 _run_job(sent.job, sent.parcel, sent.latest)
