@@ -33,6 +33,7 @@ True
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import math
@@ -40,7 +41,7 @@ import os
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -346,21 +347,32 @@ def _tokenizers_call(path: str | os.PathLike[str], doing: str, call: Callable[[]
     is untrusted: the package panics on some of them (a ``Precompiled`` normalizer whose charsmap
     does not parse, on reading; a post-processor that names an undefined special token, on tokenising).
     """
-    with _STDERR_LOCK:
-        saved = os.dup(2)
+    with _STDERR_LOCK, _stderr_to_null():
         try:
-            with open(os.devnull, "wb") as sink:
-                os.dup2(sink.fileno(), 2)
-            try:
-                return call()
-            except BaseException as error:
-                if not _is_panic(error):
-                    raise
-                reason = " ".join(str(error).split())[:200]  # Rust's message, e.g. "no entry found for key"
-                raise ModelFileError(path, f"the tokenizers package failed on it while {doing} ({reason})") from None
-        finally:
-            os.dup2(saved, 2)
-            os.close(saved)
+            return call()
+        except BaseException as error:
+            if not _is_panic(error):
+                raise
+            reason = " ".join(str(error).split())[:200]  # Rust's message, e.g. "no entry found for key"
+            raise ModelFileError(path, f"the tokenizers package failed on it while {doing} ({reason})") from None
+
+
+@contextlib.contextmanager
+def _stderr_to_null() -> Iterator[None]:
+    """File descriptor 2 points to the null device inside, and back to what it was after (as it is, when the
+    process has no descriptor 2 or no null device)."""
+    try:
+        saved = os.dup(2)
+    except OSError:  # no stderr at all (pythonw): nothing to keep quiet
+        yield
+        return
+    try:
+        with contextlib.suppress(OSError), open(os.devnull, "wb") as sink:
+            os.dup2(sink.fileno(), 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
 
 
 @functools.lru_cache(maxsize=4)
