@@ -332,3 +332,22 @@ def test_a_request_that_worker_processes_keep_dying_on_is_reported_not_run_in_th
     message = str(errors[0])
     assert "worker process stopped" in message and "signal 9" in message, message
     assert len(started) >= 2  # the request was tried in a second process before the panel was told
+
+
+def test_a_window_whose_worker_process_is_killed_mid_update_shows_the_update(make_window, no_worker_yet, qtbot):
+    window = make_window(restore=False)
+    window.raise_panel("relative")
+    panel = window.panels["relative"]
+    assert window.compute.wait_idle(4 * TIMEOUT_S)
+    process = compute_module.worker_process()
+    qtbot.waitUntil(lambda: process.started, timeout=4 * TIMEOUT_S * 1000)
+    os.kill(process.pid, signal.SIGSTOP)
+    window.state.update(d_model=510)
+    window.state.flush()
+    assert window.compute.is_pending(panel) and process._running is not None  # a request in the stopped process
+    os.kill(process.pid, signal.SIGKILL)
+    assert window.compute.wait_idle(4 * TIMEOUT_S), "the window is still computing"
+    assert panel.data.params.d_model == 510
+    qtbot.waitUntil(lambda: not window.busy_indicator.isVisible(), timeout=4 * TIMEOUT_S * 1000)
+    replacement = compute_module._worker_process
+    assert replacement is not None and replacement is not process and replacement.alive
