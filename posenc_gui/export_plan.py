@@ -171,8 +171,9 @@ def build_parser(classes: Sequence[type]) -> argparse.ArgumentParser:
                        "heavier lines)")
     image.add_argument("--size", type=_size, metavar="WxH",
                        help=f"figure layout size in logical pixels (default "
-                       f"{DEFAULT_FIGURE_SIZE.width()}x{DEFAULT_FIGURE_SIZE.height()}; at most {MAX_LAYOUT_SIDE} a side and "
-                       f"{MAX_LAYOUT_PIXELS:,} in all); of each side when a --session compares A and B")
+                       f"{DEFAULT_FIGURE_SIZE.width()}x{DEFAULT_FIGURE_SIZE.height()}; at most "
+                       f"{MAX_LAYOUT_SIDE} a side and {MAX_LAYOUT_PIXELS:,} in all); of each side when a "
+                       "--session compares A and B")
     _accept_lists(add_parameter_flags(parser))
     table = panel_options(classes)
     groups: dict[str, argparse._ArgumentGroup] = {}

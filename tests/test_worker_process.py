@@ -310,7 +310,8 @@ def test_a_worker_process_killed_mid_request_is_restarted_and_the_request_run_ag
 
 #: A worker process that serves no request: it says it is ready, reads a request and kills itself
 #: (as a request that crashes the process would, every time).
-_DIES_ON_EVERY_REQUEST = ("import os, signal, sys; from posenc_gui.worker_process import READY, read_frame, write_frame;"
+_DIES_ON_EVERY_REQUEST = ("import os, signal, sys;"
+                          "from posenc_gui.worker_process import READY, read_frame, write_frame;"
                           "write_frame(sys.stdout.buffer, READY); read_frame(sys.stdin.buffer);"
                           "os.kill(os.getpid(), signal.SIGKILL)")
 
