@@ -11,6 +11,13 @@ runs, in this order:
    that does not pickle, another panel's request while the process is busy,
    or no process at all (turned off, could not start, kept stopping).
 
+Every request is answered, with its result or an error for ``on_error``:
+whatever it raises (a BaseException such as tokenizers' ``PanicException``
+too), and whatever happens to the worker process (killed, crashed). A
+process that stops is replaced at once and its requests run again in the
+replacement; one that a request was running in twice is reported to the
+panel instead of being run a third time (see :meth:`_WorkerProcess._stopped`).
+
 Never on the GUI thread. Each request is tagged with a generation number
 (modelled on napari's layer slicer): one superseded by a newer request of
 its key before it starts is skipped, and a superseded result is dropped.
@@ -142,6 +149,8 @@ def _lower_worker_priority() -> None:
 WORKER_PROCESS_ENV = "POSENC_GUI_WORKER_PROCESS"
 #: A worker process that stops by itself (killed, out of memory) is replaced at most this many times per run.
 MAX_PROCESS_REPLACEMENTS = 3
+#: A request runs in at most this many worker processes that stop while running it; then the panel is told.
+MAX_PROCESS_TRIES = 2
 #: The worker's working folder: the package's own, not the launch folder.
 WORKER_FOLDER = os.path.dirname(os.path.abspath(protocol.__file__))
 #: The worker's first Python code (``python -I -c``): its module path is the folders given as arguments.
@@ -198,12 +207,16 @@ class ModelJob:
 
 
 class _Sent(NamedTuple):
-    """A request for the worker process, with what it takes to finish it elsewhere."""
+    """A request for the worker process, with what it takes to finish it elsewhere.
+
+    ``tries`` counts the worker processes that stopped while running it.
+    """
 
     request: bytes
     job: ModelJob
     parcel: list
     latest: dict
+    tries: int = 0
 
 
 class _WorkerProcess:
@@ -214,9 +227,10 @@ class _WorkerProcess:
     :meth:`submit` for other keys' requests). A reader thread waits on the
     child's replies (blocked in ``read``, it does not hold the interpreter
     lock) and hands each result to the relay, like a worker thread. If the
-    child stops, the reader runs the job in flight and the waiting ones
-    itself; after :meth:`close` they are dropped. ``started`` tells whether
-    the child ever said it was ready (:data:`worker_process.READY`).
+    child stops, the reader starts a replacement and hands it the job in
+    flight and the waiting ones (see :meth:`_stopped`); after :meth:`close`
+    they are dropped. ``started`` tells whether the child ever said it was
+    ready (:data:`worker_process.READY`).
     """
 
     def __init__(self) -> None:
@@ -262,6 +276,17 @@ class _WorkerProcess:
                 return False
         return True
 
+    def take_over(self, sent: _Sent) -> bool:
+        """Run or queue ``sent``, a request of a worker process that stopped; False if this one has stopped too."""
+        with self._lock:
+            if not self.alive:
+                return False
+            if self._running is None:
+                self._start(sent)
+            else:
+                self._waiting.append(sent)
+        return True
+
     @staticmethod
     def _same_request(parcel: list, other: list) -> bool:
         """Whether two parcels are requests of the same service and key."""
@@ -299,18 +324,29 @@ class _WorkerProcess:
                     parcel += [value, None, None] if ok else [None, value, None]
                     del ok, value
                     _relay.post(parcel)
-        except Exception:  # noqa: BLE001 - no start, or a reply that does not read back: no longer trusted
+        except BaseException:  # noqa: BLE001 - no start, or a reply that does not read back: no longer trusted
             self._child.kill()
         self._stopped()
 
+    def _how_it_ended(self) -> str:
+        """The child's end in words ("killed by signal 9", "exit status 1"), once it has been waited for."""
+        code = self._child.returncode
+        return f"killed by signal {-code}" if code is not None and code < 0 else f"exit status {code}"
+
     def _stopped(self) -> None:
-        """The child's replies ended: finish its jobs in this thread (drop them once closed)."""
+        """The child's replies ended: start a replacement now and hand it the child's requests.
+
+        The request in flight counts a try (if the child had started); one
+        tried in :data:`MAX_PROCESS_TRIES` processes is answered with an
+        error (it may be what kills them) instead. A superseded request is
+        dropped. Without a replacement (:func:`worker_process` gives none)
+        they run in this thread. After :meth:`close` they are all dropped.
+        """
         with self._lock:
             self.alive = False
-            unanswered = ([self._running] if self._running is not None else []) + list(self._waiting)
+            running, waiting = self._running, list(self._waiting)
             self._running = None
             self._waiting.clear()
-            closing = self._closing
         try:
             self._child.wait(timeout=2)
         except subprocess.TimeoutExpired:  # its output closed, the process still there
@@ -319,13 +355,26 @@ class _WorkerProcess:
         for stream in (self._child.stdin, self._child.stdout):
             with contextlib.suppress(OSError, ValueError):
                 stream.close()
-        for _request, job, parcel, latest in unanswered:
-            if closing:
-                parcel += [_SUPERSEDED, None, None]
-                _relay.post(parcel)
-            else:
-                _run_job(job, parcel, latest)
-        del unanswered
+        if running is not None and self.started:
+            running = running._replace(tries=running.tries + 1)
+        unanswered = ([running] if running is not None else []) + waiting
+        del running, waiting
+        with _process_lock:  # a release that closes this process (under the lock) is seen here, not after
+            closing = self._closing
+            replacement = None if closing or not (unanswered or _process_users) else worker_process()
+        while unanswered:
+            sent = unanswered.pop(0)
+            if closing or sent.latest.get(sent.parcel[1]) != sent.parcel[2]:
+                sent.parcel.extend([_SUPERSEDED, None, None])
+                _relay.post(sent.parcel)
+            elif sent.tries >= MAX_PROCESS_TRIES:
+                sent.parcel.extend([None, RuntimeError(
+                    f"The analysis worker process stopped {sent.tries} times while computing this (the last time "
+                    f"{self._how_it_ended()}), so it is not computed again; change an input to try once more"), None])
+                _relay.post(sent.parcel)
+            elif replacement is None or not replacement.take_over(sent):
+                _run_job(sent.job, sent.parcel, sent.latest)
+            del sent
 
     def close(self) -> None:
         """End the child now, even in the middle of a job, without waiting for it.
@@ -364,8 +413,9 @@ def _run_job(job: Callable[[], Any], parcel: list, latest: dict) -> None:
     else:
         try:
             result, error = job(), None
-        except Exception as exc:  # delivered to on_error on the GUI thread
-            result, error = None, exc
+        except BaseException as exc:  # noqa: BLE001 - delivered to on_error on the GUI thread, a BaseException
+            # too (tokenizers' PanicException): a request left unanswered keeps its panel computing for ever
+            result, error = None, protocol.sendable_error(exc)
         parcel += [result, error, job]
         del result, error
     del job
@@ -373,6 +423,9 @@ def _run_job(job: Callable[[], Any], parcel: list, latest: dict) -> None:
 
 
 _worker_process: _WorkerProcess | None = None
+#: Held while the worker process is looked up, started or released (the GUI thread, and a reader
+#: thread replacing the process it read from).
+_process_lock = threading.RLock()
 #: The services that use the worker process; it ends when the last of them shuts down.
 _process_users: weakref.WeakSet[ComputeService] = weakref.WeakSet()
 _process_failures = 0
@@ -387,32 +440,34 @@ def worker_process(user: ComputeService | None = None) -> _WorkerProcess | None:
     global _worker_process, _process_failures
     if os.environ.get(WORKER_PROCESS_ENV, "1") == "0":
         return None
-    if _worker_process is not None and not _worker_process.alive:  # it stopped by itself
-        # One that never said it was ready will not start on a later try either.
-        _process_failures += 1 if _worker_process.started else MAX_PROCESS_REPLACEMENTS + 1
-        _worker_process = None
-    if _worker_process is None:
-        if _process_failures > MAX_PROCESS_REPLACEMENTS:
-            return None
-        try:
-            _worker_process = _WorkerProcess()
-        except OSError:  # no way to start it here: threads only
-            _process_failures = MAX_PROCESS_REPLACEMENTS + 1
-            return None
-    if user is not None:
-        _process_users.add(user)
-    return _worker_process
+    with _process_lock:
+        if _worker_process is not None and not _worker_process.alive:  # it stopped by itself
+            # One that never said it was ready will not start on a later try either.
+            _process_failures += 1 if _worker_process.started else MAX_PROCESS_REPLACEMENTS + 1
+            _worker_process = None
+        if _worker_process is None:
+            if _process_failures > MAX_PROCESS_REPLACEMENTS:
+                return None
+            try:
+                _worker_process = _WorkerProcess()
+            except OSError:  # no way to start it here: threads only
+                _process_failures = MAX_PROCESS_REPLACEMENTS + 1
+                return None
+        if user is not None:
+            _process_users.add(user)
+        return _worker_process
 
 
 def release_worker_process(user: ComputeService) -> None:
     """``user`` no longer needs the worker process; the last user's release ends it, at once."""
     global _worker_process
-    if user not in _process_users:
-        return
-    _process_users.discard(user)
-    if not _process_users and _worker_process is not None:
-        _worker_process.close()
-        _worker_process = None
+    with _process_lock:
+        if user not in _process_users:
+            return
+        _process_users.discard(user)
+        if not _process_users and _worker_process is not None:
+            _worker_process.close()
+            _worker_process = None
 
 
 @atexit.register

@@ -46,6 +46,10 @@ def panel_options(classes: Sequence[type]) -> dict[str, dict[str, PanelOption]]:
 # --------------------------------------------------------------------- parser
 #: Smallest figure layout (logical pixels) and largest.
 MIN_LAYOUT_WIDTH, MIN_LAYOUT_HEIGHT, MAX_LAYOUT_SIDE = 200, 150, 8000
+#: Most logical pixels a figure's layout may have in all (width × height; each side's of an A/B figure).
+#: The panel is laid out and painted at that size, and its PNG at the default scale (2) has 4 times as many
+#: pixels: the PNG's memory budget (export.MAX_PNG_PIXELS, 2**26). --size 8000x8000 took 3.2–3.8 GB.
+MAX_LAYOUT_PIXELS = 2**24
 
 
 def _size(text: str) -> tuple[int, int]:
@@ -56,6 +60,10 @@ def _size(text: str) -> tuple[int, int]:
     if not (MIN_LAYOUT_WIDTH <= w <= MAX_LAYOUT_SIDE and MIN_LAYOUT_HEIGHT <= h <= MAX_LAYOUT_SIDE):
         raise argparse.ArgumentTypeError(f"size must be {MIN_LAYOUT_WIDTH}…{MAX_LAYOUT_SIDE} x "
                                          f"{MIN_LAYOUT_HEIGHT}…{MAX_LAYOUT_SIDE} logical pixels, got {text!r}")
+    if w * h > MAX_LAYOUT_PIXELS:
+        raise argparse.ArgumentTypeError(f"size {text} is {w * h:,} logical pixels; a figure may have at most "
+                                         f"{MAX_LAYOUT_PIXELS:,} (e.g. 4096x4096), which bounds the memory an "
+                                         "export takes")
     return w, h
 
 
@@ -127,7 +135,7 @@ def _accept_lists(actions: dict[str, argparse.Action]) -> None:
 
 def build_parser(classes: Sequence[type]) -> argparse.ArgumentParser:
     from .__main__ import add_parameter_flags
-    from .export import DEFAULT_FIGURE_SIZE, DEFAULT_PNG_SCALE, FORMATS
+    from .export import DEFAULT_FIGURE_SIZE, DEFAULT_PNG_SCALE, FORMATS, MAX_PNG_PIXELS
     from .views.plotkit.theme import THEME_NAMES
 
     ids = [cls.panel_id for cls in classes]
@@ -155,14 +163,16 @@ def build_parser(classes: Sequence[type]) -> argparse.ArgumentParser:
     image = parser.add_argument_group("image options")
     image.add_argument("--width", type=int, metavar="PX", help="PNG width in pixels (default: "
                        f"{DEFAULT_PNG_SCALE:g} × the figure size); narrower than the default figure, "
-                       "the figure is laid out at that width so its text keeps its size")
+                       "the figure is laid out at that width so its text keeps its size; a PNG has at most "
+                       f"{MAX_PNG_PIXELS:,} pixels in all (its memory)")
     image.add_argument("--scale", type=float, metavar="S", help="PNG scale factor instead of --width")
     image.add_argument("--theme", choices=THEME_NAMES, metavar="|".join(THEME_NAMES),
                        help="colours of the figures: light (default), dark, or print (white, black text, "
                        "heavier lines)")
     image.add_argument("--size", type=_size, metavar="WxH",
                        help=f"figure layout size in logical pixels (default "
-                       f"{DEFAULT_FIGURE_SIZE.width()}x{DEFAULT_FIGURE_SIZE.height()}); of each side when a "
+                       f"{DEFAULT_FIGURE_SIZE.width()}x{DEFAULT_FIGURE_SIZE.height()}; at most "
+                       f"{MAX_LAYOUT_SIDE} a side and {MAX_LAYOUT_PIXELS:,} in all); of each side when a "
                        "--session compares A and B")
     _accept_lists(add_parameter_flags(parser))
     table = panel_options(classes)
@@ -309,6 +319,7 @@ def _with_session_options(chosen: dict[str, list[tuple[PanelOption, Any]]], sess
 def plan(args: argparse.Namespace, classes: Sequence[type]) -> Plan:
     """Check the command line and say what to write; :class:`UsageError` for a bad one (nothing written)."""
     from .export import (
+        DEFAULT_PNG_SCALE,
         IMAGE_FORMATS,
         MAX_PNG_SIDE,
         MAX_SCALE,
@@ -316,6 +327,7 @@ def plan(args: argparse.Namespace, classes: Sequence[type]) -> Plan:
         MIN_SCALE,
         ExportError,
         format_for_path,
+        png_size_problem,
         suggested_name,
     )
 
@@ -352,6 +364,12 @@ def plan(args: argparse.Namespace, classes: Sequence[type]) -> Plan:
         raise UsageError(f"--scale must be in {MIN_SCALE:g}…{MAX_SCALE:g}, got {args.scale:g}")
     if args.size is not None and not any(fmt in IMAGE_FORMATS for fmt in formats):
         raise UsageError(f"--size applies to figure output (.png .svg .pdf), not {shown}")
+    size = layout_size(args.size, args.width)
+    if "png" in formats:  # the PNG's memory budget, checked on the figure without its caption (which adds rows)
+        factor = args.width / size[0] if args.width is not None else args.scale or DEFAULT_PNG_SCALE
+        problem = png_size_problem(round(size[0] * factor), round(size[1] * factor))
+        if problem:
+            raise UsageError(f"{problem} (the figure is laid out at {size[0]}x{size[1]})")
     options = _chosen_options(args, classes, args.panels)
     if session is not None:
         options = _with_session_options(options, session, by_id)
@@ -373,7 +391,7 @@ def plan(args: argparse.Namespace, classes: Sequence[type]) -> Plan:
                     raise UsageError(f"two files would be named {path.name}: give each panel, format and value once")
                 names.add(path.name)
             jobs.append(Job(params, by_id[panel_id], files))
-    return Plan(tuple(jobs), options, layout_size(args.size, args.width), args.width, args.scale, folder,
+    return Plan(tuple(jobs), options, size, args.width, args.scale, folder,
                 dict(session.view) if session is not None else {},
                 session.pinned if session is not None else None,
                 session.compare_mode if session is not None else "side_by_side", getattr(args, "theme", None))

@@ -67,22 +67,54 @@ def resolve(module: str, name: str):
     return function
 
 
+def sendable_error(error: BaseException) -> Exception:
+    """``error`` as an exception that the window can receive: itself, or a RuntimeError that names it.
+
+    A BaseException that is not an Exception (tokenizers' ``PanicException``, a model function's
+    ``SystemExit``) is not caught by the window's ``except Exception``; its class may not even
+    be importable there (``pyo3_runtime``).
+    """
+    if isinstance(error, Exception):
+        return error
+    return RuntimeError(f"{type(error).__name__}: {' '.join(str(error).split())}")
+
+
 def _reply(ok: bool, value) -> bytes:
+    """The reply frame's payload; an exception that does not pickle, or not back, goes as its message.
+
+    It goes as a ValueError if it is one (a bad parameter: the message names it), else as a
+    RuntimeError naming its type. (An exception whose ``__init__`` takes other arguments than
+    its ``args``, such as ``ModelFileError(path, problem)``, pickles but does not unpickle.)
+    """
     try:
-        return pickle.dumps((ok, value), protocol=pickle.HIGHEST_PROTOCOL)
-    except Exception as error:  # a result or exception that does not pickle: say what it was
-        return pickle.dumps((False, RuntimeError(f"{type(value).__name__} could not be sent back: {error}")))
+        payload = pickle.dumps((ok, value), protocol=pickle.HIGHEST_PROTOCOL)
+        if not ok:
+            pickle.loads(payload)
+        return payload
+    except Exception as error:  # noqa: BLE001 - whatever pickling raises
+        if ok:
+            return pickle.dumps((False, RuntimeError(f"{type(value).__name__} could not be sent back: {error}")))
+        message = " ".join(str(value).split())
+        plain = ValueError(message) if isinstance(value, ValueError) else RuntimeError(
+            f"{type(value).__name__}: {message}")
+        return pickle.dumps((False, plain))
 
 
 def serve(requests: BinaryIO, replies: BinaryIO) -> None:
-    """Write :data:`READY`, then answer requests until ``requests`` ends."""
+    """Write :data:`READY`, then answer requests until ``requests`` ends.
+
+    Whatever a request raises is its reply, a BaseException too (see :func:`sendable_error`):
+    only an interrupt (Ctrl+C in the window's terminal reaches this process too) ends it.
+    """
     write_frame(replies, READY)
     while (frame := read_frame(requests)) is not None:
         try:
             module, name, args = pickle.loads(frame)
             result = resolve(module, name)(*args)
-        except Exception as error:  # the model's ValueError (a bad parameter) and anything else, sent back
-            payload = _reply(False, error)
+        except KeyboardInterrupt:
+            raise
+        except BaseException as error:  # the model's ValueError (a bad parameter) and anything else, sent back
+            payload = _reply(False, sendable_error(error))
         else:
             payload = _reply(True, result)
         del frame

@@ -36,6 +36,25 @@ def write_tokenizer(folder: Path, special: bool = True) -> None:
     tokenizer.save(str(folder / "tokenizer.json"))
 
 
+#: How :func:`write_panicking_tokenizer` breaks a tokenizer.json so that the tokenizers package panics
+#: (``PanicException``, a BaseException): on reading it, or on tokenising with it.
+PANICS = ("a Precompiled normalizer with a bad charsmap", "a post-processor naming an undefined special token")
+
+
+def write_panicking_tokenizer(folder: Path, panic: str) -> Path:
+    """Replace ``folder``'s tokenizer.json by one that makes the tokenizers package panic (``panic`` of
+    :data:`PANICS`): written by the package, then one field changed as a hostile file would have it."""
+    write_tokenizer(folder, special=True)
+    path = folder / "tokenizer.json"
+    document = json.loads(path.read_text())
+    if panic == PANICS[0]:  # the package reads it and panics (rust: "Cannot parse precompiled_charsmap")
+        document["normalizer"] = {"type": "Precompiled", "precompiled_charsmap": "AQID"}  # 3 bytes: no charsmap
+    else:  # it reads; tokenising a sentence panics looking "[SEP]" up ("no entry found for key")
+        del document["post_processor"]["special_tokens"]["[SEP]"]
+    path.write_text(json.dumps(document))
+    return path
+
+
 def hand_tensors() -> dict[str, np.ndarray]:
     """The hand model in BERT's names (no prefix); float32, every value exact."""
     word = np.full((len(VOCAB), 4), 0.25)

@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 from bert_folders import (
-    VOCAB, bert_config, distilbert_folder, hand_folder, hand_tensors, random_folder, roberta_folder, write_folder,
+    PANICS, VOCAB, bert_config, distilbert_folder, hand_folder, hand_tensors, random_folder, roberta_folder, write_folder,
+    write_panicking_tokenizer,
 )
 from posenc_gui.model import ModelFileError, open_model
 from posenc_gui.model.bert_head import (
@@ -190,6 +191,19 @@ def test_a_hostile_tokenizer_gives_one_line(tmp_path, text, problem):
     with pytest.raises(ValueError, match=problem) as caught:
         bert_permutation_demo(str(folder), "dog", "dog")
     assert "\n" not in str(caught.value)
+
+
+@pytest.mark.parametrize("panic", PANICS)
+def test_a_tokenizer_that_makes_the_package_panic_is_one_value_error_naming_the_file(tmp_path, panic):
+    folder = hand_folder(tmp_path / "m", special=True)
+    path = write_panicking_tokenizer(folder, panic)
+    for attempt in range(2):  # the second time from the tokenizer cache: the same message, no panic
+        with pytest.raises(ValueError) as caught:
+            bert_permutation_demo(str(folder), "dog bites man", "man bites dog")
+        message = str(caught.value)
+        assert type(caught.value) is ValueError  # not tokenizers' PanicException, a BaseException
+        assert message.startswith("model: ") and str(path) in message and "\n" not in message
+        assert "the tokenizers package failed" in message
 
 
 def test_a_tokenizer_file_past_the_size_limit_is_not_read(tmp_path, monkeypatch):

@@ -3,13 +3,15 @@
 import json
 
 import numpy as np
+import pyqtgraph as pg
 import pytest
+from PySide6.QtCore import Qt
 
 from posenc_gui import export_cli
 from posenc_gui.model import EncodingParams
 from posenc_gui.model.compare import ShownMatrix, matrix_difference
 from posenc_gui.session import SESSION_FORMAT, SessionError, read_session
-from posenc_gui.views.compare import ComparedPanel, PinnedState
+from posenc_gui.views.compare import ComparedPanel, PinnedState, plot_items
 from posenc_gui.views.registry import panel_classes
 
 TIMEOUT_MS = 30_000
@@ -314,3 +316,34 @@ def test_the_comparison_comes_back_at_the_next_launch_and_a_bad_saved_one_is_nam
     bad = make_window(size=(1200, 800))
     assert not bad.comparison.active
     assert "A/B comparison ignored (compare.a.scheme must be text" in bad.statusBar().currentMessage()
+
+
+@pytest.mark.parametrize("panel_id, params, change", [
+    ("precision", EncodingParams(scheme="rope", seq_len=256, d_model=64), {"rope_theta": 500.0}),
+    ("bias", EncodingParams(scheme="t5", seq_len=128, d_model=64), {"num_buckets": 16}),
+])
+def test_the_overlay_draws_a_s_step_curves_as_steps(make_window, qtbot, panel_id, params, change):
+    # The RoPE precision curve and the T5 buckets are step curves (stepMode "center": one more x than y);
+    # their copy in B's plot was set without the step mode, which pyqtgraph refuses.
+    window = make_window(size=(1500, 950), params=params, restore=False)
+    window.pin_a()
+    window.comparison.set_mode("overlay")
+    assert window.state.update(**change) is None
+    comparison = settled(qtbot, compared(window, panel_id))
+    steps = [(key, item) for key, item in comparison.overlays.items()
+             if item.isVisible() and item.opts.get("stepMode") == "center"]
+    assert steps, "A's step curve has no copy in B's plot"
+    a_curves = {(plot_index, item_index): item
+                for plot_index, plot in enumerate(plot_items(comparison.a))
+                for item_index, item in enumerate(item for item in plot.listDataItems()
+                                                  if isinstance(item, (pg.PlotDataItem, pg.PlotCurveItem)))}
+    for key, mirror in steps:
+        curve = a_curves[key]
+        assert curve.opts.get("stepMode") == "center"
+        assert len(mirror.xData) == len(mirror.yData) + 1  # the edges of the steps, as A's curve has them
+        np.testing.assert_array_equal(mirror.xData, curve.xData)
+        np.testing.assert_array_equal(mirror.yData, curve.yData)  # A's values, not B's
+        assert mirror.opts["pen"].style() == Qt.PenStyle.DashLine
+    b_steps = [item for item in plot_items(comparison.b)[steps[0][0][0]].listDataItems()
+               if item not in comparison.overlays.values() and item.opts.get("stepMode") == "center"]
+    assert b_steps and not np.array_equal(b_steps[0].yData, steps[0][1].yData)  # B's own curve differs from A's

@@ -546,6 +546,21 @@ def test_unknown_extension_and_bad_width_keep_the_old_file(qtbot, state, compute
     assert png.read_bytes() == b"old png"
 
 
+def test_a_png_past_the_memory_budget_is_refused_and_keeps_the_old_file(qtbot, state, compute, tmp_path):
+    from posenc_gui.views.heatmap import HeatmapPanel
+
+    panel = make_panel(qtbot, HeatmapPanel, state, compute, size=(600, 400))
+    png = tmp_path / "fig.png"
+    png.write_bytes(b"old png")
+    figure = panel.figure_widget()
+    height = round(figure.height() * 16000 / figure.width())
+    assert height <= export.MAX_PNG_SIDE and 16000 * height > export.MAX_PNG_PIXELS
+    # each side is within 16,384 pixels; the image as a whole (over 100 million pixels, 400 MiB) is not
+    with pytest.raises(ExportError, match=f"past the limit of {export.MAX_PNG_PIXELS:,} .*memory"):
+        export.export_panel(panel, png, width=16000)
+    assert png.read_bytes() == b"old png"
+
+
 # ------------------------------------------------------------ the window
 @pytest.fixture
 def window(qtbot, settings_path, monkeypatch):
@@ -647,6 +662,30 @@ def test_export_dialog_stays_open_on_failure(window, tmp_path, qtbot):
     dialog.export_button.click()
     assert dialog.written is None and dialog.result() != dialog.DialogCode.Accepted
     assert window.errors and "does not exist" in window.errors[-1]
+
+
+def test_export_dialog_refuses_a_png_past_the_memory_budget_where_the_size_is_chosen(window, tmp_path, qtbot):
+    from posenc_gui.views.export_ui import ExportDialog, export_panel_to
+
+    dialog = ExportDialog(window, "heatmap")
+    qtbot.addWidget(dialog)
+    target = tmp_path / "big.png"
+    target.write_bytes(b"old png")
+    dialog.path_edit.setText(str(target))
+    figure = window.panels["heatmap"].exported().figure_widget()
+    assert figure.height() <= figure.width()  # so 16,000 wide stays within 16,384 a side
+    dialog.width_radio.setChecked(True)
+    dialog.width_spin.setValue(16000)
+    assert f"past the limit of {export.MAX_PNG_PIXELS:,}" in dialog.size_label.text()
+    assert not dialog.export_button.isEnabled()
+    dialog.export_button.click()
+    assert dialog.written is None and target.read_bytes() == b"old png"
+    # the same width given to the export itself (as the dock's button or a script would): refused, file kept
+    assert export_panel_to(window, "heatmap", str(target), width=16000) is None
+    assert f"past the limit of {export.MAX_PNG_PIXELS:,}" in window.errors[-1]
+    assert target.read_bytes() == b"old png"
+    dialog.width_spin.setValue(1200)  # back within the budget: the size is announced and the button enabled
+    assert dialog.size_label.text().startswith("1,200 × ") and dialog.export_button.isEnabled()
 
 
 def test_whole_window_png_and_clipboard(window, tmp_path):

@@ -13,6 +13,7 @@ import pytest
 from PySide6.QtCore import QByteArray
 from PySide6.QtGui import QImage
 
+from bert_folders import PANICS, hand_folder, write_panicking_tokenizer
 from posenc_gui import export_cli
 from posenc_gui.export import suggested_name
 from posenc_gui.model import EncodingParams, encode, pairwise
@@ -138,6 +139,27 @@ def test_usage_errors_are_one_line_and_exit_2(tmp_path, args, needle):
     line = one_line_error(run(*args), 2)
     assert needle in line, line
     assert list(tmp_path.iterdir()) == []  # nothing written
+
+
+@pytest.mark.parametrize("panic", PANICS)
+def test_a_tokenizer_that_makes_the_package_panic_is_one_line_naming_it_and_exit_2(tmp_path, panic):
+    path = write_panicking_tokenizer(hand_folder(tmp_path / "tiny-bert", special=True), panic)
+    target = tmp_path / "demo.png"
+    line = one_line_error(run("permutation", "--model", str(path.parent), "--real-head", "0", "-o", str(target)), 2)
+    assert str(path) in line and "the tokenizers package failed on it" in line, line
+    assert not target.exists()
+
+
+@pytest.mark.parametrize("args, limit", [
+    (["--size", "8000x8000"], "16,777,216"),  # 64 million logical pixels: 3.2–3.8 GB to export before
+    (["--width", "16384"], "67,108,864"),  # 16,384 × 10,923 at the default 960 × 640 figure
+])
+def test_a_figure_past_the_memory_budget_is_one_line_exit_2_and_keeps_the_existing_file(tmp_path, args, limit):
+    existing = tmp_path / "big.png"
+    existing.write_bytes(b"keep me")
+    line = one_line_error(run("heatmap", "-o", str(existing), *args), 2)
+    assert limit in line and "memory" in line, line
+    assert existing.read_bytes() == b"keep me"
 
 
 def test_failed_export_exits_1_and_keeps_the_existing_file(tmp_path):

@@ -74,6 +74,15 @@ def test_a_bad_handout_command_is_one_line_and_exit_2(argv, message, capsys, tmp
     assert not (tmp_path / "x.pdf").exists()
 
 
+def test_a_handout_past_the_memory_budget_is_refused_and_keeps_the_existing_file(capsys, tmp_path):
+    existing = tmp_path / "lesson.pdf"
+    existing.write_bytes(b"keep me")
+    assert export_cli.main(["handout", "-o", str(existing), "heatmap", "--size", "8000x8000"]) == 2
+    error = capsys.readouterr().err.strip()
+    assert "16,777,216" in error and "memory" in error and "\n" not in error
+    assert existing.read_bytes() == b"keep me"
+
+
 def test_a_session_handout_shows_a_and_b(tmp_path, qapp):
     params = EncodingParams().replaced(d_model=64)
     session = tmp_path / "s.json"

@@ -7,10 +7,12 @@ import json
 import numpy as np
 import pytest
 
-from bert_folders import hand_folder, write_folder, bert_config, hand_tensors
+from bert_folders import PANICS, hand_folder, write_folder, bert_config, hand_tensors, write_panicking_tokenizer
+from posenc_gui import compute as compute_module
 from posenc_gui.model.bert_head import RealHeadDemo, bert_permutation_demo
 from posenc_gui.views import model_open
 from posenc_gui.views.permutation import TOY_HEAD, PermutationPanel
+from waiting import TIMEOUT_S
 
 
 def _settle(panel) -> None:
@@ -126,6 +128,26 @@ def test_picking_a_folder_that_is_not_bert_family_says_why(panel, tmp_path, monk
     _settle(panel)
     assert "lacks tensor encoder.layer.0.attention.self.key.bias" in panel.message_label.text()
     assert panel.head_combo.count() == 1 and not isinstance(panel.demo, RealHeadDemo)
+
+
+@pytest.mark.parametrize("where", ["worker process", "threads"])
+@pytest.mark.parametrize("panic", PANICS)
+def test_a_tokenizer_that_makes_the_package_panic_is_named_in_the_panel(panel, folder, panic, where, monkeypatch):
+    # PanicException is a BaseException: it used to end the worker process, then the thread that
+    # re-ran the request, and the panel waited for a result for ever.
+    monkeypatch.setenv(compute_module.WORKER_PROCESS_ENV, "1" if where == "worker process" else "0")
+    model_open.open_model_path(panel.state, str(folder), ask=False)
+    panel.set_head(0)
+    _settle(panel)
+    shown = panel.demo
+    assert isinstance(shown, RealHeadDemo)
+    path = write_panicking_tokenizer(folder, panic)
+    panel.set_head(1)
+    panel.state.flush()
+    assert panel.compute.wait_idle(4 * TIMEOUT_S), "the panel is still computing"
+    message = panel.message_label.text()
+    assert str(path) in message and "the tokenizers package failed on it" in message
+    assert panel.message_label.isVisibleTo(panel) and panel.demo is shown  # the last good view stays
 
 
 def test_the_export_carries_the_model_head_and_numbers(panel, folder):

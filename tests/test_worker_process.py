@@ -67,7 +67,7 @@ def _wait(compute, results, count=1):
     assert len(results) >= count
 
 
-def test_a_model_job_runs_in_the_worker_process_and_survives_its_death(compute, results, monkeypatch):
+def test_a_model_job_runs_in_the_worker_process_and_survives_its_death(compute, results, no_worker_yet, monkeypatch):
     monkeypatch.delenv(compute_module.WORKER_PROCESS_ENV, raising=False)
     params = EncodingParams(seq_len=64, d_model=32)
     compute.submit("relative", ModelJob(relative_data, (params, 8, 2)), results.append)
@@ -146,7 +146,7 @@ def test_a_service_without_processes_runs_model_jobs_in_its_threads(qapp, result
         service.shutdown()
 
 
-def test_a_reply_that_does_not_read_back_replaces_the_child(compute, results, monkeypatch):
+def test_a_reply_that_does_not_read_back_replaces_the_child(compute, results, no_worker_yet, monkeypatch):
     monkeypatch.delenv(compute_module.WORKER_PROCESS_ENV, raising=False)
     params = EncodingParams(seq_len=32, d_model=16)
     compute.submit("first", ModelJob(relative_data, (params, 4, 1)), results.append)
@@ -198,7 +198,7 @@ class _UnpicklableInt(int):
         raise ValueError("this argument refuses to be pickled")
 
 
-def test_a_model_job_whose_arguments_do_not_pickle_runs_in_a_thread(compute, results, monkeypatch):
+def test_a_model_job_whose_arguments_do_not_pickle_runs_in_a_thread(compute, results, no_worker_yet, monkeypatch):
     monkeypatch.delenv(compute_module.WORKER_PROCESS_ENV, raising=False)
     params = EncodingParams(seq_len=32, d_model=16)
     errors = []
@@ -243,3 +243,112 @@ def test_a_worker_process_that_cannot_start_leaves_every_request_to_the_threads(
     assert [data.spread.offsets[-1] for data in results] == [4, 6, 8]
     assert started == [1]  # tried once, not again for each request
     assert compute_module.worker_process() is None
+
+
+class _Panic(BaseException):
+    """Stands for tokenizers' PanicException: a BaseException, which ``except Exception`` lets through."""
+
+
+def _stand_in_for(function):
+    """A function the worker process takes for ``function`` (same module and name) but that refuses to run here:
+    a request answered by it was run in the window's process, not in a worker process."""
+
+    def only_in_a_worker_process(*_args):
+        raise AssertionError("the request ran in the window's process")
+
+    only_in_a_worker_process.__module__ = function.__module__
+    only_in_a_worker_process.__qualname__ = function.__qualname__
+    return only_in_a_worker_process
+
+
+def test_a_base_exception_in_the_child_is_an_error_reply_and_the_child_serves_on():
+    code = ("import posenc_gui.model.limits as limits, posenc_gui.worker_process as w;"
+            "Panic = type('PanicException', (BaseException,), {});"
+            "limits.check_int = lambda *args: (_ for _ in ()).throw(Panic('no entry found for key'));"
+            "w.main()")
+    child = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    try:
+        assert worker_process.read_frame(child.stdout) == worker_process.READY
+        ok, error = _ask(child, "posenc_gui.model.limits", "check_int", ("n", 5, 0, 10))
+        assert not ok and isinstance(error, RuntimeError)
+        assert "PanicException" in str(error) and "no entry found for key" in str(error)
+        assert _ask(child, "posenc_gui.model.limits", "is_real", (0.5,)) == (True, True)  # still serving
+    finally:
+        child.stdin.close()
+        assert child.wait(timeout=4 * TIMEOUT_S) == 0
+        child.stdout.close()
+
+
+def test_a_request_raising_a_base_exception_in_a_thread_reaches_on_error(compute, results):
+    def panics():
+        raise _Panic("Precompiled: Error(\"Cannot parse precompiled_charsmap\")")
+
+    errors = []
+    compute.submit("panics", panics, results.append, errors.append)
+    assert compute.wait_idle(4 * TIMEOUT_S), "the request was never answered"
+    assert not results and len(errors) == 1 and isinstance(errors[0], RuntimeError)
+    assert "_Panic" in str(errors[0]) and "precompiled_charsmap" in str(errors[0])
+
+
+def test_a_worker_process_killed_mid_request_is_restarted_and_the_request_run_again_there(
+        compute, results, no_worker_yet, qtbot):
+    process = compute_module.worker_process()
+    qtbot.waitUntil(lambda: process.started, timeout=4 * TIMEOUT_S * 1000)
+    os.kill(process.pid, signal.SIGSTOP)  # it cannot answer: the request is still in flight when it is killed
+    params = EncodingParams(seq_len=64, d_model=32)
+    errors = []
+    compute.submit("relative", ModelJob(_stand_in_for(relative_data), (params, 16, 2)), results.append,
+                   errors.append)
+    os.kill(process.pid, signal.SIGKILL)
+    assert compute.wait_idle(4 * TIMEOUT_S), "the request was never answered"
+    assert not errors and len(results) == 1
+    np.testing.assert_array_equal(results[0].profiles, relative_data(params, 16, 2).profiles)
+    replacement = compute_module._worker_process  # started when the first one died, not at the next request
+    assert replacement is not None and replacement is not process and replacement.alive
+    assert replacement.pid != process.pid
+
+
+#: A worker process that serves no request: it says it is ready, reads a request and kills itself
+#: (as a request that crashes the process would, every time).
+_DIES_ON_EVERY_REQUEST = ("import os, signal, sys;"
+                          "from posenc_gui.worker_process import READY, read_frame, write_frame;"
+                          "write_frame(sys.stdout.buffer, READY); read_frame(sys.stdin.buffer);"
+                          "os.kill(os.getpid(), signal.SIGKILL)")
+
+
+def test_a_request_that_worker_processes_keep_dying_on_is_reported_not_run_in_the_window(
+        compute, results, no_worker_yet, monkeypatch):
+    started = []
+
+    def dying_command():
+        started.append(1)
+        return [sys.executable, "-c", _DIES_ON_EVERY_REQUEST]
+
+    monkeypatch.setattr(compute_module, "worker_command", dying_command)
+    errors = []
+    compute.submit("relative", ModelJob(_stand_in_for(relative_data), (EncodingParams(seq_len=8, d_model=8), 4, 1)),
+                   results.append, errors.append)
+    assert compute.wait_idle(4 * TIMEOUT_S), "the request was never answered"
+    assert not results and len(errors) == 1 and isinstance(errors[0], RuntimeError), errors
+    message = str(errors[0])
+    assert "worker process stopped" in message and "signal 9" in message, message
+    assert len(started) >= 2  # the request was tried in a second process before the panel was told
+
+
+def test_a_window_whose_worker_process_is_killed_mid_update_shows_the_update(make_window, no_worker_yet, qtbot):
+    window = make_window(restore=False)
+    window.raise_panel("relative")
+    panel = window.panels["relative"]
+    assert window.compute.wait_idle(4 * TIMEOUT_S)
+    process = compute_module.worker_process()
+    qtbot.waitUntil(lambda: process.started, timeout=4 * TIMEOUT_S * 1000)
+    os.kill(process.pid, signal.SIGSTOP)
+    window.state.update(d_model=510)
+    window.state.flush()
+    assert window.compute.is_pending(panel) and process._running is not None  # a request in the stopped process
+    os.kill(process.pid, signal.SIGKILL)
+    assert window.compute.wait_idle(4 * TIMEOUT_S), "the window is still computing"
+    assert panel.data.params.d_model == 510
+    qtbot.waitUntil(lambda: not window.busy_indicator.isVisible(), timeout=4 * TIMEOUT_S * 1000)
+    replacement = compute_module._worker_process
+    assert replacement is not None and replacement is not process and replacement.alive

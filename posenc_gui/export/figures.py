@@ -26,6 +26,10 @@ DEFAULT_FIGURE_SIZE = QSize(960, 640)
 #: Bounds on a PNG's pixel width / height and on its scale factor.
 MIN_PNG_WIDTH = 16
 MAX_PNG_SIDE = 16384
+#: Most pixels a PNG may have in all (width × height). Its image takes 4 bytes a pixel, 256 MiB at the
+#: limit, and encoding it about as much again: this bounds an export's memory, which the sides alone do
+#: not (16,384 × 16,384 would be 1 GiB; a --size 8000x8000 figure took 3.2–3.8 GB).
+MAX_PNG_PIXELS = 2**26
 MIN_SCALE, MAX_SCALE = 0.1, 16.0
 #: Default PNG scale: sharp on slides and HiDPI screens.
 DEFAULT_PNG_SCALE = 2.0
@@ -254,12 +258,26 @@ def _output_scale(widget: QWidget, width: int | None, scale: float | None) -> fl
     return float(scale)
 
 
+def png_size_problem(width: int, height: int) -> str | None:
+    """Why a ``width`` × ``height`` pixel PNG is refused, or None: past :data:`MAX_PNG_SIDE` pixels a side or
+    :data:`MAX_PNG_PIXELS` in all (the memory budget), with the limit in the message."""
+    if width > MAX_PNG_SIDE or height > MAX_PNG_SIDE:
+        return (f"A {width:,} × {height:,} pixel image exceeds the limit of {MAX_PNG_SIDE:,} pixels per side; "
+                "choose a smaller width or scale")
+    if width * height > MAX_PNG_PIXELS:
+        return (f"A {width:,} × {height:,} pixel image has {width * height:,} pixels, past the limit of "
+                f"{MAX_PNG_PIXELS:,} ({MAX_PNG_PIXELS * 4 // 2**20} MiB in memory, e.g. 8,192 × 8,192) that bounds "
+                "the memory an export takes; choose a smaller width or scale")
+    return None
+
+
 def render_image(
     widget: QWidget, *, width: int | None = None, scale: float | None = None, background: QColor | None = None,
     caption: str = "",
 ) -> QImage:
     """Paint ``widget`` into an image ``width`` pixels wide (or ``scale`` × its size), ``caption`` under it.
 
+    An image past :func:`png_size_problem`'s limits is refused (ExportError) before it is made.
     The painter is scaled, so every line, glyph and image cell is drawn at
     the output resolution.
     """
@@ -267,11 +285,9 @@ def render_image(
     below = _Caption(caption, widget.width())
     out_w = width if width is not None else max(1, round(widget.width() * factor))
     out_h = max(1, round((widget.height() + below.height) * factor))
-    if out_w > MAX_PNG_SIDE or out_h > MAX_PNG_SIDE:
-        raise ExportError(
-            f"A {out_w:,} × {out_h:,} pixel image exceeds the limit of {MAX_PNG_SIDE:,} pixels per side; "
-            "choose a smaller width or scale"
-        )
+    problem = png_size_problem(out_w, out_h)
+    if problem:  # refused before any memory is taken
+        raise ExportError(problem)
     background = background or QColor(theme.current().background)
     # On an opaque background every pixel stays opaque: no alpha channel, a quarter less to encode.
     opaque = background.alpha() == 255

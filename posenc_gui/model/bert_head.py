@@ -33,13 +33,15 @@ True
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import math
 import os
+import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -323,19 +325,75 @@ def table_split(plain: AttentionTrace, positioned: AttentionTrace) -> TableSplit
 # --------------------------------------------------------------------------- the tokenizer
 
 
+#: One tokenizers call at a time while stderr points to the null device (see :func:`_tokenizers_call`).
+_STDERR_LOCK = threading.Lock()
+
+
+def _is_panic(error: BaseException) -> bool:
+    """Whether ``error`` is a panic of the tokenizers package's Rust code (pyo3's ``PanicException``).
+
+    It derives from BaseException, not Exception, so ``except Exception`` lets it through; the class is
+    not importable (its module ``pyo3_runtime`` exists only inside the extension), hence the name.
+    """
+    return type(error).__name__ == "PanicException"
+
+
+def _tokenizers_call(path: str | os.PathLike[str], doing: str, call: Callable[[], Any]) -> Any:
+    """``call()``, with a panic of the tokenizers package turned into a :class:`ModelFileError` naming ``path``.
+
+    Rust prints a panic's report on the process's stderr (three lines) before Python sees the
+    exception; the exception says the same, so the report is dropped: while ``call`` runs, file
+    descriptor 2 points to the null device (one call at a time, under a lock). A tokenizer.json
+    is untrusted: the package panics on some of them (a ``Precompiled`` normalizer whose charsmap
+    does not parse, on reading; a post-processor that names an undefined special token, on tokenising).
+    """
+    with _STDERR_LOCK, _stderr_to_null():
+        try:
+            return call()
+        except BaseException as error:
+            if not _is_panic(error):
+                raise
+            reason = " ".join(str(error).split())[:200]  # Rust's message, e.g. "no entry found for key"
+            raise ModelFileError(path, f"the tokenizers package failed on it while {doing} ({reason})") from None
+
+
+@contextlib.contextmanager
+def _stderr_to_null() -> Iterator[None]:
+    """File descriptor 2 points to the null device inside, and back to what it was after (as it is, when the
+    process has no descriptor 2 or no null device)."""
+    try:
+        saved = os.dup(2)
+    except OSError:  # no stderr at all (pythonw): nothing to keep quiet
+        yield
+        return
+    try:
+        with contextlib.suppress(OSError), open(os.devnull, "wb") as sink:
+            os.dup2(sink.fileno(), 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
 @functools.lru_cache(maxsize=4)
 def _tokenizer(path: str, _version: tuple) -> Any:
     from tokenizers import Tokenizer  # the format's own reader, imported only to read one
 
     text = json.dumps(_read_json(Path(path)))  # bounded size and nesting, UTF-8, no NaN constants
-    try:
+
+    def read() -> Any:
         tokenizer = Tokenizer.from_str(text)
+        tokenizer.no_padding()
+        tokenizer.no_truncation()  # a longer sentence is refused with its length, not cut
+        return tokenizer
+
+    try:
+        return _tokenizers_call(path, "reading it", read)
+    except ModelFileError:
+        raise
     except Exception as error:  # any failure of the reader on an untrusted file
         first = " ".join(str(error).split())
         raise ModelFileError(path, f"not a tokenizer the tokenizers package reads ({first})") from None
-    tokenizer.no_padding()
-    tokenizer.no_truncation()  # a longer sentence is refused with its length, not cut
-    return tokenizer
 
 
 def load_tokenizer(folder: str | os.PathLike[str]) -> Any:
@@ -357,13 +415,18 @@ def load_tokenizer(folder: str | os.PathLike[str]) -> Any:
     return _tokenizer(str(path), (info.st_ino, info.st_size, info.st_mtime_ns))
 
 
-def encode_sentence(tokenizer: Any, sentence: object, name: str, longest: int) -> tuple[tuple[int, ...], tuple[str, ...]]:
+def encode_sentence(tokenizer: Any, tokenizer_path: str | os.PathLike[str], sentence: object, name: str,
+                    longest: int) -> tuple[tuple[int, ...], tuple[str, ...]]:
     """The ids and token texts of ``sentence`` as the model reads it (special tokens such as [CLS] included).
+
+    ``tokenizer`` is :func:`load_tokenizer`'s, read from ``tokenizer_path``.
 
     Raises
     ------
     ValueError
         Naming ``name``: not text, no tokens besides the special ones, or more than ``longest`` tokens.
+    ModelFileError
+        Naming ``tokenizer_path``, when the tokenizers package panics on the sentence (a broken file).
     """
     if not isinstance(sentence, str):
         raise ValueError(f"{name} must be text, got {type(sentence).__name__}")
@@ -372,7 +435,9 @@ def encode_sentence(tokenizer: Any, sentence: object, name: str, longest: int) -
     if len(sentence) > 64 * longest:
         raise ValueError(f"{name} has {len(sentence):,} characters; the head reads at most {longest} tokens")
     try:
-        encoding = tokenizer.encode(sentence)
+        encoding = _tokenizers_call(tokenizer_path, f"tokenising {name}", lambda: tokenizer.encode(sentence))
+    except ModelFileError:
+        raise
     except Exception as error:  # the tokenizer's own refusal
         raise ValueError(f"{name} cannot be tokenised ({' '.join(str(error).split())})") from None
     ids, tokens = tuple(int(i) for i in encoding.ids), tuple(encoding.tokens)
@@ -515,12 +580,13 @@ def bert_permutation_demo(model_path: str, sentence_a: str, sentence_b: str, hea
         model = cached_model(model_path)
         layout = bert_layout(model)
         tokenizer = load_tokenizer(model.path)
+        head = check_head(head, layout)
+        longest = max_tokens(model, layout)
+        path = model.path / TOKENIZER_FILE
+        ids_a, tokens_a = encode_sentence(tokenizer, path, sentence_a, "sentence_a", longest)
+        ids_b, tokens_b = encode_sentence(tokenizer, path, sentence_b, "sentence_b", longest)
     except ModelFileError as error:
         raise ValueError(f"model: {' '.join(str(error).split())}") from None
-    head = check_head(head, layout)
-    longest = max_tokens(model, layout)
-    ids_a, tokens_a = encode_sentence(tokenizer, sentence_a, "sentence_a", longest)
-    ids_b, tokens_b = encode_sentence(tokenizer, sentence_b, "sentence_b", longest)
     vocabulary = next(tensor.shape[0] for tensor in model.tensors if tensor.name == layout.word)
     for name, ids in (("sentence_a", ids_a), ("sentence_b", ids_b)):
         if max(ids) >= vocabulary:

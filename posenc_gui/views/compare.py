@@ -317,7 +317,10 @@ class ComparedPanel(QWidget):
             self._take_difference()
 
     def _draw_overlays(self) -> None:
-        """Copy every line of A's plots, dashed, into the same plot of B (the plots correspond one to one)."""
+        """Copy every line of A's plots, dashed, into the same plot of B (the plots correspond one to one).
+
+        A step curve stays a step curve (its ``stepMode``).
+        """
         seen = set()
         for plot_index, (a_plot, b_plot) in enumerate(zip(plot_items(self.a), plot_items(self.b))):
             # PlotDataItem (which the plot's log mode transforms) or PlotCurveItem (drawn as given): the copy is
@@ -337,7 +340,10 @@ class ComparedPanel(QWidget):
                     mirror.setZValue(item.zValue() + 0.5)
                     b_plot.addItem(mirror)
                     self.overlays[key] = mirror
-                mirror.setData(item.xData, item.yData, connect=item.opts.get("connect", "all"))
+                # a step curve (stepMode "center": the x of its n + 1 edges) is copied as steps: without the mode
+                # pyqtgraph reads n + 1 x values for n y values as an error, in every paint
+                mirror.setData(item.xData, item.yData, connect=item.opts.get("connect", "all"),
+                               stepMode=item.opts.get("stepMode"))
                 mirror.setVisible(item.isVisible())
         for key, mirror in self.overlays.items():
             if key not in seen:

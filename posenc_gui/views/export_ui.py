@@ -52,11 +52,13 @@ from ..export import (
     export_widget_png,
     figure_caption,
     format_for_path,
+    png_size_problem,
     suggested_name,
 )
 
 from ..export_cli import StillComputing, until_drawn
-from .plotkit.theme import THEME_NAMES, current as current_theme
+from .base import MESSAGE_STYLES
+from .plotkit.theme import THEME_NAMES, current as current_theme, themed_text
 from .registry import panel_class
 
 if TYPE_CHECKING:
@@ -345,8 +347,13 @@ class ExportDialog(QDialog):
             out_h = round((h + below) * out_w / w)
         else:
             out_w, out_h = round(w * self.scale_spin.value()), round((h + below) * self.scale_spin.value())
-        self.size_label.setText(f"{out_w:,} × {out_h:,} pixels (figure on screen: {w} × {h}"
+        problem = png_size_problem(out_w, out_h) if self.fmt == "png" else None
+        # past the memory budget: said where the size is chosen, and nothing to export until it is smaller
+        self.size_label.setText(problem or f"{out_w:,} × {out_h:,} pixels (figure on screen: {w} × {h}"
                                 + (", and a caption under it)" if below else ")"))
+        self.size_label.setWordWrap(problem is not None)
+        self.size_label.setStyleSheet(themed_text(MESSAGE_STYLES["error"]) if problem else "")
+        self.export_button.setEnabled(problem is None)
 
     def _browse(self) -> None:
         path = ask_save_path(self, "Export to", self.path_edit.text(), self.fmt)
