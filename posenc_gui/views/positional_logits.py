@@ -17,8 +17,8 @@ from ..compute import ModelJob
 from ..model import EncodingParams, limits
 from ..model.compare import ShownMatrix
 from ..model.logit_properties import (
-    MAX_COMPARED, PROPERTY_HELP, PROPERTY_NAMES, ComparedSetup, LogitProperties, compared_profiles, pinned_comparison,
-    properties_table,
+    MAX_COMPARED, PROPERTY_HELP, PROPERTY_NAMES, SCAN_WORK, ComparedSetup, LogitProperties, compared_profiles,
+    continue_table, finish_table, pinned_comparison, properties_caption, properties_table, table_pending,
 )
 from ..model.logits import (
     DEFAULT_SEEDS, DENSE_OFFSETS, LOG_OFFSETS, MAX_SEEDS, MIN_SEEDS, VECTORS, LogitProfileData, RotationTerms,
@@ -90,7 +90,7 @@ class PositionalLogitsPanel(Panel):
     title = "Positional logits"
     #: A table, a bias, or a rotation (see :meth:`shows`).
     requires = frozenset({"table"})
-    model_functions = (logit_profile_data, compared_profiles, properties_table, pinned_comparison)
+    model_functions = (logit_profile_data, compared_profiles, properties_table, continue_table, pinned_comparison)
     compares_matrix = True
     cursor_axes = ("position",)
     cli_options = (
@@ -206,7 +206,7 @@ class PositionalLogitsPanel(Panel):
         self.properties = QTableWidget(1, len(PROPERTY_NAMES), self)
         self.properties.setHorizontalHeaderLabels([PROPERTY_LABELS[name] for name in PROPERTY_NAMES])
         self.properties.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.properties.setWordWrap(False)
+        self.properties.setWordWrap(True)  # a cell names its coverage
         self.properties.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.properties.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
         self.properties.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
@@ -354,8 +354,11 @@ class PositionalLogitsPanel(Panel):
         key = self._properties_key()
         if key == self._measured_key or self.unavailable_message() is not None:
             return
-        self.compute.submit((self, "properties"), ModelJob(properties_table, key),
-                            lambda measured, key=key: self._show_properties(key, measured),
+        self._submit_properties(key, ModelJob(properties_table, (*key, SCAN_WORK)))
+
+    def _submit_properties(self, key: tuple, job: ModelJob) -> None:
+        """Measure (or continue the scans over every offset) in steps: the decay cell shows how far it is."""
+        self.compute.submit((self, "properties"), job, lambda measured, key=key: self._show_properties(key, measured),
                             lambda error: self.show_message(str(error), "error"))
 
     def _mark_properties_pending(self) -> None:
@@ -368,6 +371,8 @@ class PositionalLogitsPanel(Panel):
         from ..model.schemes import SCHEMES
 
         self._measured_key, self.measured = key, measured
+        if table_pending(measured):
+            self._submit_properties(key, ModelJob(continue_table, (measured, SCAN_WORK)))
         rows = list(measured)
         labels = [SCHEMES[scheme].label + ("" if row else " (this setup)") for row, (scheme, _) in enumerate(rows)]
         if self.pinned is not None and self.pinned_result is not None:  # A heads the table, and this setup is B
@@ -684,15 +689,8 @@ class PositionalLogitsPanel(Panel):
         """The measured properties of each setup, when they are the current parameters'."""
         if self._measured_key != self._properties_key():
             return ""
-        parts = []
-        for scheme, result in self.measured:
-            if isinstance(result, LogitProperties):
-                parts.append(f"{scheme}: " + "; ".join(f"{name} {text}" for name, text in result.verdicts().items()))
-            else:
-                parts.append(f"{scheme}: not measured ({result})")
-        return ("Measured properties (decays: from which distance every farther key gets under 1 % of the "
-                "softmax weight of distance 0; bounded: the largest |logit| over a longer range) — "
-                + ". ".join(parts) + ".")
+        self.measured = finish_table(self.measured)  # an export while a scan runs: finish it here
+        return properties_caption(self.measured)
 
     def export_data(self) -> dict[str, Any]:
         """The matrix, its positions, and the profile (with a rotation's random pairs and decay bound) per distance."""
@@ -740,6 +738,7 @@ class PositionalLogitsPanel(Panel):
         meta["compared"] = {setup.key: setup.params.as_dict() if setup.params else setup.error
                             for setup in self.compared}
         if self._measured_key == self._properties_key():
-            meta["properties"] = {scheme: result.verdicts() if isinstance(result, LogitProperties) else result
+            self.measured = finish_table(self.measured)
+            meta["properties"] = {scheme: result.as_dict() if isinstance(result, LogitProperties) else result
                                   for scheme, result in self.measured}
         return {"arrays": arrays, "meta": meta}

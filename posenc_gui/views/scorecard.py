@@ -22,10 +22,10 @@ from PySide6.QtWidgets import (
 
 from ..compute import ModelJob
 from ..model import SCHEMES, EncodingParams, scheme
-from ..model.logit_properties import PROPERTY_HELP, PROPERTY_NAMES, LogitProperties
+from ..model.logit_properties import PROPERTY_HELP, PROPERTY_NAMES, VECTORS_WORDS, LogitProperties
 from ..model.scorecard import (
-    CRITERIA, GROWTH_TOL, TK_OFFSET, TK_TOL, UNIQUE_TOL, Scorecard, SchemeScore, continue_score, measure_scheme, scorecard,
-    scorecard_key,
+    CRITERIA, GROWTH_TOL, TK_OFFSET, TK_TOL, UNIQUE_TOL, Scorecard, SchemeScore, continue_logits, continue_score,
+    measure_scheme, scorecard, scorecard_key,
 )
 from .base import Panel
 from .plotkit import FOREGROUND
@@ -183,7 +183,7 @@ class ScorecardPanel(Panel):
     comparable = False
     requires: frozenset[str] = frozenset()  # applies to every scheme
     title = "Scorecard"
-    model_functions = (scorecard, continue_score, measure_scheme)
+    model_functions = (scorecard, continue_score, continue_logits, measure_scheme)
     help_text = (
         "The notes ask that p<sub>i</sub> be unique, bounded, deterministic and generalize to unseen "
         "lengths; the sinusoidal claim adds an exact linear map PE(p+k) = T<sub>k</sub>·PE(p). Every cell "
@@ -339,6 +339,12 @@ class ScorecardPanel(Panel):
             self._timer.start()
         elif data.pending:
             self._continue(data)
+        elif data.logits_pending:  # the logit columns' scans over every offset, a step at a time
+            self.compute.submit(self, ModelJob(continue_logits, (data, SCAN_STEP)), self._continued_logits, self._failed)
+
+    def _continued_logits(self, data: Scorecard) -> None:
+        if self.data is not None and not self.is_stale():
+            self._show(data)
 
     def _fill(self, data: Scorecard) -> None:
         params = data.params
@@ -351,8 +357,11 @@ class ScorecardPanel(Panel):
         measured = f"Measured at N = {params.seq_len:,}, d_model = {params.d_model:,}; {_options_text(data)}"
         pending = data.pending
         # the figure's caption says what was measured; the status, what is still being checked
-        self.status_label.setText(f"Checking every offset of {', '.join(pending)} …" if pending else "")
-        self.caption_label.setText(f"<b>Scorecard</b> — each scheme against the wish list. {measured}.")
+        scanning = pending or data.logits_pending
+        self.status_label.setText(f"Checking every offset of {', '.join(scanning)} …" if scanning else "")
+        self.caption_label.setText(f"<b>Scorecard</b> — each scheme against the wish list. {measured}. Logit "
+                                   f"columns: {VECTORS_WORDS}; a ✓ or ✗ is proved over the range it names, a – "
+                                   "only checked where it says.")
         notes = sorted({note for s in data.scores for note in s.notes})
         notes += [f"{SCHEMES[key].label} not measured: {why}" for key, why in data.left_out]
         self.notes_label.setText("Notes: " + "; ".join(notes) + "." if notes else "Every position checked.")
@@ -418,10 +427,10 @@ class ScorecardPanel(Panel):
             for criterion, (text, tip) in cell_texts(score).items():
                 pending = criterion == "unique" and score.pending
                 cells.append((text, tip, "pending" if pending else verdicts[criterion]))
-        if isinstance(measured, LogitProperties):
+        if isinstance(measured, LogitProperties):  # each text has its mark (✓, ✗, – unsettled) and coverage
             texts, passes = measured.verdicts(), measured.passes()
-            cells += [(f"{'✓' if passes[name] else '✗'} {texts[name]}", f"{texts[name]}. {PROPERTY_HELP[name]}",
-                       passes[name]) for name in PROPERTY_NAMES]
+            cells += [(texts[name], f"{texts[name]}. {PROPERTY_HELP[name]} {VECTORS_WORDS}.",
+                       "pending" if passes[name] is None else passes[name]) for name in PROPERTY_NAMES]
         else:
             why = measured or "not measured"
             cells += [("— not measured", f"Its positional logit was not measured: {why}", None)
@@ -446,7 +455,7 @@ class ScorecardPanel(Panel):
         score, measured = self.pinned_row or measure_scheme(self.pinned)
         return {"A": {"params": self.pinned.as_dict(),
                       "verdicts": score.verdicts() if score is not None else None,
-                      "logit_properties": measured.verdicts() if isinstance(measured, LogitProperties) else measured}}
+                      "logit_properties": measured.as_dict() if isinstance(measured, LogitProperties) else measured}}
 
     # ------------------------------------------------------------------ access
     def cell_text(self, scheme: str, criterion: str) -> str:
@@ -468,6 +477,7 @@ class ScorecardPanel(Panel):
             data = scorecard(self.state.params, options=self._measure_options())  # a hidden dock: measure now
         for key in data.pending:  # an export while a scan runs: finish it here
             data = data.with_score(continue_score(data.score(key), data.setup(key)))
+        data = continue_logits(data)
         verdicts = np.array([[float(v) for v in s.verdicts().values()] for s in data.scores])
         return {
             "arrays": {"verdicts": verdicts},
