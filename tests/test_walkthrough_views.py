@@ -268,9 +268,10 @@ def test_scorecard_panel_is_live(qtbot, state, compute):
     assert panel.table.rowCount() == len(SCHEMES) - 1
     # ALiBi gives no table: its table criteria do not apply, its logit is measured (the paper's causal bias)
     assert panel.cell_text("alibi", "bounded_within") == "— no table"
-    assert panel.cell_text("alibi", "logit: symmetric") == "✗ no (causal mask)"
+    assert panel.cell_text("alibi", "logit: symmetric").startswith("✗ no (causal mask) (L(0, 1) = masked")
     assert panel.cell_text("alibi", "logit: bounded").startswith("✗ no (×")
-    assert panel.cell_text("alibi", "logit: offset only") == "✓ yes"
+    # N = 128: every pair of positions is measured, so "offset only" is proved over all of them
+    assert panel.cell_text("alibi", "logit: offset only") == "✓ yes: proved over query and key positions 0…127"
     for criterion in ("bounded_within", "bounded_past", "deterministic", "generalizes", "exact_tk"):
         assert panel.cell_text("rope", criterion).startswith("✓"), criterion  # a rotation: T_k exact
     assert panel.data.score("rope").tk_residual < 1e-12
