@@ -256,7 +256,9 @@ class LogitProperties:
             decay_cov = Coverage("offsets", 0, scan.done - 1)
         else:
             decay_cov = Coverage("offsets", 0, n - 1, "sampled", samples=max(scan.done, 1))
-        decays = Verdict(self.decays, decay_cov, everything)
+        kept = (f"the key at r = {scan.last_kept:,} keeps ≥ 1 %; every offset 0…{n - 1:,} evaluated"
+                if scan.complete and not self.decays and scan.last_kept >= 0 else None)
+        decays = Verdict(self.decays, decay_cov, everything, kept)
         low, high = self.bound_lengths
         bound_exact = high <= MATRIX_POSITIONS
         proved_yes = self.limit_longer <= GROWTH_TOL * self.max_within
@@ -285,9 +287,8 @@ class LogitProperties:
         return {"offset only": offset, "decays": decays, "symmetric": symmetric, "bounded": bounded,
                 "defined past N": past, "tells positions apart": apart}
 
-    def verdicts(self) -> dict[str, str]:
-        """One cell per property: its mark, its number and its coverage (:meth:`~.coverage.Verdict.cell`)."""
-        records = self.verdict_records()
+    def _words(self) -> dict[str, tuple[str, str]]:
+        """Per property, the words for when it holds and for when it fails, with its number."""
         n = self.params.seq_len
         if self.offset_only:
             offset = ("yes", "")
@@ -311,22 +312,41 @@ class LogitProperties:
             decay = ("", f"no within offsets 0…{self.scan.done - 1:,} (the key at r = {self.scan.last_kept:,} keeps "
                          "≥ 1 %)")
         else:
-            decay = ("", f"no (far drop {self.far_drop:.3g}; the key at r = {self.scan.last_kept:,} keeps ≥ 1 %, "
-                         f"every offset 0…{n - 1:,} evaluated)")
+            decay = ("", f"no (far drop {self.far_drop:.3g})")
         bounded = (f"yes (≤ {max(self.max_longer, 0):.4g})",
                    f"no (×{self.growth:.3g} over ×{self.bound_lengths[1] // self.bound_lengths[0]} range)")
         rows = self.exact_rows
         by_mask = rows[1] if rows is not None else self.rows_by_mask
         apart = ("by the mask alone" if by_mask else "by the mask" if self.causal else "yes", "no")
-        words = {"offset only": offset, "decays": decay, "symmetric": symmetric, "bounded": bounded,
-                 "defined past N": ("yes", "no"), "tells positions apart": apart}
+        return {"offset only": offset, "decays": decay, "symmetric": symmetric, "bounded": bounded,
+                "defined past N": ("yes", "no"), "tells positions apart": apart}
+
+    def verdicts(self) -> dict[str, str]:
+        """One cell per property: its mark, its number and its coverage (:meth:`~.coverage.Verdict.cell`)."""
+        n = self.params.seq_len
+        words = self._words()
         cells = {}
-        for name, verdict in records.items():
+        for name, verdict in self.verdict_records().items():
             holds_words, fails_words = words[name]
             if name == "decays" and self.scan.pending:
                 cells[name] = f"{holds_words} (of 0…{n - 1:,})"
                 continue
             cells[name] = verdict.cell(holds_words, fails_words)
+        return cells
+
+    def short_cells(self) -> dict[str, str]:
+        """Compact cells for a table: a settled ✓ or ✗ is proved over its column's whole range, so its mark and
+        number say it (:meth:`verdicts` has the coverage, for the tooltip); an unsettled one names its samples."""
+        words = self._words()
+        cells = {}
+        for name, verdict in self.verdict_records().items():
+            text = words[name][0 if verdict.holds else 1]
+            if name == "decays" and self.scan.pending:
+                cells[name] = text
+            elif verdict.mark == "–":
+                cells[name] = f"– {text}, {verdict.coverage.phrase()}"
+            else:
+                cells[name] = f"{verdict.mark} {text}"
         return cells
 
     def decay_words(self) -> str:

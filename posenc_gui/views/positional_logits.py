@@ -381,9 +381,10 @@ class PositionalLogitsPanel(Panel):
         self.properties.setRowCount(len(rows))
         for row, (scheme, result) in enumerate(rows):
             verdicts = result.verdicts() if isinstance(result, LogitProperties) else {}
+            short = result.short_cells() if verdicts else {}
             for column, name in enumerate(PROPERTY_NAMES):
                 text = verdicts.get(name, "not measured")
-                item = QTableWidgetItem(text)
+                item = QTableWidgetItem(short.get(name, text))
                 detail = (result.past_error if name == "defined past N" and verdicts and result.past_error
                           else "" if verdicts else str(result))
                 item.setToolTip("\n\n".join(part for part in (text, detail, PROPERTY_HELP[name]) if part))

@@ -360,8 +360,9 @@ class ScorecardPanel(Panel):
         scanning = pending or data.logits_pending
         self.status_label.setText(f"Checking every offset of {', '.join(scanning)} …" if scanning else "")
         self.caption_label.setText(f"<b>Scorecard</b> — each scheme against the wish list. {measured}. Logit "
-                                   f"columns: {VECTORS_WORDS}; a ✓ or ✗ is proved over the range it names, a – "
-                                   "only checked where it says.")
+                                   f"columns: {VECTORS_WORDS}; a ✓ or ✗ is proved over the whole range of its column "
+                                   "(positions or offsets 0…N−1; bounded: 0…16N−1; past N: N…2N−1), a – only "
+                                   "checked where it says (hover a cell for its coverage).")
         notes = sorted({note for s in data.scores for note in s.notes})
         notes += [f"{SCHEMES[key].label} not measured: {why}" for key, why in data.left_out]
         self.notes_label.setText("Notes: " + "; ".join(notes) + "." if notes else "Every position checked.")
@@ -428,8 +429,8 @@ class ScorecardPanel(Panel):
                 pending = criterion == "unique" and score.pending
                 cells.append((text, tip, "pending" if pending else verdicts[criterion]))
         if isinstance(measured, LogitProperties):  # each text has its mark (✓, ✗, – unsettled) and coverage
-            texts, passes = measured.verdicts(), measured.passes()
-            cells += [(texts[name], f"{texts[name]}. {PROPERTY_HELP[name]} {VECTORS_WORDS}.",
+            texts, cells_short, passes = measured.verdicts(), measured.short_cells(), measured.passes()
+            cells += [(cells_short[name], f"{texts[name]}. {PROPERTY_HELP[name]} {VECTORS_WORDS}.",
                        "pending" if passes[name] is None else passes[name]) for name in PROPERTY_NAMES]
         else:
             why = measured or "not measured"
