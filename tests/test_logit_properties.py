@@ -244,3 +244,24 @@ def test_a_table_read_from_a_file_is_measured_within_its_rows(tmp_path):
     assert not measured.defined_past and "63" in measured.past_error  # the file's last row, named
     # 0…63 is every position: the largest |L| there is exact, so 3969 > 1.5 × 9 proves it
     assert measured.verdicts()["bounded"].startswith("✗ no (×441 over ×16 range)")
+
+
+def test_the_scan_over_a_million_offsets_runs_in_steps_and_shows_its_progress(qtbot, state, compute):
+    # RoPE, 2²⁰ positions, head 2048: 2²⁰ offsets × 1,024 frequencies, four steps of SCAN_WORK each. The decay
+    # cell says how far the scan is until it ends; then every verdict names what it was established over.
+    panel = show_panel(qtbot, state, compute)
+    decay_cells = []
+    show = panel._show_properties
+
+    def record(key, measured):
+        show(key, measured)
+        decay_cells.append(panel.properties.item(0, 1).text())
+
+    panel._show_properties = record
+    assert state.update(scheme="rope", seq_len=1_048_576, d_model=2048) is None
+    settle(panel, state, compute)
+    qtbot.waitUntil(lambda: panel.measured and not panel.measured[0][1].pending, timeout=240_000)
+    assert any(text.startswith("… ") and "% of offsets scanned" in text for text in decay_cells[:-1])
+    assert not decay_cells[-1].startswith("…")
+    caption = panel.figure_caption()
+    assert "q = k = the all-ones vector" in caption and "proved over offsets 0…1,048,575" in caption

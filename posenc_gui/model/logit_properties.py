@@ -342,7 +342,7 @@ class LogitProperties:
         for name, verdict in self.verdict_records().items():
             text = words[name][0 if verdict.holds else 1]
             if name == "decays" and self.scan.pending:
-                cells[name] = text
+                cells[name] = words[name][0]  # how far the scan is
             elif verdict.mark == "–":
                 cells[name] = f"– {text}, {verdict.coverage.phrase()}"
             else:

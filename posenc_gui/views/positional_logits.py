@@ -555,7 +555,7 @@ class PositionalLogitsPanel(Panel):
         if data.logit_at_zero <= 0:
             return "with no positive logit at distance 0 there is no half point"
         if data.half_distance is None:
-            return f"it stays above half of that within N = {data.params.seq_len:,}"
+            return f"it stays above half of that at the {data.distances.size:,} distances drawn (0…{data.distances[-1]:,})"
         if data.half_after == data.half_distance - 1:
             return f"first below half at distance <b>{data.half_distance:,}</b>"
         return (f"first below half between distances {data.half_after:,} and <b>{data.half_distance:,}</b> "

@@ -54,7 +54,7 @@ HEADERS = {
     "generalizes": f"unseen lengths\nmax ‖p‖ past N\nvs up to N\n(≤ ×{GROWTH_TOL:g})",
     "exact_tk": f"exact relative T_k\nrelative residual,\nk = {TK_OFFSET:g}\n(rotation: under {TK_TOL:g})",
     "logit: offset only": "logit: depends\nonly on the\noffset m − n",
-    "logit: decays": "logit: decays\n(< 1 % weight\nfrom distance r)",
+    "logit: decays": "logit: decays\n(< 1 % softmax\nweight from r;\nq = k = 1, ÷√d)",
     "logit: symmetric": "logit:\nsymmetric\nL(m, n) = L(n, m)",
     "logit: bounded": "logit: bounded\nmax |L| over\n16× the range",
     "logit: defined past N": "logit: defined\npast N\n(N … 2N − 1)",
