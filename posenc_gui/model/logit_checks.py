@@ -36,11 +36,12 @@ CAUSAL_ROTATIONS = ("xpos",)
 
 
 def steps_needed(length: int) -> tuple[int, int, int]:
-    """(smallest, two middle) of max(m, N − 2 − m) over m = 0 … N − 2: the windows' ends (module docstring)."""
+    """(smallest, two middle) of max(m, N − 2 − m) over m = 0 … N − 2: the windows' ends (:func:`ratio_from_steps`)."""
     last = length - 2
     count = length - 1
     ends = np.sort(np.maximum(np.arange(count), last - np.arange(count)))
     return int(ends[0]), int(ends[(count - 1) // 2]), int(ends[count // 2])
+
 
 def ratio_from_steps(scan: ProfileScan) -> float:
     """Smallest over median neighbour-row difference of a symmetric logit of the offset alone.
@@ -56,6 +57,7 @@ def ratio_from_steps(scan: ProfileScan) -> float:
         return 0.0
     return smallest / median
 
+
 def logits(params: EncodingParams, queries: np.ndarray, keys: np.ndarray) -> np.ndarray:
     """The measured logit: :func:`~.logits.positional_logits`, with a causal rotation's keys after the query masked."""
     if params.scheme in CAUSAL_ROTATIONS:
@@ -64,14 +66,17 @@ def logits(params: EncodingParams, queries: np.ndarray, keys: np.ndarray) -> np.
     return positional_logits(params.scheme, queries, keys, d_model=params.d_model, seq_len=params.seq_len,
                              **params.options)
 
+
 def largest(values: np.ndarray) -> float:
     finite = np.abs(values[np.isfinite(values)])
     return float(finite.max()) if finite.size else 0.0
+
 
 def cell(values: np.ndarray, row: int, column: int, positions: np.ndarray) -> str:
     value = values[row, column]
     shown = "masked" if np.isneginf(value) else f"{value:.6g}"
     return f"L({positions[row]:,.0f}, {positions[column]:,.0f}) = {shown}"
+
 
 def spread(matrix: np.ndarray, scale: float, positions: np.ndarray) -> tuple[float, str]:
     """Largest spread of the finite logits along a diagonal over ``scale`` (inf for a partly masked one), and the
@@ -98,6 +103,7 @@ def spread(matrix: np.ndarray, scale: float, positions: np.ndarray) -> tuple[flo
         return 0.0, ""
     return worst / scale, witness if worst / scale > OFFSET_TOL else ""
 
+
 def asymmetry(matrix: np.ndarray, scale: float, positions: np.ndarray) -> tuple[float, str]:
     finite = np.isfinite(matrix)
     if not np.array_equal(finite, finite.T):
@@ -111,9 +117,11 @@ def asymmetry(matrix: np.ndarray, scale: float, positions: np.ndarray) -> tuple[
     witness = f"{cell(matrix, m, n, positions)} ≠ {cell(matrix, n, m, positions)}" if ratio > OFFSET_TOL else ""
     return ratio, witness
 
+
 def spaced(length: int, count: int = MATRIX_POSITIONS) -> tuple[np.ndarray, int]:
     stride = max(1, math.ceil(length / count))
     return np.arange(0, length, stride, dtype=np.float64), stride
+
 
 def value_limit(params: EncodingParams, length: int) -> float:
     """A proved bound on |L(m, n)| for m, n in 0 … length − 1, or nan where the values have none known.
@@ -148,6 +156,7 @@ def value_limit(params: EncodingParams, length: int) -> float:
         return float(np.sum(np.maximum(low ** 2, high ** 2)))
     return math.nan
 
+
 def bounded(params: EncodingParams) -> tuple[float, float, tuple[int, int], float, float]:
     """Largest |logit| over N positions and over 16 N (where 16 N is past the longest sequence or past the
     last row of a table read from a file, over N / 16 and N instead), and the proved bounds of both ranges."""
@@ -161,6 +170,7 @@ def bounded(params: EncodingParams) -> tuple[float, float, tuple[int, int], floa
     return (largest(logits(params, shorter, shorter)), largest(logits(params, longer, longer)), (low, high),
             value_limit(params, low), value_limit(params, high))
 
+
 def past(params: EncodingParams) -> str:
     n = params.seq_len
     positions = n + spaced(n, PAST_POSITIONS)[0]
@@ -173,6 +183,7 @@ def past(params: EncodingParams) -> str:
         return f"NaN logits (L({positions[bad[0]]:,.0f}, {positions[bad[1]]:,.0f}))"
     return ""
 
+
 def rows(params: EncodingParams, keys: np.ndarray) -> tuple[float, bool]:
     """Sampled: smallest over median difference of neighbour rows, and whether some differ only by their mask."""
     n = params.seq_len
@@ -182,6 +193,7 @@ def rows(params: EncodingParams, keys: np.ndarray) -> tuple[float, bool]:
     near = np.clip(queries[:, None] + np.arange(-1.0, 3.0), 0, n - 1).ravel()
     rows = logits(params, np.concatenate([queries, queries + 1]), np.union1d(keys, near))
     return row_ratio(rows[:queries.size], rows[queries.size:])
+
 
 def row_ratio(first: np.ndarray, second: np.ndarray) -> tuple[float, bool]:
     """Rows m (``first``) against rows m + 1: smallest over median difference, and differing only by the mask."""
@@ -196,6 +208,7 @@ def row_ratio(first: np.ndarray, second: np.ndarray) -> tuple[float, bool]:
     if median == 0:  # the logits never tell neighbours apart; only a different mask can
         return (math.inf, True) if mask_differs.all() else (0.0, False)
     return float(np.where(mask_differs, math.inf, values).min()) / median, False
+
 
 def closed_forms(params: EncodingParams) -> tuple[bool, bool, bool]:
     """(offset only, symmetric, defined everywhere) by a closed form (module docstring)."""

@@ -192,7 +192,8 @@ class LogitProperties:
         from .logits import _rotation
 
         factor = _rotation(self.params).attention_factor ** 2
-        return math.sqrt(max(0.0, 2.0 * factor * (self.scan.at_zero - self.scan.lowest) / math.sqrt(self.params.d_model)))
+        deepest = self.scan.at_zero - self.scan.lowest
+        return math.sqrt(max(0.0, 2.0 * factor * deepest / math.sqrt(self.params.d_model)))
 
     @property
     def bounded(self) -> bool:
@@ -289,7 +290,6 @@ class LogitProperties:
 
     def _words(self) -> dict[str, tuple[str, str]]:
         """Per property, the words for when it holds and for when it fails, with its number."""
-        n = self.params.seq_len
         if self.offset_only:
             offset = ("yes", "")
         elif math.isinf(self.offset_spread):
@@ -386,26 +386,12 @@ PROPERTY_HELP = {
 }
 
 
-
-
-
-
-
-
-
 def decay_profile(params: EncodingParams) -> tuple[np.ndarray, np.ndarray]:
     """The profile p(r) = L(N − 1, N − 1 − r) at :func:`~.logits.profile_distances`: (distances, logits), as plotted."""
     params = check_params(params)
     distances, _ = profile_distances(params.seq_len)
     last = params.seq_len - 1
     return distances, checks.logits(params, np.array([float(last)]), (last - distances).astype(np.float64))[0]
-
-
-
-
-
-
-
 
 
 def logit_properties(params: EncodingParams, scan_work: int | None = None) -> LogitProperties:
