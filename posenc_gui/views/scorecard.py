@@ -205,9 +205,12 @@ class ScorecardPanel(Panel):
         "is the rotation RoPE applies to q and k, which is why q·k depends only on the offset. "
         "<b>The logit columns</b> measure every scheme's positional logit on one footing — a table's "
         "PE(m)·PE(n), a rotation's q·R(n − m)·k (q = k = 1), a bias itself — as the Positional-logits panel "
-        "does: depends only on the offset, decays (to 1 % of the softmax weight from which distance), "
-        "symmetric, bounded over a 16× longer range, defined past N, tells neighbouring positions apart. "
-        "A scheme that gives no table (a bias) has a row for these alone."
+        "does: depends only on the offset, decays (to 1 % of the softmax weight from which distance, the logit "
+        "divided by √d_head, every offset 0…N−1 evaluated), symmetric, bounded over a 16× longer range, defined "
+        "past N, tells neighbouring positions apart; xPos is causal, measured over the keys n ≤ m it sees. A ✓ or "
+        "✗ there is proved (every element evaluated, or a closed form) over its column's whole range; a – was "
+        "only checked on the samples its cell names. A scheme that gives no table (a bias) has a row for these "
+        "alone."
     )
 
     def __init__(self, state, compute, parent: QWidget | None = None) -> None:
