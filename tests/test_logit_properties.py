@@ -265,3 +265,21 @@ def test_the_scan_over_a_million_offsets_runs_in_steps_and_shows_its_progress(qt
     assert not decay_cells[-1].startswith("…")
     caption = panel.figure_caption()
     assert "q = k = the all-ones vector" in caption and "proved over offsets 0…1,048,575" in caption
+
+
+def test_a_pinned_setup_a_is_scanned_in_steps_too(qtbot, state, compute):
+    # A at 2²⁰ positions, head 2048: its scan takes four steps, each its own request, as the setup's own does
+    panel = show_panel(qtbot, state, compute)
+    arrived = []
+    real = panel._pinned_arrived
+
+    def record(pinned, result):
+        real(pinned, result)
+        arrived.append(result if result is None else result[1])
+
+    panel._pinned_arrived = record
+    pinned = params(scheme="rope", seq_len=1_048_576, d_model=2048)
+    panel.set_pinned(pinned)
+    qtbot.waitUntil(lambda: panel.pinned_result is not None and not panel.pinned_result[1].pending, timeout=240_000)
+    assert any(result.pending for result in arrived[:-1]) and arrived[-1].scan.complete
+    assert panel.pinned_result[1].verdict_records()["decays"].coverage.covers(0, 1_048_575)

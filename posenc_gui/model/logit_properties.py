@@ -507,12 +507,14 @@ def compared_profiles(params: EncodingParams, schemes: tuple[str, ...]) -> tuple
     return tuple(results)
 
 
-def pinned_comparison(pinned: EncodingParams) -> tuple[ComparedSetup, LogitProperties | str]:
+def pinned_comparison(pinned: EncodingParams, scan_work: int | None = None
+                      ) -> tuple[ComparedSetup, LogitProperties | str]:
     """Setup A of an A/B comparison, for the plot and table of setup B: its own decay profile and properties.
 
     Unlike a compared scheme, A keeps all of its own parameters (its sizes
     too). The setup's ``key`` is ``"A"``; when its logit is not computed,
     the profile is None and ``error`` (and the second value) says why.
+    ``scan_work``: as for :func:`logit_properties` (:func:`continue_pinned` does the rest).
     """
     pinned = check_params(pinned)
     try:
@@ -520,10 +522,17 @@ def pinned_comparison(pinned: EncodingParams) -> tuple[ComparedSetup, LogitPrope
     except ValueError as error:
         setup = ComparedSetup("A", None, None, None, str(error))
     try:
-        measured: LogitProperties | str = logit_properties(pinned)
+        measured: LogitProperties | str = logit_properties(pinned, scan_work)
     except ValueError as error:
         measured = str(error)
     return setup, measured
+
+
+def continue_pinned(result: tuple[ComparedSetup, LogitProperties | str], scan_work: int | None = SCAN_WORK
+                    ) -> tuple[ComparedSetup, LogitProperties | str]:
+    """:func:`pinned_comparison`'s result with its scan advanced by ``scan_work`` (all of it with None)."""
+    setup, measured = result
+    return setup, continue_properties(measured, scan_work) if isinstance(measured, LogitProperties) else measured
 
 
 def properties_table(params: EncodingParams, schemes: tuple[str, ...] = (), scan_work: int | None = None

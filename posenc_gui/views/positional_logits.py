@@ -8,17 +8,15 @@ from typing import Any
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QRectF, Qt
-from PySide6.QtWidgets import (
-    QAbstractItemView, QComboBox, QHeaderView, QLabel, QMenu, QSizePolicy, QSpinBox, QTableWidget, QTableWidgetItem,
-    QToolButton, QWidget,
-)
+from PySide6.QtWidgets import QComboBox, QLabel, QMenu, QSpinBox, QTableWidgetItem, QToolButton, QWidget
 
 from ..compute import ModelJob
 from ..model import EncodingParams, limits
 from ..model.compare import ShownMatrix
 from ..model.logit_properties import (
     MAX_COMPARED, PROPERTY_HELP, PROPERTY_NAMES, SCAN_WORK, ComparedSetup, LogitProperties, compared_profiles,
-    continue_table, finish_table, pinned_comparison, properties_caption, properties_table, table_pending,
+    continue_pinned, continue_table, finish_table, pinned_comparison, properties_caption, properties_table,
+    table_pending,
 )
 from ..model.logits import (
     DEFAULT_SEEDS, DENSE_OFFSETS, LOG_OFFSETS, MAX_SEEDS, MIN_SEEDS, VECTORS, LogitProfileData, RotationTerms,
@@ -28,6 +26,7 @@ from .base import Panel
 from .compare import ROLE_COLOURS
 from .cursor import CursorAxis
 from .labels import HoverReadout, StatusText, plain_text
+from .logit_table import PropertiesTable
 from .plotkit import (
     BLUE, FOREGROUND, GREEN, ORANGE, PALETTE, PINK, MatrixPlot, add_canvas_title, fit_y_range, new_layout_widget,
     prepare_for_paint, set_axis_label, set_canvas_title, set_ticks, show_grid, snap_log_span, style_plot,
@@ -70,9 +69,6 @@ COMPARED_COLOURS = (GREEN, PINK, PALETTE[5])
 PINNED_COLOUR = ROLE_COLOURS["A"]
 #: Pause after the last parameter change before the properties are measured (a drag measures once, at its end).
 PROPERTIES_DELAY_MS = 250
-#: The properties table's column titles.
-PROPERTY_LABELS = {"offset only": "offset only", "decays": "decays", "symmetric": "symmetric", "bounded": "bounded",
-                   "defined past N": "past N", "tells positions apart": "tells apart"}
 #: A bias's keys after the query (dashed: it may lie on the keys before, a symmetric bias).
 AFTER_PEN = pg.mkPen(ORANGE, width=2, style=Qt.PenStyle.DashLine)
 DISTANCE_LABEL = "distance r = m − n (key before query)"
@@ -90,7 +86,8 @@ class PositionalLogitsPanel(Panel):
     title = "Positional logits"
     #: A table, a bias, or a rotation (see :meth:`shows`).
     requires = frozenset({"table"})
-    model_functions = (logit_profile_data, compared_profiles, properties_table, continue_table, pinned_comparison)
+    model_functions = (logit_profile_data, compared_profiles, properties_table, continue_table, pinned_comparison,
+                       continue_pinned)
     compares_matrix = True
     cursor_axes = ("position",)
     cli_options = (
@@ -202,18 +199,7 @@ class PositionalLogitsPanel(Panel):
         self.hover = HoverReadout(self.hover_line, HOVER_PROMPT, lambda cell: self.describe_cell(*cell),
                                   self._in_matrix)  # cells are (query m, key n)
         self.canvas.scene().sigMouseMoved.connect(lambda scene_pos: self.hover.hover(self.matrix.cell_at(scene_pos)))
-        # one row per setup, one column per property: a few lines under the plots
-        self.properties = QTableWidget(1, len(PROPERTY_NAMES), self)
-        self.properties.setHorizontalHeaderLabels([PROPERTY_LABELS[name] for name in PROPERTY_NAMES])
-        self.properties.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.properties.setWordWrap(True)  # a cell names its coverage
-        self.properties.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.properties.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
-        self.properties.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        for column, name in enumerate(PROPERTY_NAMES):
-            self.properties.horizontalHeaderItem(column).setToolTip(PROPERTY_HELP[name])
-        self.properties.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
-        self._fit_properties_height()
+        self.properties = PropertiesTable(self)  # one row per setup, one column per property
         self.body.addWidget(self.properties)
         self.data: LogitProfileData | None = None
         self.compared: tuple[ComparedSetup, ...] = ()
@@ -332,14 +318,18 @@ class PositionalLogitsPanel(Panel):
             self.compute.cancel_owner((self, "A"))
             self._pinned_arrived(None, None)
         else:
-            self.compute.submit((self, "A"), ModelJob(pinned_comparison, (params,)),
-                                lambda result, pinned=params: self._pinned_arrived(pinned, result),
-                                lambda error: self.show_message(str(error), "error"))
+            self._submit_pinned(params, ModelJob(pinned_comparison, (params, SCAN_WORK)))
+
+    def _submit_pinned(self, pinned: EncodingParams, job: ModelJob) -> None:
+        self.compute.submit((self, "A"), job, lambda result, pinned=pinned: self._pinned_arrived(pinned, result),
+                            lambda error: self.show_message(str(error), "error"))
 
     def _pinned_arrived(self, pinned: EncodingParams | None, result) -> None:
         if pinned != self.pinned:
             return
         self.pinned_result = result
+        if result is not None and getattr(result[1], "pending", False):  # A's scan over every offset, in steps
+            self._submit_pinned(pinned, ModelJob(continue_pinned, (result, SCAN_WORK)))
         if self.data is not None:
             self._show_profile(self.data)
             prepare_for_paint(self.canvas)
@@ -385,22 +375,13 @@ class PositionalLogitsPanel(Panel):
             for column, name in enumerate(PROPERTY_NAMES):
                 text = verdicts.get(name, "not measured")
                 item = QTableWidgetItem(short.get(name, text))
-                detail = (result.past_error if name == "defined past N" and verdicts and result.past_error
-                          else "" if verdicts else str(result))
+                detail = "" if verdicts else str(result)  # a verdict's text has its witness and coverage
                 item.setToolTip("\n\n".join(part for part in (text, detail, PROPERTY_HELP[name]) if part))
                 self.properties.setItem(row, column, item)
         self.properties.setVerticalHeaderLabels(labels)
         self.properties.setToolTip(f"Measured at N = {key[0].seq_len:,}, d_model {key[0].d_model:,} "
                                    "(hover a title or a cell for its definition)")
-        self._fit_properties_height()
-
-    def _fit_properties_height(self) -> None:
-        """The table as tall as its rows: no scrolling, no empty space."""
-        table = self.properties
-        height = table.horizontalHeader().sizeHint().height() + 2 * table.frameWidth()
-        height += sum(table.verticalHeader().sectionSize(row) or table.verticalHeader().defaultSectionSize()
-                      for row in range(table.rowCount()))
-        table.setFixedHeight(height)
+        self.properties.fit_height()
 
     def _show(self, data: LogitProfileData) -> None:
         self.data = data
