@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (QApplication, QDialog, QDialogButtonBox, QDockWid
 
 from . import __version__, resources_path
 from .compute import ComputeService
+from .dock_layouts import SETTINGS_VERSION, DockLayouts, layout_key
 from .model import OPTION_SPECS, EncodingParams, ParamSpec
 from .model.digits import entry_with_error, shown_number
 from .session import Session, SessionError, checked_compare, read_session, write_session
@@ -33,7 +34,6 @@ from .views.model_open import model_location, open_chosen_path, open_model_dialo
 from .views.plotkit import theme
 from .views.registry import panel_classes
 
-SETTINGS_VERSION = 1
 #: Every key of the settings file. The window's state and geometry are a few
 #: hundred bytes, the parameters' JSON about 110 (a few kB with LongRoPE's
 #: factor lists, at most 2 × 4,096 numbers, twice with the remembered ones):
@@ -51,6 +51,7 @@ SETTINGS_KEYS = {
     "compare": Key(str, 512 * 1024, "A/B comparison"),
     "theme": Key(str, 16, "theme"),
     "colormaps": Key(str, 256, "colour maps"),
+    "layouts": Key(str, 32 * 1024, "layouts per family"),
 }
 
 
@@ -89,10 +90,6 @@ MAX_RECENT_PATH = 4096
 DEFAULT_SIZE = (1500, 950)
 #: The panels of the right area shown at first launch (their ``dock``); the others are tabbed behind them.
 PRIMARY_PANELS = tuple(cls.panel_id for cls in panel_classes() if cls.dock.area == "right" and cls.dock.shown)
-#: Widths of the left column and of each dock of the right area's second row, at first launch (logical pixels).
-LEFT_WIDTH, ROW_WIDTH = 330, 600
-#: Heights of the right area's first and second rows, and of the left column's first and next docks.
-RIGHT_HEIGHTS, LEFT_HEIGHTS = (480, 440), (420, 500)
 #: Hidden docks get their panels built in idle time, starting this long after the window appears.
 PREBUILD_DELAY_MS = 2000
 #: ... one at a time, this far apart, and only when no view has asked for an
@@ -330,7 +327,7 @@ class MainWindow(QMainWindow):
         self._build_menus()
         self._build_docks()
         self._build_status_bar()
-        self._default_state = self.saveState(SETTINGS_VERSION)
+        self.state.paramsChanged.connect(self._follow_layout)
         self.resize(*DEFAULT_SIZE)
         if restore:
             self._restore_layout()
@@ -341,6 +338,7 @@ class MainWindow(QMainWindow):
         warning = self._settings_warning()
         if warning:
             self.statusBar().showMessage(warning, 15_000)
+        self.panelCreated.connect(self._fit_new_panel)
         installed = install_export_actions(self, self.file_menu, self.docks, self.panelCreated)
         #: File-menu export actions by name, and each built panel's Export button (see views.export_ui).
         self.export_actions: dict[str, QAction] = installed.actions
@@ -582,8 +580,16 @@ class MainWindow(QMainWindow):
             self.docks[panel_id] = dock
             self.view_menu.addAction(dock.toggleViewAction())
         self.view_menu.addSeparator()
+        self.dock_layouts = DockLayouts(self, self.docks, lambda pid, params: self._panel_classes[pid].shows(params.info))
+        layout_menu = self.view_menu.addMenu("&Layout")
+        for key, layout in self.dock_layouts.layouts.items():
+            action = layout_menu.addAction(layout.title)
+            action.setToolTip(f"Arrange the docks as the default layout for {layout.title.replace('&', '').lower()}")
+            action.triggered.connect(lambda _=False, k=key: self.reset_layout(k))
+        layout_menu.addSeparator()
+        layout_menu.addAction(self.reset_layout_action)
         self.view_menu.addAction(self.reset_layout_action)
-        self._arrange_default()
+        self.dock_layouts.arrange(layout_key(self.state.params), self.state.params)
 
     def _build_panel(self, panel_id: str) -> Panel:
         panel = self._panel_classes[panel_id](self.state, self.compute, self)
@@ -595,45 +601,6 @@ class MainWindow(QMainWindow):
         if placeholder is not None and placeholder is not panel:
             placeholder.deleteLater()
         return panel
-
-    def _shown_docks(self, area: str) -> list[QDockWidget]:
-        """The docks of ``area`` shown at first launch, in registry order."""
-        return [self.docks[pid] for pid, cls in self._panel_classes.items() if cls.dock.area == area and cls.dock.shown]
-
-    def _arrange_default(self) -> None:
-        """Place the docks as their panels declare (:class:`~posenc_gui.views.registry.DockPlacement`)."""
-        qt_area = {"left": Qt.DockWidgetArea.LeftDockWidgetArea, "right": Qt.DockWidgetArea.RightDockWidgetArea}
-        left, right = self._shown_docks("left"), self._shown_docks("right")
-        for dock in left:
-            self.addDockWidget(qt_area["left"], dock)
-        for above, below in zip(left, left[1:]):
-            self.splitDockWidget(above, below, Qt.Orientation.Vertical)
-        for dock in right:
-            self.addDockWidget(qt_area["right"], dock)
-        if len(right) > 1:  # the first on top, the others side by side below it
-            self.splitDockWidget(right[0], right[1], Qt.Orientation.Vertical)
-            for before, after in zip(right[1:], right[2:]):
-                self.splitDockWidget(before, after, Qt.Orientation.Horizontal)
-        shown = {*left, *right}
-        for panel_id, cls in self._panel_classes.items():
-            dock = self.docks[panel_id]
-            if dock in shown:
-                continue
-            self.addDockWidget(qt_area[cls.dock.area], dock)
-            front = (right if cls.dock.area == "right" else left) or left or right
-            if front:
-                self.tabifyDockWidget(front[0], dock)
-        for dock in [*left, *right]:
-            dock.show()
-            dock.raise_()
-        if left:
-            self.resizeDocks(left[:1], [LEFT_WIDTH], Qt.Orientation.Horizontal)
-        if len(left) > 1:
-            heights = [LEFT_HEIGHTS[0]] + [LEFT_HEIGHTS[1]] * (len(left) - 1)
-            self.resizeDocks(left, heights, Qt.Orientation.Vertical)
-        if len(right) > 1:
-            self.resizeDocks(right[1:], [ROW_WIDTH] * (len(right) - 1), Qt.Orientation.Horizontal)
-            self.resizeDocks(right[:2], list(RIGHT_HEIGHTS), Qt.Orientation.Vertical)
 
     def _build_status_bar(self) -> None:
         status = self.statusBar()
@@ -728,7 +695,7 @@ class MainWindow(QMainWindow):
             return
         self.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, own)
         own.show()
-        column = [dock for dock in self._shown_docks("left") if dock is not own]
+        column = [dock for dock in self.dock_layouts.left_docks() if dock is not own]
         top = column[0] if column else None
         if top is not None and not top.isFloating() and top.isVisible():
             self.splitDockWidget(top, own, Qt.Orientation.Vertical)
@@ -747,15 +714,15 @@ class MainWindow(QMainWindow):
         """The window itself (the :class:`~posenc_gui.views.host.ExportHost` interface)."""
         return self
 
-    def reset_layout(self) -> None:
-        """Put every dock back where it was at first launch."""
-        for dock in self.docks.values():
-            dock.setFloating(False)
-        self.restoreState(self._default_state, SETTINGS_VERSION)
-        for dock in [*self._shown_docks("left"), *self._shown_docks("right")]:
-            if dock.isHidden():
-                dock.show()
+    def reset_layout(self, key: str | None = None) -> None:
+        """Put every dock back where layout ``key`` (default: the current scheme's) has it, closed ones too."""
+        self.dock_layouts.reset(self.state.params, key or layout_key(self.state.params))
         self._fit_layout_to_screen()
+
+    def _follow_layout(self, params: EncodingParams) -> None:
+        """Switch to the layout of a new scheme's family (see :mod:`posenc_gui.dock_layouts`)."""
+        if self.dock_layouts.follow(params):
+            self._fit_layout_to_screen()
 
     # ------------------------------------------------------------ placement
     def _available(self) -> tuple[QRect, int, int]:
@@ -767,19 +734,32 @@ class MainWindow(QMainWindow):
                 max(frame.height() - inner.height(), title_bar))
 
     def _fit_layout_to_screen(self) -> None:
-        """Tab the docks of the right area's second row into one place when side by side they are wider than the screen.
+        """Tab a row of docks into one place when side by side they are wider than the screen.
 
-        Side by side (the waveforms and the similarity), with the parameter
-        column, their controls need more width than a 1366-pixel laptop screen has.
+        Side by side (the waveforms and the similarity; the positional logits
+        and the permutation demo), with the parameter column, their controls
+        need more width than a laptop's screen has. The second row goes first,
+        then the first.
         """
         available, border_w, _ = self._available()
-        row = self._shown_docks("right")[1:]
-        side_by_side = len(row) > 1 and all(dock.isVisible() and not dock.isFloating() for dock in row) and not any(
-            other in self.tabifiedDockWidgets(row[0]) for other in row[1:])
-        if side_by_side and self.minimumSizeHint().width() > available.width() - border_w:
-            for other in row[1:]:
-                self.tabifyDockWidget(row[0], other)
-            row[0].raise_()
+        for row in reversed(self.dock_layouts.rows()):
+            side_by_side = len(row) > 1 and all(dock.isVisible() and not dock.isFloating() for dock in row) and not any(
+                other in self.tabifiedDockWidgets(row[0]) for other in row[1:])
+            if side_by_side and self.minimumSizeHint().width() > available.width() - border_w:
+                with self.dock_layouts.arrangement():
+                    for other in row[1:]:
+                        self.tabifyDockWidget(row[0], other)
+                    row[0].raise_()
+
+    def _fit_new_panel(self, _panel_id: str) -> None:
+        """A panel built after the window was fitted may need more width than its placeholder: fit again, once
+        Qt has laid it out."""
+        if self._fitted_to_screen:
+            QTimer.singleShot(0, self._refit)
+
+    def _refit(self) -> None:
+        self._fit_layout_to_screen()
+        self.keep_on_screen()
 
     # ------------------------------------------------------------- sessions
     def current_session(self) -> Session:
@@ -976,8 +956,15 @@ class MainWindow(QMainWindow):
         window_state = self.settings.value("windowState")
         if geometry is not None and not self.restoreGeometry(geometry):
             self._ignored_settings.append("window geometry ignored (unreadable)")
-        if window_state is not None and not self.restoreState(window_state, SETTINGS_VERSION):
-            self.restoreState(self._default_state, SETTINGS_VERSION)
+        saved_key, problems = (self.dock_layouts.load_text(raw) if (raw := self.settings.value("layouts")) is not None
+                               else (None, []))
+        self._ignored_settings += problems
+        key = layout_key(self.state.params)
+        if window_state is not None and saved_key not in (None, key):
+            # saved in another family's layout (the command line chose another scheme): kept for that family
+            self.dock_layouts.remember(saved_key, window_state)
+            window_state = self.dock_layouts.saved(key)
+        if window_state is not None and not self.dock_layouts.restore(window_state, self.state.params):
             self._ignored_settings.append("layout ignored (unreadable)")
 
     def _settings_warning(self) -> str | None:
@@ -995,6 +982,7 @@ class MainWindow(QMainWindow):
         """Write geometry, dock layout and parameters; None, or why not (also shown in the status bar)."""
         self.settings.setValue("geometry", self.saveGeometry())
         self.settings.setValue("windowState", self.saveState(SETTINGS_VERSION))
+        self.settings.setValue("layouts", self.dock_layouts.to_text())
         remembered = {name: value for name, value in self.state.remembered.items()
                       if name not in self.state.params.options}
         self.settings.setValue("params", json.dumps({**self.state.params.as_dict(), "remembered": remembered}))

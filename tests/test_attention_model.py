@@ -495,10 +495,17 @@ def test_llama31_rotation_at_the_demo_head_dimension():
     assert rotation.attention_factor == 1.0 and rotation.pairing == "halves"
 
 
-@pytest.mark.parametrize("d_model, options, rotated", [(5, {}, 5), (4, {"partial_rotary_factor": 0.25}, 1)])
-def test_an_odd_number_of_rotated_channels_names_the_demo_d_model(d_model, options, rotated):
+@pytest.mark.parametrize("d_model, options, rotated", [(5, {}, 5), (4, {"partial_rotary_factor": 0.1}, 0)])
+def test_a_head_too_narrow_for_its_rotated_pairs_names_the_demo_d_model(d_model, options, rotated):
+    # 5 channels: ceil(5/2) = 3 pairs need 6; int(4 × 0.1) = 0: no pair at all
     with pytest.raises(ValueError, match=rf"d_model: the demo head's d_k {d_model} .* gives {rotated} rotated"):
         permutation_demo(d_model=d_model, scheme="rope", scheme_kwargs=rope_kwargs(**options))
+
+
+def test_an_odd_rotary_dimension_turns_ceil_d_over_2_pairs_as_hugging_face_does():
+    # int(4 × 0.25) = 1: HF's arange(0, 1, 2) / 1 = [0], one frequency 10000^0 = 1 turning channels 0 and 1
+    rotation = head_rotation(3, 4, "rope", rope_kwargs(partial_rotary_factor=0.25))
+    assert rotation.inv_freq.tolist() == [1.0] and rotation.rotary_dim == 2
 
 
 def test_the_four_term_split_is_refused_for_a_rotation_and_the_rotation_split_for_a_table():

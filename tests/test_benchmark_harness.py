@@ -192,3 +192,25 @@ def test_one_panel_can_be_measured_in_front_alone(make_window, bench, monkeypatc
     assert measured == [(shown, "d_model_step", 2), (shown, "base_step", 3)]
     with pytest.raises(ValueError, match="--front must be one of .*spectrum.*; got 'heatmap'"):
         bench.bench_fronts(window, repeats=2, only="heatmap")
+
+
+@pytest.mark.parametrize("anchor", ["bare_export.py", "bare_window.py", "ab.py"])
+def test_an_anchor_script_imports_nothing_of_posenc_gui(anchor):
+    """An anchor measures the libraries alone: importing the project would put its cost on both sides."""
+    import ast
+
+    tree = ast.parse((BENCHMARK.parent / anchor).read_text(encoding="utf-8"))
+    imported = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+    imported |= {node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+    assert imported, "the parse found no imports at all"
+    assert not {name for name in imported if name.split(".")[0] == "posenc_gui"}
+
+
+def test_the_ab_tool_takes_the_first_step_figure_of_a_benchmark_line():
+    spec = importlib.util.spec_from_file_location("posenc_ab", BENCHMARK.parent / "ab.py")
+    ab = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ab)
+    line = "128 × 512: d_model step 21.40 ms (slowest block 25.00), base step 19.10 ms, VM steal 0.0 %"
+    assert float(ab.FIRST_MS.search(line).group(1)) == 21.40
+    front = "128 × 512, spectrum in front: d_model step 30.5 ms (slowest block 31.00), base step 29.00 ms"
+    assert float(ab.FIRST_MS.search(front).group(1)) == 30.5

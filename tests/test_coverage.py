@@ -22,6 +22,13 @@ def test_a_sampled_coverage_proves_nothing_and_says_how_many_it_checked():
     assert cov.phrase() == "checked on 512 sampled offsets in 0…1,048,575"
 
 
+def test_a_maximum_says_what_it_was_taken_over():
+    assert Coverage("positions", 0, 1023).extent() == "over positions 0…1,023"
+    assert (Coverage("positions", 0, 1_048_575, method="sampled", samples=262_144).extent()
+            == "over 262,144 sampled positions in 0…1,048,575")
+    assert Coverage("offsets", 0, 99, method="bounded").extent() == "over offsets 0…99 (bounded between samples)"
+
+
 def test_a_bounded_coverage_is_proved_between_its_samples():
     assert Coverage("offsets", 0, 99, method="bounded").covers(0, 99)
     assert "bounded between samples" in Coverage("offsets", 0, 99, method="bounded").phrase()

@@ -190,6 +190,58 @@ def test_longrope_attention_factor_from_a_given_factor_or_given_outright():
     assert_frequencies(scaled({**LONGROPE, "factor": 8.0, "attention_factor": 1.5}), THETA / SHORT, 1.5)
 
 
+# -- what Hugging Face accepts with a warning, computed as it computes it ---------------------------------------
+
+
+def test_an_odd_rotary_dimension_has_ceil_d_over_2_frequencies_over_d():
+    # int(64 × 0.3) = 19: HF's arange(0, 19, 2) / 19 = 0, 2/19, …, 18/19, ten frequencies turning 20 channels
+    config = {"head_dim": 64, "partial_rotary_factor": 0.3}
+    rope = rope_config(config)
+    assert rope.rotary_dim == 19 and "= 19 is odd" in rope.warnings[0] and "turn 20 channels" in rope.warnings[0]
+    assert_frequencies(config, [10000.0 ** (-2 * i / 19) for i in range(10)])
+    # LongRoPE divides by one factor per frequency (HF's validation asks for 19 // 2 = 9 and warns)
+    odd = {"head_dim": 6, "partial_rotary_factor": 0.5, "rope_scaling": {**LONGROPE, "short_factor": [1.0, 2.0],
+           "long_factor": [1.0, 2.0], "factor": 1.0, "original_max_position_embeddings": 4096}}
+    assert_frequencies(odd, [1.0, 10000.0 ** (-2 / 3) / 2.0])  # rotary_dim 3: frequencies 1 and 10000^(−2/3)
+    assert any("must have length rotary_dim // 2 = 1" in warning for warning in rope_config(odd).warnings)
+    # NTK-aware with rotary_dim 3 (head 4 × 0.75): base' = 10000 · 2^(3/(3 − 2)) = 80000, θ' = 1, 80000^(−2/3)
+    ntk = {"head_dim": 4, "partial_rotary_factor": 0.75, "rope_scaling": {"rope_type": "ntk", "factor": 2.0}}
+    assert_frequencies(ntk, [1.0, 80000.0 ** (-2 / 3)])
+
+
+def test_yarn_with_beta_fast_below_beta_slow_runs_its_ramp_backwards_with_a_warning():
+    # d 8, base 10000, L0 4096: fcd(r) = 8·ln(4096/(2πr)) / (2 ln 10000) = 0.434294·ln(651.9/r).
+    # beta_fast 1: low = floor(fcd(1)) = floor(2.814) = 2; beta_slow 1000: high = ceil(fcd(1000)) = ceil(−0.186) = 0.
+    # ramp_j = clip((j − 2)/(0 − 2), 0, 1) = 1, 0.5, 0, 0: the fast pairs are interpolated, the slow ones kept.
+    config = scaled({**YARN, "beta_fast": 1.0, "beta_slow": 1000.0})
+    assert_frequencies(config, [1.0 / 4, 0.1 * (0.5 + 0.5 / 4), 0.01, 0.001], YARN_MSCALE)
+    (warning,) = rope_config(config).warnings
+    assert "beta_fast (1) must be greater than beta_slow (1000)" in warning
+    assert rope_config(scaled({**YARN, "beta_fast": 2.0, "beta_slow": 2.0})).warnings == ()  # HF warns only for <
+
+
+def test_llama3_with_high_freq_factor_not_above_low_divides_the_long_wavelengths_and_keeps_the_others():
+    # L0 2048, low 4, high 1: wavelengths 2π/θ = 6.28, 62.8, 628, 6283 against L0/low = 512 and L0/high = 2048:
+    # over 512 divided by 8 (pairs 2, 3), the rest kept; no pair is smoothed (none is ≥ 2048 and ≤ 512)
+    config = scaled({**LLAMA3, "low_freq_factor": 4.0, "high_freq_factor": 1.0}, max_position_embeddings=131072)
+    assert_frequencies(config, [1.0, 0.1, 0.01 / 8, 0.001 / 8])
+    assert "high_freq_factor (1) must be greater than low_freq_factor (4)" in rope_config(config).warnings[0]
+    # equal factors: L0/low = L0/high = 2048; only pair 3 (6283) is past it
+    assert_frequencies(scaled({**LLAMA3, "high_freq_factor": 1.0}), [1.0, 0.1, 0.01, 0.001 / 8])
+
+
+@pytest.mark.parametrize("key", ["type", "rope_type"])
+def test_su_is_longropes_legacy_name(key):
+    legacy = {**PHI3, "rope_scaling": {key: "su", "short_factor": SHORT, "long_factor": LONG}}
+    assert_frequencies(legacy, THETA / SHORT, math.sqrt(17 / 12))
+    assert_frequencies(legacy, THETA / LONG, math.sqrt(17 / 12), seq_len=4097)
+    rope = rope_config(legacy)
+    assert rope.rope_type == "longrope" and rope.warnings == (f'rope_scaling.{key} "su" is LongRoPE\'s legacy name '
+                                                              "(Hugging Face's Phi-3 config renames it longrope)",)
+    both = {**PHI3, "rope_scaling": {"type": "su", "rope_type": "longrope", "short_factor": SHORT, "long_factor": LONG}}
+    assert rope_config(both).rope_type == "longrope"  # the two names agree
+
+
 # -- config forms -------------------------------------------------------------------------------------------
 
 
@@ -276,7 +328,8 @@ def test_bands_of_the_single_band_types():
     "config, message",
     [
         ("config.json", "config must be a mapping"),
-        (scaled({"rope_type": "su"}), "rope_type must be one of default, linear, ntk, dynamic, yarn, llama3, longrope"),
+        (scaled({"rope_type": "sue"}),
+         "rope_type must be one of default, linear, ntk, dynamic, yarn, llama3, longrope"),
         (scaled({"rope_type": 3}), "rope_type must be one of"),
         (scaled({"rope_type": "linear", "type": "yarn", "factor": 2.0}), "must agree"),
         (scaled([1, 2]), "rope_scaling must be a mapping"),
@@ -292,21 +345,24 @@ def test_bands_of_the_single_band_types():
         ({**BASE, "rope_theta": float("nan")}, "rope_theta must be"),
         ({**BASE, "rope_parameters": {"rope_theta": 500000.0}}, "rope_theta is 10000 at the top level but 500000"),
         ({"hidden_size": 64}, "head_dim, or hidden_size and num_attention_heads, must be given"),
-        ({"head_dim": 7}, "must be even"),
+        ({"head_dim": 7},
+         "= 7 must be ≥ 1, and 2·ceil(7/2) = 8 channels (a pair per frequency) must fit in head_dim 7"),
         ({"head_dim": 8.5}, "head_dim must be an integer"),
         ({"head_dim": 8, "partial_rotary_factor": 1.5}, "partial_rotary_factor must be > 0 and ≤ 1"),
-        ({"head_dim": 8, "partial_rotary_factor": 0.1}, "= 0 must be even and ≥ 2"),
-        ({"head_dim": 2, "rope_scaling": {"rope_type": "ntk", "factor": 2.0}}, "rotary_dim must be ≥ 4"),
+        ({"head_dim": 8, "partial_rotary_factor": 0.1}, "int(8 × 0.1) = 0 must be ≥ 1"),
+        ({"head_dim": 2, "rope_scaling": {"rope_type": "ntk", "factor": 2.0}}, "rotary_dim must be ≥ 3"),
+        ({"head_dim": 6, "partial_rotary_factor": 0.5, "rope_scaling": YARN},
+         "Hugging Face's YaRN ramp has rotary_dim // 2 = 1 values for its 2 frequencies"),
+        (scaled({**LLAMA3, "low_freq_factor": 2048 / (2 * math.pi), "high_freq_factor": 2048 / (2 * math.pi)}),
+         "divides by their difference 0"),
         ({"head_dim": 8, "rope_scaling": {"rope_type": "dynamic", "factor": 2.0}}, "max_position_embeddings is required"),
         ({**BASE, "max_position_embeddings": 0}, "max_position_embeddings must be in 1"),
         ({"head_dim": 8, "rope_scaling": {"rope_type": "yarn"}}, "max_position_embeddings (or original"),
         (scaled({**YARN, "truncate": "no"}), "rope_scaling.truncate must be true or false"),
-        (scaled({**YARN, "beta_fast": 0.5}), "beta_fast must be greater than beta_slow"),
         (scaled({**YARN, "beta_slow": -1.0}), "rope_scaling.beta_slow must be in"),
         (scaled({**YARN, "beta_fast": ""}), "rope_scaling.beta_fast must be a real number"),
         (scaled({**YARN, "mscale": -1.0}), "rope_scaling.mscale must be in 0"),
         (scaled({**YARN, "attention_factor": 0.0}), "rope_scaling.attention_factor must be in"),
-        (scaled({**LLAMA3, "high_freq_factor": 1.0}), "high_freq_factor must be greater than low_freq_factor"),
         (scaled({**LLAMA3, "low_freq_factor": None}), "rope_scaling.low_freq_factor is required"),
         ({**PHI3, "rope_scaling": {**LONGROPE, "short_factor": SHORT[:3]}}, "short_factor must hold 4 numbers"),
         ({**PHI3, "rope_scaling": {**LONGROPE, "long_factor": LONG * 1000}}, "long_factor: at most 4 numbers"),

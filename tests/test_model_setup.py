@@ -202,6 +202,22 @@ def test_every_scaling_type_maps_to_options_that_compute_the_configs_frequencies
     assert len(setup.notes) == len(notes) and all(any(want in note for note in setup.notes) for want in notes)
 
 
+def test_what_hugging_face_warns_about_is_computed_as_it_does_and_noted(tmp_path):
+    # Phi-3's first configs named LongRoPE "su"; Hugging Face's Phi3Config renames it
+    config = LLAMA | {"rope_scaling": {"type": "su", **PHI3_FACTORS}, "original_max_position_embeddings": 4096,
+                      "max_position_embeddings": 131072}
+    (setup,) = model_setups(folder(tmp_path / "phi3", config, {"x": table(4, 4)})).setups
+    assert setup.params.options["rope_type"] == "longrope" and "longrope ×32" in setup.label
+    assert any('"su" is LongRoPE\'s legacy name' in note for note in setup.notes)
+    # int(64 × 0.3) = 19 rotary channels: ceil(19/2) = 10 frequencies 10000^(−2i/19), as Hugging Face computes
+    (setup,) = model_setups(folder(tmp_path / "odd", LLAMA | {"partial_rotary_factor": 0.3},
+                                   {"x": table(4, 4)})).setups
+    inv_freq, _ = rope_frequencies(hf_config(setup.params.d_model, **setup.params.options))
+    np.testing.assert_allclose(inv_freq, [10000.0 ** (-2 * i / 19) for i in range(10)], rtol=1e-14)
+    assert [note for note in setup.notes if "is odd" in note] == [note for note in setup.notes if "19" in note]
+    assert len([note for note in setup.notes if "is odd" in note]) == 1
+
+
 def test_a_per_layer_type_rope_section_shows_full_attentions(tmp_path):
     config = LLAMA | {"rope_parameters": {"full_attention": {"rope_type": "linear", "factor": 8.0,
                                                              "rope_theta": 1e6},

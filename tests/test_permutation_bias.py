@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
 from posenc_gui.model.attention import permutation_demo, self_attention
 from posenc_gui.model.bias import alibi_bias
+from posenc_gui.model.params import EncodingParams
 from posenc_gui.views.permutation import PermutationPanel
 
 ALIBI = {"n_heads": 8, "head": 0, "symmetric": False}
@@ -40,6 +43,34 @@ def test_the_demo_says_a_bias_sees_order_and_when_it_cannot():
     assert not moved.with_pe.same
 
 
+@pytest.mark.parametrize(("scheme", "kwargs"), [("alibi", ALIBI),
+                                               ("t5", EncodingParams.validated(scheme="t5").scheme_kwargs())])
+def test_the_exported_split_holds_the_bias_and_its_terms_add_up_to_the_total(scheme, kwargs):
+    demo = permutation_demo("dog bites man", "man bites dog", scheme=scheme, scheme_kwargs=kwargs)
+    data = json.loads(json.dumps(demo.to_dict(), allow_nan=False))
+    assert data["position"] == "bias"
+    for key, split in (("a", demo.split_a), ("b", demo.split_b)):
+        block = data["logit_split"][key]
+        assert block["sum_of"] == ["e·e", "e·p", "p·e", "p·p", "bias"]
+        used = split.allowed
+        def matrix(name):  # null (a masked key) as NaN
+            return np.array([[np.nan if v is None else v for v in row] for row in block[name]])
+
+        terms, total = [matrix(name) for name in block["sum_of"]], matrix("total")
+        # the four terms alone miss the bias, which is not small (ALiBi: 1/2 per word of distance)
+        assert np.max(np.abs(sum(terms[:4])[used] - total[used])) > 0.1
+        # with it they give the total: one addition per term, each within an ULP of |total| + |bias| ≲ 10
+        np.testing.assert_allclose(sum(terms)[used], total[used], rtol=0, atol=1e-14)
+        assert block["max_abs_residual"] <= 1e-14
+        np.testing.assert_array_equal(terms[4][used], split.bias[used])
+        # the bias is a share of the total's size; the three position terms of X are zero
+        bias_size = np.abs(split.bias[used]).sum()
+        sizes = bias_size + np.abs(split.ee[used]).sum()
+        assert block["shares"]["bias"] == pytest.approx(bias_size / sizes, rel=1e-12)
+        assert block["shares"]["e·p"] == block["shares"]["p·p"] == 0.0
+        assert sum(block["shares"].values()) == pytest.approx(1.0, rel=1e-12)
+
+
 @pytest.fixture
 def panel(qtbot, state, compute):
     widget = PermutationPanel(state, compute)
@@ -64,6 +95,7 @@ def test_the_panel_shows_the_bias_row_and_its_split(panel):
     assert panel.split_strips["bias_a"].isVisible() and not panel.split_strips["table_a"].isVisible()
     np.testing.assert_array_equal(panel.matrices["split_a_bias B"].values, panel.demo.split_a.bias)
     assert "With the bias" in panel.title_label.text
+    np.testing.assert_array_equal(panel.export_data()["arrays"]["split_a_bias"], panel.demo.split_a.bias)
     # back to an added table: the B row and the bias strip go
     assert panel.state.update(scheme="sinusoidal") is None
     panel.state.flush()

@@ -7,10 +7,14 @@ import numpy as np
 import pytest
 from PySide6.QtCore import Qt
 
+from test_model_files import table, write_gguf
+
 from posenc_gui import export
 from posenc_gui.model import EncodingParams
+from posenc_gui.model.model_setup import model_setups
 from posenc_gui.model.rope_context import CONTEXT_METHODS, context_extension_data
 from posenc_gui.views import panel_classes
+from posenc_gui.views.model_open import open_model_path
 from posenc_gui.views.rope_context import RopeContextPanel
 
 #: float64 ULPs of pow/products: the hand-worked values hold to far better than this.
@@ -123,16 +127,39 @@ def test_qwen_yarn_keeps_every_pair_inside_training_and_ntk_does_not():
 
 
 def test_a_method_hugging_face_refuses_with_these_options_says_why_and_the_others_still_compute():
-    # Two rotated channels: ntk and dynamic raise the base to d/(d − 2), which needs d ≥ 4.
+    # Two rotated channels: ntk and dynamic raise the base to d/(d − 2), which needs d ≥ 3.
     data = context_extension_data(EncodingParams.validated(scheme="rope", d_model=2, seq_len=64))
     refused = {m.method: m.error for m in data.methods if not m.available}
     assert {"ntk", "dynamic"} <= set(refused) and {"default", "linear", "yarn", "llama3"}.isdisjoint(refused)
-    assert "rotary_dim must be ≥ 4" in refused["ntk"] and "rotary_dim must be ≥ 4" in refused["dynamic"]
+    assert "rotary_dim must be ≥ 3" in refused["ntk"] and "rotary_dim must be ≥ 3" in refused["dynamic"]
     assert data.method("ntk").unseen_count == 0 and data.method("default").available
-    # llama3's factors out of order are refused only by llama3 while another type is chosen.
-    params = EncodingParams.validated(scheme="rope", d_model=8, rope_type="yarn", low_freq_factor=4.0,
-                                      high_freq_factor=1.0)
-    assert "high_freq_factor" in context_extension_data(params).method("llama3").error
+    # An odd rotary dimension (6 × 0.5 = 3): Hugging Face's YaRN fails on it, the other types compute it.
+    data = context_extension_data(EncodingParams.validated(scheme="rope", d_model=6, partial_rotary_factor=0.5))
+    assert [m.method for m in data.methods if not m.available] == ["yarn"] and data.pairs == 2
+    assert "YaRN ramp" in data.method("yarn").error
+
+
+def smollm2_gguf(path) -> str:
+    """SmolLM2-135M's RoPE metadata in a GGUF (llama, hidden 576 / 9 heads = head 64, θ 100,000, context 8,192)."""
+    write_gguf(path, "llama", [
+        ("add_context_length", 8192), ("add_embedding_length", 576), ("add_head_count", 9),
+        ("add_rope_freq_base", 100000.0), ("add_rope_dimension_count", 64),
+    ], [("token_embd.weight", table(50, 576), None)])
+    return str(path)
+
+
+def test_a_gguf_models_trained_context_is_l0(tmp_path):
+    (setup,) = model_setups(smollm2_gguf(tmp_path / "smollm2.gguf")).setups
+    assert setup.params.options["rope_type"] == "default" and setup.params.seq_len == 8192
+    data = context_extension_data(setup.params)
+    assert (data.trained_context, data.target_length, data.pairs) == (8192, 8192, 32)
+    # θ_i = 100000^(−2i/64); a turn in training needs 8192·θ_i ≥ 2π, i.e. i ≤ 32·ln(8192/2π)/ln(100000)
+    # = 32 · 7.1731 / 11.5129 = 19.94: pairs 0…19. At N = L₀ no pair goes past training:
+    # (N − 1)·θ_i < L₀·θ_i.
+    assert data.turned_count == 20 and data.method("default").unseen_count == 0
+    # (the scheme's own L₀ of 4,096 would have left pairs 19…31 "unseen" at the model's own context)
+    assert context_extension_data(setup.params.replaced(original_max_position_embeddings=4096)).method(
+        "default").unseen_count == 13
 
 
 def test_bad_input_is_refused_naming_it():
@@ -226,3 +253,13 @@ def test_a_refused_method_is_named_and_one_position_draws_nothing_on_the_log_axi
     meta = panel.export_data()["meta"]
     assert meta["pairs_meeting_unseen_angles"]["ntk"] is None and "rotary_dim" in meta["unavailable"]["ntk"]
     assert "unseen_ntk" not in meta["columns"] and "unseen_default" in meta["columns"]
+
+
+def test_the_panel_measures_an_opened_gguf_against_its_own_context(state, compute, qtbot, tmp_path):
+    panel = make(state, compute, qtbot)
+    assert open_model_path(state, smollm2_gguf(tmp_path / "smollm2.gguf"), ask=False) is None
+    state.flush()
+    assert compute.wait_idle()
+    assert panel.plots["default"].titleLabel.text == "<b>default (chosen)</b>: 0/32 pairs unseen"
+    assert "L₀ = <b>8,192</b>, target N = <b>8,192</b>" in panel.summary_label.text()
+    assert panel.figure_title.text.endswith("every method at L₀ 8,192, ×4")

@@ -9,7 +9,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from posenc_gui import export_cli
+from posenc_gui import export, export_cli
 from posenc_gui.model.params import EncodingParams
 from posenc_gui.model.rope import rope_frequencies
 from posenc_gui.model.rope_precision import (
@@ -96,6 +96,15 @@ def test_llama3_medium_pair_is_smoothed():
     inv_freq, _ = model_inv_freq(hf_config(4, **{**SCALING, "rope_theta": 1e6, "rope_type": "llama3"}))
     assert inv_freq[0] == 1.0
     assert inv_freq[1] == pytest.approx(2.1360754e-4, rel=8 * F32)
+
+
+def test_llama3_factors_hugging_face_warns_about_are_computed_in_float32_too():
+    # L0 8192, low = high = 4: L0/low = L0/high = 2048; of θ = 1, 0.1, 0.01, 0.001 (wavelengths 6.3 … 6283) only
+    # the last is past it: divided by 8, the others kept, none smoothed (HF's division by 0 is never used)
+    config = hf_config(8, rope_type="llama3", **{**SCALING, "low_freq_factor": 4.0, "high_freq_factor": 4.0},
+                       rope_theta=10000.0)
+    inv_freq, _ = model_inv_freq(config)
+    np.testing.assert_allclose(inv_freq, [1.0, 0.1, 0.01, 0.001 / 8], rtol=4 * F32)
 
 
 @pytest.mark.parametrize("rope_type", ["default", "linear", "ntk", "dynamic", "yarn", "llama3"])
@@ -212,6 +221,17 @@ def test_a_million_positions_are_binned_with_bounded_work():
     assert data.max_error_per_bin[-1] > 2 * data.max_error_per_bin[0]
 
 
+def test_an_infinite_error_is_placed_where_the_ids_overflow_even_between_samples():
+    # 32 pairs: 2^22 / (512 · 32) = 256 of each bin's 2,048 positions, stride 2048 // 256 = 8 made odd, 7.
+    # Bin 31 (63,488…65,535) evaluates 63,488 + 7k, k < 256, up to 65,273: not 65,520, where float16 ids
+    # become infinite (and every later id); the first evaluated infinite error is at 65,536, bin 32's first.
+    data = rope_precision_data(rope(1_048_576, 64), "float16", "model")
+    assert not data.coverage.proved and data.coverage.samples == 512 * 256
+    assert data.coverage.extent() == "over 131,072 sampled positions in 0…1,048,575"
+    assert math.isinf(data.max_error) and (data.max_error_position, data.max_error_pair) == (65520, 0)
+    assert data.indistinguishable_coverage.proved and data.indistinguishable_coverage.last == 1_048_574
+
+
 def test_every_position_is_evaluated_when_the_work_allows():
     data = rope_precision_data(rope(1000, 64), "float16")
     np.testing.assert_array_equal(data.evaluated, np.diff(data.bin_edges))
@@ -262,6 +282,8 @@ def test_panel_follows_its_dtype_and_position_ids(state, compute, qtbot):
     assert panel.data.dtype == "bfloat16" and panel.data.positions == "float32"
     text = panel.summary_label.text()
     assert "<b>bfloat16</b>" in text and "every position can be told from the next up to N − 1 = 299" in text
+    assert "</b> over positions 0…299, at position" in text  # every position evaluated
+    assert panel.curve_plot.getAxis("left").labelText == "largest error over the pairs"
     assert not panel.indistinguishable_line.isVisible()
 
     panel.apply_options(position_ids="model")
@@ -290,6 +312,9 @@ def test_panel_follows_the_parameters(state, compute, qtbot):
     assert panel.matrix.values.shape == (64, MAX_BINS)
     assert "llama3" in panel.matrix.plot.titleLabel.text
     assert "largest error over 128 evaluated of its 2,048 positions" in panel.summary_label.text()
+    # 128 of each bin's 2,048 positions: the largest is that of 512 · 128 = 65,536 sampled positions, and says so
+    assert "</b> over 65,536 sampled positions in 0…1,048,575, at position" in panel.summary_label.text()
+    assert "sampled positions" in panel.curve_plot.getAxis("left").labelText
 
 
 def test_bad_panel_options_are_named_and_keep_the_view(state, compute, qtbot):
@@ -323,6 +348,19 @@ def test_export_data_holds_the_error_and_the_summary(state, compute, qtbot):
     assert meta["dtype"] == "float16" and meta["position_ids"] == "float16"
     assert meta["position_collision"] == 2048 and meta["first_indistinguishable_position"] is None
     assert meta["sampled"] is False
+
+
+def test_export_says_an_infinite_largest_error_is_infinite_and_what_it_covers(state, compute, qtbot):
+    panel = make_panel(state, compute, qtbot, seq_len=70000, d_model=2)
+    panel.apply_options(dtype="float16", position_ids="model")
+    settle(panel, compute, qtbot, dtype="float16", positions="model")
+    meta = json.loads(export.export_bytes(panel, "json"))["meta"]
+    # JSON has no infinity: max_error is null, and max_error_infinite says why, at the first infinite id
+    assert meta["max_error"] is None and meta["max_error_infinite"] is True
+    assert (meta["max_error_position"], meta["overflow_position"]) == (65520, 65520)
+    coverage = meta["max_error_coverage"]
+    assert (coverage["method"], coverage["first"], coverage["last"], coverage["proved"]) == ("exact", 0, 69999, True)
+    assert meta["first_indistinguishable_coverage"]["last"] == 69998
 
 
 def test_export_command_takes_the_dtype(qapp, tmp_path, capsys):

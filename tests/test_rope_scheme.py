@@ -88,10 +88,13 @@ def test_a_scaling_types_own_parameters_apply_only_to_it(qtbot, state, compute):
 
 
 def test_options_valid_alone_but_not_together_are_refused_naming_the_parameter():
-    with pytest.raises(ValueError, match=r"partial_rotary_factor: int\(d_model 6 × 0.5\) = 3 rotated channels"):
-        EncodingParams.validated(scheme="rope", d_model=6, partial_rotary_factor=0.5)
-    with pytest.raises(ValueError, match="high_freq_factor"):
-        EncodingParams.validated(scheme="rope", rope_type="llama3", low_freq_factor=4.0, high_freq_factor=1.0)
+    # 5 channels: Hugging Face turns ceil(5/2) = 3 pairs, 6 channels, more than the head has
+    with pytest.raises(ValueError, match=r"partial_rotary_factor: int\(d_model 5 × 1\) = 5; Hugging Face turns"):
+        EncodingParams.validated(scheme="rope", d_model=5)
+    # an odd rotary dimension fits in 6 channels (2 pairs), but Hugging Face's YaRN fails on it
+    assert EncodingParams.validated(scheme="rope", d_model=6, partial_rotary_factor=0.5).d_model == 6
+    with pytest.raises(ValueError, match="YaRN ramp has rotary_dim // 2 = 1 values for its 2 frequencies"):
+        EncodingParams.validated(scheme="rope", d_model=6, partial_rotary_factor=0.5, rope_type="yarn")
 
 
 def test_the_frequencies_panel_draws_both_curves_and_the_contexts(qtbot, state, compute):
@@ -211,12 +214,29 @@ def test_a_refused_scheme_leaves_the_drop_down_on_the_scheme_in_use_and_says_why
     panel.scheme.setCurrentIndex(panel.scheme.findData("rope"))  # 33 channels cannot rotate in pairs
     state.flush()
     assert state.params.scheme == "nope" and panel.scheme.currentData() == "nope"
-    assert "33 rotated channels; they must be even" in panel.general_error.text()
+    assert "= 33; Hugging Face turns ceil(33/2) pairs of channels" in panel.general_error.text()
     assert panel.general_error.isVisible()
     assert state.update(d_model=32) is None
     panel.scheme.setCurrentIndex(panel.scheme.findData("rope"))
     state.flush()
     assert state.params.scheme == "rope" and not panel.general_error.isVisible()
+
+
+def test_the_parameters_panel_shows_what_hugging_face_warns_about(qtbot, state, compute):
+    panel = ParametersPanel(state, compute)
+    qtbot.addWidget(panel)
+    panel.show()
+    assert state.update(scheme="rope", d_model=64, rope_type="yarn", beta_fast=1.0, beta_slow=2.0) is None
+    state.flush()
+    assert panel.hf_warning.isVisible() and panel.general_error.isHidden()
+    assert "beta_fast (1) must be greater than beta_slow (2)" in panel.hf_warning.text()
+    assert panel.export_data()["meta"]["hugging_face_warnings"] == list(panel.hf_warnings(state.params))
+    assert state.update(rope_type="default", partial_rotary_factor=0.3) is None  # int(64 × 0.3) = 19
+    state.flush()
+    assert "= 19 is odd" in panel.hf_warning.text() and "turn 20 channels" in panel.hf_warning.text()
+    assert state.update(partial_rotary_factor=1.0) is None
+    state.flush()
+    assert panel.hf_warning.isHidden() and panel.export_data()["meta"]["hugging_face_warnings"] == []
 
 
 def test_a_result_on_its_way_when_a_panel_stops_applying_is_dropped(qtbot, state, compute):

@@ -15,14 +15,16 @@ def test_the_notice_of_a_table_panel_brings_the_bias_panels_forward(qtbot, setti
     qtbot.waitExposed(window)
     window.state.flush()
     assert window.compute.wait_idle()
+    window.docks["heatmap"].raise_()  # the user picks its tab: the biases layout has the bias in front
     heatmap = window.panels["heatmap"]
+    assert window.compute.wait_idle()
     assert heatmap.unavailable_label.isVisible() and heatmap.shown_by_bar.isVisible()
     buttons = {button.text(): button for button in heatmap.shown_by_bar.findChildren(QPushButton)}
     assert set(buttons) == {"Permutation demo", "Positional logits", "Attention bias"}
-    logits_dock = window.docks["logits"]
-    assert logits_dock.visibleRegion().isEmpty()  # behind the heatmap's tab
-    buttons["Positional logits"].click()
-    assert not logits_dock.visibleRegion().isEmpty()
+    bias_dock = window.docks["bias"]
+    assert bias_dock.visibleRegion().isEmpty()  # behind the heatmap's tab
+    buttons["Attention bias"].click()
+    assert not bias_dock.visibleRegion().isEmpty()
     # a table scheme: every table panel applies, and the bar goes
     window.docks["heatmap"].raise_()
     assert window.state.update(scheme="sinusoidal") is None

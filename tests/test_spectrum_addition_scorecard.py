@@ -483,9 +483,9 @@ def test_a_scheme_that_does_not_take_the_sizes_is_left_out_and_named():
     card = scorecard(EncodingParams(seq_len=16, d_model=33), scan_work=None)
     assert "rope" not in [s.scheme for s in card.scores] and "sinusoidal" in [s.scheme for s in card.scores]
     assert [key for key, _ in card.left_out] == ["rope", "xpos"]
-    assert "33 rotated channels; they must be even" in card.left_out[0][1]
+    assert "= 33; Hugging Face turns ceil(33/2) pairs of channels, which must" in card.left_out[0][1]
     assert "d_model must be even for xPos" in card.left_out[1][1]
-    with pytest.raises(ValueError, match="rotated channels"):
+    with pytest.raises(ValueError, match="pairs of channels"):
         scorecard(EncodingParams(seq_len=16, d_model=33), schemes=["rope"])
     # partial rotary: the unrotated channels are constants whose row of T_k is the identity
     partial = scorecard(EncodingParams(seq_len=64, d_model=16), schemes=["rope"], options={"partial_rotary_factor": 0.5})

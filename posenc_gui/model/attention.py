@@ -463,9 +463,9 @@ def head_rotation(n: int, d_k: int, scheme: str = "rope", scheme_kwargs: Mapping
     Raises
     ------
     ValueError
-        For a scheme that is not a rotation, a bad option, or a ``d_k`` whose
-        rotated channels ``int(d_k · partial_rotary_factor)`` are odd or fewer
-        than 2 (naming ``d_model``, the demo's).
+        For a scheme that is not a rotation, a bad option, or a ``d_k`` too
+        narrow for Hugging Face's ceil(int(d_k · partial_rotary_factor) / 2)
+        pairs of channels, at least one (naming ``d_model``, the demo's).
     """
     n = limits.check_int("n", n, 1, MAX_WORDS)
     d_k = check_demo_d_model(d_k)
@@ -474,11 +474,10 @@ def head_rotation(n: int, d_k: int, scheme: str = "rope", scheme_kwargs: Mapping
     options = SCHEMES[scheme].check(_check_scheme_kwargs(scheme_kwargs))
     partial = options["partial_rotary_factor"]
     rotary = int(d_k * partial)  # Hugging Face's truncation
-    if rotary < 2 or rotary % 2:
+    if rotary < 1 or 2 * ((rotary + 1) // 2) > d_k:  # an odd one: ceil(rotary / 2) frequencies, as in HF
         raise ValueError(
-            f"d_model: the demo head's d_k {d_k} × partial_rotary_factor {partial:g} gives {rotary} rotated "
-            "channels; RoPE needs an even number, at least 2 (choose an even demo d_model)"
-        )
+            f"d_model: the demo head's d_k {d_k} × partial_rotary_factor {partial:g} gives {rotary} rotated channels, "
+            f"whose {(rotary + 1) // 2} pairs must fit in d_k and be at least one (choose an even demo d_model)")
     inv_freq, attention_factor = rope_frequencies(hf_config(d_k, **options), seq_len=n)
     return HeadRotation(_readonly(np.arange(n, dtype=np.float64)), _readonly(inv_freq), float(attention_factor),
                         options["pairing"])
@@ -701,9 +700,11 @@ class LogitSplit:
         return dict(zip(SPLIT_TERMS, (self.ee, self.ep, self.pe, self.pp)))
 
     def shares(self) -> dict[str, float]:
-        """Each term's share of the summed absolute values of all four over the allowed keys (sums to 1)."""
+        """Each term's share of the summed absolute values of all the total's terms over the allowed keys (sums
+        to 1): the four of :data:`SPLIT_TERMS`, and ``"bias"`` when the trace has one (a fifth term)."""
         keep = slice(None) if self.allowed is None else self.allowed
-        sizes = {name: float(np.abs(t[keep]).sum()) for name, t in self.terms().items()}
+        terms = self.terms() if self.bias is None else {**self.terms(), "bias": self.bias}
+        sizes = {name: float(np.abs(t[keep]).sum()) for name, t in terms.items()}
         total = sum(sizes.values())
         return {name: (s / total if total > 0 else 0.0) for name, s in sizes.items()}
 
@@ -742,10 +743,8 @@ def logit_split(trace: AttentionTrace, seed: int = 0) -> LogitSplit:
     total = ee + ep + pe + pp if trace.bias is None else ee + ep + pe + pp + trace.bias
     allowed = trace.allowed
     residual = float(np.max(np.abs(total[allowed] - trace.scores[allowed])))  # masked keys: −∞, unused
-    return LogitSplit(
-        trace.tokens, _readonly(ee), _readonly(ep), _readonly(pe), _readonly(pp), trace.scores, residual,
-        allowed, trace.bias,
-    )
+    return LogitSplit(trace.tokens, _readonly(ee), _readonly(ep), _readonly(pe), _readonly(pp), trace.scores,
+                      residual, allowed, trace.bias)
 
 
 @dataclass(frozen=True, eq=False)
@@ -1256,10 +1255,11 @@ def permutation_dict(demo: PermutationDemo) -> dict[str, Any]:
     else ``null``) and ``verdict``. Also ``causal``,
     ``sentence_a``, ``sentence_b``, ``is_permutation``, ``permutation``,
     ``message``, ``d_model``, ``seed``, ``scheme``, ``scheme_kwargs``,
-    ``position`` (``"added"`` or ``"rotation"``) and, for an added encoding,
-    ``logit_split`` (``a``/``b``: the four terms, ``total``,
-    ``max_abs_residual``, ``shares``) with ``rotation`` and
-    ``rotation_split`` ``null``; for a rotation, ``logit_split`` ``null``,
+    ``position`` (``"added"``, ``"bias"`` or ``"rotation"``) and, for an added encoding or a bias,
+    ``logit_split`` (``a``/``b``: the four terms, ``bias`` (``null`` without), ``total``, ``sum_of`` (the
+    terms that add up to ``total``), ``max_abs_residual`` (max |their sum − total| over the keys the head
+    uses), ``shares`` (the bias's too)) with ``rotation`` and ``rotation_split`` ``null``; for a rotation,
+    ``logit_split`` ``null``,
     ``rotation`` (``inv_freq``, ``attention_factor``, ``pairing``,
     ``rotary_dim``) and ``rotation_split`` (``a``/``b``:
     ``without_rotation``, ``with_rotation``, ``difference``,
@@ -1272,9 +1272,10 @@ def permutation_dict(demo: PermutationDemo) -> dict[str, Any]:
     def split(s: LogitSplit) -> dict[str, Any]:
         return {
             **{name: _unmasked_list(term, s.allowed) for name, term in s.terms().items()},
+            "bias": None if s.bias is None else _unmasked_list(s.bias, s.allowed),
             "total": _unmasked_list(s.total, s.allowed),
-            "max_abs_residual": s.max_abs_residual,
-            "shares": s.shares(),
+            "sum_of": [*SPLIT_TERMS, *(() if s.bias is None else ("bias",))],
+            "max_abs_residual": s.max_abs_residual, "shares": s.shares(),
         }
 
     def rotated(s: RotationSplit) -> dict[str, Any]:
@@ -1298,15 +1299,13 @@ def permutation_dict(demo: PermutationDemo) -> dict[str, Any]:
         "seed": demo.seed,
         "scheme": demo.scheme,
         "scheme_kwargs": {k: (float(v) if isinstance(v, (float, np.floating)) else v) for k, v in demo.scheme_kwargs.items()},
-        "position": "rotation" if demo.rotates else "added",
+        "position": "rotation" if demo.rotates else "bias" if demo.biased else "added",
         "without_pe": _comparison_dict(demo.without_pe),
         "with_pe": _comparison_dict(demo.with_pe),
         "logit_split": None if demo.rotates else dict(zip("ab", map(split, splits))),
         "rotation": None if rotation is None else {
-            "inv_freq": rotation.inv_freq.tolist(),
-            "attention_factor": rotation.attention_factor,
-            "pairing": rotation.pairing,
-            "rotary_dim": rotation.rotary_dim,
+            "inv_freq": rotation.inv_freq.tolist(), "attention_factor": rotation.attention_factor,
+            "pairing": rotation.pairing, "rotary_dim": rotation.rotary_dim,
         },
         "rotation_split": None if not demo.rotates else {**dict(zip("ab", map(rotated, splits))),
                                                          "note": ROTATION_SPLIT_NOTE},

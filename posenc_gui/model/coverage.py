@@ -83,6 +83,14 @@ class Coverage:
             return f"proved over {where} (closed form)"
         return f"checked on {self.samples:,} sampled {self.quantity} in {span(self.first, self.last)}"
 
+    def extent(self) -> str:
+        """Where a maximum (or a count) was taken, in words: ``"over positions 0…1,023"``, or
+        ``"over 512 sampled positions in 0…1,048,575"`` (the largest of a sample, not of the range)."""
+        if self.method == "sampled":
+            return f"over {self.samples:,} sampled {self.quantity} in {span(self.first, self.last)}"
+        bounded = " (bounded between samples)" if self.method == "bounded" else ""
+        return f"over {self.quantity} {span(self.first, self.last)}{bounded}"
+
     def as_dict(self) -> dict:
         """A JSON-ready record for exports."""
         return {"quantity": self.quantity, "first": self.first, "last": self.last, "method": self.method,

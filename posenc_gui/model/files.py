@@ -121,8 +121,8 @@ class ModelFile:
     rope_config : dict or None
         The RoPE set-up in Hugging Face config keys (``rope_theta``,
         ``rope_scaling`` or ``rope_parameters`` as the file has them,
-        ``head_dim``, ``partial_rotary_factor``, ``max_position_embeddings``,
-        ``hidden_size``, ``num_attention_heads``; ``head_dim`` and
+        ``head_dim``, ``partial_rotary_factor``, ``max_position_embeddings``, ``hidden_size``,
+        ``num_attention_heads``, Phi-3's top-level ``original_max_position_embeddings``; ``head_dim`` and
         ``partial_rotary_factor`` filled in as Hugging Face defaults them);
         from GGUF, also ``freq_factors``. None for a model without RoPE.
     pairing : {"interleaved", "halves"} or None
@@ -664,7 +664,7 @@ def _hf_rope(config: Mapping[str, Any] | None,
         notes.append("config.json has no rope_theta: 10000 (the Hugging Face default)")
     if theta is not None:
         rope["rope_theta"] = theta
-    for key in ("hidden_size", "num_attention_heads", "max_position_embeddings"):
+    for key in ("hidden_size", "num_attention_heads", "max_position_embeddings", "original_max_position_embeddings"):
         value = _positive(values, key, config_path, int)
         if value is not None:
             rope[key] = value

@@ -8,7 +8,9 @@ and returns the parameters that show it:
 - a RoPE set-up (``rope_config`` in Hugging Face keys, and the pairing of
   the model's code): the ``rope`` scheme with the same options, d_model the
   head dimension and N ``max_position_embeddings`` (at most
-  ``limits.MAX_SEQ_LEN``). The mapping is checked: the scheme's frequencies
+  ``limits.MAX_SEQ_LEN``); the trained context L₀ is the config's
+  ``original_max_position_embeddings``, or for a type without one (default,
+  linear, ntk) ``max_position_embeddings``. The mapping is checked: the scheme's frequencies
   and attention factor (:func:`~posenc_gui.model.rope.rope_frequencies` of
   :func:`~posenc_gui.model.schemes.rope.hf_config`) must equal those of the
   file's config, bit for bit; what the scheme does not model (llama.cpp's
@@ -205,10 +207,16 @@ def rope_options(config: Mapping[str, Any], pairing: str) -> tuple[dict[str, Any
     scaling = rope.scaling
     if "factor" in scaling:
         options["factor"] = scaling["factor"]
+    from .schemes.rope import MAX_CONTEXT
+
     if rope.rope_type == "dynamic":  # the scheme's L₀ is dynamic NTK's max_position_embeddings (hf_config)
         options["original_max_position_embeddings"] = rope.max_position_embeddings
     elif rope.original_max_position_embeddings is not None:
         options["original_max_position_embeddings"] = rope.original_max_position_embeddings
+    elif rope.max_position_embeddings is not None and 2 <= rope.max_position_embeddings <= MAX_CONTEXT:
+        # default, linear and ntk have no L₀ of their own: the context the config declares (a GGUF's
+        # {arch}.context_length) is the trained context the Context extension panel measures against
+        options["original_max_position_embeddings"] = rope.max_position_embeddings
     if rope.rope_type == "yarn":
         options.update(beta_fast=scaling["beta_fast"], beta_slow=scaling["beta_slow"], truncate=scaling["truncate"])
         if scaling["mscale"] and scaling["mscale_all_dim"]:  # Hugging Face's ratio; otherwise 0.1·ln(factor) + 1
@@ -232,6 +240,7 @@ def rope_setup(model: ModelFile) -> ModelSetup:
         notes.append("how this architecture pairs RoPE dimensions is not known: halves (Hugging Face's "
                      "rotate_half) is assumed")
     options, rope = rope_options(config, pairing)
+    notes += rope.warnings  # what Hugging Face accepts with a warning, computed as it computes it
     if rope.max_position_embeddings is not None:
         positions = rope.max_position_embeddings
     elif rope.original_max_position_embeddings is not None:

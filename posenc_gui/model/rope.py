@@ -67,8 +67,10 @@ class RopeConfig:
     head_dim : int
         Channels of one query or key head.
     rotary_dim : int
-        ``int(head_dim · partial_rotary_factor)``, even: the rotated channels
-        (the first ``rotary_dim`` of a head); ``rotary_dim // 2`` frequencies.
+        ``int(head_dim · partial_rotary_factor)``, HF's ``dim``: the
+        frequencies are ``base^(−2i/rotary_dim)`` for the ceil(rotary_dim / 2)
+        values of ``arange(0, dim, 2)``, each turning a pair of the first
+        ``2 · ceil(rotary_dim / 2)`` channels (one more than ``dim`` when odd).
     max_position_embeddings : int or None
         The context the config declares (the extended one, for YaRN, llama3 and LongRoPE).
     original_max_position_embeddings : int or None
@@ -82,6 +84,9 @@ class RopeConfig:
         ``long_factor`` as tuples (longrope).
     attention_factor : float
         HF's ``attention_scaling``, multiplying cos and sin (1 except for yarn and longrope).
+    warnings : tuple of str
+        What Hugging Face accepts but warns about (or computes unlike the
+        usual case) in this config, one sentence each; computed as HF computes it.
     """
 
     rope_type: str
@@ -92,6 +97,7 @@ class RopeConfig:
     original_max_position_embeddings: int | None
     scaling: Mapping[str, object]
     attention_factor: float
+    warnings: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -141,12 +147,17 @@ def _rope_section(config: Mapping) -> tuple[str, Mapping]:
     return source, section
 
 
-def _rope_type(source: str, section: Mapping) -> str:
-    names = [section[key] for key in ("rope_type", "type") if section.get(key) is not None]
+def _rope_type(source: str, section: Mapping, warnings: list[str]) -> str:
+    names = []
     for key in ("rope_type", "type"):
         name = section.get(key)
-        if name is not None and (not isinstance(name, str) or name not in ROPE_TYPES):
+        if name is not None and (not isinstance(name, str) or name not in (*ROPE_TYPES, "su")):
             raise ValueError(f"{source}.{key} must be one of {', '.join(ROPE_TYPES)}; got {limits.shown(name)}")
+        if name == "su":  # HF's Phi3Config._rope_scaling_adjustment: Phi-3's first name of LongRoPE
+            warnings.append(f"{source}.{key} \"su\" is LongRoPE's legacy name (Hugging Face's Phi-3 config "
+                            "renames it longrope)")
+        if name is not None:
+            names.append("longrope" if name == "su" else name)
     if len(set(names)) > 1:
         raise ValueError(f"{source}.rope_type ({names[0]!r}) and its legacy name type ({names[1]!r}) must agree")
     return names[0] if names else "default"
@@ -235,6 +246,9 @@ def rope_config(config: Mapping[str, object]) -> RopeConfig:
     Returns
     -------
     RopeConfig
+        With ``warnings`` for what HF accepts with a warning and computes:
+        ``beta_fast < beta_slow``, ``high_freq_factor ≤ low_freq_factor``, an
+        odd rotary dimension, the type ``"su"`` (LongRoPE's legacy name).
 
     Raises
     ------
@@ -242,27 +256,35 @@ def rope_config(config: Mapping[str, object]) -> RopeConfig:
         Naming the key (``rope_scaling.factor``, ``head_dim``…) and its
         allowed values: an unknown ``rope_type`` (listing the known ones),
         a missing required key, a wrong type, NaN or infinity, a number out
-        of range, ``short_factor``/``long_factor`` not of length
-        ``rotary_dim / 2``, a value given in two places that disagree, an
-        odd rotary dimension.
+        of range, ``short_factor``/``long_factor`` not of one value per
+        frequency, a value given in two places that disagree; what HF fails
+        on: rotated channels beyond ``head_dim``, YaRN with an odd rotary
+        dimension.
     """
     if not isinstance(config, Mapping):
         raise ValueError(f"config must be a mapping of Hugging Face config keys, got {limits.shown(config)}")
     source, section = _rope_section(config)
-    rope_type = _rope_type(source, section)
+    warnings: list[str] = []
+    rope_type = _rope_type(source, section, warnings)
     theta = _shared(config, source, section, "rope_theta", _check_theta)
     partial_rotary_factor = _shared(config, source, section, "partial_rotary_factor", _check_fraction)
     partial_rotary_factor = 1.0 if partial_rotary_factor is None else partial_rotary_factor
     head_dim = _head_dim(config)
     rotary_dim = int(head_dim * partial_rotary_factor)  # HF's truncation
-    if rotary_dim < 2 or rotary_dim % 2:
+    pairs = (rotary_dim + 1) // 2  # HF's arange(0, dim, 2): one frequency more than dim // 2 for an odd dim
+    rotary = f"rotary dimension int(head_dim × partial_rotary_factor) = int({head_dim} × {partial_rotary_factor:g})"
+    if rotary_dim < 1 or 2 * pairs > head_dim:
+        raise ValueError(f"{rotary} = {rotary_dim} must be ≥ 1, and 2·ceil({rotary_dim}/2) = {2 * pairs} channels "
+                         f"(a pair per frequency) must fit in head_dim {head_dim}")
+    if rotary_dim % 2:
+        if rope_type == "yarn":
+            raise ValueError(f"{rotary} = {rotary_dim} is odd: Hugging Face's YaRN ramp has rotary_dim // 2 = "
+                             f"{rotary_dim // 2} values for its {pairs} frequencies, and fails")
+        warnings.append(f"the {rotary} = {rotary_dim} is odd: its {pairs} frequencies base^(−2i/{rotary_dim}) "
+                        f"turn {2 * pairs} channels")
+    if rope_type in ("ntk", "dynamic") and rotary_dim < 3:
         raise ValueError(
-            f"rotary dimension int(head_dim × partial_rotary_factor) = int({head_dim} × {partial_rotary_factor:g}) "
-            f"= {rotary_dim} must be even and ≥ 2"
-        )
-    if rope_type in ("ntk", "dynamic") and rotary_dim < 4:
-        raise ValueError(
-            f"rope_type {rope_type!r} raises the base to rotary_dim / (rotary_dim − 2): rotary_dim must be ≥ 4"
+            f"rope_type {rope_type!r} raises the base to rotary_dim / (rotary_dim − 2): rotary_dim must be ≥ 3"
         )
     max_position = None
     if config.get("max_position_embeddings") is not None:
@@ -275,7 +297,7 @@ def rope_config(config: Mapping[str, object]) -> RopeConfig:
         original = None
     if rope_type == "dynamic":
         _needs(max_position, "max_position_embeddings", rope_type)
-    scaling, attention_factor = _scaling(rope_type, source, section, rotary_dim // 2, max_position, original)
+    scaling, attention_factor = _scaling(rope_type, source, section, rotary_dim, max_position, original, warnings)
     return RopeConfig(
         rope_type=rope_type,
         rope_theta=DEFAULT_ROPE_THETA if theta is None else theta,
@@ -285,32 +307,35 @@ def rope_config(config: Mapping[str, object]) -> RopeConfig:
         original_max_position_embeddings=original,
         scaling=MappingProxyType(scaling),
         attention_factor=attention_factor,
+        warnings=tuple(warnings),
     )
 
 
-def _scaling(
-    rope_type: str, source: str, section: Mapping, pairs: int, max_position: int | None, original: int | None
-) -> tuple[dict[str, object], float]:
-    """The type's scaling parameters, defaults filled in, and its attention factor."""
+def _scaling(rope_type: str, source: str, section: Mapping, rotary_dim: int, max_position: int | None,
+             original: int | None, warnings: list[str]) -> tuple[dict[str, object], float]:
+    """The type's scaling parameters, defaults filled in, and its attention factor; HF's warnings appended."""
     if rope_type == "default":
         return {}, 1.0
     if rope_type in ("linear", "ntk", "dynamic", "llama3"):
         scaling = {"factor": _check_factor(f"{source}.factor", _required(source, section, "factor", rope_type))}
         if rope_type == "llama3":
-            scaling.update(_llama3_parameters(source, section))
+            scaling.update(_llama3_parameters(source, section, warnings))
         return scaling, 1.0
     factor = _optional_factor(source, section, "factor")
     if factor is None:  # HF (yarn, longrope): the ratio of the extended context to the original
         factor = _needs(max_position, "max_position_embeddings (or factor)", rope_type) / original
     attention_factor = _optional_factor(source, section, "attention_factor")
     if rope_type == "yarn":
-        scaling = {"factor": factor, **_yarn_parameters(source, section)}
+        scaling = {"factor": factor, **_yarn_parameters(source, section, warnings)}
         if attention_factor is None:
             attention_factor = _yarn_attention_factor(factor, scaling["mscale"], scaling["mscale_all_dim"])
         return scaling, attention_factor
     scaling = {"factor": factor}
-    for key in ("short_factor", "long_factor"):
-        scaling[key] = _per_pair_factors(source, section, key, rope_type, pairs)
+    for key in ("short_factor", "long_factor"):  # one per frequency, else HF's division fails
+        scaling[key] = _per_pair_factors(source, section, key, rope_type, (rotary_dim + 1) // 2)
+        if rotary_dim % 2:
+            warnings.append(f"Hugging Face warns that {source}.{key} must have length rotary_dim // 2 = "
+                            f"{rotary_dim // 2}, but computes with its {(rotary_dim + 1) // 2} (one per frequency)")
     if attention_factor is None:
         # HF ``_compute_longrope_parameters``: 1 for factor ≤ 1, else sqrt(1 + ln(factor) / ln(L₀))
         attention_factor = 1.0 if factor <= 1.0 else _longrope_attention_factor(factor, original)
@@ -326,14 +351,16 @@ def _longrope_attention_factor(factor: float, original: int) -> float:
     return math.sqrt(1 + math.log(factor) / math.log(original))
 
 
-def _llama3_parameters(source: str, section: Mapping) -> dict[str, float]:
-    """Llama 3.1's ``low_freq_factor`` and ``high_freq_factor`` (required; high > low)."""
+def _llama3_parameters(source: str, section: Mapping, warnings: list[str]) -> dict[str, float]:
+    """Llama 3.1's ``low_freq_factor`` and ``high_freq_factor`` (required; HF warns unless high > low)."""
     low, high = (
         _check_factor(f"{source}.{key}", _required(source, section, key, "llama3"))
         for key in ("low_freq_factor", "high_freq_factor")
     )
-    if high <= low:
-        raise ValueError(f"{source}.high_freq_factor must be greater than low_freq_factor ({low:g}), got {high:g}")
+    if high <= low:  # HF's _validate_llama3_rope_parameters warns and computes: no pair is smoothed
+        warnings.append(f"Hugging Face warns that {source}.high_freq_factor ({high:g}) must be greater than "
+                        f"low_freq_factor ({low:g}); pairs of wavelength over L₀/low_freq_factor are then "
+                        "divided by the factor, the others kept")
     return {"low_freq_factor": low, "high_freq_factor": high}
 
 
@@ -342,15 +369,16 @@ def _unset(value: object) -> bool:
     return value is None or (limits.is_real(value) and value == 0)
 
 
-def _yarn_parameters(source: str, section: Mapping) -> dict[str, object]:
+def _yarn_parameters(source: str, section: Mapping, warnings: list[str]) -> dict[str, object]:
     """YaRN's ``beta_fast`` (32), ``beta_slow`` (1), ``truncate`` (true), ``mscale``, ``mscale_all_dim`` (None)."""
     # HF reads ``rope_parameters.get("beta_fast") or 32``: a 0 means the default too
     beta_fast, beta_slow = (
         default if _unset(section.get(key)) else _check_factor(f"{source}.{key}", section[key])
         for key, default in (("beta_fast", 32.0), ("beta_slow", 1.0))
     )
-    if beta_fast <= beta_slow:
-        raise ValueError(f"{source}.beta_fast must be greater than beta_slow ({beta_slow:g}), got {beta_fast:g}")
+    if beta_fast < beta_slow:  # HF's _validate_yarn_rope_parameters warns and computes the reversed ramp
+        warnings.append(f"Hugging Face warns that {source}.beta_fast ({beta_fast:g}) must be greater than beta_slow "
+                        f"({beta_slow:g}); the ramp then runs backwards (low correction dim above high)")
     truncate = section.get("truncate", True)
     if not isinstance(truncate, (bool, np.bool_)):
         raise ValueError(f"{source}.truncate must be true or false, got {limits.shown(truncate)}")
@@ -413,7 +441,11 @@ def _llama3_bands(rope: RopeConfig, inv_freq: np.ndarray) -> tuple[np.ndarray, n
     wavelength = 2 * math.pi / inv_freq
     is_low = wavelength > original / low_freq_factor
     is_high = wavelength < original / high_freq_factor
-    smooth = (original / wavelength - low_freq_factor) / (high_freq_factor - low_freq_factor)
+    if high_freq_factor == low_freq_factor and np.any(~is_low & ~is_high):
+        raise ValueError("llama3 with high_freq_factor = low_freq_factor: a pair's wavelength is exactly "
+                         "L₀/low_freq_factor, where Hugging Face divides by their difference 0 (NaN)")
+    with np.errstate(divide="ignore", invalid="ignore"):  # equal factors: no pair is smoothed
+        smooth = (original / wavelength - low_freq_factor) / (high_freq_factor - low_freq_factor)
     band = np.where(is_low, "low", np.where(is_high, "high", "medium"))
     return band, np.where(is_low, 1.0, np.where(is_high, 0.0, 1.0 - smooth))
 
@@ -443,8 +475,8 @@ def rope_frequencies(config: Mapping[str, object], seq_len: int | None = None) -
 
     Returns
     -------
-    inv_freq : ndarray, shape (rotary_dim // 2,), float64
-        θ_i for the pairs i = 0 … rotary_dim/2 − 1, equal to HF's float32
+    inv_freq : ndarray, shape (ceil(rotary_dim / 2),), float64
+        θ_i for the pairs i = 0, 1, …, equal to HF's float32
         values within float32 rounding (see the module docstring).
     attention_factor : float
         What HF multiplies cos and sin by (logits scale by its square).
@@ -452,7 +484,8 @@ def rope_frequencies(config: Mapping[str, object], seq_len: int | None = None) -
     Raises
     ------
     ValueError
-        As :func:`rope_config`, and for ``seq_len`` out of range.
+        As :func:`rope_config`, for ``seq_len`` out of range, and for llama3's equal factors at a pair they
+        would smooth (HF divides by 0 there).
     """
     seq_len = _check_seq_len(seq_len)
     rope = rope_config(config)

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .coverage import Coverage
 from .params import EncodingParams, check_params
 from .rope import RopeConfig, _rebased_theta, _yarn_ramp, rope_config, rope_frequencies
 from .schemes.rope import hf_config
@@ -103,9 +104,13 @@ class RopePrecisionData:
         (1, 0) (both times the attention factor); inf where the model's
         value is not finite (a float16 position id that overflowed).
     max_error : float
-        The largest entry of ``error``.
+        The largest entry of ``error``: over every position, or over the
+        evaluated ones only (:attr:`coverage` says which).
     max_error_position, max_error_pair : int
-        Where it is (the first such position and pair).
+        Where it is (the first such position and pair). An infinite error is
+        there from the first infinite position id on (float16 ids from
+        :data:`OVERFLOW_POSITION`): that position, pair 0, whether it was
+        evaluated or not.
     first_indistinguishable : int or None
         The first position p (0 ≤ p ≤ N − 2) at which the model's cos and
         sin of every pair equal those at p + 1, so that positions p and
@@ -142,6 +147,19 @@ class RopePrecisionData:
     def position_dtype(self) -> str:
         """The dtype of the position ids: float32, or the model's dtype."""
         return self.dtype if self.positions == "model" else "float32"
+
+    @property
+    def coverage(self) -> Coverage:
+        """The positions :attr:`max_error` and :attr:`error` were taken over: all of 0 … N − 1, or a sample."""
+        last, evaluated = self.params.seq_len - 1, int(self.evaluated.sum())
+        if evaluated == self.params.seq_len:
+            return Coverage("positions", 0, last)
+        return Coverage("positions", 0, last, "sampled", evaluated)
+
+    @property
+    def indistinguishable_coverage(self) -> Coverage:
+        """What :attr:`first_indistinguishable` was established over: every position p ≤ N − 2 (with p + 1)."""
+        return Coverage("positions p (with p + 1)", 0, max(self.params.seq_len - 2, 0))
 
     @property
     def max_error_per_bin(self) -> np.ndarray:
@@ -197,9 +215,10 @@ def _float32_llama3(rope: RopeConfig, inv_freq: np.ndarray) -> np.ndarray:
     low_freq_wavelen, high_freq_wavelen = np.float32(original / low_freq_factor), np.float32(original / high_freq_factor)
     wavelen = np.float32(2 * math.pi) / inv_freq
     inv_freq_llama = np.where(wavelen > low_freq_wavelen, inv_freq / factor, inv_freq)
-    smooth_factor = ((np.float32(original) / wavelen - np.float32(low_freq_factor))
-                     / np.float32(high_freq_factor - low_freq_factor))
-    smoothed = (np.float32(1.0) - smooth_factor) * inv_freq_llama / factor + smooth_factor * inv_freq_llama
+    with np.errstate(divide="ignore", invalid="ignore"):  # equal factors (HF warns): no pair is smoothed
+        smooth_factor = ((np.float32(original) / wavelen - np.float32(low_freq_factor))
+                         / np.float32(high_freq_factor - low_freq_factor))
+        smoothed = (np.float32(1.0) - smooth_factor) * inv_freq_llama / factor + smooth_factor * inv_freq_llama
     is_medium = ~(wavelen < high_freq_wavelen) & ~(wavelen > low_freq_wavelen)
     return np.where(is_medium, smoothed, inv_freq_llama).astype(np.float32)
 
@@ -413,13 +432,16 @@ def rope_precision_data(params: EncodingParams, dtype: str = "bfloat16", positio
     error = np.maximum.reduceat(per_sample, np.cumsum(counts) - counts, axis=0)
     flat = int(np.argmax(per_sample))
     position_dtype = dtype if positions == "model" else "float32"
+    max_position, max_pair = int(sampled[flat // pairs]), flat % pairs
+    overflow = OVERFLOW_POSITION.get(position_dtype)
+    if math.isinf(per_sample.flat[flat]) and overflow is not None and overflow < max_position:
+        max_position, max_pair = overflow, 0  # every pair's id is infinite from there: cos and sin NaN
     return RopePrecisionData(
         params=params, dtype=dtype, positions=positions, inv_freq=inv_freq, inv_freq_reference=reference,
         attention_factor=float(attention_factor), bin_edges=edges, evaluated=counts, error=error,
-        max_error=float(per_sample.flat[flat]), max_error_position=int(sampled[flat // pairs]),
-        max_error_pair=flat % pairs,
+        max_error=float(per_sample.flat[flat]), max_error_position=max_position, max_error_pair=max_pair,
         first_indistinguishable=_first_indistinguishable(seq_len, inv_freq, attention_factor, dtype, positions),
         position_collision=2 ** SIGNIFICAND_BITS[position_dtype],
-        overflow_position=OVERFLOW_POSITION.get(position_dtype),
+        overflow_position=overflow,
         unit_roundoff=2.0 ** -SIGNIFICAND_BITS[dtype],
     )

@@ -12,7 +12,8 @@ from ..history import UNDO_LIMIT
 from ..model import OPTION_SPECS, SCHEMES, EncodingParams, presets
 from ..model.model_setup import describe_model
 from ..model.params import D_MODEL, SEQ_LEN, SIZE_SPECS
-from .base import Panel
+from ..model.schemes.rope import hf_warnings
+from .base import MESSAGE_STYLES, Panel
 from .registry import DockPlacement
 from .plotkit import FOREGROUND
 from .model_open import open_model_dialog
@@ -130,6 +131,14 @@ class ParametersPanel(Panel):
         self.formula.setStyleSheet("font-family: monospace;")
         form.addRow(self.summary)
         form.addRow(self.formula)
+        #: What Hugging Face accepts but warns about in the rope scheme's options (computed as it computes it),
+        #: above the controls, where it is seen without scrolling.
+        self.hf_warning = QLabel(self)
+        self.hf_warning.setWordWrap(True)
+        self.hf_warning.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.hf_warning.setStyleSheet(MESSAGE_STYLES["warning"])
+        self.hf_warning.hide()
+        form.addRow(self.hf_warning)
 
         #: One control per size and per option of any scheme, by parameter name (built from the specs).
         self.controls: dict[str, ParamControl] = {}
@@ -218,11 +227,20 @@ class ParametersPanel(Panel):
         paths = [params.options[spec.name] for spec in info.options_in_use(params.options) if spec.kind == "path"]
         self.model_note.setText(" ".join(describe_model(path) for path in paths if path))
         self.model_note.setVisible(bool(self.model_note.text()))
+        warnings = self.hf_warnings(params)
+        self.hf_warning.setText("Computed as Hugging Face computes it, which accepts it with a warning: "
+                                + "; ".join(warnings) + "." if warnings else "")
+        self.hf_warning.setVisible(bool(warnings))
         for name, note in self.tied_notes.items():
             spec = info.spec(name)
             note.setVisible(spec is not None and spec.applies(params.options))
         self.summary.setText(info.summary)
         self.formula.setText(info.formula)
+
+    @staticmethod
+    def hf_warnings(params: EncodingParams) -> tuple[str, ...]:
+        """What Hugging Face warns about in ``params`` (the rope scheme's options), or nothing."""
+        return hf_warnings(params.d_model, **params.options) if params.scheme == "rope" else ()
 
     @staticmethod
     def _table_positions(params: EncodingParams) -> int:
@@ -243,4 +261,5 @@ class ParametersPanel(Panel):
         return self._figure
 
     def export_data(self) -> dict[str, Any]:
-        return {"arrays": {}, "meta": {"panel": self.panel_id, "params": self.state.params.as_dict()}}
+        return {"arrays": {}, "meta": {"panel": self.panel_id, "params": self.state.params.as_dict(),
+                                       "hugging_face_warnings": list(self.hf_warnings(self.state.params))}}

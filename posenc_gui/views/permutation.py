@@ -1081,7 +1081,10 @@ class PermutationPanel(Panel):
                 for key, matrix in matrices.items():
                     arrays[f"{prefix}_{key}_{sentence}"] = np.array(matrix)
         for sentence, split in (("a", demo.split_a), ("b", demo.split_b)):
-            for name, term in split.terms().items():
+            terms = split.terms()
+            if isinstance(split, LogitSplit) and split.bias is not None:  # the fifth term of the total
+                terms["bias"] = split.bias
+            for name, term in terms.items():
                 arrays[f"split_{sentence}_{name.replace('·', '').replace(' ', '_')}"] = np.array(term)
         meta = {
             "panel": self.panel_id,

@@ -155,6 +155,8 @@ class RopePrecisionPanel(RopeOnlyPanel):
         per_bin = np.clip(data.max_error_per_bin, 10.0 ** low, 10.0 ** high)
         self.curve.setData(data.bin_edges.astype(np.float64) - 0.5, per_bin)
         self.roundoff_line.setValue(math.log10(data.unit_roundoff * data.attention_factor))
+        self.curve_plot.setLabel("left", "largest error over the pairs" if data.coverage.proved
+                                 else "largest over the pairs and sampled positions")
         self.curve_plot.setYRange(low, high, padding=0.02)
         set_ticks(self.curve_plot.getAxis("left"), [[(decade, f"1e{decade}") for decade in range(low, high + 1)]])
         marker = data.first_indistinguishable
@@ -189,9 +191,9 @@ class RopePrecisionPanel(RopeOnlyPanel):
                     and data.overflow_position < seq_len else "")
         return (
             f"<b>{data.dtype}</b> (position ids in {data.position_dtype}) against float64: largest error "
-            f"<b>{largest}</b>, at position {data.max_error_position:,}, pair {data.max_error_pair} (the cast "
-            f"alone moves cos and sin by at most {data.unit_roundoff * data.attention_factor:.3g}, dashed); "
-            f"{told}.{overflow}{sampling}"
+            f"<b>{largest}</b> {data.coverage.extent()}, at position {data.max_error_position:,}, pair "
+            f"{data.max_error_pair} (the cast alone moves cos and sin by at most "
+            f"{data.unit_roundoff * data.attention_factor:.3g}, dashed); {told}.{overflow}{sampling}"
         )
 
     def figure_widget(self) -> QWidget:
@@ -222,11 +224,14 @@ class RopePrecisionPanel(RopeOnlyPanel):
                 "error": "max over each bin's evaluated positions of |(cos, sin)_dtype − (cos, sin)_float64|; "
                          "rows: position bins, columns: rotary pairs",
                 "bins_columns": ["first_position", "last_position", "evaluated_positions", "max_error_over_pairs"],
-                "sampled": bool(np.diff(data.bin_edges).max() > 1),
-                "max_error": data.max_error,
+                "sampled": not data.coverage.proved,
+                "max_error": data.max_error,  # null when infinite: max_error_infinite says so
+                "max_error_infinite": math.isinf(data.max_error),
                 "max_error_position": data.max_error_position,
                 "max_error_pair": data.max_error_pair,
+                "max_error_coverage": {**data.coverage.as_dict(), "extent": data.coverage.extent()},
                 "first_indistinguishable_position": data.first_indistinguishable,
+                "first_indistinguishable_coverage": data.indistinguishable_coverage.as_dict(),
                 "position_collision": data.position_collision,
                 "overflow_position": data.overflow_position,
                 "unit_roundoff": data.unit_roundoff,

@@ -6,6 +6,7 @@
     python tests/benchmarks/run.py --front spectrum  # one line: the same with a panel in the heatmap's place
     python tests/benchmarks/run.py --export   # only the headless export measurements (A/B runs)
     python tests/benchmarks/run.py --scheme rope --quick   # the same with RoPE (Llama 3.1's options)
+    python tests/benchmarks/run.py --ab 1d281c6 --default-steps   # alternating A/B against a commit (ab.py)
 
 For each size it builds the real main window (offscreen, 1500×950), then:
 
@@ -28,7 +29,9 @@ For each size it builds the real main window (offscreen, 1500×950), then:
 - VM steal (Linux ``/proc/stat``), tracemalloc's NumPy peak and the
   process's peak RSS growth;
 - start-up: launching ``posenc-gui --quit-after-first-paint`` in a fresh
-  process to its report of the first fully drawn window, median of 5;
+  process to its report of the first fully drawn window, alternating with
+  ``bare_window.py`` (PySide6 + pyqtgraph alone, no project code), median
+  of 5 and the median ratio;
 - headless export: ``posenc-gui export heatmap -o tmp.png`` at 128 × 512 and
   ``bare_export.py`` (pyqtgraph alone writing the same plot as PNG), each in
   a fresh process, alternating, :data:`EXPORT_RUNS` pairs; the median of the
@@ -44,7 +47,8 @@ Budgets (DESIGN.md): at the default size (128 × 512) a parameter change
 repaints within :data:`DEFAULT_LAYOUT_BUDGET_MS` median in the default
 layout and within :data:`FRONT_BUDGET_MS` with any other panel in the
 heatmap's place; 1,048,576 × 8192 within 100 ms median and < 1 GiB peak;
-1,048,576 positions within 3× of 1,024; GUI stall ≤ 50 ms; start-up ≤ 1.5 s;
+1,048,576 positions within 3× of 1,024; GUI stall ≤ 50 ms; start-up ≤ 1.5 s and
+≤ :data:`STARTUP_RATIO_BUDGET` × the bare window;
 one headless export within :data:`EXPORT_RATIO_BUDGET` × the bare pyqtgraph
 export, and a batch of 20 figures at least :data:`BATCH_SPEEDUP_BUDGET` ×
 faster than 20 calls (issue #24).
@@ -460,26 +464,38 @@ def bench_fronts(window: MainWindow, repeats: int, blocks: int = FRONT_BLOCKS,
     return fronts
 
 
-def bench_startup(repeats: int = 5) -> tuple[float, float]:
-    """Median wall times of a fresh ``posenc-gui`` process: to its first fully drawn window, and to its exit.
+#: Start-up to the first painted window within this many times the bare PySide6 + pyqtgraph window's.
+STARTUP_RATIO_BUDGET = 1.3
+BARE_WINDOW = Path(__file__).with_name("bare_window.py")
+
+
+def first_paint_seconds(command: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """Wall seconds of a fresh process to its ``first paint`` line, and to its exit."""
+    start = time.perf_counter()
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, text=True)
+    line = process.stdout.readline()
+    first_paint = time.perf_counter() - start
+    process.communicate()
+    if not line.startswith("first paint") or process.returncode != 0:
+        raise RuntimeError(f"{' '.join(command)} did not report its first paint (exit {process.returncode}): {line!r}")
+    return first_paint, time.perf_counter() - start
+
+
+def bench_startup(repeats: int = 5) -> tuple[float, float, float, float]:
+    """Median wall times of a fresh ``posenc-gui`` process: to its first fully drawn window, and to its exit;
+    the bare window's (``bare_window.py``) to its first paint; and the median ratio of alternating pairs.
 
     The process prints a line once every visible panel has drawn its data
     and the window has been painted; that moment is the start-up time. The
     exit (saving settings, tearing Qt down) is reported beside it.
     """
     env = {**os.environ, "QT_QPA_PLATFORM": OFFSCREEN_DESKTOP, "POSENC_GUI_SETTINGS": "/tmp/posenc-bench.ini"}
-    first_paint, exit_times = [], []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        process = subprocess.Popen([sys.executable, "-m", "posenc_gui", "--no-restore", "--quit-after-first-paint"],
-                                   stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, text=True)
-        line = process.stdout.readline()
-        first_paint.append(time.perf_counter() - start)
-        process.communicate()
-        exit_times.append(time.perf_counter() - start)
-        if not line.startswith("first paint") or process.returncode != 0:
-            raise RuntimeError(f"posenc-gui did not report its first paint (exit {process.returncode}): {line!r}")
-    return statistics.median(first_paint), statistics.median(exit_times)
+    app = [sys.executable, "-m", "posenc_gui", "--no-restore", "--quit-after-first-paint"]
+    bare = [sys.executable, str(BARE_WINDOW)]
+    first_paint_seconds(app, env), first_paint_seconds(bare, env)  # warm-up: bytecode and page cache
+    pairs = [(first_paint_seconds(app, env), first_paint_seconds(bare, env)[0]) for _ in range(repeats)]
+    return (statistics.median(a[0] for a, _ in pairs), statistics.median(a[1] for a, _ in pairs),
+            statistics.median(b for _, b in pairs), statistics.median(a[0] / b for a, b in pairs))
 
 
 #: One figure exported headless within this many times a bare pyqtgraph export of the same plot.
@@ -636,7 +652,16 @@ def main() -> int:
                         help="the scheme of the window measured (rope: Llama 3.1's options; the drags step rope_theta)")
     parser.add_argument("--export", action="store_true",
                         help="only the headless export measurements: one figure, and a batch (checks their budgets)")
-    args = parser.parse_args()
+    parser.add_argument("--ab", metavar="REV",
+                        help="alternate fresh processes of REV (its own worktree and install) and this checkout "
+                             "over the line the other options ask for (default --default-steps); see ab.py")
+    args, rest = parser.parse_known_args()
+    if args.ab:
+        import ab  # beside this file; imports nothing of posenc_gui
+
+        return ab.main([args.ab, "--", *[a for a in sys.argv[1:] if a not in ("--ab", args.ab)]])
+    if rest:
+        parser.error(f"unrecognized arguments: {' '.join(rest)}")
     global SCHEME
     SCHEME = args.scheme
     if args.export:
@@ -682,8 +707,10 @@ def main() -> int:
           f"base step median over {args.repeats}):")
     print("  " + "; ".join(f"{name} {median:.1f} ({slowest:.1f}; base {base:.1f})"
                            for name, (median, slowest, base) in fronts.items()))
-    startup, exit_time = bench_startup()
-    print(f"start-up to first painted window: {startup:.2f} s (process exit after it: {exit_time:.2f} s)")
+    startup, exit_time, bare_startup, startup_ratio = bench_startup()
+    print(f"start-up to first painted window: {startup:.2f} s (process exit after it: {exit_time:.2f} s); "
+          f"bare PySide6 + pyqtgraph window {bare_startup:.2f} s; median ratio {startup_ratio:.2f} "
+          f"(budget {STARTUP_RATIO_BUDGET:g})")
     export_report, export_failures = export_lines()
     print("\n".join(export_report))
     runs = sorted(machine_check())
@@ -722,6 +749,8 @@ def main() -> int:
             failures.append(f"{r['size']}: GUI thread stalled {r['stall_ms']:.0f} ms > 50 ms")
     if startup > 1.5:
         failures.append(f"start-up {startup:.2f} s > 1.5 s")
+    if startup_ratio > STARTUP_RATIO_BUDGET:
+        failures.append(f"start-up {startup_ratio:.2f} × the bare window > {STARTUP_RATIO_BUDGET:g}")
     failures += export_failures
     print("budgets: all met" if not failures else "budgets missed:\n  " + "\n  ".join(failures))
     return 1 if failures else 0

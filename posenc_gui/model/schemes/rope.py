@@ -158,7 +158,7 @@ def hf_config(d_model: int, **options: Any) -> dict[str, Any]:
     if rope_type == "llama3":
         scaling.update({key: options[key] for key in ("low_freq_factor", "high_freq_factor")})
     if rope_type == "longrope":
-        pairs = int(d_model * options["partial_rotary_factor"]) // 2
+        pairs = (int(d_model * options["partial_rotary_factor"]) + 1) // 2  # one per frequency
         scaling.update({key: list(options[key]) or [1.0] * pairs for key in ("short_factor", "long_factor")})
     config["rope_scaling"] = scaling
     return config
@@ -201,10 +201,17 @@ def _columns(dims: np.ndarray, d_model: int, sequence_length: int, **options: An
 
 def _check_together(d_model: int, **options: Any) -> None:
     rotary = int(d_model * options["partial_rotary_factor"])
-    if rotary < 2 or rotary % 2:
+    if rotary < 1 or 2 * ((rotary + 1) // 2) > d_model:
         raise ValueError(f"partial_rotary_factor: int(d_model {d_model} × {options['partial_rotary_factor']:g}) = "
-                         f"{rotary} rotated channels; they must be even and at least 2")
-    rope_config(hf_config(d_model, **options))  # what Hugging Face refuses (llama3's factors out of order …)
+                         f"{rotary}; Hugging Face turns ceil({rotary}/2) pairs of channels, which must be at least "
+                         f"one and fit in d_model")
+    hf_warnings(d_model, **options)  # what Hugging Face refuses (YaRN with an odd rotary dimension …)
+
+
+def hf_warnings(d_model: int, **options: Any) -> tuple[str, ...]:
+    """What Hugging Face warns about the config of these options (``beta_fast < beta_slow``, an odd rotary
+    dimension …), which it computes all the same, as the scheme does; ValueError for what it refuses."""
+    return rope_config(hf_config(d_model, **options)).warnings
 
 
 SCHEME = Scheme(
