@@ -69,4 +69,5 @@ def test_a_closed_form_proves_every_element_and_says_how():
     cov = Coverage("query and key positions", 0, 127, method="closed form")
     assert cov.proved and cov.covers(0, 127)
     assert cov.phrase() == "proved over query and key positions 0…127 (closed form)"
+    assert cov.extent() == "over query and key positions 0…127 (closed form)"
     assert Verdict(True, cov, claim=(0, 127)).mark == "✓"

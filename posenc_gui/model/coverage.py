@@ -88,8 +88,8 @@ class Coverage:
         ``"over 512 sampled positions in 0…1,048,575"`` (the largest of a sample, not of the range)."""
         if self.method == "sampled":
             return f"over {self.samples:,} sampled {self.quantity} in {span(self.first, self.last)}"
-        bounded = " (bounded between samples)" if self.method == "bounded" else ""
-        return f"over {self.quantity} {span(self.first, self.last)}{bounded}"
+        how = {"bounded": " (bounded between samples)", "closed form": " (closed form)"}.get(self.method, "")
+        return f"over {self.quantity} {span(self.first, self.last)}{how}"
 
     def as_dict(self) -> dict:
         """A JSON-ready record for exports."""
