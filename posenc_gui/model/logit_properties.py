@@ -318,6 +318,8 @@ class LogitProperties:
         rows = self.exact_rows
         by_mask = rows[1] if rows is not None else self.rows_by_mask
         apart = ("by the mask alone" if by_mask else "by the mask" if self.causal else "yes", "no")
+        if self.params.seq_len < 2:
+            apart = ("yes (one position: no neighbour to confuse)", "no")
         return {"offset only": offset, "decays": decay, "symmetric": symmetric, "bounded": bounded,
                 "defined past N": ("yes", "no"), "tells positions apart": apart}
 
