@@ -265,3 +265,20 @@ def test_the_scan_equals_brute_force_at_every_offset_for_random_cosine_sums():
         # the direct sum rounds its angles r·λ_i as the scan does: twice the scan's bound covers both
         np.testing.assert_allclose(summed.values(start, count), direct, rtol=0,
                                    atol=2 * summed.error_bound(start + count) + 1e-12)
+
+
+def test_the_scorecards_logit_scans_advance_in_steps_to_the_whole_result():
+    from posenc_gui.model.scorecard import continue_logits, scorecard
+
+    setup = params(seq_len=20_000, d_model=64)
+    data = scorecard(setup, schemes=["rope", "sinusoidal"], scan_work=2**16)  # 2,048 of 20,000 offsets a step
+    assert set(data.logits_pending) == {"rope", "sinusoidal"}
+    steps = 0
+    while data.logits_pending:
+        data = continue_logits(data, 2**16)
+        steps += 1
+    assert steps >= 2 * 9  # about 10 steps per scheme, one scheme at a time
+    for key in ("rope", "sinusoidal"):
+        whole = logit_properties(setup.replaced(scheme=key))
+        assert data.logit_properties(key).short_cells() == whole.short_cells()
+        assert data.logit_table()[key]["verdicts"]["decays"]["coverage"]["method"] == "exact"
