@@ -233,7 +233,7 @@ def test_the_scorecard_and_the_positional_logits_compare_a_and_b_in_one_table_an
     assert scorecard.table.item(0, 0).text() == "A: " + PAPER.info.label
     b_row = 1 + scorecard.data.rows.index("alibi")
     assert scorecard.table.item(b_row, 0).text().startswith("▶ B: ")
-    expected = logit_properties(PAPER.replaced(d_model=64)).verdicts()
+    expected = logit_properties(PAPER.replaced(d_model=64)).short_cells()
     shown = [scorecard.table.item(0, column).text() for column in range(scorecard.table.columnCount())]
     assert any(expected["offset only"] in text for text in shown)
     logits = compared(window, "logits").b

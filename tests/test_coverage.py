@@ -63,3 +63,11 @@ def test_a_cross_with_a_witness_is_settled_whatever_was_sampled():
 def test_the_export_record_carries_the_coverage():
     record = Verdict(True, Coverage("keys n ≤ m", 0, 4_999), claim=(0, 4_999)).as_dict()
     assert record["mark"] == "✓" and record["coverage"]["proved"] and record["coverage"]["last"] == 4_999
+
+
+def test_a_closed_form_proves_every_element_and_says_how():
+    cov = Coverage("query and key positions", 0, 127, method="closed form")
+    assert cov.proved and cov.covers(0, 127)
+    assert cov.phrase() == "proved over query and key positions 0…127 (closed form)"
+    assert cov.extent() == "over query and key positions 0…127 (closed form)"
+    assert Verdict(True, cov, claim=(0, 127)).mark == "✓"

@@ -33,7 +33,7 @@ def linear_scheme():
 
 def test_one_sinusoid_pair_is_cos_of_the_offset_and_never_decays_to_one_percent():
     # d_model 2, sinusoidal: PE(p) = (sin p, cos p), so L(m, n) = sin m sin n + cos m cos n = cos(m − n):
-    # offset only, symmetric, |L| ≤ 1 at any range; p(0) − p(r) = 1 − cos r ≤ 2 < ln 100 = 4.605…: never 1 %.
+    # offset only, symmetric, |L| ≤ 1 at any range; (p(0) − p(r))/√2 = (1 − cos r)/√2 ≤ √2 < ln 100: never 1 %.
     measured = logit_properties(params(scheme="sinusoidal", seq_len=100, d_model=2))
     assert measured.offset_only and measured.symmetric and not measured.masked
     assert measured.decay_distance is None and not measured.decays
@@ -43,8 +43,9 @@ def test_one_sinusoid_pair_is_cos_of_the_offset_and_never_decays_to_one_percent(
     np.testing.assert_array_equal(distances, np.arange(100))
     # a sin and a cos of an angle ≤ 99 within 4 ULP·max(1, angle) each (tests/tolerances.py's bound)
     np.testing.assert_allclose(profile, np.cos(distances), rtol=0, atol=2 * 8 * 2.3e-16 * 99)
-    far = distances >= 99 / 2
-    assert measured.far_drop == pytest.approx(1 - np.cos(distances[far]).mean(), abs=1e-12)
+    # the farther half of every offset 0 … 99: r ≥ 49.5, in units of the softmax (÷ √d_head)
+    far = np.arange(50, 100)
+    assert measured.far_drop == pytest.approx((1 - np.cos(far).mean()) / np.sqrt(2), abs=1e-12)
 
 
 def test_nope_sees_no_position_at_all():
@@ -52,7 +53,8 @@ def test_nope_sees_no_position_at_all():
     assert measured.scale == 0 and measured.offset_only and measured.symmetric and measured.bounded
     assert not measured.decays and measured.far_drop == 0
     assert not measured.tells_apart and measured.row_difference == 0
-    assert measured.verdicts()["tells positions apart"] == "no"
+    # the table is 0 everywhere (exact extremes): every pair of rows is equal, proved, not sampled
+    assert measured.verdicts()["tells positions apart"] == "✗ no" and measured.zero
 
 
 def test_a_table_of_the_position_itself_fails_offset_only_and_boundedness(linear_scheme):
@@ -65,20 +67,21 @@ def test_a_table_of_the_position_itself_fails_offset_only_and_boundedness(linear
     assert measured.symmetric
     assert measured.max_within == 2 * 127 ** 2 and measured.max_longer == 2 * 2040 ** 2
     assert not measured.bounded and measured.growth == pytest.approx(2040 ** 2 / 127 ** 2)
-    assert measured.verdicts()["bounded"] == f"no (×{2040 ** 2 / 127 ** 2:.3g} over ×16 range)"
-    # p(r) = 2·127·(127 − r): p(0) − p(r) = 254·r ≥ ln 100 from r = 1 on, and it only falls further
+    assert measured.verdicts()["bounded"].startswith(f"✗ no (×{2040 ** 2 / 127 ** 2:.3g} over ×16 range)")
+    # p(r) = 2·127·(127 − r)/√2: p(0) − p(r) = 254·r/√2 ≥ ln 100 from r = 1 on, and it only falls further
     assert measured.decay_distance == 1
 
 
 def test_the_decay_distance_is_the_definitions_for_rope():
-    setup = params(scheme="rope", seq_len=512, d_model=16, rope_theta=10000.0)
+    setup = params(scheme="rope", seq_len=512, d_model=64, rope_theta=10000.0)
     measured = logit_properties(setup)
-    # the definition, directly: the first r from which every key at r or farther is ln 100 below distance 0
-    profile = positional_logits("rope", [511.0], 511.0 - np.arange(512), d_model=16, seq_len=512)[0]
+    # the definition, directly: the first r from which every key at r or farther is ln 100 below distance 0, in the
+    # softmax's units (logit / √d_head, d_head = 64)
+    profile = positional_logits("rope", [511.0], 511.0 - np.arange(512), d_model=64, seq_len=512)[0] / 8
     expected = next(r for r in range(512) if np.all(profile[r:] <= profile[0] - ONE_PERCENT_DROP))
     assert measured.decay_distance == expected and measured.offset_only and measured.bounded
-    # a shorter head with a larger base keeps more weight far away: it must decay later, or not at all
-    later = logit_properties(params(scheme="rope", seq_len=512, d_model=4, rope_theta=10000.0))
+    # a shorter head keeps more weight far away (its logit at 0 is √d_head): it must decay later, or not at all
+    later = logit_properties(params(scheme="rope", seq_len=512, d_model=16, rope_theta=10000.0))
     assert later.decay_distance is None or later.decay_distance > measured.decay_distance
 
 
@@ -138,11 +141,16 @@ def test_the_panel_compares_profiles_and_measures_every_setup(qtbot, state, comp
     assert panel.properties.rowCount() == 3
     assert panel.properties.verticalHeaderItem(0).text() == "RoPE (rotary, Su et al.) (this setup)"
     nope = logit_properties(params(scheme="nope", seq_len=200, d_model=16)).verdicts()
-    assert panel.properties.item(2, 5).text() == nope["tells positions apart"] == "no"
-    assert panel.properties.item(1, 0).text() == "yes"  # sinusoidal: offset only
+    assert panel.properties.item(2, 5).text() == nope["tells positions apart"] == "✗ no"
+    # sinusoidal: offset only, by the identity sin a sin b + cos a cos b = cos(a − b): a ✓ over all of 0…N−1 (the
+    # cell's tooltip says how it is proved); a sampled verdict says its samples in the cell
+    assert panel.properties.item(1, 0).text() == "✓ yes"
+    assert "proved over query and key positions 0…199 (closed form)" in panel.properties.item(1, 0).toolTip()
     assert "Measured properties" in panel.figure_caption()
     exported = json.loads(export.export_bytes(panel, "json"))
-    assert exported["meta"]["properties"]["nope"] == nope
+    assert exported["meta"]["properties"]["nope"]["cells"] == nope
+    coverage = exported["meta"]["properties"]["rope"]["verdicts"]["decays"]["coverage"]
+    assert coverage["method"] == "exact" and (coverage["first"], coverage["last"]) == (0, 199)
     assert np.asarray(exported["arrays"]["compared_sinusoidal"]["data"]).shape == (200, 2)
     # a new N: the table says it is measuring until the new one is in
     assert state.update(seq_len=300) is None
@@ -198,8 +206,10 @@ def test_a_causal_bias_tells_positions_apart_by_its_values_not_only_its_mask():
     # (−(m − n)/2 against −(m + 1 − n)/2: 1/2 apart at every key n ≤ m)
     alibi = logit_properties(params(scheme="alibi", seq_len=64, d_model=8, n_heads=8, head=0))
     assert alibi.masked and alibi.tells_apart and not alibi.rows_by_mask
-    assert alibi.verdicts()["tells positions apart"] == "yes"
-    assert alibi.verdicts()["symmetric"] == "no (causal mask)" and not alibi.bounded and alibi.offset_only
+    # N = 64: every row and every key compared, so the verdict is proved
+    assert alibi.verdicts()["tells positions apart"] == "✓ yes: proved over neighbour rows (m, m + 1) at m 0…62"
+    assert alibi.verdicts()["symmetric"].startswith("✗ no (causal mask)")
+    assert not alibi.bounded and alibi.offset_only
     assert alibi.decay_distance == 10  # −r/2 ≤ −ln 100 from r = 9.21…
 
 
@@ -215,7 +225,7 @@ def test_a_mask_without_values_tells_positions_apart_by_the_mask_alone():
     finally:
         unregister("test_causal_nope")
     assert measured.rows_by_mask and measured.tells_apart
-    assert measured.verdicts()["tells positions apart"] == "by the mask alone"
+    assert measured.verdicts()["tells positions apart"].startswith("✓ by the mask alone: proved over")
     assert measured.offset_only and not measured.decays and measured.far_drop == 0
 
 
@@ -232,4 +242,44 @@ def test_a_table_read_from_a_file_is_measured_within_its_rows(tmp_path):
     assert measured.bound_lengths == (4, 64)
     assert measured.max_within == 9.0 and measured.max_longer == 3969.0 and not measured.bounded
     assert not measured.defined_past and "63" in measured.past_error  # the file's last row, named
-    assert measured.verdicts()["bounded"] == "no (×441 over ×16 range)"
+    # 0…63 is every position: the largest |L| there is exact, so 3969 > 1.5 × 9 proves it
+    assert measured.verdicts()["bounded"].startswith("✗ no (×441 over ×16 range)")
+
+
+def test_the_scan_over_a_million_offsets_runs_in_steps_and_shows_its_progress(qtbot, state, compute):
+    # RoPE, 2²⁰ positions, head 2048: 2²⁰ offsets × 1,024 frequencies, four steps of SCAN_WORK each. The decay
+    # cell says how far the scan is until it ends; then every verdict names what it was established over.
+    panel = show_panel(qtbot, state, compute)
+    decay_cells = []
+    show = panel._show_properties
+
+    def record(key, measured):
+        show(key, measured)
+        decay_cells.append(panel.properties.item(0, 1).text())
+
+    panel._show_properties = record
+    assert state.update(scheme="rope", seq_len=1_048_576, d_model=2048) is None
+    settle(panel, state, compute)
+    qtbot.waitUntil(lambda: panel.measured and not panel.measured[0][1].pending, timeout=240_000)
+    assert any(text.startswith("… ") and "% of offsets scanned" in text for text in decay_cells[:-1])
+    assert not decay_cells[-1].startswith("…")
+    caption = panel.figure_caption()
+    assert "q = k = the all-ones vector" in caption and "proved over offsets 0…1,048,575" in caption
+
+
+def test_a_pinned_setup_a_is_scanned_in_steps_too(qtbot, state, compute):
+    # A at 2²⁰ positions, head 2048: its scan takes four steps, each its own request, as the setup's own does
+    panel = show_panel(qtbot, state, compute)
+    arrived = []
+    real = panel._pinned_arrived
+
+    def record(pinned, result):
+        real(pinned, result)
+        arrived.append(result if result is None else result[1])
+
+    panel._pinned_arrived = record
+    pinned = params(scheme="rope", seq_len=1_048_576, d_model=2048)
+    panel.set_pinned(pinned)
+    qtbot.waitUntil(lambda: panel.pinned_result is not None and not panel.pinned_result[1].pending, timeout=240_000)
+    assert any(result.pending for result in arrived[:-1]) and arrived[-1].scan.complete
+    assert panel.pinned_result[1].verdict_records()["decays"].coverage.covers(0, 1_048_575)

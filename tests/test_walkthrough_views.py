@@ -16,7 +16,7 @@ from posenc_gui.model.scorecard import score_scheme
 from posenc_gui.views.addition import AdditionPanel
 from posenc_gui.views.base import Panel
 from posenc_gui.views.host import PanelHost
-from posenc_gui.views.scorecard import ScorecardPanel
+from posenc_gui.views.scorecard import COLUMNS, ScorecardPanel
 from posenc_gui.views.spectrum import SpectrumPanel
 from posenc_gui.views.walkthrough import STEPS, WalkthroughPanel
 from waiting import finish_pending
@@ -270,7 +270,10 @@ def test_scorecard_panel_is_live(qtbot, state, compute):
     assert panel.cell_text("alibi", "bounded_within") == "— no table"
     assert panel.cell_text("alibi", "logit: symmetric") == "✗ no (causal mask)"
     assert panel.cell_text("alibi", "logit: bounded").startswith("✗ no (×")
+    # N = 128: every pair of positions is measured, so "offset only" is proved over all of them (the tooltip says)
     assert panel.cell_text("alibi", "logit: offset only") == "✓ yes"
+    assert "proved over query and key positions 0…127" in panel.table.item(
+        panel.data.rows.index("alibi"), COLUMNS.index("logit: offset only")).toolTip()
     for criterion in ("bounded_within", "bounded_past", "deterministic", "generalizes", "exact_tk"):
         assert panel.cell_text("rope", criterion).startswith("✓"), criterion  # a rotation: T_k exact
     assert panel.data.score("rope").tk_residual < 1e-12

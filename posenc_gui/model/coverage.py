@@ -14,7 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-Method = Literal["exact", "bounded", "sampled"]
+Method = Literal["exact", "bounded", "closed form", "sampled"]
+METHODS = ("exact", "bounded", "closed form", "sampled")
 
 CHECK = "✓"
 CROSS = "✗"
@@ -40,7 +41,8 @@ class Coverage:
     method
         ``"exact"``: every element in ``first…last`` evaluated;
         ``"bounded"``: every element covered by a rigorous bound between
-        evaluated samples; ``"sampled"``: only ``samples`` elements of the
+        evaluated samples; ``"closed form"``: an identity or inequality that
+        holds for every element (e.g. a dot product is symmetric); ``"sampled"``: only ``samples`` elements of the
         range evaluated, so nothing is proved for the others.
     samples
         How many elements were evaluated (required for ``"sampled"``).
@@ -53,8 +55,8 @@ class Coverage:
     samples: int | None = None
 
     def __post_init__(self) -> None:
-        if self.method not in ("exact", "bounded", "sampled"):
-            raise ValueError(f"method must be 'exact', 'bounded' or 'sampled', not {self.method!r}")
+        if self.method not in METHODS:
+            raise ValueError(f"method must be one of {', '.join(METHODS)}, not {self.method!r}")
         if self.last < self.first:
             raise ValueError(f"last ({self.last}) must be ≥ first ({self.first})")
         if self.method == "sampled" and (self.samples is None or self.samples < 1):
@@ -62,7 +64,7 @@ class Coverage:
 
     @property
     def proved(self) -> bool:
-        """Whether the verdict holds for every element of ``first…last`` (exact or bounded)."""
+        """Whether the verdict holds for every element of ``first…last`` (exact, bounded or closed form)."""
         return self.method != "sampled"
 
     def covers(self, first: int, last: int) -> bool:
@@ -77,6 +79,8 @@ class Coverage:
             return f"proved over {where}"
         if self.method == "bounded":
             return f"proved over {where} (bounded between samples)"
+        if self.method == "closed form":
+            return f"proved over {where} (closed form)"
         return f"checked on {self.samples:,} sampled {self.quantity} in {span(self.first, self.last)}"
 
     def extent(self) -> str:
@@ -84,8 +88,8 @@ class Coverage:
         ``"over 512 sampled positions in 0…1,048,575"`` (the largest of a sample, not of the range)."""
         if self.method == "sampled":
             return f"over {self.samples:,} sampled {self.quantity} in {span(self.first, self.last)}"
-        bounded = " (bounded between samples)" if self.method == "bounded" else ""
-        return f"over {self.quantity} {span(self.first, self.last)}{bounded}"
+        how = {"bounded": " (bounded between samples)", "closed form": " (closed form)"}.get(self.method, "")
+        return f"over {self.quantity} {span(self.first, self.last)}{how}"
 
     def as_dict(self) -> dict:
         """A JSON-ready record for exports."""

@@ -298,8 +298,14 @@ class Scorecard:
         return replace(self, scores=tuple(score if s.scheme == score.scheme else s for s in self.scores))
 
     def logit_table(self) -> dict[str, Any]:
-        """JSON-able: each scheme's logit verdicts (see :data:`~.logit_properties.PROPERTY_NAMES`) or why none."""
-        return {key: measured if isinstance(measured, str) else measured.verdicts() for key, measured in self.logits}
+        """JSON-able: each scheme's logit verdicts (see :data:`~.logit_properties.PROPERTY_NAMES`), each with its
+        coverage (:meth:`~.logit_properties.LogitProperties.as_dict`), or why none."""
+        return {key: measured if isinstance(measured, str) else measured.as_dict() for key, measured in self.logits}
+
+    @property
+    def logits_pending(self) -> tuple[str, ...]:
+        """The schemes whose logit scan over every offset is still running (see :func:`continue_logits`)."""
+        return tuple(key for key, measured in self.logits if getattr(measured, "pending", False))
 
     @property
     def pending(self) -> tuple[str, ...]:
@@ -613,13 +619,15 @@ def scorecard(params: EncodingParams, schemes=None, scan_work: int | None = None
     scores = tuple(score_scheme(setup, scan_work=scan_work) for setup in setups)
     absent = _absent(check_params(params), options)
     keys = [setup.scheme for setup in setups] if schemes is not None else [key for key in SCHEMES if key not in absent]
-    return Scorecard(check_params(params), scores, setups, left_out, logit_rows(params, keys, options))
+    return Scorecard(check_params(params), scores, setups, left_out, logit_rows(params, keys, options, scan_work))
 
 
-def logit_rows(params: EncodingParams, schemes: Iterable[str], options: Mapping[str, Any] | None = None
-               ) -> tuple[tuple[str, Any], ...]:
+def logit_rows(params: EncodingParams, schemes: Iterable[str], options: Mapping[str, Any] | None = None,
+               scan_work: int | None = None) -> tuple[tuple[str, Any], ...]:
     """Each scheme's positional-logit properties at ``params``' sizes (its options as :func:`scorecard_setups`
     chooses them), or the reason they cannot be measured (it does not take these sizes, or its logit is not computed).
+
+    ``scan_work``: of each scan over every offset, in this call (:func:`continue_logits` does the rest).
     """
     from .logit_properties import logit_properties
 
@@ -627,10 +635,18 @@ def logit_rows(params: EncodingParams, schemes: Iterable[str], options: Mapping[
     rows = []
     for key in schemes:
         try:
-            rows.append((key, logit_properties(params.replaced(options, scheme=key))))
+            rows.append((key, logit_properties(params.replaced(options, scheme=key), scan_work)))
         except ValueError as error:
             rows.append((key, str(error)))
     return tuple(rows)
+
+
+def continue_logits(data: Scorecard, scan_work: int | None = None) -> Scorecard:
+    """``data`` with the first pending logit scan advanced by ``scan_work`` (all of every scan with None)."""
+    from .logit_properties import continue_table, finish_table
+
+    logits = finish_table(data.logits) if scan_work is None else continue_table(data.logits, scan_work)
+    return replace(data, logits=logits)
 
 
 def measure_scheme(params: EncodingParams, unique_work: int = UNIQUE_WORK) -> tuple[SchemeScore | None, Any]:

@@ -8,17 +8,15 @@ from typing import Any
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QRectF, Qt
-from PySide6.QtWidgets import (
-    QAbstractItemView, QComboBox, QHeaderView, QLabel, QMenu, QSizePolicy, QSpinBox, QTableWidget, QTableWidgetItem,
-    QToolButton, QWidget,
-)
+from PySide6.QtWidgets import QComboBox, QLabel, QMenu, QSpinBox, QTableWidgetItem, QToolButton, QWidget
 
 from ..compute import ModelJob
 from ..model import EncodingParams, limits
 from ..model.compare import ShownMatrix
 from ..model.logit_properties import (
-    MAX_COMPARED, PROPERTY_HELP, PROPERTY_NAMES, ComparedSetup, LogitProperties, compared_profiles, pinned_comparison,
-    properties_table,
+    MAX_COMPARED, PROPERTY_HELP, PROPERTY_NAMES, SCAN_WORK, ComparedSetup, LogitProperties, compared_profiles,
+    continue_pinned, continue_table, finish_table, pinned_comparison, properties_caption, properties_table,
+    table_pending,
 )
 from ..model.logits import (
     DEFAULT_SEEDS, DENSE_OFFSETS, LOG_OFFSETS, MAX_SEEDS, MIN_SEEDS, VECTORS, LogitProfileData, RotationTerms,
@@ -28,6 +26,7 @@ from .base import Panel
 from .compare import ROLE_COLOURS
 from .cursor import CursorAxis
 from .labels import HoverReadout, StatusText, plain_text
+from .logit_table import PropertiesTable
 from .plotkit import (
     BLUE, FOREGROUND, GREEN, ORANGE, PALETTE, PINK, MatrixPlot, add_canvas_title, fit_y_range, new_layout_widget,
     prepare_for_paint, set_axis_label, set_canvas_title, set_ticks, show_grid, snap_log_span, style_plot,
@@ -70,9 +69,6 @@ COMPARED_COLOURS = (GREEN, PINK, PALETTE[5])
 PINNED_COLOUR = ROLE_COLOURS["A"]
 #: Pause after the last parameter change before the properties are measured (a drag measures once, at its end).
 PROPERTIES_DELAY_MS = 250
-#: The properties table's column titles.
-PROPERTY_LABELS = {"offset only": "offset only", "decays": "decays", "symmetric": "symmetric", "bounded": "bounded",
-                   "defined past N": "past N", "tells positions apart": "tells apart"}
 #: A bias's keys after the query (dashed: it may lie on the keys before, a symmetric bias).
 AFTER_PEN = pg.mkPen(ORANGE, width=2, style=Qt.PenStyle.DashLine)
 DISTANCE_LABEL = "distance r = m − n (key before query)"
@@ -90,7 +86,8 @@ class PositionalLogitsPanel(Panel):
     title = "Positional logits"
     #: A table, a bias, or a rotation (see :meth:`shows`).
     requires = frozenset({"table"})
-    model_functions = (logit_profile_data, compared_profiles, properties_table, pinned_comparison)
+    model_functions = (logit_profile_data, compared_profiles, properties_table, continue_table, pinned_comparison,
+                       continue_pinned)
     compares_matrix = True
     cursor_axes = ("position",)
     cli_options = (
@@ -202,18 +199,7 @@ class PositionalLogitsPanel(Panel):
         self.hover = HoverReadout(self.hover_line, HOVER_PROMPT, lambda cell: self.describe_cell(*cell),
                                   self._in_matrix)  # cells are (query m, key n)
         self.canvas.scene().sigMouseMoved.connect(lambda scene_pos: self.hover.hover(self.matrix.cell_at(scene_pos)))
-        # one row per setup, one column per property: a few lines under the plots
-        self.properties = QTableWidget(1, len(PROPERTY_NAMES), self)
-        self.properties.setHorizontalHeaderLabels([PROPERTY_LABELS[name] for name in PROPERTY_NAMES])
-        self.properties.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.properties.setWordWrap(False)
-        self.properties.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.properties.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
-        self.properties.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        for column, name in enumerate(PROPERTY_NAMES):
-            self.properties.horizontalHeaderItem(column).setToolTip(PROPERTY_HELP[name])
-        self.properties.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
-        self._fit_properties_height()
+        self.properties = PropertiesTable(self)  # one row per setup, one column per property
         self.body.addWidget(self.properties)
         self.data: LogitProfileData | None = None
         self.compared: tuple[ComparedSetup, ...] = ()
@@ -332,14 +318,18 @@ class PositionalLogitsPanel(Panel):
             self.compute.cancel_owner((self, "A"))
             self._pinned_arrived(None, None)
         else:
-            self.compute.submit((self, "A"), ModelJob(pinned_comparison, (params,)),
-                                lambda result, pinned=params: self._pinned_arrived(pinned, result),
-                                lambda error: self.show_message(str(error), "error"))
+            self._submit_pinned(params, ModelJob(pinned_comparison, (params, SCAN_WORK)))
+
+    def _submit_pinned(self, pinned: EncodingParams, job: ModelJob) -> None:
+        self.compute.submit((self, "A"), job, lambda result, pinned=pinned: self._pinned_arrived(pinned, result),
+                            lambda error: self.show_message(str(error), "error"))
 
     def _pinned_arrived(self, pinned: EncodingParams | None, result) -> None:
         if pinned != self.pinned:
             return
         self.pinned_result = result
+        if result is not None and getattr(result[1], "pending", False):  # A's scan over every offset, in steps
+            self._submit_pinned(pinned, ModelJob(continue_pinned, (result, SCAN_WORK)))
         if self.data is not None:
             self._show_profile(self.data)
             prepare_for_paint(self.canvas)
@@ -354,8 +344,11 @@ class PositionalLogitsPanel(Panel):
         key = self._properties_key()
         if key == self._measured_key or self.unavailable_message() is not None:
             return
-        self.compute.submit((self, "properties"), ModelJob(properties_table, key),
-                            lambda measured, key=key: self._show_properties(key, measured),
+        self._submit_properties(key, ModelJob(properties_table, (*key, SCAN_WORK)))
+
+    def _submit_properties(self, key: tuple, job: ModelJob) -> None:
+        """Measure (or continue the scans over every offset) in steps: the decay cell shows how far it is."""
+        self.compute.submit((self, "properties"), job, lambda measured, key=key: self._show_properties(key, measured),
                             lambda error: self.show_message(str(error), "error"))
 
     def _mark_properties_pending(self) -> None:
@@ -368,6 +361,8 @@ class PositionalLogitsPanel(Panel):
         from ..model.schemes import SCHEMES
 
         self._measured_key, self.measured = key, measured
+        if table_pending(measured):
+            self._submit_properties(key, ModelJob(continue_table, (measured, SCAN_WORK)))
         rows = list(measured)
         labels = [SCHEMES[scheme].label + ("" if row else " (this setup)") for row, (scheme, _) in enumerate(rows)]
         if self.pinned is not None and self.pinned_result is not None:  # A heads the table, and this setup is B
@@ -376,25 +371,17 @@ class PositionalLogitsPanel(Panel):
         self.properties.setRowCount(len(rows))
         for row, (scheme, result) in enumerate(rows):
             verdicts = result.verdicts() if isinstance(result, LogitProperties) else {}
+            short = result.short_cells() if verdicts else {}
             for column, name in enumerate(PROPERTY_NAMES):
                 text = verdicts.get(name, "not measured")
-                item = QTableWidgetItem(text)
-                detail = (result.past_error if name == "defined past N" and verdicts and result.past_error
-                          else "" if verdicts else str(result))
+                item = QTableWidgetItem(short.get(name, text))
+                detail = "" if verdicts else str(result)  # a verdict's text has its witness and coverage
                 item.setToolTip("\n\n".join(part for part in (text, detail, PROPERTY_HELP[name]) if part))
                 self.properties.setItem(row, column, item)
         self.properties.setVerticalHeaderLabels(labels)
         self.properties.setToolTip(f"Measured at N = {key[0].seq_len:,}, d_model {key[0].d_model:,} "
                                    "(hover a title or a cell for its definition)")
-        self._fit_properties_height()
-
-    def _fit_properties_height(self) -> None:
-        """The table as tall as its rows: no scrolling, no empty space."""
-        table = self.properties
-        height = table.horizontalHeader().sizeHint().height() + 2 * table.frameWidth()
-        height += sum(table.verticalHeader().sectionSize(row) or table.verticalHeader().defaultSectionSize()
-                      for row in range(table.rowCount()))
-        table.setFixedHeight(height)
+        self.properties.fit_height()
 
     def _show(self, data: LogitProfileData) -> None:
         self.data = data
@@ -549,7 +536,7 @@ class PositionalLogitsPanel(Panel):
         if data.logit_at_zero <= 0:
             return "with no positive logit at distance 0 there is no half point"
         if data.half_distance is None:
-            return f"it stays above half of that within N = {data.params.seq_len:,}"
+            return f"it stays above half of that at the {data.distances.size:,} distances drawn (0…{data.distances[-1]:,})"
         if data.half_after == data.half_distance - 1:
             return f"first below half at distance <b>{data.half_distance:,}</b>"
         return (f"first below half between distances {data.half_after:,} and <b>{data.half_distance:,}</b> "
@@ -684,15 +671,8 @@ class PositionalLogitsPanel(Panel):
         """The measured properties of each setup, when they are the current parameters'."""
         if self._measured_key != self._properties_key():
             return ""
-        parts = []
-        for scheme, result in self.measured:
-            if isinstance(result, LogitProperties):
-                parts.append(f"{scheme}: " + "; ".join(f"{name} {text}" for name, text in result.verdicts().items()))
-            else:
-                parts.append(f"{scheme}: not measured ({result})")
-        return ("Measured properties (decays: from which distance every farther key gets under 1 % of the "
-                "softmax weight of distance 0; bounded: the largest |logit| over a longer range) — "
-                + ". ".join(parts) + ".")
+        self.measured = finish_table(self.measured)  # an export while a scan runs: finish it here
+        return properties_caption(self.measured)
 
     def export_data(self) -> dict[str, Any]:
         """The matrix, its positions, and the profile (with a rotation's random pairs and decay bound) per distance."""
@@ -740,6 +720,7 @@ class PositionalLogitsPanel(Panel):
         meta["compared"] = {setup.key: setup.params.as_dict() if setup.params else setup.error
                             for setup in self.compared}
         if self._measured_key == self._properties_key():
-            meta["properties"] = {scheme: result.verdicts() if isinstance(result, LogitProperties) else result
+            self.measured = finish_table(self.measured)
+            meta["properties"] = {scheme: result.as_dict() if isinstance(result, LogitProperties) else result
                                   for scheme, result in self.measured}
         return {"arrays": arrays, "meta": meta}

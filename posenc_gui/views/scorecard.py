@@ -22,10 +22,10 @@ from PySide6.QtWidgets import (
 
 from ..compute import ModelJob
 from ..model import SCHEMES, EncodingParams, scheme
-from ..model.logit_properties import PROPERTY_HELP, PROPERTY_NAMES, LogitProperties
+from ..model.logit_properties import PROPERTY_HELP, PROPERTY_NAMES, VECTORS_WORDS, LogitProperties
 from ..model.scorecard import (
-    CRITERIA, GROWTH_TOL, TK_OFFSET, TK_TOL, UNIQUE_TOL, Scorecard, SchemeScore, continue_score, measure_scheme, scorecard,
-    scorecard_key,
+    CRITERIA, GROWTH_TOL, TK_OFFSET, TK_TOL, UNIQUE_TOL, Scorecard, SchemeScore, continue_logits, continue_score,
+    measure_scheme, scorecard, scorecard_key,
 )
 from .base import Panel
 from .plotkit import FOREGROUND
@@ -54,7 +54,7 @@ HEADERS = {
     "generalizes": f"unseen lengths\nmax ‖p‖ past N\nvs up to N\n(≤ ×{GROWTH_TOL:g})",
     "exact_tk": f"exact relative T_k\nrelative residual,\nk = {TK_OFFSET:g}\n(rotation: under {TK_TOL:g})",
     "logit: offset only": "logit: depends\nonly on the\noffset m − n",
-    "logit: decays": "logit: decays\n(< 1 % weight\nfrom distance r)",
+    "logit: decays": "logit: decays\n(< 1 % softmax\nweight from r;\nq = k = 1, ÷√d)",
     "logit: symmetric": "logit:\nsymmetric\nL(m, n) = L(n, m)",
     "logit: bounded": "logit: bounded\nmax |L| over\n16× the range",
     "logit: defined past N": "logit: defined\npast N\n(N … 2N − 1)",
@@ -184,7 +184,7 @@ class ScorecardPanel(Panel):
     comparable = False
     requires: frozenset[str] = frozenset()  # applies to every scheme
     title = "Scorecard"
-    model_functions = (scorecard, continue_score, measure_scheme)
+    model_functions = (scorecard, continue_score, continue_logits, measure_scheme)
     help_text = (
         "The notes ask that p<sub>i</sub> be unique, bounded, deterministic and generalize to unseen "
         "lengths; the sinusoidal claim adds an exact linear map PE(p+k) = T<sub>k</sub>·PE(p). Every cell "
@@ -207,9 +207,12 @@ class ScorecardPanel(Panel):
         "is the rotation RoPE applies to q and k, which is why q·k depends only on the offset. "
         "<b>The logit columns</b> measure every scheme's positional logit on one footing — a table's "
         "PE(m)·PE(n), a rotation's q·R(n − m)·k (q = k = 1), a bias itself — as the Positional-logits panel "
-        "does: depends only on the offset, decays (to 1 % of the softmax weight from which distance), "
-        "symmetric, bounded over a 16× longer range, defined past N, tells neighbouring positions apart. "
-        "A scheme that gives no table (a bias) has a row for these alone."
+        "does: depends only on the offset, decays (to 1 % of the softmax weight from which distance, the logit "
+        "divided by √d_head, every offset 0…N−1 evaluated), symmetric, bounded over a 16× longer range, defined "
+        "past N, tells neighbouring positions apart; xPos is causal, measured over the keys n ≤ m it sees. A ✓ or "
+        "✗ there is proved (every element evaluated, or a closed form) over its column's whole range; a – was "
+        "only checked on the samples its cell names. A scheme that gives no table (a bias) has a row for these "
+        "alone."
     )
 
     def __init__(self, state, compute, parent: QWidget | None = None) -> None:
@@ -341,6 +344,12 @@ class ScorecardPanel(Panel):
             self._timer.start()
         elif data.pending:
             self._continue(data)
+        elif data.logits_pending:  # the logit columns' scans over every offset, a step at a time
+            self.compute.submit(self, ModelJob(continue_logits, (data, SCAN_STEP)), self._continued_logits, self._failed)
+
+    def _continued_logits(self, data: Scorecard) -> None:
+        if self.data is not None and not self.is_stale():
+            self._show(data)
 
     def _fill(self, data: Scorecard) -> None:
         params = data.params
@@ -353,9 +362,16 @@ class ScorecardPanel(Panel):
         measured = f"Measured at N = {params.seq_len:,}, d_model = {params.d_model:,}; {_options_text(data)}"
         pending = data.pending
         # the figure's caption says what was measured; the status, what is still being checked
-        self.status_label.setText(f"Searching all of 0…{params.seq_len - 1:,} for the closest pairs of "
-                                  f"{', '.join(pending)} …" if pending else "")
-        self.caption_label.setText(f"<b>Scorecard</b> — each scheme against the wish list. {measured}.")
+        searching = [f"searching all of 0…{params.seq_len - 1:,} for the closest pairs of {', '.join(pending)}"
+                     ] if pending else []
+        if data.logits_pending:
+            searching.append(f"checking every offset of {', '.join(data.logits_pending)}")
+        status = "; ".join(searching)
+        self.status_label.setText(f"{status[:1].upper()}{status[1:]} …" if status else "")
+        self.caption_label.setText(f"<b>Scorecard</b> — each scheme against the wish list. {measured}. Logit "
+                                   f"columns: {VECTORS_WORDS}; a ✓ or ✗ is proved over the whole range of its column "
+                                   "(positions or offsets 0…N−1; bounded: 0…16N−1; past N: N…2N−1), a – only "
+                                   "checked where it says (hover a cell for its coverage).")
         notes = sorted({note for s in data.scores for note in s.notes})
         notes += [f"{SCHEMES[key].label} not measured: {why}" for key, why in data.left_out]
         self.notes_label.setText("Notes: " + "; ".join(notes) + "." if notes else "Every position checked.")
@@ -424,10 +440,10 @@ class ScorecardPanel(Panel):
                 if criterion == "unique" and (score.pending or verdict is None):
                     verdict = "pending" if score.pending else "unsettled"
                 cells.append((text, tip, verdict))
-        if isinstance(measured, LogitProperties):
-            texts, passes = measured.verdicts(), measured.passes()
-            cells += [(f"{'✓' if passes[name] else '✗'} {texts[name]}", f"{texts[name]}. {PROPERTY_HELP[name]}",
-                       passes[name]) for name in PROPERTY_NAMES]
+        if isinstance(measured, LogitProperties):  # each text has its mark (✓, ✗, – unsettled) and coverage
+            texts, cells_short, passes = measured.verdicts(), measured.short_cells(), measured.passes()
+            cells += [(cells_short[name], f"{texts[name]}. {PROPERTY_HELP[name]} {VECTORS_WORDS}.",
+                       "pending" if passes[name] is None else passes[name]) for name in PROPERTY_NAMES]
         else:
             why = measured or "not measured"
             cells += [("— not measured", f"Its positional logit was not measured: {why}", None)
@@ -452,7 +468,7 @@ class ScorecardPanel(Panel):
         score, measured = self.pinned_row or measure_scheme(self.pinned)
         return {"A": {"params": self.pinned.as_dict(),
                       "verdicts": score.verdicts() if score is not None else None,
-                      "logit_properties": measured.verdicts() if isinstance(measured, LogitProperties) else measured}}
+                      "logit_properties": measured.as_dict() if isinstance(measured, LogitProperties) else measured}}
 
     # ------------------------------------------------------------------ access
     def cell_text(self, scheme: str, criterion: str) -> str:
@@ -474,6 +490,7 @@ class ScorecardPanel(Panel):
             data = scorecard(self.state.params, options=self._measure_options())  # a hidden dock: measure now
         for key in data.pending:  # an export while a scan runs: finish it here
             data = data.with_score(continue_score(data.score(key), data.setup(key)))
+        data = continue_logits(data)
         # a verdict not settled over 0…N−1 (its range is in the table's "unique_verdict") is NaN
         verdicts = np.array([[math.nan if v is None else float(v) for v in s.verdicts().values()]
                              for s in data.scores])
