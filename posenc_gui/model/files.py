@@ -24,6 +24,8 @@ from typing import Any, BinaryIO, Literal, NamedTuple, Protocol
 
 import numpy as np
 
+from .json_nesting import nesting_depth
+
 #: config.json and model.safetensors.index.json: larger files are refused.
 MAX_JSON_BYTES = 64 * 2**20
 #: ... and so is JSON nested deeper (configs nest three or four levels).
@@ -67,8 +69,6 @@ _ROPE_KEYS = ("rope_theta", "rope_scaling", "rope_parameters", "rotary_dim", "ro
 #: Older spellings (GPT-J, GPT-NeoX) of the keys a RoPE set-up is read from.
 _ALIASES = {"n_embd": "hidden_size", "n_head": "num_attention_heads", "n_positions": "max_position_embeddings",
             "rotary_emb_base": "rope_theta", "rotary_pct": "partial_rotary_factor"}
-_JSON_STRINGS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
-_NOT_BRACKETS = re.compile(r"[^\[\]{}]+")
 _COMMIT = re.compile(r"[0-9a-f]{40}")
 
 
@@ -292,7 +292,7 @@ def _read_json(path: Path) -> dict[str, Any]:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise ModelFileError(path, "it is not UTF-8 text") from None
-    depth = _json_depth(text)
+    depth = nesting_depth(data)
     if depth > MAX_JSON_DEPTH:
         raise ModelFileError(path, f"its JSON nests {depth:,} levels deep (at most {MAX_JSON_DEPTH})")
     try:
@@ -302,16 +302,6 @@ def _read_json(path: Path) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise ModelFileError(path, "it is not a JSON object")
     return value
-
-
-def _json_depth(text: str) -> int:
-    """How deep the brackets of the JSON ``text`` nest, counted without recursion (json.loads recurses)."""
-    brackets = _NOT_BRACKETS.sub("", _JSON_STRINGS.sub("", text)).encode("ascii")
-    if not brackets:
-        return 0
-    codes = np.frombuffer(brackets, np.uint8)
-    steps = np.where((codes == ord("[")) | (codes == ord("{")), 1, -1)
-    return int(np.cumsum(steps).max())
 
 
 def _refuse_constant(name: str) -> float:
