@@ -115,3 +115,168 @@ def test_a_1_mib_session_of_escaped_quotes_is_judged_without_hanging(tmp_path):
     path = tmp_path / "session.json"
     path.write_bytes(opening + b'\\"' * ((MAX_FILE_BYTES - len(opening)) // 2))
     assert "it is not JSON" in in_a_child(READ_SESSION, str(path))
+
+
+# ---------------------------------------------------------------- config values out of range (#36, 2)
+LLAMA = {"model_type": "llama", "hidden_size": 64, "num_attention_heads": 4, "max_position_embeddings": 128}
+
+
+def config_folder(path, config: dict, tensors: dict | None = None):
+    """A Hugging Face folder: ``config`` as its config.json and ``tensors`` (a small table) as model.safetensors."""
+    import numpy as np
+    from safetensors.numpy import save_file
+
+    path.mkdir()
+    (path / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    save_file(tensors or {"x.weight": np.ones((4, 4), np.float32)}, path / "model.safetensors")
+    return path
+
+
+def gguf_model(path, metadata: dict, tensors: dict | None = None):
+    """A llama GGUF file with ``metadata`` (key → (value, GGUFValueType name)) and ``tensors``."""
+    import gguf
+    import numpy as np
+
+    writer = gguf.GGUFWriter(path, "llama")
+    for key, (value, kind) in metadata.items():
+        writer.add_key_value(key, value, gguf.GGUFValueType[kind])
+    for name, values in (tensors or {"token_embd.weight": np.ones((4, 64), np.float32)}).items():
+        writer.add_tensor(name, values)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    return path
+
+
+def roberta_table():
+    import numpy as np
+
+    return {"roberta.embeddings.position_embeddings.weight": np.ones((8, 4), np.float32)}
+
+
+def opt_table():
+    import numpy as np
+
+    return {"model.decoder.embed_positions.weight": np.ones((8, 4), np.float32)}
+
+
+FLOAT_HEADS = {"llama.embedding_length": (64, "UINT32"), "llama.rope.freq_base": (10000.0, "FLOAT32")}
+#: Model files whose config holds a value out of range, and what the refusal says (the key and its range).
+HOSTILE_MODELS = {
+    "hidden_size below the heads, with rotary_dim": (
+        lambda path: config_folder(path, {"model_type": "gptj", "n_embd": 2, "n_head": 4, "rotary_dim": 2}),
+        r"config\.json: n_embd must be at least n_head \(4\), got 2"),
+    "a 400-digit integer": (
+        lambda path: config_folder(path, LLAMA | {"max_position_embeddings": 10**400}),
+        r"config\.json: max_position_embeddings is 10+\.\.\.0+, not an integer in 1 … 9,007,199,254,740,992"),
+    "a 400-digit rope_theta": (
+        lambda path: config_folder(path, LLAMA | {"rope_theta": 10**400}),
+        r"config\.json: rope_theta is 10+\.\.\.0+, not a positive finite number"),
+    "model_type an object": (
+        lambda path: config_folder(path, LLAMA | {"model_type": {"name": "llama"}}),
+        r"config\.json: model_type is \{'name': 'llama'\}, not a name"),
+    "model_type a list": (
+        lambda path: config_folder(path, {"model_type": ["opt"]}, opt_table()),
+        r"config\.json: model_type is \['opt'\], not a name"),
+    "rotary_dim past the head": (
+        lambda path: config_folder(path, {"model_type": "gptj", "n_embd": 64, "n_head": 4, "rotary_dim": 32}),
+        r"config\.json: rotary_dim must be in 1 … head_dim \(16\), got 32"),
+    "a 400-digit pad_token_id": (
+        lambda path: config_folder(path, {"model_type": "roberta", "pad_token_id": 10**400}, roberta_table()),
+        r"config\.json: pad_token_id is 10+\.\.\.0+, not a token id \(an integer in 0 … 9,007,199,254,740,991\)"),
+    "GGUF embedding_length 1, head_count 2": (
+        lambda path: gguf_model(path.with_suffix(".gguf"), {
+            "llama.embedding_length": (1, "UINT32"), "llama.attention.head_count": (2, "UINT32"),
+            "llama.rope.dimension_count": (2, "UINT32")}),
+        r"llama\.embedding_length must be at least llama\.attention\.head_count \(2\), got 1"),
+    "GGUF head_count 1e-320": (
+        lambda path: gguf_model(path.with_suffix(".gguf"), FLOAT_HEADS | {
+            "llama.attention.head_count": (1e-320, "FLOAT64")}),
+        r"llama\.attention\.head_count is 1e-320, not an integer in 0 … 4,294,967,295"),
+    "GGUF context_length 1e300": (
+        lambda path: gguf_model(path.with_suffix(".gguf"), FLOAT_HEADS | {
+            "llama.attention.head_count": (4, "UINT32"), "llama.context_length": (1e300, "FLOAT64")}),
+        r"llama\.context_length is 1e\+300, not an integer in 0 … 4,294,967,295"),
+    "GGUF dimension_count past the head": (
+        lambda path: gguf_model(path.with_suffix(".gguf"), FLOAT_HEADS | {
+            "llama.attention.head_count": (4, "UINT32"), "llama.rope.dimension_count": (64, "UINT32")}),
+        r"llama\.rope\.dimension_count must be at most the head dimension \(16\), got 64"),
+}
+
+
+@pytest.fixture(params=list(HOSTILE_MODELS))
+def hostile_model(request, tmp_path):
+    """A model file with a config value out of range, and the pattern of its refusal."""
+    build, pattern = HOSTILE_MODELS[request.param]
+    return build(tmp_path / "model"), pattern
+
+
+def test_a_config_value_out_of_range_is_one_model_file_error_naming_the_key(hostile_model):
+    from posenc_gui.model import ModelFileError
+    from posenc_gui.model.model_setup import model_setups
+
+    path, pattern = hostile_model
+    with pytest.raises(ModelFileError, match=pattern) as caught:
+        model_setups(path)
+    assert "\n" not in str(caught.value)
+
+
+def test_a_config_value_out_of_range_is_exit_2_from_export(hostile_model, tmp_path, capsys):
+    import re
+
+    from posenc_gui import export_cli
+
+    path, pattern = hostile_model
+    assert export_cli.main(["heatmap", "--model", str(path), "-o", str(tmp_path / "out.png")]) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and re.search(pattern, lines[0]), lines
+    assert not (tmp_path / "out.png").exists()
+
+
+@pytest.mark.parametrize("case", ["hidden_size below the heads, with rotary_dim", "GGUF head_count 1e-320"])
+def test_a_config_value_out_of_range_is_exit_2_from_the_window_command(tmp_path, case):
+    import os
+    import re
+
+    build, pattern = HOSTILE_MODELS[case]
+    path = build(tmp_path / "model")
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "POSENC_GUI_SETTINGS": str(tmp_path / "settings.ini")}
+    result = subprocess.run([sys.executable, "-m", "posenc_gui", "--model", str(path), "--no-restore"],
+                            capture_output=True, text=True, timeout=180, env=env)
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and re.search(pattern, lines[0]), result.stderr
+
+
+def test_a_config_value_out_of_range_is_a_message_in_the_window_which_keeps_its_view(make_window, hostile_model):
+    import re
+
+    path, pattern = hostile_model
+    window = make_window()
+    before = window.state.params
+    problem = window.open_model(str(path))
+    assert problem.startswith("Model not opened: ") and re.search(pattern, problem) and "\n" not in problem
+    assert window.statusBar().currentMessage() == problem
+    assert window.state.params == before
+
+
+def test_settings_remembering_a_model_whose_config_turned_bad_start_with_defaults(make_window, qtbot, tmp_path):
+    import numpy as np
+
+    from posenc_gui.mainwindow import MainWindow
+    from posenc_gui.model import EncodingParams
+
+    folder = config_folder(tmp_path / "gpt", {"model_type": "gpt2"}, {"wpe.weight": np.ones((16, 8), np.float32)})
+    first = make_window()
+    assert first.open_model(str(folder)) is None
+    first.state.flush()
+    assert first.state.params.scheme == "learned_file"
+    first.close()
+    (folder / "config.json").write_text(json.dumps({"model_type": "gptj", "n_embd": 2, "n_head": 4, "rotary_dim": 2}),
+                                        encoding="utf-8")
+    window = MainWindow()  # the warning is read at once: the status bar shows it for seconds only
+    qtbot.addWidget(window)
+    assert window.state.params == EncodingParams()
+    message = window.statusBar().currentMessage()
+    assert "parameters ignored (model_path: " in message and "n_embd must be at least n_head (4), got 2" in message

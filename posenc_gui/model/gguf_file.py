@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from . import limits
 #: A header (key/values and tensor infos) larger than this is refused.
 MAX_HEADER_BYTES = 64 * 2**20
 #: At most this many tensors and metadata keys.
@@ -37,6 +38,10 @@ MAX_KEPT_ARRAY = 4096
 MAX_ARRAY_LENGTH = 2**22
 #: Longer keys, tensor names and kept strings are refused.
 MAX_NAME_BYTES = 2**16
+#: The largest size (heads, lengths, dimensions) read from metadata: llama.cpp reads them as u32.
+MAX_COUNT = 2**32 - 1
+#: The most ``rope_freqs.weight`` factors read: one per rotary pair of the widest head shown.
+MAX_FREQ_FACTORS = limits.MAX_D_MODEL // 2
 #: ggml's GGML_MAX_DIMS, and how deep arrays of arrays may nest.
 MAX_DIMS = 4
 MAX_ARRAY_NESTING = 4
@@ -298,13 +303,23 @@ def pairing(architecture: str) -> str | None:
     return None
 
 
+def _count(metadata: Mapping[str, Any], key: str) -> int | None:
+    """The integer at ``key`` (a size llama.cpp reads as a u32), or None when it is absent or 0 ("unset")."""
+    value = metadata.get(key)
+    if value is None or value == 0:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= MAX_COUNT:
+        raise GGUFFormatError(f"{key} is {limits.shown(value)}, not an integer in 0 … {MAX_COUNT:,}")
+    return value
+
+
 def _number(metadata: Mapping[str, Any], key: str) -> float | int | None:
     """The positive number at ``key``, or None when it is absent or 0 (llama.cpp's "unset")."""
     value = metadata.get(key)
     if value is None or value == 0:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
-        raise GGUFFormatError(f"{key} is {value!r}, not a positive number")
+        raise GGUFFormatError(f"{key} is {limits.shown(value)}, not a positive number")
     return value
 
 
@@ -326,21 +341,27 @@ def rope_config(header: GGUFHeader,
     arch = metadata.get("general.architecture")
     if not isinstance(arch, str):
         raise GGUFFormatError("general.architecture is missing")
-    names = {tensor.name for tensor in header.tensors}
+    tensors = {tensor.name: tensor for tensor in header.tensors}
     base = _number(metadata, f"{arch}.rope.freq_base")
-    rotary = _number(metadata, f"{arch}.rope.dimension_count")
-    if base is None and rotary is None and "rope_freqs.weight" not in names and pairing(arch) is None:
+    rotary = _count(metadata, f"{arch}.rope.dimension_count")
+    if base is None and rotary is None and "rope_freqs.weight" not in tensors and pairing(arch) is None:
         return None, []
     notes = []
-    hidden = _number(metadata, f"{arch}.embedding_length")
+    hidden = _count(metadata, f"{arch}.embedding_length")
     heads = None
     if isinstance(metadata.get(f"{arch}.attention.head_count"), tuple):
         notes.append(f"{arch}.attention.head_count differs between layers: num_attention_heads is left out")
     else:
-        heads = _number(metadata, f"{arch}.attention.head_count")
-    head_dim = _number(metadata, f"{arch}.attention.key_length")
+        heads = _count(metadata, f"{arch}.attention.head_count")
+    head_dim = _count(metadata, f"{arch}.attention.key_length")
     if head_dim is None and hidden is not None and heads is not None:
+        if hidden < heads:
+            raise GGUFFormatError(f"{arch}.embedding_length must be at least {arch}.attention.head_count "
+                                  f"({heads:,}), got {hidden:,}: the head dimension would be 0")
         head_dim = hidden // heads
+    if rotary is not None and head_dim is not None and rotary > head_dim:
+        raise GGUFFormatError(f"{arch}.rope.dimension_count must be at most the head dimension ({head_dim:,}), "
+                              f"got {rotary:,}")
     config: dict[str, Any] = {"rope_theta": float(base if base is not None else 10000.0)}
     if base is None:
         notes.append(f"{arch}.rope.freq_base is missing: rope_theta is llama.cpp's default, 10000")
@@ -354,15 +375,27 @@ def rope_config(header: GGUFHeader,
         if rotary is not None and int(head_dim * factor) < rotary:  # Hugging Face truncates int(head_dim * factor)
             factor = math.nextafter(factor, math.inf)
         config["partial_rotary_factor"] = factor
-    context = _number(metadata, f"{arch}.context_length")
+    context = _count(metadata, f"{arch}.context_length")
     if context is not None:
         config["max_position_embeddings"] = int(context)
     scaling = _scaling(metadata, arch, notes)
     if scaling is not None:
         config["rope_scaling"] = scaling
-    if "rope_freqs.weight" in names:
-        config["freq_factors"] = tuple(float(value) for value in read_vector("rope_freqs.weight"))
+    if "rope_freqs.weight" in tensors:
+        config["freq_factors"] = tuple(read_vector(_checked_freq_factors(tensors["rope_freqs.weight"],
+                                                                         rotary or head_dim)).tolist())
     return config, notes
+
+
+def _checked_freq_factors(tensor: GGUFTensor, rotary_dim: int | None) -> str:
+    """The name of ``rope_freqs.weight``, once its header shows one factor per rotary pair (``rotary_dim / 2``
+    when known), at most :data:`MAX_FREQ_FACTORS`: checked before a value is read."""
+    count = math.prod(tensor.shape)
+    expected = None if rotary_dim is None else rotary_dim // 2
+    if count > MAX_FREQ_FACTORS or (expected is not None and count != expected):
+        pairs = f"{expected:,}" if expected is not None else f"at most {MAX_FREQ_FACTORS:,}"
+        raise GGUFFormatError(f"rope_freqs.weight holds {count:,} factors; it holds one per rotary pair ({pairs})")
+    return tensor.name
 
 
 def _scaling(metadata: Mapping[str, Any], arch: str, notes: list[str]) -> dict[str, Any] | None:
@@ -385,12 +418,12 @@ def _scaling(metadata: Mapping[str, Any], arch: str, notes: list[str]) -> dict[s
     scaling: dict[str, Any] = {"rope_type": kind}
     if factor is not None:
         scaling["factor"] = float(factor)
-    extra = {"original_context_length": ("original_max_position_embeddings", int),
-             "yarn_beta_fast": ("beta_fast", float), "yarn_beta_slow": ("beta_slow", float)} if kind == "yarn" else {}
-    for ours, (theirs, convert) in extra.items():
-        value = _number(metadata, prefix + ours)
+    extra = {"original_context_length": ("original_max_position_embeddings", _count), "yarn_beta_fast": (
+        "beta_fast", _number), "yarn_beta_slow": ("beta_slow", _number)} if kind == "yarn" else {}
+    for ours, (theirs, read) in extra.items():
+        value = read(metadata, prefix + ours)
         if value is not None:
-            scaling[theirs] = convert(value)
+            scaling[theirs] = value if read is _count else float(value)
     unmapped = sorted(key for key in metadata
                       if key.startswith(prefix) and key[len(prefix):] not in {"type", "factor", *extra})
     if unmapped:
