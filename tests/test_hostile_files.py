@@ -280,3 +280,134 @@ def test_settings_remembering_a_model_whose_config_turned_bad_start_with_default
     assert window.state.params == EncodingParams()
     message = window.statusBar().currentMessage()
     assert "parameters ignored (model_path: " in message and "n_embd must be at least n_head (4), got 2" in message
+
+
+# ---------------------------------------------------------------- unbounded reads (#36, 4 and 7)
+def peak_allocation(action) -> int:
+    """The most bytes Python and NumPy held at once while ``action()`` ran (its exception is raised after)."""
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        action()
+    finally:
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+    return peak
+
+
+def refusal_and_peak(action, pattern: str) -> int:
+    """The peak allocation of ``action``, which must raise a ModelFileError matching ``pattern``."""
+    from posenc_gui.model import ModelFileError
+
+    caught = []
+
+    def refused():
+        with pytest.raises(ModelFileError, match=pattern) as error:
+            action()
+        caught.append(error)
+
+    peak = peak_allocation(refused)
+    assert caught
+    return peak
+
+
+def test_rope_freqs_claiming_60_million_factors_is_refused_unread(tmp_path):
+    import os
+    import struct
+
+    from test_model_files import gguf_bytes, gguf_string
+
+    from posenc_gui.model import open_model
+
+    entries = 60_000_000  # 240 MB of float32, in a sparse file of a few KB on disk
+    body = gguf_string("general.architecture") + struct.pack("<I", 8) + gguf_string("llama")
+    body += gguf_string("rope_freqs.weight") + struct.pack("<IQIQ", 1, entries, 0, 0)  # 1-D, F32, offset 0
+    header = gguf_bytes(tensor_count=1, key_count=1, body=body)
+    path = tmp_path / "sparse.gguf"
+    path.write_bytes(header + b"\0" * (-len(header) % 32))
+    os.truncate(path, os.path.getsize(path) + entries * 4)
+    peak = refusal_and_peak(lambda: open_model(path), r"sparse\.gguf: rope_freqs\.weight holds 60,000,000 factors; "
+                                                      r"it holds one per rotary pair \(at most 4,096\)")
+    assert peak < 16 * 2**20
+
+
+def test_rope_freqs_of_another_length_than_the_rotary_pairs_is_refused(tmp_path):
+    import numpy as np
+
+    from posenc_gui.model import ModelFileError, open_model
+
+    path = gguf_model(tmp_path / "model.gguf", {
+        "llama.embedding_length": (256, "UINT32"), "llama.attention.head_count": (4, "UINT32"),
+        "llama.rope.dimension_count": (64, "UINT32")}, {"rope_freqs.weight": np.ones(33, np.float32)})
+    with pytest.raises(ModelFileError, match=r"rope_freqs\.weight holds 33 factors; it holds one per rotary pair "
+                                             r"\(32\)"):
+        open_model(path)
+
+
+def npz_of(path, count: int):
+    """An .npz archive of ``count`` one-value arrays, written member by member (np.savez would take minutes)."""
+    import io
+    import zipfile
+
+    import numpy as np
+
+    member = io.BytesIO()
+    np.lib.format.write_array(member, np.zeros(1, np.float32))
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as archive:
+        for index in range(count):
+            archive.writestr(f"a{index}.npy", member.getvalue())
+    return path
+
+
+def test_an_npz_of_more_arrays_than_a_model_has_is_refused_from_its_end_record(tmp_path):
+    from posenc_gui.model import ModelFileError, open_model
+    from posenc_gui.model.files import MAX_NPZ_ARRAYS
+
+    assert len(open_model(npz_of(tmp_path / "most.npz", MAX_NPZ_ARRAYS)).tensors) == MAX_NPZ_ARRAYS
+    with pytest.raises(ModelFileError, match=r"its zip directory claims 4,097 members in [0-9,]+ bytes \(at most "
+                                             r"4,096 in 1 MiB are read"):
+        open_model(npz_of(tmp_path / "more.npz", MAX_NPZ_ARRAYS + 1))
+
+
+def test_an_npz_whose_end_record_claims_a_quarter_million_members_is_refused_before_zipfile_reads_it(tmp_path):
+    import io
+    import struct
+
+    import numpy as np
+
+    from posenc_gui.model import open_model
+
+    buffer = io.BytesIO()
+    np.savez(buffer, table=np.ones((4, 4)))
+    data = bytearray(buffer.getvalue())
+    end = data.rfind(b"PK\x05\x06")
+    # A ZIP64 locator and record claiming 2^18 members, as an archive of that many would (zipfile reads the
+    # directory by its size and offset, so before the check this archive opened as one array).
+    directory_bytes, directory_at = struct.unpack_from("<II", data, end + 12)
+    record = b"PK\x06\x06" + struct.pack("<QHHIIQQQQ", 44, 45, 45, 0, 0, 2**18, 2**18, directory_bytes,
+                                          directory_at)
+    locator = b"PK\x06\x07" + struct.pack("<IQI", 0, end, 1)
+    data[end:end] = record + locator
+    data[end + 76 + 8:end + 76 + 12] = struct.pack("<HH", 0xFFFF, 0xFFFF)
+    (tmp_path / "forged.npz").write_bytes(bytes(data))
+    peak = refusal_and_peak(lambda: open_model(tmp_path / "forged.npz"), "claims 262,144 members")
+    assert peak < 2**20
+
+
+@pytest.mark.parametrize("kind", ["safetensors", "npy", "npz"])
+def test_a_table_grown_since_opening_is_refused_before_it_is_read(tmp_path, kind):
+    import numpy as np
+    from safetensors.numpy import save_file
+
+    from posenc_gui.model import open_model
+
+    path = tmp_path / f"model.{kind}"
+    writers = {"safetensors": lambda values: save_file({"wpe.weight": values}, path),
+               "npy": lambda values: np.save(path, values),
+               "npz": lambda values: np.savez(path, wpe=values)}
+    writers[kind](np.ones((4, 4), np.float32))
+    model = open_model(path)
+    name = model.tensors[0].name
+    writers[kind](np.ones((4096, 4096), np.float32))  # 64 MiB now, read as 128 MiB of float64
+    assert refusal_and_peak(lambda: model.read_tensor(name), "changed since the file was opened") < 16 * 2**20
