@@ -411,3 +411,78 @@ def test_a_table_grown_since_opening_is_refused_before_it_is_read(tmp_path, kind
     name = model.tensors[0].name
     writers[kind](np.ones((4096, 4096), np.float32))  # 64 MiB now, read as 128 MiB of float64
     assert refusal_and_peak(lambda: model.read_tensor(name), "changed since the file was opened") < 16 * 2**20
+
+
+# ---------------------------------------------------------------- GGUF headers that take long to walk
+def raw_gguf(path, keys: list[bytes], tensors: list[bytes] = ()):
+    """A GGUF file of llama's architecture key, then ``keys`` (each a key's bytes) and tensor infos."""
+    import struct
+
+    from test_model_files import gguf_bytes, gguf_string
+
+    architecture = gguf_string("general.architecture") + struct.pack("<I", 8) + gguf_string("llama")
+    body = architecture + b"".join(keys) + b"".join(tensors)
+    path.write_bytes(gguf_bytes(tensor_count=len(tensors), key_count=1 + len(keys), body=body))
+    return path
+
+
+def string_array(name: str, count: int) -> bytes:
+    """A metadata key holding ``count`` empty strings (a vocabulary's shape)."""
+    import struct
+
+    from test_model_files import gguf_string
+
+    return gguf_string(name) + struct.pack("<IIQ", 9, 8, count) + struct.pack("<Q", 0) * count
+
+
+def test_a_gguf_of_more_tensors_than_a_model_has_is_refused(tmp_path):
+    import struct
+
+    from test_model_files import gguf_string
+
+    from posenc_gui.model import ModelFileError, open_model
+    from posenc_gui.model.gguf_file import MAX_TENSORS
+
+    infos = [gguf_string(f"t{index}") + struct.pack("<IQIQ", 1, 32, 0, 0) for index in range(MAX_TENSORS + 1)]
+    with pytest.raises(ModelFileError, match="claims 65,537 tensors"):
+        open_model(raw_gguf(tmp_path / "many.gguf", [], infos))
+
+
+def array_of_arrays(name: str, count: int) -> bytes:
+    """A metadata key holding ``count`` empty arrays of u8."""
+    import struct
+
+    from test_model_files import gguf_string
+
+    return gguf_string(name) + struct.pack("<IIQ", 9, 9, count) + struct.pack("<IQ", 0, 0) * count
+
+
+@pytest.mark.parametrize(("keys", "problem"), ids=["strings", "arrays of arrays"], argvalues=[
+    (lambda: [string_array("tokens", 2**20), string_array("merges", 2**20 + 1)], "more than 2,097,152 strings"),
+    (lambda: [array_of_arrays("x", 2**16 + 1)], "or 65,536 arrays"),
+])
+def test_gguf_metadata_arrays_past_a_vocabulary_are_refused(tmp_path, keys, problem):
+    from posenc_gui.model import ModelFileError, open_model
+
+    with pytest.raises(ModelFileError, match=problem):
+        open_model(raw_gguf(tmp_path / "long.gguf", keys()))
+
+
+def test_a_vocabulary_of_a_million_tokens_opens_walked_over_not_kept(tmp_path):
+    from posenc_gui.model import open_model
+    from posenc_gui.model.gguf_file import SkippedArray
+
+    model = open_model(raw_gguf(tmp_path / "vocabulary.gguf", [string_array("tokenizer.ggml.tokens", 2**20)]))
+    assert model.config["tokenizer.ggml.tokens"] == SkippedArray("STRING", 2**20)
+
+
+def test_gguf_arrays_are_kept_up_to_a_total_then_walked_over(tmp_path):
+    from posenc_gui.model import open_model
+    from posenc_gui.model.gguf_file import MAX_KEPT_ARRAY, MAX_KEPT_VALUES, SkippedArray
+
+    count = MAX_KEPT_VALUES // MAX_KEPT_ARRAY + 1
+    model = open_model(raw_gguf(tmp_path / "kept.gguf", [string_array(f"k{index}", MAX_KEPT_ARRAY)
+                                                         for index in range(count)]))
+    kept = [model.config[f"k{index}"] for index in range(count)]
+    assert all(value == ("",) * MAX_KEPT_ARRAY for value in kept[:-1])
+    assert kept[-1] == SkippedArray("STRING", MAX_KEPT_ARRAY)

@@ -29,13 +29,20 @@ import numpy as np
 from . import limits
 #: A header (key/values and tensor infos) larger than this is refused.
 MAX_HEADER_BYTES = 64 * 2**20
-#: At most this many tensors and metadata keys.
-MAX_TENSORS = 2**18
-MAX_KEYS = 2**16
-#: Arrays longer than this (a vocabulary, its merges) are walked over, not kept.
+#: At most this many tensors and metadata keys (the largest models' files hold a few thousand and a hundred):
+#: each is parsed in Python, so these bound the time a header takes.
+MAX_TENSORS = 2**16
+MAX_KEYS = 2**12
+#: Arrays longer than this (a vocabulary, its merges) are walked over, not kept ...
 MAX_KEPT_ARRAY = 4096
+#: ... and so are arrays once this many values of the file's arrays are kept.
+MAX_KEPT_VALUES = 2**16
 #: Longer metadata arrays are refused (vocabularies hold a few hundred thousand tokens).
 MAX_ARRAY_LENGTH = 2**22
+#: At most this many strings inside the metadata's arrays, all arrays together (a vocabulary and its merges
+#: are under a million), and this many arrays inside arrays (files hold none): each is stepped over in Python.
+MAX_ARRAY_ITEMS = 2**21
+MAX_INNER_ARRAYS = 2**16
 #: Longer keys, tensor names and kept strings are refused.
 MAX_NAME_BYTES = 2**16
 #: The largest size (heads, lengths, dimensions) read from metadata: llama.cpp reads them as u32.
@@ -46,6 +53,7 @@ MAX_FREQ_FACTORS = limits.MAX_D_MODEL // 2
 MAX_DIMS = 4
 MAX_ARRAY_NESTING = 4
 _MAGIC = b"GGUF"
+_U64 = struct.Struct("<Q")
 _VERSIONS = (2, 3)
 _DEFAULT_ALIGNMENT = 32
 #: The tensor types read as they are stored; the others go through gguf.quants.
@@ -105,6 +113,8 @@ class _Cursor:
         self.limit = limit
         self.file_size = file_size
         self.position = 0
+        #: Strings and arrays met inside arrays so far, arrays among them, and array values kept.
+        self.items = self.inner_arrays = self.kept = 0
 
     def take(self, count: int) -> int:
         start, end = self.position, self.position + count
@@ -117,6 +127,16 @@ class _Cursor:
 
     def unpack(self, layout: str) -> Any:
         return struct.unpack_from(layout, self.buffer, self.take(struct.calcsize(layout)))[0]
+
+    def skip_strings(self, count: int) -> None:
+        """Step over ``count`` strings (each a u64 length and its bytes) without decoding them."""
+        buffer, position, limit = self.buffer, self.position, self.limit
+        length = _U64.unpack_from
+        for _ in range(count):
+            if position + 8 > limit:
+                self.take(limit + 1 - self.position)  # raises: the header is cut short, or too large
+            position += 8 + length(buffer, position)[0]
+        self.take(position - self.position)  # raises when the last string runs past the header
 
     def string(self, what: str) -> str:
         length = self.unpack("<Q")
@@ -142,7 +162,8 @@ def _value_types() -> tuple[dict[int, str], dict[int, str], int, int]:
 
 
 def _read_value(cursor: _Cursor, kind: int, key: str, depth: int = 0) -> Any:
-    """The value of ``kind`` at the cursor; an array longer than :data:`MAX_KEPT_ARRAY` is skipped."""
+    """The value of ``kind`` at the cursor; an array longer than :data:`MAX_KEPT_ARRAY`, or past the file's
+    :data:`MAX_KEPT_VALUES`, is skipped."""
     scalars, names, string_kind, array_kind = _value_types()
     if kind in scalars:
         return cursor.unpack(scalars[kind])
@@ -153,43 +174,58 @@ def _read_value(cursor: _Cursor, kind: int, key: str, depth: int = 0) -> Any:
     if depth >= MAX_ARRAY_NESTING:
         raise GGUFFormatError(f"{key} nests arrays more than {MAX_ARRAY_NESTING} deep")
     element, length = _array_start(cursor, key)
+    kept = length <= MAX_KEPT_ARRAY and cursor.kept + length <= MAX_KEPT_VALUES
+    cursor.kept += length if kept else 0
     if element in scalars:
         size = struct.calcsize(scalars[element])
         start = cursor.take(length * size)
-        if length > MAX_KEPT_ARRAY:
+        if not kept:
             return SkippedArray(names[element], length)
         return struct.unpack_from(f"<{length}{scalars[element][1]}", cursor.buffer, start)
     if element not in (string_kind, array_kind):
         raise GGUFFormatError(f"{key} is an array of unknown type {element}")
-    if length > MAX_KEPT_ARRAY:
-        for _ in range(length):
-            _skip_value(cursor, element, key, depth + 1)
+    if not kept:
+        _skip_items(cursor, element, length, key, depth + 1)
         return SkippedArray(names[element], length)
     return tuple(_read_value(cursor, element, key, depth + 1) for _ in range(length))
 
 
 def _array_start(cursor: _Cursor, key: str) -> tuple[int, int]:
-    """The element type and length of the array at the cursor, at most :data:`MAX_ARRAY_LENGTH` long."""
+    """The element type and length of the array at the cursor, at most :data:`MAX_ARRAY_LENGTH` long, and at
+    most :data:`MAX_ARRAY_ITEMS` strings and :data:`MAX_INNER_ARRAYS` arrays in all the arrays read so far."""
+    _, _, string_kind, array_kind = _value_types()
     element, length = cursor.unpack("<I"), cursor.unpack("<Q")
     if length > MAX_ARRAY_LENGTH:
         raise GGUFFormatError(f"{key} is an array of {length:,} elements (at most {MAX_ARRAY_LENGTH:,})")
+    if element in (string_kind, array_kind):
+        cursor.items += length
+        cursor.inner_arrays += length if element == array_kind else 0
+        if cursor.items > MAX_ARRAY_ITEMS or cursor.inner_arrays > MAX_INNER_ARRAYS:
+            raise GGUFFormatError(f"its metadata arrays hold more than {MAX_ARRAY_ITEMS:,} strings or "
+                                  f"{MAX_INNER_ARRAYS:,} arrays (a vocabulary and its merges hold under a million "
+                                  "strings)")
     return element, length
 
 
-def _skip_value(cursor: _Cursor, kind: int, key: str, depth: int) -> None:
-    """Step over a string or an array of ``kind`` without decoding it."""
-    scalars, _, string_kind, _ = _value_types()
-    if kind == string_kind:
-        cursor.take(cursor.unpack("<Q"))
+def _skip_items(cursor: _Cursor, element: int, length: int, key: str, depth: int) -> None:
+    """Step over ``length`` strings or arrays (``element``) at the cursor."""
+    if element == _value_types()[2]:
+        cursor.skip_strings(length)
         return
+    for _ in range(length):
+        _skip_array(cursor, key, depth)
+
+
+def _skip_array(cursor: _Cursor, key: str, depth: int) -> None:
+    """Step over the array at the cursor without decoding it."""
+    scalars = _value_types()[0]
     if depth >= MAX_ARRAY_NESTING:
         raise GGUFFormatError(f"{key} nests arrays more than {MAX_ARRAY_NESTING} deep")
     element, length = _array_start(cursor, key)
     if element in scalars:
         cursor.take(length * struct.calcsize(scalars[element]))
         return
-    for _ in range(length):
-        _skip_value(cursor, element, key, depth + 1)
+    _skip_items(cursor, element, length, key, depth + 1)
 
 
 def _tensor_infos(cursor: _Cursor, count: int) -> list[tuple[str, tuple[int, ...], int, int]]:
