@@ -873,7 +873,7 @@ class MainWindow(QMainWindow):
         """The session files opened or saved last, newest first (at most :data:`MAX_RECENT_SESSIONS`)."""
         try:
             paths = json.loads(self.settings.value("recentSessions") or "[]")
-        except ValueError:
+        except (ValueError, RecursionError):  # a damaged settings file: nested 20,000 deep fits its bound
             return []
         if not isinstance(paths, list):
             return []

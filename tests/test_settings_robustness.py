@@ -51,6 +51,13 @@ def test_a_deeply_nested_value_gives_defaults_and_a_warning(make_window, setting
     assert "ignored" in _message(window)
 
 
+def test_recent_sessions_nested_deeper_than_json_recurses_give_an_empty_list(make_window, settings_path, saved_file):
+    nested = "[" * 20_000 + "]" * 20_000  # within the key's bound (40 KiB) and the file's (64 KiB)
+    settings_path.write_bytes(saved_file + f'[General]\nrecentSessions="{nested}"\n'.encode())
+    window = make_window()
+    assert window.state.params == SAVED and window.recent_sessions() == []
+
+
 @pytest.mark.parametrize("value", [
     "@Variant({payload})",
     "\\x40Variant({payload})",  # the @ escaped
