@@ -294,10 +294,10 @@ class Settings:
         if self.problem is None:
             return None
         if self._kept is None:
-            return (f"Settings file {self.path} ignored: {self.problem}. Using defaults; it is replaced when the "
-                    "window closes.")
-        return (f"Settings file {self.path} ignored: {self.problem}. Using defaults; it {self._kept}, so settings "
-                "will not be saved until it is moved or removed.")
+            return (f"Settings file {self.path} ignored ({self.problem}); defaults are used and it is replaced when "
+                    "the window closes.")
+        return (f"Settings file {self.path} ignored ({self.problem}) and kept as it is; defaults are used, and "
+                "settings will not be saved until it is moved or removed.")
 
     def value(self, key: str, default: Any = None) -> Any:
         """The value of ``key``, or ``default`` when it has none."""
