@@ -123,7 +123,8 @@ class ModelFile:
         2i+1) or (i, i + d/2). None without RoPE or for an unknown architecture.
     config : dict or None
         The parsed config.json of a folder, or a GGUF file's metadata (arrays
-        longer than ``gguf_file.MAX_KEPT_ARRAY`` as ``SkippedArray``).
+        longer than ``gguf_file.MAX_KEPT_ARRAY``, and all arrays once
+        ``gguf_file.MAX_KEPT_VALUES`` values are kept, as ``SkippedArray``).
     notes : tuple of str
         What the reader inferred or could not use: an offset applied, values
         that are NaN or infinite, a key filled in with its default.
