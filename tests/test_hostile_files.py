@@ -72,7 +72,7 @@ def test_the_nesting_depth_of_valid_json_is_what_the_parser_builds(text):
     assert nesting_depth(text.encode("utf-8")) == parsed_depth(json.loads(text))
 
 
-READ_CONFIG = """
+READ_MODEL = """
 import sys
 from posenc_gui.model import ModelFileError, open_model
 try:
@@ -82,7 +82,7 @@ except ModelFileError as error:
 """
 
 
-def test_a_64_mib_config_of_escaped_quotes_is_judged_without_hanging(tmp_path):
+def test_a_64_mib_index_of_escaped_quotes_is_judged_without_hanging(tmp_path):
     from safetensors.numpy import save_file
 
     import numpy as np
@@ -91,11 +91,12 @@ def test_a_64_mib_config_of_escaped_quotes_is_judged_without_hanging(tmp_path):
     folder = tmp_path / "model"
     folder.mkdir()
     save_file({"wpe.weight": np.zeros((4, 4), np.float32)}, folder / "model.safetensors")
-    opening = b'{"model_type": "'
+    opening = b'{"weight_map": "'
     pairs = (MAX_JSON_BYTES - len(opening)) // 2
-    (folder / "config.json").write_bytes(opening + b'\\"' * pairs)  # a string never closed
-    assert (folder / "config.json").stat().st_size <= MAX_JSON_BYTES
-    assert "config.json: it is not valid JSON" in in_a_child(READ_CONFIG, str(folder))
+    index = folder / "model.safetensors.index.json"
+    index.write_bytes(opening + b'\\"' * pairs)  # a string never closed
+    assert index.stat().st_size <= MAX_JSON_BYTES
+    assert "model.safetensors.index.json: it is not valid JSON" in in_a_child(READ_MODEL, str(folder))
 
 
 READ_SESSION = """

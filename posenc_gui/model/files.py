@@ -27,8 +27,10 @@ import numpy as np
 from . import limits
 from .json_nesting import nesting_depth
 
-#: config.json and model.safetensors.index.json: larger files are refused.
+#: model.safetensors.index.json (and tokenizer.json): larger files are refused ...
 MAX_JSON_BYTES = 64 * 2**20
+#: ... and so is a config.json over this (configs are a few KiB; 64 MiB of numbers took 11 s and 640 MiB to parse).
+MAX_CONFIG_BYTES = 4 * 2**20
 #: ... and so is JSON nested deeper (configs nest three or four levels).
 MAX_JSON_DEPTH = 64
 #: At most this many tensors in a checkpoint.
@@ -275,12 +277,12 @@ def _pickle_refused(path: Path) -> ModelFileError:
         "weights_only=True).items()}, 'model.safetensors')"))
 
 
-def _read_json(path: Path) -> dict[str, Any]:
-    """The JSON object in ``path``, at most :data:`MAX_JSON_BYTES` and nested at most :data:`MAX_JSON_DEPTH` deep."""
+def _read_json(path: Path, max_bytes: int = MAX_JSON_BYTES) -> dict[str, Any]:
+    """The JSON object in ``path``, at most ``max_bytes`` and nested at most :data:`MAX_JSON_DEPTH` deep."""
     with _opened(path) as stream:
         size = os.fstat(stream.fileno()).st_size
-        if size > MAX_JSON_BYTES:
-            raise ModelFileError(path, f"it is larger than {MAX_JSON_BYTES // 2**20} MiB")
+        if size > max_bytes:
+            raise ModelFileError(path, f"it is larger than {max_bytes // 2**20} MiB")
         data = stream.read(size)  # read(n) allocates n bytes first
     try:
         text = data.decode("utf-8-sig")
@@ -387,7 +389,7 @@ def _open_safetensors(path: Path) -> ModelFile:
 
 def _open_folder(folder: Path) -> ModelFile:
     notes: list[str] = []
-    config = _read_json(folder / "config.json") if os.path.lexists(folder / "config.json") else None
+    config = _read_json(folder / "config.json", MAX_CONFIG_BYTES) if os.path.lexists(folder / "config.json") else None
     if config is None:
         notes.append("the folder has no config.json")
     index_path = folder / "model.safetensors.index.json"
