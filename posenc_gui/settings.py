@@ -287,6 +287,7 @@ class Settings:
 
     @property
     def writable(self) -> bool:
+        """Whether :meth:`save` may replace the file (it is missing, empty or this app's)."""
         return self._kept is None
 
     def warning(self) -> str | None:

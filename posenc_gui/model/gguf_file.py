@@ -27,10 +27,11 @@ from typing import Any
 import numpy as np
 
 from . import limits
+
 #: A header (key/values and tensor infos) larger than this is refused.
 MAX_HEADER_BYTES = 64 * 2**20
-#: At most this many tensors and metadata keys (the largest models' files hold a few thousand and a hundred):
-#: each is parsed in Python, so these bound the time a header takes.
+#: At most this many tensors and metadata keys (the largest models' files hold a few thousand tensors and about a
+#: hundred keys): each is parsed in Python, so these bound the time a header takes.
 MAX_TENSORS = 2**16
 MAX_KEYS = 2**12
 #: Arrays longer than this (a vocabulary, its merges) are walked over, not kept ...
