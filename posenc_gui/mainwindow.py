@@ -868,7 +868,7 @@ class MainWindow(QMainWindow):
         """The session files opened or saved last, newest first (at most :data:`MAX_RECENT_SESSIONS`)."""
         try:
             paths = json.loads(self.settings.value("recentSessions") or "[]")
-        except ValueError:
+        except (ValueError, RecursionError):  # a damaged settings file: nested 20,000 deep fits its bound
             return []
         if not isinstance(paths, list):
             return []
@@ -984,11 +984,8 @@ class MainWindow(QMainWindow):
 
     def _settings_warning(self) -> str | None:
         """One line on what of the settings file was not used, or None when all of it was."""
-        problem = self.settings.problem
-        if problem is not None:
-            consequence = ("it is replaced when the window closes" if self.settings.writable
-                           else "settings will not be saved")
-            return f"Settings file {self.settings.path} ignored: {problem}. Using defaults; {consequence}."
+        if self.settings.problem is not None:
+            return self.settings.warning()
         if self._ignored_settings:
             return f"Saved settings: {'; '.join(self._ignored_settings)}. Using defaults for them."
         return None

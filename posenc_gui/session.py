@@ -36,7 +36,6 @@ import binascii
 import json
 import math
 import os
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,6 +43,7 @@ from typing import TYPE_CHECKING, Any
 
 from .model import OPTION_SPECS, EncodingParams, ParamSpec, limits
 from .model.compare import COMPARE_MODES, DEFAULT_COMPARE_MODE
+from .model.json_nesting import nesting_depth
 from .settings import FileRefused, read_regular_file
 from .state import VIEW_SPECS
 
@@ -68,8 +68,6 @@ MAX_LAYOUT_CHARS = 64 * 1024
 TOP_FIELDS = ("format", "version", "params", "remembered", "view", "panels", "layout", "compare")
 #: The fields of ``compare`` (version 2).
 COMPARE_FIELDS = ("a", "mode")
-_STRINGS = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
-_BRACKETS = re.compile(r"[\[\]{}]")
 
 
 class SessionError(ValueError):
@@ -152,7 +150,7 @@ def parse_session(data: bytes, panel_options: Mapping[str, Sequence[PanelOption]
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise SessionError("it is not UTF-8 text") from None
-    depth = _nesting_depth(text)
+    depth = nesting_depth(data)
     if depth > MAX_DEPTH:
         raise SessionError(f"it is nested {depth} deep; a session file nests at most {MAX_DEPTH} deep")
     try:
@@ -162,15 +160,6 @@ def parse_session(data: bytes, panel_options: Mapping[str, Sequence[PanelOption]
     except (ValueError, RecursionError) as error:
         raise SessionError(f"it is not JSON ({_first_line(error)})") from None
     return _checked(document, _known_panel_options() if panel_options is None else panel_options)
-
-
-def _nesting_depth(text: str) -> int:
-    """How deep arrays and objects nest in JSON ``text`` (brackets inside strings do not count)."""
-    depth = deepest = 0
-    for bracket in _BRACKETS.findall(_STRINGS.sub('""', text)):
-        depth += 1 if bracket in "[{" else -1
-        deepest = max(deepest, depth)
-    return deepest
 
 
 def _parse_int(text: str) -> int:

@@ -8,6 +8,11 @@ checked before QSettings sees it: a regular file of at most
 :data:`MAX_FILE_BYTES`, UTF-8 text in the ini layout, with no serialized
 values. Only a checked copy is parsed; the values live in memory
 (:class:`Settings`) and are written to a new file that replaces the old one.
+
+A file is replaced only when it is missing, empty, or one this app wrote
+(it holds at least one of the app's keys): ``POSENC_GUI_SETTINGS`` pointing
+at some other file, or a file the app cannot read, is kept as it is and
+the settings are not saved (the window says so).
 """
 
 from __future__ import annotations
@@ -196,6 +201,16 @@ def read_file(path: str) -> tuple[str, str | None, bool]:
     return ("", problem, True) if problem else (text, None, True)
 
 
+def _holds_anything(path: str) -> bool:
+    """Whether the file at ``path`` is not empty (or cannot be checked: then it may hold something to keep)."""
+    try:
+        return os.stat(path).st_size > 0
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return True
+
+
 def parse(text: str) -> tuple[dict[str, Any], bool]:
     """The settings in ``text`` (checked by :func:`check_text`), parsed by QSettings: ``(values, ok)``.
 
@@ -235,19 +250,28 @@ class Settings:
     ignored : list of str
         The keys that were dropped or are missing, each with the reason.
     writable : bool
-        False when ``path`` is not a regular file: :meth:`save` leaves it alone.
+        False when ``path`` is not a regular file, or is one this app did not
+        write (see the module docstring): :meth:`save` leaves it alone.
     """
 
     def __init__(self, path: str, keys: Mapping[str, Key]) -> None:
         self.path = path
         self.ignored: list[str] = []
-        text, self.problem, self.writable = read_file(path)
+        text, self.problem, regular = read_file(path)
+        #: Why :meth:`save` does not write: the file is not regular, or not one this app wrote.
+        self._kept = None if regular else "is not a regular file"
+        if self.problem is not None and regular and _holds_anything(path):
+            self._kept = "could not be read and is kept as it is"
         self._values: dict[str, Any] = {}
         if not text:
             return
         values, ok = parse(text)
         if not ok:
-            self.problem = "it is not in the ini format"
+            self.problem, self._kept = "it is not in the ini format", "could not be read and is kept as it is"
+            return
+        if not any(key in keys for key in values):
+            self.problem = "it holds none of posenc-gui's settings"
+            self._kept = "was not written by posenc-gui and is kept as it is"
             return
         for key, value in values.items():
             spec = keys.get(key)
@@ -261,6 +285,21 @@ class Settings:
                 self._values[key] = value
         self.ignored += [f"{spec.label} missing" for key, spec in keys.items() if spec.required and key not in values]
 
+    @property
+    def writable(self) -> bool:
+        """Whether :meth:`save` may replace the file (it is missing, empty or this app's)."""
+        return self._kept is None
+
+    def warning(self) -> str | None:
+        """One line on why the whole file was ignored and what happens to it at close, or None when it was read."""
+        if self.problem is None:
+            return None
+        if self._kept is None:
+            return (f"Settings file {self.path} ignored ({self.problem}); defaults are used and it is replaced when "
+                    "the window closes.")
+        return (f"Settings file {self.path} ignored ({self.problem}) and kept as it is; defaults are used, and "
+                "settings will not be saved until it is moved or removed.")
+
     def value(self, key: str, default: Any = None) -> Any:
         """The value of ``key``, or ``default`` when it has none."""
         return self._values.get(key, default)
@@ -273,7 +312,7 @@ class Settings:
         """Write every value to a new file that then replaces :attr:`path`; None, or why it failed.
 
         A symbolic link stays and its target is replaced. Nothing is written
-        when the path is not a regular file (see :attr:`writable`).
+        when the path is not a regular file or not one this app wrote (see :attr:`writable`).
         """
         target = os.path.realpath(self.path)
         try:
@@ -282,8 +321,10 @@ class Settings:
             mode = None
         except OSError as error:
             return f"Settings not saved: {self.path} cannot be checked ({error.strerror})"
-        if not self.writable or (mode is not None and not stat.S_ISREG(mode)):
+        if mode is not None and not stat.S_ISREG(mode):
             return f"Settings not saved: {self.path} is not a regular file"
+        if self._kept is not None:
+            return f"Settings not saved: {self.path} {self._kept}"
         folder = os.path.dirname(target)
         try:
             os.makedirs(folder, exist_ok=True)

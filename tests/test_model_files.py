@@ -390,8 +390,8 @@ def test_a_config_larger_than_the_bound_is_refused_unread(tmp_path):
     folder.mkdir()
     save_file({"wpe.weight": table()}, folder / "model.safetensors")
     write_json(folder / "config.json", {"model_type": "gpt2"})
-    os.truncate(folder / "config.json", model_files.MAX_JSON_BYTES + 1)
-    with pytest.raises(ModelFileError, match="config.json: it is larger than 64 MiB"):
+    os.truncate(folder / "config.json", model_files.MAX_CONFIG_BYTES + 1)
+    with pytest.raises(ModelFileError, match="config.json: it is larger than 4 MiB"):
         open_model(folder)
 
 

@@ -51,6 +51,13 @@ def test_a_deeply_nested_value_gives_defaults_and_a_warning(make_window, setting
     assert "ignored" in _message(window)
 
 
+def test_recent_sessions_nested_deeper_than_json_recurses_give_an_empty_list(make_window, settings_path, saved_file):
+    nested = "[" * 20_000 + "]" * 20_000  # within the key's bound (40 KiB) and the file's (64 KiB)
+    settings_path.write_bytes(saved_file + f'[General]\nrecentSessions="{nested}"\n'.encode())
+    window = make_window()
+    assert window.state.params == SAVED and window.recent_sessions() == []
+
+
 @pytest.mark.parametrize("value", [
     "@Variant({payload})",
     "\\x40Variant({payload})",  # the @ escaped
@@ -181,14 +188,34 @@ def test_a_device_is_not_opened_or_written():
     assert "not saved" in settings.save()
 
 
-def test_a_bad_file_is_replaced_by_good_settings_when_the_window_closes(make_window, settings_path):
-    settings_path.write_bytes(b"\x00\xff garbage")
+def test_an_empty_file_is_replaced_by_good_settings_when_the_window_closes(make_window, settings_path):
+    settings_path.write_bytes(b"")
     first = make_window()
+    assert "it is replaced when the window closes" in _message(first)
     first.state.update(d_model=40)
     first.state.flush()
     first.close()
     second = make_window()
     assert second.state.params.d_model == 40 and not _message(second)
+
+
+@pytest.mark.parametrize("content", [
+    pytest.param(b"\x00\xff garbage", id="unreadable"),
+    pytest.param(b"#!/bin/sh\nexport PATH=/opt/tools/bin\n", id="a shell script"),  # reads as ini: no key of ours
+    pytest.param(b"[core]\neditor = vim\n", id="another program's ini"),
+    pytest.param(b"[General]\nparams=" + b"[" * 70_000 + b"\n", id="too large"),
+])
+def test_a_file_the_app_did_not_write_is_kept_at_close(make_window, settings_path, content):
+    # POSENC_GUI_SETTINGS pointing at the wrong file must not cost the user that file (#36, 9).
+    settings_path.write_bytes(content)
+    window = make_window()
+    assert "kept as it is" in _message(window) and "will not be saved" in _message(window)
+    window.state.update(d_model=40)
+    window.state.flush()
+    assert "kept as it is" in window.save_settings()
+    window.close()
+    assert settings_path.read_bytes() == content
+    assert [path.name for path in settings_path.parent.iterdir()] == [settings_path.name]  # nothing left beside it
 
 
 def test_a_symlinked_settings_file_keeps_its_link(make_window, settings_path, tmp_path):

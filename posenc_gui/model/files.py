@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import contextlib
 import json
-import math
 import os
 import re
 import stat
+import struct
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,12 +24,21 @@ from typing import Any, BinaryIO, Literal, NamedTuple, Protocol
 
 import numpy as np
 
-#: config.json and model.safetensors.index.json: larger files are refused.
+from . import limits
+from .json_nesting import nesting_depth
+
+#: model.safetensors.index.json (and tokenizer.json): larger files are refused ...
 MAX_JSON_BYTES = 64 * 2**20
+#: ... and so is a config.json over this (configs are a few KiB; 64 MiB of numbers took 11 s and 640 MiB to parse).
+MAX_CONFIG_BYTES = 4 * 2**20
 #: ... and so is JSON nested deeper (configs nest three or four levels).
 MAX_JSON_DEPTH = 64
 #: At most this many tensors in a checkpoint.
 MAX_TENSORS = 2**18
+#: At most this many arrays in an .npz (a model has hundreds of tensors), listed in a zip directory of at most
+#: this many bytes: opening one reads each member's header.
+MAX_NPZ_ARRAYS = 4096
+MAX_NPZ_DIRECTORY_BYTES = 2**20
 #: A table read as float64 holds at most this many values (512 MiB).
 MAX_TABLE_VALUES = 2**26
 #: Suffixes of pickled checkpoints, which are never opened.
@@ -54,21 +63,6 @@ _PADDING_OFFSET_TYPES = frozenset({
     "roberta", "xlm-roberta", "xlm-roberta-xl", "camembert", "roberta-prelayernorm", "data2vec-text",
     "longformer", "mpnet",
 })
-#: How Hugging Face's code for each model_type pairs RoPE dimensions.
-_HF_PAIRING: dict[str, Pairing] = {
-    **dict.fromkeys(("gptj", "codegen", "roformer", "cohere", "cohere2"), "interleaved"),  # rotate_every_two
-    **dict.fromkeys((  # rotate_half
-        "llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "gemma", "gemma2",
-        "gemma3_text", "phi", "phi3", "gpt_neox", "stablelm", "starcoder2", "olmo", "olmo2", "olmoe",
-        "granite", "granitemoe", "smollm3", "nemotron", "persimmon",
-    ), "halves"),
-}
-_ROPE_KEYS = ("rope_theta", "rope_scaling", "rope_parameters", "rotary_dim", "rotary_pct", "rotary_emb_base")
-#: Older spellings (GPT-J, GPT-NeoX) of the keys a RoPE set-up is read from.
-_ALIASES = {"n_embd": "hidden_size", "n_head": "num_attention_heads", "n_positions": "max_position_embeddings",
-            "rotary_emb_base": "rope_theta", "rotary_pct": "partial_rotary_factor"}
-_JSON_STRINGS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
-_NOT_BRACKETS = re.compile(r"[^\[\]{}]+")
 _COMMIT = re.compile(r"[0-9a-f]{40}")
 
 
@@ -90,8 +84,9 @@ class TensorInfo(NamedTuple):
 
 
 class _Source(Protocol):
-    def read(self, name: str, first_row: int) -> np.ndarray:
-        """The tensor ``name`` from row ``first_row`` on, in its stored float type; ModelFileError if not."""
+    def read(self, name: str, first_row: int, shape: tuple[int, ...]) -> np.ndarray:
+        """The tensor ``name`` from row ``first_row`` on, in its stored float type; ModelFileError if not,
+        and, before anything is read, when its header no longer gives the ``shape`` it had on opening."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -130,7 +125,8 @@ class ModelFile:
         2i+1) or (i, i + d/2). None without RoPE or for an unknown architecture.
     config : dict or None
         The parsed config.json of a folder, or a GGUF file's metadata (arrays
-        longer than ``gguf_file.MAX_KEPT_ARRAY`` as ``SkippedArray``).
+        longer than ``gguf_file.MAX_KEPT_ARRAY``, and all arrays once
+        ``gguf_file.MAX_KEPT_VALUES`` values are kept, as ``SkippedArray``).
     notes : tuple of str
         What the reader inferred or could not use: an offset applied, values
         that are NaN or infinite, a key filled in with its default.
@@ -199,7 +195,7 @@ class ModelFile:
         if index.size * width > MAX_TABLE_VALUES:
             raise ModelFileError(self.path, f"{index.size * width:,} values of tensor {name} asked for "
                                             f"(at most {MAX_TABLE_VALUES:,} are read)")
-        values = self._source.read_rows(name, index)
+        values = self._source.read_rows(name, index, info.shape)
         if values.shape != (index.size, *info.shape[1:]):
             raise ModelFileError(self.path, f"tensor {name} changed since the file was opened")
         if not np.isfinite(values).all():
@@ -281,18 +277,18 @@ def _pickle_refused(path: Path) -> ModelFileError:
         "weights_only=True).items()}, 'model.safetensors')"))
 
 
-def _read_json(path: Path) -> dict[str, Any]:
-    """The JSON object in ``path``, at most :data:`MAX_JSON_BYTES` and nested at most :data:`MAX_JSON_DEPTH` deep."""
+def _read_json(path: Path, max_bytes: int = MAX_JSON_BYTES) -> dict[str, Any]:
+    """The JSON object in ``path``, at most ``max_bytes`` and nested at most :data:`MAX_JSON_DEPTH` deep."""
     with _opened(path) as stream:
         size = os.fstat(stream.fileno()).st_size
-        if size > MAX_JSON_BYTES:
-            raise ModelFileError(path, f"it is larger than {MAX_JSON_BYTES // 2**20} MiB")
+        if size > max_bytes:
+            raise ModelFileError(path, f"it is larger than {max_bytes // 2**20} MiB")
         data = stream.read(size)  # read(n) allocates n bytes first
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise ModelFileError(path, "it is not UTF-8 text") from None
-    depth = _json_depth(text)
+    depth = nesting_depth(data)
     if depth > MAX_JSON_DEPTH:
         raise ModelFileError(path, f"its JSON nests {depth:,} levels deep (at most {MAX_JSON_DEPTH})")
     try:
@@ -302,16 +298,6 @@ def _read_json(path: Path) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise ModelFileError(path, "it is not a JSON object")
     return value
-
-
-def _json_depth(text: str) -> int:
-    """How deep the brackets of the JSON ``text`` nest, counted without recursion (json.loads recurses)."""
-    brackets = _NOT_BRACKETS.sub("", _JSON_STRINGS.sub("", text)).encode("ascii")
-    if not brackets:
-        return 0
-    codes = np.frombuffer(brackets, np.uint8)
-    steps = np.where((codes == ord("[")) | (codes == ord("{")), 1, -1)
-    return int(np.cumsum(steps).max())
 
 
 def _refuse_constant(name: str) -> float:
@@ -325,19 +311,22 @@ class _Safetensors:
     def __init__(self, files: Mapping[str, Path]) -> None:
         self.files = files
 
-    def read(self, name: str, first_row: int) -> np.ndarray:
+    def read(self, name: str, first_row: int, shape: tuple[int, ...]) -> np.ndarray:
         import ml_dtypes  # noqa: F401 (registers bfloat16 with NumPy, which safetensors needs for BF16)
         from safetensors import safe_open
 
         file = self.files[name]
         try:
             with safe_open(_checked(file), framework="numpy") as handle:
-                return handle.get_slice(name)[first_row:]
+                return _same_shape(handle.get_slice(name), shape, file, name)[first_row:]
+        except ModelFileError:
+            raise
         except Exception as error:  # any failure of the reader on an untrusted file
             raise ModelFileError(file, f"tensor {name} cannot be read ({error})") from None
 
-    def read_rows(self, name: str, rows: np.ndarray) -> np.ndarray:
-        """The rows ``rows`` of tensor ``name`` as float64, each distinct row read once (a slice of the map)."""
+    def read_rows(self, name: str, rows: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+        """The rows ``rows`` of tensor ``name`` (of ``shape``, as on opening) as float64, each distinct row read
+        once (a slice of the map)."""
         import ml_dtypes  # noqa: F401 (registers bfloat16 with NumPy, which safetensors needs for BF16)
         from safetensors import safe_open
 
@@ -345,13 +334,21 @@ class _Safetensors:
         distinct, where = np.unique(rows, return_inverse=True)
         try:
             with safe_open(_checked(file), framework="numpy") as handle:
-                part = handle.get_slice(name)
+                part = _same_shape(handle.get_slice(name), shape, file, name)
                 read = [np.asarray(part[int(row):int(row) + 1], dtype=np.float64) for row in distinct]
+        except ModelFileError:
+            raise
         except Exception as error:  # any failure of the reader on an untrusted file
             raise ModelFileError(file, f"tensor {name} cannot be read ({error})") from None
-        shape = tuple(part.get_shape())[1:]
-        stacked = np.concatenate(read) if read else np.zeros((0, *shape))
+        stacked = np.concatenate(read) if read else np.zeros((0, *shape[1:]))
         return stacked[where.reshape(-1)]
+
+
+def _same_shape(part: Any, shape: tuple[int, ...], file: Path, name: str) -> Any:
+    """``part`` (a safetensors slice), once its header gives ``shape``, the shape the file had on opening."""
+    if tuple(part.get_shape()) != shape:
+        raise ModelFileError(file, f"tensor {name} changed since the file was opened")
+    return part
 
 
 def _checked(path: Path) -> Path:
@@ -392,7 +389,7 @@ def _open_safetensors(path: Path) -> ModelFile:
 
 def _open_folder(folder: Path) -> ModelFile:
     notes: list[str] = []
-    config = _read_json(folder / "config.json") if os.path.lexists(folder / "config.json") else None
+    config = _read_json(folder / "config.json", MAX_CONFIG_BYTES) if os.path.lexists(folder / "config.json") else None
     if config is None:
         notes.append("the folder has no config.json")
     index_path = folder / "model.safetensors.index.json"
@@ -445,8 +442,8 @@ class _GGUF:
         self.path = path
         self.tensors = tensors
 
-    def read(self, name: str, first_row: int) -> np.ndarray:
-        from . import gguf_file
+    def read(self, name: str, first_row: int, shape: tuple[int, ...]) -> np.ndarray:
+        from . import gguf_file  # the tensor's bytes are those its header gave on opening: nothing to check
 
         with _opened(self.path) as stream:
             try:
@@ -470,7 +467,7 @@ def _open_gguf(path: Path) -> ModelFile:
     def read_vector(name: str) -> np.ndarray:
         if len(by_name[name].shape) != 1:
             raise ModelFileError(path, f"{name} has shape {by_name[name].shape}, not one row of factors")
-        return np.asarray(source.read(name, 0), dtype=np.float64)
+        return np.asarray(source.read(name, 0, by_name[name].shape), dtype=np.float64)
 
     try:
         rope_config, notes = gguf_file.rope_config(header, read_vector)
@@ -491,8 +488,10 @@ class _Npy:
     def __init__(self, path: Path) -> None:
         self.path = path
 
-    def read(self, name: str, first_row: int) -> np.ndarray:
+    def read(self, name: str, first_row: int, shape: tuple[int, ...]) -> np.ndarray:
         array = _load_npy(_checked(self.path))
+        if array.shape != shape:
+            raise ModelFileError(self.path, f"array {name} changed since the file was opened")
         return np.array(array[first_row:])
 
 
@@ -541,15 +540,46 @@ class _Npz:
             raise ValueError("it holds Python objects, which are not unpickled")
         return shape, dtype
 
-    def read(self, name: str, first_row: int) -> np.ndarray:
+    def read(self, name: str, first_row: int, shape: tuple[int, ...]) -> np.ndarray:
         import zipfile
 
         with _opened(self.path) as stream:
             try:
-                with zipfile.ZipFile(stream) as archive, archive.open(self.members[name]) as member:
-                    return np.lib.format.read_array(member, allow_pickle=False)[first_row:]
+                _zip_directory_checked(stream, self.path)
+                with zipfile.ZipFile(stream) as archive:
+                    if self.header(archive, self.members[name])[0] != shape:
+                        raise ModelFileError(self.path, f"array {name} changed since the file was opened")
+                    with archive.open(self.members[name]) as member:
+                        return np.lib.format.read_array(member, allow_pickle=False)[first_row:]
+            except ModelFileError:
+                raise
             except Exception as error:  # a damaged archive or member
                 raise ModelFileError(self.path, f"array {name} cannot be read ({error})") from None
+
+
+def _zip_directory_checked(stream: BinaryIO, path: Path) -> None:
+    """Refuse a zip archive whose end record claims more than :data:`MAX_NPZ_ARRAYS` members or a central
+    directory over :data:`MAX_NPZ_DIRECTORY_BYTES`, before zipfile reads and parses that directory."""
+    size = os.fstat(stream.fileno()).st_size
+    tail_start = max(0, size - 22 - 0xFFFF)  # the end record (22 bytes) and a comment of up to 64 KiB
+    stream.seek(tail_start)
+    tail = stream.read(size - tail_start)
+    end = tail.rfind(b"PK\x05\x06")
+    if end < 0 or end + 22 > len(tail):
+        raise ModelFileError(path, "not a readable .npz archive (it has no zip end record)")
+    members, directory_bytes = struct.unpack_from("<HI", tail, end + 10)
+    locator = tail_start + end - 20  # a ZIP64 archive's locator stands just before the end record
+    if (members == 0xFFFF or directory_bytes == 0xFFFFFFFF) and locator >= 0:
+        stream.seek(locator)
+        signature, record = struct.unpack("<4sxxxxQxxxx", stream.read(20))
+        if signature == b"PK\x06\x07" and 0 <= record <= size - 56:
+            stream.seek(record)
+            members, directory_bytes = struct.unpack_from("<QQ", stream.read(56), 32)
+    if members > MAX_NPZ_ARRAYS or directory_bytes > MAX_NPZ_DIRECTORY_BYTES:
+        raise ModelFileError(path, f"its zip directory claims {members:,} members in {directory_bytes:,} bytes "
+                                   f"(at most {MAX_NPZ_ARRAYS:,} in {MAX_NPZ_DIRECTORY_BYTES // 2**20} MiB are read: "
+                                   "a model's tables are hundreds of arrays)")
+    stream.seek(0)
 
 
 def _open_npz(path: Path) -> ModelFile:
@@ -557,10 +587,11 @@ def _open_npz(path: Path) -> ModelFile:
 
     with _opened(path) as stream:
         try:
+            _zip_directory_checked(stream, path)
             with zipfile.ZipFile(stream) as archive:
                 members = [member for member in archive.namelist() if member.endswith(".npy")]
-                if len(members) > MAX_TENSORS:
-                    raise ModelFileError(path, f"it holds more than {MAX_TENSORS:,} arrays")
+                if len(members) > MAX_NPZ_ARRAYS:  # the end record undercounted them
+                    raise ModelFileError(path, f"it holds more than {MAX_NPZ_ARRAYS:,} arrays")
                 source = _Npz(path, {member.removesuffix(".npy"): member for member in members})
                 headers = {name: source.header(archive, member) for name, member in source.members.items()}
         except ModelFileError:
@@ -585,7 +616,7 @@ def _read_table(source: _Source, info: TensorInfo, first_row: int, path: Path) -
     if info.dtype not in FLOAT_DTYPES and not isinstance(source, _GGUF):  # gguf.quants says which it dequantizes
         raise ModelFileError(path, f"tensor {info.name} is {info.dtype}; tables are read from "
                                    f"{', '.join(FLOAT_DTYPES)} or GGUF's quantized types")
-    values = np.asarray(source.read(info.name, first_row), dtype=np.float64)  # exact from F16, BF16 and F32
+    values = np.asarray(source.read(info.name, first_row, info.shape), dtype=np.float64)  # exact from F16, BF16 and F32
     if values.shape != (rows, columns):
         raise ModelFileError(path, f"tensor {info.name} changed since the file was opened")
     finite = np.isfinite(values)
@@ -608,7 +639,9 @@ def _learned_table(tensors: tuple[TensorInfo, ...], config: Mapping[str, Any] | 
     table, notes = found[0], []
     if len(found) > 1:
         notes.append(f"position table {table.name} chosen; also found: {', '.join(t.name for t in found[1:])}")
-    model_type = config.get("model_type") if config else None
+    from .config_rope import MAX_CONFIG_INT, model_type as config_model_type
+
+    model_type = config_model_type(config, config_path)
     offset = 0
     if table.name.endswith("embed_positions.weight"):
         if model_type in _OFFSET_TWO_TYPES or config is None:
@@ -618,74 +651,13 @@ def _learned_table(tensors: tuple[TensorInfo, ...], config: Mapping[str, Any] | 
     elif table.name.endswith("embeddings.position_embeddings.weight"):
         if model_type in _PADDING_OFFSET_TYPES or (config is None and table.name.startswith("roberta.")):
             pad = config.get("pad_token_id", 1) if config else 1
-            if isinstance(pad, bool) or not isinstance(pad, int) or pad < 0:
-                raise ModelFileError(config_path, f"pad_token_id is {pad!r}, not a token id")
+            if isinstance(pad, bool) or not isinstance(pad, int) or not 0 <= pad < MAX_CONFIG_INT:
+                raise ModelFileError(config_path, f"pad_token_id is {limits.shown(pad)}, not a token id "
+                                                  f"(an integer in 0 … {MAX_CONFIG_INT - 1:,})")
             offset = pad + 1
             notes.append(f"positions start at row {offset} of {table.name} (RoBERTa numbers them from "
                          "pad_token_id + 1)")
     return table, offset, notes
-
-
-# ----------------------------------------------------------------- RoPE from config.json
-def _positive(config: Mapping[str, Any], key: str, config_path: Path, kind: type = float) -> Any:
-    """The positive number (an integer when ``kind`` is int) at ``key`` of a config, or None when absent."""
-    value = config.get(key)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0 \
-            or (kind is int and value != int(value)):
-        expected = "integer" if kind is int else "number"
-        raise ModelFileError(config_path, f"{key} is {value!r}, not a positive {expected}")
-    return kind(value)
-
-
-def _hf_rope(config: Mapping[str, Any] | None,
-             config_path: Path) -> tuple[dict[str, Any] | None, Pairing | None, list[str]]:
-    """The RoPE set-up of a config.json in Hugging Face keys, the pairing its model's code uses, and notes."""
-    if config is None:
-        return None, None, []
-    text_config = config.get("text_config")
-    if not any(key in config for key in _ROPE_KEYS) and isinstance(text_config, dict):
-        config = text_config  # multimodal models keep the language model's set-up there
-    model_type = config.get("model_type")
-    if not any(key in config for key in _ROPE_KEYS) and model_type not in _HF_PAIRING:
-        return None, None, []
-    values = {_ALIASES.get(key, key): value for key, value in config.items()}
-    notes = []
-    rope: dict[str, Any] = {}
-    for key in ("rope_scaling", "rope_parameters"):
-        if values.get(key) is not None:
-            if not isinstance(values[key], dict):
-                raise ModelFileError(config_path, f"{key} is {values[key]!r}, not an object")
-            rope[key] = values[key]
-    theta = _positive(values, "rope_theta", config_path)
-    if theta is None and "rope_parameters" not in rope:  # rope_parameters holds its own rope_theta
-        theta = 10000.0
-        notes.append("config.json has no rope_theta: 10000 (the Hugging Face default)")
-    if theta is not None:
-        rope["rope_theta"] = theta
-    for key in ("hidden_size", "num_attention_heads", "max_position_embeddings", "original_max_position_embeddings"):
-        value = _positive(values, key, config_path, int)
-        if value is not None:
-            rope[key] = value
-    head_dim = _positive(values, "head_dim", config_path, int)
-    if head_dim is None and "hidden_size" in rope and "num_attention_heads" in rope:
-        head_dim = rope["hidden_size"] // rope["num_attention_heads"]
-    if head_dim is not None:
-        rope["head_dim"] = head_dim
-    factor = _positive(values, "partial_rotary_factor", config_path)
-    rotary_dim = _positive(values, "rotary_dim", config_path, int)
-    if rotary_dim is not None and head_dim is not None:
-        factor = rotary_dim / head_dim
-        if int(head_dim * factor) < rotary_dim:  # Hugging Face truncates int(head_dim * factor)
-            factor = math.nextafter(factor, math.inf)
-    if factor is not None and factor > 1:
-        raise ModelFileError(config_path, f"partial_rotary_factor is {factor}, more than 1")
-    rope["partial_rotary_factor"] = 1.0 if factor is None else factor
-    pairing = _HF_PAIRING.get(model_type) if isinstance(model_type, str) else None
-    if pairing is None:
-        notes.append(f"how model_type {model_type!r} pairs RoPE dimensions is not known")
-    return rope, pairing, notes
 
 
 # ----------------------------------------------------------------- assembly
@@ -695,7 +667,9 @@ def _model(name: str, path: Path, kind: Kind, tensors: tuple[TensorInfo, ...], s
     """The ModelFile of ``tensors``: its position table read, its RoPE set-up found."""
     config_path = path / "config.json" if kind == "hf-folder" else path
     if rope is None:
-        rope_config, pairing, rope_notes = _hf_rope(config, config_path)
+        from .config_rope import hf_rope  # it raises this module's ModelFileError
+
+        rope_config, pairing, rope_notes = hf_rope(config, config_path)
         notes += rope_notes
     else:
         rope_config, pairing = rope

@@ -26,21 +26,35 @@ from typing import Any
 
 import numpy as np
 
+from . import limits
+
 #: A header (key/values and tensor infos) larger than this is refused.
 MAX_HEADER_BYTES = 64 * 2**20
-#: At most this many tensors and metadata keys.
-MAX_TENSORS = 2**18
-MAX_KEYS = 2**16
-#: Arrays longer than this (a vocabulary, its merges) are walked over, not kept.
+#: At most this many tensors and metadata keys (the largest models' files hold a few thousand tensors and about a
+#: hundred keys): each is parsed in Python, so these bound the time a header takes.
+MAX_TENSORS = 2**16
+MAX_KEYS = 2**12
+#: Arrays longer than this (a vocabulary, its merges) are walked over, not kept ...
 MAX_KEPT_ARRAY = 4096
+#: ... and so are arrays once this many values of the file's arrays are kept.
+MAX_KEPT_VALUES = 2**16
 #: Longer metadata arrays are refused (vocabularies hold a few hundred thousand tokens).
 MAX_ARRAY_LENGTH = 2**22
+#: At most this many strings inside the metadata's arrays, all arrays together (a vocabulary and its merges
+#: are under a million), and this many arrays inside arrays (files hold none): each is stepped over in Python.
+MAX_ARRAY_ITEMS = 2**21
+MAX_INNER_ARRAYS = 2**16
 #: Longer keys, tensor names and kept strings are refused.
 MAX_NAME_BYTES = 2**16
+#: The largest size (heads, lengths, dimensions) read from metadata: llama.cpp reads them as u32.
+MAX_COUNT = 2**32 - 1
+#: The most ``rope_freqs.weight`` factors read: one per rotary pair of the widest head shown.
+MAX_FREQ_FACTORS = limits.MAX_D_MODEL // 2
 #: ggml's GGML_MAX_DIMS, and how deep arrays of arrays may nest.
 MAX_DIMS = 4
 MAX_ARRAY_NESTING = 4
 _MAGIC = b"GGUF"
+_U64 = struct.Struct("<Q")
 _VERSIONS = (2, 3)
 _DEFAULT_ALIGNMENT = 32
 #: The tensor types read as they are stored; the others go through gguf.quants.
@@ -100,6 +114,8 @@ class _Cursor:
         self.limit = limit
         self.file_size = file_size
         self.position = 0
+        #: Strings and arrays met inside arrays so far, arrays among them, and array values kept.
+        self.items = self.inner_arrays = self.kept = 0
 
     def take(self, count: int) -> int:
         start, end = self.position, self.position + count
@@ -112,6 +128,16 @@ class _Cursor:
 
     def unpack(self, layout: str) -> Any:
         return struct.unpack_from(layout, self.buffer, self.take(struct.calcsize(layout)))[0]
+
+    def skip_strings(self, count: int) -> None:
+        """Step over ``count`` strings (each a u64 length and its bytes) without decoding them."""
+        buffer, position, limit = self.buffer, self.position, self.limit
+        length = _U64.unpack_from
+        for _ in range(count):
+            if position + 8 > limit:
+                self.take(limit + 1 - self.position)  # raises: the header is cut short, or too large
+            position += 8 + length(buffer, position)[0]
+        self.take(position - self.position)  # raises when the last string runs past the header
 
     def string(self, what: str) -> str:
         length = self.unpack("<Q")
@@ -137,7 +163,8 @@ def _value_types() -> tuple[dict[int, str], dict[int, str], int, int]:
 
 
 def _read_value(cursor: _Cursor, kind: int, key: str, depth: int = 0) -> Any:
-    """The value of ``kind`` at the cursor; an array longer than :data:`MAX_KEPT_ARRAY` is skipped."""
+    """The value of ``kind`` at the cursor; an array longer than :data:`MAX_KEPT_ARRAY`, or past the file's
+    :data:`MAX_KEPT_VALUES`, is skipped."""
     scalars, names, string_kind, array_kind = _value_types()
     if kind in scalars:
         return cursor.unpack(scalars[kind])
@@ -148,43 +175,58 @@ def _read_value(cursor: _Cursor, kind: int, key: str, depth: int = 0) -> Any:
     if depth >= MAX_ARRAY_NESTING:
         raise GGUFFormatError(f"{key} nests arrays more than {MAX_ARRAY_NESTING} deep")
     element, length = _array_start(cursor, key)
+    kept = length <= MAX_KEPT_ARRAY and cursor.kept + length <= MAX_KEPT_VALUES
+    cursor.kept += length if kept else 0
     if element in scalars:
         size = struct.calcsize(scalars[element])
         start = cursor.take(length * size)
-        if length > MAX_KEPT_ARRAY:
+        if not kept:
             return SkippedArray(names[element], length)
         return struct.unpack_from(f"<{length}{scalars[element][1]}", cursor.buffer, start)
     if element not in (string_kind, array_kind):
         raise GGUFFormatError(f"{key} is an array of unknown type {element}")
-    if length > MAX_KEPT_ARRAY:
-        for _ in range(length):
-            _skip_value(cursor, element, key, depth + 1)
+    if not kept:
+        _skip_items(cursor, element, length, key, depth + 1)
         return SkippedArray(names[element], length)
     return tuple(_read_value(cursor, element, key, depth + 1) for _ in range(length))
 
 
 def _array_start(cursor: _Cursor, key: str) -> tuple[int, int]:
-    """The element type and length of the array at the cursor, at most :data:`MAX_ARRAY_LENGTH` long."""
+    """The element type and length of the array at the cursor, at most :data:`MAX_ARRAY_LENGTH` long, and at
+    most :data:`MAX_ARRAY_ITEMS` strings and :data:`MAX_INNER_ARRAYS` arrays in all the arrays read so far."""
+    _, _, string_kind, array_kind = _value_types()
     element, length = cursor.unpack("<I"), cursor.unpack("<Q")
     if length > MAX_ARRAY_LENGTH:
         raise GGUFFormatError(f"{key} is an array of {length:,} elements (at most {MAX_ARRAY_LENGTH:,})")
+    if element in (string_kind, array_kind):
+        cursor.items += length
+        cursor.inner_arrays += length if element == array_kind else 0
+        if cursor.items > MAX_ARRAY_ITEMS or cursor.inner_arrays > MAX_INNER_ARRAYS:
+            raise GGUFFormatError(f"its metadata arrays hold more than {MAX_ARRAY_ITEMS:,} strings or "
+                                  f"{MAX_INNER_ARRAYS:,} arrays (a vocabulary and its merges hold under a million "
+                                  "strings)")
     return element, length
 
 
-def _skip_value(cursor: _Cursor, kind: int, key: str, depth: int) -> None:
-    """Step over a string or an array of ``kind`` without decoding it."""
-    scalars, _, string_kind, _ = _value_types()
-    if kind == string_kind:
-        cursor.take(cursor.unpack("<Q"))
+def _skip_items(cursor: _Cursor, element: int, length: int, key: str, depth: int) -> None:
+    """Step over ``length`` strings or arrays (``element``) at the cursor."""
+    if element == _value_types()[2]:
+        cursor.skip_strings(length)
         return
+    for _ in range(length):
+        _skip_array(cursor, key, depth)
+
+
+def _skip_array(cursor: _Cursor, key: str, depth: int) -> None:
+    """Step over the array at the cursor without decoding it."""
+    scalars = _value_types()[0]
     if depth >= MAX_ARRAY_NESTING:
         raise GGUFFormatError(f"{key} nests arrays more than {MAX_ARRAY_NESTING} deep")
     element, length = _array_start(cursor, key)
     if element in scalars:
         cursor.take(length * struct.calcsize(scalars[element]))
         return
-    for _ in range(length):
-        _skip_value(cursor, element, key, depth + 1)
+    _skip_items(cursor, element, length, key, depth + 1)
 
 
 def _tensor_infos(cursor: _Cursor, count: int) -> list[tuple[str, tuple[int, ...], int, int]]:
@@ -298,13 +340,23 @@ def pairing(architecture: str) -> str | None:
     return None
 
 
+def _count(metadata: Mapping[str, Any], key: str) -> int | None:
+    """The integer at ``key`` (a size llama.cpp reads as a u32), or None when it is absent or 0 ("unset")."""
+    value = metadata.get(key)
+    if value is None or value == 0:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= MAX_COUNT:
+        raise GGUFFormatError(f"{key} is {limits.shown(value)}, not an integer in 0 … {MAX_COUNT:,}")
+    return value
+
+
 def _number(metadata: Mapping[str, Any], key: str) -> float | int | None:
     """The positive number at ``key``, or None when it is absent or 0 (llama.cpp's "unset")."""
     value = metadata.get(key)
     if value is None or value == 0:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
-        raise GGUFFormatError(f"{key} is {value!r}, not a positive number")
+        raise GGUFFormatError(f"{key} is {limits.shown(value)}, not a positive number")
     return value
 
 
@@ -326,21 +378,27 @@ def rope_config(header: GGUFHeader,
     arch = metadata.get("general.architecture")
     if not isinstance(arch, str):
         raise GGUFFormatError("general.architecture is missing")
-    names = {tensor.name for tensor in header.tensors}
+    tensors = {tensor.name: tensor for tensor in header.tensors}
     base = _number(metadata, f"{arch}.rope.freq_base")
-    rotary = _number(metadata, f"{arch}.rope.dimension_count")
-    if base is None and rotary is None and "rope_freqs.weight" not in names and pairing(arch) is None:
+    rotary = _count(metadata, f"{arch}.rope.dimension_count")
+    if base is None and rotary is None and "rope_freqs.weight" not in tensors and pairing(arch) is None:
         return None, []
     notes = []
-    hidden = _number(metadata, f"{arch}.embedding_length")
+    hidden = _count(metadata, f"{arch}.embedding_length")
     heads = None
     if isinstance(metadata.get(f"{arch}.attention.head_count"), tuple):
         notes.append(f"{arch}.attention.head_count differs between layers: num_attention_heads is left out")
     else:
-        heads = _number(metadata, f"{arch}.attention.head_count")
-    head_dim = _number(metadata, f"{arch}.attention.key_length")
+        heads = _count(metadata, f"{arch}.attention.head_count")
+    head_dim = _count(metadata, f"{arch}.attention.key_length")
     if head_dim is None and hidden is not None and heads is not None:
+        if hidden < heads:
+            raise GGUFFormatError(f"{arch}.embedding_length must be at least {arch}.attention.head_count "
+                                  f"({heads:,}), got {hidden:,}: the head dimension would be 0")
         head_dim = hidden // heads
+    if rotary is not None and head_dim is not None and rotary > head_dim:
+        raise GGUFFormatError(f"{arch}.rope.dimension_count must be at most the head dimension ({head_dim:,}), "
+                              f"got {rotary:,}")
     config: dict[str, Any] = {"rope_theta": float(base if base is not None else 10000.0)}
     if base is None:
         notes.append(f"{arch}.rope.freq_base is missing: rope_theta is llama.cpp's default, 10000")
@@ -354,15 +412,27 @@ def rope_config(header: GGUFHeader,
         if rotary is not None and int(head_dim * factor) < rotary:  # Hugging Face truncates int(head_dim * factor)
             factor = math.nextafter(factor, math.inf)
         config["partial_rotary_factor"] = factor
-    context = _number(metadata, f"{arch}.context_length")
+    context = _count(metadata, f"{arch}.context_length")
     if context is not None:
         config["max_position_embeddings"] = int(context)
     scaling = _scaling(metadata, arch, notes)
     if scaling is not None:
         config["rope_scaling"] = scaling
-    if "rope_freqs.weight" in names:
-        config["freq_factors"] = tuple(float(value) for value in read_vector("rope_freqs.weight"))
+    if "rope_freqs.weight" in tensors:
+        config["freq_factors"] = tuple(read_vector(_checked_freq_factors(tensors["rope_freqs.weight"],
+                                                                         rotary or head_dim)).tolist())
     return config, notes
+
+
+def _checked_freq_factors(tensor: GGUFTensor, rotary_dim: int | None) -> str:
+    """The name of ``rope_freqs.weight``, once its header shows one factor per rotary pair (``rotary_dim / 2``
+    when known), at most :data:`MAX_FREQ_FACTORS`: checked before a value is read."""
+    count = math.prod(tensor.shape)
+    expected = None if rotary_dim is None else rotary_dim // 2
+    if count > MAX_FREQ_FACTORS or (expected is not None and count != expected):
+        pairs = f"{expected:,}" if expected is not None else f"at most {MAX_FREQ_FACTORS:,}"
+        raise GGUFFormatError(f"rope_freqs.weight holds {count:,} factors; it holds one per rotary pair ({pairs})")
+    return tensor.name
 
 
 def _scaling(metadata: Mapping[str, Any], arch: str, notes: list[str]) -> dict[str, Any] | None:
@@ -385,12 +455,12 @@ def _scaling(metadata: Mapping[str, Any], arch: str, notes: list[str]) -> dict[s
     scaling: dict[str, Any] = {"rope_type": kind}
     if factor is not None:
         scaling["factor"] = float(factor)
-    extra = {"original_context_length": ("original_max_position_embeddings", int),
-             "yarn_beta_fast": ("beta_fast", float), "yarn_beta_slow": ("beta_slow", float)} if kind == "yarn" else {}
-    for ours, (theirs, convert) in extra.items():
-        value = _number(metadata, prefix + ours)
+    extra = {"original_context_length": ("original_max_position_embeddings", _count), "yarn_beta_fast": (
+        "beta_fast", _number), "yarn_beta_slow": ("beta_slow", _number)} if kind == "yarn" else {}
+    for ours, (theirs, read) in extra.items():
+        value = read(metadata, prefix + ours)
         if value is not None:
-            scaling[theirs] = convert(value)
+            scaling[theirs] = value if read is _count else float(value)
     unmapped = sorted(key for key in metadata
                       if key.startswith(prefix) and key[len(prefix):] not in {"type", "factor", *extra})
     if unmapped:
