@@ -186,11 +186,15 @@ def test_an_explicit_platform_is_respected(tmp_path):
 
 
 def test_size_sets_the_figure_layout(tmp_path):
-    out = tmp_path / "small.png"
+    out, taller = tmp_path / "small.png", tmp_path / "taller.png"
     result = run("waveforms", "-o", str(out), "--size", "500x300", "--scale", "1")
     assert result.returncode == 0, result.stderr
+    result = run("waveforms", "-o", str(taller), "--size", "500x400", "--scale", "1")
+    assert result.returncode == 0, result.stderr
     image = QImage(str(out))
-    assert abs(image.width() - 500) <= 2 and abs(image.height() - 300) <= 2
+    # the figure is 500 × 300 and its caption (the same at the same width) runs under it
+    assert abs(image.width() - 500) <= 2 and 300 <= image.height() <= 300 + 100
+    assert QImage(str(taller)).height() - image.height() == 100
 
 
 def test_a_png_narrower_than_the_default_figure_is_laid_out_at_its_width(tmp_path):
