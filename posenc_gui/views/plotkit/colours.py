@@ -28,7 +28,7 @@ class _ThemePalette(Sequence):
 
 #: Colour-blind-safe qualitative palette (Okabe–Ito) of the current theme, cycled over series.
 PALETTE = _ThemePalette()
-#: The first six colours are the same in every theme (see :data:`.theme.LIGHT`).
+#: The light theme's; a panel's colours follow the theme by role (see :func:`.theme.restyle`).
 BLUE, GREEN, PINK, ORANGE = (LIGHT.palette[i] for i in (0, 2, 3, 4))  # ORANGE: Okabe–Ito vermillion
 #: Opacity of grid lines in the light theme (``theme.current().grid_alpha``).
 GRID_ALPHA = LIGHT.grid_alpha
