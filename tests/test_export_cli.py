@@ -240,7 +240,7 @@ def test_a_batch_file_is_the_file_the_single_form_writes(tmp_path):
     (["heatmap", "-o", "DIR/", "--format", "png,,svg"], "empty value"),
     (["heatmap", "-o", "DIR/", "--d-model", "64,0"], "d_model"),
     (["heatmap", "-o", "DIR/", "--d-model", "64,x"], "d_model must be an integer 2…8192, got 'x'"),
-    (["heatmap", "-o", "DIR/", "--scheme", "sinusoidal,bogus"], "invalid choice 'bogus'"),
+    (["heatmap", "-o", "DIR/", "--scheme", "sinusoidal,bogus"], "--scheme: scheme must be one of naive,"),
     (["heatmap", "-o", "DIR/", "--d-model", "64,128", "--seq-len", "8,16"], "one parameter at a time"),
     (["heatmap", "-o", "DIR/", "--d-model", "64,64"], "two files would be named"),
     (["heatmap", "heatmap", "-o", "DIR/"], "two files would be named"),
@@ -282,7 +282,7 @@ def test_a_batch_folder_is_created_but_not_its_parents(tmp_path):
 
 def test_help_describes_batch_export():
     text = " ".join(run("--help").stdout.split())
-    for needle in ("PANEL [PANEL ...]", "--format", "-o FILE|DIR/", "--d-model D_MODEL[,D_MODEL…]", "comma list"):
+    for needle in ("PANEL [PANEL ...]", "--format", "-o FILE|DIR/", "--d-model N[,N…]", "comma list"):
         assert needle in text, needle
 
 
