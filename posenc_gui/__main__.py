@@ -55,22 +55,21 @@ def _preset_name(text: str) -> str:
         raise argparse.ArgumentTypeError(str(error)) from None
 
 
-#: The metavar of a parameter flag, by its spec's kind (``--help`` lists a choice's values).
-METAVARS = {"int": "N", "real": "X", "choice": "NAME", "bool": "BOOL", "reals": "X,X,…", "path": "PATH",
-            "name": "NAME"}
+def spec_flag(spec: ParamSpec, help_text: str | None = None) -> dict[str, Any]:
+    """``add_argument`` keywords of a flag whose value follows ``spec``: its type (refusing a value with the
+    spec's message), metavar, and help (``help_text``, default the spec's own) with its range and default."""
+    help_text = spec.help if help_text is None else help_text
+    return {"type": _flag_type(spec), "metavar": spec.metavar,
+            "help": f"{help_text.rstrip('.')}. Values: {spec.range_text()}. Default: {spec.default_text()}."}
 
 
-def default_text(spec: ParamSpec) -> str:
-    """A parameter's default as its flag takes it: ``4,096``, ``10000``, ``halves``, ``true``, ``none``."""
-    if spec.kind == "bool":
-        return "true" if spec.default else "false"
-    return spec.text(spec.default) or "none"
-
-
-def _flag_help(spec: ParamSpec) -> str:
-    users = [key for key, info in SCHEMES.items() if info.spec(spec.name) is not None]
-    where = "" if spec in SIZE_SPECS else f" Schemes: {', '.join(users)}."
-    return f"{spec.help} Values: {spec.range_text()}. Default: {default_text(spec)}.{where}"
+def _parameter_flag(spec: ParamSpec) -> dict[str, Any]:
+    """:func:`spec_flag` of a size or a scheme's parameter, naming the schemes that take it."""
+    flag = spec_flag(spec)
+    if spec not in SIZE_SPECS:
+        users = [key for key, info in SCHEMES.items() if info.spec(spec.name) is not None]
+        flag["help"] += f" Schemes: {', '.join(users)}."
+    return flag
 
 
 def _preset_help() -> str:
@@ -98,8 +97,7 @@ def add_parameter_flags(parser: argparse.ArgumentParser) -> dict[str, argparse.A
     actions = [group.add_argument("--scheme", type=_scheme_key, metavar="NAME",
                                   help=f"encoding scheme: {', '.join(SCHEMES)}. Default: sinusoidal.")]
     for spec in (*SIZE_SPECS, *OPTION_SPECS.values()):
-        actions.append(group.add_argument(spec.flag, dest=spec.name, type=_flag_type(spec),
-                                          metavar=METAVARS[spec.kind], help=_flag_help(spec)))
+        actions.append(group.add_argument(spec.flag, dest=spec.name, **_parameter_flag(spec)))
     return {action.dest: action for action in actions}
 
 

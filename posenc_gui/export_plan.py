@@ -48,6 +48,8 @@ def add_panel_flags(parser: argparse.ArgumentParser, classes: Sequence[type]) ->
 
     The window's command line and ``export``'s are both made with it: a panel's flags are declared once.
     """
+    from .__main__ import spec_flag
+
     groups: dict[str, argparse._ArgumentGroup] = {}
     for flag, by_panel in panel_options(classes).items():
         option = next(iter(by_panel.values()))
@@ -55,12 +57,17 @@ def add_panel_flags(parser: argparse.ArgumentParser, classes: Sequence[type]) ->
         if owners not in groups:
             plural = "s" if len(by_panel) > 1 else ""
             groups[owners] = parser.add_argument_group(f"options of the {owners} panel{plural}")
+        if option.spec is not None:  # a shared view setting: as its control, from its spec
+            groups[owners].add_argument(flag, dest=option.dest, default=None, **spec_flag(option.spec, option.help))
+            continue
+        default = option.default_text()
+        text = f"{option.help}. Default: {default}." if default else option.help
         if option.boolean:
             groups[owners].add_argument(flag, dest=option.dest, action=argparse.BooleanOptionalAction, default=None,
-                                        help=option.help)
+                                        help=text)
         else:
             groups[owners].add_argument(flag, dest=option.dest, type=option.type, choices=option.choices,
-                                        metavar=option.metavar, default=None, help=option.help)
+                                        metavar=option.metavar, default=None, help=text)
 
 
 def chosen_options(args: argparse.Namespace, classes: Sequence[type],

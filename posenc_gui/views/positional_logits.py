@@ -95,9 +95,9 @@ class PositionalLogitsPanel(Panel):
     cursor_axes = ("position",)
     cli_options = (
         PanelOption("--vectors", "query and key vectors of the matrix: ones (q = k = 1) or random (seed 0's "
-                    "N(0, 1) pair)", choices=VECTORS),
+                    "N(0, 1) pair)", choices=VECTORS, default="ones"),
         PanelOption("--seeds", f"random query–key pairs of the profile's mean and spread, {MIN_SEEDS}…{MAX_SEEDS}",
-                    type=int, metavar="S"),
+                    type=int, metavar="S", default=DEFAULT_SEEDS),
         PanelOption("--compare", f"up to {MAX_COMPARED} more schemes, comma-separated, in the profile and the "
                     "properties table (same N and d_model, their own options at defaults)", metavar="SCHEMES"),
     )

@@ -268,8 +268,8 @@ class WalkthroughPanel(Panel):
     )
 
     sets_other_state = True
-    cli_options = (PanelOption("--step", f"walkthrough step to export, 1…{len(STEPS)} (0: the introduction)",
-                               type=int, metavar="N"),)
+    cli_options = (PanelOption("--step", f"walkthrough step to show, 1…{len(STEPS)} (0: the introduction)",
+                               type=int, metavar="N", default=0),)
 
     def __init__(self, state, compute, parent: QWidget | None = None) -> None:
         super().__init__(state, compute, parent)
