@@ -9,6 +9,7 @@ Examples::
     posenc-gui export heatmap similarity waveforms -o figures/ --format png,svg --d-model 64,128,512
     posenc-gui export heatmap -o pe.png --session lesson.json --d-model 64
     posenc-gui export session -o lesson.json --scheme rope --d-model 64
+    posenc-gui export context frequencies -o llama/ --preset "Llama 3.1" --seq-len 32768,131072
 
 ``--session FILE`` starts from a session file's parameters, view settings
 and panel options; the flags given override them. ``export session``

@@ -91,8 +91,8 @@ def apply_panel_flags(panel: Any, options: Sequence[tuple[PanelOption, Any]]) ->
     for option, value in options:
         try:
             panel.apply_options(**{option.dest: value})
-        except (ValueError, TypeError) as error:
-            raise UsageError(f"{option.flag}: {error}") from None
+        except (ValueError, TypeError) as error:  # "compare: …" is said once: "--compare: …"
+            raise UsageError(f"{option.flag}: {str(error).removeprefix(option.dest + ': ')}") from None
 
 
 # --------------------------------------------------------------------- parser

@@ -53,7 +53,7 @@ def test_help_shows_what_each_flag_takes_and_its_default():
     (["--preset", "Llama 9"], "argument --preset: preset must be one of"),
     (["--preset", "Llama 2", "--scheme", "alibi"], "--preset Llama 2 is a setup of the rope scheme"),
     (["--d-model", "32", "--dims", "40"], "--dims: dims must be in 0…31"),
-    (["--compare", "rope,nosuch"], "--compare: compare: 'nosuch' is not a scheme"),
+    (["--compare", "rope,nosuch"], "error: --compare: 'nosuch' is not a scheme"),
     (["--demo-d-model", "999"], "argument --demo-d-model: demo_d_model must be in 2…64, got 999"),
 ])
 def test_a_bad_command_line_is_one_line_exit_2_and_no_window(tmp_path, args, needle):

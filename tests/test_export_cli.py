@@ -354,3 +354,25 @@ def test_a_drawn_panel_keeps_its_layout_when_painted_again(qtbot, tmp_path, pane
             assert geometry(panel) == drawn
     finally:
         compute.shutdown()
+
+
+def test_a_preset_is_the_start_of_a_session_file_and_of_a_batch(qapp, tmp_path, capsys):
+    from posenc_gui.export_plan import build_parser, plan
+    from posenc_gui.session import read_session
+
+    path = tmp_path / "llama.json"
+    assert export_cli.main(["session", "-o", str(path), "--preset", "Llama 3.1", "--seq-len", "4096"]) == 0, \
+        capsys.readouterr().err
+    params = read_session(path).params
+    # Llama-3.1-8B's config: rope_theta 500000, llama3 scaling ×8 from 8,192, head dimension 128.
+    assert (params.scheme, params.seq_len, params.d_model) == ("rope", 4096, 128)
+    assert (params.options["rope_theta"], params.options["rope_type"], params.options["factor"]) == \
+        (500000.0, "llama3", 8.0)
+    classes = panel_classes()
+    args = build_parser(classes).parse_args(["context", "-o", f"{tmp_path}/out/", "--preset", "Llama 3.1",
+                                             "--seq-len", "32768,131072"])
+    swept = [(job.params.seq_len, job.params.options["rope_type"]) for job in plan(args, classes).jobs]
+    assert swept == [(32768, "llama3"), (131072, "llama3")]
+    with pytest.raises(export_cli.UsageError, match="--preset or --model, not both"):
+        plan(build_parser(classes).parse_args(["context", "-o", "x.png", "--preset", "Llama 2", "--model",
+                                               str(tmp_path)]), classes)

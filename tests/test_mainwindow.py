@@ -319,3 +319,12 @@ def test_a_panel_flag_overrides_the_session_s_option(settings_path, qtbot, tmp_p
     assert window.state.view["reference"] == 9
     kept = launched(qtbot, "--no-restore", str(path))
     assert kept.panels["similarity"].current_options() == {"metric": "cosine"} and kept.state.view["reference"] == 5
+
+
+def test_real_head_runs_the_head_of_the_model_opened_with_model(settings_path, qtbot, tmp_path):
+    from bert_folders import random_folder
+
+    folder = random_folder(tmp_path / "bert", hidden=8, heads=4)
+    window = launched(qtbot, "--no-restore", "--model", str(folder), "--real-head", "2")
+    assert window.state.params.scheme == "learned_file"
+    assert window.panels["permutation"].chosen_head() == 2
