@@ -302,12 +302,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return export_main(argv[1:])
     from .export_plan import UsageError
 
+    prepare_qt_environment()  # before the panels' modules load Qt to make their flags
     try:  # before any window opens: one line, nothing shown
         launch = prepare_launch(argv)
     except UsageError as error:
         print(f"posenc-gui: error: {error}", file=sys.stderr)
         return EXIT_USAGE
-    prepare_qt_environment()
     problem = display_problem()
     if problem is not None:
         print(f"posenc-gui: {problem}. {ADVICE}", file=sys.stderr)
