@@ -129,8 +129,8 @@ class ParamSpec:
         return METAVARS[self.kind]
 
     def default_text(self) -> str:
-        """The default as :meth:`parse` reads it back: ``4,096``, ``10000``, ``halves``, ``true``; ``none`` for
-        empty text or an empty list."""
+        """The default in words, as :meth:`parse` reads it back: ``4,096``, ``10000``, ``halves``, ``true``;
+        ``none`` for empty text or an empty list (given as ``""``)."""
         if self.kind == "bool":
             return "true" if self.default else "false"
         return self.text(self.default) or "none"
