@@ -55,6 +55,7 @@ def test_help_shows_what_each_flag_takes_and_its_default():
     (["--d-model", "32", "--dims", "40"], "--dims: dims must be in 0…31"),
     (["--compare", "rope,nosuch"], "error: --compare: 'nosuch' is not a scheme"),
     (["--demo-d-model", "999"], "argument --demo-d-model: demo_d_model must be in 2…64, got 999"),
+    (["--seeds", "x"], "argument --seeds: seeds must be an integer 2…64, got 'x'"),
 ])
 def test_a_bad_command_line_is_one_line_exit_2_and_no_window(tmp_path, args, needle):
     result = run(*args, "--quit-after-first-paint", env_extra={"POSENC_GUI_SETTINGS": str(tmp_path / "s.ini")})

@@ -96,9 +96,9 @@ class PanelOption:
     #: The option's value in a new panel, as ``current_options()`` gives it, for ``--help``; None when it
     #: depends on the parameters (a test holds it to the panel's).
     default: Any = None
-    #: The spec of a shared view setting (:data:`~posenc_gui.state.VIEW_SPECS`) the option sets: its parsing
-    #: (with the spec's range in the message), metavar, range and default then come from the spec, as the
-    #: panel's control does.
+    #: The spec the option's value follows, when its range does not depend on the parameters (a shared view
+    #: setting's, :data:`~posenc_gui.state.VIEW_SPECS`, as its control's): its parsing (with the spec's range
+    #: in the message), metavar, range and default then come from the spec.
     spec: ParamSpec | None = None
 
     @property
