@@ -101,6 +101,10 @@ class PanelOption:
     #: in the message), metavar, range and default then come from the spec.
     spec: ParamSpec | None = None
 
+    def __post_init__(self) -> None:
+        if self.spec is not None:  # the value's Python type, as a session file's check reads it: the spec's
+            object.__setattr__(self, "type", {"int": int, "real": float}.get(self.spec.kind, str))
+
     @property
     def dest(self) -> str:
         """The keyword of ``apply_options``: the flag without dashes, ``-`` replaced by ``_``."""
