@@ -9,6 +9,7 @@ Examples::
     posenc-gui export heatmap similarity waveforms -o figures/ --format png,svg --d-model 64,128,512
     posenc-gui export heatmap -o pe.png --session lesson.json --d-model 64
     posenc-gui export session -o lesson.json --scheme rope --d-model 64
+    posenc-gui export context frequencies -o llama/ --preset "Llama 3.1" --seq-len 32768,131072
 
 ``--session FILE`` starts from a session file's parameters, view settings
 and panel options; the flags given override them. ``export session``
@@ -58,13 +59,10 @@ import warnings
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 from . import prepare_qt_environment
-from .export_plan import PROG, Job, Plan, UsageError, build_parser, plan
-
-if TYPE_CHECKING:
-    from .views.registry import PanelOption
+from .export_plan import PROG, Job, Plan, UsageError, apply_panel_flags, build_parser, plan
 
 #: Exit codes.
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -217,15 +215,6 @@ def _dispose(panel: Any) -> None:
     QCoreApplication.processEvents()
 
 
-def _apply_options(panel: Any, options: list[tuple[PanelOption, Any]]) -> None:
-    """Give ``panel`` each option's value (``apply_options``); :class:`UsageError` naming the flag for a bad one."""
-    for option, value in options:
-        try:
-            panel.apply_options(**{option.dest: value})
-        except (ValueError, TypeError) as error:
-            raise UsageError(f"{option.flag}: {error}") from None
-
-
 def _check_options(plan: Plan, compute: Any) -> None:
     """Apply each job's panel options to a panel that is never shown: a value a panel refuses stops here.
 
@@ -236,7 +225,7 @@ def _check_options(plan: Plan, compute: Any) -> None:
         if plan.options[job.panel_class.panel_id]:
             panel = job.panel_class(_state(job, plan), compute)
             try:
-                _apply_options(panel, plan.options[job.panel_class.panel_id])
+                apply_panel_flags(panel, plan.options[job.panel_class.panel_id])
             finally:
                 _dispose(panel)
 
@@ -271,7 +260,7 @@ def _drawn_panel(job: Job, plan: Plan, compute: Any) -> Iterator[Any]:
         # Painted only at the figure size: pyqtgraph keeps an axis as wide as the widest labels it
         # has painted, so paints at the first, provisional size would leave their width behind.
         panel.setUpdatesEnabled(False)
-        _apply_options(panel, plan.options[job.panel_class.panel_id])
+        apply_panel_flags(panel, plan.options[job.panel_class.panel_id])
         panel.resize(QSize(size[0] + 40, size[1] + 120))
         panel.show()
         _settle(panel)
@@ -453,17 +442,19 @@ def write_session_file(argv: Sequence[str]) -> int:
     return EXIT_OK
 
 
-def write_handout(argv: Sequence[str]) -> int:
-    """``posenc-gui export handout -o FILE.pdf|DIR/ [PANEL ...] [options]``: several figures in one PDF or folder.
+def handout_plan(argv: Sequence[str]) -> tuple[argparse.Namespace, Plan, list[Job], tuple[str, ...]]:
+    """Check ``posenc-gui export handout``'s command line: its arguments, its plan, the jobs of the figures
+    it draws and their formats (for a folder). Nothing is rendered or written.
 
-    Without panels, every panel that makes a figure of the parameters' scheme (a handout's default set);
-    errors raise (see :func:`main`); a panel named that cannot be drawn is reported and left out (exit 1).
+    Raises
+    ------
+    UsageError
+        One line, for a bad command line.
+    SystemExit
+        For ``--help``, once printed.
     """
-    import argparse as _argparse
     import tempfile
 
-    from .export import ExportError
-    from .export.handout import Handout
     from .views.registry import panel_classes
 
     classes = panel_classes()
@@ -473,26 +464,39 @@ def write_handout(argv: Sequence[str]) -> int:
     parser.description = ("Write a handout: the figures of the panels named (by default every panel that shows "
                           "the scheme) with the parameters and each panel's headline numbers, as one multi-page "
                           "PDF (-o NAME.pdf) or as a folder of PNG/SVG figures with an index.html (-o DIR/).")
-    try:
-        args = parser.parse_args(argv)
-    except SystemExit as done:  # --help
-        return int(done.code or 0)
+    args = parser.parse_args(argv)
     if not args.output:
         raise UsageError("give the handout's file with -o NAME.pdf, or its folder with -o DIR/")
-    is_pdf = args.output.lower().endswith(".pdf")
-    if is_pdf and args.formats is not None:
+    if args.output.lower().endswith(".pdf") and args.formats is not None:
         raise UsageError("--format chooses a handout folder's figure formats; a .pdf handout is all PDF")
     formats = tuple(args.formats or ("png",))
     named = list(args.panels)
     with tempfile.TemporaryDirectory() as scratch:  # only for the plan's file names: nothing is written there
-        figures = _argparse.Namespace(**{**vars(args), "panels": named or [cls.panel_id for cls in classes
-                                                                              if cls.in_handout],
-                                         "output": f"{scratch}/figures/", "formats": ["png"]})
+        figures = argparse.Namespace(**{**vars(args), "panels": named or [cls.panel_id for cls in classes
+                                                                             if cls.in_handout],
+                                        "output": f"{scratch}/figures/", "formats": ["png"]})
         checked = plan(figures, classes)
     if len({job.params for job in checked.jobs}) > 1:
         raise UsageError("a handout shows one setup: give each parameter one value")
     params = checked.jobs[0].params
     jobs = [job for job in checked.jobs if named or job.panel_class.shows(params.info)]
+    return args, checked, jobs, formats
+
+
+def write_handout(argv: Sequence[str]) -> int:
+    """``posenc-gui export handout -o FILE.pdf|DIR/ [PANEL ...] [options]``: several figures in one PDF or folder.
+
+    Without panels, every panel that makes a figure of the parameters' scheme (a handout's default set);
+    errors raise (see :func:`main`); a panel named that cannot be drawn is reported and left out (exit 1).
+    """
+    from .export import ExportError
+    from .export.handout import Handout
+
+    try:
+        args, checked, jobs, formats = handout_plan(argv)
+    except SystemExit as done:  # --help
+        return int(done.code or 0)
+    params = checked.jobs[0].params
     _ensure_platform()
     prepare_qt_environment()
     from PySide6.QtWidgets import QApplication

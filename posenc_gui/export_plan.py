@@ -43,6 +43,58 @@ def panel_options(classes: Sequence[type]) -> dict[str, dict[str, PanelOption]]:
     return table
 
 
+def add_panel_flags(parser: argparse.ArgumentParser, classes: Sequence[type]) -> None:
+    """Add a flag for each panel option of ``classes`` (``cli_options``), grouped by the panels that take it.
+
+    The window's command line and ``export``'s are both made with it: a panel's flags are declared once.
+    """
+    from .__main__ import spec_flag
+
+    groups: dict[str, argparse._ArgumentGroup] = {}
+    for flag, by_panel in panel_options(classes).items():
+        option = next(iter(by_panel.values()))
+        owners = ", ".join(by_panel)
+        if owners not in groups:
+            plural = "s" if len(by_panel) > 1 else ""
+            groups[owners] = parser.add_argument_group(f"options of the {owners} panel{plural}")
+        if option.spec is not None:  # a shared view setting: as its control, from its spec
+            groups[owners].add_argument(flag, dest=option.dest, default=None, **spec_flag(option.spec, option.help))
+            continue
+        default = option.default_text()
+        text = f"{option.help}. Default: {default}." if default else option.help
+        if option.boolean:
+            groups[owners].add_argument(flag, dest=option.dest, action=argparse.BooleanOptionalAction, default=None,
+                                        help=text)
+        else:
+            groups[owners].add_argument(flag, dest=option.dest, type=option.type, choices=option.choices,
+                                        metavar=option.metavar, default=None, help=text)
+
+
+def chosen_options(args: argparse.Namespace, classes: Sequence[type],
+                   panel_ids: Sequence[str]) -> dict[str, list[tuple[PanelOption, Any]]]:
+    """The panel options given, for each of ``panel_ids`` that has them; a flag none of them has is refused."""
+    chosen: dict[str, list[tuple[PanelOption, Any]]] = {panel_id: [] for panel_id in panel_ids}
+    for flag, by_panel in panel_options(classes).items():
+        value = getattr(args, next(iter(by_panel.values())).dest, None)
+        if value is None:
+            continue
+        owners = [panel_id for panel_id in panel_ids if panel_id in by_panel]
+        if not owners:
+            raise UsageError(f"{flag} is an option of the {', '.join(by_panel)} panel, not of {', '.join(panel_ids)}")
+        for panel_id in owners:
+            chosen[panel_id].append((by_panel[panel_id], value))
+    return chosen
+
+
+def apply_panel_flags(panel: Any, options: Sequence[tuple[PanelOption, Any]]) -> None:
+    """Give ``panel`` each option's value (``apply_options``); :class:`UsageError` naming the flag for a bad one."""
+    for option, value in options:
+        try:
+            panel.apply_options(**{option.dest: value})
+        except (ValueError, TypeError) as error:  # "compare: …" is said once: "--compare: …"
+            raise UsageError(f"{option.flag}: {str(error).removeprefix(option.dest + ': ')}") from None
+
+
 # --------------------------------------------------------------------- parser
 #: Smallest figure layout (logical pixels) and largest.
 MIN_LAYOUT_WIDTH, MIN_LAYOUT_HEIGHT, MAX_LAYOUT_SIDE = 200, 150, 8000
@@ -130,7 +182,7 @@ def _accept_lists(actions: dict[str, argparse.Action]) -> None:
         action.type = _comma_list(action.type or str, action.choices)
         action.choices = None  # checked by each value's type (its spec)
         action.metavar = f"{action.metavar}[,{action.metavar}…]"
-        action.help = f"{action.help}; a comma list writes a file for each value"
+        action.help = f"{action.help} A comma list writes a file for each value."
 
 
 def build_parser(classes: Sequence[type]) -> argparse.ArgumentParser:
@@ -175,20 +227,7 @@ def build_parser(classes: Sequence[type]) -> argparse.ArgumentParser:
                        f"{MAX_LAYOUT_SIDE} a side and {MAX_LAYOUT_PIXELS:,} in all); of each side when a "
                        "--session compares A and B")
     _accept_lists(add_parameter_flags(parser))
-    table = panel_options(classes)
-    groups: dict[str, argparse._ArgumentGroup] = {}
-    for flag, by_panel in table.items():
-        option = next(iter(by_panel.values()))
-        owners = ", ".join(by_panel)
-        key = owners
-        if key not in groups:
-            groups[key] = parser.add_argument_group(f"options of the {owners} panel" + ("s" if len(by_panel) > 1 else ""))
-        if option.boolean:
-            groups[key].add_argument(flag, dest=option.dest, action=argparse.BooleanOptionalAction, default=None,
-                                     help=option.help)
-        else:
-            groups[key].add_argument(flag, dest=option.dest, type=option.type, choices=option.choices,
-                                     metavar=option.metavar, default=None, help=option.help)
+    add_panel_flags(parser, classes)
     return parser
 
 
@@ -226,16 +265,17 @@ class Plan:
 
 def _parameter_sets(args: argparse.Namespace, session: Session | None) -> list[EncodingParams]:
     """The validated parameters of each value of the (at most one) parameter given as a list, on the session's."""
-    from .__main__ import model_values, overrides_from_args
+    from .__main__ import base_values, overrides_from_args
     from .model import EncodingParams
 
     given = overrides_from_args(args)
-    if args.model is not None:  # the model's parameters, under the flags given
+    if args.model is not None or args.preset is not None:  # a model's or preset's parameters, under the flags given
         schemes, tensors = given.get("scheme", (None,)), given.get("tensor", (None,))
         if len(schemes) > 1:
-            raise UsageError("--model shows one scheme at a time (learned_file or rope); give one --scheme")
+            source = "--model" if args.model is not None else "--preset"
+            raise UsageError(f"{source} shows one scheme at a time; give one --scheme")
         try:
-            values, _ = model_values(args.model, schemes[0], tensors[0])
+            values, _ = base_values(args, schemes[0], tensors[0])
         except ValueError as error:
             raise UsageError(str(error)) from None
         given = {**{name: (value,) for name, value in values.items()}, **given}
@@ -275,22 +315,6 @@ def _batch_folder(output: str) -> Path:
         raise UsageError(f"several files go into a folder, and -o {output} names a file "
                          "(end a folder's name with /)")
     return folder
-
-
-def _chosen_options(args: argparse.Namespace, classes: Sequence[type],
-                    panel_ids: Sequence[str]) -> dict[str, list[tuple[PanelOption, Any]]]:
-    """The panel options given, for each of ``panel_ids`` that has them; a flag none of them has is refused."""
-    chosen: dict[str, list[tuple[PanelOption, Any]]] = {panel_id: [] for panel_id in panel_ids}
-    for flag, by_panel in panel_options(classes).items():
-        value = getattr(args, next(iter(by_panel.values())).dest, None)
-        if value is None:
-            continue
-        owners = [panel_id for panel_id in panel_ids if panel_id in by_panel]
-        if not owners:
-            raise UsageError(f"{flag} is an option of the {', '.join(by_panel)} panel, not of {', '.join(panel_ids)}")
-        for panel_id in owners:
-            chosen[panel_id].append((by_panel[panel_id], value))
-    return chosen
 
 
 def _session(path: str) -> Session:
@@ -370,7 +394,7 @@ def plan(args: argparse.Namespace, classes: Sequence[type]) -> Plan:
         problem = png_size_problem(round(size[0] * factor), round(size[1] * factor))
         if problem:
             raise UsageError(f"{problem} (the figure is laid out at {size[0]}x{size[1]})")
-    options = _chosen_options(args, classes, args.panels)
+    options = chosen_options(args, classes, args.panels)
     if session is not None:
         options = _with_session_options(options, session, by_id)
     for panel_id in args.panels:

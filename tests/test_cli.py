@@ -29,12 +29,47 @@ def test_help_lists_the_parameter_flags():
         assert flag in result.stdout
 
 
-@pytest.mark.parametrize("args, name", [(["--d-model", "0"], "d_model"), (["--base", "1"], "base"),
-                                        (["--seq-len", "-3"], "seq_len")])
-def test_bad_flag_gives_the_model_message_and_no_window(args, name):
-    result = run(*args)
-    assert result.returncode == 2
-    assert name in result.stderr and "must be" in result.stderr
+def test_help_shows_what_each_flag_takes_and_its_default():
+    text = " ".join(run("--help").stdout.split())
+    for needle in ("--scheme NAME", "--seq-len N", "--base X", "--layout NAME", "--truncate BOOL",
+                   "--short-factor X,X,…", "--model-path PATH", "--preset NAME", "'Llama 3.1'",
+                   "Values: interleaved or halves. Default: interleaved.", "Default: 4,096.", "Default: true.",
+                   "--causal, --no-causal", "--real-head H", "--compare SCHEMES"):
+        assert needle in text, needle
+    assert "None" not in text and "SEQ_LEN" not in text and ".;" not in text
+    export = " ".join(run("export", "--help").stdout.split())
+    for needle in ("--scheme NAME[,NAME…]", "--d-model N[,N…]", "Default: 512. A comma list writes a file",
+                   "--preset NAME"):
+        assert needle in export, needle
+    assert "None" not in export and ".;" not in export
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["--d-model", "0"], "argument --d-model: d_model must be in 2…8192, got 0"),
+    (["--base", "1"], "argument --base: base must be > 1"),
+    (["--seq-len", "-3"], "argument --seq-len: seq_len must be"),
+    (["--layout", "diagonal"], "argument --layout: layout must be one of interleaved or halves, got 'diagonal'"),
+    (["--bogus"], "unrecognized arguments: --bogus"),
+    (["--preset", "Llama 9"], "argument --preset: preset must be one of"),
+    (["--preset", "Llama 2", "--scheme", "alibi"], "--preset Llama 2 is a setup of the rope scheme"),
+    (["--d-model", "32", "--dims", "40"], "--dims: dims must be in 0…31"),
+    (["--compare", "rope,nosuch"], "error: --compare: 'nosuch' is not a scheme"),
+    (["--demo-d-model", "999"], "argument --demo-d-model: demo_d_model must be in 2…64, got 999"),
+    (["--seeds", "x"], "argument --seeds: seeds must be an integer 2…64, got 'x'"),
+])
+def test_a_bad_command_line_is_one_line_exit_2_and_no_window(tmp_path, args, needle):
+    result = run(*args, "--quit-after-first-paint", env_extra={"POSENC_GUI_SETTINGS": str(tmp_path / "s.ini")})
+    assert result.returncode == 2, result.stdout
+    assert result.stderr.count("\n") == 1 and result.stderr.startswith("posenc-gui: error: "), result.stderr
+    assert needle in result.stderr
+    assert "first paint" not in result.stdout and not (tmp_path / "s.ini").exists()  # nothing shown or saved
+
+
+def test_a_preset_and_panel_options_start_the_window(tmp_path):
+    result = run("--preset", "llama 3.1", "--seq-len", "2048", "--causal", "--quit-after-first-paint", "--no-restore",
+                 env_extra={"POSENC_GUI_SETTINGS": str(tmp_path / "s.ini")})
+    assert result.returncode == 0, result.stderr
+    assert "rope_n2048_d128_r500000_llama3_f8" in result.stdout
 
 
 def test_installed_entry_point_starts_the_window_offscreen(tmp_path):

@@ -266,7 +266,7 @@ def test_a_batch_file_is_the_file_the_single_form_writes(tmp_path):
     (["heatmap", "-o", "DIR/", "--format", "png,,svg"], "empty value"),
     (["heatmap", "-o", "DIR/", "--d-model", "64,0"], "d_model"),
     (["heatmap", "-o", "DIR/", "--d-model", "64,x"], "d_model must be an integer 2…8192, got 'x'"),
-    (["heatmap", "-o", "DIR/", "--scheme", "sinusoidal,bogus"], "invalid choice 'bogus'"),
+    (["heatmap", "-o", "DIR/", "--scheme", "sinusoidal,bogus"], "--scheme: scheme must be one of naive,"),
     (["heatmap", "-o", "DIR/", "--d-model", "64,128", "--seq-len", "8,16"], "one parameter at a time"),
     (["heatmap", "-o", "DIR/", "--d-model", "64,64"], "two files would be named"),
     (["heatmap", "heatmap", "-o", "DIR/"], "two files would be named"),
@@ -308,7 +308,7 @@ def test_a_batch_folder_is_created_but_not_its_parents(tmp_path):
 
 def test_help_describes_batch_export():
     text = " ".join(run("--help").stdout.split())
-    for needle in ("PANEL [PANEL ...]", "--format", "-o FILE|DIR/", "--d-model D_MODEL[,D_MODEL…]", "comma list"):
+    for needle in ("PANEL [PANEL ...]", "--format", "-o FILE|DIR/", "--d-model N[,N…]", "comma list"):
         assert needle in text, needle
 
 
@@ -380,3 +380,25 @@ def test_a_drawn_panel_keeps_its_layout_when_painted_again(qtbot, tmp_path, pane
             assert geometry(panel) == drawn
     finally:
         compute.shutdown()
+
+
+def test_a_preset_is_the_start_of_a_session_file_and_of_a_batch(qapp, tmp_path, capsys):
+    from posenc_gui.export_plan import build_parser, plan
+    from posenc_gui.session import read_session
+
+    path = tmp_path / "llama.json"
+    assert export_cli.main(["session", "-o", str(path), "--preset", "Llama 3.1", "--seq-len", "4096"]) == 0, \
+        capsys.readouterr().err
+    params = read_session(path).params
+    # Llama-3.1-8B's config: rope_theta 500000, llama3 scaling ×8 from 8,192, head dimension 128.
+    assert (params.scheme, params.seq_len, params.d_model) == ("rope", 4096, 128)
+    assert (params.options["rope_theta"], params.options["rope_type"], params.options["factor"]) == \
+        (500000.0, "llama3", 8.0)
+    classes = panel_classes()
+    args = build_parser(classes).parse_args(["context", "-o", f"{tmp_path}/out/", "--preset", "Llama 3.1",
+                                             "--seq-len", "32768,131072"])
+    swept = [(job.params.seq_len, job.params.options["rope_type"]) for job in plan(args, classes).jobs]
+    assert swept == [(32768, "llama3"), (131072, "llama3")]
+    with pytest.raises(export_cli.UsageError, match="--preset or --model, not both"):
+        plan(build_parser(classes).parse_args(["context", "-o", "x.png", "--preset", "Llama 2", "--model",
+                                               str(tmp_path)]), classes)

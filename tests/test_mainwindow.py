@@ -263,3 +263,68 @@ def test_a_dock_floated_from_behind_a_tab_builds_its_panel(make_window, qtbot, m
     dock.show()
     qtbot.waitUntil(lambda: dock.widget() is window.panels.built().get("addition"), timeout=TIMEOUT_MS)
     assert dock.widget().isVisible()
+
+
+# ------------------------------------------------------------ the command line
+def launched(qtbot, *argv):
+    """The window ``posenc-gui ARGV`` opens (built as the command does, then shown and settled)."""
+    from posenc_gui.__main__ import build_window, prepare_launch
+
+    window = build_window(prepare_launch(list(argv)))
+    qtbot.addWidget(window)
+    window.show()
+    qtbot.waitExposed(window)
+    assert window.compute.wait_idle()
+    return window
+
+
+def test_a_preset_flag_sets_the_model_s_setup_and_the_other_options_to_their_defaults(make_window, qtbot):
+    first = make_window()
+    first.state.update(scheme="rope", rope_type="yarn", factor=4.0, beta_fast=16.0)
+    first.state.flush()
+    first.close()
+    window = launched(qtbot, "--preset", "Llama 3.1", "--seq-len", "4096")
+    params = window.state.params
+    # Llama-3.1-8B's config.json: rope_theta 500000, llama3 scaling (factor 8, low 1, high 4, original 8192),
+    # head dimension 4096 / 32 = 128; the flag given overrides the preset's 131,072 positions.
+    assert (params.scheme, params.seq_len, params.d_model) == ("rope", 4096, 128)
+    assert params.options["rope_theta"] == 500000.0 and params.options["rope_type"] == "llama3"
+    assert (params.options["factor"], params.options["low_freq_factor"], params.options["high_freq_factor"],
+            params.options["original_max_position_embeddings"]) == (8.0, 1.0, 4.0, 8192)
+    assert params.options["beta_fast"] == 32.0  # the restored 16 is not the preset's: its default
+
+
+def test_causal_sets_the_permutation_demo_s_causal_mask_and_shows_its_dock(settings_path, qtbot):
+    window = launched(qtbot, "--no-restore", "--scheme", "nope", "--causal")
+    permutation = window.panels["permutation"]
+    assert permutation.causal_check.isChecked() and permutation.current_options()["causal"] is True
+    assert window.panel_shown("permutation")
+    plain = launched(qtbot, "--no-restore", "--scheme", "nope")
+    assert not plain.panels["permutation"].causal_check.isChecked()
+
+
+def test_compare_sets_the_schemes_the_positional_logits_compare(settings_path, qtbot):
+    window = launched(qtbot, "--no-restore", "--scheme", "rope", "--compare", "alibi,t5", "--seeds", "4")
+    options = window.panels["logits"].current_options()
+    assert options["compare"] == "alibi,t5" and options["seeds"] == 4
+
+
+def test_a_panel_flag_overrides_the_session_s_option(settings_path, qtbot, tmp_path):
+    from posenc_gui.session import Session, write_session
+
+    path = write_session(tmp_path / "lesson.json", Session(EncodingParams("sinusoidal", 64, 32), view={"reference": 5},
+                                                           panels={"similarity": {"metric": "cosine"}}))
+    window = launched(qtbot, "--no-restore", str(path), "--reference", "9", "--metric", "distance")
+    assert window.panels["similarity"].current_options() == {"metric": "distance"}
+    assert window.state.view["reference"] == 9
+    kept = launched(qtbot, "--no-restore", str(path))
+    assert kept.panels["similarity"].current_options() == {"metric": "cosine"} and kept.state.view["reference"] == 5
+
+
+def test_real_head_runs_the_head_of_the_model_opened_with_model(settings_path, qtbot, tmp_path):
+    from bert_folders import random_folder
+
+    folder = random_folder(tmp_path / "bert", hidden=8, heads=4)
+    window = launched(qtbot, "--no-restore", "--model", str(folder), "--real-head", "2")
+    assert window.state.params.scheme == "learned_file"
+    assert window.panels["permutation"].chosen_head() == 2

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from posenc_gui.model import SCHEMES, EncodingParams, encode, formula_term, limits, wavelengths
+from posenc_gui.model import SCHEMES, EncodingParams, encode, find_preset, formula_term, limits, presets, wavelengths
 from tolerances import angle_atol, assert_close
 
 POSITIONS = [0, 1, 2, 17, 127, 1000.5]
@@ -208,3 +208,16 @@ def test_importing_the_model_loads_no_qt():
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_each_preset_has_a_name_of_its_own_that_finds_it():
+    names = [preset.name.casefold() for _, preset in presets()]
+    assert len(set(names)) == len(names)
+    for info, preset in presets():
+        assert "(" not in preset.name and preset.label.startswith(preset.name)
+        assert find_preset(preset.name.upper()) == (info, preset)
+        assert find_preset(f"  {preset.label} ") == (info, preset)
+    llama = EncodingParams.from_preset("Llama 3.1")
+    assert (llama.scheme, llama.options["rope_theta"], llama.options["rope_type"]) == ("rope", 500000.0, "llama3")
+    with pytest.raises(ValueError, match=r"preset must be one of .*'Llama 3\.1'.*; got 'Llama 9'"):
+        find_preset("Llama 9")

@@ -149,6 +149,30 @@ def test_every_panel_option_reaches_its_panel(qtbot, state, compute):
             panel.apply_options(unknown_option=1)
 
 
+def test_a_panel_option_s_default_in_the_help_is_the_new_panel_s(qtbot, compute):
+    """The default ``--help`` shows is what a new panel has: its declared default or its spec's, against the
+    panel's own options or, for a shared view setting, the state's."""
+    checked = []
+    for cls in panel_classes():
+        state = AppState()
+        panel = cls(state, compute)
+        qtbot.addWidget(panel)
+        for option in cls.cli_options:
+            if option.spec is not None:
+                shown = state.view if option.dest in state.view else panel.current_options()
+                assert shown[option.dest] == option.spec.default, option.flag
+                checked.append(option.flag)
+            elif option.default is not None:
+                assert panel.current_options()[option.dest] == option.default, option.flag
+                checked.append(option.flag)
+    assert {"--metric", "--causal", "--position", "--reference", "--demo-d-model", "--seeds", "--step"} \
+        <= set(checked)
+    help_text = " ".join(build_parser(panel_classes()).format_help().split())
+    for flag in checked:
+        option = next(option for cls in panel_classes() for option in cls.cli_options if option.flag == flag)
+        assert f"Default: {option.default_text()}." in help_text, flag
+
+
 # --------------------------------------------------------------------------- model layer
 
 

@@ -12,6 +12,7 @@ import pytest
 from PySide6.QtWidgets import QCheckBox, QComboBox, QLineEdit, QSpinBox
 
 from posenc_gui.__main__ import build_parser, params_from_args
+from posenc_gui.export_plan import UsageError
 from posenc_gui.model import OPTION_SPECS, SCHEMES, Columns, EncodingParams, ParamSpec, Scheme, encode, register
 from posenc_gui.model import unregister
 from posenc_gui.model.scorecard import scorecard_key, scorecard_setups
@@ -95,7 +96,7 @@ def test_its_flags_are_on_the_command_line(tilt):
                               "true"])
     params = params_from_args(args)
     assert dict(params.options) == {"gain": 0.5, "order": 7, "sign": "minus", "clipped": True}
-    with pytest.raises(SystemExit):
+    with pytest.raises(UsageError, match="--gain: gain must be"):
         parser.parse_args(["--scheme", "tilt", "--gain", "0"])
     refused = argparse.Namespace(scheme="sinusoidal", gain=0.5)
     with pytest.raises(ValueError, match="gain does not apply to scheme 'sinusoidal'"):

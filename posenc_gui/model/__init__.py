@@ -43,7 +43,7 @@ from .rope import (
     rope_rotate,
 )
 from .sampling import AxisSample, aliased, curve_positions, sample_axis, value_range
-from .schemes import OPTION_SPECS, SCHEMES, Columns, Preset, Scheme, columns, encode, formula_term, presets, register, scheme, unregister, wavelengths
+from .schemes import OPTION_SPECS, SCHEMES, Columns, Preset, Scheme, columns, encode, find_preset, formula_term, presets, register, scheme, unregister, wavelengths
 from .specs import Options, ParamSpec
 from .similarity import METRICS, offset_profile, pairwise, similarity_matrix
 
@@ -88,6 +88,7 @@ __all__ = [
     "Preset",
     "Scheme",
     "presets",
+    "find_preset",
     "register",
     "unregister",
     "scheme",

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from . import limits
-from .schemes import SCHEMES, Scheme, columns, encode, scheme
+from .schemes import SCHEMES, Scheme, columns, encode, find_preset, scheme
 from .specs import Options, ParamSpec
 
 #: The sizes every scheme has (the scheme's own parameters are its ``options``).
@@ -80,6 +80,19 @@ class EncodingParams:
         options = dict(values.pop("options", None) or {})
         options.update(values)
         return cls(**fields, options=Options(options)).validate()
+
+    @classmethod
+    def from_preset(cls, name: str) -> "EncodingParams":
+        """The validated parameters of the preset called ``name`` (its short name or label, see
+        :func:`~posenc_gui.model.find_preset`); the options it does not set at their defaults.
+
+        Raises
+        ------
+        ValueError
+            Naming the presets, for a name that is none of them.
+        """
+        info, preset = find_preset(name)
+        return cls.validated(scheme=info.key, seq_len=preset.seq_len, d_model=preset.d_model, **preset.options)
 
     def replaced(self, remembered: Mapping[str, Any] | None = None, *, fit_sizes: bool = False,
                  **changes: Any) -> "EncodingParams":

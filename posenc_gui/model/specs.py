@@ -23,6 +23,10 @@ MAX_PATH_CHARS = 4096
 MAX_NAME_CHARS = 1024
 #: The kinds whose value is text.
 TEXT_KINDS = ("path", "name")
+#: What a value of each kind is typed as, in a command line's help (``--seq-len N``); a choice's values are
+#: listed by :meth:`ParamSpec.range_text`.
+METAVARS = {"int": "N", "real": "X", "choice": "NAME", "bool": "BOOL", "reals": "X,X,…", "path": "PATH",
+            "name": "NAME"}
 
 
 @dataclass(frozen=True)
@@ -118,6 +122,18 @@ class ParamSpec:
     def flag(self) -> str:
         """The command-line flag, e.g. ``--scale-base``."""
         return "--" + self.name.replace("_", "-")
+
+    @property
+    def metavar(self) -> str:
+        """What the flag takes, for ``--help``: ``N``, ``X``, ``NAME``, ``BOOL``, ``X,X,…`` or ``PATH``."""
+        return METAVARS[self.kind]
+
+    def default_text(self) -> str:
+        """The default in words, as :meth:`parse` reads it back: ``4,096``, ``10000``, ``halves``, ``true``;
+        ``none`` for empty text or an empty list (given as ``""``)."""
+        if self.kind == "bool":
+            return "true" if self.default else "false"
+        return self.text(self.default) or "none"
 
     def range_text(self) -> str:
         """The allowed values in words: ``"> 1 and ≤ 1e+12"``, ``"interleaved or halves"``."""

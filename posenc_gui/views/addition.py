@@ -15,6 +15,7 @@ from ..model.addition import TERMS
 from ..model.panel_data import AdditionData, addition_data
 from .base import Panel
 from .param_controls import ViewSpinBox
+from ..state import VIEW_SPECS
 from .registry import PanelOption
 from .labels import plain_text
 from .plotkit import (
@@ -54,7 +55,8 @@ class AdditionPanel(Panel):
     title = "Addition vs concatenation"
     model_functions = (addition_data,)
     view_settings = ("embedding_scale",)
-    cli_options = (PanelOption("--embedding-scale", "embedding scale σ (e ~ N(0, σ²·I))", type=float, metavar="S"),)
+    cli_options = (PanelOption("--embedding-scale", "embedding scale σ (e ~ N(0, σ²·I))",
+                               spec=VIEW_SPECS["embedding_scale"]),)
     help_text = (
         "<b>Cost</b> (top left): a projection W of the input x costs d<sub>in</sub>·d<sub>out</sub> weights "
         "and N·d<sub>in</sub>·d<sub>out</sub> multiply-adds. Adding, x = e + p, keeps d<sub>in</sub> = d; "

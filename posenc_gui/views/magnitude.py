@@ -13,6 +13,7 @@ from ..model.panel_data import MagnitudeData, compute_magnitude
 from .base import Panel
 from .cursor import CursorAxis
 from .param_controls import ViewSpinBox
+from ..state import VIEW_SPECS
 from .registry import PanelOption
 from .labels import plain_text
 from .plotkit import (
@@ -28,7 +29,8 @@ class MagnitudePanel(Panel):
     model_functions = (compute_magnitude,)
     cursor_axes = ("position",)
     view_settings = ("embedding_scale",)
-    cli_options = (PanelOption("--embedding-scale", "embedding scale σ (e ~ N(0, σ²·I))", type=float, metavar="S"),)
+    cli_options = (PanelOption("--embedding-scale", "embedding scale σ (e ~ N(0, σ²·I))",
+                               spec=VIEW_SPECS["embedding_scale"]),)
     help_text = (
         "The encoding p<sub>i</sub> is added to the word embedding e<sub>i</sub>; if ‖p<sub>i</sub>‖ "
         "is much larger than ‖e<sub>i</sub>‖, position swamps meaning. Blue: ‖PE(i)‖ = "

@@ -64,10 +64,7 @@ class ParametersFigure(QLabel):
 
 def load_presets() -> list[tuple[str, str, EncodingParams]]:
     """Every scheme's presets as ``(label, source, params)``, in the schemes' order."""
-    return [(preset.label, preset.source,
-             EncodingParams.validated(scheme=info.key, seq_len=preset.seq_len, d_model=preset.d_model,
-                                      **preset.options))
-            for info, preset in presets()]
+    return [(preset.label, preset.source, EncodingParams.from_preset(preset.label)) for _, preset in presets()]
 
 
 class ParametersPanel(Panel):

@@ -35,7 +35,7 @@ class PCAPanel(Panel):
     title = "Positions (PCA)"
     model_functions = (pca_data,)
     cli_options = (PanelOption("--components", "principal components the PCA panel plots", choices=tuple(
-        value for value, _, _ in PAIRS), metavar="I,J"),)
+        value for value, _, _ in PAIRS), metavar="I,J", default="1,2"),)
     help_text = (
         "Each position's vector PE(p) is a point in d_model dimensions; this is the view of those points that "
         "keeps the most of their spread. The table (its mean over positions removed) is decomposed into "

@@ -62,6 +62,7 @@ from ..model.bert_head import TABLE_TERMS, RealHeadDemo, TableSplit, bert_permut
 from . import model_open
 from .base import MESSAGE_STYLES, Panel
 from .param_controls import ViewSpinBox
+from ..state import VIEW_SPECS
 from .registry import PanelOption
 from .labels import WrappedLabelHolder, plain_text
 from .matrix_items import (
@@ -201,15 +202,18 @@ class PermutationPanel(Panel):
     requires = frozenset({"table"})  # or RoPE: see shows()
     view_settings = ("demo_d_model",)
     cli_options = (
-        PanelOption("--sentence-a", "first sentence (words separated by spaces)", metavar="TEXT"),
-        PanelOption("--sentence-b", "second sentence, e.g. the same words reordered", metavar="TEXT"),
+        PanelOption("--sentence-a", "first sentence (words separated by spaces)", metavar="TEXT",
+                    default=DEFAULT_SENTENCE_A),
+        PanelOption("--sentence-b", "second sentence, e.g. the same words reordered", metavar="TEXT",
+                    default=DEFAULT_SENTENCE_B),
         PanelOption("--position", "add the positional encoding, or with RoPE rotate Q and K "
-                    "(--no-position: X = E, no rotation)", boolean=True),
-        PanelOption("--demo-d-model", "embedding size of the toy attention head", type=int, metavar="D"),
+                    "(--no-position: X = E, no rotation)", boolean=True, default=True),
+        PanelOption("--demo-d-model", "embedding size of the toy attention head", spec=VIEW_SPECS["demo_d_model"]),
         PanelOption("--causal", "mask future keys (a decoder's head): word i attends to words 0…i only "
-                    "(--no-causal: every word sees every word)", boolean=True),
+                    "(--no-causal: every word sees every word)", boolean=True, default=False),
         PanelOption("--real-head", "run head H of layer 0 of the BERT-family model opened with --model (its "
-                    "folder has tokenizer.json) instead of the toy head; -1: the toy head", type=int, metavar="H"),
+                    f"folder has tokenizer.json) instead of the toy head; {TOY_HEAD}: the toy head", type=int,
+                    metavar="H", default=TOY_HEAD),
     )
     help_text = (
         "Self-attention, one head, traced number by number for two sentences: "

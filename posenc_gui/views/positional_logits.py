@@ -11,7 +11,7 @@ from PySide6.QtCore import QRectF, Qt
 from PySide6.QtWidgets import QComboBox, QLabel, QMenu, QSpinBox, QTableWidgetItem, QToolButton, QWidget
 
 from ..compute import ModelJob
-from ..model import EncodingParams, limits
+from ..model import EncodingParams, ParamSpec, limits
 from ..model.compare import ShownMatrix
 from ..model.logit_properties import (
     MAX_COMPARED, PROPERTY_HELP, PROPERTY_NAMES, SCAN_WORK, ComparedSetup, LogitProperties, compared_profiles,
@@ -92,9 +92,10 @@ class PositionalLogitsPanel(Panel):
     cursor_axes = ("position",)
     cli_options = (
         PanelOption("--vectors", "query and key vectors of the matrix: ones (q = k = 1) or random (seed 0's "
-                    "N(0, 1) pair)", choices=VECTORS),
-        PanelOption("--seeds", f"random query–key pairs of the profile's mean and spread, {MIN_SEEDS}…{MAX_SEEDS}",
-                    type=int, metavar="S"),
+                    "N(0, 1) pair)", choices=VECTORS, default="ones"),
+        PanelOption("--seeds", "random query–key pairs of the profile's mean and spread",
+                    spec=ParamSpec("seeds", "int", DEFAULT_SEEDS, "random pairs", "Random query–key pairs of the "
+                                   "profile's mean and spread.", low=MIN_SEEDS, high=MAX_SEEDS)),
         PanelOption("--compare", f"up to {MAX_COMPARED} more schemes, comma-separated, in the profile and the "
                     "properties table (same N and d_model, their own options at defaults)", metavar="SCHEMES"),
     )

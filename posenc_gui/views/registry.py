@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Literal
 
 if TYPE_CHECKING:
+    from ..model import ParamSpec
     from .base import Panel
 
 #: The built-in panels, ``"module:Class"`` within this package, in View-menu order.
@@ -78,7 +79,7 @@ class DockPlacement:
 
 @dataclass(frozen=True)
 class PanelOption:
-    """A flag of ``posenc-gui export`` that sets an option of a panel.
+    """A flag of the window's command line and of ``posenc-gui export`` that sets an option of a panel.
 
     The value given reaches the panel as ``panel.apply_options(**{dest: value})``,
     which raises ValueError (naming the option and its allowed range) for a bad one.
@@ -92,11 +93,34 @@ class PanelOption:
     metavar: str | None = None
     #: ``--flag`` / ``--no-flag`` (True / False) instead of a value.
     boolean: bool = False
+    #: The option's value in a new panel, as ``current_options()`` gives it, for ``--help``; None when it
+    #: depends on the parameters (a test holds it to the panel's).
+    default: Any = None
+    #: The spec the option's value follows, when its range does not depend on the parameters (a shared view
+    #: setting's, :data:`~posenc_gui.state.VIEW_SPECS`, as its control's): its parsing (with the spec's range
+    #: in the message), metavar, range and default then come from the spec.
+    spec: ParamSpec | None = None
+
+    def __post_init__(self) -> None:
+        if self.spec is not None:  # the value's Python type, as a session file's check reads it: the spec's
+            object.__setattr__(self, "type", {"int": int, "real": float}.get(self.spec.kind, str))
 
     @property
     def dest(self) -> str:
         """The keyword of ``apply_options``: the flag without dashes, ``-`` replaced by ``_``."""
         return self.flag.lstrip("-").replace("-", "_")
+
+    def default_text(self) -> str:
+        """The default for ``--help``: ``dot``, ``1,2``, ``'dog bites man'``, ``--position``, ``--no-causal``;
+        ``""`` when none."""
+        if self.spec is not None:
+            return self.spec.default_text()
+        if self.default is None:
+            return ""
+        if self.boolean:
+            return self.flag if self.default else "--no-" + self.flag.lstrip("-")
+        text = str(self.default)
+        return f"'{text}'" if " " in text else text
 
 
 def panel_classes() -> list[type[Panel]]:

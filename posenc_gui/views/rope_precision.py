@@ -55,9 +55,9 @@ class RopePrecisionPanel(RopeOnlyPanel):
     model_functions = (rope_precision_data,)
     cli_options = (
         PanelOption("--dtype", "model dtype of cos and sin (float64 is the reference)", choices=DTYPES,
-                    metavar="DTYPE"),
+                    default="bfloat16"),
         PanelOption("--position-ids", "where the position ids are made: float32 (Hugging Face) or model (the "
-                    "model dtype)", choices=POSITION_CHOICES, metavar="WHERE"),
+                    "model dtype)", choices=POSITION_CHOICES, default="float32"),
     )
     help_text = (
         "A model computes RoPE as Hugging Face's LlamaRotaryEmbedding does: the inverse frequencies "

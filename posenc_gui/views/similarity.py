@@ -19,6 +19,7 @@ from ..model.compare import ShownMatrix
 from .base import Panel
 from .cursor import CursorAxis
 from .param_controls import ViewSpinBox
+from ..state import VIEW_SPECS
 from .registry import DockPlacement, PanelOption
 from .labels import HoverReadout, StatusText, value_range_text
 from .plotkit import (
@@ -49,8 +50,8 @@ class SimilarityPanel(Panel):
     compares_matrix = True
     view_settings = ("reference",)
     cursor_axes = ("position",)
-    cli_options = (PanelOption("--metric", "similarity measure", choices=tuple(METRICS)),
-                   PanelOption("--reference", "reference position of the offset profile", type=int, metavar="P"))
+    cli_options = (PanelOption("--metric", "similarity measure", choices=tuple(METRICS), default="dot"),
+                   PanelOption("--reference", "reference position of the offset profile", spec=VIEW_SPECS["reference"]))
     help_text = (
         "Left: the similarity of PE(p) and PE(q) for every pair of positions (row p, column q), "
         "as dot product, cosine or Euclidean distance. For the sinusoidal scheme at even d "

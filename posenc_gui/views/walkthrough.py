@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
 )
 
 from ..compute import ModelJob
-from ..model import limits
+from ..model import ParamSpec, limits
 from ..model.logit_properties import PROPERTY_HELP, LogitProperties
 from ..model.scorecard import SchemeScore, measure_scheme
 from .base import Panel
@@ -268,8 +268,9 @@ class WalkthroughPanel(Panel):
     )
 
     sets_other_state = True
-    cli_options = (PanelOption("--step", f"walkthrough step to export, 1…{len(STEPS)} (0: the introduction)",
-                               type=int, metavar="N"),)
+    cli_options = (PanelOption("--step", "walkthrough step to show (0: the introduction)",
+                               spec=ParamSpec("step", "int", 0, "step", "The walkthrough step shown.", low=0,
+                                              high=len(STEPS))),)
 
     def __init__(self, state, compute, parent: QWidget | None = None) -> None:
         super().__init__(state, compute, parent)

@@ -110,6 +110,22 @@ def presets() -> list[tuple[Scheme, Preset]]:
     return [(info, preset) for info in SCHEMES.values() for preset in info.presets]
 
 
+def find_preset(name: str) -> tuple[Scheme, Preset]:
+    """The preset called ``name`` (its :attr:`Preset.name` or its full label, case ignored) and its scheme.
+
+    Raises
+    ------
+    ValueError
+        Naming the presets, for a name that is none of them.
+    """
+    wanted = " ".join(str(name).split()).casefold()
+    for info, preset in presets():
+        if wanted in (preset.name.casefold(), preset.label.casefold()):
+            return info, preset
+    names = ", ".join(repr(preset.name) for _, preset in presets())
+    raise ValueError(f"preset must be one of {names}; got {limits.shown(name)}")
+
+
 def _checked(key: str, d_model: int, dims: Any, params: dict) -> tuple[Scheme, int, np.ndarray, dict]:
     info = scheme(key)
     options = info.check(params)

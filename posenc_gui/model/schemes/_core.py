@@ -43,7 +43,7 @@ class Columns:
 
 @dataclass(frozen=True)
 class Preset:
-    """A named setup of a scheme, listed in the Parameters panel's preset box.
+    """A named setup of a scheme, listed in the Parameters panel's preset box and chosen by ``--preset NAME``.
 
     ``source`` says where its numbers come from (a paper, a model's config).
     """
@@ -53,6 +53,11 @@ class Preset:
     d_model: int
     options: Mapping[str, Any] = field(default_factory=dict)
     source: str = ""
+
+    @property
+    def name(self) -> str:
+        """The label without its parenthesised details (``"Llama 3.1"``): what ``--preset`` takes."""
+        return self.label.split(" (")[0].strip()
 
 
 @dataclass(frozen=True)
