@@ -53,6 +53,8 @@ MAX_ENTRIES = 2000
 MAX_MODELS = 500
 #: Bytes read of an Ollama manifest or a Hugging Face ref; larger ones are skipped.
 MAX_MANIFEST_BYTES = 2**20
+#: Entries read per source in all; past it the source's listing stops, and says so (a hostile tree cannot hang it).
+MAX_TOTAL_ENTRIES = 50_000
 #: Problems reported per source (one line each); the rest are counted.
 MAX_PROBLEMS = 5
 
@@ -109,6 +111,8 @@ class SourceScan:
     models: list[FoundModel] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     _more_problems: int = 0
+    #: Entries read so far, against :data:`MAX_TOTAL_ENTRIES`.
+    entries_read: int = 0
 
     def problem(self, text: str) -> None:
         """Note a problem in one line; past :data:`MAX_PROBLEMS`, only counted."""
@@ -197,6 +201,12 @@ def _entries(folder: Path, scan: SourceScan) -> Iterator[os.DirEntry]:
     try:
         with os.scandir(folder) as iterator:
             for entry in iterator:
+                if scan.entries_read >= MAX_TOTAL_ENTRIES:
+                    if scan.entries_read == MAX_TOTAL_ENTRIES:
+                        scan.entries_read += 1
+                        scan.problem(f"more than {MAX_TOTAL_ENTRIES:,} entries in all: the listing stopped there")
+                    break
+                scan.entries_read += 1
                 if len(entries) >= MAX_ENTRIES:
                     scan.problem(f"{folder}: more than {MAX_ENTRIES:,} entries; the first {MAX_ENTRIES:,} "
                                  "read were looked at")
