@@ -17,6 +17,7 @@ from posenc_gui.model import locations
 from posenc_gui.model.locations import HUGGING_FACE, LM_STUDIO, OLLAMA, find_models, open_found_model
 from posenc_gui.model.model_setup import model_setups
 from posenc_gui.model.schemes.rope import hf_config
+from posenc_gui.views import model_open
 
 #: Llama 3.1's RoPE keys (its config.json on the Hub).
 LLAMA31 = LLAMA | {"hidden_size": 4096, "num_attention_heads": 32, "rope_theta": 500000.0, "rope_scaling": {
@@ -215,7 +216,10 @@ def menu_entries(window, qtbot) -> dict[str, object]:
     return {action.text(): action for action in menu.actions() if action.text()}
 
 
-def test_the_menu_lists_each_source_and_opens_the_chosen_model_in_the_window(make_window, qtbot, computer):
+def test_the_menu_lists_each_source_and_opens_the_chosen_model_in_the_window(make_window, qtbot, computer,
+                                                                             monkeypatch):
+    shown = []
+    monkeypatch.setattr(model_open, "show_model_problem", lambda parent, message: shown.append(message))
     window = make_window()
     entries = menu_entries(window, qtbot)
     llama = "meta-llama/Llama-3.1-8B — config.json only"
@@ -224,6 +228,7 @@ def test_the_menu_lists_each_source_and_opens_the_chosen_model_in_the_window(mak
     assert f"qwen2:latest — {gguf_size} GGUF" in entries
     assert f"lmstudio-community/Qwen2-GGUF/Qwen2-Q8_0.gguf — {gguf_size} GGUF" in entries
     entries[llama].trigger()
+    assert shown == []
     params = window.state.params
     assert (params.scheme, params.d_model, params.options["rope_type"], params.options["factor"]) == \
         ("rope", 128, "llama3", 8.0)
