@@ -12,12 +12,11 @@ import pytest
 from safetensors.numpy import save_file
 from test_model_files import LLAMA, rope_gguf, table, write_json
 
-from posenc_gui.model import rope_frequencies
-from posenc_gui.model import locations
+from posenc_gui.model import locations, rope_frequencies
 from posenc_gui.model.locations import HUGGING_FACE, LM_STUDIO, OLLAMA, find_models, open_found_model
 from posenc_gui.model.model_setup import model_setups
 from posenc_gui.model.schemes.rope import hf_config
-from posenc_gui.views import model_open
+from posenc_gui.views import model_locations, model_open
 
 #: Llama 3.1's RoPE keys (its config.json on the Hub).
 LLAMA31 = LLAMA | {"hidden_size": 4096, "num_attention_heads": 32, "rope_theta": 500000.0, "rope_scaling": {
@@ -247,3 +246,12 @@ def test_the_menu_says_which_sources_have_no_folder(make_window, qtbot, tmp_path
     entries = menu_entries(window, qtbot)
     assert {text: action.isEnabled() for text, action in entries.items() if "no models folder" in text} == {
         f"{source}: no models folder on this computer": False for source in (HUGGING_FACE, OLLAMA, LM_STUDIO)}
+
+
+def test_nothing_is_scanned_until_the_menu_is_about_to_show(make_window, qtbot, computer, monkeypatch):
+    calls = []
+    monkeypatch.setattr(model_locations, "find_models", lambda environ: calls.append(environ) or find_models())
+    window = make_window()
+    assert calls == []
+    assert "qwen2:latest" in " ".join(menu_entries(window, qtbot))
+    assert calls == [None]

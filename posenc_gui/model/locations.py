@@ -303,31 +303,35 @@ def _snapshot(repository: Path, scan: SourceScan) -> Path | None:
     if not snapshots:
         scan.problem(f"{repository}: no snapshot was downloaded")
         return None
-    return max(snapshots, key=lambda path: (path.stat().st_mtime, path.name))
+    return max(snapshots, key=lambda path: (_modified(path), path.name))
+
+
+def _modified(path: Path) -> float:
+    try:
+        return os.stat(path).st_mtime
+    except OSError:
+        return 0.0
 
 
 def _snapshot_models(name: str, snapshot: Path, scan: SourceScan) -> list[FoundModel]:
     """The snapshot folder as one model (its safetensors, or its config.json alone), and each GGUF file in it."""
+    names = [entry.name for entry in _entries(snapshot, scan)]
     sizes: dict[str, int] = {}
-    for entry in _entries(snapshot, scan):
-        if entry.name == "config.json" or entry.name.endswith((".safetensors", ".gguf")):
-            size = _regular_size(Path(entry.path), scan)
+    for file in names:
+        if file == "config.json" or file.endswith((".safetensors", ".gguf")):
+            size = _regular_size(snapshot / file, scan)
             if size is not None:
-                sizes[entry.name] = size
+                sizes[file] = size
     models = []
     weights = sum(size for file, size in sizes.items() if file.endswith(".safetensors"))
     if weights:
         models.append(FoundModel(HUGGING_FACE, name, snapshot, weights, "safetensors"))
-    elif "config.json" in sizes and not any(file.endswith(_WEIGHT_SUFFIXES) for file in _names(snapshot, scan)):
+    elif "config.json" in sizes and not any(file.lower().endswith(_WEIGHT_SUFFIXES) for file in names):
         models.append(FoundModel(HUGGING_FACE, name, snapshot, 0, "config.json only"))
     for file, size in sizes.items():
         if file.endswith(".gguf"):
             models.append(FoundModel(HUGGING_FACE, f"{name}/{file}", snapshot / file, size, "GGUF"))
     return models
-
-
-def _names(folder: Path, scan: SourceScan) -> list[str]:
-    return [entry.name for entry in _entries(folder, scan)]
 
 
 # ----------------------------------------------------------------- Ollama

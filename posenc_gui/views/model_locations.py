@@ -13,7 +13,7 @@ line.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QMenu, QWidget
@@ -38,11 +38,10 @@ class ModelsMenu(QObject):
     scanned = Signal(int, object)
 
     def __init__(self, menu: QMenu, state: AppState, parent: QWidget | None = None,
-                 environ: Mapping[str, str] | None = None,
-                 find: Callable[[Mapping[str, str] | None], list[SourceScan]] = find_models) -> None:
+                 environ: Mapping[str, str] | None = None) -> None:
         super().__init__(menu)
         self.menu, self.state, self.parent_widget = menu, state, parent
-        self.environ, self.find = environ, find
+        self.environ = environ
         self._number = 0
         self._scanning = False
         self.scanned.connect(self._show)
@@ -62,7 +61,7 @@ class ModelsMenu(QObject):
 
     def _scan(self, number: int) -> None:
         try:
-            scans = self.find(self.environ)
+            scans = find_models(self.environ)
         except Exception as error:  # a bug here must not leave the menu saying it looks for ever
             scans = [SourceScan("Models", problems=[f"the models could not be listed: {error}"])]
         try:
