@@ -194,6 +194,18 @@ def test_100000_folders_are_read_only_up_to_the_bound_and_said_in_one_line(tmp_p
                           f"{locations.MAX_ENTRIES:,} read were looked at"]
 
 
+def test_a_deep_tree_stops_at_the_bound_on_entries_in_all(tmp_path, monkeypatch):
+    monkeypatch.setattr(locations, "MAX_TOTAL_ENTRIES", 100)
+    root = tmp_path / "ollama"
+    for host in range(3):
+        for model in range(40):
+            (root / "manifests" / f"host{host}" / "library" / f"m{model:02d}").mkdir(parents=True)
+    (scan,) = [scan for scan in find_models({"HOME": str(tmp_path), "OLLAMA_MODELS": str(root)})
+               if scan.source == OLLAMA]
+    assert scan.entries_read == 101
+    assert scan.notes == ["more than 100 entries in all: the listing stopped there"]
+
+
 def test_a_manifest_naming_a_blob_outside_its_folder_is_refused(tmp_path):
     root = tmp_path / "ollama"
     manifest = root / "manifests" / "registry.ollama.ai" / "library" / "evil" / "latest"

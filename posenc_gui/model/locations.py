@@ -4,9 +4,10 @@
 and without reading any weights: per source, its folder, the models found
 (a name, the path :func:`~posenc_gui.model.files.open_model` or
 :func:`open_found_model` opens, the bytes of its weights) and, in one line
-each, what could not be listed. Everything on disk is untrusted: each
-folder is read at most :data:`MAX_ENTRIES` entries deep in a fixed layout
-(no recursive walk), a manifest or ref at most :data:`MAX_MANIFEST_BYTES`,
+each, what could not be listed. Everything on disk is untrusted: only
+the folders of a fixed layout are read (no recursive walk), at most
+:data:`MAX_ENTRIES` entries of each and :data:`MAX_TOTAL_ENTRIES` of a
+source in all, a manifest or ref at most :data:`MAX_MANIFEST_BYTES`,
 symbolic links are followed but what they reach must be a regular file
 (a loop, a FIFO or a device is skipped with its reason), and nothing found
 is executed.
