@@ -30,6 +30,7 @@ from .views.compare import MODES as COMPARE_MODES, Comparison
 from .views.export_ui import SETTINGS_FOLDER, SETTINGS_FORMAT, SETTINGS_SCALE, install_export_actions
 from .views.handout_ui import open_handout_dialog
 from .views.labels import StatusText, counted
+from .views.model_locations import install_models_menu
 from .views.model_open import model_location, open_chosen_path, open_model_dialog, open_model_path
 from .views.plotkit import theme
 from .views.registry import panel_classes
@@ -521,6 +522,7 @@ class MainWindow(QMainWindow):
                                                    "model.safetensors, or its shards)")
         self.open_model_folder_action.triggered.connect(lambda: open_model_dialog(self.state, self, folder=True))
         self.file_menu.addActions([self.open_model_action, self.open_model_folder_action])
+        self.models_menu = install_models_menu(self.file_menu, self.state, self)  # File ▸ Models on this computer
         self.file_menu.addSeparator()
 
     def open_model(self, path: str) -> str | None:

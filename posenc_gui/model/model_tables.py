@@ -24,7 +24,8 @@ from pathlib import Path
 import numpy as np
 
 from . import limits
-from .files import FLOAT_DTYPES, ModelFile, ModelFileError, TensorInfo, open_model
+from .files import FLOAT_DTYPES, ModelFile, ModelFileError, TensorInfo
+from .locations import open_found_model
 
 #: Models kept open per process (headers and detected tables: a few MiB each).
 MAX_MODELS = 4
@@ -62,7 +63,7 @@ def _version(path: Path) -> tuple:
 
 
 def cached_model(path: str | os.PathLike[str]) -> ModelFile:
-    """:func:`~posenc_gui.model.files.open_model` of ``path``, opened again only when the file changed.
+    """:func:`~posenc_gui.model.locations.open_found_model` of ``path``, opened again only when the file changed.
 
     Raises
     ------
@@ -79,7 +80,7 @@ def cached_model(path: str | os.PathLike[str]) -> ModelFile:
         if key in _models:
             _models.move_to_end(key)
             return _models[key]
-    model = open_model(resolved)  # outside the lock: another thread may read another model meanwhile
+    model = open_found_model(resolved)  # outside the lock: another thread may read another model meanwhile
     with _lock:
         _models[key] = model
         while len(_models) > MAX_MODELS:
