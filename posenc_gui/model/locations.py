@@ -451,11 +451,12 @@ def _config_only(path: Path) -> Path | None:
 
 
 def _open_config(path: Path, config_path: Path) -> ModelFile:
-    """The model of ``config_path`` alone: its RoPE set-up, no tensors (see ``files._hf_rope``)."""
-    from .files import _folder_name, _hf_rope, _read_json
+    """The model of ``config_path`` alone: its RoPE set-up, no tensors (see ``config_rope.hf_rope``)."""
+    from .config_rope import hf_rope
+    from .files import MAX_CONFIG_BYTES, _folder_name, _read_json
 
-    config = _read_json(config_path)
-    rope, pairing, notes = _hf_rope(config, config_path)
+    config = _read_json(config_path, MAX_CONFIG_BYTES)
+    rope, pairing, notes = hf_rope(config, config_path)
     name = _folder_name(path) if path.is_dir() else (
         _folder_name(path.parent) if path.name == "config.json" else path.stem)
     return ModelFile(name=name, path=path, kind="hf-folder" if path.is_dir() else "config.json", tensors=(),
