@@ -17,10 +17,10 @@ from posenc_gui import export_cli
 from posenc_gui.export import suggested_name
 from posenc_gui.model import EncodingParams, encode, pairwise
 from posenc_gui.views import panel_classes
-from waiting import finish_pending, geometry
+from waiting import TIMEOUT_S, finish_pending, geometry
 
 
-def run(*args, env=None, timeout=180):
+def run(*args, env=None, timeout=TIMEOUT_S):
     base = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
     return subprocess.run([sys.executable, "-m", "posenc_gui", "export", *args], capture_output=True, text=True,
                           timeout=timeout, env={**base, **(env or {})})
