@@ -137,7 +137,8 @@ def test_a_new_measurement_stops_a_scan_in_steps(qtbot, state, compute):
     statuses = []
     real = panel.status_label.setText
     panel.status_label.setText = lambda text: (statuses.append(text), real(text))
-    state.update(seq_len=1_048_576, d_model=8192)
+    # 1,048,576 offsets × 512 frequencies: two scan steps (d_model 8192 takes sixteen, and 4× the CPU before the first)
+    state.update(seq_len=1_048_576, d_model=1024)
     state.flush()
     qtbot.waitUntil(lambda: any(text.startswith("Checking every offset of") for text in statuses), timeout=TIMEOUT_MS)
     assert panel.data.pending  # the first step is shown …
