@@ -82,6 +82,25 @@ def compute_waits_bounded_by_the_tests_timeout():
 def pytest_configure(config):
     config.addinivalue_line("markers", "prebuild: main windows build the hidden docks' panels in idle time, as the "
                             "app does (without it they are built when shown: tests do not wait for idle time)")
+    config.addinivalue_line("markers", "worker_niceness: compute workers run at the app's lower priority "
+                            "(without it, at the tests' own)")
+
+
+@pytest.fixture(autouse=True)
+def workers_at_the_tests_priority(request, monkeypatch):
+    """Compute threads and the worker process run at the test process's priority (unless marked ``worker_niceness``).
+
+    The app lowers them by ``WORKER_NICENESS`` so that its GUI thread goes
+    first. Beside other busy processes of the same scheduling group (a
+    terminal's autogroup: two CPU-bound processes started beside the tests)
+    a niced worker gets a few per cent of what they get, and a test waiting
+    for its result waits ten times longer or more. The tests wait for results,
+    not for the GUI thread, so they run the workers as the test runs.
+    """
+    if request.node.get_closest_marker("worker_niceness") is None:
+        from posenc_gui import compute
+
+        monkeypatch.setattr(compute, "WORKER_NICENESS", 0)
 
 
 @pytest.fixture(autouse=True)
