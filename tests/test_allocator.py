@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 import pytest
+from waiting import TIMEOUT_S
 
 # A worker thread allocates, touches and frees arrays of 12-24 MiB, as the
 # similarity matrix's worker does at d_model 8192, and prints the page
@@ -36,7 +37,8 @@ print(out[0])
 
 
 def page_faults(mode: str) -> int:
-    done = subprocess.run([sys.executable, "-c", REUSE_LARGE_ARRAYS, mode], capture_output=True, text=True, timeout=60)
+    done = subprocess.run([sys.executable, "-c", REUSE_LARGE_ARRAYS, mode], capture_output=True, text=True,
+                          timeout=TIMEOUT_S)
     assert done.returncode == 0, done.stderr
     return int(done.stdout)
 

@@ -15,6 +15,7 @@ from posenc_gui.model.sampling import AxisSample
 from posenc_gui.views.attention_bias import AttentionBiasPanel
 from posenc_gui.views.plotkit import MASKED_COLOUR
 from posenc_gui.views.registry import panel_classes
+from waiting import TIMEOUT_S
 
 
 def show_panel(qtbot, state, compute, size=(1200, 700)) -> AttentionBiasPanel:
@@ -28,9 +29,9 @@ def show_panel(qtbot, state, compute, size=(1200, 700)) -> AttentionBiasPanel:
 
 def settle(qtbot, panel, compute):
     panel.state.flush()
-    assert compute.wait_idle(60)
+    assert compute.wait_idle(TIMEOUT_S)
     panel.run_debounced()  # a re-sampling after a resize
-    assert compute.wait_idle(60)
+    assert compute.wait_idle(TIMEOUT_S)
 
 
 def change(qtbot, panel, compute, **values):

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
+from waiting import TIMEOUT_S
 
 from posenc_gui.model import EncodingParams, SCHEMES, encode
 from posenc_gui.model.attention import (
@@ -95,7 +96,7 @@ def test_embeddings_do_not_depend_on_python_hash_seed():
     code = "from posenc_gui.model.attention import word_embedding; print(repr(word_embedding('dog', 4).tolist()))"
     outputs = {
         subprocess.run(
-            [sys.executable, "-c", code], capture_output=True, text=True, check=True,
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=TIMEOUT_S,
             env={"PYTHONHASHSEED": seed, "PATH": ""},
         ).stdout
         for seed in ("1", "2")

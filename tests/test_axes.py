@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QApplication
 
 from posenc_gui.views.plotkit import CompactAxisItem
 from posenc_gui.views.similarity import SimilarityPanel
+from waiting import TIMEOUT_S
 
 
 @pytest.mark.parametrize("values, spacing, expected", [
@@ -42,7 +43,7 @@ def test_labels_of_a_narrow_axis_over_a_million_positions_do_not_overlap(qtbot, 
     panel.resize(480, 360)  # the matrix plot is about 200 px wide
     panel.show()
     qtbot.waitExposed(panel)
-    assert compute.wait_idle(60)
+    assert compute.wait_idle(TIMEOUT_S)
     axis = panel.matrix.plot.getAxis("bottom")
     rects = _label_rects(axis)
     assert rects
@@ -175,7 +176,8 @@ def test_an_error_while_drawing_an_axis_is_reported_not_a_crash(tmp_path):
         widget.grab()
         print("still running")
     """))
-    results = {which: subprocess.run([sys.executable, str(script), which], capture_output=True, text=True, timeout=60)
+    results = {which: subprocess.run([sys.executable, str(script), which], capture_output=True, text=True,
+                                     timeout=TIMEOUT_S)
                for which in ("ours", "pyqtgraph")}
     ours = results["ours"]
     assert ours.returncode == 0 and "still running" in ours.stdout, ours.stderr[-2000:]

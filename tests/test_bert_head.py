@@ -16,6 +16,7 @@ from bert_folders import (
     PANICS, VOCAB, bert_config, distilbert_folder, hand_folder, hand_tensors, random_folder, roberta_folder, write_folder,
     write_panicking_tokenizer,
 )
+from waiting import TIMEOUT_S
 from posenc_gui.model import ModelFileError, open_model
 from posenc_gui.model.bert_head import (
     TABLE_TERMS, bert_layout, bert_permutation_demo, head_count, layer_norm, load_tokenizer, real_head_available,
@@ -249,5 +250,5 @@ def test_importing_the_real_head_loads_no_tokenizer_and_no_qt():
             "bad = [k for k in sys.modules if k.split('.')[0] in ('tokenizers', 'PySide6', 'pyqtgraph')];"
             "print(bad); sys.exit(1 if bad else 0)")
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=TIMEOUT_S)
     assert result.returncode == 0, result.stdout + result.stderr

@@ -8,9 +8,10 @@ import sys
 import pytest
 
 from posenc_gui import __version__
+from waiting import TIMEOUT_S
 
 
-def run(*args, env_extra=None, timeout=120):
+def run(*args, env_extra=None, timeout=TIMEOUT_S):
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", **(env_extra or {})}
     return subprocess.run([sys.executable, "-m", "posenc_gui", *args], capture_output=True, text=True,
                           timeout=timeout, env=env)
@@ -77,7 +78,7 @@ def test_installed_entry_point_starts_the_window_offscreen(tmp_path):
     assert exe, "the posenc-gui console script is not installed"
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "POSENC_GUI_SETTINGS": str(tmp_path / "s.ini")}
     result = subprocess.run([exe, "--quit-after-first-paint", "--scheme", "harmonic", "--d-model", "64"],
-                            capture_output=True, text=True, timeout=120, env=env)
+                            capture_output=True, text=True, timeout=TIMEOUT_S, env=env)
     assert result.returncode == 0, result.stderr
     assert "first paint" in result.stdout and "harmonic_n128_d64" in result.stdout
     assert (tmp_path / "s.ini").exists()  # settings written on close
@@ -92,7 +93,7 @@ def run_app_with(tmp_path, patch: str) -> subprocess.CompletedProcess:
     script.write_text("import sys\nimport posenc_gui.__main__ as cli\n" + patch
                       + "sys.exit(cli.main(['--quit-after-first-paint', '--no-restore']))\n", encoding="utf-8")
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "POSENC_GUI_SETTINGS": str(tmp_path / "s.ini")}
-    result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120, env=env)
+    result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=TIMEOUT_S, env=env)
     assert result.returncode == 0, result.stderr[-2000:]
     return result
 

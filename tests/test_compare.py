@@ -13,8 +13,8 @@ from posenc_gui.model.compare import ShownMatrix, matrix_difference
 from posenc_gui.session import SESSION_FORMAT, SessionError, read_session
 from posenc_gui.views.compare import ComparedPanel, PinnedState, plot_items
 from posenc_gui.views.registry import panel_classes
+from waiting import TIMEOUT_MS
 
-TIMEOUT_MS = 30_000
 PAPER = EncodingParams()  # the 2017 paper's setup: sinusoidal, base 10,000, pairs interleaved
 
 

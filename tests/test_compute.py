@@ -43,6 +43,7 @@ def test_a_callable_runs_in_a_worker_thread(compute):
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="thread niceness is set on Linux only")
+@pytest.mark.worker_niceness
 def test_workers_run_at_a_lower_priority_than_the_gui_thread(compute):
     def own_niceness():
         return os.getpriority(os.PRIO_PROCESS, threading.get_native_id())

@@ -449,7 +449,7 @@ def test_a_million_positions_allocate_no_n_by_d_array(qtbot, state, compute):
     try:
         state.update(seq_len=1_048_576, d_model=8192)
         state.flush()
-        assert compute.wait_idle(120)
+        assert compute.wait_idle(TIMEOUT_S)
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
@@ -534,13 +534,13 @@ def test_similarity_says_under_the_plot_how_the_matrix_is_sampled(qtbot, state, 
     assert panel.sampling_label.isHidden()  # 128 positions: every one is shown
     state.update(seq_len=1_048_576)
     state.flush()
-    assert compute.wait_idle(60)
+    assert compute.wait_idle(TIMEOUT_S)
     rows = panel.matrix_data.rows
     assert rows.stride > 1 and not panel.sampling_label.isHidden()
     assert f"every {rows.stride:,}" in panel.sampling_label.text()
     state.update(seq_len=100)
     state.flush()
-    assert compute.wait_idle(60)
+    assert compute.wait_idle(TIMEOUT_S)
     assert panel.sampling_label.isHidden()
 
 

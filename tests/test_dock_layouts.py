@@ -7,6 +7,7 @@ import pytest
 from posenc_gui.dock_layouts import layout_key, layouts
 from posenc_gui.model import EncodingParams, presets
 from posenc_gui.views.registry import panel_classes
+from waiting import TIMEOUT_MS, TIMEOUT_S
 
 
 def llama31() -> EncodingParams:
@@ -52,10 +53,10 @@ def test_switching_family_rearranges_and_coming_back_restores_the_users_layout(m
     window = make_window(restore=False)
     window.docks["similarity"].close()  # the user's own change to the tables layout
     window.state.set_params(EncodingParams("alibi"))
-    qtbot.waitUntil(lambda: "bias" in in_front(window), timeout=120_000)
+    qtbot.waitUntil(lambda: "bias" in in_front(window), timeout=TIMEOUT_MS)
     assert {"bias", "logits"} <= in_front(window)
     window.state.set_params(EncodingParams())
-    qtbot.waitUntil(lambda: "heatmap" in in_front(window), timeout=120_000)
+    qtbot.waitUntil(lambda: "heatmap" in in_front(window), timeout=TIMEOUT_MS)
     assert not window.docks["similarity"].isVisible(), "the user's closed dock came back"
     assert "waveforms" in in_front(window)
 
@@ -65,7 +66,7 @@ def test_a_dock_the_user_floated_stays_floating_when_the_family_changes(make_win
     window.docks["scorecard"].setFloating(True)
     window.docks["scorecard"].show()
     window.state.set_params(llama31())
-    qtbot.waitUntil(lambda: "frequencies" in in_front(window), timeout=120_000)
+    qtbot.waitUntil(lambda: "frequencies" in in_front(window), timeout=TIMEOUT_MS)
     assert window.docks["scorecard"].isFloating()
 
 
@@ -78,21 +79,21 @@ def test_view_layout_names_every_layout_and_arranges_the_chosen_one(make_window,
     window.state.set_params(EncodingParams("t5"))
     window.docks["bias"].close()
     next(a for a in menu.actions() if a.text() == layouts()["biases"].title).trigger()
-    qtbot.waitUntil(lambda: "bias" in in_front(window), timeout=120_000)
+    qtbot.waitUntil(lambda: "bias" in in_front(window), timeout=TIMEOUT_MS)
 
 
 def test_the_users_layout_per_family_survives_a_restart(make_window, qtbot):
     first = make_window()
     first.state.set_params(EncodingParams("alibi"))
-    qtbot.waitUntil(lambda: "bias" in in_front(first), timeout=120_000)
+    qtbot.waitUntil(lambda: "bias" in in_front(first), timeout=TIMEOUT_MS)
     first.docks["logits"].close()
     first.state.set_params(EncodingParams())
-    qtbot.waitUntil(lambda: "heatmap" in in_front(first), timeout=120_000)
+    qtbot.waitUntil(lambda: "heatmap" in in_front(first), timeout=TIMEOUT_MS)
     first.close()
     second = make_window()
     assert "heatmap" in in_front(second)
     second.state.set_params(EncodingParams("alibi"))
-    qtbot.waitUntil(lambda: "bias" in in_front(second), timeout=120_000)
+    qtbot.waitUntil(lambda: "bias" in in_front(second), timeout=TIMEOUT_MS)
     assert not second.docks["logits"].isVisible(), "the biases layout the user had did not come back"
 
 
@@ -151,7 +152,7 @@ def test_every_family_fits_the_screen_with_every_panel_built_and_readable_docks(
     env = {**os.environ, "QT_QPA_PLATFORM": f"offscreen:configfile={config}",
            "POSENC_GUI_SETTINGS": str(tmp_path / "settings.ini")}
     done = subprocess.run([sys.executable, "-c", FIT_SCRIPT, scheme], capture_output=True, text=True, env=env,
-                          timeout=600)
+                          timeout=TIMEOUT_S)
     assert done.returncode == 0, done.stderr
     placed = json.loads(done.stdout.strip().splitlines()[-1])
     x, y, w, h = placed["frame"]

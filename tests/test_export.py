@@ -20,7 +20,7 @@ from posenc_gui.export import ExportError
 from posenc_gui.model import SCHEMES, encode, limits, pairwise
 from posenc_gui.views import panel_classes
 from posenc_gui.views.plotkit import MatrixPlot, new_layout_widget
-from waiting import finish_pending
+from waiting import TIMEOUT_S, finish_pending
 
 PANEL_IDS = [cls.panel_id for cls in panel_classes()]
 SVG = "{http://www.w3.org/2000/svg}"
@@ -797,9 +797,9 @@ def test_export_dialog_announces_the_size_with_the_caption(window, tmp_path, qtb
 
     window.state.update(seq_len=1_048_576, d_model=8192)
     window.state.flush()
-    assert window.compute.wait_idle(60)
+    assert window.compute.wait_idle(TIMEOUT_S)
     finish_pending(qtbot, window.panels["heatmap"])  # the heatmap's re-sample after the new extent
-    assert window.compute.wait_idle(60)
+    assert window.compute.wait_idle(TIMEOUT_S)
     assert window.panels["heatmap"].figure_caption()
     dialog = ExportDialog(window, "heatmap")
     qtbot.addWidget(dialog)

@@ -1,5 +1,8 @@
-"""``posenc-gui export``, run as a script would (subprocess, no display)."""
+"""``posenc-gui export``: its command line, in this process (``export_cli.main``) where a child process proves
+nothing more, and as a script runs it (a child process, no display) for what only a process shows."""
 
+import contextlib
+import io
 import json
 import os
 import subprocess
@@ -18,13 +21,33 @@ from posenc_gui import export_cli
 from posenc_gui.export import suggested_name
 from posenc_gui.model import EncodingParams, encode, pairwise
 from posenc_gui.views import panel_classes
-from waiting import finish_pending, geometry
+from waiting import TIMEOUT_S, finish_pending, geometry
 
 
-def run(*args, env=None, timeout=180):
+#: Every test here may run the command in this process: it uses the tests' application.
+pytestmark = pytest.mark.usefixtures("qapp")
+
+
+def run(*args, env=None, timeout=TIMEOUT_S):
+    """``python -m posenc_gui export ARGS`` in a child process with no display (``env`` added)."""
     base = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
     return subprocess.run([sys.executable, "-m", "posenc_gui", "export", *args], capture_output=True, text=True,
                           timeout=timeout, env={**base, **(env or {})})
+
+
+def run_here(*args) -> subprocess.CompletedProcess:
+    """``posenc-gui export ARGS`` in this process: its exit status and what it printed, as :func:`run` gives them.
+
+    The command is ``export_cli.main``, which ``python -m posenc_gui export``
+    calls; a child process would start Python and Qt again (about 2 s) for
+    the same files and lines. What only a process shows (no display, the
+    platform it picks, stderr holding nothing but the error line) is tested
+    with :func:`run`.
+    """
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        status = export_cli.main(list(args))
+    return subprocess.CompletedProcess(["posenc-gui", "export", *args], status, out.getvalue(), err.getvalue())
 
 
 def one_line_error(result, code):
@@ -36,7 +59,7 @@ def one_line_error(result, code):
 
 
 def test_list_names_every_panel():
-    result = run("--list")
+    result = run_here("--list")
     assert result.returncode == 0, result.stderr
     listed = [line.split()[0] for line in result.stdout.splitlines() if line.strip()]
     assert listed == [cls.panel_id for cls in panel_classes()]
@@ -44,7 +67,7 @@ def test_list_names_every_panel():
 
 
 def test_help_shows_parameter_and_panel_flags():
-    result = run("--help")
+    result = run_here("--help")
     assert result.returncode == 0
     for flag in ("--seq-len", "--d-model", "--width", "--sentence-a", "--sentence-b", "--metric", "--dims"):
         assert flag in result.stdout, flag
@@ -68,7 +91,7 @@ def test_vector_and_data_formats_from_the_command_line(tmp_path):
     expected = encode("harmonic", np.arange(50.0), 12)
     for fmt in ("svg", "pdf", "npy", "csv", "json"):
         out = tmp_path / f"h.{fmt}"
-        result = run("heatmap", "-o", str(out), *flags)
+        result = run_here("heatmap", "-o", str(out), *flags)
         assert result.returncode == 0, (fmt, result.stderr)
         if fmt == "svg":
             root = ET.fromstring(out.read_bytes())
@@ -87,19 +110,19 @@ def test_vector_and_data_formats_from_the_command_line(tmp_path):
 
 def test_panel_options_reach_the_panel(tmp_path):
     out = tmp_path / "sim.npy"
-    result = run("similarity", "-o", str(out), "--seq-len", "30", "--d-model", "8", "--metric", "cosine",
+    result = run_here("similarity", "-o", str(out), "--seq-len", "30", "--d-model", "8", "--metric", "cosine",
                  "--reference", "4")
     assert result.returncode == 0, result.stderr
     pe = encode("sinusoidal", np.arange(30.0), 8, base=10000.0, layout="interleaved")
     np.testing.assert_array_equal(np.load(out), pairwise(pe, pe, "cosine"))
-    result = run("similarity", "-o", str(tmp_path / "sim.json"), "--seq-len", "30", "--d-model", "8",
+    result = run_here("similarity", "-o", str(tmp_path / "sim.json"), "--seq-len", "30", "--d-model", "8",
                  "--metric", "cosine", "--reference", "4")
     assert result.returncode == 0, result.stderr
     meta = json.loads((tmp_path / "sim.json").read_text())["meta"]
     assert meta["metric"] == "cosine" and meta["reference"] == 4
 
     waves = tmp_path / "w.npy"
-    result = run("waveforms", "-o", str(waves), "--d-model", "16", "--dims", "0,3,5-6")
+    result = run_here("waveforms", "-o", str(waves), "--d-model", "16", "--dims", "0,3,5-6")
     assert result.returncode == 0, result.stderr
     np.testing.assert_array_equal(np.load(waves), encode("sinusoidal", np.arange(128.0), 16,
                                                          dims=np.array([0, 3, 5, 6]), base=10000.0,
@@ -108,7 +131,7 @@ def test_panel_options_reach_the_panel(tmp_path):
 
 def test_permutation_sentences_from_flags(tmp_path):
     out = tmp_path / "demo.json"
-    result = run("permutation", "-o", str(out), "--sentence-a", "the cat sat", "--sentence-b", "sat the cat",
+    result = run_here("permutation", "-o", str(out), "--sentence-a", "the cat sat", "--sentence-b", "sat the cat",
                  "--no-position")
     assert result.returncode == 0, result.stderr
     text = out.read_text()
@@ -116,7 +139,7 @@ def test_permutation_sentences_from_flags(tmp_path):
     assert isinstance(doc, dict)
     assert "the cat sat" in text and "sat the cat" in text
     png = tmp_path / "demo.png"
-    assert run("permutation", "-o", str(png), "--sentence-a", "a b", "--sentence-b", "b a").returncode == 0
+    assert run_here("permutation", "-o", str(png), "--sentence-a", "a b", "--sentence-b", "b a").returncode == 0
     assert QImage(str(png)).width() > 0
 
 
@@ -136,7 +159,7 @@ def test_permutation_sentences_from_flags(tmp_path):
 def test_usage_errors_are_one_line_and_exit_2(tmp_path, args, needle):
     target = tmp_path / "OUT"
     args = [a.replace("OUT", str(target)) for a in args]
-    line = one_line_error(run(*args), 2)
+    line = one_line_error(run_here(*args), 2)
     assert needle in line, line
     assert list(tmp_path.iterdir()) == []  # nothing written
 
@@ -164,18 +187,18 @@ def test_a_figure_past_the_memory_budget_is_one_line_exit_2_and_keeps_the_existi
 
 def test_failed_export_exits_1_and_keeps_the_existing_file(tmp_path):
     missing = tmp_path / "no" / "such" / "folder" / "x.png"
-    line = one_line_error(run("heatmap", "-o", str(missing)), 1)
+    line = one_line_error(run_here("heatmap", "-o", str(missing)), 1)
     assert "does not exist" in line
     existing = tmp_path / "pe.npy"
     existing.write_bytes(b"keep me")
     # past the export limit the heatmap can only give samples, which .npy refuses
-    line = one_line_error(run("heatmap", "-o", str(existing), "--seq-len", "1048576", "--d-model", "64"), 1)
+    line = one_line_error(run_here("heatmap", "-o", str(existing), "--seq-len", "1048576", "--d-model", "64"), 1)
     assert "limit" in line
     assert existing.read_bytes() == b"keep me"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["pe.npy"]
     folder_target = tmp_path / "a_folder.png"
     folder_target.mkdir()
-    assert "folder" in one_line_error(run("heatmap", "-o", str(folder_target)), 1)
+    assert "folder" in one_line_error(run_here("heatmap", "-o", str(folder_target)), 1)
 
 
 def test_an_explicit_platform_is_respected(tmp_path):
@@ -187,9 +210,9 @@ def test_an_explicit_platform_is_respected(tmp_path):
 
 def test_size_sets_the_figure_layout(tmp_path):
     out, taller = tmp_path / "small.png", tmp_path / "taller.png"
-    result = run("waveforms", "-o", str(out), "--size", "500x300", "--scale", "1")
+    result = run_here("waveforms", "-o", str(out), "--size", "500x300", "--scale", "1")
     assert result.returncode == 0, result.stderr
-    result = run("waveforms", "-o", str(taller), "--size", "500x400", "--scale", "1")
+    result = run_here("waveforms", "-o", str(taller), "--size", "500x400", "--scale", "1")
     assert result.returncode == 0, result.stderr
     image = QImage(str(out))
     # the figure is 500 × 300 and its caption (the same at the same width) runs under it
@@ -199,10 +222,10 @@ def test_size_sets_the_figure_layout(tmp_path):
 
 def test_a_png_narrower_than_the_default_figure_is_laid_out_at_its_width(tmp_path):
     narrow, laid_out = tmp_path / "narrow.png", tmp_path / "laid_out.png"
-    result = run("waveforms", "-o", str(narrow), "--width", "480")
+    result = run_here("waveforms", "-o", str(narrow), "--width", "480")
     assert result.returncode == 0, result.stderr
     # the same figure laid out at 480 × 320 and drawn at scale 1: full-size text
-    result = run("waveforms", "-o", str(laid_out), "--size", "480x320", "--scale", "1")
+    result = run_here("waveforms", "-o", str(laid_out), "--size", "480x320", "--scale", "1")
     assert result.returncode == 0, result.stderr
     a, b = QImage(str(narrow)), QImage(str(laid_out))
     assert a.width() == 480 and a.size() == b.size()
@@ -219,7 +242,7 @@ def written_paths(result):
 
 def test_a_batch_of_panels_and_formats_writes_each_file_with_its_suggested_name(tmp_path):
     folder = tmp_path / "figures"
-    result = run("heatmap", "similarity", "waveforms", "-o", f"{folder}/", "--format", "png,svg",
+    result = run_here("heatmap", "similarity", "waveforms", "-o", f"{folder}/", "--format", "png,svg",
                  "--seq-len", "40", "--d-model", "16")
     assert result.returncode == 0, result.stderr
     assert result.stderr == ""
@@ -236,13 +259,13 @@ def test_a_batch_of_panels_and_formats_writes_each_file_with_its_suggested_name(
 
 
 def test_a_parameter_list_writes_a_file_for_each_value(tmp_path):
-    result = run("heatmap", "-o", str(tmp_path), "--d-model", "8,12,6", "--format", "npy", "--seq-len", "30")
+    result = run_here("heatmap", "-o", str(tmp_path), "--d-model", "8,12,6", "--format", "npy", "--seq-len", "30")
     assert result.returncode == 0, result.stderr
     for d_model, line in zip((8, 12, 6), written_paths(result), strict=True):
         path = tmp_path / suggested_name(EncodingParams(seq_len=30, d_model=d_model), "heatmap", "npy")
         assert line == str(path)
         np.testing.assert_array_equal(np.load(path), encode("sinusoidal", np.arange(30.0), d_model, base=10000.0))
-    result = run("magnitude", "-o", f"{tmp_path}/", "--scheme", "sinusoidal,harmonic", "--format", "json")
+    result = run_here("magnitude", "-o", f"{tmp_path}/", "--scheme", "sinusoidal,harmonic", "--format", "json")
     assert result.returncode == 0, result.stderr
     assert [json.loads(Path(line).read_text())["params"]["scheme"] for line in written_paths(result)] == [
         "sinusoidal", "harmonic"]
@@ -250,13 +273,13 @@ def test_a_parameter_list_writes_a_file_for_each_value(tmp_path):
 
 def test_a_batch_file_is_the_file_the_single_form_writes(tmp_path):
     args = ["--seq-len", "64", "--d-model", "24", "--metric", "cosine"]
-    result = run("heatmap", "similarity", "-o", f"{tmp_path}/batch/", "--format", "png,svg", *args)
+    result = run_here("heatmap", "similarity", "-o", f"{tmp_path}/batch/", "--format", "png,svg", *args)
     assert result.returncode == 0, result.stderr
     for line in written_paths(result):
         batch = Path(line)
         single = tmp_path / batch.name
         panel = batch.stem.rsplit("_", 1)[1]
-        assert run(panel, "-o", str(single), *(args if panel == "similarity" else args[:4])).returncode == 0
+        assert run_here(panel, "-o", str(single), *(args if panel == "similarity" else args[:4])).returncode == 0
         assert batch.read_bytes() == single.read_bytes(), batch.name
 
 
@@ -278,7 +301,7 @@ def test_a_batch_file_is_the_file_the_single_form_writes(tmp_path):
 ])
 def test_bad_batch_input_is_one_line_exit_2_and_writes_nothing(tmp_path, args, needle):
     args = [a.replace("DIR", str(tmp_path / "out")) for a in args]
-    line = one_line_error(run(*args), 2)
+    line = one_line_error(run_here(*args), 2)
     assert needle in line, line
     assert list(tmp_path.iterdir()) == []  # not even the folder
 
@@ -298,16 +321,16 @@ def test_a_failed_file_is_named_and_the_batch_goes_on(tmp_path):
 
 
 def test_a_batch_folder_is_created_but_not_its_parents(tmp_path):
-    result = run("heatmap", "-o", f"{tmp_path}/new/", "--seq-len", "8", "--d-model", "4")
+    result = run_here("heatmap", "-o", f"{tmp_path}/new/", "--seq-len", "8", "--d-model", "4")
     assert result.returncode == 0, result.stderr
     assert [p.name for p in (tmp_path / "new").iterdir()] == ["sinusoidal_n8_d4_b10000_heatmap.png"]
-    line = one_line_error(run("heatmap", "-o", f"{tmp_path}/no/such/", "--seq-len", "8"), 1)
+    line = one_line_error(run_here("heatmap", "-o", f"{tmp_path}/no/such/", "--seq-len", "8"), 1)
     assert "Cannot create the folder" in line
     assert not (tmp_path / "no").exists()
 
 
 def test_help_describes_batch_export():
-    text = " ".join(run("--help").stdout.split())
+    text = " ".join(run_here("--help").stdout.split())
     for needle in ("PANEL [PANEL ...]", "--format", "-o FILE|DIR/", "--d-model N[,N…]", "comma list"):
         assert needle in text, needle
 

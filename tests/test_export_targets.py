@@ -17,6 +17,7 @@ import pytest
 
 from posenc_gui import export
 from posenc_gui.export import ExportError
+from waiting import TIMEOUT_S
 
 
 def leftovers(*folders: Path) -> list[str]:
@@ -261,7 +262,7 @@ def test_the_command_line_says_why_in_one_line(fifo, folders):
     links, files = folders
     command = [sys.executable, "-m", "posenc_gui", "export", "heatmap", "-o", str(fifo.path)]
     env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
-    result = subprocess.run(command, capture_output=True, text=True, timeout=180, env=env)
+    result = subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT_S, env=env)
     assert result.returncode == 1, result.stderr
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("posenc-gui export: error: Cannot write")
@@ -271,7 +272,7 @@ def test_the_command_line_says_why_in_one_line(fifo, folders):
     real.write_bytes(b"old")
     (links / "pe.csv").symlink_to(real)
     command[-1] = str(links / "pe.csv")
-    result = subprocess.run(command, capture_output=True, text=True, timeout=180, env=env)
+    result = subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT_S, env=env)
     assert result.returncode == 0, result.stderr
     assert (links / "pe.csv").is_symlink() and real.read_bytes().startswith(b"# posenc_gui")
 

@@ -325,7 +325,7 @@ def test_analysis_panels_compute_in_the_worker_process_at_the_default_size(make_
     window.state.flush()  # no event processed yet: the analysis is in the process
     assert panel.data.params.d_model == 512 and window.compute.is_pending(panel)
     assert worker_process() is not None and worker_process().alive
-    assert window.compute.wait_idle(60)
+    assert window.compute.wait_idle(TIMEOUT_S)
     assert panel.data.params.d_model == 510
 
 

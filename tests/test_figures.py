@@ -16,7 +16,7 @@ from posenc_gui import export
 from posenc_gui.export_plan import panel_options
 from posenc_gui.views import panel_classes
 from posenc_gui.views.plotkit import DIVERGING, SEQUENTIAL, MatrixPlot, new_layout_widget
-from waiting import finish_pending
+from waiting import TIMEOUT_S, finish_pending
 
 CLASSES = {cls.panel_id: cls for cls in panel_classes()}
 SVG = "{http://www.w3.org/2000/svg}"
@@ -40,9 +40,9 @@ def make_panel(qtbot, panel_id, state, compute, size=(960, 720)):
 
 def settle(qtbot, panel, compute):
     panel.state.flush()
-    assert compute.wait_idle(60)
+    assert compute.wait_idle(TIMEOUT_S)
     finish_pending(qtbot, panel)  # re-samples after a resize, delayed texts
-    assert compute.wait_idle(60)
+    assert compute.wait_idle(TIMEOUT_S)
     finish_pending(qtbot, panel)
 
 
@@ -149,7 +149,7 @@ def test_the_walkthrough_figure_is_the_step_and_the_panel_it_shows(make_window, 
     step = walkthrough.step
     assert step.panel_id == "spectrum"
     window.state.flush()
-    assert window.compute.wait_idle(60)
+    assert window.compute.wait_idle(TIMEOUT_S)
     finish_pending(qtbot, window.panels["spectrum"])
     figure = walkthrough.figure_widget()
     assert not figure.findChildren(QAbstractButton) and not figure.findChildren(QComboBox)

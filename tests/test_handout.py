@@ -10,8 +10,8 @@ from posenc_gui import export_cli
 from posenc_gui.model import EncodingParams
 from posenc_gui.views.handout_ui import HandoutDialog, default_panels, export_handout
 from posenc_gui.views.registry import panel_classes
+from waiting import TIMEOUT_MS
 
-TIMEOUT_MS = 30_000
 
 
 def pdf_pages(data: bytes) -> list[tuple[float, float]]:

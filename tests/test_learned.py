@@ -17,6 +17,7 @@ from posenc_gui.model.analysis import pe_norms
 from posenc_gui.model.digits import entry_with_error, shown_number
 from posenc_gui.model.closest import range_uniqueness
 from posenc_gui.model.similarity import similarity_matrix
+from waiting import TIMEOUT_S
 
 LEARNED = {"scheme": "learned"}
 
@@ -118,7 +119,7 @@ def test_every_panel_of_the_window_shows_the_scheme_or_says_why(make_window, tmp
     # instead of its notice (views/permutation.py, reported; once built it says why, as tested here)
     for panel_id in window.panels:
         window.raise_panel(panel_id)
-    assert window.compute.wait_idle(300)
+    assert window.compute.wait_idle(TIMEOUT_S)
     assert window.state.update(**values) is None
     window.state.flush()
     assert window.compute.wait_idle()
@@ -126,7 +127,7 @@ def test_every_panel_of_the_window_shows_the_scheme_or_says_why(make_window, tmp
     shown = []
     for panel_id, panel in window.panels.items():
         window.raise_panel(panel_id)
-        assert window.compute.wait_idle(300)
+        assert window.compute.wait_idle(TIMEOUT_S)
         assert _error_shown(panel) == "", (panel_id, _error_shown(panel))
         if panel.unavailable_label.isVisible():
             assert not type(panel).shows(info), panel_id

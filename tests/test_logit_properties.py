@@ -14,6 +14,7 @@ from posenc_gui.model.logit_properties import (
 )
 from posenc_gui.model.logits import positional_logits
 from posenc_gui.views.positional_logits import COMPARED_COLOURS, PositionalLogitsPanel
+from waiting import TIMEOUT_S
 
 
 def params(**values) -> EncodingParams:
@@ -117,9 +118,9 @@ def show_panel(qtbot, state, compute) -> PositionalLogitsPanel:
 
 def settle(panel, state, compute):
     state.flush()
-    assert compute.wait_idle(60)
+    assert compute.wait_idle(TIMEOUT_S)
     panel.run_debounced()  # the properties wait for a pause in the changes
-    assert compute.wait_idle(60)
+    assert compute.wait_idle(TIMEOUT_S)
 
 
 def test_the_panel_compares_profiles_and_measures_every_setup(qtbot, state, compute):
@@ -155,11 +156,11 @@ def test_the_panel_compares_profiles_and_measures_every_setup(qtbot, state, comp
     # a new N: the table says it is measuring until the new one is in
     assert state.update(seq_len=300) is None
     state.flush()
-    assert compute.wait_idle(60)
+    assert compute.wait_idle(TIMEOUT_S)
     assert panel.properties.verticalHeaderItem(0).text().endswith("(measuring…)")
     assert "Measured properties" not in panel.figure_caption()
     panel.run_debounced()
-    assert compute.wait_idle(60)
+    assert compute.wait_idle(TIMEOUT_S)
     assert panel.measured[0][1].params.seq_len == 300
     # none again: the curves go, the table has the setup alone
     panel.apply_options(compare="")

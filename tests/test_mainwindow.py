@@ -1,11 +1,12 @@
 """Main window: docks, View menu, layout reset and settings that survive a restart."""
 
 import numpy as np
+import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDockWidget
 
 from posenc_gui.model import EncodingParams, encode
-from waiting import TIMEOUT_MS, finish_pending
+from waiting import TIMEOUT_MS, TIMEOUT_S, finish_pending
 
 CORE_PANELS = ("parameters", "heatmap", "waveforms", "similarity")
 
@@ -121,6 +122,7 @@ def build_ahead_quickly(monkeypatch, idle_ms: int) -> None:
     monkeypatch.setattr(mainwindow, "IDLE_MS", idle_ms)
 
 
+@pytest.mark.prebuild
 def test_hidden_panels_are_built_ahead_while_the_user_is_idle(make_window, qtbot, monkeypatch):
     build_ahead_quickly(monkeypatch, idle_ms=50)
     window = make_window(restore=False)
@@ -130,7 +132,7 @@ def test_hidden_panels_are_built_ahead_while_the_user_is_idle(make_window, qtbot
     addition = window.panels["addition"]
     assert not addition.on_screen() and addition.data is None  # built behind a tab: not computed
     window.raise_panel("addition")
-    assert window.compute.wait_idle(60)
+    assert window.compute.wait_idle(TIMEOUT_S)
     assert addition.data is not None
 
 
@@ -170,6 +172,7 @@ def idle_on_a_manual_clock(monkeypatch, window) -> ManualClock:
     return clock
 
 
+@pytest.mark.prebuild
 def test_building_ahead_waits_while_parameters_are_changing(make_window, monkeypatch):
     build_ahead_quickly(monkeypatch, idle_ms=400)
     window = make_window(restore=False)
@@ -187,6 +190,7 @@ def test_building_ahead_waits_while_parameters_are_changing(make_window, monkeyp
     assert len(window.panels.built()) == len(before) + 1
 
 
+@pytest.mark.prebuild
 def test_building_ahead_waits_while_the_user_zooms(make_window, qtbot, monkeypatch):
     # A zoom changes no parameter; its re-sampling requests count as activity.
     build_ahead_quickly(monkeypatch, idle_ms=400)

@@ -17,6 +17,7 @@ from safetensors.numpy import save_file
 
 from posenc_gui.model import ModelFileError, open_model
 from posenc_gui.model import files as model_files
+from waiting import TIMEOUT_S
 
 RNG = np.random.default_rng(2024)
 Q8_0 = gguf.GGMLQuantizationType.Q8_0
@@ -481,7 +482,7 @@ def refusal_in_a_child(path) -> str:
             "try:\n    open_model(sys.argv[1])\nexcept ModelFileError as error:\n    print(error)\n")
     try:
         result = subprocess.run([sys.executable, "-I", "-c", code, str(path)], capture_output=True, text=True,
-                                timeout=120)
+                                timeout=TIMEOUT_S)
     except subprocess.TimeoutExpired:
         pytest.fail(f"opening {path} blocked")
     return result.stdout + result.stderr
@@ -522,6 +523,6 @@ def test_importing_the_model_loads_no_file_reader():
     code = ("import sys, posenc_gui.model;"
             "loaded = [k for k in ('safetensors', 'gguf', 'ml_dtypes', 'zipfile') if k in sys.modules];"
             "print(loaded); sys.exit(1 if loaded else 0)")
-    result = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, text=True)
+    result = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, text=True, timeout=TIMEOUT_S)
     assert result.returncode == 0, result.stdout + result.stderr
     assert model_files.open_model is open_model

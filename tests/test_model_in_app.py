@@ -15,7 +15,7 @@ from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QApplication
 from safetensors.numpy import save_file
 from test_model_files import LLAMA, bert_folder, marker_pickle, raw_safetensors, table, write_json
-from waiting import finish_pending
+from waiting import TIMEOUT_S, finish_pending
 
 from posenc_gui import __main__ as cli
 from posenc_gui import export_cli
@@ -314,8 +314,8 @@ def test_the_settings_bring_the_model_back_and_forget_a_model_that_is_gone(make_
 # ---------------------------------------------------------------- command line
 def run(*args, cwd=None):
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
-    return subprocess.run([sys.executable, "-m", "posenc_gui", *args], capture_output=True, text=True, timeout=180,
-                          env=env, cwd=cwd)
+    return subprocess.run([sys.executable, "-m", "posenc_gui", *args], capture_output=True, text=True,
+                          timeout=TIMEOUT_S, env=env, cwd=cwd)
 
 
 def test_export_with_a_model_writes_a_figure_titled_with_its_name(qapp, gpt2, tmp_path):

@@ -35,6 +35,7 @@ from posenc_gui.model import (
     value_range,
 )
 from posenc_gui.model import addition, analysis, cache, panel_data, scorecard, spectrum
+from waiting import TIMEOUT_S
 
 nan, inf = float("nan"), float("inf")
 P = EncodingParams()
@@ -290,7 +291,7 @@ print(json.dumps(results))
 
 def test_huge_positions_are_refused_without_allocating_them():
     env = {**os.environ, "OPENBLAS_NUM_THREADS": "1"}
-    result = subprocess.run([sys.executable, "-I", "-c", CHILD], capture_output=True, text=True, timeout=120,
+    result = subprocess.run([sys.executable, "-I", "-c", CHILD], capture_output=True, text=True, timeout=TIMEOUT_S,
                             env=env)
     assert result.returncode == 0, result.stderr
     results = json.loads(result.stdout)

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from posenc_gui.model import SCHEMES, EncodingParams, encode, find_preset, formula_term, limits, presets, wavelengths
 from tolerances import angle_atol, assert_close
+from waiting import TIMEOUT_S
 
 POSITIONS = [0, 1, 2, 17, 127, 1000.5]
 
@@ -206,7 +207,7 @@ def test_importing_the_model_loads_no_qt():
         "bad = [k for k in sys.modules if k.split('.')[0] in ('PySide6', 'shiboken6', 'PyQt5', 'PyQt6', 'pyqtgraph')];"
         "print(bad); sys.exit(1 if bad else 0)"
     )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=TIMEOUT_S)
     assert result.returncode == 0, result.stdout + result.stderr
 
 

@@ -27,6 +27,7 @@ def monkey():
 
 # A right-click on a colour bar opens pyqtgraph's colormap menu, whose keyboard grab the offscreen platform lacks.
 @pytest.mark.qt_log_ignore("This plugin does not support grabbing the keyboard")
+@pytest.mark.prebuild  # hidden panels built in idle time between the actions, as for a user
 def test_three_hundred_random_actions_break_nothing(make_window, monkey, tmp_path):
     window = make_window(size=(1400, 900), restore=False)
     run = monkey.run(window, actions=300, seed=20261201, folder=tmp_path)

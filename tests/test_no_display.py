@@ -7,6 +7,7 @@ import sys
 import pytest
 
 from posenc_gui.display import display_problem, explain_qt_failure, qt_start_guard
+from waiting import TIMEOUT_S
 
 X11_OR_WAYLAND = sys.platform.startswith(("linux", "freebsd", "openbsd", "netbsd", "dragonfly"))
 DISPLAY_VARIABLES = ("DISPLAY", "WAYLAND_DISPLAY", "WAYLAND_SOCKET", "QT_QPA_PLATFORM")
@@ -17,7 +18,7 @@ def launch(tmp_path, **variables) -> subprocess.CompletedProcess:
     env = {name: value for name, value in os.environ.items() if name not in DISPLAY_VARIABLES}
     env.update(XDG_RUNTIME_DIR=str(tmp_path), POSENC_GUI_SETTINGS=str(tmp_path / "settings.ini"), **variables)
     return subprocess.run([sys.executable, "-I", "-m", "posenc_gui", "--no-restore"], capture_output=True,
-                          text=True, timeout=120, env=env)
+                          text=True, timeout=TIMEOUT_S, env=env)
 
 
 def one_line(stderr: str) -> str:

@@ -19,7 +19,7 @@ from posenc_gui.views.base import Panel
 from posenc_gui.views.host import ExportHost, PanelHost
 from posenc_gui.views.registry import DockPlacement, PanelOption, panel_class, panel_classes
 from posenc_gui.views.walkthrough import STEPS
-from waiting import TIMEOUT_MS
+from waiting import TIMEOUT_MS, TIMEOUT_S
 
 #: The scheme the test panel does not apply to, and why.
 REFUSED_SCHEME = "naive"
@@ -187,7 +187,7 @@ def test_every_panels_model_functions_are_in_the_model_layer_which_loads_no_qt()
     code = (f"import sys, importlib; [importlib.import_module(m) for m in {sorted(modules)!r}];"
             "bad = [k for k in sys.modules if k.split('.')[0] in ('PySide6', 'shiboken6', 'pyqtgraph')];"
             "print(bad); sys.exit(1 if bad else 0)")
-    result = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, text=True)
+    result = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, text=True, timeout=TIMEOUT_S)
     assert result.returncode == 0, result.stdout + result.stderr
 
 

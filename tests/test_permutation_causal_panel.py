@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QApplication
 from posenc_gui.model.attention import causal_mask, permutation_demo
 from posenc_gui.views.matrix_items import MASKED_RGB, MASKED_TEXT
 from posenc_gui.views.permutation import PermutationPanel
+from waiting import TIMEOUT_S
 
 
 @pytest.fixture
@@ -161,7 +162,7 @@ def test_the_command_line_flag_exports_the_causal_demo(tmp_path):
     out = tmp_path / "figures"
     result = subprocess.run([sys.executable, "-m", "posenc_gui", "export", "permutation", "--causal", "--scheme",
                              "nope", "--format", "png,json", "-o", f"{out}{os.sep}"],
-                            capture_output=True, text=True, timeout=180, env=env)
+                            capture_output=True, text=True, timeout=TIMEOUT_S, env=env)
     assert result.returncode == 0, result.stderr
     png, = out.glob("*.png")
     document = json.loads(next(out.glob("*.json")).read_text())
@@ -173,7 +174,7 @@ def test_the_command_line_flag_exports_the_causal_demo(tmp_path):
     # --no-causal: the equivariant demo, as without the flag.
     plain = tmp_path / "plain.json"
     result = subprocess.run([sys.executable, "-m", "posenc_gui", "export", "permutation", "--no-causal",
-                             "--scheme", "nope", "-o", str(plain)], capture_output=True, text=True, timeout=180,
+                             "--scheme", "nope", "-o", str(plain)], capture_output=True, text=True, timeout=TIMEOUT_S,
                             env=env)
     assert result.returncode == 0, result.stderr
     document = json.loads(plain.read_text())

@@ -13,6 +13,7 @@ from posenc_gui.model.attention import permutation_demo
 from posenc_gui.views.plotkit import SEQUENTIAL
 from posenc_gui.views.matrix_items import colour_indices, lookup_table
 from posenc_gui.views.permutation import PermutationPanel
+from waiting import TIMEOUT_S
 
 
 @pytest.fixture
@@ -324,7 +325,7 @@ def test_exit_after_rebuilding_the_plots_does_not_crash(tmp_path, where):
 
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "POSENC_GUI_SETTINGS": str(tmp_path / "s.ini")}
     result = subprocess.run([sys.executable, "-c", _EXIT_SCRIPT, where], capture_output=True, text=True,
-                            env=env, timeout=120)
+                            env=env, timeout=TIMEOUT_S)
     assert result.stdout.strip() == "done"
     assert result.returncode == 0, result.stderr[-2000:]
 

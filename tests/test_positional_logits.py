@@ -19,6 +19,7 @@ from posenc_gui.model.logits import (
 from posenc_gui.model.schemes.rope import hf_config
 from posenc_gui.views.plotkit import MASKED_COLOUR
 from posenc_gui.views.positional_logits import PositionalLogitsPanel
+from waiting import TIMEOUT_S
 
 EPS = np.finfo(np.float64).eps
 #: head_dim 4, theta 10000: θ = (10000^0, 10000^(−2/4)) = (1, 0.01).
@@ -235,7 +236,7 @@ def show_panel(qtbot, state, compute, size=(1200, 700)) -> PositionalLogitsPanel
 
 def settle(state, compute):
     state.flush()
-    assert compute.wait_idle(60)
+    assert compute.wait_idle(TIMEOUT_S)
 
 
 def test_the_panel_shows_the_model_and_follows_the_parameters(qtbot, state, compute):

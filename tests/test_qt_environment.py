@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from waiting import TIMEOUT_S
 
 # Paints a plot with a grid, then lists the process's threads that Qt's pool started.
 PAINT_A_GRID = """
@@ -41,7 +42,7 @@ def test_a_plot_with_a_grid_paints_without_qt_pool_threads(prepared):
     # its pool, so the check does see pool threads when there are any.
     env = {key: value for key, value in os.environ.items() if key != "QT_NO_GUI_THREADPOOL"}
     result = subprocess.run([sys.executable, "-c", PAINT_A_GRID, "prepared" if prepared else "plain"],
-                            capture_output=True, text=True, env=env, timeout=120)
+                            capture_output=True, text=True, env=env, timeout=TIMEOUT_S)
     assert result.returncode == 0, result.stderr
     pool_threads = int(result.stdout.strip().splitlines()[-1])
     assert (pool_threads == 0) == prepared, pool_threads

@@ -8,6 +8,7 @@ import pytest
 from posenc_gui import export
 from posenc_gui.model import EncodingParams
 from posenc_gui.views.scorecard import COLUMNS, FAIL_BRUSH, NOT_APPLICABLE_BRUSH, PASS_BRUSH, ScorecardPanel
+from waiting import TIMEOUT_MS
 
 
 @pytest.fixture
@@ -93,7 +94,7 @@ def _measured(qtbot, state, compute, **params):
     panel.show()
     qtbot.waitExposed(panel)
     qtbot.waitUntil(lambda: panel.data is not None and not panel.is_stale() and not panel.data.pending,
-                    timeout=120_000)
+                    timeout=TIMEOUT_MS)
     assert compute.wait_idle()
     return panel
 
@@ -141,15 +142,18 @@ def test_a_new_measurement_stops_a_scan_in_steps(qtbot, state, compute):
     statuses = []
     real = panel.status_label.setText
     panel.status_label.setText = lambda text: (statuses.append(text), real(text))
-    state.update(seq_len=1_048_576, d_model=8192)
+    # 1,048,576 offsets × 512 frequencies: two scan steps (d_model 8192 takes sixteen, and 4× the CPU before the first)
+    state.update(seq_len=1_048_576, d_model=1024)
     state.flush()
-    qtbot.waitUntil(lambda: any(text.startswith("Searching all of 0…1,048,575 for the closest pairs of") for text in statuses), timeout=120_000)
+    qtbot.waitUntil(lambda: any(text.startswith(("Searching all of 0…1,048,575 for the closest pairs of",
+                                                 "Checking every offset of")) for text in statuses),
+                    timeout=TIMEOUT_MS)
     assert panel.data.pending  # the first step is shown …
     cell = panel.cell_text(panel.data.pending[0], "unique")
     assert cell.startswith("… ") and cell.endswith("% checked")
     state.update(seq_len=128, d_model=64)  # … and a new size replaces the rest of the scan
     state.flush()
-    qtbot.waitUntil(lambda: not panel.is_stale() and not panel.data.pending, timeout=120_000)
+    qtbot.waitUntil(lambda: not panel.is_stale() and not panel.data.pending, timeout=TIMEOUT_MS)
     assert compute.wait_idle()
     assert panel.data.params == EncodingParams(seq_len=128, d_model=64)
     assert panel.cell_text("sincos_pair", "unique").startswith("✗ 0 vs 44")

@@ -11,6 +11,7 @@ from posenc_gui import export_cli
 from posenc_gui.model import EncodingParams
 from posenc_gui.session import (MAX_DEPTH, MAX_FILE_BYTES, SESSION_FORMAT, SESSION_VERSION, Session, SessionError,
                                 read_session, session_dict, write_session)
+from waiting import TIMEOUT_S
 
 GOOD = {"format": SESSION_FORMAT, "version": SESSION_VERSION,
         "params": {"scheme": "sinusoidal", "seq_len": 256, "d_model": 64, "base": 500.0, "layout": "halves"},
@@ -257,7 +258,7 @@ def test_a_fifo_is_refused_without_being_opened(tmp_path):
     os.mkfifo(fifo)
     # Opening the FIFO for reading would wait for a writer for ever: the timeout only bounds that hang.
     result = subprocess.run([sys.executable, "-I", "-c", FIFO_SCRIPT, str(fifo)], capture_output=True, text=True,
-                            timeout=120, env={**os.environ, "QT_QPA_PLATFORM": "offscreen"})
+                            timeout=TIMEOUT_S, env={**os.environ, "QT_QPA_PLATFORM": "offscreen"})
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "it is a FIFO, not a regular file"
 
@@ -274,7 +275,7 @@ def test_what_is_written_reads_back(tmp_path):
 def run(*args, env_extra=None):
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", **(env_extra or {})}
     return subprocess.run([sys.executable, "-m", "posenc_gui", *args], capture_output=True, text=True,
-                          timeout=180, env=env)
+                          timeout=TIMEOUT_S, env=env)
 
 
 @pytest.mark.parametrize("form", [[], ["--session"]])

@@ -11,6 +11,7 @@ import pytest
 
 from posenc_gui.model import EncodingParams
 from posenc_gui.settings import MAX_FILE_BYTES, Settings, check_text, read_file
+from waiting import TIMEOUT_S
 
 SAVED = EncodingParams(scheme="harmonic", seq_len=300, d_model=64)
 
@@ -164,7 +165,7 @@ def test_a_fifo_in_place_of_the_settings_file_is_neither_read_nor_written(tmp_pa
     env = dict(os.environ, POSENC_GUI_SETTINGS=str(fifo), QT_QPA_PLATFORM="offscreen", POSENC_GUI_WORKER_PROCESS="0")
     # A read or write of the FIFO would wait for a peer for ever: the timeout only bounds that hang.
     result = subprocess.run([sys.executable, "-c", FIFO_SCRIPT], env=env, capture_output=True, text=True,
-                            timeout=120)
+                            timeout=TIMEOUT_S)
     assert result.returncode == 0, result.stderr
     message, defaults, saved = result.stdout.splitlines()[-3:]
     assert "a FIFO, not a regular file" in message and "will not be saved" in message

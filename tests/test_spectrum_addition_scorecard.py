@@ -19,6 +19,7 @@ from posenc_gui.model.addition import (
 from posenc_gui.model.scorecard import GROWTH_TOL, TK_TOL, UNIQUE_TOL, sample_range, score_scheme, scorecard
 from posenc_gui.model.spectrum import spectrum
 from tolerances import assert_close, cosine_atol
+from waiting import TIMEOUT_S
 
 # --------------------------------------------------------------------------- spectrum
 
@@ -406,7 +407,7 @@ def test_these_model_modules_load_no_qt():
         "bad = [k for k in sys.modules if k.split('.')[0] in ('PySide6', 'shiboken6', 'pyqtgraph')];"
         "print(bad); sys.exit(1 if bad else 0)"
     )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=TIMEOUT_S)
     assert result.returncode == 0, result.stdout + result.stderr
 
 

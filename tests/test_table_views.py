@@ -18,14 +18,14 @@ from posenc_gui.views import periodogram as periodogram_view
 from posenc_gui.views.pca import PCAPanel
 from posenc_gui.views.periodogram import LEVELS, PeriodogramPanel
 from posenc_gui.views.plotkit import SEQUENTIAL
-from waiting import finish_pending
+from waiting import TIMEOUT_S, finish_pending
 
 
 def settle(qtbot, panel, compute):
     panel.state.flush()
-    assert compute.wait_idle(60)
+    assert compute.wait_idle(TIMEOUT_S)
     finish_pending(qtbot, panel)
-    assert compute.wait_idle(60)
+    assert compute.wait_idle(TIMEOUT_S)
 
 
 def make(qtbot, cls, state, compute, size=(900, 700)):

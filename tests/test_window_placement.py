@@ -11,7 +11,7 @@ from PySide6.QtGui import QWheelEvent
 from PySide6.QtWidgets import QApplication, QGraphicsView, QLineEdit
 
 from posenc_gui.views.export_ui import ExportDialog
-from waiting import TIMEOUT_MS
+from waiting import TIMEOUT_MS, TIMEOUT_S
 
 #: Opens a window on the offscreen platform, reports where it is and where it may be, and closes it.
 #: With a geometry in argv it is first moved and sized there (saved on close).
@@ -44,7 +44,7 @@ def open_window(tmp_path, screen: tuple[int, int], *geometry: int) -> dict:
     env = {**os.environ, "QT_QPA_PLATFORM": f"offscreen:configfile={config}",
            "POSENC_GUI_SETTINGS": str(tmp_path / "settings.ini")}
     result = subprocess.run([sys.executable, "-c", WINDOW_SCRIPT, *map(str, geometry)], capture_output=True,
-                            text=True, env=env, timeout=180)
+                            text=True, env=env, timeout=TIMEOUT_S)
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout.strip().splitlines()[-1])
 

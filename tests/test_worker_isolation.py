@@ -12,6 +12,7 @@ from posenc_gui import compute as compute_module
 from posenc_gui.compute import ModelJob
 from posenc_gui.model import EncodingParams
 from posenc_gui.model.panel_data import relative_data
+from waiting import TIMEOUT_MS, TIMEOUT_S
 
 #: Modules a worker imports (or Python imports at start-up) that a launch folder could shadow.
 PLANTED = ("struct", "pickle", "numpy", "sitecustomize", "posenc_gui")
@@ -46,7 +47,7 @@ def test_the_planted_modules_run_in_a_child_started_the_unsafe_way(launch_folder
     # The check below would prove nothing if the planted modules could not run.
     folder, ran = launch_folder
     subprocess.run([sys.executable, "-m", "posenc_gui.worker_process"], cwd=folder, stdin=subprocess.DEVNULL,
-                   capture_output=True, timeout=60)
+                   capture_output=True, timeout=TIMEOUT_S)
     assert {path.name for path in ran.iterdir()} & {"struct", "posenc_gui"}  # which one depends on the Python
 
 
@@ -59,7 +60,7 @@ def test_the_worker_imports_nothing_from_the_launch_folder(compute, launch_folde
     params = EncodingParams(seq_len=32, d_model=16)
     compute.submit("relative", ModelJob(relative_data, (params, 4, 1)), results.append)
     process = compute_module.worker_process()
-    assert compute.wait_idle(60) and results[0].params == params
+    assert compute.wait_idle(TIMEOUT_S) and results[0].params == params
     assert process.alive  # answered by the child: one that failed to start leaves the job to this process
     assert sorted(path.name for path in ran.iterdir()) == []
     if os.path.exists(f"/proc/{process.pid}/cwd"):
@@ -80,7 +81,7 @@ def test_the_worker_process_ends_when_its_last_window_closes(make_window, qtbot,
     first.close()
     assert process.alive and process._child.poll() is None
     second.close()
-    qtbot.waitUntil(lambda: process._child.poll() is not None, timeout=30_000)
+    qtbot.waitUntil(lambda: process._child.poll() is not None, timeout=TIMEOUT_MS)
     assert compute_module.worker_process() is not process  # a later window gets a new one
 
 
@@ -101,7 +102,7 @@ def test_closing_the_window_kills_a_busy_worker_without_waiting_for_it(make_wind
     window.compute.submit("stuck", ModelJob(relative_data, (EncodingParams(seq_len=32, d_model=16), 4, 1)),
                           results.append)
     window.close()
-    qtbot.waitUntil(lambda: child.returncode is not None, timeout=30_000)
+    qtbot.waitUntil(lambda: child.returncode is not None, timeout=TIMEOUT_MS)
     assert child.returncode == -signal.SIGKILL
     assert not any(waited_on_gui_thread)  # the reader thread collected it
     assert not rerun and not results  # its job was dropped, not run again in this process
@@ -117,7 +118,7 @@ def test_shutdown_does_not_wait_for_a_job_running_in_a_thread(compute):
 
     results = []
     compute.submit("blocked", blocked, results.append)
-    assert started.wait(30)
+    assert started.wait(TIMEOUT_S)
     # Bounds the wait of a shutdown that waits for the job, so that it fails instead of hanging.
     unblock = threading.Timer(20, release.set)
     unblock.start()
@@ -127,7 +128,7 @@ def test_shutdown_does_not_wait_for_a_job_running_in_a_thread(compute):
     finally:
         release.set()
         unblock.cancel()
-    assert compute.wait_idle(5) and not results
+    assert compute.wait_idle(TIMEOUT_S) and not results
 
 
 def test_a_source_checkout_launched_from_its_own_folder_still_finds_posenc_gui_last(monkeypatch):

@@ -37,7 +37,7 @@ def test_the_worker_process_loads_no_qt():
     code = ("import sys, posenc_gui.worker_process, posenc_gui.model.panel_data;"
             "bad = [k for k in sys.modules if k.split('.')[0] in ('PySide6', 'shiboken6', 'pyqtgraph')];"
             "print(bad); sys.exit(1 if bad else 0)")
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=TIMEOUT_S)
     assert result.returncode == 0, result.stdout + result.stderr
 
 
@@ -63,7 +63,7 @@ def results():
 
 
 def _wait(compute, results, count=1):
-    assert compute.wait_idle(60)
+    assert compute.wait_idle(TIMEOUT_S)
     assert len(results) >= count
 
 
@@ -98,10 +98,10 @@ def test_the_newest_model_job_wins_and_errors_reach_on_error(compute, results, m
     assert [data.params.d_model for data in results] == [40] and not errors
     compute.submit("linear", ModelJob(linear_relation_data, (EncodingParams(seq_len=8, d_model=8), "one")),
                    results.append, errors.append)
-    assert compute.wait_idle(60)
+    assert compute.wait_idle(TIMEOUT_S)
     assert len(errors) == 1 and str(errors[0]).startswith("k ") and len(results) == 1
     compute.submit("bad args", ModelJob(relative_data, (lambda: None, 1, 1)), results.append, errors.append)
-    assert compute.wait_idle(60)
+    assert compute.wait_idle(TIMEOUT_S)
     assert len(errors) == 2 and len(results) == 1  # arguments that do not pickle: an error, no crash
 
 

@@ -20,6 +20,7 @@ from posenc_gui.model import OPTION_SPECS, SCHEMES, EncodingParams, encode, form
 from posenc_gui.model.bias import xpos_centered_positions, xpos_farthest, xpos_zeta
 from posenc_gui.model.logits import logit_profile_data, positional_logits
 from posenc_gui.views.positional_logits import PositionalLogitsPanel
+from waiting import TIMEOUT_S
 
 # d = 8, γ = 0.4: ζ_i = (2i/8 + 0.4)/1.4 = (0.4, 0.65, 0.9, 1.15)/1.4 = 2/7, 13/28, 9/14, 23/28.
 ZETA_D8 = [Fraction(2, 7), Fraction(13, 28), Fraction(9, 14), Fraction(23, 28)]
@@ -338,7 +339,7 @@ def show_panel(qtbot, state, compute) -> PositionalLogitsPanel:
 
 def settle(state, compute):
     state.flush()
-    assert compute.wait_idle(60)
+    assert compute.wait_idle(TIMEOUT_S)
 
 
 def test_the_panel_shows_xpos_and_follows_its_options(qtbot, state, compute):
