@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import functools
 import gc
+import os
 import sys
 from typing import Callable, Sequence
 
@@ -210,6 +211,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     app.setApplicationVersion(__version__)
     window = MainWindow(overrides=overrides, restore=not args.no_restore, session=session, notice=notice,
                         theme_name=args.theme)
+    if args.model is not None:  # the Decoder panel traces it (a decoder's RoPE set-up is what the window shows)
+        window.state.note_model_opened(os.path.abspath(args.model))
     window.show()
     # The ~70,000 objects of start-up live as long as the window: moved out
     # of the collector's view, a full collection no longer visits them (it

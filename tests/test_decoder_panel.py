@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import numpy as np
 import pytest
@@ -225,3 +226,25 @@ def test_a_gguf_decoder_traces_in_the_panel_as_the_folder(qtbot, state, compute,
     shown = panel.figures[0].shown_attention()
     lower = np.isfinite(shown)
     np.testing.assert_allclose(shown[lower], expected[lower], atol=3e-5)  # GGUF's permuted rows: float32 sums
+
+
+def test_a_newer_text_cancels_the_running_trace_and_wins(qtbot, state, compute, tiny):
+    panel = show_panel(qtbot, state, compute)
+    panel.apply_options(decoder=str(tiny), text="Hello world")
+    first = panel._running["trace"]
+    assert panel.progress.isVisible()  # shown from the request on, its layers as the trace writes them
+    panel.apply_options(text=TEXT)
+    assert os.path.exists(first + ".cancel")  # the worker's trace stops after its layer
+    settle(panel, compute)
+    assert panel.run.text == TEXT and not panel.progress.isVisible()
+    assert panel.message_label.isHidden()  # the cancelled trace's TraceCancelled is no message
+
+
+def test_a_bad_option_names_its_range(qtbot, state, compute, tiny):
+    panel = traced_panel(qtbot, state, compute, tiny)
+    with pytest.raises(ValueError, match=r"layer must be in 0…1"):
+        panel.apply_options(layer=5)
+    with pytest.raises(ValueError, match="view must be one of"):
+        panel.apply_options(view="nope")
+    with pytest.raises(TypeError):
+        panel.apply_options(colour="red")

@@ -51,8 +51,9 @@ def figure_title(run: DecoderRun, layer: int | None, head: int | None, view: str
     return html.escape(f"{run.name} · “{text}”{where} · {view}{what_if}")
 
 
-def _plot(canvas: pg.GraphicsLayoutWidget, row: int, col: int, x_label: str, y_label: str) -> pg.PlotItem:
-    plot = canvas.addPlot(row=row, col=col)
+def _plot(canvas: pg.GraphicsLayoutWidget, row: int, col: int, x_label: str, y_label: str,
+          colspan: int = 1) -> pg.PlotItem:
+    plot = canvas.addPlot(row=row, col=col, colspan=colspan)
     style_plot(plot)
     plot.setMenuEnabled(False)
     plot.hideButtons()
@@ -260,7 +261,7 @@ class FrequencyFigure(DecoderFigure):
                                 "term of q·k/√d", row=1, col=0)
         self.terms.plot.invertY(False)
         self.norm_plot = _plot(self.canvas, 1, 1, "rotary pair p", "norm, share")
-        self.wave_plot = _plot(self.canvas, 2, 1, "rotary pair p", "wavelength 2π/θ_p (positions)")
+        self.wave_plot = _plot(self.canvas, 2, 0, "rotary pair p", "wavelength 2π/θ_p (positions)", colspan=2)
         self.wave_plot.setLogMode(x=False, y=True)
         self.q_curve = self.norm_plot.plot(pen=pg.mkPen(BLUE, width=2))
         self.k_curve = self.norm_plot.plot(pen=pg.mkPen(ORANGE, width=2))
@@ -308,7 +309,7 @@ class FrequencyFigure(DecoderFigure):
     def caption(self) -> str:
         return ("Left: each rotary pair's term (q_a k_a + q_b k_b)/√d of the last token's logit against the offset "
                 "(Barbero et al. 2024). Right, top: mean norm of the pair in q and k over the tokens, and its share: "
-                "mean |term| over every causal logit, ÷ the sum over pairs (each series ÷ its largest). Bottom: the "
+                "mean |term| over every causal logit, ÷ the sum over pairs (each series ÷ its largest). Below: the "
                 "pair's wavelength, as in the RoPE frequencies panel, against the context and the text's length.")
 
 
