@@ -248,3 +248,17 @@ def test_a_bad_option_names_its_range(qtbot, state, compute, tiny):
         panel.apply_options(view="nope")
     with pytest.raises(TypeError):
         panel.apply_options(colour="red")
+
+
+def test_a_panel_built_after_the_model_was_opened_traces_it(qtbot, state, compute, tiny):
+    """The window builds a dock's panel when it is first needed: the model may be open already."""
+    state.note_model_opened(str(tiny))
+    panel = show_panel(qtbot, state, compute)
+    settle(panel, compute)
+    assert panel.run is not None and panel.run.path == str(tiny)
+
+
+def test_before_a_model_the_export_says_why_it_has_no_numbers(qtbot, state, compute):
+    panel = show_panel(qtbot, state, compute)
+    data = panel.export_data()
+    assert data["arrays"] == {} and data["meta"]["message"] == NO_MODEL

@@ -141,6 +141,7 @@ class DecoderPanel(Panel):
         self._progress_timer.timeout.connect(self._poll_progress)
         state.modelOpened.connect(self._model_opened)
         self._view_chosen(0)
+        self.schedule_update()  # a model opened before the panel was built (the window builds docks as needed)
 
     def _what_if_controls(self) -> QWidget:
         row = QWidget(self)
@@ -363,9 +364,11 @@ class DecoderPanel(Panel):
         return self.current_figure().caption() if self.run is not None else ""
 
     def export_data(self) -> dict[str, Any]:
+        """The numbers the current view draws; before any trace, only why there are none (``meta["message"]``)."""
         figure = self.current_figure()
         if self.run is None or not figure.arrays:
-            raise ValueError("the Decoder panel has traced nothing yet")
+            return {"arrays": {}, "meta": {"view": figure.name,
+                                           "message": self.unavailable_message() or "nothing traced yet"}}
         return {"arrays": dict(figure.arrays), "meta": dict(figure.meta)}
 
     def apply_options(self, **values: Any) -> None:
