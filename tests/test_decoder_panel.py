@@ -262,3 +262,12 @@ def test_before_a_model_the_export_says_why_it_has_no_numbers(qtbot, state, comp
     panel = show_panel(qtbot, state, compute)
     data = panel.export_data()
     assert data["arrays"] == {} and data["meta"]["message"] == NO_MODEL
+
+
+def test_a_text_too_long_for_every_layer_is_refused_with_the_most_tokens(tiny, monkeypatch):
+    from posenc_gui.model.decoder import view_data
+
+    monkeypatch.setattr(view_data, "MAX_VIEW_VALUES", 2 * 4 * 5 ** 2)  # 2 layers × 4 heads: at most 5 tokens
+    with pytest.raises(ValueError, match=r"at most 5 tokens"):
+        trace_text(str(tiny), TEXT)
+    assert len(trace_text(str(tiny), "the cat").token_texts) <= 5

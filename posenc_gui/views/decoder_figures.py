@@ -15,6 +15,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QRectF, Qt
 
+from ..model.coverage import Coverage
 from ..model.decoder.view_data import POSITIONAL_SHARE, SINK_SHARE, DecoderRun, FrequencyUse
 from .plotkit import (
     BLUE, GREEN, NO_PEN, ORANGE, PINK, MatrixPlot, add_canvas_title, new_layout_widget, prepare_for_paint,
@@ -245,8 +246,9 @@ class ModelFigure(DecoderFigure):
         return (f"Each cell: the head's mean attention against the offset d = 0 … T − 1 (left to right, 0 at the "
                 f"cell's bottom, 1 at its top). Positional (orange, boxed): mean attention at one offset d ≤ "
                 f"⌊(T − 1)/2⌋, over the queries whose key at d is not token 0, ≥ {POSITIONAL_SHARE:g}. Sink (pink): "
-                f"mean attention of queries i ≥ 1 on token 0 ≥ {SINK_SHARE:g}. Checked on this text's "
-                f"{self.meta.get('tokens') and len(self.meta['tokens'])} tokens only.")
+                f"mean attention of queries i ≥ 1 on token 0 ≥ {SINK_SHARE:g}. Both are measured on this text "
+                f"only, {Coverage('token positions', 0, max(len(self.meta.get('tokens', ())) - 1, 0)).extent()}: "
+                "another text may mark other heads.")
 
 
 class FrequencyFigure(DecoderFigure):

@@ -37,6 +37,9 @@ POSITIONAL_SHARE = 0.5
 SINK_SHARE = 0.5
 #: At most this many characters of text are traced.
 MAX_TEXT_CHARS = 20_000
+#: A trace for the panel keeps at most this many attention weights (layers × heads × T², 128 MiB of float32):
+#: it is sent back from the worker whole, and the model view reads every layer.
+MAX_VIEW_VALUES = 2**25
 
 
 @dataclass(frozen=True, eq=False)
@@ -246,10 +249,16 @@ def trace_text(path: str, text: str, layers: object = None, rope: Mapping[str, A
         raise ValueError(f"text must hold at most {MAX_TEXT_CHARS:,} characters, got {len(text):,}")
     decoder = open_decoder(path)
     ids = decoder.tokenize(text)
+    config = decoder.config
+    kept = config.num_layers if layers is None else len(np.atleast_1d(np.asarray(layers, dtype=object)))
+    most = int(np.sqrt(MAX_VIEW_VALUES / max(1, kept * config.num_heads)))
+    if len(ids) > most:
+        raise ValueError(f"text is {len(ids):,} tokens; {decoder.name}'s {kept} layers × {config.num_heads} heads "
+                         f"are traced for at most {most:,} tokens here (shorten the text)")
     positions = gap_positions(len(ids), gap)
     trace = decoder.trace(ids, layers=layers, positions=positions, rope=rope,
                           progress=_file_progress(progress_path))
-    rope_keys = decoder.config.rope
+    rope_keys = config.rope
     max_positions = rope_keys.get("max_position_embeddings") if isinstance(rope_keys, Mapping) else None
     return DecoderRun(decoder.name, os.fspath(path), text, tuple(decoder.token_texts(ids)), decoder.config.num_layers,
                       int(max_positions) if isinstance(max_positions, (int, np.integer)) else None,
@@ -296,6 +305,6 @@ def frequency_use(trace: DecoderTrace, layer: int, head: int) -> FrequencyUse:
                         pairs.query - np.arange(pairs.query + 1))
 
 
-__all__ = ["MAX_TEXT_CHARS", "POSITIONAL_SHARE", "SINK_SHARE", "DecoderRun", "FrequencyUse", "HeadSummary",
+__all__ = ["MAX_TEXT_CHARS", "MAX_VIEW_VALUES", "POSITIONAL_SHARE", "SINK_SHARE", "DecoderRun", "FrequencyUse", "HeadSummary",
            "TraceCancelled", "frequency_use", "gap_positions", "head_summary", "read_progress", "summarise",
            "trace_text"]
