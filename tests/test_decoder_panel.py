@@ -271,3 +271,16 @@ def test_a_text_too_long_for_every_layer_is_refused_with_the_most_tokens(tiny, m
     with pytest.raises(ValueError, match=r"at most 5 tokens"):
         trace_text(str(tiny), TEXT)
     assert len(trace_text(str(tiny), "the cat").token_texts) <= 5
+
+
+@pytest.mark.parametrize("config", [{"model_type": "bert", "hidden_size": 16}, {"model_type": "llama"}])
+def test_a_model_that_is_no_readable_decoder_gives_one_message(qtbot, state, compute, tiny, tmp_path, config):
+    panel = traced_panel(qtbot, state, compute, tiny)
+    folder = tmp_path / "other"
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    panel.apply_options(decoder=str(folder))
+    settle(panel, compute)
+    message = panel.message_label.text()
+    assert message.startswith("Decoder not traced:") and "other" in message and "\n" not in message
+    assert message.endswith("The last trace stays on screen.") and panel.run.path == str(tiny)
