@@ -284,3 +284,17 @@ def test_a_model_that_is_no_readable_decoder_gives_one_message(qtbot, state, com
     message = panel.message_label.text()
     assert message.startswith("Decoder not traced:") and "other" in message and "\n" not in message
     assert message.endswith("The last trace stays on screen.") and panel.run.path == str(tiny)
+
+
+def test_one_layer_of_a_trace_pickles_that_layer_only(tiny):
+    import pickle
+
+    from posenc_gui.model.decoder.view_data import one_layer
+
+    trace = trace_text(str(tiny), TEXT).trace
+    sliced = pickle.loads(pickle.dumps(one_layer(trace, 1)))
+    assert sliced.layers == (1,)
+    np.testing.assert_array_equal(sliced.queries(1), trace.queries(1))
+    np.testing.assert_array_equal(sliced.keys(1), trace.keys(1))
+    with pytest.raises(ValueError, match="layer must be one of the layers traced"):
+        sliced.attention(0)

@@ -21,7 +21,8 @@ from PySide6.QtWidgets import (QComboBox, QDoubleSpinBox, QHBoxLayout, QLabel, Q
                                QSpinBox, QStackedWidget, QWidget)
 
 from ..compute import ModelJob
-from ..model.decoder.view_data import DecoderRun, TraceCancelled, frequency_use, read_progress, trace_text
+from ..model.decoder.view_data import (DecoderRun, TraceCancelled, frequency_use, one_layer, read_progress,
+                                       trace_text)
 from ..model.model_setup import one_line
 from . import model_open
 from .base import Panel
@@ -325,7 +326,7 @@ class DecoderPanel(Panel):
         run = self.run
         self._extra_key, self._extra = key, None
         if isinstance(figure, FrequencyFigure):
-            job = ModelJob(frequency_use, (run.trace, layer, head))
+            job = ModelJob(frequency_use, (one_layer(run.trace, layer), layer, head))  # pickled here: one layer
         else:
             rope, gap = self.what_if()
             if rope is None and gap is None:

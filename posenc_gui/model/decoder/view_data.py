@@ -19,6 +19,7 @@ least :data:`SINK_SHARE`.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -265,6 +266,14 @@ def trace_text(path: str, text: str, layers: object = None, rope: Mapping[str, A
                       describe_what_if(rope, gap), trace, summarise(trace))
 
 
+def one_layer(trace: DecoderTrace, layer: int) -> DecoderTrace:
+    """``trace`` keeping ``layer`` only (the same arrays, not copied): what a request about one layer sends to
+    the worker, a thirtieth of a whole trace's pickle (ValueError naming the layers traced)."""
+    trace.attention(layer)  # ValueError for a layer not traced
+    return dataclasses.replace(trace, layers=(layer,), _attention={layer: trace._attention[layer]},
+                               _queries={layer: trace._queries[layer]}, _keys={layer: trace._keys[layer]})
+
+
 @dataclass(frozen=True, eq=False)
 class FrequencyUse:
     """One head split by rotary pair (:class:`PairContributions`), with each pair's wavelength and band.
@@ -306,5 +315,5 @@ def frequency_use(trace: DecoderTrace, layer: int, head: int) -> FrequencyUse:
 
 
 __all__ = ["MAX_TEXT_CHARS", "MAX_VIEW_VALUES", "POSITIONAL_SHARE", "SINK_SHARE", "DecoderRun", "FrequencyUse", "HeadSummary",
-           "TraceCancelled", "frequency_use", "gap_positions", "head_summary", "read_progress", "summarise",
+           "TraceCancelled", "frequency_use", "gap_positions", "head_summary", "one_layer", "read_progress", "summarise",
            "trace_text"]
