@@ -39,7 +39,8 @@ def token_label(text: str) -> str:
 
 def token_ticks(texts: tuple[str, ...], with_text: bool = True) -> list[list[tuple[float, str]]]:
     """Ticks of a token axis: "i text" (or "i" alone) at every token (every k-th when there are many)."""
-    step = max(1, -(-len(texts) // MAX_TOKEN_LABELS))
+    most = MAX_TOKEN_LABELS if with_text else MAX_TOKEN_LABELS // 2  # index labels sit side by side
+    step = max(1, -(-len(texts) // most))
     return [[(float(i), f"{i} {token_label(texts[i])}" if with_text else str(i))
              for i in range(0, len(texts), step)], []]
 
