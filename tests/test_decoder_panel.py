@@ -298,3 +298,21 @@ def test_one_layer_of_a_trace_pickles_that_layer_only(tiny):
     np.testing.assert_array_equal(sliced.keys(1), trace.keys(1))
     with pytest.raises(ValueError, match="layer must be one of the layers traced"):
         sliced.attention(0)
+
+
+def test_frequency_use_gives_each_pair_its_scaling_band(tmp_path):
+    """llama3 keeps the fast pairs, smooths the middle ones and divides the slow ones (its bands)."""
+    weights = tiny_weights(head_dim=16, hidden=32, heads=2, kv_heads=1)
+    config = tiny_config(weights, heads=2, kv_heads=1, head_dim=16, rope_scaling={
+        "rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+        "original_max_position_embeddings": 64})
+    decoder = open_decoder(write_folder(tmp_path / "llama3", weights, config))
+    from posenc_gui.model.decoder.view_data import frequency_use
+
+    use = frequency_use(decoder.trace(list(range(10))), 1, 0)
+    wavelength = 2 * np.pi / use.pairs.inv_freq
+    # llama3: wavelength < 64/4 kept ("high"), > 64/1 divided ("low"), between smoothed ("medium");
+    # the scaled wavelengths of the divided pairs are 8 × their unscaled ones, so compare on the unscaled side
+    unscaled = np.where(use.band == "low", wavelength / 8.0, wavelength)
+    assert set(use.band.tolist()) == {"high", "medium", "low"}
+    assert np.all(unscaled[use.band == "high"] < 16) and np.all(unscaled[use.band == "low"] > 64)

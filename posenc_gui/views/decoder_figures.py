@@ -17,6 +17,7 @@ from PySide6.QtCore import QRectF, Qt
 
 from ..model.coverage import Coverage
 from ..model.decoder.view_data import POSITIONAL_SHARE, SINK_SHARE, DecoderRun, FrequencyUse
+from .rope_frequencies import BAND_COLOURS
 from .plotkit import (
     BLUE, GREEN, NO_PEN, ORANGE, PINK, MatrixPlot, add_canvas_title, new_layout_widget, prepare_for_paint,
     set_axis_label, set_canvas_title, set_ticks, set_title, shared_brush, show_grid, style_plot,
@@ -292,7 +293,8 @@ class FrequencyFigure(DecoderFigure):
         self.q_curve.setData(index, extra.mean_query_norm / scale)
         self.k_curve.setData(index, extra.mean_key_norm / scale)
         self.share_bars.setOpts(x=index, height=pairs.share / max(float(pairs.share.max()), 1e-30))
-        self.wave_curve.setData(index, extra.wavelength)  # the plot's log mode takes log10
+        brushes = [shared_brush(BAND_COLOURS.get(band, BLUE)) for band in extra.band.tolist()]
+        self.wave_curve.setData(index, extra.wavelength, symbolBrush=brushes)  # the plot's log mode takes log10
         context = run.max_positions or 0
         self.context_line.setVisible(context > 0)
         if context:
@@ -301,7 +303,7 @@ class FrequencyFigure(DecoderFigure):
         set_title(self.norm_plot, _key([(BLUE, "━ mean |q_p|"), (ORANGE, "━ mean |k_p|"), (GREEN, "▮ share"),
                                         (GREY, f"(÷ largest: {scale:.3g}, {pairs.share.max():.3f})")]))
         bands = sorted(set(extra.band.tolist()))
-        set_title(self.wave_plot, _key([(BLUE, f"● pairs ({', '.join(bands)})"),
+        set_title(self.wave_plot, _key([*((BAND_COLOURS.get(band, BLUE), f"● {band}") for band in bands),
                                         (GREY, f"╍ context {context:,}" if context else "no context given"),
                                         (ORANGE, f"┄ T = {len(run.token_texts)}")]))
         self.arrays = {"pair_terms": terms, "offsets": extra.offsets, "share": pairs.share,
