@@ -316,3 +316,15 @@ def test_frequency_use_gives_each_pair_its_scaling_band(tmp_path):
     unscaled = np.where(use.band == "low", wavelength / 8.0, wavelength)
     assert set(use.band.tolist()) == {"high", "medium", "low"}
     assert np.all(unscaled[use.band == "high"] < 16) and np.all(unscaled[use.band == "low"] > 64)
+
+
+def test_the_progress_bar_reads_the_layers_the_trace_wrote(qtbot, state, compute, tiny, tmp_path):
+    panel = show_panel(qtbot, state, compute)
+    progress = tmp_path / "trace-progress"
+    progress.write_text("7 30", encoding="ascii")
+    panel._running["trace"] = str(progress)
+    panel._poll_progress()
+    assert (panel.progress.value(), panel.progress.maximum()) == (7, 30)
+    del panel._running["trace"]
+    panel._poll_progress()
+    assert panel.progress.isHidden()

@@ -245,11 +245,12 @@ class ModelFigure(DecoderFigure):
                          sink_heads=int(sink.sum()))
 
     def caption(self) -> str:
+        tokens = len(self.meta.get("tokens", ()))
         return (f"Each cell: the head's mean attention against the offset d = 0 … T − 1 (left to right, 0 at the "
                 f"cell's bottom, 1 at its top). Positional (orange, boxed): mean attention at one offset d ≤ "
                 f"⌊(T − 1)/2⌋, over the queries whose key at d is not token 0, ≥ {POSITIONAL_SHARE:g}. Sink (pink): "
                 f"mean attention of queries i ≥ 1 on token 0 ≥ {SINK_SHARE:g}. Both are measured on this text "
-                f"only, {Coverage('token positions', 0, max(len(self.meta.get('tokens', ())) - 1, 0)).extent()}: "
+                f"only, {Coverage('token positions', 0, max(tokens - 1, 0)).extent()}: "
                 "another text may mark other heads.")
 
 

@@ -314,6 +314,6 @@ def frequency_use(trace: DecoderTrace, layer: int, head: int) -> FrequencyUse:
                         pairs.query - np.arange(pairs.query + 1))
 
 
-__all__ = ["MAX_TEXT_CHARS", "MAX_VIEW_VALUES", "POSITIONAL_SHARE", "SINK_SHARE", "DecoderRun", "FrequencyUse", "HeadSummary",
-           "TraceCancelled", "frequency_use", "gap_positions", "head_summary", "one_layer", "read_progress", "summarise",
-           "trace_text"]
+__all__ = ["MAX_TEXT_CHARS", "MAX_VIEW_VALUES", "POSITIONAL_SHARE", "SINK_SHARE", "DecoderRun", "FrequencyUse",
+           "HeadSummary", "TraceCancelled", "frequency_use", "gap_positions", "head_summary", "one_layer",
+           "read_progress", "summarise", "trace_text"]
