@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import functools
 import gc
+import os
 import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Sequence
@@ -363,6 +364,8 @@ def build_window(launch: Launch) -> MainWindow:
 
     window = MainWindow(overrides=launch.overrides, restore=not launch.args.no_restore, session=launch.session,
                         notice=launch.notice, theme_name=launch.args.theme)
+    if launch.args.model is not None:  # the Decoder panel traces it (a decoder's RoPE set-up is what the window shows)
+        window.state.note_model_opened(os.path.abspath(launch.args.model))
     try:
         for panel_id, given in launch.panel_options.items():
             if given:

@@ -64,6 +64,8 @@ class AppState(QObject):
     viewChanged = Signal(str, object)
     paramError = Signal(str, str)
     message = Signal(str)
+    #: A model file or folder was opened in the window (File ▸ Open model…, a drop): its path (the Decoder panel).
+    modelOpened = Signal(str)
 
     def __init__(self, params: EncodingParams | None = None, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -85,6 +87,13 @@ class AppState(QObject):
         self.history = QUndoStack(self)
         self.history.setUndoLimit(UNDO_LIMIT)
         self._gesture: Hashable | None = None
+        #: The model last opened in the window (:meth:`note_model_opened`), None before any.
+        self.opened_model: str | None = None
+
+    def note_model_opened(self, path: str) -> None:
+        """Remember ``path`` as the model last opened in the window and emit :attr:`modelOpened`."""
+        self.opened_model = path
+        self.modelOpened.emit(path)
 
     @property
     def params(self) -> EncodingParams:

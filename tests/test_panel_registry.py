@@ -139,7 +139,10 @@ def test_every_panel_option_reaches_its_panel(qtbot, state, compute):
     values = {"dims": "0,1", "metric": "cosine", "reference": 3, "sentence_a": "a b", "sentence_b": "b a",
               "position": False, "causal": True, "demo_d_model": 8, "embedding_scale": 2.0, "k": 3, "step": 1,
               "dtype": "float16", "position_ids": "model", "vectors": "random", "seeds": 8,
-              "compare": "sinusoidal", "dim": 3, "components": "1,3", "real_head": -1}
+              "compare": "sinusoidal", "dim": 3, "components": "1,3", "real_head": -1,
+              "decoder": "no-such-model.gguf", "text": "a b", "layer": 0, "decoder_head": 0, "view": "model",
+              "what_if_theta": 500.0, "what_if_scaling": "linear", "what_if_factor": 2.0, "gap_token": 1,
+              "gap_size": 10}
     for cls in panel_classes():
         panel = cls(state, compute)
         qtbot.addWidget(panel)

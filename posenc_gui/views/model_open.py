@@ -90,6 +90,7 @@ def open_model_path(state: AppState, path: str, parent: QWidget | None = None, *
         opened = model_setups(path)
     except ModelFileError as error:
         return _refused(state, f"Model not opened: {one_line(error)}")
+    state.note_model_opened(os.fspath(path))  # the Decoder panel traces it, whatever the parameters show
     try:
         if len(opened.setups) > 1 and ask:
             setup = ask_setup(parent, opened)

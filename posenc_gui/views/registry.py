@@ -49,6 +49,7 @@ BUILT_IN = (
     "positional_logits:PositionalLogitsPanel",
     "rope_precision:RopePrecisionPanel",
     "attention_bias:AttentionBiasPanel",
+    "decoder:DecoderPanel",
     "scorecard:ScorecardPanel",
     "periodogram:PeriodogramPanel",
     "pca:PCAPanel",

@@ -227,8 +227,10 @@ def read_metadata_arrays(path: Path, keys: tuple[str, ...]) -> dict[str, Any]:
                         found[key] = _array(cursor, key, scalars, string_kind)
                     elif kind in scalars:
                         cursor.take(struct.calcsize(scalars[kind]))
-                    elif kind in (string_kind, array_kind):
-                        gguf_file._skip_value(cursor, kind, key, 0)
+                    elif kind == string_kind:
+                        cursor.skip_strings(1)
+                    elif kind == array_kind:
+                        gguf_file._skip_array(cursor, key, 0)
                     else:
                         raise gguf_file.GGUFFormatError(f"{key} has an unknown value type {kind}")
                     if len(found) == len(keys):

@@ -70,7 +70,11 @@ class WeightReader:
         if self._gguf_tensors is not None:
             values = _gguf_rows(self.model, self._gguf_tensors[name], None)
         else:
-            values = self.model._source.read(name, 0)  # ModelFileError on any failure of the reader
+            info = next((tensor for tensor in self.model.tensors if tensor.name == name), None)
+            if info is None:
+                raise ModelFileError(self.model.path, f"it has no tensor named {name!r}")
+            # the shape it had on opening: the reader refuses a file rewritten since; ModelFileError on any failure
+            values = self.model._source.read(name, 0, info.shape)
         if values.dtype.kind != "f" and values.dtype.name != "bfloat16":
             raise ModelFileError(self.model.path, f"tensor {name} holds {values.dtype} values, not floats")
         values = np.asarray(values, dtype=np.float32).reshape(-1)
