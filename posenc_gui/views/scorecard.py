@@ -302,8 +302,12 @@ class ScorecardPanel(Panel):
         return {**self.state.remembered, **self.state.params.options}
 
     def _measure_key(self) -> tuple:
-        """What the table depends on: every scheme's sizes and options (not which scheme is chosen)."""
-        return scorecard_key(self.state.params, None, self._measure_options())
+        """What the table depends on: every scheme's sizes and options (not which scheme is chosen); for
+        options that cannot be measured (a model file gone), the reason, which the measurement then shows."""
+        try:
+            return scorecard_key(self.state.params, None, self._measure_options())
+        except ValueError as error:
+            return ("not measurable", str(error))
 
     def request_update(self) -> None:
         """Measure in a worker (via ``schedule_update``: a hidden dock measures when shown)."""
