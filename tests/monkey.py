@@ -432,7 +432,18 @@ def _check_periodogram(window: Any, panel: Any) -> list[str]:
     return problems
 
 
+def _check_decoder(window: Any, panel: Any) -> list[str]:
+    """The decoder's trace is of the model and text the panel names (the scheme does not matter to it)."""
+    run, wanted = panel.run, (panel.model_path(), panel.text_edit.text())
+    if (run is None or (run.path, run.text) != wanted) and _refused_now(window, panel):
+        return []
+    if run is None or (run.path, run.text) != wanted:
+        return [f"decoder: shows {run and (run.path, run.text)}, the panel names {wanted}"]
+    return []
+
+
 CHECKS: dict[str, Callable[[Any, Any], list[str]]] = {
+    "decoder": _check_decoder,
     "parameters": _check_parameters,
     "heatmap": _check_heatmap,
     "waveforms": _check_waveforms,

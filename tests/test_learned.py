@@ -129,6 +129,10 @@ def test_every_panel_of_the_window_shows_the_scheme_or_says_why(make_window, tmp
         window.raise_panel(panel_id)
         assert window.compute.wait_idle(TIMEOUT_S)
         assert _error_shown(panel) == "", (panel_id, _error_shown(panel))
+        if panel.unavailable_label.isVisible() and panel.unavailable_reason(window.state.params) is None:
+            # not for the scheme: for want of a model file (the Decoder), which it asks for
+            assert "Open a" in panel.unavailable_label.text(), panel_id
+            continue
         if panel.unavailable_label.isVisible():
             assert not type(panel).shows(info), panel_id
             assert info.label in panel.unavailable_label.text(), panel_id

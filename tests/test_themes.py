@@ -144,9 +144,14 @@ def _corner_and_text(png: bytes, foreground: str) -> tuple[tuple[int, int, int],
 
 
 @pytest.mark.parametrize("panel_id", PANEL_IDS)
-def test_every_panel_exports_on_the_dark_background_with_light_text(qtbot, state, compute, panel_id):
+def test_every_panel_exports_on_the_dark_background_with_light_text(qtbot, state, compute, panel_id, tmp_path):
     cls = next(c for c in panel_classes() if c.panel_id == panel_id)
     panel = make_panel(qtbot, cls, state, compute, size=(700, 500))
+    if panel_id == "decoder":  # it shows a model file's attention: a tiny decoder opened first
+        from test_decoder_panel import TEXT, _tokenizer, tiny_decoder
+
+        panel.apply_options(decoder=str(tiny_decoder(tmp_path / "tiny", _tokenizer())), text=TEXT)
+        assert compute.wait_idle() and panel.run is not None
     png = export.export_bytes(panel, "png", scale=1.0, theme="dark")
     corner, light_text = _corner_and_text(png, theme.DARK.foreground)
     dark = QColor(theme.DARK.background)
