@@ -19,6 +19,7 @@ from PySide6.QtWidgets import QApplication, QGraphicsRectItem, QGraphicsView, QW
 from .. import __version__
 from ..views.plotkit import pgcompat, theme
 from .files import ExportError
+from .svg_text import place_text_runs
 
 
 #: Logical size of a figure that has never been laid out (headless export).
@@ -546,6 +547,7 @@ def svg_bytes(widget: QWidget, *, title: str = "", description: str = "", captio
     svg = _apply_clips(svg, markers)
     svg = _bake_nonscaling_strokes(svg)
     svg = _sharpen_images(svg)
+    svg = place_text_runs(svg)
     return svg.encode("utf-8")
 
 

@@ -1,0 +1,100 @@
+"""SVG text that renders alike in every viewer: a real font family and every word at Qt's own position.
+
+:class:`~PySide6.QtSvg.QSvgGenerator` writes each text item Qt laid out as one ``<text>`` with a single
+``x`` and the family name Qt was asked for ("Sans Serif", an alias only Qt knows). Another renderer
+(librsvg, a browser, Inkscape) then picks a font of its own, lays the run out with that font's widths,
+and a run drawn wider than Qt measured runs into the next one, which Qt placed after it: a subscript
+written as its own run (θ then ᵢ) overlaps its base. :func:`place_text_runs` names the family Qt actually
+used, followed by fallbacks, and splits each run into words, each a ``<tspan>`` at the x Qt's layout
+gives it, so a different font's width can only shift letters inside one word.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from functools import lru_cache
+
+from PySide6.QtGui import QFont, QFontInfo, QFontMetricsF, QImage
+
+#: Families after the one Qt used, for a viewer that lacks it: DejaVu Sans (Qt's usual sans on Linux) and
+#: the sans fonts of Windows and macOS, then the generic family every renderer resolves.
+FALLBACK_FAMILIES = ("DejaVu Sans", "Arial", "Helvetica", "sans-serif")
+#: Dots per inch of the measuring device: an SVG user unit is a CSS pixel, 1/96 inch.
+CSS_DPI = 96
+
+_TEXT_RE = re.compile(r"<text\b([^>]*)>([^<]*)</text>")
+_FAMILY_ATTR_RE = re.compile(r'font-family="([^"]*)"')
+_WORD_RE = re.compile(r"\s*\S+\s*|\s+")
+
+
+def _attribute(attrs: str, name: str) -> str | None:
+    match = re.search(r'(?<![\w-])' + re.escape(name) + r'="([^"]*)"', attrs)
+    return match.group(1) if match else None
+
+
+@lru_cache(maxsize=64)
+def resolved_family(requested: str) -> str:
+    """The family Qt draws with when asked for ``requested`` (an alias such as "Sans Serif" becomes a real one)."""
+    return QFontInfo(QFont(requested)).family() or requested
+
+
+def family_list(requested: str) -> str:
+    """An SVG ``font-family`` value: the family Qt used for ``requested``, then :data:`FALLBACK_FAMILIES`."""
+    first = resolved_family(requested)
+    names = [first] + [name for name in FALLBACK_FAMILIES if name != first]
+    return ", ".join(name if name == "sans-serif" else f"'{name}'" for name in names)
+
+
+@lru_cache(maxsize=64)
+def _metrics(family: str, pixel_size: float, weight: int, italic: bool) -> QFontMetricsF:
+    font = QFont(family)
+    font.setPointSizeF(pixel_size * 72.0 / CSS_DPI)
+    font.setWeight(QFont.Weight(weight))
+    font.setItalic(italic)
+    device = QImage(1, 1, QImage.Format.Format_ARGB32)
+    device.setDotsPerMeterX(round(CSS_DPI / 0.0254))
+    device.setDotsPerMeterY(round(CSS_DPI / 0.0254))
+    return QFontMetricsF(font, device)
+
+
+def run_advance(text: str, family: str, pixel_size: float, weight: int = 400, italic: bool = False) -> float:
+    """How far Qt advances the pen over ``text`` in that font (SVG user units)."""
+    return _metrics(family, pixel_size, weight, italic).horizontalAdvance(text)
+
+
+def _font_of(attrs: str) -> tuple[str, float, int, bool]:
+    family = _attribute(attrs, "font-family") or "Sans Serif"
+    size = float(_attribute(attrs, "font-size") or 12)
+    weight = int(float(_attribute(attrs, "font-weight") or 400))
+    italic = (_attribute(attrs, "font-style") or "normal") != "normal"
+    return family, size, weight, italic
+
+
+def _split_run(match: re.Match) -> str:
+    attrs, escaped = match.group(1), match.group(2)
+    text = html.unescape(escaped)
+    x = _attribute(attrs, "x")
+    words = _WORD_RE.findall(text)
+    if x is None or len(words) < 2:
+        return match.group(0)
+    family, size, weight, italic = _font_of(attrs)
+    family = resolved_family(family.split(",")[0].strip().strip("'\""))
+    start = float(x)
+    parts, offset = [html.escape(words[0], quote=False)], len(words[0])
+    for word in words[1:]:
+        position = start + run_advance(text[:offset], family, size, weight, italic)
+        parts.append(f'<tspan x="{position:.3f}">{html.escape(word, quote=False)}</tspan>')
+        offset += len(word)
+    return f"<text{attrs}>{''.join(parts)}</text>"
+
+
+def place_text_runs(svg: str) -> str:
+    """``svg`` (from QSvgGenerator) with real font families and each text run's words placed as Qt placed them.
+
+    Every ``font-family`` becomes :func:`family_list` of it; a ``<text>`` of several words keeps its first
+    word as its own text and puts each further word in a ``<tspan>`` whose ``x`` is the run's ``x`` plus
+    Qt's advance over the words before it (same font, size, weight and style).
+    """
+    svg = _TEXT_RE.sub(_split_run, svg)
+    return _FAMILY_ATTR_RE.sub(lambda m: 'font-family="' + html.escape(family_list(m.group(1)), quote=False).replace('"', "&quot;") + '"', svg)

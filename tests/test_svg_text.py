@@ -1,0 +1,163 @@
+"""SVG text: a real font family, every word at Qt's position, and the same picture in Qt and in librsvg."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import xml.etree.ElementTree as ET
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QByteArray, QRectF, Qt
+from PySide6.QtGui import QColor, QFontDatabase, QImage, QPainter
+from PySide6.QtSvg import QSvgRenderer
+
+from posenc_gui import export
+from posenc_gui.export.svg_text import run_advance
+from posenc_gui.views import panel_classes
+from waiting import TIMEOUT_S
+
+SVG = "{http://www.w3.org/2000/svg}"
+#: Mean absolute difference (grey levels of 255) allowed between a rendering of the SVG and the PNG export
+#: of the same figure at the same size. Both draw the same vectors; they differ only in antialiasing of
+#: edges: hinted raster glyphs against outlines, lines a fraction of a pixel apart. Edges are a few per cent
+#: of the figure's pixels and differ by up to ~100 levels there, so a faithful rendering stays near 1–2
+#: (Qt 1.3, librsvg 1.7 measured); a run drawn a word's width away, or in a font of other widths, doubles
+#: that in the caption alone.
+MAX_MEAN_DIFFERENCE = 3.0
+
+
+@pytest.fixture
+def frequencies_panel(qtbot, state, compute):
+    """The RoPE frequencies panel laid out at 960 × 640: its y label is "wavelength 2π/θᵢ (positions)"."""
+    state.update(scheme="rope")
+    state.flush()
+    cls = next(c for c in panel_classes() if c.panel_id == "frequencies")
+    panel = cls(state, compute)
+    qtbot.addWidget(panel)
+    panel.resize(960, 640)
+    panel.setAttribute(Qt.WidgetAttribute.WA_DontShowOnScreen, True)
+    panel.show()
+    assert compute.wait_idle(TIMEOUT_S)
+    qtbot.waitUntil(lambda: panel.unavailable_message() is None, timeout=TIMEOUT_S * 1000)
+    return panel
+
+
+def runs_of(text: ET.Element) -> list[tuple[float, str]]:
+    """The positioned glyph runs of one ``<text>``: its own text at its x, then each ``<tspan>`` at its x."""
+    runs = [(float(text.get("x")), text.text or "")]
+    for span in text.iter(f"{SVG}tspan"):
+        assert span.get("x") is not None, "a word without its own position"
+        runs.append((float(span.get("x")), span.text or ""))
+    return runs
+
+
+def labels_of(root: ET.Element) -> list[tuple[list[ET.Element], dict]]:
+    """Each ``<g>``'s texts grouped by baseline (one label each), with the group's font attributes."""
+    labels = []
+    for group in root.iter(f"{SVG}g"):
+        texts = [t for t in group if t.tag == f"{SVG}text"]
+        for y in sorted({t.get("y") for t in texts}):
+            labels.append(([t for t in texts if t.get("y") == y], group.attrib))
+    return labels
+
+
+def font_of(text: ET.Element) -> tuple[str, float, int, bool]:
+    return (text.get("font-family").split(",")[0].strip(" '\""), float(text.get("font-size")),
+            int(text.get("font-weight")), text.get("font-style") != "normal")
+
+
+def test_svg_text_names_a_font_family_the_machine_has(frequencies_panel):
+    root = ET.fromstring(export.export_bytes(frequencies_panel, "svg"))
+    families = set(QFontDatabase.families())
+    named = [e.get("font-family") for e in root.iter() if e.get("font-family")]
+    assert len(named) > 20
+    for value in named:
+        first = value.split(",")[0].strip(" '\"")
+        assert first in families, value  # not Qt's alias "Sans Serif", which no other renderer knows
+        assert value.rstrip().endswith("sans-serif"), value  # a generic family last, for a viewer without it
+
+
+def test_every_word_of_a_label_has_its_own_position_where_qt_laid_it_out(frequencies_panel):
+    root = ET.fromstring(export.export_bytes(frequencies_panel, "svg"))
+    label = next(texts for texts, _ in labels_of(root)
+                 if "wavelength" in "".join("".join(t.itertext()) for t in texts))
+    runs = [run for text in label for run in runs_of(text)]
+    assert "".join(s for _, s in runs).strip() == "wavelength 2π/θᵢ (positions)"
+    # Positioned one word at a time: a renderer whose font is wider can only shift letters within a word.
+    assert all(len(s.split()) <= 1 for _, s in runs), runs
+    assert len([s for _, s in runs if s.strip()]) >= 4
+
+    checked = 0
+    for texts, _ in labels_of(root):
+        texts = sorted(texts, key=lambda t: float(t.get("x")))
+        for text, following in zip(texts, texts[1:]):
+            family, size, weight, italic = font_of(text)
+            x, last = runs_of(text)[-1]
+            end = x + run_advance(last, family, size, weight, italic)
+            if float(following.get("x")) - end > size:
+                continue  # another label on the same line (tick labels): far more than an em apart
+            # Qt split one string by script (θ, π) into runs: the words written here end where Qt's own
+            # layout began the next run, so the positions agree with Qt's and no two runs overlap.
+            assert end == pytest.approx(float(following.get("x")), abs=0.5), (last, "".join(following.itertext()))
+            for (x0, word), (x1, _) in zip(runs_of(text), runs_of(text)[1:]):
+                assert x0 + run_advance(word.rstrip(), family, size, weight, italic) <= x1 + 1e-6, word
+            checked += 1
+    assert checked >= 3  # the header line and the y label are split by script (θ, π) into several runs
+
+
+def qt_rendering(svg: bytes, width: int, height: int) -> np.ndarray:
+    renderer = QSvgRenderer(QByteArray(svg))
+    assert renderer.isValid()
+    image = QImage(width, height, QImage.Format.Format_ARGB32)
+    image.fill(QColor("white"))
+    painter = QPainter(image)
+    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+    renderer.render(painter, QRectF(0, 0, width, height))
+    painter.end()
+    return grey(image)
+
+
+def grey(image: QImage) -> np.ndarray:
+    image = image.convertToFormat(QImage.Format.Format_Grayscale8)
+    rows = np.frombuffer(image.constBits(), np.uint8).reshape(image.height(), image.bytesPerLine())
+    return rows[:, :image.width()].astype(float)
+
+
+def librsvg_rendering(svg: bytes, width: int, height: int, tmp_path) -> np.ndarray | None:
+    """The SVG rendered by librsvg (``rsvg-convert``) or cairosvg, whichever is installed; None for neither."""
+    png = tmp_path / "librsvg.png"
+    if shutil.which("rsvg-convert"):
+        source = tmp_path / "figure.svg"
+        source.write_bytes(svg)
+        subprocess.run(["rsvg-convert", "-w", str(width), "-h", str(height), "-b", "white", str(source),
+                        "-o", str(png)], check=True, timeout=120)
+    else:
+        try:
+            import cairosvg
+        except ImportError:
+            return None
+        cairosvg.svg2png(bytestring=svg, write_to=str(png), output_width=width, output_height=height,
+                         background_color="white")
+    image = QImage(str(png))
+    assert not image.isNull()
+    return grey(image)
+
+
+def test_the_svg_renders_like_the_png_in_qt_and_in_librsvg(frequencies_panel, tmp_path):
+    svg = export.export_bytes(frequencies_panel, "svg")
+    png = QImage.fromData(export.export_bytes(frequencies_panel, "png", scale=1))
+    reference = grey(png)
+    width, height = png.width(), png.height()
+    root = ET.fromstring(svg)
+    assert root.get("viewBox").split() == ["0", "0", str(width), str(height)]
+    renderings = {"Qt": qt_rendering(svg, width, height)}
+    other = librsvg_rendering(svg, width, height, tmp_path)
+    if other is not None:  # librsvg is not a dependency: when absent, Qt's rendering is still checked
+        renderings["librsvg"] = other
+    for name, rendering in renderings.items():
+        assert rendering.shape == reference.shape, name
+        difference = np.abs(rendering - reference).mean()
+        assert difference < MAX_MEAN_DIFFERENCE, (name, difference)
+        assert (rendering < 100).sum() > 2000, name  # text and lines drawn, not an empty page
