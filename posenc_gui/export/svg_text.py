@@ -5,8 +5,13 @@
 (librsvg, a browser, Inkscape) then picks a font of its own, lays the run out with that font's widths,
 and a run drawn wider than Qt measured runs into the next one, which Qt placed after it: a subscript
 written as its own run (θ then ᵢ) overlaps its base. :func:`place_text_runs` names the family Qt actually
-used, followed by fallbacks, and splits each run into words, each a ``<tspan>`` at the x Qt's layout
-gives it, so a different font's width can only shift letters inside one word.
+used and splits each run into words, each a ``<tspan>`` at the x Qt's layout gives it, so a different
+font's width can only shift letters inside one word.
+
+The ``font-family`` attribute holds that one family: Qt's own SVG renderer (6.11) reads a family list,
+quoted or not, in an attribute or a style sheet, as no family and draws its default font. Fallbacks for a
+viewer without the family are in a style sheet rule inside ``@media all``, which Qt ignores and browsers
+apply (librsvg ignores it too and lets fontconfig substitute a sans font for a family it lacks).
 """
 
 from __future__ import annotations
@@ -39,11 +44,21 @@ def resolved_family(requested: str) -> str:
     return QFontInfo(QFont(requested)).family() or requested
 
 
-def family_list(requested: str) -> str:
-    """An SVG ``font-family`` value: the family Qt used for ``requested``, then :data:`FALLBACK_FAMILIES`."""
-    first = resolved_family(requested)
-    names = [first] + [name for name in FALLBACK_FAMILIES if name != first]
-    return ", ".join(name if name == "sans-serif" else f"'{name}'" for name in names)
+def family_list(family: str) -> str:
+    """A CSS ``font-family`` value: ``family``, then :data:`FALLBACK_FAMILIES`."""
+    names = [family] + [name for name in FALLBACK_FAMILIES if name != family]
+    return ", ".join(name if name == "sans-serif" else "'" + name.replace("'", "\\'") + "'" for name in names)
+
+
+def _xml_attribute(value: str) -> str:
+    return html.escape(value, quote=False).replace('"', "&quot;")
+
+
+def _fallback_style(families: list[str]) -> str:
+    """A ``<style>`` giving each family its fallbacks, in ``@media all`` so that Qt's renderer skips it."""
+    rules = " ".join(f'[font-family="{family.replace(chr(34), chr(92) + chr(34))}"] {{ font-family: {family_list(family)} }}'
+                     for family in families)
+    return f"<style>@media all {{ {html.escape(rules, quote=False)} }}</style>"
 
 
 @lru_cache(maxsize=64)
@@ -79,7 +94,7 @@ def _split_run(match: re.Match) -> str:
     if x is None or len(words) < 2:
         return match.group(0)
     family, size, weight, italic = _font_of(attrs)
-    family = resolved_family(family.split(",")[0].strip().strip("'\""))
+    family = resolved_family(html.unescape(family))
     start = float(x)
     parts, offset = [html.escape(words[0], quote=False)], len(words[0])
     for word in words[1:]:
@@ -92,9 +107,21 @@ def _split_run(match: re.Match) -> str:
 def place_text_runs(svg: str) -> str:
     """``svg`` (from QSvgGenerator) with real font families and each text run's words placed as Qt placed them.
 
-    Every ``font-family`` becomes :func:`family_list` of it; a ``<text>`` of several words keeps its first
-    word as its own text and puts each further word in a ``<tspan>`` whose ``x`` is the run's ``x`` plus
-    Qt's advance over the words before it (same font, size, weight and style).
+    Every ``font-family`` becomes the family Qt drew with (:func:`resolved_family`), with its fallbacks
+    (:func:`family_list`) in a style sheet; a ``<text>`` of several words keeps its first word as its own
+    text and puts each further word in a ``<tspan>`` whose ``x`` is the run's ``x`` plus Qt's advance over
+    the words before it (same font, size, weight and style).
     """
     svg = _TEXT_RE.sub(_split_run, svg)
-    return _FAMILY_ATTR_RE.sub(lambda m: 'font-family="' + html.escape(family_list(m.group(1)), quote=False).replace('"', "&quot;") + '"', svg)
+    families: list[str] = []
+
+    def real_family(match: re.Match) -> str:
+        family = resolved_family(html.unescape(match.group(1)))
+        if family not in families:
+            families.append(family)
+        return f'font-family="{_xml_attribute(family)}"'
+
+    svg = _FAMILY_ATTR_RE.sub(real_family, svg)
+    if not families:
+        return svg
+    return re.sub(r"(<svg\b[^>]*>)", lambda m: m.group(1) + "\n" + _fallback_style(families), svg, count=1)
