@@ -28,12 +28,11 @@ SVG = "{http://www.w3.org/2000/svg}"
 MAX_MEAN_DIFFERENCE = 3.0
 
 
-@pytest.fixture
-def frequencies_panel(qtbot, state, compute):
-    """The RoPE frequencies panel laid out at 960 × 640: its y label is "wavelength 2π/θᵢ (positions)"."""
-    state.update(scheme="rope")
+def laid_out_panel(qtbot, state, compute, panel_id: str, scheme: str):
+    """Panel ``panel_id`` for ``scheme``, laid out at 960 × 640 and computed."""
+    state.update(scheme=scheme)
     state.flush()
-    cls = next(c for c in panel_classes() if c.panel_id == "frequencies")
+    cls = next(c for c in panel_classes() if c.panel_id == panel_id)
     panel = cls(state, compute)
     qtbot.addWidget(panel)
     panel.resize(960, 640)
@@ -42,6 +41,16 @@ def frequencies_panel(qtbot, state, compute):
     assert compute.wait_idle(TIMEOUT_S)
     qtbot.waitUntil(lambda: panel.unavailable_message() is None, timeout=TIMEOUT_S * 1000)
     return panel
+
+
+#: Figures whose labels Qt draws in several runs: the RoPE frequencies' y label "wavelength 2π/θᵢ
+#: (positions)" (split by script) and the relative panel's title "max<sub>p</sub> − min<sub>p</sub> of …".
+SUBSCRIPTED = [("frequencies", "rope"), ("relative", "sinusoidal")]
+
+
+@pytest.fixture
+def frequencies_panel(qtbot, state, compute):
+    return laid_out_panel(qtbot, state, compute, "frequencies", "rope")
 
 
 def runs_of(text: ET.Element) -> list[tuple[float, str]]:
@@ -53,14 +62,13 @@ def runs_of(text: ET.Element) -> list[tuple[float, str]]:
     return runs
 
 
-def labels_of(root: ET.Element) -> list[tuple[list[ET.Element], dict]]:
-    """Each ``<g>``'s texts grouped by baseline (one label each), with the group's font attributes."""
-    labels = []
+def labels_of(root: ET.Element) -> list[list[ET.Element]]:
+    """Each ``<g>``'s texts, by x."""
+    groups = []
     for group in root.iter(f"{SVG}g"):
         texts = [t for t in group if t.tag == f"{SVG}text"]
-        for y in sorted({t.get("y") for t in texts}):
-            labels.append(([t for t in texts if t.get("y") == y], group.attrib))
-    return labels
+        groups.append(sorted(texts, key=lambda t: float(t.get("x"))))
+    return groups
 
 
 def font_of(text: ET.Element) -> tuple[str, float, int, bool]:
@@ -85,32 +93,45 @@ def test_svg_text_names_a_font_family_the_machine_has(frequencies_panel):
     assert style.startswith("@media all {")
 
 
-def test_every_word_of_a_label_has_its_own_position_where_qt_laid_it_out(frequencies_panel):
+def test_every_word_of_a_label_has_its_own_position(frequencies_panel):
     root = ET.fromstring(export.export_bytes(frequencies_panel, "svg"))
-    label = next(texts for texts, _ in labels_of(root)
-                 if "wavelength" in "".join("".join(t.itertext()) for t in texts))
-    runs = [run for text in label for run in runs_of(text)]
+    label = next(t for texts in labels_of(root) for t in texts if (t.text or "").startswith("wavelength"))
+    texts = [t for t in label_line(root, label)]
+    runs = [run for text in texts for run in runs_of(text)]
     assert "".join(s for _, s in runs).strip() == "wavelength 2π/θᵢ (positions)"
     # Positioned one word at a time: a renderer whose font is wider can only shift letters within a word.
     assert all(len(s.split()) <= 1 for _, s in runs), runs
     assert len([s for _, s in runs if s.strip()]) >= 4
 
+
+def label_line(root: ET.Element, first: ET.Element) -> list[ET.Element]:
+    """``first`` and the texts of its group on its baseline, by x."""
+    group = next(texts for texts in labels_of(root) if first in texts)
+    return [t for t in group if t.get("y") == first.get("y")]
+
+
+@pytest.mark.parametrize(("panel_id", "scheme"), SUBSCRIPTED)
+def test_words_sit_where_qt_laid_them_out_and_never_overlap(qtbot, state, compute, panel_id, scheme):
+    panel = laid_out_panel(qtbot, state, compute, panel_id, scheme)
+    root = ET.fromstring(export.export_bytes(panel, "svg"))
     checked = 0
-    for texts, _ in labels_of(root):
-        texts = sorted(texts, key=lambda t: float(t.get("x")))
+    for texts in labels_of(root):
         for text, following in zip(texts, texts[1:]):
             family, size, weight, italic = font_of(text)
             x, last = runs_of(text)[-1]
             end = x + run_advance(last, family, size, weight, italic)
-            if float(following.get("x")) - end > size:
-                continue  # another label on the same line (tick labels): far more than an em apart
-            # Qt split one string by script (θ, π) into runs: the words written here end where Qt's own
-            # layout began the next run, so the positions agree with Qt's and no two runs overlap.
+            gap, rise = float(following.get("x")) - end, float(following.get("y")) - float(text.get("y"))
+            if gap > size or abs(rise) > size / 2:
+                continue  # another label (tick labels, a caption's next line): an em or more away
+            # Qt split one string by script (θ, π) or format (a subscript) into runs: the words written
+            # here end where Qt's own layout began the next run, so the positions agree with Qt's.
             assert end == pytest.approx(float(following.get("x")), abs=0.5), (last, "".join(following.itertext()))
+            checked += 1
+        for text in texts:  # within a run, each word ends before the next begins
+            family, size, weight, italic = font_of(text)
             for (x0, word), (x1, _) in zip(runs_of(text), runs_of(text)[1:]):
                 assert x0 + run_advance(word.rstrip(), family, size, weight, italic) <= x1 + 1e-6, word
-            checked += 1
-    assert checked >= 3  # the header line and the y label are split by script (θ, π) into several runs
+    assert checked >= 4  # frequencies: the header (θ) and the y label (π/θ, ᵢ); relative: two subscripts, each 2
 
 
 def qt_rendering(svg: bytes, width: int, height: int) -> np.ndarray:
@@ -151,9 +172,11 @@ def librsvg_rendering(svg: bytes, width: int, height: int, tmp_path) -> np.ndarr
     return grey(image)
 
 
-def test_the_svg_renders_like_the_png_in_qt_and_in_librsvg(frequencies_panel, tmp_path):
-    svg = export.export_bytes(frequencies_panel, "svg")
-    png = QImage.fromData(export.export_bytes(frequencies_panel, "png", scale=1))
+@pytest.mark.parametrize(("panel_id", "scheme"), SUBSCRIPTED)
+def test_the_svg_renders_like_the_png_in_qt_and_in_librsvg(qtbot, state, compute, tmp_path, panel_id, scheme):
+    panel = laid_out_panel(qtbot, state, compute, panel_id, scheme)
+    svg = export.export_bytes(panel, "svg")
+    png = QImage.fromData(export.export_bytes(panel, "png", scale=1))
     reference = grey(png)
     width, height = png.width(), png.height()
     root = ET.fromstring(svg)

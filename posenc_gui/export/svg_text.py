@@ -56,8 +56,9 @@ def _xml_attribute(value: str) -> str:
 
 def _fallback_style(families: list[str]) -> str:
     """A ``<style>`` giving each family its fallbacks, in ``@media all`` so that Qt's renderer skips it."""
-    rules = " ".join(f'[font-family="{family.replace(chr(34), chr(92) + chr(34))}"] {{ font-family: {family_list(family)} }}'
-                     for family in families)
+    selectors = [family.replace('"', '\\"') for family in families]
+    rules = " ".join(f'[font-family="{selector}"] {{ font-family: {family_list(family)} }}'
+                     for selector, family in zip(selectors, families))
     return f"<style>@media all {{ {html.escape(rules, quote=False)} }}</style>"
 
 
