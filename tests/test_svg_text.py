@@ -14,7 +14,7 @@ from PySide6.QtGui import QColor, QFontDatabase, QImage, QPainter
 from PySide6.QtSvg import QSvgRenderer
 
 from posenc_gui import export
-from posenc_gui.export.svg_text import run_advance
+from posenc_gui.export.svg_text import place_text_runs, run_advance
 from posenc_gui.views import panel_classes
 from waiting import TIMEOUT_S
 
@@ -190,3 +190,19 @@ def test_the_svg_renders_like_the_png_in_qt_and_in_librsvg(qtbot, state, compute
         difference = np.abs(rendering - reference).mean()
         assert difference < MAX_MEAN_DIFFERENCE, (name, difference)
         assert (rendering < 100).sum() > 2000, name  # text and lines drawn, not an empty page
+
+
+def test_runs_are_measured_in_their_own_weight_and_odd_attributes_leave_them_whole(qapp):
+    def second_word_x(weight: str) -> float:
+        svg = place_text_runs(f'<svg xmlns="{SVG[1:-1]}"><text x="-2.5" y="9" font-family="Sans Serif" '
+                              f'font-size="12" font-weight="{weight}">mmmm &amp; w</text></svg>')
+        text = ET.fromstring(svg).find(f"{SVG}text")
+        assert "".join(text.itertext()) == "mmmm & w"
+        return float(text.find(f"{SVG}tspan").get("x"))
+
+    assert second_word_x("700") > second_word_x("400") > -2.5  # bold is wider: its words start later
+    assert second_word_x("bold") == second_word_x("700") and second_word_x("450") == second_word_x("400")
+    for odd in ('x="left"', 'x="1" font-size="large"', 'x="1" font-size="0"', 'x="1" font-weight="heavy"'):
+        svg = place_text_runs(f'<svg xmlns="{SVG[1:-1]}"><text {odd} y="9">two words</text></svg>')
+        text = ET.fromstring(svg).find(f"{SVG}text")
+        assert text.text == "two words" and text.find(f"{SVG}tspan") is None, odd

@@ -79,10 +79,23 @@ def run_advance(text: str, family: str, pixel_size: float, weight: int = 400, it
     return _metrics(family, pixel_size, weight, italic).horizontalAdvance(text)
 
 
-def _font_of(attrs: str) -> tuple[str, float, int, bool]:
-    family = _attribute(attrs, "font-family") or "Sans Serif"
-    size = float(_attribute(attrs, "font-size") or 12)
-    weight = int(float(_attribute(attrs, "font-weight") or 400))
+_CSS_WEIGHTS = {"normal": 400, "bold": 700}
+
+
+def _number(value: str | None) -> float | None:
+    match = re.match(r"\s*([-+]?[0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)", value or "")
+    return float(match.group(1)) if match else None
+
+
+def _font_of(attrs: str) -> tuple[str, float, int, bool] | None:
+    """Family, pixel size, weight (CSS 100–900, the nearest of QFont.Weight) and italic; None if unreadable."""
+    family = html.unescape(_attribute(attrs, "font-family") or "Sans Serif")
+    size = _number(_attribute(attrs, "font-size"))
+    weight_text = _attribute(attrs, "font-weight") or "normal"
+    weight = _CSS_WEIGHTS.get(weight_text, _number(weight_text))
+    if size is None or not 0 < size < 1e4 or weight is None:
+        return None
+    weight = min((int(w) for w in QFont.Weight), key=lambda w: abs(w - weight))
     italic = (_attribute(attrs, "font-style") or "normal") != "normal"
     return family, size, weight, italic
 
@@ -92,11 +105,12 @@ def _split_run(match: re.Match) -> str:
     text = html.unescape(escaped)
     x = _attribute(attrs, "x")
     words = _WORD_RE.findall(text)
-    if x is None or len(words) < 2:
+    font = _font_of(attrs)
+    start = _number(x)
+    if start is None or font is None or len(words) < 2:
         return match.group(0)
-    family, size, weight, italic = _font_of(attrs)
-    family = resolved_family(html.unescape(family))
-    start = float(x)
+    family, size, weight, italic = font
+    family = resolved_family(family)
     parts, offset = [html.escape(words[0], quote=False)], len(words[0])
     for word in words[1:]:
         position = start + run_advance(text[:offset], family, size, weight, italic)
