@@ -514,7 +514,9 @@ def _bake_nonscaling_strokes(svg: str) -> str:
 def svg_bytes(widget: QWidget, *, title: str = "", description: str = "", caption: str = "") -> bytes:
     """The figure as SVG: text and lines as vectors, images at data resolution, plot areas clipped.
 
-    ``caption``, if any, is written as text under it.
+    ``caption``, if any, is written as text under it. Text names the font family Qt drew with and each
+    word sits where Qt's layout put it (:func:`~posenc_gui.export.svg_text.place_text_runs`), so other
+    renderers draw it as Qt did.
     """
     below = _Caption(caption, widget.width())
     size = QSize(widget.width(), widget.height() + below.height)
