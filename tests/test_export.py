@@ -202,7 +202,7 @@ def test_a_widget_never_laid_out_still_exports_a_figure(qtbot):
 def test_svg_keeps_text_and_lines_as_vectors(matrix_figure):
     canvas, _, _ = matrix_figure
     root = ET.fromstring(export.svg_bytes(canvas))
-    texts = "".join(t.text or "" for t in root.iter(f"{SVG}text"))
+    texts = "".join("".join(t.itertext()) for t in root.iter(f"{SVG}text"))  # words may be <tspan>s
     assert "dimension" in texts and "position" in texts
     shapes = [e for tag in ("path", "polyline", "polygon") for e in root.iter(f"{SVG}{tag}")]
     assert len(shapes) > 10
@@ -290,7 +290,7 @@ def test_svg_of_a_plain_widget_with_no_plot(qtbot, state, compute):
 
     panel = make_panel(qtbot, ParametersPanel, state, compute, size=(420, 320))
     root = ET.fromstring(export.svg_bytes(panel))
-    assert any("Scheme" in (t.text or "") for t in root.iter(f"{SVG}text"))
+    assert any("Scheme" in "".join(t.itertext()) for t in root.iter(f"{SVG}text"))
 
 
 # -------------------------------------------------------------------- PDF
@@ -780,8 +780,7 @@ def test_the_caption_is_written_under_the_figure_in_every_format(qtbot, state, c
 
     root = ET.fromstring(export.export_bytes(panel, "svg"))
     assert root.get("viewBox").split() == ["0", "0", str(w), str(h + below)]
-    texts = "".join(t.text or "" for t in root.iter(f"{SVG}text")) + "".join(
-        t.text or "" for t in root.iter(f"{SVG}tspan"))
+    texts = "".join("".join(t.itertext()) for t in root.iter(f"{SVG}text"))
     assert caption.split(" (")[0] in " ".join(texts.split())  # "Showing every …th position and every …th dimension"
 
     pdf = export.export_bytes(panel, "pdf")

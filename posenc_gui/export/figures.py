@@ -19,6 +19,7 @@ from PySide6.QtWidgets import QApplication, QGraphicsRectItem, QGraphicsView, QW
 from .. import __version__
 from ..views.plotkit import pgcompat, theme
 from .files import ExportError
+from .svg_text import place_text_runs
 
 
 #: Logical size of a figure that has never been laid out (headless export).
@@ -513,7 +514,9 @@ def _bake_nonscaling_strokes(svg: str) -> str:
 def svg_bytes(widget: QWidget, *, title: str = "", description: str = "", caption: str = "") -> bytes:
     """The figure as SVG: text and lines as vectors, images at data resolution, plot areas clipped.
 
-    ``caption``, if any, is written as text under it.
+    ``caption``, if any, is written as text under it. Text names the font family Qt drew with and each
+    word sits where Qt's layout put it (:func:`~posenc_gui.export.svg_text.place_text_runs`), so other
+    renderers draw it as Qt did.
     """
     below = _Caption(caption, widget.width())
     size = QSize(widget.width(), widget.height() + below.height)
@@ -546,6 +549,7 @@ def svg_bytes(widget: QWidget, *, title: str = "", description: str = "", captio
     svg = _apply_clips(svg, markers)
     svg = _bake_nonscaling_strokes(svg)
     svg = _sharpen_images(svg)
+    svg = place_text_runs(svg)
     return svg.encode("utf-8")
 
 
