@@ -25,7 +25,7 @@ from ..model.logits import (
 from .base import Panel
 from .compare import ROLE_COLOURS
 from .cursor import CursorAxis
-from .labels import HoverReadout, StatusText, plain_text
+from .labels import HoverReadout, StatusText, clipped_levels, clipping_text, plain_text
 from .logit_axes import linear_distance, profile_plot, set_distance_axis
 from .logit_table import PropertiesTable
 from .plotkit import (
@@ -393,7 +393,8 @@ class PositionalLogitsPanel(Panel):
     def _show_matrix(self, data: LogitProfileData) -> None:
         low, high = data.positions.extent
         self.matrix.set_matrix(data.matrix, QRectF(low, low, high - low, high - low), signed=True,
-                               masked=data.bias is not None)
+                               masked=data.bias is not None, levels=clipped_levels(data.colour_bound))
+        self.matrix.set_colorbar_label("logit" if data.colour_bound is None else "logit (clipped)")
         self.matrix.set_full_range((low, high), (low, high))
         rotation = data.rotation
         if data.bias is not None:
@@ -650,7 +651,8 @@ class PositionalLogitsPanel(Panel):
         """The headline numbers, and how the matrix and the profile are sampled."""
         if self.data is None:
             return ""
-        return " ".join(part for part in (plain_text(self.summary_label.text()), self._sampling(),
+        clipped = clipping_text(self.data.colour_bound) if self.data.colour_bound is not None else ""
+        return " ".join(part for part in (plain_text(self.summary_label.text()), self._sampling(), clipped,
                                           self._properties_caption()) if part)
 
     def _properties_caption(self) -> str:
