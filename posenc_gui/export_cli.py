@@ -455,20 +455,25 @@ def handout_plan(argv: Sequence[str]) -> tuple[argparse.Namespace, Plan, list[Jo
     """
     import tempfile
 
+    from .export.handout import DEFAULT_PAGE, PAGE_SIZES
     from .views.registry import panel_classes
 
     classes = panel_classes()
     parser = build_parser(classes)
     parser.prog = f"{PROG} handout"
-    parser.usage = f"{PROG} handout -o FILE.pdf|DIR/ [PANEL ...] [--format png,svg] [options]"
+    parser.usage = f"{PROG} handout -o FILE.pdf|DIR/ [PANEL ...] [--format png,svg] [--page a4|letter] [options]"
     parser.description = ("Write a handout: the figures of the panels named (by default every panel that shows "
                           "the scheme) with the parameters and each panel's headline numbers, as one multi-page "
                           "PDF (-o NAME.pdf) or as a folder of PNG/SVG figures with an index.html (-o DIR/).")
+    parser.add_argument("--page", choices=list(PAGE_SIZES), metavar="|".join(PAGE_SIZES),
+                        help=f"a PDF handout's paper, every page landscape (default: {DEFAULT_PAGE})")
     args = parser.parse_args(argv)
     if not args.output:
         raise UsageError("give the handout's file with -o NAME.pdf, or its folder with -o DIR/")
     if args.output.lower().endswith(".pdf") and args.formats is not None:
         raise UsageError("--format chooses a handout folder's figure formats; a .pdf handout is all PDF")
+    if not args.output.lower().endswith(".pdf") and args.page is not None:
+        raise UsageError("--page chooses a PDF handout's paper; a folder of figures has no pages")
     formats = tuple(args.formats or ("png",))
     named = list(args.panels)
     with tempfile.TemporaryDirectory() as scratch:  # only for the plan's file names: nothing is written there
@@ -490,7 +495,7 @@ def write_handout(argv: Sequence[str]) -> int:
     errors raise (see :func:`main`); a panel named that cannot be drawn is reported and left out (exit 1).
     """
     from .export import ExportError
-    from .export.handout import Handout
+    from .export.handout import DEFAULT_PAGE, Handout
 
     try:
         args, checked, jobs, formats = handout_plan(argv)
@@ -520,7 +525,8 @@ def write_handout(argv: Sequence[str]) -> int:
         theme.set_theme(checked.theme or previous_theme)
         try:
             handout = Handout(args.output, f"Positional encodings — {params.info.label}", setup,
-                              [job.panel_class.title for job in jobs], formats, args.width)
+                              [job.panel_class.title for job in jobs], formats, args.width,
+                              page=args.page or DEFAULT_PAGE)
             try:
                 for job in jobs:
                     try:

@@ -240,7 +240,8 @@ def test_the_scorecard_and_the_positional_logits_compare_a_and_b_in_one_table_an
     qtbot.waitUntil(lambda: logits.pinned_result is not None and logits.data is not None, timeout=TIMEOUT_MS)
     distances, profile = decay_profile(PAPER.replaced(d_model=64))
     x, y = logits.pinned_curve.getData()
-    np.testing.assert_allclose(x, np.log10(distances[1:].astype(np.float64)), rtol=1e-15)  # a log axis
+    # A on B's axis: B is ALiBi, whose linear bias is drawn against a linear distance axis
+    np.testing.assert_allclose(x, distances[1:].astype(np.float64), rtol=1e-15)
     np.testing.assert_array_equal(y, profile[1:])
     header = logits.properties.verticalHeaderItem  # measured a moment after the last change
     qtbot.waitUntil(lambda: header(0) is not None and header(0).text().startswith("A: "), timeout=TIMEOUT_MS)

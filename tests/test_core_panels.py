@@ -642,3 +642,36 @@ def test_a_learned_table_with_an_outlier_is_coloured_to_its_bulk_and_says_so(qtb
     state.set_params(EncodingParams())
     settle(qtbot, panel, compute)
     assert panel.data.colour_bound is None and "Colours span" not in panel.alias_notice.text()
+
+
+def test_a_learned_tables_similarity_and_logit_matrices_are_coloured_to_their_bulk_and_say_so(qtbot, state, compute,
+                                                                                               tmp_path):
+    from posenc_gui.model import EncodingParams
+    from posenc_gui.views.positional_logits import PositionalLogitsPanel
+
+    # 64 positions × 32 dims: PE(m) = ±0.01 in every dim for m ≥ 1 (sign (−1)^m), PE(0) = 0.5 in every dim, an
+    # outlier as MiniLM's PE(0). Dot products: PE(m)·PE(n) = ±32·10⁻⁴ (63² of them),
+    # PE(0)·PE(n) = ±32·0.005 = ±0.16 (126: row 0 and column 0), PE(0)·PE(0) = 32·0.25 = 8. The 99.9th percentile of the 4,096 |values| (rank
+    # 0.999·4,095 = 4,090.9 of the sorted, among the 126 of 0.16 at ranks 3,969…4,094) is 0.16; 8 is 50× that.
+    table = np.where(np.arange(64)[:, None] % 2 == 0, 0.01, -0.01) * np.ones((64, 32))
+    table[0] = 0.5
+    path = tmp_path / "wpe.npy"
+    np.save(path, table)
+    state.set_params(EncodingParams().replaced(fit_sizes=True, scheme="learned_file", model_path=str(path)))
+    state.flush()
+    assert state.params.seq_len == 64 and state.params.d_model == 32
+    similarity, logits = SimilarityPanel(state, compute), PositionalLogitsPanel(state, compute)
+    for panel in (similarity, logits):
+        settle(qtbot, panel, compute)
+    expected = "Colours span ±0.16 (99.9 % of |values|): 1 shown value up to 8 drawn in the end colours."
+    for panel, data in ((similarity, similarity.matrix_data), (logits, logits.data)):
+        assert data.colour_bound == pytest.approx((0.16, 1, 8.0), rel=1e-12), type(panel).__name__
+        assert panel.matrix.colorbar.levels() == pytest.approx((-0.16, 0.16), rel=1e-12)
+        assert expected in panel.figure_caption(), type(panel).__name__
+    # a formula's matrix keeps its whole range: its largest (the diagonal) is no outlier
+    state.set_params(EncodingParams().replaced(seq_len=64, d_model=32))
+    for panel in (similarity, logits):
+        settle(qtbot, panel, compute)
+    assert similarity.matrix_data.colour_bound is None and logits.data.colour_bound is None
+    assert "Colours span" not in similarity.figure_caption() + logits.figure_caption()
+    assert similarity.matrix.colorbar.levels()[1] >= 16 - 1e-9  # sinusoidal ‖PE(p)‖² = d/2 = 16: all covered

@@ -28,9 +28,19 @@ def test_a_pdf_handout_has_a_title_page_and_a_page_per_figure(tmp_path, qapp, ca
     assert data.startswith(b"%PDF")
     pages = pdf_pages(data)
     assert len(pages) == 4  # title page + three figures
-    assert pages[0][1] > pages[0][0]  # the title page is portrait (A4's proportions)
-    assert all(width > 100 and height > 100 for width, height in pages[1:])
+    # every page landscape A4 (297 × 210 mm = 841.9 × 595.3 pt; Qt rounds to whole points)
+    assert all(abs(width - 842) <= 1 and abs(height - 595) <= 1 for width, height in pages), pages
     assert "(3 figures)" in capsys.readouterr().out
+
+
+def test_a_letter_handout_has_every_page_landscape_letter(tmp_path, qapp):
+    out = tmp_path / "letter.pdf"
+    # a tall figure, a square one and a wide one: each page the same paper all the same
+    assert export_cli.main(["handout", "-o", str(out), "--page", "letter", "permutation", "similarity",
+                            "scorecard", "--d-model", "32"]) == 0
+    pages = pdf_pages(out.read_bytes())
+    assert len(pages) == 4
+    assert all(abs(width - 792) <= 1 and abs(height - 612) <= 1 for width, height in pages), pages
 
 
 def test_the_default_handout_takes_every_panel_that_shows_the_scheme(tmp_path, qapp):
@@ -65,6 +75,8 @@ def test_a_folder_handout_lists_each_figure_with_its_caption_and_headline(tmp_pa
     (["handout", "heatmap"], "give the handout's file"),
     (["handout", "-o", "x.pdf", "--d-model", "32,64"], "a handout shows one setup"),
     (["handout", "-o", "x.pdf", "nonsense"], "unknown panel"),
+    (["handout", "-o", "x.pdf", "--page", "a3"], "--page"),
+    (["handout", "-o", "x/", "--page", "letter"], "--page chooses a PDF handout's paper"),
 ])
 def test_a_bad_handout_command_is_one_line_and_exit_2(argv, message, capsys, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
@@ -103,9 +115,14 @@ def test_the_window_exports_a_handout_of_the_shown_panels(make_window, qtbot, tm
     assert "heatmap" in shown and "walkthrough" not in shown and "parameters" not in shown
     dialog = HandoutDialog(window)
     assert dialog.chosen() == shown
+    assert dialog.page_box.currentData() == "a4" and dialog.page_box.findData("letter") >= 0
+    dialog.form_box.setCurrentIndex(dialog.form_box.findData("png"))
+    assert not dialog.page_box.isEnabled()  # a folder has no pages
     target = tmp_path / "window.pdf"
-    written = export_handout(window, str(target), ["heatmap", "waveforms"])
-    assert written == target and len(pdf_pages(target.read_bytes())) == 3
+    written = export_handout(window, str(target), ["heatmap", "waveforms"], page="letter")
+    pages = pdf_pages(target.read_bytes())
+    assert written == target and len(pages) == 3
+    assert all(abs(width - 792) <= 1 and abs(height - 612) <= 1 for width, height in pages), pages
     errors = []
     monkeypatch.setattr("posenc_gui.views.handout_ui.show_error", lambda parent, message: errors.append(message))
     assert export_handout(window, str(tmp_path / "missing" / "x.pdf"), ["heatmap"]) is None

@@ -322,6 +322,26 @@ def test_a_table_shows_its_encodings_dot_products_without_the_rotations_terms(qt
     assert panel.vectors_box.isEnabled() and panel.bound_curve.isVisible() and panel.data.rotation is not None
 
 
+def test_alibis_linear_bias_is_drawn_on_a_linear_distance_axis_the_others_on_a_log_one(qtbot, state, compute):
+    from posenc_gui.views.logit_axes import distance_is_log
+
+    panel = show_panel(qtbot, state, compute)
+    plots = (panel.logit_plot, panel.size_plot)
+    for scheme, log in (("alibi", False), ("t5", True), ("rope", True), ("sinusoidal", True), ("alibi", False)):
+        assert state.update(scheme=scheme, seq_len=64, d_model=8) is None
+        settle(state, compute)
+        assert panel.data.params.scheme == scheme
+        assert [distance_is_log(plot) for plot in plots] == [log, log], scheme
+        distances = panel.data.distances[1:].astype(np.float64)
+        shown, _ = panel.ones_curve.getData()  # the curve as drawn: log10 r on a log axis, r on a linear one
+        np.testing.assert_allclose(shown, np.log10(distances) if log else distances, rtol=1e-15, err_msg=scheme)
+        low, high = panel.logit_plot.viewRange()[0]
+        last = math.log10(distances[-1]) if log else distances[-1]
+        assert low <= (0 if log else 1) and high >= last, (scheme, low, high)  # every distance in view
+        ticks = panel.logit_plot.getAxis("bottom")._tickLevels
+        assert (ticks is None) == (not log), scheme  # decades labelled on a log axis, pyqtgraph's ticks on a linear
+
+
 def test_a_bias_is_shown_with_its_masked_keys_grey_and_said_so_in_the_hover(qtbot, state, compute):
     panel = show_panel(qtbot, state, compute)
     assert state.update(scheme="alibi", seq_len=8, d_model=4) is None

@@ -26,8 +26,8 @@ def narrow_panel(qtbot, state, compute):
 
 
 def _cell_centre(panel, row: int, col: int) -> tuple[int, int]:
-    """Centre of a table cell in figure coordinates."""
-    table = panel.table
+    """Centre of a table cell in figure coordinates (in the view that shows its column)."""
+    table = panel.view_of(col)
     rect = table.visualRect(table.model().index(row, col))
     centre = table.viewport().mapTo(panel.figure, rect.center())
     return centre.x(), centre.y()
@@ -62,7 +62,7 @@ def test_png_export_shows_the_last_column_and_row(narrow_panel):
         for col in (1, last_col):
             x, y = _cell_centre(panel, row, col)
             # sample just left of the cell's centre line, below the text baseline area
-            colour = image.pixelColor(x, y - panel.table.rowHeight(row) // 2 + 2)
+            colour = image.pixelColor(x, y - panel.view_of(col).rowHeight(row) // 2 + 2)
             passed = verdicts[row].get(COLUMNS[col])
             expected = NOT_APPLICABLE_BRUSH if passed is None else PASS_BRUSH if passed else FAIL_BRUSH
             got = np.array(colour.getRgb()[:3])
@@ -70,6 +70,31 @@ def test_png_export_shows_the_last_column_and_row(narrow_panel):
     # The caption names the sizes measured; the notes are in the figure too.
     assert "N = 128" in panel.caption_label.text() and "d_model = 32" in panel.caption_label.text()
     assert panel.notes_label.parent() is figure
+
+
+def test_the_exported_scorecard_fits_a_16_by_9_slide(tmp_path, qapp):
+    from PySide6.QtGui import QImage
+
+    from posenc_gui import export_cli
+
+    out = tmp_path / "scorecard.png"
+    assert export_cli.main(["scorecard", "-o", str(out)]) == 0  # the default setup: every scheme's row
+    image = QImage(str(out))
+    assert not image.isNull()
+    # no wider than 16:9 of its height (a pixel of rounding allowed), and not a tall strip either
+    assert image.width() <= image.height() * 16 / 9 + 1, (image.width(), image.height())
+    assert image.width() >= image.height(), (image.width(), image.height())
+
+
+def test_the_figure_stacks_the_table_criteria_over_the_logit_columns(narrow_panel):
+    panel = narrow_panel
+    top, bottom = panel.views()
+    shown = [[c for c in range(len(COLUMNS)) if not view.isColumnHidden(c)] for view in (top, bottom)]
+    assert shown[0][0] == shown[1][0] == 0  # each names the schemes
+    assert sorted(shown[0][1:] + shown[1][1:]) == list(range(1, len(COLUMNS)))  # every column once
+    assert all(COLUMNS[c].startswith("logit") for c in shown[1][1:])
+    assert top.geometry().bottom() < bottom.geometry().top()  # stacked, not side by side
+    assert bottom.model() is top.model()  # one table: the same cells, tooltips and colours
 
 
 def test_svg_and_pdf_exports_hold_every_column(narrow_panel):

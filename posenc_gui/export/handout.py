@@ -2,10 +2,11 @@
 
 Two forms, chosen by the target:
 
-- ``NAME.pdf``: one multi-page vector PDF, a title page (the setup, the
-  A/B comparison, the list of figures) and then one page per figure, each
-  page the size of its figure with its title above and its caption and
-  headline numbers under it;
+- ``NAME.pdf``: one multi-page vector PDF, every page of one paper size
+  (landscape A4 or Letter, :data:`PAGE_SIZES`): a title page (the setup,
+  the A/B comparison, the list of figures) and then one page per figure,
+  its title above, its caption and headline numbers under it, and the
+  figure scaled (aspect kept) to fill the printable area left between them;
 - a folder: one PNG (and/or SVG) per figure and an ``index.html`` that
   shows them in order with the same texts.
 
@@ -25,13 +26,13 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QBuffer, QIODevice, QMarginsF, QRectF, QSizeF, Qt
+from PySide6.QtCore import QBuffer, QIODevice, QMarginsF, QPointF, QRectF, QSizeF, Qt
 from PySide6.QtGui import QColor, QFont, QPageLayout, QPageSize, QPainter, QPdfWriter, QTextDocument
 from PySide6.QtWidgets import QWidget
 
 from .. import __version__
 from ..views.plotkit import theme
-from .figures import (_PDF_NOISE, _Caption, _export_mode, _render_widget, _scaled_cosmetic_pens,
+from .figures import (CAPTION_MARGIN_PX, _PDF_NOISE, _Caption, _export_mode, _render_widget, _scaled_cosmetic_pens,
                       _without_qt_messages, figure_caption, image_png_bytes, render_image, svg_bytes)
 from .files import ExportError, atomic_write, check_target
 
@@ -40,8 +41,12 @@ FOLDER_FORMATS = ("png", "svg")
 #: Space above a page's figure for its title, and the title's size, in logical pixels and points.
 TITLE_HEIGHT_PX = 28
 TITLE_POINTS = 12.0
-#: The title page's width and height in logical pixels (A4's proportions).
-TITLE_PAGE_PX = (794, 1123)
+#: The PDF's paper sizes (each page landscape), by the name ``--page`` and the dialog take.
+PAGE_SIZES = {"a4": QPageSize.PageSizeId.A4, "letter": QPageSize.PageSizeId.Letter}
+#: The paper a handout takes when none is chosen.
+DEFAULT_PAGE = "a4"
+#: The printable area's margin on every side of a page, in logical pixels (half an inch at 96 per inch).
+PAGE_MARGIN_PX = 48
 
 
 @dataclass(frozen=True)
@@ -80,16 +85,23 @@ class Handout:
         PNG width in pixels (the default scale otherwise).
     theme_name : str, optional
         The figures' theme (``"light"``, ``"dark"``, ``"print"``); the current one by default.
+    page : str
+        For a PDF: the paper of every page, a key of :data:`PAGE_SIZES`, landscape.
 
     Raises
     ------
     ExportError
         For a target that cannot be written (a folder that is a file, a PDF path that is a folder, …).
+    ValueError
+        For a ``page`` not in :data:`PAGE_SIZES`.
     """
 
     def __init__(self, target: str | os.PathLike, heading: str, setup: list[str], panel_titles: list[str],
                  formats: tuple[str, ...] = ("png",), width: int | None = None,
-                 theme_name: str | None = None) -> None:
+                 theme_name: str | None = None, page: str = DEFAULT_PAGE) -> None:
+        if page not in PAGE_SIZES:
+            raise ValueError(f"page must be one of {', '.join(PAGE_SIZES)}, not {page!r}")
+        self.page = page
         self.theme = theme.current() if theme_name is None else theme.theme_named(theme_name)
         self.target = Path(target)
         self.heading, self.setup = heading, setup
@@ -121,26 +133,29 @@ class Handout:
         self._writer.setResolution(self._dpi)
         self._writer.setTitle(self.heading)
         self._writer.setCreator(f"posenc_gui {__version__}")
-        self._set_page(*TITLE_PAGE_PX)
+        layout = QPageLayout(QPageSize(PAGE_SIZES[self.page]), QPageLayout.Orientation.Landscape,
+                             QMarginsF(0, 0, 0, 0))
+        if not self._writer.setPageLayout(layout):
+            raise ExportError("The PDF writer refused the page size")
+        points = layout.fullRect(QPageLayout.Unit.Point)
+        self._page_px = QSizeF(points.width() * self._dpi / 72.0, points.height() * self._dpi / 72.0)
         self._painter = QPainter()
         if not self._painter.begin(self._writer):
             raise ExportError("Could not start the PDF writer")
         self._painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
         self._painter.setRenderHint(QPainter.RenderHint.LosslessImageRendering, True)
-        self._painter.fillRect(QRectF(0, 0, *TITLE_PAGE_PX), QColor(self.theme.background))
+        self._painter.fillRect(QRectF(QPointF(0, 0), self._page_px), QColor(self.theme.background))
         lines = "".join(f"<p>{html.escape(line)}</p>" for line in self.setup)
         figures = "".join(f"<li>{html.escape(title)}</li>" for title in panel_titles)
         self._draw_text(f"<h1>{html.escape(self.heading)}</h1>{lines}<h3>Figures</h3><ol>{figures}</ol>"
                         f"<p>posenc_gui {html.escape(__version__)}, {date.today():%Y-%m-%d}</p>",
-                        QRectF(48, 48, TITLE_PAGE_PX[0] - 96, TITLE_PAGE_PX[1] - 96), 11.0)
+                        self._printable(), 11.0)
         self._pages = 1
 
-    def _set_page(self, width: float, height: float) -> None:
-        points = QSizeF(width * 72.0 / self._dpi, height * 72.0 / self._dpi)
-        layout = QPageLayout(QPageSize(points, QPageSize.Unit.Point, "figure", QPageSize.SizeMatchPolicy.ExactMatch),
-                             QPageLayout.Orientation.Portrait, QMarginsF(0, 0, 0, 0))
-        if not self._writer.setPageLayout(layout):
-            raise ExportError("The PDF writer refused the page size")
+    def _printable(self) -> QRectF:
+        """The page's printable area in logical pixels: the page less :data:`PAGE_MARGIN_PX` on every side."""
+        return QRectF(PAGE_MARGIN_PX, PAGE_MARGIN_PX, self._page_px.width() - 2 * PAGE_MARGIN_PX,
+                      self._page_px.height() - 2 * PAGE_MARGIN_PX)
 
     def _draw_text(self, rich: str, rect: QRectF, points: float) -> float:
         """Draw rich text in ``rect``; returns its height."""
@@ -197,29 +212,39 @@ class Handout:
         return entry
 
     def _add_page(self, widget: Any, entry: HandoutEntry) -> None:
-        width = widget.width()
-        below = _Caption(" ".join(part for part in (entry.caption, entry.headline) if part), width)
-        self._set_page(width, TITLE_HEIGHT_PX + widget.height() + below.height)
+        """Draw ``widget`` on a new page: its title on top, its caption and headline at the bottom across the
+        printable width, and the figure scaled (aspect kept) to fill what is left."""
+        area = self._printable()
+        below = _Caption(" ".join(part for part in (entry.caption, entry.headline) if part),
+                         int(area.width()) + 2 * CAPTION_MARGIN_PX)
+        room = QSizeF(area.width(), area.height() - TITLE_HEIGHT_PX - below.height)
+        if room.height() < area.height() / 4:  # a caption that long: the figure keeps a quarter of the page
+            room.setHeight(area.height() / 4)
+        scale = min(room.width() / widget.width(), room.height() / widget.height())
+        drawn = QSizeF(widget.width() * scale, widget.height() * scale)
         if not self._writer.newPage():
             raise ExportError("The PDF writer could not start a new page")
         painter = self._painter
         painter.save()
         try:
-            painter.fillRect(QRectF(0, 0, width, TITLE_HEIGHT_PX + widget.height() + below.height),
-                             QColor(self.theme.background))
+            painter.fillRect(QRectF(QPointF(0, 0), self._page_px), QColor(self.theme.background))
             font = QFont()
             font.setPointSizeF(TITLE_POINTS)
             font.setBold(True)
             painter.setFont(font)
             painter.setPen(QColor(self.theme.foreground))
-            painter.drawText(QRectF(6, 0, width - 12, TITLE_HEIGHT_PX),
+            painter.drawText(QRectF(area.left(), area.top(), area.width(), TITLE_HEIGHT_PX),
                              int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter),
                              f"{len(self.entries) + 1}. {entry.title}")
-            painter.translate(0, TITLE_HEIGHT_PX)
+            painter.save()
+            painter.translate(area.left() - CAPTION_MARGIN_PX, 0)  # the caption's text starts at the area's left
+            below.draw(painter, area.top() + TITLE_HEIGHT_PX + drawn.height())
+            painter.restore()
+            painter.translate(area.left() + (area.width() - drawn.width()) / 2, area.top() + TITLE_HEIGHT_PX)
+            painter.scale(scale, scale)
             with (_export_mode(widget), _scaled_cosmetic_pens(widget, theme.current().line_scale),
                   _without_qt_messages(_PDF_NOISE)):
                 _render_widget(widget, painter)
-            below.draw(painter, widget.height())
         finally:
             painter.restore()
         self._pages += 1

@@ -38,6 +38,7 @@ import numpy as np
 
 from . import limits
 from .bias import xpos_farthest, xpos_zeta
+from .colour_bound import file_colour_bound
 from .params import EncodingParams, check_params
 from .rope import rope_decay_bound, rope_frequencies, rope_pairs
 from .sampling import AxisSample, sample_axis
@@ -372,6 +373,9 @@ class LogitProfileData:
         The random pairs, decay bound and attention factor of a rotation; None for a table or a bias.
     bias : BiasTerms or None
         A bias's keys after the query and masked cells; None for a table or a rotation.
+    colour_bound : tuple of (float, int, float) or None
+        For a table read from a file with outliers, the matrix's ``(bound, beyond, largest)``
+        (:func:`.colour_bound.outlier_bound`): the |logit| its colours span; None otherwise.
     """
 
     params: EncodingParams
@@ -385,6 +389,7 @@ class LogitProfileData:
     half_after: int | None
     rotation: RotationTerms | None
     bias: BiasTerms | None = None
+    colour_bound: tuple[float, int, float] | None = None
 
     @property
     def logit_at_zero(self) -> float:
@@ -547,5 +552,6 @@ def logit_profile_data(params: EncodingParams, vectors: str = "ones", seeds: int
         matrix, rotation = table @ table.T, None
         query_position = params.seq_len - 1
         profile = _table_profile(params, query_position, distances)
+    bound = file_colour_bound(params, matrix) if rotation is None else None
     return LogitProfileData(params, positions, matrix, distances, dense_until, query_position, profile,
-                            *_first_below_half(distances, profile), rotation)
+                            *_first_below_half(distances, profile), rotation, None, bound)

@@ -39,6 +39,7 @@ from .analysis import (
 from .attention import MAX_SEED
 from .cache import MAX_ENTRY_BYTES, encode_sampled, rows_encoder
 from .closest import RangeUniqueness, continue_uniqueness, range_uniqueness
+from .colour_bound import BOUND_PERCENTILE, OUTLIER_RATIO, file_colour_bound, outlier_bound  # noqa: F401 - re-exported
 from .closest import clear_caches as clear_scan_tables
 from .closest_general import clear_caches as clear_sweep_tables
 from .linear_relation import (
@@ -68,8 +69,8 @@ class HeatmapData:
     values: np.ndarray
     wavelength: np.ndarray
     aliased: np.ndarray
-    #: For a table read from a file with outliers (:func:`outlier_bound`): ``(bound, beyond, largest)``, the
-    #: |value| its colours span, how many shown values are beyond it and the largest; None otherwise.
+    #: For a table read from a file with outliers (:func:`.colour_bound.outlier_bound`): ``(bound, beyond,
+    #: largest)``, the |value| its colours span, how many shown values are beyond it and the largest; else None.
     colour_bound: tuple[float, int, float] | None = None
 
     @property
@@ -80,40 +81,14 @@ class HeatmapData:
                 and self.positions.count == p.seq_len and self.dims.count == p.d_model)
 
 
-#: A learned table whose largest |value| is more than this many times the :data:`BOUND_PERCENTILE`-th
-#: percentile of its |values| is coloured to that percentile: one outlier (MiniLM's position table has one
-#: entry of 1.87 where 99 % are under 0.065) would otherwise leave every other cell white.
-OUTLIER_RATIO = 4.0
-BOUND_PERCENTILE = 99.9
-#: Fewer shown values than this keep the whole range (a percentile of a few values says little).
-MIN_BOUND_VALUES = 1000
-
-
-def outlier_bound(values: np.ndarray) -> tuple[float, int, float] | None:
-    """``(bound, beyond, largest)`` when a few |values| dwarf the rest, else None.
-
-    ``bound`` is the :data:`BOUND_PERCENTILE`-th percentile of the finite
-    |values| (when the largest exceeds it :data:`OUTLIER_RATIO`-fold),
-    ``beyond`` how many values exceed it, ``largest`` the largest |value|.
-    """
-    magnitudes = np.abs(values[np.isfinite(values)])
-    if magnitudes.size < MIN_BOUND_VALUES:
-        return None
-    bound, largest = float(np.percentile(magnitudes, BOUND_PERCENTILE)), float(magnitudes.max())
-    if bound <= 0 or largest <= OUTLIER_RATIO * bound:
-        return None
-    return bound, int(np.count_nonzero(magnitudes > bound)), largest
-
-
 def compute_heatmap(params: EncodingParams, positions: AxisSample, dims: AxisSample) -> HeatmapData:
     """The encoding at the sampled positions × dimensions, their wavelengths and which of them alias.
 
-    For a table read from a file (a scheme with :attr:`~.schemes.Scheme.sizes`), also its
-    :func:`outlier_bound`: learned weights have outliers, formulas do not.
+    For a table read from a file, also its colours' :func:`~.colour_bound.file_colour_bound`.
     """
     values = encode_sampled(params, positions, dims)
     wl = wavelengths(params.scheme, params.d_model, dims.indices(), **params.scheme_kwargs())
-    bound = outlier_bound(values) if params.info.sizes is not None else None
+    bound = file_colour_bound(params, values)
     return HeatmapData(params, positions, dims, values, wl, aliased(wl, positions.stride), bound)
 
 
@@ -244,6 +219,9 @@ class MatrixData:
     rows: AxisSample
     cols: AxisSample
     matrix: np.ndarray
+    #: For a table read from a file with outliers: ``(bound, beyond, largest)`` (:func:`.colour_bound.outlier_bound`
+    #: of the matrix), the |value| its colours span; None otherwise.
+    colour_bound: tuple[float, int, float] | None = None
 
 
 @dataclass(frozen=True)
@@ -260,10 +238,12 @@ class ProfileData:
 
 
 def compute_matrix(params: EncodingParams, metric: str, rows: AxisSample, cols: AxisSample) -> MatrixData:
-    """The similarity ``metric`` of the sampled rows' and columns' encodings."""
+    """The similarity ``metric`` of the sampled rows' and columns' encodings (and, for a table read from a file,
+    its colours' :func:`~.colour_bound.file_colour_bound`)."""
     row_pe = encode_sampled(params, rows)
     col_pe = encode_sampled(params, cols)
-    return MatrixData(params, metric, rows, cols, pairwise(row_pe, col_pe, metric))
+    matrix = pairwise(row_pe, col_pe, metric)
+    return MatrixData(params, metric, rows, cols, matrix, file_colour_bound(params, matrix))
 
 
 def compute_profile(params: EncodingParams, metric: str, reference: int, targets: AxisSample) -> ProfileData:

@@ -10,7 +10,7 @@ from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QFileDialog
 from PySide6.QtCore import Qt
 
 from ..export import ExportError
-from ..export.handout import Handout
+from ..export.handout import DEFAULT_PAGE, Handout
 from ..export_cli import StillComputing
 from .export_ui import THEME_LABELS, _Busy, _ready, last_folder, show_error
 from .plotkit.theme import THEME_NAMES, current as current_theme
@@ -22,6 +22,8 @@ if TYPE_CHECKING:
 #: The handout's forms in the dialog: (label, folder formats or None for one PDF).
 FORMS = {"pdf": ("One PDF, a page per figure", None), "png": ("A folder of PNG figures and index.html", ("png",)),
          "svg": ("A folder of SVG figures and index.html", ("svg",))}
+#: The PDF's paper in the dialog: its label by the page name :class:`Handout` takes.
+PAGE_LABELS = {"a4": "A4, landscape", "letter": "Letter, landscape"}
 
 
 def ask_handout_target(parent: QWidget, proposed: str, form: str) -> str | None:
@@ -51,10 +53,10 @@ def setup_lines(window: ExportHost) -> list[str]:
 
 
 def export_handout(window: ExportHost, target: str, panel_ids: list[str], form: str = "pdf",
-                   theme_name: str | None = None) -> Path | None:
+                   theme_name: str | None = None, page: str = DEFAULT_PAGE) -> Path | None:
     """Write the handout of ``panel_ids`` (in the panels' order) to ``target`` with figures in ``theme_name``
-    (None: the window's); the file written (the PDF or the index), or None when it failed (said in a dialog;
-    a PDF is then not written)."""
+    (None: the window's), a PDF's pages on ``page`` paper (``"a4"`` or ``"letter"``, landscape); the file
+    written (the PDF or the index), or None when it failed (said in a dialog; a PDF is then not written)."""
     params = window.state.params
     titles = [cls.title for cls in panel_classes() if cls.panel_id in panel_ids]
     order = {cls.panel_id: index for index, cls in enumerate(panel_classes())}
@@ -63,7 +65,7 @@ def export_handout(window: ExportHost, target: str, panel_ids: list[str], form: 
     try:
         with _Busy():
             handout = Handout(target, f"Positional encodings — {params.info.label}", setup_lines(window), titles,
-                              FORMS[form][1] or ("png",), theme_name=theme_name)
+                              FORMS[form][1] or ("png",), theme_name=theme_name, page=page)
             try:
                 for panel_id in chosen:
                     try:
@@ -117,6 +119,12 @@ class HandoutDialog(QDialog):
         self.theme_box.setCurrentIndex(self.theme_box.findData(current_theme().name))
         self.theme_box.setToolTip("The colours of the figures; the window keeps its own (View ▸ Theme)")
         form.addRow("Theme", self.theme_box)
+        self.page_box = QComboBox(self)
+        for name, label in PAGE_LABELS.items():
+            self.page_box.addItem(label, name)
+        self.page_box.setCurrentIndex(self.page_box.findData(DEFAULT_PAGE))
+        self.page_box.setToolTip("The PDF's paper: every page this size, each figure scaled to fit it")
+        form.addRow("Page", self.page_box)
         row = QHBoxLayout()
         self.path_edit = QLineEdit(str(Path(last_folder(window)) / f"{window.state.params.slug()}_handout.pdf"), self)
         browse = QPushButton("Browse…", self)
@@ -144,6 +152,7 @@ class HandoutDialog(QDialog):
     def _form_changed(self) -> None:
         path = Path(self.path_edit.text())
         pdf = FORMS[self.form][1] is None
+        self.page_box.setEnabled(pdf)  # a folder of figures has no pages
         self.path_edit.setText(str(path.with_suffix(".pdf")) if pdf else str(path.with_suffix("")) + "/")
 
     def _browse(self) -> None:
@@ -156,7 +165,7 @@ class HandoutDialog(QDialog):
             show_error(self, "Tick at least one panel for the handout")
             return
         if export_handout(self.window_, self.path_edit.text(), self.chosen(), self.form,
-                          self.theme_box.currentData()) is not None:
+                          self.theme_box.currentData(), self.page_box.currentData()) is not None:
             self.accept()
 
 

@@ -9,13 +9,14 @@ from PySide6.QtCore import QPointF, QRectF
 from PySide6.QtWidgets import QLabel, QWidget
 
 from ..model import AxisSample, EncodingParams, formula_term, limits, sample_axis
-from ..model.panel_data import BOUND_PERCENTILE, HeatmapData, compute_heatmap
+from ..model.panel_data import HeatmapData, compute_heatmap
 from ..model.compare import ShownMatrix
 from ..model.digits import entry_with_error, shown_number
 from .base import Panel
 from .cursor import CursorAxis
 from .registry import DockPlacement
-from .labels import HoverReadout, NoticeLine, StatusText, WrappedLabelHolder, counted, value_range_text
+from .labels import (HoverReadout, NoticeLine, StatusText, WrappedLabelHolder, clipped_levels, clipping_text,
+                     counted, value_range_text)
 from .plotkit import MatrixImageItem, MatrixPlot, new_layout_widget, view_pixels
 
 #: Used before the plot has been laid out and has a real pixel size.
@@ -42,13 +43,6 @@ def _aliasing_text(data: HeatmapData) -> str:
     """How many shown dimensions are sampled below their wavelength, and what that does."""
     return (f"{int(data.aliased.sum()):,} of the {data.dims.count:,} shown dimensions (greyed) have a wavelength "
             f"under 2 × the position step ({data.positions.stride:,}): their stripes are moiré.")
-
-
-def _clipping_text(data: HeatmapData) -> str:
-    """"Colours span ±0.12 (99.9 % of |values|): 3 shown values up to 1.87 are drawn in the end colours."""
-    bound, beyond, largest = data.colour_bound
-    return (f"Colours span ±{bound:.3g} ({BOUND_PERCENTILE:g} % of |values|): {beyond:,} shown "
-            f"{'value' if beyond == 1 else 'values'} up to {largest:.3g} drawn in the end colours.")
 
 
 HOVER_PROMPT = "Hover over the heatmap for a cell's value and formula."
@@ -151,7 +145,7 @@ class HeatmapPanel(Panel):
         self.data = data
         self.show_message("")  # an earlier failure no longer applies
         (y0, y1), (x0, x1) = data.positions.extent, data.dims.extent
-        levels = None if data.colour_bound is None else (-data.colour_bound[0], data.colour_bound[0])
+        levels = clipped_levels(data.colour_bound)
         self.matrix.set_matrix(data.values, QRectF(x0, y0, x1 - x0, y1 - y0), levels=levels)
         self.matrix.set_colorbar_label("value" if levels is None else "value (clipped)")
         self.hover.refresh()
@@ -162,7 +156,7 @@ class HeatmapPanel(Panel):
         else:
             self.sampling_label.setText(
                 f"{counted(data.positions.count, 'position')} × {counted(data.dims.count, 'dimension')}")
-        clipped = f" {_clipping_text(data)}" if data.colour_bound is not None else ""
+        clipped = f" {clipping_text(data.colour_bound)}" if data.colour_bound is not None else ""
         if data.aliased.any():
             self.alias_notice.set_notice(f"Aliasing: {_aliasing_text(data)} Zoom in on positions to resolve "
                                          f"them.{clipped}", "warning")
@@ -218,7 +212,7 @@ class HeatmapPanel(Panel):
             return ""
         parts = [f"{_sampling_text(data)}." if _sampled(data) else "",
                  f"Aliasing: {_aliasing_text(data)}" if data.aliased.any() else "",
-                 _clipping_text(data) if data.colour_bound is not None else ""]
+                 clipping_text(data.colour_bound) if data.colour_bound is not None else ""]
         return " ".join([value_range_text("Values", data.values), *(part for part in parts if part)])
 
     def headline(self) -> str:

@@ -25,19 +25,18 @@ from ..model.logits import (
 from .base import Panel
 from .compare import ROLE_COLOURS
 from .cursor import CursorAxis
-from .labels import HoverReadout, StatusText, plain_text
+from .labels import HoverReadout, StatusText, clipped_levels, clipping_text, plain_text
+from .logit_axes import linear_distance, profile_plot, set_distance_axis
 from .logit_table import PropertiesTable
 from .plotkit import (
     BLUE, FOREGROUND, GREEN, ORANGE, PALETTE, PINK, MatrixPlot, add_canvas_title, fit_y_range, new_layout_widget,
-    prepare_for_paint, set_axis_label, set_canvas_title, set_ticks, show_grid, snap_log_span, style_plot,
+    prepare_for_paint, set_axis_label, set_canvas_title, set_ticks, snap_log_span,
 )
 from .registry import PanelOption
 from .spectrum import decade_ticks
 
 GREY = "#555555"
 VECTOR_LABELS = {"ones": "q = k = 1", "random": "random q, k (seed 0)"}
-#: Labelled decades on the distance axis (side by side, not stacked).
-DISTANCE_DECADE_LABELS = 7
 #: The random pairs' mean ± one standard deviation: their curve's colour, translucent.
 BAND_BRUSH = pg.mkBrush(pg.mkColor(ORANGE).red(), pg.mkColor(ORANGE).green(), pg.mkColor(ORANGE).blue(), 60)
 BOUND_PEN = pg.mkPen(GREY, width=2, style=Qt.PenStyle.DashLine)
@@ -105,7 +104,8 @@ class PositionalLogitsPanel(Panel):
         "cos(rθ<sub>i</sub>) + (a<sub>i</sub>d<sub>i</sub> − b<sub>i</sub>c<sub>i</sub>) sin(rθ<sub>i</sub>)] + the unrotated "
         "channels' q·k, with r = m − n the distance back to the key, (a, b) and (c, d) the pairs of q and k. "
         "<b>Left</b>: that logit for every query m (row) and key n (column) — constant along diagonals. "
-        "<b>Top right</b>: against the distance r (log scale; r = 0 is in the line above): for q = k = 1 (blue) "
+        "<b>Top right</b>: against the distance r (log scale, linear for ALiBi's linear bias; r = 0 is in the line "
+        "above): for q = k = 1 (blue) "
         "it is af²·2Σ cos(rθ<sub>i</sub>); for independent random q, k ~ N(0, 1) the mean over the seeds "
         "(orange) and ± one standard deviation (band), which stays √(af⁴·rotary_dim + unrotated) at every "
         "distance: the decay is of correlated q and k. "
@@ -174,8 +174,8 @@ class PositionalLogitsPanel(Panel):
         self.matrix = MatrixPlot(self.canvas.ci, "key position n (column)", "query position m (row)", "logit",
                                  row=1, col=0)
         profiles = self.canvas.ci.addLayout(row=1, col=1)
-        self.logit_plot = self._profile_plot(profiles, 0, "logit", log_y=False)
-        self.size_plot = self._profile_plot(profiles, 1, "|logit|", log_y=True)
+        self.logit_plot = profile_plot(profiles, 0, "logit", DISTANCE_LABEL, log_y=False)
+        self.size_plot = profile_plot(profiles, 1, "|logit|", DISTANCE_LABEL, log_y=True)
         self.size_plot.setXLink(self.logit_plot)
         self.logit_plot.addItem(pg.InfiniteLine(angle=0, pos=0, pen=pg.mkPen(FOREGROUND, width=1)))
         # The band's edges: curves with an invisible pen (with no pen a PlotDataItem keeps no curve to fill).
@@ -215,18 +215,6 @@ class PositionalLogitsPanel(Panel):
                                        CursorAxis(self.matrix.plot, "x", "position")])
         state.paramsChanged.connect(self.schedule_update)
         self.schedule_update()
-
-    @staticmethod
-    def _profile_plot(layout: pg.GraphicsLayout, row: int, y_label: str, log_y: bool) -> pg.PlotItem:
-        plot: pg.PlotItem = layout.addPlot(row=row, col=0)
-        style_plot(plot)
-        plot.setMenuEnabled(False)
-        plot.hideButtons()
-        show_grid(plot)
-        plot.setLogMode(x=True, y=log_y)
-        plot.setLabel("bottom", DISTANCE_LABEL)
-        plot.setLabel("left", y_label)
-        return plot
 
     # --------------------------------------------------------------- options
     @property
@@ -405,7 +393,8 @@ class PositionalLogitsPanel(Panel):
     def _show_matrix(self, data: LogitProfileData) -> None:
         low, high = data.positions.extent
         self.matrix.set_matrix(data.matrix, QRectF(low, low, high - low, high - low), signed=True,
-                               masked=data.bias is not None)
+                               masked=data.bias is not None, levels=clipped_levels(data.colour_bound))
+        self.matrix.set_colorbar_label("logit" if data.colour_bound is None else "logit (clipped)")
         self.matrix.set_full_range((low, high), (low, high))
         rotation = data.rotation
         if data.bias is not None:
@@ -457,10 +446,7 @@ class PositionalLogitsPanel(Panel):
             positive = np.concatenate([std[std > 0], bound[1:][bound[1:] > 0]])
             low = float(positive.min()) if positive.size else float(bound.max()) / 10
             high = float(bound.max())
-        span = (0.0, max(math.log10(distances[-1]), 0.5))
-        self.logit_plot.setXRange(*span, padding=0.02)
-        for plot in (self.logit_plot, self.size_plot):
-            set_ticks(plot.getAxis("bottom"), decade_ticks(*span, max_labels=DISTANCE_DECADE_LABELS))
+        set_distance_axis([self.logit_plot, self.size_plot], distances[-1], linear_distance(data.params.scheme))
         y_span = snap_log_span(math.log10(low) - 1, math.log10(high) + 0.2)
         self.size_plot.setYRange(*y_span, padding=0)
         set_ticks(self.size_plot.getAxis("left"), decade_ticks(*y_span))
@@ -665,7 +651,8 @@ class PositionalLogitsPanel(Panel):
         """The headline numbers, and how the matrix and the profile are sampled."""
         if self.data is None:
             return ""
-        return " ".join(part for part in (plain_text(self.summary_label.text()), self._sampling(),
+        clipped = clipping_text(self.data.colour_bound) if self.data.colour_bound is not None else ""
+        return " ".join(part for part in (plain_text(self.summary_label.text()), self._sampling(), clipped,
                                           self._properties_caption()) if part)
 
     def _properties_caption(self) -> str:

@@ -14,6 +14,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QLayout,
     QScrollArea,
+    QTableView,
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
@@ -234,22 +235,31 @@ class ScorecardPanel(Panel):
         self.caption_label.setTextFormat(Qt.TextFormat.RichText)
         self.caption_label.setWordWrap(True)
         figure_layout.addWidget(self.caption_label)
+        # One table of every column (``self.table``: its items hold every cell) shown as two stacked views so the
+        # figure stays no wider than a slide: the table criteria on top, the logit's properties under them, each
+        # with its scheme column.
         self.table = QTableWidget(0, len(COLUMNS), self.figure)
         self.table.setHorizontalHeaderLabels(["scheme", *HEADERS.values()])
-        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.table.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
-        self.table.verticalHeader().setVisible(False)
-        # Sized once per fill (resizeColumnsToContents): in ResizeToContents mode every
-        # setItem re-measures its whole column.
-        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
-        self.table.horizontalHeader().setStretchLastSection(False)
-        self.table.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.table.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.table.setStyleSheet(f"QTableWidget {{ background: white; color: {FOREGROUND}; }} "
-                                 f"QHeaderView::section {{ background: #eceff2; color: {FOREGROUND}; "
-                                 "border: none; border-right: 1px solid #d5dbe1; border-bottom: 1px solid #d5dbe1; "
-                                 "padding: 2px 4px; }")
-        figure_layout.addWidget(self.table)
+        self.logit_view = QTableView(self.figure)
+        self.logit_view.setModel(self.table.model())
+        for view in self.views():
+            view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+            view.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
+            view.verticalHeader().setVisible(False)
+            # Sized once per fill (resizeColumnsToContents): in ResizeToContents mode every
+            # setItem re-measures its whole column.
+            view.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+            view.horizontalHeader().setStretchLastSection(False)
+            view.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+            view.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+            view.setStyleSheet(f"QTableView {{ background: white; color: {FOREGROUND}; }} "
+                               f"QHeaderView::section {{ background: #eceff2; color: {FOREGROUND}; "
+                               "border: none; border-right: 1px solid #d5dbe1; border-bottom: 1px solid #d5dbe1; "
+                               "padding: 2px 4px; }")
+            figure_layout.addWidget(view)
+        first_logit = 1 + len(CRITERIA)
+        for column in range(1, len(COLUMNS)):
+            (self.table if column >= first_logit else self.logit_view).setColumnHidden(column, True)
         self.notes_label = QLabel(self.figure)
         self.notes_label.setWordWrap(True)
         self.notes_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -412,8 +422,9 @@ class ScorecardPanel(Panel):
                 name.setBackground(QBrush(QColor(themed(CURRENT_BRUSH.name()))))
             self._set_row(row, name, self._row_cells(key, score, data.logit_properties(key)),
                           bold if key == current else None)
-        self.table.resizeColumnsToContents()
-        self.table.resizeRowsToContents()
+        for view in self.views():
+            view.resizeColumnsToContents()
+            view.resizeRowsToContents()
         self._fit_table()
 
     def _set_row(self, row: int, name: QTableWidgetItem, cells: list[tuple[str, str, Any]],
@@ -454,16 +465,26 @@ class ScorecardPanel(Panel):
                       for _ in PROPERTY_NAMES]
         return cells
 
+    def views(self) -> tuple[QTableView, QTableView]:
+        """The two views of the table: the scheme and table criteria, then the scheme and the logit's properties."""
+        return self.table, self.logit_view
+
+    def view_of(self, column: int) -> QTableView:
+        """The view that shows the table's ``column`` (a :data:`COLUMNS` index; the scheme's: the top one)."""
+        return self.logit_view if column > len(CRITERIA) else self.table
+
     def _fit_table(self) -> None:
-        """Size the table to show every row and column: it never scrolls, the scroll area around the figure does."""
-        table = self.table
-        frame = 2 * table.frameWidth()
-        width = sum(table.columnWidth(c) for c in range(table.columnCount())) + frame
-        height = (table.horizontalHeader().sizeHint().height()
-                  + sum(table.rowHeight(r) for r in range(table.rowCount())) + frame)
-        table.setFixedSize(width, height)
+        """Size each view to show every row and its columns: they never scroll, the scroll area around the figure does."""
+        widest = 0
+        for view in self.views():
+            frame = 2 * view.frameWidth()
+            width = sum(view.columnWidth(c) for c in range(len(COLUMNS)) if not view.isColumnHidden(c)) + frame
+            height = (view.horizontalHeader().sizeHint().height()
+                      + sum(view.rowHeight(r) for r in range(self.table.rowCount())) + frame)
+            view.setFixedSize(width, height)
+            widest = max(widest, width)
         for label in (self.caption_label, self.notes_label):
-            label.setFixedWidth(width)
+            label.setFixedWidth(widest)
 
     def _pinned_meta(self) -> dict[str, Any]:
         """A's row while comparing: its parameters, verdicts and logit properties (measured now if need be)."""

@@ -21,7 +21,7 @@ from .cursor import CursorAxis
 from .param_controls import ViewSpinBox
 from ..state import VIEW_SPECS
 from .registry import DockPlacement, PanelOption
-from .labels import HoverReadout, StatusText, value_range_text
+from .labels import HoverReadout, StatusText, clipped_levels, clipping_text, value_range_text
 from .plotkit import (
     BLUE, FOREGROUND, MatrixPlot, add_canvas_title, fit_y_range, new_layout_widget, set_axis_label,
     set_canvas_title, set_title, show_grid, style_plot, view_pixels,
@@ -265,8 +265,10 @@ class SimilarityPanel(Panel):
         self.matrix_data = data
         self.hover.refresh()  # new parameters or metric
         (y0, y1), (x0, x1) = data.rows.extent, data.cols.extent
-        self.matrix.set_colorbar_label(METRIC_LABELS[data.metric])
-        self.matrix.set_matrix(data.matrix, QRectF(x0, y0, x1 - x0, y1 - y0), signed=data.metric in SIGNED_METRICS)
+        signed = data.metric in SIGNED_METRICS
+        self.matrix.set_colorbar_label(METRIC_LABELS[data.metric] + ("" if data.colour_bound is None else " (clipped)"))
+        self.matrix.set_matrix(data.matrix, QRectF(x0, y0, x1 - x0, y1 - y0), signed=signed,
+                               levels=clipped_levels(data.colour_bound, signed))
         self.matrix.set_title(f"{METRIC_LABELS[data.metric]} of PE(p) and PE(q)")
         set_canvas_title(self.figure_title, data.params.title())
         sampled = data.rows.stride > 1 or data.cols.stride > 1
@@ -314,6 +316,8 @@ class SimilarityPanel(Panel):
         ranges, sampled = [], []
         if matrix is not None:
             ranges.append(value_range_text(f"Matrix ({METRIC_LABELS[matrix.metric]})", matrix.matrix))
+            if matrix.colour_bound is not None:
+                ranges.append(clipping_text(matrix.colour_bound, matrix.metric in SIGNED_METRICS))
             if matrix.rows.stride > 1 or matrix.cols.stride > 1:
                 sampled.append(f"Matrix: {_matrix_extent(matrix)}.")
         if profile is not None:

@@ -1,0 +1,57 @@
+"""The Positional-logits panel's profile plots and their distance axis: log in general, linear for a linear bias."""
+
+from __future__ import annotations
+
+import math
+
+import pyqtgraph as pg
+
+from .plotkit import set_ticks, show_grid, style_plot
+from .spectrum import decade_ticks
+
+#: Schemes whose positional logit is linear in the distance r (ALiBi's bias, −slope·r): drawn against a linear r
+#: axis, where it is the straight line it is. Every other scheme's logit changes over decades of r (a rotation's
+#: cosines, a table's dot products, T5's log-spaced buckets): a log r axis.
+LINEAR_DISTANCE_SCHEMES = frozenset({"alibi"})
+#: Labelled decades on a log distance axis (side by side, not stacked).
+DISTANCE_DECADE_LABELS = 7
+
+
+def profile_plot(layout: pg.GraphicsLayout, row: int, y_label: str, x_label: str, log_y: bool) -> pg.PlotItem:
+    """A profile plot in ``layout``'s ``row``: against the distance (a log axis until :func:`set_distance_axis`)."""
+    plot: pg.PlotItem = layout.addPlot(row=row, col=0)
+    style_plot(plot)
+    plot.setMenuEnabled(False)
+    plot.hideButtons()
+    show_grid(plot)
+    plot.setLogMode(x=True, y=log_y)
+    plot.setLabel("bottom", x_label)
+    plot.setLabel("left", y_label)
+    return plot
+
+
+def linear_distance(scheme: str) -> bool:
+    """True when ``scheme``'s positional logit is drawn against a linear distance axis (see
+    :data:`LINEAR_DISTANCE_SCHEMES`)."""
+    return scheme in LINEAR_DISTANCE_SCHEMES
+
+
+def distance_is_log(plot: pg.PlotItem) -> bool:
+    """Whether ``plot``'s distance (x) axis is logarithmic."""
+    return plot.ctrl.logXCheck.isChecked()
+
+
+def set_distance_axis(plots: list[pg.PlotItem], last_distance: float, linear: bool) -> None:
+    """Show distances 1 … ``last_distance`` on every plot of ``plots`` (x-linked), on a linear or a log axis.
+
+    A log axis is labelled in decades (:func:`.spectrum.decade_ticks`); a linear one has pyqtgraph's own ticks
+    and starts at 0.
+    """
+    for plot in plots:
+        if distance_is_log(plot) == linear:  # switching re-transforms every curve: only when it changes
+            plot.setLogMode(x=not linear)
+    span = (0.0, float(last_distance)) if linear else (0.0, max(math.log10(last_distance), 0.5))
+    plots[0].setXRange(*span, padding=0.02)
+    ticks = None if linear else decade_ticks(*span, max_labels=DISTANCE_DECADE_LABELS)
+    for plot in plots:
+        set_ticks(plot.getAxis("bottom"), ticks)
