@@ -49,7 +49,7 @@ def settle(qtbot, panel, compute):
 def svg_text(data: bytes) -> str:
     """Every text of an SVG, joined, whitespace collapsed."""
     root = ET.fromstring(data)
-    parts = [t.text or "" for t in root.iter(f"{SVG}text")] + [t.text or "" for t in root.iter(f"{SVG}tspan")]
+    parts = [" ".join(t.itertext()) for t in root.iter(f"{SVG}text")]  # a run's further words are <tspan>s
     return " ".join(" ".join(parts).split())
 
 
@@ -68,8 +68,17 @@ REQUIRED_WORDS = {
 
 # ------------------------------------------------------------------ titles
 @pytest.mark.parametrize("panel_id", list(CLASSES))
-def test_every_exported_figure_names_its_scheme_and_parameters(qtbot, state, compute, panel_id):
+def test_every_exported_figure_names_its_scheme_and_parameters(qtbot, state, compute, panel_id, tmp_path):
     panel = make_panel(qtbot, panel_id, state, compute)
+    if panel_id == "decoder":  # a model file's figure: it names the model, the text, the layer and the head
+        from test_decoder_panel import TEXT, _tokenizer, tiny_decoder
+
+        panel.apply_options(decoder=str(tiny_decoder(tmp_path / "tiny", _tokenizer())), text=TEXT, layer=1)
+        settle(qtbot, panel, compute)
+        text = svg_text(export.export_bytes(panel, "svg"))
+        for words in ("tiny", TEXT[:20], "layer 1, head 0"):
+            assert words in text, (words, text[:400])
+        return
     requires = CLASSES[panel_id].requires
     chosen, title = ((CHOSEN_ROPE, CHOSEN_ROPE_TITLE) if "rotation" in requires else
                      (CHOSEN_BIAS, CHOSEN_BIAS_TITLE) if "bias" in requires else (CHOSEN, CHOSEN_TITLE))
@@ -179,9 +188,11 @@ def test_the_command_line_exports_any_walkthrough_step(qtbot, state, compute):
 def test_a_scorecard_export_is_the_table_cropped_and_current(qtbot, state, compute):
     panel = make_panel(qtbot, "scorecard", state, compute)
     image = export.render_image(panel.figure_widget(), scale=1)
-    table = panel.table
-    assert table.height() <= image.height() <= table.height() + 90  # the caption line and the notes, nothing more
-    assert image.width() <= table.width() + 30
+    # the table criteria above the logit columns (stacked to fit a slide), the caption line and notes, no more
+    tables = panel.table.height() + panel.logit_view.height()
+    words = panel.caption_label.height() + panel.notes_label.height()
+    assert tables + words <= image.height() <= tables + words + 50  # margins and spacing, no blank space
+    assert image.width() <= max(panel.table.width(), panel.logit_view.width()) + 30
     state.update(seq_len=300)  # exported at once, before the measurement's pause is over
     export.export_bytes(panel, "png")
     assert panel.data.params.seq_len == 300 and "N = 300" in panel.caption_label.text()
