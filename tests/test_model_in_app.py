@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import xml.etree.ElementTree as ET
 
 import numpy as np
 import pytest
@@ -321,8 +322,9 @@ def run(*args, cwd=None):
 def test_export_with_a_model_writes_a_figure_titled_with_its_name(qapp, gpt2, tmp_path):
     out = tmp_path / "heatmap.svg"
     assert export_cli.main(["heatmap", "--model", str(gpt2[0]), "-o", str(out)]) == 0
-    assert "learned_file: 40 positions × d_model 24, model gpt2, tensor transformer.wpe.weight" in out.read_text(
-        encoding="utf-8")
+    texts = [" ".join(text.itertext()) for text in ET.parse(out).getroot().iter("{http://www.w3.org/2000/svg}text")]
+    assert "learned_file: 40 positions × d_model 24, model gpt2, tensor transformer.wpe.weight" in " ".join(
+        " ".join(texts).split())  # the title's words, each placed in a <tspan> of its run
     data = tmp_path / "heatmap.npy"
     assert export_cli.main(["heatmap", "--model", str(gpt2[0]), "--tensor", "transformer.wte.weight",
                             "--seq-len", "90", "-o", str(data)]) == 0

@@ -104,7 +104,9 @@ def test_every_flag_the_readme_names_is_the_app_s_and_the_tour_s_are_the_window_
     export = _flags(export_parser(panel_classes()))
     app = text[:text.index("## Performance")]  # the benchmark's and the monkey test's flags are theirs
     named = set(re.findall(r"(?<![\w-])--[a-z][a-z-]*[a-z]", app))
-    assert named - window - export == set()
+    handout = {"--page"}  # the handout's own flag: its command line takes it
+    assert export_cli.handout_plan(["-o", "lesson.pdf", "--page", "letter"])[0].page == "letter"
+    assert named - window - export - handout == set()
     tour = text[text.index("## A tour"):text.index("## Export")]
     in_tour = set(re.findall(r"(?<![\w-])--[a-z][a-z-]*[a-z]", tour))
     assert {"--causal", "--real-head", "--compare"} <= in_tour
