@@ -73,7 +73,7 @@ from PySide6.QtWidgets import (
 )
 from pyqtgraph import debug
 
-from posenc_gui import mainwindow, prepare_qt_environment
+from posenc_gui import mainwindow, panel_navigation, prepare_qt_environment
 from posenc_gui.export import FORMATS
 from posenc_gui.mainwindow import MainWindow
 from posenc_gui.model import limits
@@ -701,7 +701,14 @@ class Monkey:
         def no_model(*args) -> None:  # File ▸ Open model… and the Parameters' Open…: the user cancels
             self._describe("cancelled a model dialog")
 
+        def ask_panel_name(parent, titles: list[str]) -> str | None:  # View ▸ Go to panel…: a name, a part or none
+            title = self.rng.choice(titles)
+            answer = self.rng.choice([title, title[:3], title.lower(), None])
+            self._describe(f"go to panel: {answer!r}")
+            return answer
+
         replaced = [(model_open, name, no_model) for name in ("ask_model_file", "ask_model_folder")]
+        replaced += [(panel_navigation, "ask_panel_name", ask_panel_name)]
         replaced += [(export_ui, "ask_save_path", ask_save_path), (export_ui, "show_error", show_error),
                      (handout_ui, "show_error", show_error),
                     (QMessageBox, "about", about), (mainwindow, "ask_session_path", ask_session_path),
