@@ -140,6 +140,21 @@ def test_a_follows_b_s_panel_options_and_zoom_but_not_its_parameters(make_window
     assert heatmap.a.data.dims.start >= 9 and heatmap.a.data.positions.start >= 4  # A re-sampled its zoom
 
 
+def test_a_zoom_in_b_after_a_s_plots_are_gone_follows_only_what_is_left(make_window, qtbot):
+    # the monkey (seed 1, 2,000 actions): a pan in B after A's copy had been rebuilt raised
+    # "Signal source has been deleted" from the linked zoom
+    import shiboken6
+
+    window = make_window(size=(1500, 950), params=PAPER, restore=False)
+    window.pin_a()
+    heatmap = settled(qtbot, compared(window, "heatmap"))
+    b_box = heatmap.b.matrix.view_box
+    shiboken6.delete(heatmap.a.matrix.view_box)
+    b_box.setRange(xRange=(10, 40), yRange=(5, 25), padding=0)
+    b_box.sigRangeChangedManually.emit(b_box.state["mouseEnabled"])  # raised in the slot before the fix
+    assert b_box.viewRange()[0] == pytest.approx([10, 40])
+
+
 def test_swapping_a_and_b_exchanges_them(make_window, qtbot):
     window = make_window(size=(1500, 950), params=PAPER, restore=False)
     window.pin_a()

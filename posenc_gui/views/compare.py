@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyqtgraph as pg
+import shiboken6
 
 from PySide6.QtCore import QObject, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QPalette
@@ -297,6 +298,8 @@ class ComparedPanel(QWidget):
     def _follow(self, source, others: list) -> None:
         (x0, x1), (y0, y1) = source.viewRange()
         for box, panel in others:
+            if not shiboken6.isValid(box):  # A's copy was rebuilt (a new setup pinned, an undo): its old plots are gone
+                continue
             box.setRange(xRange=(x0, x1), yRange=(y0, y1), padding=0)
             if panel is not None:
                 self._resample[id(panel)].start()
