@@ -752,11 +752,13 @@ class MainWindow(QMainWindow):
         top, second = self.dock_layouts.rows()
         if top and second and available.height() - border_h < TWO_ROWS_MIN_HEIGHT:
             # two rows of plots on a short screen would each be too low to read: one row, the rest in tabs
-            with self.dock_layouts.arrangement():
-                for dock in [*top[1:], *second]:
-                    if not dock.isFloating() and dock.isVisible():
+            apart = [dock for dock in [*top[1:], *second] if not dock.isFloating() and dock.isVisible()
+                     and dock not in self.tabifiedDockWidgets(top[0])]
+            if apart:  # raised only then: a refit after a panel is built keeps the tab the user chose
+                with self.dock_layouts.arrangement():
+                    for dock in apart:
                         self.tabifyDockWidget(top[0], dock)
-                top[0].raise_()
+                    top[0].raise_()
         for row in reversed(self.dock_layouts.rows()):
             side_by_side = len(row) > 1 and all(dock.isVisible() and not dock.isFloating() for dock in row) and not any(
                 other in self.tabifiedDockWidgets(row[0]) for other in row[1:])
