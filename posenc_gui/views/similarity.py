@@ -23,7 +23,7 @@ from ..state import VIEW_SPECS
 from .registry import DockPlacement, PanelOption
 from .labels import HoverReadout, StatusText, clipped_levels, clipping_text, value_range_text
 from .plotkit import (
-    BLUE, FOREGROUND, MatrixPlot, add_canvas_title, fit_y_range, new_layout_widget, set_axis_label,
+    BLUE, FOREGROUND, MatrixPlot, ScreenCurve, add_canvas_title, fit_y_range, new_layout_widget, set_axis_label,
     set_canvas_title, set_title, show_grid, style_plot, view_pixels,
 )
 
@@ -90,7 +90,7 @@ class SimilarityPanel(Panel):
         self.profile_plot.setMenuEnabled(False)
         # connect="finite": pyqtgraph 0.14 raises painting a thick curve none of whose points is finite
         # (nope's cosine profile is all NaN) with the default "all"
-        self.profile_curve = pg.PlotCurveItem(pen=pg.mkPen(BLUE, width=2), connect="finite")
+        self.profile_curve = ScreenCurve(pen=pg.mkPen(BLUE, width=2), connect="finite")
         self.profile_plot.addItem(self.profile_curve)
         # A line through one point draws nothing: a one-position sequence's profile is this dot.
         self.profile_dot = pg.ScatterPlotItem(size=7, brush=BLUE, pen=None)

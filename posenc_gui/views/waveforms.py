@@ -19,7 +19,7 @@ from .cursor import CursorAxis
 from .registry import DockPlacement, PanelOption
 from .labels import NoticeLine, WrappedLabelHolder, plain_text
 from .plotkit import (
-    FOREGROUND, PALETTE, add_legend_below, fit_y_range, new_layout_widget, set_title, show_grid, style_plot,
+    FOREGROUND, PALETTE, ScreenCurve, add_legend_below, fit_y_range, new_layout_widget, set_title, show_grid, style_plot,
     view_pixels,
 )
 
@@ -308,7 +308,7 @@ class WaveformsPanel(Panel):
         for j, name in enumerate(names[:curves]):
             color = PALETTE[j % len(PALETTE)]
             # connect="finite": see the similarity profile (pyqtgraph 0.14 and an all-NaN thick curve)
-            curve = pg.PlotCurveItem(pen=pg.mkPen(color, width=CURVE_WIDTH), name=name, connect="finite")
+            curve = ScreenCurve(pen=pg.mkPen(color, width=CURVE_WIDTH), name=name, connect="finite")
             dots = pg.ScatterPlotItem(symbol="o", size=5, brush=color, pen=pg.mkPen("w", width=0.5))
             band = QGraphicsPathItem()
             fill = QColor(color)

@@ -1,0 +1,137 @@
+"""Curves on screen drawn through the samples that show (plotkit/polyline.py), and matrix images drawn unconverted."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+import pytest
+from PySide6.QtGui import QImage, QPainter, QPicture
+
+from posenc_gui.views.plotkit import MatrixPlot, ScreenCurve, new_layout_widget, pgcompat
+from posenc_gui.views.plotkit.polyline import TOLERANCE_PX, polyline_indices
+
+
+def chord_distances(x: np.ndarray, y: np.ndarray, kept: np.ndarray) -> np.ndarray:
+    """Vertical distance of every sample from the polyline through ``kept`` (NumPy's own interpolation)."""
+    return np.abs(np.interp(x, x[kept], y[kept]) - y)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_every_sample_is_within_the_tolerance_of_the_polyline(seed):
+    rng = np.random.default_rng(seed)
+    count = int(rng.integers(3, 900))
+    x = np.cumsum(rng.uniform(0.2, 3.0, count))
+    # smooth waves of random wavelengths and amplitudes, plus steps and noise on some curves
+    y = sum(rng.uniform(1, 120) * np.sin(x / rng.uniform(0.5, 300) + rng.uniform(0, 6)) for _ in range(3))
+    if seed % 2:
+        y = y + rng.normal(0, 2, count) + 40 * (x > x[count // 2])
+    kept = polyline_indices(x, y)
+    assert kept[0] == 0 and kept[-1] == count - 1 and np.all(np.diff(kept) > 0)
+    # the rounding of a float64 interpolation is far below a pixel's 1e-9
+    assert chord_distances(x, y, kept).max() <= TOLERANCE_PX + 1e-9
+
+
+def test_a_mirrored_view_keeps_the_same_samples():
+    x = np.linspace(0, 450, 449)
+    y = 100 * np.sin(x / 60)
+    assert np.array_equal(polyline_indices(-x, y), polyline_indices(x, y))
+
+
+def test_a_smooth_curve_keeps_a_few_samples_and_a_dense_one_most():
+    x = np.linspace(0, 450, 449)
+    smooth = polyline_indices(x, 100 * np.sin(x / 70))
+    dense = polyline_indices(x, 100 * np.sin(x * 1.3))
+    assert len(smooth) < 449 / 4
+    assert len(dense) > 449 / 2
+
+
+class RecordingPainter(QPainter):
+    """Counts how a curve was stroked: one polyline, two-point segments or a path."""
+
+    def __init__(self, device) -> None:
+        super().__init__(device)
+        self.calls = {"polyline": [], "lines": 0, "path": 0}
+
+    def drawPolyline(self, polygon):  # noqa: N802 (Qt override)
+        self.calls["polyline"].append(polygon.size())
+        super().drawPolyline(polygon)
+
+    def drawLines(self, *args):  # noqa: N802
+        self.calls["lines"] += 1
+        super().drawLines(*args)
+
+    def drawPath(self, *args):  # noqa: N802
+        self.calls["path"] += 1
+        super().drawPath(*args)
+
+
+def painted(curve: pg.PlotCurveItem) -> dict:
+    picture = QPicture()
+    painter = RecordingPainter(picture)
+    curve.paint(painter, None, None)
+    painter.end()
+    return painter.calls
+
+
+@pytest.fixture
+def shown_plot(qtbot):
+    canvas = new_layout_widget()
+    qtbot.addWidget(canvas)
+    canvas.resize(600, 300)
+    plot = canvas.addPlot()
+    canvas.show()
+    qtbot.waitExposed(canvas)
+    return canvas, plot
+
+
+def test_a_wide_smooth_curve_on_screen_is_one_polyline_of_fewer_samples(shown_plot):
+    canvas, plot = shown_plot
+    x = np.linspace(0, 127, 449)
+    curve = ScreenCurve(pen=pg.mkPen("b", width=2), connect="finite")
+    curve.setData(x, np.sin(x / 20))
+    plot.addItem(curve)
+    canvas.grab()
+    calls = painted(curve)
+    assert calls["lines"] == 0 and calls["path"] == 0 and len(calls["polyline"]) == 1
+    assert 2 <= calls["polyline"][0] < 449 / 4
+    # pyqtgraph's own item strokes all 448 segments
+    plain = pg.PlotCurveItem(x, np.sin(x / 20), pen=pg.mkPen("b", width=2))
+    plot.addItem(plain)
+    assert painted(plain)["lines"] == 1
+
+
+def test_an_exported_a_thin_or_a_broken_curve_is_drawn_by_pyqtgraph(shown_plot):
+    canvas, plot = shown_plot
+    x = np.linspace(0, 127, 449)
+    curve = ScreenCurve(pen=pg.mkPen("b", width=2), connect="finite")
+    curve.setData(x, np.sin(x / 20))
+    plot.addItem(curve)
+    canvas.grab()
+    pgcompat.set_segmented_line_mode(curve, "off")  # as an export does
+    assert painted(curve) == {"polyline": [], "lines": 0, "path": 1}
+    pgcompat.set_segmented_line_mode(curve, "auto")
+    with_gap = np.sin(x / 20)
+    with_gap[100] = np.nan
+    curve.setData(x, with_gap)  # a new curve: the polyline of the old data is not drawn
+    assert painted(curve)["polyline"] == []
+    thin = ScreenCurve(x, np.sin(x / 20), pen=pg.mkPen("b", width=1))
+    plot.addItem(thin)
+    assert painted(thin)["polyline"] == []
+
+
+def test_10_a_matrix_image_is_drawn_in_a_format_qt_draws_unconverted(qtbot):
+    canvas = new_layout_widget()
+    qtbot.addWidget(canvas)
+    matrix = MatrixPlot(canvas.ci, "dimension", "position")
+    values = np.sin(np.arange(128.0)[:, None] * np.linspace(0.01, 1, 512)[None, :])
+    matrix.set_matrix(values, pg.QtCore.QRectF(0, 0, 512, 128))
+    # pyqtgraph renders a float matrix through its colour table as an indexed image
+    stock = pg.ImageItem(values, axisOrder="row-major", levels=(-1, 1), lut=matrix.image.lut)
+    stock.render()
+    assert stock.qimage.format() == QImage.Format.Format_Indexed8
+    matrix.image.render()
+    shown = matrix.image.qimage
+    assert shown.format() in pgcompat.NATIVE_IMAGE_FORMATS
+    expected = stock.qimage.convertToFormat(QImage.Format.Format_ARGB32_Premultiplied)
+    assert shown.size() == expected.size()
+    assert shown.pixel(7, 3) == expected.pixel(7, 3) and shown.pixel(500, 120) == expected.pixel(500, 120)
