@@ -489,11 +489,13 @@ def bench_startup(repeats: int = 5) -> tuple[float, float, float, float]:
     and the window has been painted; that moment is the start-up time. The
     exit (saving settings, tearing Qt down) is reported beside it.
     """
-    env = {**os.environ, "QT_QPA_PLATFORM": OFFSCREEN_DESKTOP, "POSENC_GUI_SETTINGS": "/tmp/posenc-bench.ini"}
-    app = [sys.executable, "-m", "posenc_gui", "--no-restore", "--quit-after-first-paint"]
-    bare = [sys.executable, str(BARE_WINDOW)]
-    first_paint_seconds(app, env), first_paint_seconds(bare, env)  # warm-up: bytecode and page cache
-    pairs = [(first_paint_seconds(app, env), first_paint_seconds(bare, env)[0]) for _ in range(repeats)]
+    with tempfile.TemporaryDirectory(prefix="posenc-bench-startup-") as folder:
+        env = {**export_env(os.path.join(folder, "bytecode")), "QT_QPA_PLATFORM": OFFSCREEN_DESKTOP,
+               "POSENC_GUI_SETTINGS": os.path.join(folder, "settings.ini")}
+        app = [sys.executable, "-m", "posenc_gui", "--no-restore", "--quit-after-first-paint"]
+        bare = [sys.executable, str(BARE_WINDOW)]
+        first_paint_seconds(app, env), first_paint_seconds(bare, env)  # warm-up: bytecode and page cache
+        pairs = [(first_paint_seconds(app, env), first_paint_seconds(bare, env)[0]) for _ in range(repeats)]
     return (statistics.median(a[0] for a, _ in pairs), statistics.median(a[1] for a, _ in pairs),
             statistics.median(b for _, b in pairs), statistics.median(a[0] / b for a, b in pairs))
 
