@@ -282,18 +282,23 @@ class Panel(QWidget):
         """Update now if the panel is on screen, else when it is next shown.
 
         Hidden docks (tabbed behind others, closed) cost nothing while the
-        user drags a slider. A panel that does not apply to the parameters
-        (:meth:`unavailable_reason`) shows why, and computes nothing.
+        user drags a slider or switches the scheme: whether they apply is
+        shown when they are next shown. A panel that does not apply to the
+        parameters (:meth:`unavailable_reason`) shows why, and computes nothing.
         """
         self.updateScheduled.emit()
-        if self._show_availability():
+        if self.on_screen():
             self._stale = False
-            self.compute.cancel_owner(self)  # a result still on its way is for parameters it no longer shows
-        elif self.on_screen():
-            self._stale = False
-            self.request_update()
+            self._update_or_say_why()
         else:
             self._stale = True
+
+    def _update_or_say_why(self) -> None:
+        """Request new data, or show why the panel does not apply (and drop a result on its way)."""
+        if self._show_availability():
+            self.compute.cancel_owner(self)  # a result still on its way is for parameters it no longer shows
+        else:
+            self.request_update()
 
     def _show_availability(self) -> bool:
         """Show the body, or the reason the panel does not apply in its place; True in the second case."""
@@ -321,7 +326,7 @@ class Panel(QWidget):
             self.redraw_cursor()
         if self._stale:
             self._stale = False
-            self.request_update()
+            self._update_or_say_why()
 
     def showEvent(self, event) -> None:  # noqa: N802 (Qt override)
         super().showEvent(event)

@@ -276,6 +276,8 @@ class ScorecardPanel(Panel):
         self.pinned_row: tuple[SchemeScore | None, Any] | None = None
         # Started by parameter changes; an export runs it at once (Panel.run_debounced), not the old table.
         self._timer = self.debounce(self.schedule_update, delay_ms=DEBOUNCE_MS)
+        #: The table highlights a scheme that is no longer the current one (filled when next shown).
+        self._refill_due = False
         state.paramsChanged.connect(self._on_params)
         self.schedule_update()
 
@@ -299,9 +301,18 @@ class ScorecardPanel(Panel):
 
     def _on_params(self, params: EncodingParams) -> None:
         if self.data is not None and self.data.key == self._measure_key():
-            self._fill(self.data)  # only the highlighted scheme changed
+            # only the highlighted scheme changed: refilled now on screen, else when next shown
+            self._refill_due = not self.on_screen()
+            if not self._refill_due:
+                self._fill(self.data)
             return
         self._timer.start()
+
+    def ensure_current(self) -> None:
+        super().ensure_current()
+        if self._refill_due and self.data is not None:
+            self._refill_due = False
+            self._fill(self.data)
 
     def is_stale(self) -> bool:
         """True when the table does not show the current sizes."""
