@@ -46,23 +46,19 @@ def test_a_smooth_curve_keeps_a_few_samples_and_a_dense_one_most():
 
 
 class RecordingPainter(QPainter):
-    """Counts how a curve was stroked: one polyline, two-point segments or a path."""
+    """Records how a curve was stroked: two-point segments, or paths (their number of points)."""
 
     def __init__(self, device) -> None:
         super().__init__(device)
-        self.calls = {"polyline": [], "lines": 0, "path": 0}
+        self.calls = {"lines": 0, "path": []}
 
-    def drawPolyline(self, polygon):  # noqa: N802 (Qt override)
-        self.calls["polyline"].append(polygon.size())
-        super().drawPolyline(polygon)
-
-    def drawLines(self, *args):  # noqa: N802
+    def drawLines(self, *args):  # noqa: N802 (Qt override)
         self.calls["lines"] += 1
         super().drawLines(*args)
 
-    def drawPath(self, *args):  # noqa: N802
-        self.calls["path"] += 1
-        super().drawPath(*args)
+    def drawPath(self, path):  # noqa: N802
+        self.calls["path"].append(path.elementCount())
+        super().drawPath(path)
 
 
 def painted(curve: pg.PlotCurveItem) -> dict:
@@ -92,8 +88,8 @@ def test_a_wide_smooth_curve_on_screen_is_one_polyline_of_fewer_samples(shown_pl
     plot.addItem(curve)
     canvas.grab()
     calls = painted(curve)
-    assert calls["lines"] == 0 and calls["path"] == 0 and len(calls["polyline"]) == 1
-    assert 2 <= calls["polyline"][0] < 449 / 4
+    assert calls["lines"] == 0 and len(calls["path"]) == 1
+    assert 2 <= calls["path"][0] < 449 / 4
     # pyqtgraph's own item strokes all 448 segments
     plain = pg.PlotCurveItem(x, np.sin(x / 20), pen=pg.mkPen("b", width=2))
     plot.addItem(plain)
@@ -108,15 +104,15 @@ def test_an_exported_a_thin_or_a_broken_curve_is_drawn_by_pyqtgraph(shown_plot):
     plot.addItem(curve)
     canvas.grab()
     pgcompat.set_segmented_line_mode(curve, "off")  # as an export does
-    assert painted(curve) == {"polyline": [], "lines": 0, "path": 1}
+    assert painted(curve) == {"lines": 0, "path": [449]}  # every sample
     pgcompat.set_segmented_line_mode(curve, "auto")
     with_gap = np.sin(x / 20)
     with_gap[100] = np.nan
     curve.setData(x, with_gap)  # a new curve: the polyline of the old data is not drawn
-    assert painted(curve)["polyline"] == []
+    assert painted(curve) == {"lines": 1, "path": []}  # pyqtgraph's two-point segments, broken at the gap
     thin = ScreenCurve(x, np.sin(x / 20), pen=pg.mkPen("b", width=1))
     plot.addItem(thin)
-    assert painted(thin)["polyline"] == []
+    assert painted(thin) == {"lines": 0, "path": [449]}  # pyqtgraph's path through every sample
 
 
 def test_10_a_matrix_image_is_drawn_in_a_format_qt_draws_unconverted(qtbot):

@@ -14,15 +14,14 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF
-from PySide6.QtGui import QPolygonF
+from PySide6.QtGui import QPainterPath
 
 from .canvas import paint_guard
 from .pgcompat import segmented_line_mode
 
 #: Largest distance, in device pixels, of a sample from the polyline drawn for it on screen.
 TOLERANCE_PX = 0.2
-#: Every this many samples one is kept at first; the chords between them are then refined.
+#: Every this many samples one is kept at first; the chords between them are then halved where needed.
 FIRST_STRIDE = 16
 
 
@@ -44,25 +43,25 @@ def polyline_indices(x_px: np.ndarray, y_px: np.ndarray, tolerance: float = TOLE
     numpy.ndarray
         Increasing indices, the first and last sample included; every sample
         lies within ``tolerance`` of the chord of its two kept neighbours.
+        Chords are halved until they fit (fewer NumPy calls than splitting at
+        the farthest sample; a few more samples kept).
     """
     count = len(x_px)
     keep = np.zeros(count, dtype=bool)
     keep[::FIRST_STRIDE] = True
     keep[-1] = True
-    positions = np.arange(count)
     while True:
         kept = np.flatnonzero(keep)
-        chord = np.minimum(np.searchsorted(kept, positions, side="right") - 1, len(kept) - 2)
+        # each sample's chord: samples kept[i] … kept[i + 1] − 1 lie on chord i (the last sample on its own end)
+        chord = np.repeat(np.arange(len(kept) - 1), np.diff(kept))
         start, end = kept[chord], kept[chord + 1]
-        along = (x_px - x_px[start]) / (x_px[end] - x_px[start])
-        off = np.abs(y_px[start] + along * (y_px[end] - y_px[start]) - y_px)
-        # the sample farthest off each chord (Douglas and Peucker's split point), where it is too far
-        by_chord = np.lexsort((-off, chord))
-        worst = by_chord[np.r_[0, np.flatnonzero(np.diff(chord[by_chord])) + 1]]
-        worst = worst[off[worst] > tolerance]
-        if not worst.size:
+        along = (x_px[:-1] - x_px[start]) / (x_px[end] - x_px[start])
+        off = np.abs(y_px[start] + along * (y_px[end] - y_px[start]) - y_px[:-1])
+        too_far = np.maximum.reduceat(off, kept[:-1]) > tolerance
+        if not too_far.any():
             return kept
-        keep[worst] = True  # a kept sample is on its chords: each pass keeps more, at most all
+        # halve each chord with a sample too far from it: chords of adjacent samples are exact, so this ends
+        keep[(kept[:-1][too_far] + kept[1:][too_far]) // 2] = True
 
 
 class ScreenCurve(pg.PlotCurveItem):
@@ -74,15 +73,16 @@ class ScreenCurve(pg.PlotCurveItem):
     """
 
     def __init__(self, *args, **kwargs) -> None:
-        self._screen_polyline: tuple[tuple, QPolygonF | None] | None = None
+        self._screen_polyline: tuple[tuple, QPainterPath | None] | None = None
         super().__init__(*args, **kwargs)
 
     def setData(self, *args, **kwargs) -> None:  # noqa: N802 (pyqtgraph API)
         self._screen_polyline = None
         super().setData(*args, **kwargs)
 
-    def screen_polyline(self) -> QPolygonF | None:
-        """The polyline drawn on screen at the current transform, or None where pyqtgraph paints the curve."""
+    def screen_polyline(self) -> QPainterPath | None:
+        """The polyline (a path of straight segments) drawn on screen at the current transform, or None where
+        pyqtgraph paints the curve."""
         view = self.getViewWidget()
         if view is None:
             return None
@@ -90,7 +90,7 @@ class ScreenCurve(pg.PlotCurveItem):
         key = (transform.m11(), transform.m12(), transform.m21(), transform.m22(), transform.dx(), transform.dy())
         if self._screen_polyline is not None and self._screen_polyline[0] == key:
             return self._screen_polyline[1]
-        polygon = None
+        path = None
         x, y = self.getData()
         pen = self.opts["pen"]
         if (x is not None and len(x) >= 3 and pen.widthF() > 1 and self.opts["fillLevel"] is None
@@ -100,16 +100,16 @@ class ScreenCurve(pg.PlotCurveItem):
             x_px = transform.m11() * x + transform.dx()
             y_px = transform.m22() * y + transform.dy()
             kept = polyline_indices(x_px, y_px)
-            polygon = QPolygonF([QPointF(float(a), float(b)) for a, b in zip(x[kept], y[kept])])
-        self._screen_polyline = (key, polygon)
-        return polygon
+            path = pg.arrayToQPath(x[kept], y[kept])
+        self._screen_polyline = (key, path)
+        return path
 
     @paint_guard
     def paint(self, painter, option, widget) -> None:
-        polygon = self.screen_polyline() if segmented_line_mode(self) == "auto" else None
-        if polygon is None:
+        path = self.screen_polyline() if segmented_line_mode(self) == "auto" else None
+        if path is None:
             super().paint(painter, option, widget)
             return
         painter.setRenderHint(painter.RenderHint.Antialiasing, bool(self.opts["antialias"]))
         painter.setPen(self.opts["pen"])
-        painter.drawPolyline(polygon)
+        painter.drawPath(path)
