@@ -18,15 +18,15 @@ import numpy as np
 import pytest
 
 from posenc_gui.model import EncodingParams, SCHEMES, columns, encode
-from posenc_gui.model.closest import (
+from posenc_gui.model.analyses.closest import (
     continue_uniqueness,
     offset_form,
     product_error_bound,
     range_uniqueness,
 )
-from posenc_gui.model.panel_data import continue_uniqueness_data, uniqueness_data
-from posenc_gui.model.scorecard import BOUNDED_WORDS, score_scheme, scorecard
-from posenc_gui.model.spectrum import spectrum
+from posenc_gui.model.panels.panel_data import continue_uniqueness_data, uniqueness_data
+from posenc_gui.model.analyses.scorecard import BOUNDED_WORDS, score_scheme, scorecard
+from posenc_gui.model.analyses.spectrum import spectrum
 
 EPS = float(np.finfo(np.float64).eps)
 

@@ -15,7 +15,7 @@ Three measurements answer the notes' question:
    code). How large each term is, and how close ``e + p`` stays to ``e``
    (``cos(e, e + p)``), depends on the embedding scale ``σ``: embedding
    entries are i.i.d. ``N(0, σ²)``, so ``‖e‖ ≈ σ·√d`` (as in
-   :func:`posenc_gui.model.analysis.embedding_norm`).
+   :func:`posenc_gui.model.analyses.analysis.embedding_norm`).
 
 3. **Near-orthogonality** (:func:`orthogonality`). In high ``d`` a random
    embedding and a positional vector are almost orthogonal: ``|cos(e, p)|``
@@ -36,12 +36,12 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from . import limits
-from .attention import MAX_DEMO_D_MODEL, AttentionTrace, attention_weights, logit_split, softmax_rows
-from .cache import encode_sampled
-from .params import EncodingParams, check_params
-from .sampling import AxisSample
-from .schemes import encode
+from ..core import limits
+from ..attention import MAX_DEMO_D_MODEL, AttentionTrace, attention_weights, logit_split, softmax_rows
+from ..core.cache import encode_sampled
+from ..core.params import EncodingParams, check_params
+from ..core.sampling import AxisSample
+from ..schemes import encode
 
 #: Names of the four logit terms, in order (the same as ``attention.SPLIT_TERMS``).
 TERMS = ("e·e", "e·p", "p·e", "p·p")

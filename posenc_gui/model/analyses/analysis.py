@@ -11,7 +11,7 @@ naming the parameter (views evaluate fewer positions instead).
   pair, and the near-repeats ("0 vs 44 since 44 ≈ 7·2π").
 - :func:`pe_norms` and :func:`embedding_norm` — ‖p_i‖ against a typical ‖e_i‖.
 - :func:`linear_relation` — T_k with PE(p+k) = T_k·PE(p) (from
-  :mod:`~posenc_gui.model.linear_relation`, re-exported here): exact 2×2
+  :mod:`~posenc_gui.model.analyses.linear_relation`, re-exported here): exact 2×2
   rotations for (sin, cos) pairs, least squares otherwise, and its residual.
 - :func:`offset_spread` and :func:`offset_profiles` — is PE(p)·PE(p+k)
   independent of p?
@@ -25,10 +25,10 @@ from typing import Callable
 
 import numpy as np
 
-from . import limits
+from ..core import limits
 from .linear_relation import LinearRelation, linear_relation, unpaired_dimensions  # noqa: F401 (re-exported)
 from .linear_relation import rotation_pairs as _rotation_pairs  # noqa: F401 (closest.py's name)
-from .schemes import encode, last_position, wavelengths
+from ..schemes import encode, last_position, wavelengths
 
 #: Largest temporary block (values) any analysis allocates at once.
 BLOCK_ELEMENTS = 2**20

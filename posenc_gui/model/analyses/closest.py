@@ -30,7 +30,7 @@ Unpaired columns
     later offset can come closer (U ≥ 0).
 Other schemes
     All-sine, a single sine, binary and tables without columns are left to
-    :mod:`~posenc_gui.model.closest_general`: binary in closed form, the
+    :mod:`~posenc_gui.model.analyses.closest_general`: binary in closed form, the
     others by an exact search that compares only the pairs close along one
     coordinate, where that fits the budget; past it, the leading positions.
 Progress
@@ -48,7 +48,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from . import limits
+from ..core import limits
 from .analysis import (
     BLOCK_ELEMENTS,
     MAX_TOP,
@@ -71,9 +71,9 @@ from .closest_general import (
     pass_fits,
     start_sweep,
 )
-from .coverage import Coverage, span
-from .schemes import columns, encode
-from .schemes import scheme as scheme_of
+from ..core.coverage import Coverage, span
+from ..schemes import columns, encode
+from ..schemes import scheme as scheme_of
 
 #: Largest table of cos(j/c) (and as many sin) one scan keeps: offsets j × divisors.
 TABLE_ELEMENTS = 2**21
@@ -346,7 +346,7 @@ class RangeUniqueness:
         (offset-only schemes: P over every offset); ``"offsets and unpaired
         columns"``; ``"closed form"`` (binary); ``"sweep"`` (every pair
         close enough along one coordinate, see
-        :mod:`~posenc_gui.model.closest_general`); ``"leading positions"``
+        :mod:`~posenc_gui.model.analyses.closest_general`); ``"leading positions"``
         (all pairs of 0 … M − 1 only).
     closest_pair : tuple (p, q, distance)
         The closest pair of distinct positions among 0 … ``pairs_range`` − 1;
@@ -623,7 +623,7 @@ def range_uniqueness(scheme: str, n_positions: int, d_model: int, *, top: int = 
     all pairs of the leading M positions that fit, and then, for a scheme
     whose distances follow from the offsets (see the module docstring), a
     scan of every offset 1 … N − 1, for binary its closed form, and for any
-    other table the exact search of :mod:`~posenc_gui.model.closest_general`
+    other table the exact search of :mod:`~posenc_gui.model.analyses.closest_general`
     where it fits ``sweep_work``; that answer replaces the leading one.
 
     Parameters
@@ -633,9 +633,9 @@ def range_uniqueness(scheme: str, n_positions: int, d_model: int, *, top: int = 
         N, 2 … ``limits.MAX_SEQ_LEN``.
     d_model : int
     top : int
-        Near-repeats to list, 1 … :data:`~posenc_gui.model.analysis.MAX_TOP`.
+        Near-repeats to list, 1 … :data:`~posenc_gui.model.analyses.analysis.MAX_TOP`.
     distinct_offsets : bool
-        At most one pair per offset (as for :func:`~posenc_gui.model.analysis.uniqueness`).
+        At most one pair per offset (as for :func:`~posenc_gui.model.analyses.analysis.uniqueness`).
     pair_work : int
         Budget n²·d of comparing all pairs, 1 … ``MAX_UNIQUENESS_WORK`` (at least 2 positions are).
     sweep_work : int

@@ -1,6 +1,6 @@
 """Closest pairs of 0 … N−1 for tables whose distances do not follow from the offset.
 
-:mod:`~posenc_gui.model.closest` finds the closest pairs of every position
+:mod:`~posenc_gui.model.analyses.closest` finds the closest pairs of every position
 from the offsets where a scheme's columns allow it. For the others (all-sine,
 a single sine, binary, learned and zero tables) this module finds them over
 the whole range too, wherever that fits the budget:
@@ -41,7 +41,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from .analysis import _merge_top, _order_pairs, _pair_distances, _row_distances, _rows_per_block
-from .schemes import Columns, columns, encode
+from ..schemes import Columns, columns, encode
 
 #: Largest number of pairs × d_model a sweep compares (with its pass over every position).
 SWEEP_WORK = 2**30
@@ -290,7 +290,7 @@ def start_sweep(scheme: str, d_model: int, length: int, params: dict, leading: t
     if not pass_fits(length, d_model, work):
         return None, None
     steps = range_steps(scheme, d_model, length, params)
-    tol = 1e-9 * steps.max_norm  # as :func:`~posenc_gui.model.analysis.uniqueness` ties distances
+    tol = 1e-9 * steps.max_norm  # as :func:`~posenc_gui.model.analyses.analysis.uniqueness` ties distances
     p = np.array([a for a, _, _ in leading], dtype=np.int64)
     q = np.array([b for _, b, _ in leading], dtype=np.int64)
     dist = np.array([c for _, _, c in leading], dtype=np.float64)

@@ -1,7 +1,7 @@
 """A/B comparison of two setups: the difference B − A of a matrix both show, on the cells both have.
 
 Panels show a matrix over sampled row and column indices (positions,
-dimensions, query and key positions; see :mod:`~posenc_gui.model.sampling`).
+dimensions, query and key positions; see :mod:`~posenc_gui.model.core.sampling`).
 Two setups can differ in their sizes (d_model 512 against 256) or in their
 sampling; the difference is taken only where both matrices have a value for
 the same row index and the same column index, and says how much of each

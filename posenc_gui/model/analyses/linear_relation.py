@@ -29,10 +29,10 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from . import limits
-from .digits import EPS, column_error, encoding_error
-from .schemes import columns, encode, last_position, wavelengths
-from .schemes import scheme as scheme_of
+from ..core import limits
+from ..core.digits import EPS, column_error, encoding_error
+from ..schemes import columns, encode, last_position, wavelengths
+from ..schemes import scheme as scheme_of
 
 #: Candidate cut-offs of a least-squares fit: singular values below one of these × the largest are
 #: dropped; the fit keeps the largest cut-off whose residual on the validation positions is within

@@ -20,7 +20,7 @@ bounded past N (beyond the trained length)
     past ``N``.
 unique in 0…N−1
     The closest pair of distinct positions of ``0 … N−1``
-    (:func:`~posenc_gui.model.closest.range_uniqueness`: every pair, every
+    (:func:`~posenc_gui.model.analyses.closest.range_uniqueness`: every pair, every
     offset for schemes whose distances follow from the offset, binary's
     closed form, or an exact search of the pairs close along one
     coordinate), compared with a typical step, the median
@@ -66,13 +66,13 @@ from typing import Any
 
 import numpy as np
 
-from . import limits
+from ..core import limits
 from .analysis import pe_norms
 from .closest import RangeUniqueness, continue_uniqueness, range_uniqueness
-from .coverage import Coverage, Verdict
+from ..core.coverage import Coverage, Verdict
 from .linear_relation import positions_between
-from .params import EncodingParams, check_params
-from .schemes import SCHEMES, encode
+from ..core.params import EncodingParams, check_params
+from ..schemes import SCHEMES, encode
 
 #: Growth of max ‖p‖ (a decade longer; unseen vs seen) tolerated as "bounded".
 GROWTH_TOL = 1.5
@@ -629,7 +629,7 @@ def logit_rows(params: EncodingParams, schemes: Iterable[str], options: Mapping[
 
     ``scan_work``: of each scan over every offset, in this call (:func:`continue_logits` does the rest).
     """
-    from .logit_properties import logit_properties
+    from ..attention.logit_properties import logit_properties
 
     params = check_params(params)
     rows = []
@@ -643,7 +643,7 @@ def logit_rows(params: EncodingParams, schemes: Iterable[str], options: Mapping[
 
 def continue_logits(data: Scorecard, scan_work: int | None = None) -> Scorecard:
     """``data`` with the first pending logit scan advanced by ``scan_work`` (all of every scan with None)."""
-    from .logit_properties import continue_table, finish_table
+    from ..attention.logit_properties import continue_table, finish_table
 
     logits = finish_table(data.logits) if scan_work is None else continue_table(data.logits, scan_work)
     return replace(data, logits=logits)
@@ -660,7 +660,7 @@ def measure_scheme(params: EncodingParams, unique_work: int = UNIQUE_WORK) -> tu
     logit : LogitProperties or str
         :func:`~.logit_properties.logit_properties`, or why they cannot be measured.
     """
-    from .logit_properties import logit_properties
+    from ..attention.logit_properties import logit_properties
 
     params = check_params(params)
     score = score_scheme(params, unique_work) if params.scheme in scoreable_schemes() else None

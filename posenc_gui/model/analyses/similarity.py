@@ -6,8 +6,8 @@ import math
 
 import numpy as np
 
-from . import limits
-from .schemes import encode
+from ..core import limits
+from ..schemes import encode
 
 METRICS = ("dot", "cosine", "distance")
 METRIC_LABELS = {"dot": "dot product", "cosine": "cosine similarity", "distance": "Euclidean distance"}

@@ -45,10 +45,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import limits
-from .params import EncodingParams, check_params
-from .schemes import columns, encode, wavelengths
-from .schemes import scheme as scheme_of
+from ..core import limits
+from ..core.params import EncodingParams, check_params
+from ..schemes import columns, encode, wavelengths
+from ..schemes import scheme as scheme_of
 
 #: Default chord per step at or above which a component resolves neighbours.
 STEP_TOL = 0.1

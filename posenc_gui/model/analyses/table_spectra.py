@@ -62,10 +62,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import limits
-from .params import EncodingParams, check_params
-from .sampling import AxisSample, sample_axis
-from .schemes import formula_term
+from ..core import limits
+from ..core.params import EncodingParams, check_params
+from ..core.sampling import AxisSample, sample_axis
+from ..schemes import formula_term
 
 #: Most positions a periodogram analyses: the first this many.
 MAX_PERIODOGRAM_POSITIONS = 65_536

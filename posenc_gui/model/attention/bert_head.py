@@ -45,8 +45,8 @@ from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
-from . import limits
-from .attention import (
+from ..core import limits
+from .head import (
     MAX_WORDS,
     AttentionTrace,
     OrderingComparison,
@@ -58,8 +58,8 @@ from .attention import (
     repeated_word_spread,
     softmax_rows,
 )
-from .files import MAX_JSON_BYTES, ModelFile, ModelFileError, _read_json
-from .model_tables import cached_model
+from ..files.model_file import MAX_JSON_BYTES, ModelFile, ModelFileError, _read_json
+from ..files.model_tables import cached_model
 
 #: The file a model folder's tokenizer is read from.
 TOKENIZER_FILE = "tokenizer.json"

@@ -67,10 +67,10 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from . import limits
-from .rope import rope_frequencies, rope_rotate
-from .schemes import SCHEMES, encode
-from .schemes.rope import hf_config
+from ..core import limits
+from ..rope import rope_frequencies, rope_rotate
+from ..schemes import SCHEMES, encode
+from ..schemes.rope import hf_config
 
 #: Allowed demo model dimension: small, so every number can be read.
 MIN_DEMO_D_MODEL = 2

@@ -12,10 +12,10 @@ import math
 
 import numpy as np
 
-from . import limits
+from ..core import limits
 from .logit_scan import ProfileScan, cosine_sum
 from .logits import _rotation_logits, positional_logits
-from .params import EncodingParams
+from ..core.params import EncodingParams
 
 #: Positions per axis of the matrices measured.
 MATRIX_POSITIONS = 256
@@ -131,7 +131,7 @@ def value_limit(params: EncodingParams, length: int) -> float:
     adding exactly 1, a lone sine or cosine at most 1, a linear column p/c at most ((length − 1)/c)², a table
     with exact extremes its largest square per dimension.
     """
-    from .schemes import columns as scheme_columns
+    from ..schemes import columns as scheme_columns
 
     info = params.info
     if info.family == "rotation":
@@ -160,7 +160,7 @@ def value_limit(params: EncodingParams, length: int) -> float:
 def bounded(params: EncodingParams) -> tuple[float, float, tuple[int, int], float, float]:
     """Largest |logit| over N positions and over 16 N (where 16 N is past the longest sequence or past the
     last row of a table read from a file, over N / 16 and N instead), and the proved bounds of both ranges."""
-    from .schemes import last_position
+    from ..schemes import last_position
 
     n = params.seq_len
     longest = min(limits.MAX_SEQ_LEN, int(last_position(params.scheme, **params.options)) + 1)
@@ -212,7 +212,7 @@ def row_ratio(first: np.ndarray, second: np.ndarray) -> tuple[float, bool]:
 
 def closed_forms(params: EncodingParams) -> tuple[bool, bool, bool]:
     """(offset only, symmetric, defined everywhere) by a closed form (module docstring)."""
-    from .schemes import columns as scheme_columns
+    from ..schemes import columns as scheme_columns
 
     info = params.info
     if info.family == "rotation":

@@ -66,15 +66,15 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from . import limits
+from ..core import limits
 from . import logit_checks as checks
-from .coverage import Coverage, Verdict
+from ..core.coverage import Coverage, Verdict
 from .logit_checks import (
     CAUSAL_ROTATIONS, GROWTH_TOL, MATRIX_POSITIONS, NEIGHBOUR_ROWS, OFFSET_TOL, PAST_POSITIONS, UNIQUE_TOL,
 )
 from .logit_scan import ONE_PERCENT_DROP, SCAN_WORK, ProfileScan, advance_scan, start_scan
 from .logits import profile_distances
-from .params import EncodingParams, check_params
+from ..core.params import EncodingParams, check_params
 
 __all__ = ["CAUSAL_ROTATIONS", "GROWTH_TOL", "MATRIX_POSITIONS", "NEIGHBOUR_ROWS", "OFFSET_TOL", "ONE_PERCENT_DROP",
            "PAST_POSITIONS", "SCAN_WORK", "UNIQUE_TOL"]
@@ -473,7 +473,7 @@ class ComparedSetup:
 
 
 def _check_compared(schemes: object) -> tuple[str, ...]:
-    from .schemes import SCHEMES
+    from ..schemes import SCHEMES
 
     if isinstance(schemes, str) or not isinstance(schemes, (tuple, list)):
         raise ValueError(f"compare must be a list of scheme names, got {limits.shown(schemes)}")

@@ -32,9 +32,9 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from . import limits
-from .params import EncodingParams, check_params
-from .schemes import columns as scheme_columns, encode
+from ..core import limits
+from ..core.params import EncodingParams, check_params
+from ..schemes import columns as scheme_columns, encode
 
 #: ln 100: a logit this much lower gets 1 % of the softmax weight.
 ONE_PERCENT_DROP = math.log(100.0)

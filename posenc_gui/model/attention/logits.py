@@ -36,15 +36,15 @@ from typing import Any
 
 import numpy as np
 
-from . import limits
-from .bias import xpos_farthest, xpos_zeta
-from .colour_bound import file_colour_bound
-from .params import EncodingParams, check_params
-from .rope import rope_decay_bound, rope_frequencies, rope_pairs
-from .sampling import AxisSample, sample_axis
-from .schemes import encode, scheme as scheme_info
-from .schemes.rope import hf_config
-from .schemes.xpos import rotation_frequencies
+from ..core import limits
+from ..bias import xpos_farthest, xpos_zeta
+from ..core.colour_bound import file_colour_bound
+from ..core.params import EncodingParams, check_params
+from ..rope import rope_decay_bound, rope_frequencies, rope_pairs
+from ..core.sampling import AxisSample, sample_axis
+from ..schemes import encode, scheme as scheme_info
+from ..schemes.rope import hf_config
+from ..schemes.xpos import rotation_frequencies
 
 #: The query and key vectors of the panel: all ones (q = k), or independent N(0, 1) pairs, one per seed.
 VECTORS = ("ones", "random")

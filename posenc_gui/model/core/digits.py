@@ -29,9 +29,9 @@ import numpy as np
 
 from . import limits
 from .params import EncodingParams
-from .schemes import columns, encode
-from .schemes import scheme as scheme_of
-from .similarity import METRICS
+from ..schemes import columns, encode
+from ..schemes import scheme as scheme_of
+from ..analyses.similarity import METRICS
 
 #: Machine epsilon of float64 (2⁻⁵²): one ULP of 1.0.
 EPS = float(np.finfo(np.float64).eps)

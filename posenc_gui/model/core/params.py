@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from . import limits
-from .schemes import SCHEMES, Scheme, columns, encode, find_preset, scheme
+from ..schemes import SCHEMES, Scheme, columns, encode, find_preset, scheme
 from .specs import Options, ParamSpec
 
 #: The sizes every scheme has (the scheme's own parameters are its ``options``).

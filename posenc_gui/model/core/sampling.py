@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import limits
-from .schemes import Columns, columns, scheme
+from ..schemes import Columns, columns, scheme
 
 #: Largest axis :func:`sample_axis` and :func:`curve_positions` sample, and most pixels they sample it for.
 MAX_AXIS_SIZE = 2**62

@@ -14,8 +14,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from . import limits
-from .files import ModelFileError, Pairing
+from ..core import limits
+from .model_file import ModelFileError, Pairing
 
 #: The largest integer read from a config (2^53: every integer up to it is exact as a float; sizes are far smaller).
 MAX_CONFIG_INT = 2**53

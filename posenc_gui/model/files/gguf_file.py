@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from . import limits
+from ..core import limits
 
 #: A header (key/values and tensor infos) larger than this is refused.
 MAX_HEADER_BYTES = 64 * 2**20

@@ -46,7 +46,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .files import ModelFile, ModelFileError, open_model
+from .model_file import ModelFile, ModelFileError, open_model
 
 #: Entries read of any one folder; past it the folder's listing stops, and says so.
 MAX_ENTRIES = 2000
@@ -425,7 +425,7 @@ def open_found_model(path: str | os.PathLike[str]) -> ModelFile:
     if config is not None:
         return _open_config(path, config)
     if _DIGEST.fullmatch(path.name) and path.parent.name == "blobs" and _starts_gguf(path):
-        from .files import _open_gguf  # a GGUF file whose name has no .gguf suffix
+        from .model_file import _open_gguf  # a GGUF file whose name has no .gguf suffix
 
         model = _open_gguf(path)
         return replace(model, name=_ollama_name(path) or model.name)
@@ -453,7 +453,7 @@ def _config_only(path: Path) -> Path | None:
 def _open_config(path: Path, config_path: Path) -> ModelFile:
     """The model of ``config_path`` alone: its RoPE set-up, no tensors (see ``config_rope.hf_rope``)."""
     from .config_rope import hf_rope
-    from .files import MAX_CONFIG_BYTES, _folder_name, _read_json
+    from .model_file import MAX_CONFIG_BYTES, _folder_name, _read_json
 
     config = _read_json(config_path, MAX_CONFIG_BYTES)
     rope, pairing, notes = hf_rope(config, config_path)

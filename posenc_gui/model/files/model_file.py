@@ -24,7 +24,7 @@ from typing import Any, BinaryIO, Literal, NamedTuple, Protocol
 
 import numpy as np
 
-from . import limits
+from ..core import limits
 from .json_nesting import nesting_depth
 
 #: model.safetensors.index.json (and tokenizer.json): larger files are refused ...

@@ -31,11 +31,11 @@ from typing import Any
 
 import numpy as np
 
-from . import limits
-from .files import ModelFile, ModelFileError, TensorInfo
+from ..core import limits
+from .model_file import ModelFile, ModelFileError, TensorInfo
 from .model_tables import cached_model, model_table, table_shape, table_tensors
-from .params import EncodingParams
-from .rope import RopeConfig, rope_config, rope_frequencies
+from ..core.params import EncodingParams
+from ..rope import RopeConfig, rope_config, rope_frequencies
 
 #: Tensors a message names before "and N more".
 LISTED_TENSORS = 12
@@ -207,7 +207,7 @@ def rope_options(config: Mapping[str, Any], pairing: str) -> tuple[dict[str, Any
     scaling = rope.scaling
     if "factor" in scaling:
         options["factor"] = scaling["factor"]
-    from .schemes.rope import MAX_CONTEXT
+    from ..schemes.rope import MAX_CONTEXT
 
     if rope.rope_type == "dynamic":  # the scheme's L₀ is dynamic NTK's max_position_embeddings (hf_config)
         options["original_max_position_embeddings"] = rope.max_position_embeddings
@@ -231,7 +231,7 @@ def rope_options(config: Mapping[str, Any], pairing: str) -> tuple[dict[str, Any
 def rope_setup(model: ModelFile) -> ModelSetup:
     """The ``rope`` parameters of ``model``'s RoPE set-up (see the module docstring); ValueError when the
     set-up is one the scheme cannot take, naming the config key."""
-    from .schemes.rope import hf_config
+    from ..schemes.rope import hf_config
 
     config, notes = _section(model.rope_config)
     pairing = model.pairing

@@ -23,8 +23,8 @@ from pathlib import Path
 
 import numpy as np
 
-from . import limits
-from .files import FLOAT_DTYPES, ModelFile, ModelFileError, TensorInfo
+from ..core import limits
+from .model_file import FLOAT_DTYPES, ModelFile, ModelFileError, TensorInfo
 from .locations import open_found_model
 
 #: Models kept open per process (headers and detected tables: a few MiB each).
@@ -63,7 +63,7 @@ def _version(path: Path) -> tuple:
 
 
 def cached_model(path: str | os.PathLike[str]) -> ModelFile:
-    """:func:`~posenc_gui.model.locations.open_found_model` of ``path``, opened again only when the file changed.
+    """:func:`~posenc_gui.model.files.locations.open_found_model` of ``path``, opened again only when the file changed.
 
     Raises
     ------

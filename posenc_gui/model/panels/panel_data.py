@@ -16,8 +16,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import limits
-from .addition import (
+from ..core import limits
+from ..analyses.addition import (
     MAX_SCALE,
     MIN_SCALE,
     Orthogonality,
@@ -27,7 +27,7 @@ from .addition import (
     projection_cost,
     scale_sweep,
 )
-from .analysis import (
+from ..analyses.analysis import (
     OffsetSpread,
     Uniqueness,
     embedding_norm,
@@ -36,13 +36,18 @@ from .analysis import (
     pe_norms,
     uniqueness_max_positions,
 )
-from .attention import MAX_SEED
-from .cache import MAX_ENTRY_BYTES, encode_sampled, rows_encoder
-from .closest import RangeUniqueness, continue_uniqueness, range_uniqueness
-from .colour_bound import BOUND_PERCENTILE, OUTLIER_RATIO, file_colour_bound, outlier_bound  # noqa: F401 - re-exported
-from .closest import clear_caches as clear_scan_tables
-from .closest_general import clear_caches as clear_sweep_tables
-from .linear_relation import (
+from ..attention import MAX_SEED
+from ..core.cache import MAX_ENTRY_BYTES, encode_sampled, rows_encoder
+from ..analyses.closest import RangeUniqueness, continue_uniqueness, range_uniqueness
+from ..core.colour_bound import (  # noqa: F401 - re-exported
+    BOUND_PERCENTILE,
+    OUTLIER_RATIO,
+    file_colour_bound,
+    outlier_bound,
+)
+from ..analyses.closest import clear_caches as clear_scan_tables
+from ..analyses.closest_general import clear_caches as clear_sweep_tables
+from ..analyses.linear_relation import (
     FIT_EXTRA_POSITIONS,
     FIT_PHASE,
     VALIDATION_PHASE,
@@ -51,10 +56,10 @@ from .linear_relation import (
     positions_between,
     unpaired_dimensions,
 )
-from .params import EncodingParams, check_params
-from .sampling import AxisSample, aliased, curve_positions, sample_axis, value_bands
-from .schemes import formula_term, wavelengths
-from .similarity import pairwise
+from ..core.params import EncodingParams, check_params
+from ..core.sampling import AxisSample, aliased, curve_positions, sample_axis, value_bands
+from ..schemes import formula_term, wavelengths
+from ..analyses.similarity import pairwise
 
 # --------------------------------------------------------------------------- heatmap
 
@@ -354,7 +359,8 @@ UNIQUENESS_SCAN_STEP = 2**28
 
 @dataclass(frozen=True, eq=False)
 class UniquenessData:
-    """The analysis of positions ``0 … seq_len − 1`` (see :class:`~posenc_gui.model.closest.RangeUniqueness`)."""
+    """The analysis of positions ``0 … seq_len − 1`` (see
+    :class:`~posenc_gui.model.analyses.closest.RangeUniqueness`)."""
 
     params: EncodingParams
     found: RangeUniqueness
