@@ -17,9 +17,10 @@ MODEL = Path(posenc_gui.model.__file__).parent
 LAYOUT = {
     "core": {"specs", "limits", "params", "cache", "sampling", "coverage", "digits", "colour_bound"},
     "files": {"model_file", "gguf_file", "json_nesting", "config_rope", "model_setup", "model_tables", "locations"},
-    "attention": {"head", "logits", "logit_checks", "logit_properties", "logit_scan", "bert_head"},
-    "analyses": {"analysis", "addition", "closest", "closest_general", "linear_relation", "similarity", "spectrum",
-                 "table_spectra", "scorecard", "compare"},
+    "attention": {"embeddings", "head", "split", "ordering", "permutation", "logits", "logit_checks",
+                  "logit_properties", "logit_scan", "bert_head"},
+    "analyses": {"analysis", "addition", "closest", "closest_general", "offset_scan", "linear_relation", "similarity",
+                 "spectrum", "table_spectra", "scorecard", "compare"},
     "panels": {"panel_data"},
 }
 
@@ -76,17 +77,24 @@ def test_the_facade_exports_the_same_names():
         assert getattr(posenc_gui.model, name) is not None
 
 
-@pytest.mark.parametrize(("package", "module"), [("files", "model_file"), ("attention", "head")])
-def test_a_package_named_like_its_old_module_re_exports_its_public_names(package, module):
+@pytest.mark.parametrize(("package", "modules"), [
+    ("files", ("model_file",)),
+    ("attention", ("embeddings", "head", "split", "ordering", "permutation")),  # the toy head
+])
+def test_a_package_named_like_its_old_module_re_exports_its_public_names(package, modules):
     # ``from posenc_gui.model.files import open_model`` and ``posenc_gui.model.attention.permutation_demo``
     # read as before the model had folders
     imported_package = importlib.import_module(f"posenc_gui.model.{package}")
-    imported_module = importlib.import_module(f"posenc_gui.model.{package}.{module}")
-    names = _public_names(MODEL / package / f"{module}.py")
-    assert names, module
-    missing = {name for name in names if getattr(imported_package, name, None) is not getattr(imported_module, name)}
-    assert not missing, f"posenc_gui.model.{package} does not re-export {sorted(missing)}"
-    assert set(imported_package.__all__) == names
+    exported = set()
+    for module in modules:
+        imported_module = importlib.import_module(f"posenc_gui.model.{package}.{module}")
+        names = _public_names(MODEL / package / f"{module}.py")
+        assert names, module
+        missing = {name for name in names
+                   if getattr(imported_package, name, None) is not getattr(imported_module, name)}
+        assert not missing, f"posenc_gui.model.{package} does not re-export {sorted(missing)} of {module}"
+        exported |= names
+    assert set(imported_package.__all__) == exported
 
 
 def test_importing_the_model_leaves_the_analyses_panel_data_and_decoder_unloaded():

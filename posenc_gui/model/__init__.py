@@ -68,13 +68,13 @@ def clear_caches() -> None:
     frees their memory, and lets a benchmark time the computation itself.
     """
     from .analyses import addition
-    from .attention import head as attention
+    from .attention import embeddings
     from .panels import panel_data  # the analyses load with their panels
 
     cache.clear()
     addition.clear_caches()
     panel_data.clear_caches()
-    attention._attention_weights.cache_clear()
+    embeddings._attention_weights.cache_clear()
 
 
 __all__ = [

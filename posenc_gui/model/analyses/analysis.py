@@ -27,7 +27,7 @@ import numpy as np
 
 from ..core import limits
 from .linear_relation import LinearRelation, linear_relation, unpaired_dimensions  # noqa: F401 (re-exported)
-from .linear_relation import rotation_pairs as _rotation_pairs  # noqa: F401 (closest.py's name)
+from .linear_relation import rotation_pairs as _rotation_pairs  # noqa: F401 (offset_scan.py's name)
 from ..schemes import encode, last_position, wavelengths
 
 #: Largest temporary block (values) any analysis allocates at once.
@@ -141,6 +141,22 @@ def _d_model(d_model: object) -> int:
 def _check_scheme(scheme: str, d_model: int, params: dict) -> None:
     """Raise ValueError for an unknown scheme or a bad parameter, as ``encode`` would."""
     wavelengths(scheme, d_model, np.arange(1), **params)
+
+
+def _check_offset_grid(scheme: str, positions: object, d_model: object, offsets: object, params: dict,
+                       name: str) -> tuple[np.ndarray, int, np.ndarray]:
+    """Check the positions (called ``name``), ``d_model``, the offsets and the scheme of a positions × offsets
+    grid, and that the grid is at most ``limits.MAX_SIMILARITY_ELEMENTS`` pairs; return them checked."""
+    pos = limits.check_positions(positions, name=name)
+    d_model = _d_model(d_model)
+    offs = _check_offsets(offsets)
+    _check_scheme(scheme, d_model, params)
+    if pos.size * offs.size > limits.MAX_SIMILARITY_ELEMENTS:
+        raise ValueError(
+            f"{name}: {pos.size:,} {name} × {offs.size:,} offsets exceed the limit of "
+            f"{limits.MAX_SIMILARITY_ELEMENTS:,} pairs; sample fewer {name} or offsets"
+        )
+    return pos, d_model, offs
 
 
 def _rows_per_block(width: int) -> int:
@@ -523,15 +539,7 @@ def offset_spread(scheme: str, positions, d_model: int, offsets, *, encoder: Enc
     -------
     OffsetSpread
     """
-    pos = limits.check_positions(positions)
-    d_model = _d_model(d_model)
-    offs = _check_offsets(offsets)
-    _check_scheme(scheme, d_model, params)
-    if pos.size * offs.size > limits.MAX_SIMILARITY_ELEMENTS:
-        raise ValueError(
-            f"positions: {pos.size:,} positions × {offs.size:,} offsets exceed the limit of "
-            f"{limits.MAX_SIMILARITY_ELEMENTS:,} pairs; sample fewer positions or offsets"
-        )
+    pos, d_model, offs = _check_offset_grid(scheme, positions, d_model, offsets, params, "positions")
     m = offs.size
     minimum, maximum, mean = np.full(m, np.nan), np.full(m, np.nan), np.full(m, np.nan)
     count = np.zeros(m, dtype=np.int64)
@@ -571,15 +579,7 @@ def offset_profiles(scheme: str, references, offsets, d_model: int, *, encoder: 
     -------
     ndarray, shape (len(references), len(offsets))
     """
-    refs = limits.check_positions(references, name="references")
-    d_model = _d_model(d_model)
-    offs = _check_offsets(offsets)
-    _check_scheme(scheme, d_model, params)
-    if refs.size * offs.size > limits.MAX_SIMILARITY_ELEMENTS:
-        raise ValueError(
-            f"references: {refs.size:,} references × {offs.size:,} offsets exceed the limit of "
-            f"{limits.MAX_SIMILARITY_ELEMENTS:,}"
-        )
+    refs, d_model, offs = _check_offset_grid(scheme, references, d_model, offsets, params, "references")
     out = np.full((refs.size, offs.size), np.nan)
     rows = _rows_per_block(d_model)
     shifted = refs[:, None] + offs[None, :]

@@ -1,60 +1,72 @@
-"""Attention: the toy self-attention head and its permutation demo, the split of its logits, the positional
-logits of a scheme, their checks and properties, and the real BERT head of a model folder.
+"""Attention: the toy self-attention head and its permutation demo, the positional logits of a scheme, their
+checks and properties, and the real BERT head of a model folder.
 
-The names of the toy head (:mod:`.head`) are re-exported here, so
-``from posenc_gui.model.attention import permutation_demo`` reads as before the model had folders. The other
-modules (:mod:`.logits`, :mod:`.bert_head` …) load with the panels that use them.
+The toy head is five modules, in the order they build on each other: :mod:`.embeddings` (words, embeddings,
+weights), :mod:`.head` (one sentence through the head: mask, rotation, bias), :mod:`.split` (its logits taken
+apart), :mod:`.ordering` (two orderings compared) and :mod:`.permutation` (the whole demo). Their names are
+re-exported here, so ``from posenc_gui.model.attention import permutation_demo`` reads as before the model had
+folders. The other modules (:mod:`.logits`, :mod:`.bert_head` …) load with the panels that use them.
 """
 
-from .head import (
-    align_permutation,
+from .embeddings import (
     attention_weights,
-    AttentionTrace,
     AttentionWeights,
-    causal_mask,
     check_demo_d_model,
-    check_logit_bias,
-    compare_orderings,
     DEFAULT_DEMO_D_MODEL,
     DEFAULT_SEED,
-    DEFAULT_SENTENCE_A,
-    DEFAULT_SENTENCE_B,
-    head_rotation,
-    HeadRotation,
-    logit_split,
-    LogitSplit,
-    mask_evidence,
-    mask_logits,
-    MaskEvidence,
     MAX_DEMO_D_MODEL,
-    MAX_LISTED_WORDS,
-    MAX_REPEATED_LINES,
     MAX_SEED,
     MAX_WORDS,
     MIN_DEMO_D_MODEL,
-    OrderingComparison,
-    permutation_demo,
-    permutation_dict,
-    permutation_matrix,
-    PermutationDemo,
+    token_embeddings,
+    tokenize,
+    word_embedding,
+)
+from .head import (
+    AttentionTrace,
+    causal_mask,
+    check_logit_bias,
+    head_rotation,
+    HeadRotation,
+    mask_logits,
     position_kind,
     positional_matrix,
-    repeated_word_spread,
     ROTATING_SCHEMES,
+    self_attention,
+    softmax_rows,
+)
+from .split import (
+    logit_split,
+    LogitSplit,
     rotation_split,
     ROTATION_SPLIT_NOTE,
     ROTATION_TERMS,
     RotationSplit,
-    SAME_TOLERANCE,
-    self_attention,
     SHIFT_CHECK,
-    softmax_rows,
     split_logits,
     SPLIT_TERMS,
-    token_embeddings,
-    tokenize,
+)
+from .ordering import (
+    align_permutation,
+    compare_both,
+    compare_orderings,
+    Comparisons,
+    mask_evidence,
+    MaskEvidence,
+    MAX_LISTED_WORDS,
+    OrderingComparison,
+    permutation_matrix,
+    repeated_word_spread,
+    SAME_TOLERANCE,
     word_difference,
-    word_embedding,
+)
+from .permutation import (
+    DEFAULT_SENTENCE_A,
+    DEFAULT_SENTENCE_B,
+    MAX_REPEATED_LINES,
+    permutation_demo,
+    permutation_dict,
+    PermutationDemo,
 )
 
 __all__ = [
@@ -65,7 +77,9 @@ __all__ = [
     "causal_mask",
     "check_demo_d_model",
     "check_logit_bias",
+    "compare_both",
     "compare_orderings",
+    "Comparisons",
     "DEFAULT_DEMO_D_MODEL",
     "DEFAULT_SEED",
     "DEFAULT_SENTENCE_A",

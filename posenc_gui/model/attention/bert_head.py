@@ -46,20 +46,12 @@ from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 
 from ..core import limits
-from .head import (
-    MAX_WORDS,
-    AttentionTrace,
-    OrderingComparison,
-    PermutationDemo,
-    _comparison_dict,
-    _not_permutation_message,
-    _readonly,
-    compare_orderings,
-    repeated_word_spread,
-    softmax_rows,
-)
 from ..files.model_file import MAX_JSON_BYTES, ModelFile, ModelFileError, _read_json
 from ..files.model_tables import cached_model
+from .embeddings import MAX_WORDS, _readonly
+from .head import AttentionTrace, softmax_rows
+from .ordering import compare_both
+from .permutation import PermutationDemo, _comparison_dict
 
 #: The file a model folder's tokenizer is read from.
 TOKENIZER_FILE = "tokenizer.json"
@@ -533,13 +525,7 @@ def real_head_demo(model: ModelFile, ids_a: Sequence[int], tokens_a: Sequence[st
     plain_a, plain_b, pos_a, pos_b = (real_head_trace(model, layout, ids, tokens, head, with_position)
                                       for with_position in (False, True)
                                       for ids, tokens in ((ids_a, tokens_a), (ids_b, tokens_b)))
-    without_pe: OrderingComparison = compare_orderings(plain_a, plain_b)
-    with_pe = compare_orderings(pos_a, pos_b)
-    message = "" if without_pe.is_permutation else _not_permutation_message(tokens_a, tokens_b)
-    repeated = {}
-    for key, plain, positioned in (("a", plain_a, pos_a), ("b", plain_b, pos_b)):
-        spread_plain, spread_pos = repeated_word_spread(plain), repeated_word_spread(positioned)
-        repeated[key] = {w: (spread_plain[w], spread_pos[w]) for w in spread_plain}
+    without_pe, with_pe, message, repeated = compare_both(plain_a, plain_b, pos_a, pos_b)
     return RealHeadDemo(
         sentence_a, sentence_b, tokens_a, tokens_b, layout.hidden_size, 0, "learned_file",
         {"model_path": os.fspath(model.path)}, without_pe, with_pe, table_split(plain_a, pos_a),

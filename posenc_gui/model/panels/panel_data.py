@@ -45,7 +45,7 @@ from ..core.colour_bound import (  # noqa: F401 - re-exported
     file_colour_bound,
     outlier_bound,
 )
-from ..analyses.closest import clear_caches as clear_scan_tables
+from ..analyses.offset_scan import clear_caches as clear_scan_tables
 from ..analyses.closest_general import clear_caches as clear_sweep_tables
 from ..analyses.linear_relation import (
     FIT_EXTRA_POSITIONS,
