@@ -82,7 +82,7 @@ from posenc_gui.views import export_ui, model_open
 from posenc_gui.views import handout_ui
 from posenc_gui.views.export_ui import ExportDialog, copy_panel_figure
 from posenc_gui.views.param_controls import TICKS_PER_OCTAVE
-from posenc_gui.model.panel_data import parse_dims
+from posenc_gui.model.panels.panel_data import parse_dims
 
 #: What the offscreen platform says it cannot do: pyproject.toml's ``qt_log_ignore``, and the keyboard
 #: grab of a popup menu (tests/test_monkey.py ignores it too).
@@ -387,7 +387,7 @@ def _check_walkthrough(window: Any, panel: Any) -> list[str]:
     if panel.index < 0:
         return []
     text = panel.measured_label.text()
-    from posenc_gui.model.scorecard import scoreable_schemes
+    from posenc_gui.model.analyses.scorecard import scoreable_schemes
 
     # the Scorecard scores tables and rotations (RoPE's angles); a bias has no row of table criteria
     not_scored = None if p.scheme in scoreable_schemes() else p.info.lacks(frozenset({"table"}))

@@ -12,7 +12,7 @@ from posenc_gui.views import waveforms as waveforms_module
 from posenc_gui.views.heatmap import HeatmapPanel
 from posenc_gui.views.parameters import ParametersPanel
 from posenc_gui.views.similarity import SimilarityPanel
-from posenc_gui.model.panel_data import default_dims
+from posenc_gui.model.panels.panel_data import default_dims
 from posenc_gui.views.waveforms import WaveformsPanel
 
 
