@@ -9,7 +9,7 @@ import pytest
 
 from posenc_gui import export, export_cli
 from posenc_gui.model import EncodingParams, t5_random_table
-from posenc_gui.model.bias_data import attention_bias_data, bias_at
+from posenc_gui.model.bias.data import attention_bias_data, bias_at
 from posenc_gui.model.logits import positional_logits
 from posenc_gui.model.sampling import AxisSample
 from posenc_gui.views.attention_bias import AttentionBiasPanel

@@ -11,7 +11,7 @@ from PySide6.QtCore import QRectF, Qt
 from PySide6.QtWidgets import QWidget
 
 from ..compute import ModelJob
-from ..model.bias_data import AttentionBiasData, BucketMap, attention_bias_data, bias_at
+from ..model.bias.data import AttentionBiasData, BucketMap, attention_bias_data, bias_at
 from ..model.sampling import sample_axis
 from ..model.compare import ShownMatrix
 from .base import Panel

@@ -9,7 +9,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QWidget
 
-from ..model.rope_data import RopeFrequencyData, rope_frequency_data
+from ..model.rope.data import RopeFrequencyData, rope_frequency_data
 from .base import RopeOnlyPanel
 from .labels import plain_text
 from .plotkit import (

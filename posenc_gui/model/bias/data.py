@@ -13,12 +13,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import limits
-from .bias import alibi_slopes, t5_relative_bucket
-from .logits import positional_logits
-from .params import EncodingParams, check_params
-from .sampling import AxisSample
-from .schemes.t5 import random_table, table_sigma
+from .. import limits
+from . import alibi_slopes, t5_relative_bucket
+from ..logits import positional_logits
+from ..params import EncodingParams, check_params
+from ..sampling import AxisSample
+from ..schemes.t5 import random_table, table_sigma
 
 
 @dataclass(frozen=True)

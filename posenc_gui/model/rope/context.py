@@ -45,9 +45,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .params import EncodingParams, check_params
-from .rope import rope_frequencies
-from .schemes.rope import SCALING_TYPES, hf_config
+from ..params import EncodingParams, check_params
+from . import rope_frequencies
+from ..schemes.rope import SCALING_TYPES, hf_config
 
 #: The methods compared, in the order shown: no scaling, then the scaling types of the rope scheme.
 CONTEXT_METHODS = SCALING_TYPES

@@ -38,10 +38,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .coverage import Coverage
-from .params import EncodingParams, check_params
-from .rope import RopeConfig, _rebased_theta, _yarn_ramp, rope_config, rope_frequencies
-from .schemes.rope import hf_config
+from ..coverage import Coverage
+from ..params import EncodingParams, check_params
+from . import RopeConfig, _rebased_theta, _yarn_ramp, rope_config, rope_frequencies
+from ..schemes.rope import hf_config
 
 #: The model dtypes offered (float64 is the reference).
 DTYPES = ("float32", "bfloat16", "float16")
