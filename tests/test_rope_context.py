@@ -12,7 +12,7 @@ from test_model_files import table, write_gguf
 from posenc_gui import export
 from posenc_gui.model import EncodingParams
 from posenc_gui.model.model_setup import model_setups
-from posenc_gui.model.rope.context import CONTEXT_METHODS, context_extension_data
+from posenc_gui.model.rope.context import context_extension_data, context_methods
 from posenc_gui.views import panel_classes
 from posenc_gui.views.model_open import open_model_path
 from posenc_gui.views.rope_context import RopeContextPanel
@@ -42,8 +42,8 @@ def test_the_hand_worked_example_at_64_positions():
     np.testing.assert_allclose(data.unscaled, [1.0, 0.1, 0.01, 0.001], rtol=RTOL)
     np.testing.assert_allclose(data.trained_max, [16.0, 1.6, 0.16, 0.016], rtol=RTOL)
     assert data.turned.tolist() == [True, False, False, False] and data.turned_count == 1
-    assert [m.method for m in data.methods] == list(CONTEXT_METHODS) and data.chosen == "default"
-    assert CONTEXT_METHODS[:6] == ("default", "linear", "ntk", "dynamic", "yarn", "llama3")  # the scheme's types
+    assert [m.method for m in data.methods] == list(context_methods()) and data.chosen == "default"
+    assert context_methods()[:6] == ("default", "linear", "ntk", "dynamic", "yarn", "llama3")  # the scheme's types
     # default: ratio 63/16 = 3.9375 for every pair: pairs 1–3 meet unseen angles
     default = data.method("default")
     np.testing.assert_allclose(default.used_max, [63.0, 6.3, 0.63, 0.063], rtol=RTOL)
@@ -223,7 +223,7 @@ def test_the_panel_shows_each_methods_pairs_beyond_training_and_follows_the_para
     meta = exported["meta"]
     assert meta["pairs_meeting_unseen_angles"]["dynamic"] == 10 and meta["trained_context"] == 8192
     table = np.asarray(exported["arrays"]["context"]["data"], dtype=np.float64)
-    assert table.shape == (64, 4 + 4 * len(CONTEXT_METHODS))
+    assert table.shape == (64, 4 + 4 * len(context_methods()))
     np.testing.assert_array_equal(table[:, meta["columns"].index("unseen_dynamic")],
                                   panel.data.method("dynamic").unseen)
     change(state, compute, **QWEN_YARN)

@@ -28,99 +28,27 @@ Config keys and where they are read (``source`` is whichever of
     ``source``. Unknown keys are ignored, as HF ignores them.
 """
 
+
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from types import MappingProxyType
 
 import numpy as np
 
 from .. import limits
+from .config import (DEFAULT_ROPE_THETA, MAX_CONTEXT, MAX_FACTOR, MAX_HIDDEN_SIZE, MAX_INV_FREQ, MIN_FACTOR,
+                     RopeBands, RopeConfig, ScalingSection, check_context, check_factor, check_fraction, check_theta,
+                     needs, unscaled_inv_freq)
+from .types import ROPE_TYPES, RopeType, rope_type
 
-ROPE_TYPES = ("default", "linear", "ntk", "dynamic", "yarn", "llama3", "longrope")
+__all__ = ["DEFAULT_ROPE_THETA", "MAX_CONTEXT", "MAX_FACTOR", "MAX_HIDDEN_SIZE", "MAX_INV_FREQ", "MIN_FACTOR",
+           "ROPE_PAIRINGS", "ROPE_TYPES", "RopeBands", "RopeConfig", "RopeType", "rope_angles", "rope_bands",
+           "rope_config", "rope_decay_bound", "rope_frequencies", "rope_pairs", "rope_rotate", "rope_type"]
+
 ROPE_PAIRINGS = ("interleaved", "halves")
-#: HF's ``default_theta``: the base when a config gives no ``rope_theta``.
-DEFAULT_ROPE_THETA = 10_000.0
-#: Range of every scaling factor: ``factor``, ``short_factor``/``long_factor`` values, ``beta_*``, ``attention_factor``.
-MIN_FACTOR = 1e-6
-MAX_FACTOR = 1e6
-#: Largest inverse frequency a scaling type gives: the unscaled ones are ≤ 1, and a factor divides by ≥ MIN_FACTOR.
-MAX_INV_FREQ = 1 / MIN_FACTOR
-MAX_HIDDEN_SIZE = 2**20
-MAX_CONTEXT = int(limits.MAX_POSITION)
 #: Complex values the decay bound holds at once (4 MiB): long offset ranges are summed block by block.
 _DECAY_BLOCK = 2**18
-
-
-@dataclass(frozen=True)
-class RopeConfig:
-    """A config's RoPE settings, validated, with HF's defaults filled in.
-
-    Attributes
-    ----------
-    rope_type : str
-        One of :data:`ROPE_TYPES`.
-    rope_theta : float
-        The base.
-    head_dim : int
-        Channels of one query or key head.
-    rotary_dim : int
-        ``int(head_dim · partial_rotary_factor)``, HF's ``dim``: the
-        frequencies are ``base^(−2i/rotary_dim)`` for the ceil(rotary_dim / 2)
-        values of ``arange(0, dim, 2)``, each turning a pair of the first
-        ``2 · ceil(rotary_dim / 2)`` channels (one more than ``dim`` when odd).
-    max_position_embeddings : int or None
-        The context the config declares (the extended one, for YaRN, llama3 and LongRoPE).
-    original_max_position_embeddings : int or None
-        The pretraining context L₀ that yarn, llama3 and longrope scale from
-        (``max_position_embeddings`` when not given); None for other types.
-    scaling : Mapping[str, object]
-        The type's parameters under HF's names, defaults filled in: ``factor``
-        (linear, ntk, dynamic, yarn, llama3, longrope); ``beta_fast``,
-        ``beta_slow``, ``truncate``, ``mscale``, ``mscale_all_dim`` (yarn);
-        ``low_freq_factor``, ``high_freq_factor`` (llama3); ``short_factor``,
-        ``long_factor`` as tuples (longrope).
-    attention_factor : float
-        HF's ``attention_scaling``, multiplying cos and sin (1 except for yarn and longrope).
-    warnings : tuple of str
-        What Hugging Face accepts but warns about (or computes unlike the
-        usual case) in this config, one sentence each; computed as HF computes it.
-    """
-
-    rope_type: str
-    rope_theta: float
-    head_dim: int
-    rotary_dim: int
-    max_position_embeddings: int | None
-    original_max_position_embeddings: int | None
-    scaling: Mapping[str, object]
-    attention_factor: float
-    warnings: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class RopeBands:
-    """How a scaling type treats each rotary pair (one entry per inverse frequency).
-
-    Attributes
-    ----------
-    band : ndarray of str
-        yarn: ``"extrapolated"`` (ramp 0: frequency kept), ``"ramped"`` or
-        ``"interpolated"`` (ramp 1: divided by ``factor``); llama3:
-        ``"high"`` (wavelength < L₀/high_freq_factor: kept), ``"medium"``
-        (smoothed) or ``"low"`` (wavelength > L₀/low_freq_factor: divided);
-        default ``"unscaled"``; linear ``"interpolated"``; ntk and dynamic
-        ``"rebased"``; longrope ``"rescaled"``.
-    interpolation : ndarray of float
-        ``w`` with scaled = unscaled · ((1 − w) + w / factor): YaRN's ramp,
-        llama3's 1 − smooth factor, 1 for linear, 0 for default; NaN for the
-        types whose scaling is not of that form (ntk, dynamic, longrope).
-    """
-
-    band: np.ndarray
-    interpolation: np.ndarray
 
 
 # -- reading a config ---------------------------------------------------------------------------------------
@@ -172,22 +100,6 @@ def _shared(config: Mapping, source: str, section: Mapping, key: str, check: Cal
     return inner if inner is not None else top
 
 
-def _check_theta(name: str, value: object) -> float:
-    return limits.check_real(name, value, 1.0, limits.MAX_BASE, low_open=True)
-
-
-def _check_fraction(name: str, value: object) -> float:
-    return limits.check_real(name, value, 0.0, 1.0, low_open=True)
-
-
-def _check_context(name: str, value: object) -> int:
-    return limits.check_int(name, value, 1, MAX_CONTEXT)
-
-
-def _check_factor(name: str, value: object) -> float:
-    return limits.check_real(name, value, MIN_FACTOR, MAX_FACTOR)
-
-
 def _head_dim(config: Mapping) -> int:
     """``head_dim`` if the config gives one, else ``hidden_size // num_attention_heads`` (HF's precedence)."""
     if config.get("head_dim") is not None:
@@ -197,39 +109,6 @@ def _head_dim(config: Mapping) -> int:
     hidden_size = limits.check_int("hidden_size", config["hidden_size"], 1, MAX_HIDDEN_SIZE)
     heads = limits.check_int("num_attention_heads", config["num_attention_heads"], 1, hidden_size)
     return limits.check_int("hidden_size // num_attention_heads", hidden_size // heads, 2, limits.MAX_D_MODEL)
-
-
-def _required(source: str, section: Mapping, key: str, rope_type: str) -> object:
-    if section.get(key) is None:
-        raise ValueError(f"{source}.{key} is required for rope_type {rope_type!r}")
-    return section[key]
-
-
-def _optional_factor(source: str, section: Mapping, key: str) -> float | None:
-    return None if section.get(key) is None else _check_factor(f"{source}.{key}", section[key])
-
-
-def _per_pair_factors(source: str, section: Mapping, key: str, rope_type: str, pairs: int) -> tuple[float, ...]:
-    """LongRoPE's ``short_factor`` or ``long_factor``: ``pairs`` numbers in MIN_FACTOR…MAX_FACTOR."""
-    name = f"{source}.{key}"
-    values = _required(source, section, key, rope_type)
-    if not isinstance(values, (list, tuple, np.ndarray)):
-        raise ValueError(f"{name} must be a list of {pairs} numbers (one per rotary pair), got {limits.shown(values)}")
-    array = limits.check_numbers(name, values, MIN_FACTOR, MAX_FACTOR, pairs, "numbers", " (rotary_dim / 2)")
-    if array.size != pairs:
-        raise ValueError(f"{name} must hold {pairs} numbers (rotary_dim / 2), got {array.size:,}")
-    return tuple(float(value) for value in array)
-
-
-def _needs(value: int | None, key: str, rope_type: str) -> int:
-    if value is None:
-        raise ValueError(f"{key} is required for rope_type {rope_type!r}")
-    return value
-
-
-def _get_mscale(scale: float, mscale: float = 1.0) -> float:
-    # HF ``_compute_yarn_parameters.get_mscale``
-    return 1.0 if scale <= 1 else 0.1 * mscale * math.log(scale) + 1.0
 
 
 def rope_config(config: Mapping[str, object]) -> RopeConfig:
@@ -265,9 +144,9 @@ def rope_config(config: Mapping[str, object]) -> RopeConfig:
         raise ValueError(f"config must be a mapping of Hugging Face config keys, got {limits.shown(config)}")
     source, section = _rope_section(config)
     warnings: list[str] = []
-    rope_type = _rope_type(source, section, warnings)
-    theta = _shared(config, source, section, "rope_theta", _check_theta)
-    partial_rotary_factor = _shared(config, source, section, "partial_rotary_factor", _check_fraction)
+    name = _rope_type(source, section, warnings)
+    theta = _shared(config, source, section, "rope_theta", check_theta)
+    partial_rotary_factor = _shared(config, source, section, "partial_rotary_factor", check_fraction)
     partial_rotary_factor = 1.0 if partial_rotary_factor is None else partial_rotary_factor
     head_dim = _head_dim(config)
     rotary_dim = int(head_dim * partial_rotary_factor)  # HF's truncation
@@ -276,30 +155,27 @@ def rope_config(config: Mapping[str, object]) -> RopeConfig:
     if rotary_dim < 1 or 2 * pairs > head_dim:
         raise ValueError(f"{rotary} = {rotary_dim} must be ≥ 1, and 2·ceil({rotary_dim}/2) = {2 * pairs} channels "
                          f"(a pair per frequency) must fit in head_dim {head_dim}")
+    kind = rope_type(name)
+    if kind.check_rotary is not None:
+        kind.check_rotary(rotary, rotary_dim)
     if rotary_dim % 2:
-        if rope_type == "yarn":
-            raise ValueError(f"{rotary} = {rotary_dim} is odd: Hugging Face's YaRN ramp has rotary_dim // 2 = "
-                             f"{rotary_dim // 2} values for its {pairs} frequencies, and fails")
         warnings.append(f"the {rotary} = {rotary_dim} is odd: its {pairs} frequencies base^(−2i/{rotary_dim}) "
                         f"turn {2 * pairs} channels")
-    if rope_type in ("ntk", "dynamic") and rotary_dim < 3:
-        raise ValueError(
-            f"rope_type {rope_type!r} raises the base to rotary_dim / (rotary_dim − 2): rotary_dim must be ≥ 3"
-        )
     max_position = None
     if config.get("max_position_embeddings") is not None:
-        max_position = _check_context("max_position_embeddings", config["max_position_embeddings"])
-    original = _shared(config, source, section, "original_max_position_embeddings", _check_context)
-    if rope_type in ("yarn", "llama3", "longrope"):
+        max_position = check_context("max_position_embeddings", config["max_position_embeddings"])
+    original = _shared(config, source, section, "original_max_position_embeddings", check_context)
+    if kind.context == "original":
         if original is None:  # HF ``standardize_rope_params``: L₀ defaults to max_position_embeddings
-            original = _needs(max_position, "max_position_embeddings (or original_max_position_embeddings)", rope_type)
+            original = needs(max_position, "max_position_embeddings (or original_max_position_embeddings)", name)
     else:
         original = None
-    if rope_type == "dynamic":
-        _needs(max_position, "max_position_embeddings", rope_type)
-    scaling, attention_factor = _scaling(rope_type, source, section, rotary_dim, max_position, original, warnings)
+    if kind.context == "max_position":
+        needs(max_position, "max_position_embeddings", name)
+    scaling, attention_factor = kind.read(ScalingSection(source, section, name, rotary_dim, max_position, original,
+                                                         warnings))
     return RopeConfig(
-        rope_type=rope_type,
+        rope_type=name,
         rope_theta=DEFAULT_ROPE_THETA if theta is None else theta,
         head_dim=head_dim,
         rotary_dim=rotary_dim,
@@ -309,150 +185,6 @@ def rope_config(config: Mapping[str, object]) -> RopeConfig:
         attention_factor=attention_factor,
         warnings=tuple(warnings),
     )
-
-
-def _scaling(rope_type: str, source: str, section: Mapping, rotary_dim: int, max_position: int | None,
-             original: int | None, warnings: list[str]) -> tuple[dict[str, object], float]:
-    """The type's scaling parameters, defaults filled in, and its attention factor; HF's warnings appended."""
-    if rope_type == "default":
-        return {}, 1.0
-    if rope_type in ("linear", "ntk", "dynamic", "llama3"):
-        scaling = {"factor": _check_factor(f"{source}.factor", _required(source, section, "factor", rope_type))}
-        if rope_type == "llama3":
-            scaling.update(_llama3_parameters(source, section, warnings))
-        return scaling, 1.0
-    factor = _optional_factor(source, section, "factor")
-    if factor is None:  # HF (yarn, longrope): the ratio of the extended context to the original
-        factor = _needs(max_position, "max_position_embeddings (or factor)", rope_type) / original
-    attention_factor = _optional_factor(source, section, "attention_factor")
-    if rope_type == "yarn":
-        scaling = {"factor": factor, **_yarn_parameters(source, section, warnings)}
-        if attention_factor is None:
-            attention_factor = _yarn_attention_factor(factor, scaling["mscale"], scaling["mscale_all_dim"])
-        return scaling, attention_factor
-    scaling = {"factor": factor}
-    for key in ("short_factor", "long_factor"):  # one per frequency, else HF's division fails
-        scaling[key] = _per_pair_factors(source, section, key, rope_type, (rotary_dim + 1) // 2)
-        if rotary_dim % 2:
-            warnings.append(f"Hugging Face warns that {source}.{key} must have length rotary_dim // 2 = "
-                            f"{rotary_dim // 2}, but computes with its {(rotary_dim + 1) // 2} (one per frequency)")
-    if attention_factor is None:
-        # HF ``_compute_longrope_parameters``: 1 for factor ≤ 1, else sqrt(1 + ln(factor) / ln(L₀))
-        attention_factor = 1.0 if factor <= 1.0 else _longrope_attention_factor(factor, original)
-    return scaling, attention_factor
-
-
-def _longrope_attention_factor(factor: float, original: int) -> float:
-    if original < 2:
-        raise ValueError(
-            "original_max_position_embeddings must be ≥ 2 for LongRoPE's default attention_factor "
-            "sqrt(1 + ln(factor) / ln(original_max_position_embeddings))"
-        )
-    return math.sqrt(1 + math.log(factor) / math.log(original))
-
-
-def _llama3_parameters(source: str, section: Mapping, warnings: list[str]) -> dict[str, float]:
-    """Llama 3.1's ``low_freq_factor`` and ``high_freq_factor`` (required; HF warns unless high > low)."""
-    low, high = (
-        _check_factor(f"{source}.{key}", _required(source, section, key, "llama3"))
-        for key in ("low_freq_factor", "high_freq_factor")
-    )
-    if high <= low:  # HF's _validate_llama3_rope_parameters warns and computes: no pair is smoothed
-        warnings.append(f"Hugging Face warns that {source}.high_freq_factor ({high:g}) must be greater than "
-                        f"low_freq_factor ({low:g}); pairs of wavelength over L₀/low_freq_factor are then "
-                        "divided by the factor, the others kept")
-    return {"low_freq_factor": low, "high_freq_factor": high}
-
-
-def _unset(value: object) -> bool:
-    """HF's ``get(key) or default``, for numbers: None and 0 both mean the default."""
-    return value is None or (limits.is_real(value) and value == 0)
-
-
-def _yarn_parameters(source: str, section: Mapping, warnings: list[str]) -> dict[str, object]:
-    """YaRN's ``beta_fast`` (32), ``beta_slow`` (1), ``truncate`` (true), ``mscale``, ``mscale_all_dim`` (None)."""
-    # HF reads ``rope_parameters.get("beta_fast") or 32``: a 0 means the default too
-    beta_fast, beta_slow = (
-        default if _unset(section.get(key)) else _check_factor(f"{source}.{key}", section[key])
-        for key, default in (("beta_fast", 32.0), ("beta_slow", 1.0))
-    )
-    if beta_fast < beta_slow:  # HF's _validate_yarn_rope_parameters warns and computes the reversed ramp
-        warnings.append(f"Hugging Face warns that {source}.beta_fast ({beta_fast:g}) must be greater than beta_slow "
-                        f"({beta_slow:g}); the ramp then runs backwards (low correction dim above high)")
-    truncate = section.get("truncate", True)
-    if not isinstance(truncate, (bool, np.bool_)):
-        raise ValueError(f"{source}.truncate must be true or false, got {limits.shown(truncate)}")
-    mscales = {}
-    for key in ("mscale", "mscale_all_dim"):
-        value = section.get(key)
-        mscales[key] = None if value is None else limits.check_real(f"{source}.{key}", value, 0.0, MAX_FACTOR)
-    return {"beta_fast": beta_fast, "beta_slow": beta_slow, "truncate": bool(truncate), **mscales}
-
-
-def _yarn_attention_factor(factor: float, mscale: float | None, mscale_all_dim: float | None) -> float:
-    # HF ``_compute_yarn_parameters``: the mscale ratio when both are set (truthy, so 0 counts as unset)
-    if mscale and mscale_all_dim:
-        return _get_mscale(factor, mscale) / _get_mscale(factor, mscale_all_dim)
-    return _get_mscale(factor)
-
-
-# -- frequencies --------------------------------------------------------------------------------------------
-
-
-def _unscaled_inv_freq(theta: float, rotary_dim: int) -> np.ndarray:
-    # HF ``_compute_default_rope_parameters``: 1 / base^(arange(0, d, 2) / d)
-    return 1.0 / theta ** (np.arange(0, rotary_dim, 2, dtype=np.float64) / rotary_dim)
-
-
-def _rebased_theta(rope: RopeConfig, seq_len: int | None) -> float:
-    """The raised base of NTK-aware scaling: static (ntk) or at the sequence length (dynamic)."""
-    d, factor = rope.rotary_dim, rope.scaling["factor"]
-    if rope.rope_type == "ntk":
-        # HF ``_compute_ntk_parameters`` (transformers 4.4x; later removed)
-        return rope.rope_theta * factor ** (d / (d - 2))
-    # HF ``_compute_dynamic_ntk_parameters``: seq_len defaults to, and never goes below, max_position_embeddings
-    max_position = rope.max_position_embeddings
-    length = max_position if seq_len is None else max(seq_len, max_position)
-    return rope.rope_theta * ((factor * length / max_position) - (factor - 1)) ** (d / (d - 2))
-
-
-def _yarn_ramp(rope: RopeConfig) -> np.ndarray:
-    """YaRN's ramp per pair: 0 keeps the frequency (extrapolation), 1 divides it by factor (interpolation)."""
-    # HF ``_compute_yarn_parameters``: find_correction_dim / find_correction_range / linear_ramp_factor
-    d, theta, original = rope.rotary_dim, rope.rope_theta, rope.original_max_position_embeddings
-
-    def correction_dim(rotations: float) -> float:
-        return (d * math.log(original / (rotations * 2 * math.pi))) / (2 * math.log(theta))
-
-    low, high = correction_dim(rope.scaling["beta_fast"]), correction_dim(rope.scaling["beta_slow"])
-    if rope.scaling["truncate"]:
-        low, high = math.floor(low), math.ceil(high)
-    low, high = max(low, 0), min(high, d - 1)  # clamped to d − 1, not d/2 − 1, as in HF
-    if low == high:
-        high += 0.001  # HF: "Prevent singularity"
-    return np.clip((np.arange(d // 2, dtype=np.float64) - low) / (high - low), 0.0, 1.0)
-
-
-def _llama3_bands(rope: RopeConfig, inv_freq: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Llama 3.1's band per pair (high / medium / low frequency) and its interpolation weight."""
-    # HF ``_compute_llama3_parameters``: wavelength against L₀/low_freq_factor and L₀/high_freq_factor
-    original = rope.original_max_position_embeddings
-    low_freq_factor, high_freq_factor = rope.scaling["low_freq_factor"], rope.scaling["high_freq_factor"]
-    wavelength = 2 * math.pi / inv_freq
-    is_low = wavelength > original / low_freq_factor
-    is_high = wavelength < original / high_freq_factor
-    if high_freq_factor == low_freq_factor and np.any(~is_low & ~is_high):
-        raise ValueError("llama3 with high_freq_factor = low_freq_factor: a pair's wavelength is exactly "
-                         "L₀/low_freq_factor, where Hugging Face divides by their difference 0 (NaN)")
-    with np.errstate(divide="ignore", invalid="ignore"):  # equal factors: no pair is smoothed
-        smooth = (original / wavelength - low_freq_factor) / (high_freq_factor - low_freq_factor)
-    band = np.where(is_low, "low", np.where(is_high, "high", "medium"))
-    return band, np.where(is_low, 1.0, np.where(is_high, 0.0, 1.0 - smooth))
-
-
-def _interpolated(inv_freq: np.ndarray, weight: np.ndarray, factor: float) -> np.ndarray:
-    """``inv_freq`` moved a fraction ``weight`` of the way to ``inv_freq / factor``."""
-    return inv_freq * (1.0 - weight) + (inv_freq / factor) * weight
 
 
 def _check_seq_len(seq_len: object) -> int | None:
@@ -489,37 +221,9 @@ def rope_frequencies(config: Mapping[str, object], seq_len: int | None = None) -
     """
     seq_len = _check_seq_len(seq_len)
     rope = rope_config(config)
-    unscaled = _unscaled_inv_freq(rope.rope_theta, rope.rotary_dim)
-    if rope.rope_type in ("ntk", "dynamic"):
-        inv_freq = _unscaled_inv_freq(_rebased_theta(rope, seq_len), rope.rotary_dim)
-    elif rope.rope_type == "longrope":
-        # HF ``_compute_longrope_parameters``: 1 / (ext_factors · base^(2i/d))
-        long = seq_len is not None and seq_len > rope.original_max_position_embeddings
-        inv_freq = unscaled / np.array(rope.scaling["long_factor" if long else "short_factor"], dtype=np.float64)
-    elif rope.rope_type == "default":
-        inv_freq = unscaled
-    else:  # linear, yarn, llama3: HF ``_compute_linear_scaling_rope_parameters``, yarn's and llama3's blend
-        inv_freq = _interpolated(unscaled, _bands(rope, unscaled).interpolation, rope.scaling["factor"])
+    unscaled = unscaled_inv_freq(rope.rope_theta, rope.rotary_dim)
+    inv_freq = rope_type(rope.rope_type).inv_freq(rope, unscaled, seq_len)
     return inv_freq, rope.attention_factor
-
-
-def _bands(rope: RopeConfig, unscaled: np.ndarray) -> RopeBands:
-    pairs = unscaled.size
-    if rope.rope_type == "yarn":
-        ramp = _yarn_ramp(rope)
-        band = np.where(ramp == 0.0, "extrapolated", np.where(ramp == 1.0, "interpolated", "ramped"))
-        return RopeBands(band, ramp)
-    if rope.rope_type == "llama3":
-        return RopeBands(*_llama3_bands(rope, unscaled))
-    single = {
-        "default": ("unscaled", 0.0),
-        "linear": ("interpolated", 1.0),
-        "ntk": ("rebased", math.nan),
-        "dynamic": ("rebased", math.nan),
-        "longrope": ("rescaled", math.nan),
-    }
-    name, weight = single[rope.rope_type]
-    return RopeBands(np.full(pairs, name), np.full(pairs, weight))
 
 
 def rope_bands(config: Mapping[str, object]) -> RopeBands:
@@ -536,7 +240,7 @@ def rope_bands(config: Mapping[str, object]) -> RopeBands:
         One entry per inverse frequency of :func:`rope_frequencies`.
     """
     rope = rope_config(config)
-    return _bands(rope, _unscaled_inv_freq(rope.rope_theta, rope.rotary_dim))
+    return rope_type(rope.rope_type).bands(rope, unscaled_inv_freq(rope.rope_theta, rope.rotary_dim))
 
 
 # -- rotation -----------------------------------------------------------------------------------------------
@@ -640,7 +344,7 @@ def rope_rotate(
     """
     pairing = _check_pairing(pairing)
     inv_freq = _check_inv_freq(inv_freq)
-    attention_factor = _check_factor("attention_factor", attention_factor)
+    attention_factor = check_factor("attention_factor", attention_factor)
     x = limits.check_matrix("x", x, limits.MAX_ENCODE_ELEMENTS)
     rows, width = x.shape
     rotary_dim = 2 * inv_freq.size

@@ -46,11 +46,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..params import EncodingParams, check_params
-from . import rope_frequencies
-from ..schemes.rope import SCALING_TYPES, hf_config
+from . import ROPE_TYPES, rope_frequencies
+from ..schemes.rope import hf_config
 
-#: The methods compared, in the order shown: no scaling, then the scaling types of the rope scheme.
-CONTEXT_METHODS = SCALING_TYPES
+
+def context_methods() -> tuple[str, ...]:
+    """The methods compared, in the order shown: the scaling types registered now (no scaling first)."""
+    return tuple(ROPE_TYPES)
 
 
 @dataclass(frozen=True)
@@ -60,7 +62,7 @@ class MethodContext:
     Attributes
     ----------
     method : str
-        One of :data:`CONTEXT_METHODS`.
+        One of :func:`context_methods`.
     error : str or None
         Why the method cannot be computed with these options (Hugging Face
         refuses them, e.g. llama3's low_freq_factor ≥ high_freq_factor, or
@@ -117,7 +119,7 @@ class ContextExtensionData:
     turned : ndarray of bool
         ``L₀ · θ_i ≥ 2π``: the pair completed a turn in training.
     methods : tuple of MethodContext
-        One per :data:`CONTEXT_METHODS`, in that order.
+        One per :func:`context_methods`, in that order.
     chosen : str
         The scaling type of ``params`` (``rope_type``).
     """
@@ -143,11 +145,11 @@ class ContextExtensionData:
         return int(np.count_nonzero(self.turned))
 
     def method(self, name: str) -> MethodContext:
-        """The :class:`MethodContext` of ``name``; ValueError for a name not in :data:`CONTEXT_METHODS`."""
+        """The :class:`MethodContext` of ``name``; ValueError for a name not in :func:`context_methods`."""
         for entry in self.methods:
             if entry.method == name:
                 return entry
-        raise ValueError(f"method must be one of {', '.join(CONTEXT_METHODS)}, got {name!r}")
+        raise ValueError(f"method must be one of {', '.join(entry.method for entry in self.methods)}, got {name!r}")
 
 
 def _method_context(method: str, d_model: int, options: dict, target_length: int, trained_max: np.ndarray,
@@ -167,7 +169,7 @@ def _method_context(method: str, d_model: int, options: dict, target_length: int
 def context_extension_data(params: EncodingParams) -> ContextExtensionData:
     """The Context extension panel's data for ``params`` (scheme ``rope``).
 
-    Every method of :data:`CONTEXT_METHODS` is computed with the options of
+    Every method of :func:`context_methods` is computed with the options of
     ``params`` but its own ``rope_type``, with L₀ =
     ``original_max_position_embeddings`` and N = ``seq_len`` (see the module
     docstring for what counts as an angle training never showed). The work
@@ -189,6 +191,6 @@ def context_extension_data(params: EncodingParams) -> ContextExtensionData:
     trained_max = trained_context * unscaled
     turned = trained_max >= 2.0 * math.pi
     methods = tuple(_method_context(method, params.d_model, options, params.seq_len, trained_max, turned)
-                    for method in CONTEXT_METHODS)
+                    for method in context_methods())
     return ContextExtensionData(params, trained_context, params.seq_len, float(options["factor"]), unscaled,
                                 trained_max, turned, methods, options["rope_type"])

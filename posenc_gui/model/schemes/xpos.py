@@ -27,10 +27,8 @@ from ..bias import MAX_GAMMA, xpos_zeta
 from ..rope import rope_frequencies
 from ..specs import ParamSpec
 from ._core import Columns, Preset, Scheme
-from .rope import PARAMS as ROPE_PARAMS
+from .rope import ROPE_THETA  # RoPE's own spec: the base means the same here (pair i turns by position · θ^(−2i/d))
 
-#: RoPE's own spec: the base means the same here (pair i turns by position · rope_theta^(−2i/d)).
-ROPE_THETA = next(spec for spec in ROPE_PARAMS if spec.name == "rope_theta")
 #: torchscale's γ (fixed in ``XPOS``: ``arange(0, d, 2) + 0.4·d) / (1.4·d)``) and its ``xpos_scale_base`` default.
 DEFAULT_GAMMA = 0.4
 DEFAULT_SCALE_BASE = 512.0
