@@ -103,9 +103,18 @@ def test_the_panel_shows_the_bias_row_and_its_split(panel):
     assert not panel.matrices["B_a"].isVisible() and panel.split_strips["table_a"].isVisible()
 
 
-def test_a_panel_built_with_a_scheme_it_cannot_show_gives_its_notice(qtbot, state, compute):
-    # built while xPos (a rotation the demo does not apply) is chosen: the notice, not the model's refusal
-    assert state.update(scheme="xpos", d_model=64) is None
+@pytest.fixture
+def spin():
+    from posenc_gui.model import Scheme, register, unregister
+
+    register(Scheme(key="spin", label="Spin (test rotation)", summary="", formula="", order=95, family="rotation"))
+    yield
+    unregister("spin")
+
+
+def test_a_panel_built_with_a_scheme_it_cannot_show_gives_its_notice(qtbot, state, compute, spin):
+    # built while a rotation that declares no rotation hook is chosen: the notice, not the model's refusal
+    assert state.update(scheme="spin", d_model=64) is None
     state.flush()
     widget = PermutationPanel(state, compute)
     qtbot.addWidget(widget)
@@ -114,3 +123,6 @@ def test_a_panel_built_with_a_scheme_it_cannot_show_gives_its_notice(qtbot, stat
     assert compute.wait_idle()
     assert widget.unavailable_label.isVisible() and "does not apply" in widget.unavailable_label.text()
     assert not widget.message_label.isVisible() and widget.demo is None
+    assert state.update(scheme="sinusoidal") is None  # before the scheme is unregistered with the panel alive
+    state.flush()
+    assert compute.wait_idle()

@@ -214,7 +214,7 @@ def test_the_panel_shows_every_family_but_the_rotations_it_does_not_compute():
     register(spin)
     try:
         assert not PositionalLogitsPanel.shows(spin)
-        with pytest.raises(ValueError, match="of the rotations only the logits of rope, xpos are computed"):
+        with pytest.raises(ValueError, match="declares no rotation its logits are computed from"):
             logit_profile_data(params(scheme="test_spin"))
     finally:
         unregister("test_spin")

@@ -14,53 +14,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import limits
-from . import alibi_slopes, t5_relative_bucket
 from ..logits import positional_logits
 from ..params import EncodingParams, check_params
 from ..sampling import AxisSample
-from ..schemes.t5 import random_table, table_sigma
-
-
-@dataclass(frozen=True)
-class BucketMap:
-    """T5's bucket of every relative position key − query in −(N − 1) … N − 1, as runs of one bucket.
-
-    Attributes
-    ----------
-    starts : ndarray of int64
-        The first relative position of each run, ascending from −(N − 1); a
-        run lasts up to the next one's start (the last one up to N − 1).
-        Neighbouring runs have different buckets.
-    buckets : ndarray of int64
-        The bucket of each run (:func:`~posenc_gui.model.bias.t5_relative_bucket`).
-    bidirectional : bool
-    num_buckets, max_distance : int
-    """
-
-    starts: np.ndarray
-    buckets: np.ndarray
-    bidirectional: bool
-    num_buckets: int
-    max_distance: int
-
-    @property
-    def side_buckets(self) -> int:
-        """The buckets of one side of the query: half of them when bidirectional, all when causal."""
-        return self.num_buckets // 2 if self.bidirectional else self.num_buckets
-
-    @property
-    def max_exact(self) -> int:
-        """The distances below this one have a bucket each; from it on the buckets are log-spaced."""
-        return self.side_buckets // 2
-
-    @property
-    def farthest(self) -> int:
-        """The largest |relative position| at which a bucket changes: every position farther away shares its
-        side's last bucket (0 when there is a single run)."""
-        changes = self.starts[1:]
-        # before the query the farther run is the earlier one, which ends at the next run's start − 1
-        outward = np.where(changes <= 0, 1 - changes, changes)
-        return int(outward.max(initial=0))
+from ..schemes import Buckets
+from .t5 import BucketMap
 
 
 @dataclass(frozen=True)
@@ -97,9 +55,15 @@ class AttentionBiasData:
     buckets: BucketMap | None
 
     @property
-    def head(self) -> int:
-        """The head shown."""
-        return int(self.params.options["head"])
+    def head(self) -> int | None:
+        """The head shown, or None for a scheme with one bias for every head (no ``head`` option)."""
+        head = self.params.options.get("head")
+        return None if head is None else int(head)
+
+    @property
+    def subject(self) -> str:
+        """What the matrix is the bias of: ``"bias of head 3"``, or ``"bias"`` without heads."""
+        return "bias" if self.head is None else f"bias of head {self.head}"
 
     @property
     def slope(self) -> float | None:
@@ -113,51 +77,24 @@ class AttentionBiasData:
         return 1 << (int(self.params.options["n_heads"]).bit_length() - 1)
 
 
-def _bucket_of_distance(distances: np.ndarray, options) -> np.ndarray:
-    """The bucket of the key ``distances`` before the query (relative position −distance)."""
-    return t5_relative_bucket(-distances, options["bidirectional"], options["num_buckets"], options["max_distance"])
-
-
-def _distance_runs(seq_len: int, options) -> np.ndarray:
-    """The first distance of each run of one bucket among the keys 0 … seq_len − 1 before the query.
-
-    A side's bucket never decreases with the distance, so the first distance
-    reaching each bucket is found by bisection, for every bucket at once.
-    """
-    side = options["num_buckets"] // 2 if options["bidirectional"] else options["num_buckets"]
-    targets = np.arange(1, side, dtype=np.int64)
-    low = np.zeros(targets.size, dtype=np.int64)
-    high = np.full(targets.size, seq_len, dtype=np.int64)  # seq_len: no distance reaches the bucket
-    while np.any(low < high):
-        searching = low < high
-        middle = (low + high) // 2  # < high ≤ seq_len where searching
-        reached = _bucket_of_distance(np.minimum(middle, seq_len - 1), options) >= targets
-        high = np.where(searching & reached, middle, high)
-        low = np.where(searching & ~reached, middle + 1, low)
-    return np.unique(np.concatenate([[0], low[low < seq_len]]))
+def _buckets(params: EncodingParams) -> Buckets:
+    return params.info.buckets(params.d_model, **params.options)
 
 
 def bucket_map(params: EncodingParams) -> BucketMap:
-    """The bucket of every relative position of ``params`` (a t5 scheme's), as runs of one bucket.
+    """The bucket of every relative position of ``params`` (a scheme's with :attr:`~.schemes.Scheme.buckets`: t5),
+    as runs of one bucket.
 
     Raises
     ------
     ValueError
-        For parameters of another scheme.
+        For parameters of a scheme without buckets.
     """
     params = check_params(params)
-    if params.scheme != "t5":
-        raise ValueError(f"params must be of the t5 scheme, got {params.scheme!r}")
-    options, length = params.options, params.seq_len
-    firsts = _distance_runs(length, options)
-    # keys before the query: a run of distances d_i … d_(i+1) − 1 starts at relative position −(d_(i+1) − 1)
-    before = -(np.append(firsts[1:], length) - 1)[::-1]
-    after = np.unique(np.maximum(firsts, 1))
-    starts = np.concatenate([before, after[after < length]])
-    buckets = t5_relative_bucket(starts, options["bidirectional"], options["num_buckets"], options["max_distance"])
-    new = np.concatenate([[True], buckets[1:] != buckets[:-1]])  # causal: the keys after share bucket 0 with 0
-    return BucketMap(starts[new].astype(np.int64), buckets[new], options["bidirectional"], options["num_buckets"],
-                     options["max_distance"])
+    if params.info.buckets is None:
+        raise ValueError(f"params must be of a scheme with buckets of the relative position (t5), got "
+                         f"{params.scheme!r}")
+    return _buckets(params).bucket_map(params.seq_len)
 
 
 def _check_sample(name: str, sample: object, seq_len: int) -> AxisSample:
@@ -195,12 +132,12 @@ def attention_bias_data(params: EncodingParams, rows: AxisSample, cols: AxisSamp
     cols = _check_sample("cols", cols, params.seq_len)
     matrix = positional_logits(params.scheme, rows.indices(), cols.indices(), d_model=params.d_model,
                                seq_len=params.seq_len, **params.options)
-    options = params.options
-    slopes = alibi_slopes(options["n_heads"]) if params.scheme == "alibi" else None
-    t5 = params.scheme == "t5"
-    table = random_table(params.d_model, options["num_buckets"], options["n_heads"], options["seed"]) if t5 else None
-    return AttentionBiasData(params, rows, cols, matrix, int(np.count_nonzero(np.isneginf(matrix))), slopes, table,
-                             table_sigma(params.d_model) if t5 else None, bucket_map(params) if t5 else None)
+    info = params.info
+    slopes = None if info.slopes is None else info.slopes(params.d_model, **params.options)
+    buckets = None if info.buckets is None else _buckets(params)
+    return AttentionBiasData(params, rows, cols, matrix, int(np.count_nonzero(np.isneginf(matrix))), slopes,
+                             None if buckets is None else buckets.table, None if buckets is None else buckets.table_sigma,
+                             None if buckets is None else buckets.bucket_map(params.seq_len))
 
 
 def bias_at(params: EncodingParams, query: int, key: int) -> tuple[float, int | None]:
@@ -224,8 +161,6 @@ def bias_at(params: EncodingParams, query: int, key: int) -> tuple[float, int | 
     key = limits.check_int("key", key, 0, params.seq_len - 1)
     value = positional_logits(params.scheme, [query], [key], d_model=params.d_model, seq_len=params.seq_len,
                               **params.options)[0, 0]
-    if params.scheme != "t5":
+    if params.info.buckets is None:
         return float(value), None
-    options = params.options
-    bucket = t5_relative_bucket(key - query, options["bidirectional"], options["num_buckets"], options["max_distance"])
-    return float(value), int(bucket[0])
+    return float(value), int(_buckets(params).bucket(np.array([key - query]))[0])

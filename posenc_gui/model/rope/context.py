@@ -47,7 +47,6 @@ import numpy as np
 
 from ..params import EncodingParams, check_params
 from . import ROPE_TYPES, rope_frequencies
-from ..schemes.rope import hf_config
 
 
 def context_methods() -> tuple[str, ...]:
@@ -152,12 +151,13 @@ class ContextExtensionData:
         raise ValueError(f"method must be one of {', '.join(entry.method for entry in self.methods)}, got {name!r}")
 
 
-def _method_context(method: str, d_model: int, options: dict, target_length: int, trained_max: np.ndarray,
-                    turned: np.ndarray) -> MethodContext:
-    """``method``'s angles at ``target_length``, or why Hugging Face refuses it with these options."""
+def _method_context(method: str, params: EncodingParams, trained_max: np.ndarray, turned: np.ndarray
+                    ) -> MethodContext:
+    """``method``'s angles at N = ``params.seq_len``, or why Hugging Face refuses it with ``params``' options."""
+    target_length = params.seq_len
     try:
-        inv_freq, attention_factor = rope_frequencies(hf_config(d_model, **{**options, "rope_type": method}),
-                                                      seq_len=target_length)
+        config = params.info.hf_rope(params.d_model, **{**params.options, "rope_type": method})
+        inv_freq, attention_factor = rope_frequencies(config, seq_len=target_length)
     except ValueError as error:
         empty = np.empty(0)
         return MethodContext(method, str(error), empty, empty, empty, np.zeros(0, dtype=bool), math.nan)
@@ -183,14 +183,15 @@ def context_extension_data(params: EncodingParams) -> ContextExtensionData:
         :attr:`MethodContext.error` says why.
     """
     params = check_params(params)
-    if params.scheme != "rope":
-        raise ValueError(f"params must be of the rope scheme, got {params.scheme!r}")
+    if params.info.hf_rope is None:
+        raise ValueError(f"params must be of the rope scheme (or another with a Hugging Face RoPE configuration), "
+                         f"got {params.scheme!r}")
     options = dict(params.options)
     trained_context = int(options["original_max_position_embeddings"])
-    unscaled, _ = rope_frequencies(hf_config(params.d_model, **{**options, "rope_type": "default"}))
+    unscaled, _ = rope_frequencies(params.info.hf_rope(params.d_model, **{**options, "rope_type": "default"}))
     trained_max = trained_context * unscaled
     turned = trained_max >= 2.0 * math.pi
-    methods = tuple(_method_context(method, params.d_model, options, params.seq_len, trained_max, turned)
+    methods = tuple(_method_context(method, params, trained_max, turned)
                     for method in context_methods())
     return ContextExtensionData(params, trained_context, params.seq_len, float(options["factor"]), unscaled,
                                 trained_max, turned, methods, options["rope_type"])

@@ -9,7 +9,6 @@ import numpy as np
 
 from ..params import EncodingParams, check_params
 from . import rope_bands, rope_frequencies, rope_type
-from ..schemes.rope import hf_config
 
 
 @dataclass(frozen=True)
@@ -71,12 +70,13 @@ def rope_frequency_data(params: EncodingParams) -> RopeFrequencyData:
         For parameters of another scheme, or a configuration Hugging Face refuses.
     """
     params = check_params(params)
-    if params.scheme != "rope":
-        raise ValueError(f"params must be of the rope scheme, got {params.scheme!r}")
+    if params.info.hf_rope is None:
+        raise ValueError(f"params must be of the rope scheme (or another with a Hugging Face RoPE configuration), "
+                         f"got {params.scheme!r}")
     options = dict(params.options)
-    config = hf_config(params.d_model, **options)
+    config = params.info.hf_rope(params.d_model, **options)
     inv_freq, attention_factor = rope_frequencies(config, seq_len=params.seq_len)
-    unscaled, _ = rope_frequencies(hf_config(params.d_model, **{**options, "rope_type": "default"}))
+    unscaled, _ = rope_frequencies(params.info.hf_rope(params.d_model, **{**options, "rope_type": "default"}))
     bands = rope_bands(config)
     kind = rope_type(options["rope_type"])
     trained = options["original_max_position_embeddings"] if kind.context != "none" else None

@@ -41,7 +41,6 @@ import numpy as np
 from ..coverage import Coverage
 from ..params import EncodingParams, check_params
 from . import rope_config, rope_frequencies, rope_type
-from ..schemes.rope import hf_config
 
 #: The model dtypes offered (float64 is the reference).
 DTYPES = ("float32", "bfloat16", "float16")
@@ -362,10 +361,11 @@ def rope_precision_data(params: EncodingParams, dtype: str = "bfloat16", positio
         or a configuration Hugging Face refuses.
     """
     params = check_params(params)
-    if params.scheme != "rope":
-        raise ValueError(f"params must be of the rope scheme, got {params.scheme!r}")
+    if params.info.hf_rope is None:
+        raise ValueError(f"params must be of the rope scheme (or another with a Hugging Face RoPE configuration), "
+                         f"got {params.scheme!r}")
     dtype, positions = check_dtype(dtype), check_positions(positions)
-    config = hf_config(params.d_model, **params.options)
+    config = params.info.hf_rope(params.d_model, **params.options)
     inv_freq, attention_factor = model_inv_freq(config, params.seq_len)
     reference, _ = rope_frequencies(config, seq_len=params.seq_len)
     seq_len, pairs = params.seq_len, inv_freq.size

@@ -22,7 +22,7 @@ import numpy as np
 
 from .. import limits
 from ..specs import ParamSpec
-from ._core import FAMILIES, Columns, Preset, Scheme
+from ._core import FAMILIES, Buckets, Columns, Preset, Rotation, Scheme
 
 
 _REGISTRY: dict[str, Scheme] = {}

@@ -23,7 +23,7 @@ from .. import limits
 from ..rope import MAX_FACTOR, MIN_FACTOR, rope_config, rope_frequencies, rope_pairs, rope_type
 from ..rope import types as rope_types
 from ..specs import ParamSpec
-from ._core import Columns, Preset, Scheme
+from ._core import Columns, Preset, Rotation, Scheme
 
 #: Longest trained context offered (2^30: a spin box holds 32-bit integers; no model comes near).
 MAX_CONTEXT = 2**30
@@ -166,6 +166,14 @@ def _columns(dims: np.ndarray, d_model: int, sequence_length: int, **options: An
     return Columns(kinds, divisor, label, divisor_extra_ulps=extra_ulps)
 
 
+def _rotation(d_model: int, seq_len: int, **options: Any) -> Rotation:
+    """Hugging Face's frequencies and attention factor at sequence length ``seq_len`` (dynamic NTK's), the
+    options' pairing; ValueError naming d_model for a head too narrow for the rotated pairs."""
+    _check_together(d_model, **options)
+    inv_freq, attention_factor = rope_frequencies(hf_config(d_model, **options), seq_len=seq_len)
+    return Rotation(inv_freq, float(attention_factor), options["pairing"])
+
+
 def _check_together(d_model: int, **options: Any) -> None:
     rotary = int(d_model * options["partial_rotary_factor"])
     if rotary < 1 or 2 * ((rotary + 1) // 2) > d_model:
@@ -230,7 +238,8 @@ def build_scheme() -> Scheme:
         "only on the offset n − m; nothing is added to the embeddings. d_model is the head dimension here. The "
         "context-scaling types change the θ_i to reach past the trained context L₀.",
         formula="q·k → (R(m·θ) q)·(R(n·θ) k) = q·R((n − m)·θ) k,  θ_i = rope_theta^(−2i/rotary_dim)",
-        params=scheme_params(), check_together=_check_together, columns=_columns, presets=PRESETS,
+        params=scheme_params(), check_together=_check_together, columns=_columns, rotation=_rotation,
+        hf_rope=hf_config, presets=PRESETS,
     )
 
 
