@@ -315,10 +315,14 @@ def number_text(x: float) -> str:
 
 
 def tiled_columns(pattern: tuple[tuple[str, float], ...]) -> Callable[[np.ndarray, int], Columns]:
-    """Columns that repeat ``pattern`` ((kind, divisor) per dimension) over d_model."""
+    """Columns that repeat ``pattern`` ((kind, divisor) per dimension) over d_model.
+
+    Labelled ``sin(pos / 2)``, ``cos(pos)``, and ``pos`` or ``pos / 2`` for a linear term.
+    """
     kinds = np.array([k for k, _ in pattern])
     divisors = np.array([d for _, d in pattern], dtype=np.float64)
-    labels = tuple(f"{k}(pos)" if d == 1 else f"{k}(pos / {number_text(d)})" for k, d in pattern)
+    labels = tuple(("pos" if d == 1 else f"pos / {number_text(d)}") if k == "linear"
+                   else f"{k}(pos)" if d == 1 else f"{k}(pos / {number_text(d)})" for k, d in pattern)
 
     def columns(dims: np.ndarray, d_model: int) -> Columns:
         slot = dims % len(pattern)
