@@ -14,7 +14,7 @@ import numpy as np
 
 from posenc_gui.model.rope.config import RopeBands, RopeConfig, ScalingSection, check_factor, float32_unscaled
 from posenc_gui.model.rope.types import RopeType
-from posenc_gui.model.specs import ParamSpec
+from posenc_gui.model.core.specs import ParamSpec
 
 POWER = ParamSpec("progressive_power", "real", 1.0, "progressive power",
                   "progressive: pair i is divided by factor^((i / (pairs − 1))^power).",

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from posenc_gui.model.schemes import Scheme
-from posenc_gui.model.specs import ParamSpec
+from posenc_gui.model.core.specs import ParamSpec
 
 R1 = ParamSpec("kerple_r1", "real", 1.0, "r1", "The bias's scale.", low=0.0, high=100.0, low_open=True,
                title=lambda value: f"r1 {value:g}")

@@ -12,7 +12,7 @@ import numpy as np
 
 from posenc_gui.model.schemes import Columns, Rotation, Scheme
 from posenc_gui.model.schemes.rope import ROPE_THETA
-from posenc_gui.model.specs import ParamSpec
+from posenc_gui.model.core.specs import ParamSpec
 
 P_KEEP = ParamSpec("p_keep", "real", 0.75, "share of pairs turning",
                    "The fastest share of the rotary pairs that turn; the others keep θ_i = 0.", low=0.0, high=1.0,

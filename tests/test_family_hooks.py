@@ -19,9 +19,9 @@ from posenc_gui.model import EncodingParams, register, unregister
 from posenc_gui.model.attention import head_rotation, permutation_demo
 from posenc_gui.model.bias.data import attention_bias_data
 from posenc_gui.model.bias.xpos import xpos_zeta
-from posenc_gui.model.logits import positional_logits
-from posenc_gui.model.sampling import AxisSample
-from posenc_gui.model.scorecard import scorecard_setups
+from posenc_gui.model.attention.logits import positional_logits
+from posenc_gui.model.core.sampling import AxisSample
+from posenc_gui.model.analyses.scorecard import scorecard_setups
 from posenc_gui.views.registry import panel_classes
 
 import scheme_kerple

@@ -17,9 +17,9 @@ from posenc_gui import export_cli
 from posenc_gui.__main__ import build_parser, params_from_args
 from posenc_gui.export_plan import UsageError
 from posenc_gui.model import EncodingParams, rope_config, rope_frequencies
-from posenc_gui.model.gguf_file import GGUFHeader
-from posenc_gui.model.gguf_file import rope_config as gguf_rope_config
-from posenc_gui.model.model_setup import rope_options
+from posenc_gui.model.files.gguf_file import GGUFHeader
+from posenc_gui.model.files.gguf_file import rope_config as gguf_rope_config
+from posenc_gui.model.files.model_setup import rope_options
 from posenc_gui.model.rope import types as rope_types
 from posenc_gui.model.rope.context import context_extension_data, context_methods
 from posenc_gui.model.rope.data import rope_frequency_data

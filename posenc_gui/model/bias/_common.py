@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import limits
+from ..core import limits
 
 #: Most attention heads (ALiBi slopes, T5 bias tables).
 MAX_HEADS = 1024

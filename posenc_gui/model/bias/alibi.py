@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import limits
+from ..core import limits
 from ._common import MAX_HEADS, check_flag, query_key_positions
 
 #: Largest ALiBi slope accepted; every slope of the rule lies in (0, 1).

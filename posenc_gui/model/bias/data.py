@@ -13,10 +13,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import limits
-from ..logits import positional_logits
-from ..params import EncodingParams, check_params
-from ..sampling import AxisSample
+from ..core import limits
+from ..attention.logits import positional_logits
+from ..core.params import EncodingParams, check_params
+from ..core.sampling import AxisSample
 from ..schemes import Buckets
 from .t5 import BucketMap
 

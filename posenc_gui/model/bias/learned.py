@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from .. import limits
+from ..core import limits
 from ._common import BLOCK_ELEMENTS, check_seed, check_sigma
 
 #: Hugging Face's ``initializer_range`` for BERT's and GPT-2's position embeddings.

@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from .. import limits
+from ..core import limits
 from ._common import (BLOCK_ELEMENTS, MAX_HEADS, check_flag, check_seed, check_sigma, normal_table,
                       query_key_positions)
 

@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from .. import limits
+from ..core import limits
 from ._common import BLOCK_ELEMENTS, check_flag
 
 #: Largest xPos γ accepted (the paper's is 0.4; a larger γ decays less).

@@ -36,7 +36,7 @@ from types import MappingProxyType
 
 import numpy as np
 
-from .. import limits
+from ..core import limits
 from .config import (DEFAULT_ROPE_THETA, MAX_CONTEXT, MAX_FACTOR, MAX_HIDDEN_SIZE, MAX_INV_FREQ, MIN_FACTOR,
                      RopeBands, RopeConfig, ScalingSection, check_context, check_factor, check_fraction, check_theta,
                      needs, unscaled_inv_freq)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import limits
+from ..core import limits
 
 #: HF's ``default_theta``: the base when a config gives no ``rope_theta``.
 DEFAULT_ROPE_THETA = 10_000.0

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..params import EncodingParams, check_params
+from ..core.params import EncodingParams, check_params
 from . import rope_bands, rope_frequencies, rope_type
 
 

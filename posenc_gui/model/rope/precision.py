@@ -38,8 +38,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..coverage import Coverage
-from ..params import EncodingParams, check_params
+from ..core.coverage import Coverage
+from ..core.params import EncodingParams, check_params
 from . import rope_config, rope_frequencies, rope_type
 
 #: The model dtypes offered (float64 is the reference).

@@ -19,10 +19,10 @@ from typing import Any
 
 import numpy as np
 
-from .. import limits
+from ..core import limits
 from ..rope import MAX_FACTOR, MIN_FACTOR, rope_config, rope_frequencies, rope_pairs, rope_type
 from ..rope import types as rope_types
-from ..specs import ParamSpec
+from ..core.specs import ParamSpec
 from ._core import Columns, Preset, Rotation, Scheme
 
 #: Longest trained context offered (2^30: a spin box holds 32-bit integers; no model comes near).

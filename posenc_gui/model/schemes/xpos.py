@@ -22,10 +22,10 @@ from typing import Any
 
 import numpy as np
 
-from .. import limits
+from ..core import limits
 from ..bias.xpos import MAX_GAMMA, xpos_farthest, xpos_zeta
 from ..rope import rope_frequencies
-from ..specs import ParamSpec
+from ..core.specs import ParamSpec
 from ._core import Columns, Preset, Rotation, Scheme
 from .rope import ROPE_THETA  # RoPE's own spec: the base means the same here (pair i turns by position · θ^(−2i/d))
 

@@ -21,8 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from ... import limits
-from ...specs import ParamSpec
+from ...core import limits
+from ...core.specs import ParamSpec
 from ..config import RopeBands, RopeConfig, ScalingSection
 
 #: What a type's trained context L₀ is: none, ``original_max_position_embeddings`` (defaulting to

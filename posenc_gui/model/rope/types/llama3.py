@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from ...specs import ParamSpec
+from ...core.specs import ParamSpec
 from ..config import (MAX_FACTOR, MIN_FACTOR, RopeBands, RopeConfig, ScalingSection, float32_unscaled,
                       interpolated)
 from . import RopeType

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ...specs import ParamSpec
+from ...core.specs import ParamSpec
 from ..config import MAX_FACTOR, MIN_FACTOR, RopeBands, RopeConfig, ScalingSection, uniform_bands
 from . import RopeType
 from ._titles import factors_title

@@ -11,8 +11,8 @@ import math
 
 import numpy as np
 
-from ... import limits
-from ...specs import ParamSpec
+from ...core import limits
+from ...core.specs import ParamSpec
 from ..config import (MAX_FACTOR, MIN_FACTOR, RopeBands, RopeConfig, ScalingSection, check_factor, float32_powers,
                       get_mscale, interpolated, unset)
 from . import RopeType
