@@ -3,8 +3,9 @@
 The frequencies follow Hugging Face transformers' ``modeling_rope_utils.py``
 (``ROPE_INIT_FUNCTIONS``) as of transformers v5, which reads a config's
 ``rope_parameters`` and, for older configs, ``rope_scaling`` with a
-top-level ``rope_theta``; each function below names the HF function it
-mirrors, quirks included.
+top-level ``rope_theta``; each scaling type is a module of
+:mod:`posenc_gui.model.rope.types` (its registry mirrors
+``ROPE_INIT_FUNCTIONS``) naming the HF function it mirrors, quirks included.
 
 Precision
     HF computes ``inv_freq`` in float32 (torch's float32 ``pow`` and
