@@ -14,6 +14,8 @@ from posenc_gui.model.logit_properties import (
 )
 from posenc_gui.model.logits import positional_logits
 from posenc_gui.views.positional_logits import COMPARED_COLOURS, PositionalLogitsPanel
+import helpers_panels
+from helpers_panels import settle_debounced
 from waiting import TIMEOUT_S
 
 
@@ -108,26 +110,14 @@ def test_the_table_names_what_it_cannot_measure():
 
 
 def show_panel(qtbot, state, compute) -> PositionalLogitsPanel:
-    panel = PositionalLogitsPanel(state, compute)
-    qtbot.addWidget(panel)
-    panel.resize(1200, 800)
-    panel.show()
-    qtbot.waitExposed(panel)
-    return panel
-
-
-def settle(panel, state, compute):
-    state.flush()
-    assert compute.wait_idle(TIMEOUT_S)
-    panel.run_debounced()  # the properties wait for a pause in the changes
-    assert compute.wait_idle(TIMEOUT_S)
+    return helpers_panels.show_panel(qtbot, PositionalLogitsPanel(state, compute), (1200, 800), settle=False)
 
 
 def test_the_panel_compares_profiles_and_measures_every_setup(qtbot, state, compute):
     panel = show_panel(qtbot, state, compute)
     assert state.update(scheme="rope", seq_len=200, d_model=16) is None
     panel.apply_options(compare="sinusoidal, nope")
-    settle(panel, state, compute)
+    settle_debounced(panel)  # the properties wait for a pause in the changes
     assert panel.compare == ("sinusoidal", "nope") and panel.compare_button.text() == "Compare (2)"
     for curve, key in zip(panel.compared_curves, ("sinusoidal", "nope")):
         assert curve.isVisible()
@@ -164,7 +154,7 @@ def test_the_panel_compares_profiles_and_measures_every_setup(qtbot, state, comp
     assert panel.measured[0][1].params.seq_len == 300
     # none again: the curves go, the table has the setup alone
     panel.apply_options(compare="")
-    settle(panel, state, compute)
+    settle_debounced(panel)  # the properties wait for a pause in the changes
     assert not any(curve.isVisible() for curve in panel.compared_curves) and panel.properties.rowCount() == 1
 
 
@@ -260,7 +250,7 @@ def test_the_scan_over_a_million_offsets_runs_in_steps_and_shows_its_progress(qt
 
     panel._show_properties = record
     assert state.update(scheme="rope", seq_len=1_048_576, d_model=2048) is None
-    settle(panel, state, compute)
+    settle_debounced(panel)  # the properties wait for a pause in the changes
     qtbot.waitUntil(lambda: panel.measured and not panel.measured[0][1].pending, timeout=240_000)
     assert any(text.startswith("… ") and "% of offsets scanned" in text for text in decay_cells[:-1])
     assert not decay_cells[-1].startswith("…")
