@@ -8,14 +8,16 @@ from __future__ import annotations
 
 from typing import TypeVar
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QWidget
 from waiting import finish_pending
 
 Shown = TypeVar("Shown", bound=QWidget)
 
 
-def show_panel(qtbot, panel: Shown, size: tuple[int, int] | None = (900, 600), *, settle: bool = True) -> Shown:
-    """Put ``panel`` on screen as a dock does, closed after the test.
+def show_panel(qtbot, panel: Shown, size: tuple[int, int] | None = (900, 600), *, settle: bool = True,
+               on_screen: bool = True) -> Shown:
+    """Put ``panel`` on screen as a dock does (or lay it out off screen), closed after the test.
 
     Parameters
     ----------
@@ -29,6 +31,10 @@ def show_panel(qtbot, panel: Shown, size: tuple[int, int] | None = (900, 600), *
         Then emit the parameter change still pending (``AppState`` debounces them) and wait until the
         compute service is idle: the panel shows what its parameters give. Without it the panel is only
         exposed, its first computation may be under way.
+    on_screen
+        Shown on the screen and exposed. Without it, shown off screen as an export lays a panel out
+        (``WA_DontShowOnScreen``: laid out and painted, never exposed): its pending events and paints are run
+        (:func:`waiting.finish_pending`).
 
     Returns
     -------
@@ -37,8 +43,13 @@ def show_panel(qtbot, panel: Shown, size: tuple[int, int] | None = (900, 600), *
     qtbot.addWidget(panel)
     if size is not None:
         panel.resize(*size)
-    panel.show()
-    qtbot.waitExposed(panel)
+    if on_screen:
+        panel.show()
+        qtbot.waitExposed(panel)
+    else:
+        panel.setAttribute(Qt.WidgetAttribute.WA_DontShowOnScreen, True)
+        panel.show()
+        finish_pending(qtbot, panel)  # the show and its layout
     if settle:
         settle_params(panel.state, panel.compute)
     return panel

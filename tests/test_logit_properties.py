@@ -113,6 +113,20 @@ def show_panel(qtbot, state, compute) -> PositionalLogitsPanel:
     return helpers_panels.show_panel(qtbot, PositionalLogitsPanel(state, compute), (1200, 800), settle=False)
 
 
+def recorded(panel, method: str, record) -> list:
+    """Replace ``panel``'s ``method`` by one that runs it, then appends ``record(*its arguments)`` to the list
+    returned."""
+    records = []
+    real = getattr(panel, method)
+
+    def run_and_record(*args):
+        real(*args)
+        records.append(record(*args))
+
+    setattr(panel, method, run_and_record)
+    return records
+
+
 def test_the_panel_compares_profiles_and_measures_every_setup(qtbot, state, compute):
     panel = show_panel(qtbot, state, compute)
     assert state.update(scheme="rope", seq_len=200, d_model=16) is None
@@ -241,14 +255,7 @@ def test_the_scan_over_a_million_offsets_runs_in_steps_and_shows_its_progress(qt
     # RoPE, 2²⁰ positions, head 2048: 2²⁰ offsets × 1,024 frequencies, four steps of SCAN_WORK each. The decay
     # cell says how far the scan is until it ends; then every verdict names what it was established over.
     panel = show_panel(qtbot, state, compute)
-    decay_cells = []
-    show = panel._show_properties
-
-    def record(key, measured):
-        show(key, measured)
-        decay_cells.append(panel.properties.item(0, 1).text())
-
-    panel._show_properties = record
+    decay_cells = recorded(panel, "_show_properties", lambda key, measured: panel.properties.item(0, 1).text())
     assert state.update(scheme="rope", seq_len=1_048_576, d_model=2048) is None
     settle_debounced(panel)  # the properties wait for a pause in the changes
     qtbot.waitUntil(lambda: panel.measured and not panel.measured[0][1].pending, timeout=240_000)
@@ -261,14 +268,7 @@ def test_the_scan_over_a_million_offsets_runs_in_steps_and_shows_its_progress(qt
 def test_a_pinned_setup_a_is_scanned_in_steps_too(qtbot, state, compute):
     # A at 2²⁰ positions, head 2048: its scan takes four steps, each its own request, as the setup's own does
     panel = show_panel(qtbot, state, compute)
-    arrived = []
-    real = panel._pinned_arrived
-
-    def record(pinned, result):
-        real(pinned, result)
-        arrived.append(result if result is None else result[1])
-
-    panel._pinned_arrived = record
+    arrived = recorded(panel, "_pinned_arrived", lambda pinned, result: result if result is None else result[1])
     pinned = params(scheme="rope", seq_len=1_048_576, d_model=2048)
     panel.set_pinned(pinned)
     qtbot.waitUntil(lambda: panel.pinned_result is not None and not panel.pinned_result[1].pending, timeout=240_000)

@@ -19,7 +19,7 @@ from posenc_gui.views.host import PanelHost
 from posenc_gui.views.scorecard import COLUMNS, ScorecardPanel
 from posenc_gui.views.spectrum import SpectrumPanel
 from posenc_gui.views.walkthrough import STEPS, WalkthroughPanel
-from helpers_panels import change_params, show_panel
+from helpers_panels import change_params, settle_params, show_panel
 from waiting import finish_pending
 
 
@@ -165,13 +165,8 @@ def test_walkthrough_without_a_main_window_does_not_fail(qtbot, state, compute):
         walk.go_to(len(STEPS))
 
 
-def test_walkthrough_in_the_real_window(qtbot, settings_path):
-    from posenc_gui.mainwindow import MainWindow
-
-    window = MainWindow(restore=False)
-    qtbot.addWidget(window)
-    window.show()
-    qtbot.waitExposed(window)
+def test_walkthrough_in_the_real_window(make_window):
+    window = make_window(restore=False)
     walk = window.panels["walkthrough"]
     window.raise_panel("walkthrough")
     for step in STEPS[:5]:
@@ -544,18 +539,17 @@ def test_a_score_on_its_way_when_the_scheme_changes_is_dropped(first_step, state
     assert panel.score.scheme == "rope" and panel.logit.params == state.params
 
 
-def test_the_causal_step_shows_nope_seeing_order_through_the_mask(qtbot, settings_path):
-    from posenc_gui.mainwindow import MainWindow
-
-    window = MainWindow(restore=False)
-    qtbot.addWidget(window)
-    window.show()
-    qtbot.waitExposed(window)
+def go_to_step(window, title: str):
+    """The window's walkthrough at the step titled ``title``, its parameters computed; returns the walkthrough."""
     walk = window.panels["walkthrough"]
-    index = next(i for i, step in enumerate(STEPS) if step.title == "No encoding, and a causal mask")
-    walk.go_to(index)
-    window.state.flush()
-    assert window.compute.wait_idle()
+    walk.go_to(next(i for i, step in enumerate(STEPS) if step.title == title))
+    settle_params(window.state, window.compute)
+    return walk
+
+
+def test_the_causal_step_shows_nope_seeing_order_through_the_mask(make_window):
+    window = make_window(restore=False)
+    walk = go_to_step(window, "No encoding, and a causal mask")
     demo = window.panels["permutation"]
     assert window.state.params.scheme == "nope" and demo.current_options()["causal"] is True
     comparison = demo.demo.with_pe
@@ -565,22 +559,13 @@ def test_the_causal_step_shows_nope_seeing_order_through_the_mask(qtbot, setting
     assert walk.logit is not None and walk.logit.params.scheme == "nope"
     # the first step takes the mask off again: attention is blind to order there
     walk.go_to(0)
-    window.state.flush()
-    assert window.compute.wait_idle()
+    settle_params(window.state, window.compute)
     assert demo.current_options()["causal"] is False and demo.demo.without_pe.max_abs_diff_output < 1e-12
 
 
-def test_the_alibi_step_measures_a_bias_live(qtbot, settings_path):
-    from posenc_gui.mainwindow import MainWindow
-
-    window = MainWindow(restore=False)
-    qtbot.addWidget(window)
-    window.show()
-    qtbot.waitExposed(window)
-    walk = window.panels["walkthrough"]
-    walk.go_to(next(i for i, step in enumerate(STEPS) if step.title == "ALiBi: bias the logits"))
-    window.state.flush()
-    assert window.compute.wait_idle()
+def test_the_alibi_step_measures_a_bias_live(make_window):
+    window = make_window(restore=False)
+    walk = go_to_step(window, "ALiBi: bias the logits")
     assert window.state.params.scheme == "alibi"
     # a bias has no scorecard row: the measured block says so, and measures its logit
     assert walk.score is None and walk.logit is not None
