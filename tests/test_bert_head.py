@@ -1,4 +1,4 @@
-"""The real head: layer 0 of a BERT-family folder on the user's sentences (posenc_gui.model.bert_head)."""
+"""The real head: layer 0 of a BERT-family folder on the user's sentences (posenc_gui.model.attention.bert_head)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from bert_folders import (
 )
 from helpers_imports import QT_PACKAGES, assert_loads_none_of
 from posenc_gui.model import ModelFileError, open_model
-from posenc_gui.model.bert_head import (
+from posenc_gui.model.attention.bert_head import (
     TABLE_TERMS, bert_layout, bert_permutation_demo, head_count, layer_norm, load_tokenizer, real_head_available,
 )
 
@@ -206,7 +206,7 @@ def test_a_tokenizer_that_makes_the_package_panic_is_one_value_error_naming_the_
 
 
 def test_a_tokenizer_file_past_the_size_limit_is_not_read(tmp_path, monkeypatch):
-    from posenc_gui.model import bert_head
+    from posenc_gui.model.attention import bert_head
 
     folder = hand_folder(tmp_path / "m")
     monkeypatch.setattr(bert_head, "MAX_JSON_BYTES", 100)
@@ -245,4 +245,4 @@ def test_the_export_dict_carries_the_model_and_head(tmp_path):
 
 def test_importing_the_real_head_loads_no_tokenizer_and_no_qt():
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
-    assert_loads_none_of("import posenc_gui.model.bert_head", ("tokenizers", *QT_PACKAGES), env=env)
+    assert_loads_none_of("import posenc_gui.model.attention.bert_head", ("tokenizers", *QT_PACKAGES), env=env)

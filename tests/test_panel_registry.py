@@ -11,7 +11,7 @@ from helpers_imports import assert_loads_none_of
 from helpers_panels import show_panel
 from posenc_gui import export, export_cli
 from posenc_gui.export_plan import build_parser, plan
-from posenc_gui.model.panel_data import MagnitudeData, compute_magnitude
+from posenc_gui.model.panels.panel_data import MagnitudeData, compute_magnitude
 from posenc_gui.state import AppState
 from posenc_gui.views import registry
 from posenc_gui.views.base import Panel
@@ -185,7 +185,7 @@ def test_every_panels_model_functions_are_in_the_model_layer_which_loads_no_qt()
             assert function.__module__.startswith("posenc_gui.model."), (cls.panel_id, function)
             modules.add(function.__module__)
     for panel_id in ("heatmap", "waveforms", "similarity", "magnitude"):
-        assert all(f.__module__ == "posenc_gui.model.panel_data" for f in panel_class(panel_id).model_functions)
+        assert all(f.__module__ == "posenc_gui.model.panels.panel_data" for f in panel_class(panel_id).model_functions)
     assert_loads_none_of(f"import importlib; [importlib.import_module(m) for m in {sorted(modules)!r}]", isolated=True)
 
 
