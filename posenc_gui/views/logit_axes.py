@@ -6,8 +6,7 @@ import math
 
 import pyqtgraph as pg
 
-from .plotkit import set_ticks, show_grid, style_plot
-from .spectrum import decade_ticks
+from .plotkit import decade_ticks, set_ticks, show_grid, style_plot
 
 #: Schemes whose positional logit is linear in the distance r (ALiBi's bias, −slope·r): drawn against a linear r
 #: axis, where it is the straight line it is. Every other scheme's logit changes over decades of r (a rotation's
