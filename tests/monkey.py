@@ -240,10 +240,16 @@ def _check_parameters(window: Any, panel: Any) -> list[str]:
         if shown is not None and shown() != value and not refused:
             problems.append(f"parameters: the {name} control shows {shown()!r}, the parameters hold {value!r}")
         if slider is not None:
-            tick = min(slider.maximum(), max(0.0, math.log2(value / slider.low) * TICKS_PER_OCTAVE))
+            # the slider shows the value in use, or (its reason beside it) the number refused in the field
+            held = [value]
+            if refused or control.refusal:
+                held.append(editor.value() if isinstance(editor, QSpinBox) else control._typed_value())
+            ticks = [min(slider.maximum(), max(0.0, math.log2(max(v, slider.low) / slider.low) * TICKS_PER_OCTAVE))
+                     for v in held if v is not None]
             # a tick stands for a rounded value; several ticks, for the same small integer
-            if slider.to_value(slider.value()) != value and abs(slider.value() - tick) > 0.5 + 1e-9:
-                problems.append(f"parameters: the {name} slider is at tick {slider.value()}, {value} is tick {tick:.2f}")
+            if slider.to_value(slider.value()) not in held and all(abs(slider.value() - t) > 0.5 + 1e-9 for t in ticks):
+                problems.append(f"parameters: the {name} slider is at tick {slider.value()}, "
+                                f"{value} is tick {ticks[0]:.2f}")
         if isinstance(editor, QLineEdit):  # a real, or a list of reals (LongRoPE's factors): read as the spec does
             try:
                 typed = control.spec.parse(editor.text())
@@ -1225,6 +1231,11 @@ class Monkey:
                 dialog.path_edit.selectAll()
                 QApplication.clipboard().setText(target.path)
                 QTest.keyClick(dialog.path_edit, Qt.Key.Key_V, Qt.KeyboardModifier.ControlModifier)
+            if not dialog.export_button.isEnabled():  # a size past the memory budget: said where it is chosen
+                if not dialog.size_label.text():
+                    self._problems.append("the export dialog greys Export and says no reason")
+                self._describe(f"Export greyed: {dialog.size_label.text()[:100]}")
+                return
             self._export(dialog.fmt, target, lambda: QTest.mouseClick(dialog.export_button, Qt.MouseButton.LeftButton),
                          asks=False)
         finally:
