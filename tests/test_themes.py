@@ -9,7 +9,7 @@ from PySide6.QtWidgets import QGraphicsView
 
 from posenc_gui import export, export_cli
 from posenc_gui.views import matrix_items
-from posenc_gui.views.plotkit import theme
+from posenc_gui.views.plotkit import pgcompat, theme
 from posenc_gui.views.registry import panel_classes
 from helpers_panels import settle_panel
 from test_export import decode_png, make_panel, pixels
@@ -392,12 +392,12 @@ def _light_colours_left(panel) -> list[str]:
                 continue
             if isinstance(item, pg.LabelItem):
                 check("LabelItem", item.text)
-                check("LabelItem colour", str(item.opts.get("color")))
+                check("LabelItem colour", str(pgcompat.item_option(item, "color")))
             elif isinstance(item, pg.TextItem):
                 check("TextItem", item.color.name())
             elif isinstance(item, matrix_items.RichText):
                 check("RichText", item._document.toHtml())
-            for pen in theme._pens_of(item):
+            for pen in pgcompat.kept_pens(item, symbol_pens=False):
                 check(f"pen of {type(item).__name__}", pen.color().name())
     return found
 
