@@ -13,7 +13,7 @@ from PySide6.QtGui import QPainter, QPicture
 from PySide6.QtWidgets import QAbstractButton, QAbstractSlider, QComboBox, QLabel
 
 from posenc_gui import export
-from posenc_gui.export_plan import panel_options
+from posenc_gui.cli.parameters import panel_options
 from posenc_gui.views import panel_classes
 from posenc_gui.views.plotkit import DIVERGING, SEQUENTIAL, MatrixPlot, new_layout_widget
 from waiting import TIMEOUT_S, finish_pending

@@ -272,7 +272,7 @@ def test_a_dock_floated_from_behind_a_tab_builds_its_panel(make_window, qtbot, m
 # ------------------------------------------------------------ the command line
 def launched(qtbot, *argv):
     """The window ``posenc-gui ARGV`` opens (built as the command does, then shown and settled)."""
-    from posenc_gui.__main__ import build_window, prepare_launch
+    from posenc_gui.cli.window import build_window, prepare_launch
 
     window = build_window(prepare_launch(list(argv)))
     qtbot.addWidget(window)

@@ -10,8 +10,9 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QWidget
 
-from posenc_gui import export, export_cli
-from posenc_gui.export_plan import build_parser, plan
+from posenc_gui import export
+from posenc_gui.cli import export as export_cli
+from posenc_gui.cli.plan import build_parser, plan
 from posenc_gui.model.panel_data import MagnitudeData, compute_magnitude
 from posenc_gui.state import AppState
 from posenc_gui.views import registry

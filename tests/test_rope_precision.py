@@ -9,7 +9,8 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from posenc_gui import export, export_cli
+from posenc_gui import export
+from posenc_gui.cli import export as export_cli
 from posenc_gui.model.params import EncodingParams
 from posenc_gui.model.rope import rope_frequencies
 from posenc_gui.model.rope_precision import (

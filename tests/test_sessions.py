@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from posenc_gui import export_cli
+from posenc_gui.cli import export as export_cli
 from posenc_gui.model import EncodingParams
 from posenc_gui.session import (MAX_DEPTH, MAX_FILE_BYTES, SESSION_FORMAT, SESSION_VERSION, Session, SessionError,
                                 read_session, session_dict, write_session)

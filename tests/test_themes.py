@@ -7,7 +7,8 @@ import pytest
 from PySide6.QtGui import QColor, QKeySequence
 from PySide6.QtWidgets import QGraphicsView
 
-from posenc_gui import export, export_cli
+from posenc_gui import export
+from posenc_gui.cli import export as export_cli
 from posenc_gui.views import matrix_items
 from posenc_gui.views.plotkit import theme
 from posenc_gui.views.registry import panel_classes
@@ -247,8 +248,8 @@ def test_bad_theme_on_the_command_line_is_one_line_and_status_2(tmp_path, capsys
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--theme" in err and "sepia" in err
     assert not path.exists()
-    from posenc_gui.__main__ import build_parser
-    from posenc_gui.export_plan import UsageError
+    from posenc_gui.cli.window import build_parser
+    from posenc_gui.cli.parameters import UsageError
 
     with pytest.raises(UsageError, match="--theme.*sepia"):
         build_parser().parse_args(["--theme", "sepia"])
