@@ -18,7 +18,7 @@ from . import __version__, resources_path
 from .compute import ComputeService
 from .linked_cursor import Cursor
 from .model import EncodingParams
-from .model.digits import entry_with_error, shown_number
+from .model.core.digits import entry_with_error, shown_number
 from .session import Session
 from .state import AppState
 from .views.base import Panel

@@ -11,7 +11,7 @@ import pytest
 
 from posenc_gui import export
 from posenc_gui.cli import export as export_cli
-from posenc_gui.model.params import EncodingParams
+from posenc_gui.model.core.params import EncodingParams
 from posenc_gui.model.rope import rope_frequencies
 from posenc_gui.model.rope_precision import (
     MAX_BINS, MAX_EVALUATED, model_inv_freq, model_position_ids, rope_precision_data,

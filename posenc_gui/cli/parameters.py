@@ -9,7 +9,7 @@ import argparse
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from ..model import OPTION_SPECS, SCHEMES, EncodingParams, ParamSpec, find_preset, presets
-from ..model.params import SIZE_SPECS
+from ..model.core.params import SIZE_SPECS
 from ..model.schemes import scheme as scheme_info
 
 if TYPE_CHECKING:
@@ -209,7 +209,7 @@ def model_values(path: str, scheme: str | None = None, tensor: str | None = None
     ValueError
         One line: the file does not open (naming it and why), or has nothing to show.
     """
-    from ..model.model_setup import model_setups, one_line
+    from ..model.files.model_setup import model_setups, one_line
 
     try:
         opened = model_setups(path)
