@@ -118,6 +118,8 @@ def _accept_lists(actions: dict[str, argparse.Action]) -> None:
 
 
 def build_parser(classes: Sequence[type]) -> argparse.ArgumentParser:
+    """``posenc-gui export``'s parser: its own flags, the encoding parameters' (each taking a comma list, a
+    batch) and the options of the panels in ``classes``; a bad command line raises :class:`UsageError`."""
     from ..export import DEFAULT_FIGURE_SIZE, DEFAULT_PNG_SCALE, FORMATS, MAX_PNG_PIXELS
     from ..views.plotkit.theme import THEME_NAMES
 
