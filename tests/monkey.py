@@ -1232,6 +1232,11 @@ class Monkey:
                 dialog.path_edit.selectAll()
                 QApplication.clipboard().setText(target.path)
                 QTest.keyClick(dialog.path_edit, Qt.Key.Key_V, Qt.KeyboardModifier.ControlModifier)
+            if not dialog.export_button.isEnabled():  # a size past the memory budget: said where it is chosen
+                if not dialog.size_label.text():
+                    self._problems.append("the export dialog greys Export and says no reason")
+                self._describe(f"Export greyed: {dialog.size_label.text()[:100]}")
+                return
             self._export(dialog.fmt, target, lambda: QTest.mouseClick(dialog.export_button, Qt.MouseButton.LeftButton),
                          asks=False)
         finally:
