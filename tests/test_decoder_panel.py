@@ -10,7 +10,7 @@ import pytest
 import helpers_panels
 from decoder_files import gguf_tensors, tiny_config, tiny_weights, write_folder, write_gguf
 
-from posenc_gui import export_cli
+from posenc_gui.cli import export as export_cli
 from posenc_gui.model import open_decoder
 from posenc_gui.model.decoder.view_data import (POSITIONAL_SHARE, gap_positions, head_summary, read_progress,
                                                 summarise, trace_text)
