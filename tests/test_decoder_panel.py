@@ -330,3 +330,41 @@ def test_the_progress_bar_shows_each_layer_the_worker_reports(qtbot, state, comp
     settle(panel, compute)
     assert panel.run is not None and shown == [("trace", (1, 2)), ("trace", (2, 2))]
     assert panel.progress.isHidden() and panel.progress_shown() is None
+
+
+def test_export_s_model_flag_reaches_the_decoder_panel(qtbot, tiny, tmp_path):
+    data = tmp_path / "model.json"
+    assert export_cli.main(["decoder", "--model", str(tiny), "--text", TEXT, "--layer", "1", "-o", str(data)]) == 0
+    written = json.loads(data.read_text(encoding="utf-8"))
+    assert written["meta"]["model_path"] == str(tiny) and written["meta"]["layer"] == 1
+    expected = open_decoder(tiny).trace(open_decoder(tiny).tokenize(TEXT)).attention(1)[0]
+    np.testing.assert_allclose(written["arrays"]["attention"]["data"], expected, atol=SHOWN_ATOL)
+
+
+def test_the_window_opened_with_a_decoder_as_model_shows_the_decoder_panel_traced(settings_path, qtbot, tiny,
+                                                                                  tmp_path):
+    from posenc_gui.__main__ import build_window, prepare_launch
+
+    def launched(*argv):
+        window = build_window(prepare_launch(["--no-restore", *argv]))
+        qtbot.addWidget(window)
+        window.show()
+        qtbot.waitExposed(window)
+        assert window.compute.wait_idle(TRACE_TIMEOUT_S)
+        return window
+
+    other = tmp_path / "rope-only"
+    other.mkdir()
+    (other / "config.json").write_text((tiny / "config.json").read_text(encoding="utf-8"), encoding="utf-8")
+    plain = launched("--model", str(other))  # a bare config: its RoPE set-up, no decoder to trace
+    decoder = plain.panels.built().get("decoder")
+    assert decoder is None or not decoder.on_screen()
+    plain.close()
+    window = launched("--model", str(tiny))
+    panel = window.panels["decoder"]
+    assert panel.on_screen()  # in front of its tab group
+    qtbot.waitUntil(lambda: panel.run is not None, timeout=TRACE_TIMEOUT_S * 1000)
+    assert panel.run.path == str(tiny) and panel.figures[0].shown_attention() is not None
+    by_flag = launched("--decoder", str(tiny), "--view", "offset")
+    assert by_flag.panels["decoder"].on_screen()
+    qtbot.waitUntil(lambda: by_flag.panels["decoder"].run is not None, timeout=TRACE_TIMEOUT_S * 1000)
