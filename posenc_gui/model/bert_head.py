@@ -58,7 +58,7 @@ from .attention import (
     repeated_word_spread,
     softmax_rows,
 )
-from .files import MAX_JSON_BYTES, ModelFile, ModelFileError, _read_json
+from .files import MAX_JSON_BYTES, ModelFile, ModelFileError, read_json
 from .model_tables import cached_model
 
 #: The file a model folder's tokenizer is read from.
@@ -379,7 +379,7 @@ def _stderr_to_null() -> Iterator[None]:
 def _tokenizer(path: str, _version: tuple) -> Any:
     from tokenizers import Tokenizer  # the format's own reader, imported only to read one
 
-    text = json.dumps(_read_json(Path(path)))  # bounded size and nesting, UTF-8, no NaN constants
+    text = json.dumps(read_json(Path(path)))  # bounded size and nesting, UTF-8, no NaN constants
 
     def read() -> Any:
         tokenizer = Tokenizer.from_str(text)

@@ -84,8 +84,8 @@ class DecoderPanel(Panel):
         "positional and sink heads marked (definitions under the figure). <b>Frequency use</b>: each rotary "
         "pair's term of the last token's logits against the offset, the pairs' norms in q and k and their "
         "wavelengths (Barbero et al. 2024). <b>What-if</b>: the head with another RoPE set-up or a gap in the "
-        "positions, against the model's own. <b>Permutation</b>: a text and its words reordered (“The dog bites the "
-        "man.” / “The man bites the dog.”) through the same head, aligned by token: what the causal mask and RoPE "
+        "positions, against the model's own. <b>Permutation</b>: a text and its words reordered (“The dog bites "
+        "the man.” / “The man bites the dog.”) through the same head, aligned by token: what the causal mask and RoPE "
         "change, in numbers."
     )
 

@@ -57,7 +57,8 @@ class OrderingComparison:
     logits_a, logits_b, logits_b_at_a : ndarray (L, H, T, T)
         q·k/√d of every pair, masked or not: A's, B's, and B's vectors rotated to A's positions.
     query_change, key_change : ndarray (L, H, T) and (L, G, T)
-        ‖q̃_B(t) − q̃_A(t)‖ / ‖q̃_A(t)‖: how much token t's query (key) before RoPE differs between the orderings.
+        ‖q̃_B(t) − q̃_A(t)‖ / ‖q̃_A(t)‖: how much token t's query (key) before RoPE differs between the
+        orderings.
     """
 
     run_a: DecoderRun
