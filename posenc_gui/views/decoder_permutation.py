@@ -22,6 +22,8 @@ from ..model.decoder.view_data import DecoderRun
 from .decoder_figures import GREY, DecoderFigure, _key, _plot, token_label, token_ticks
 from .plotkit import BLUE, GREEN, NO_PEN, ORANGE, MatrixPlot, set_canvas_title, set_ticks, set_title, shared_brush
 
+#: The view's least height (logical pixels): two rows of plots with token labels; a smaller dock scrolls.
+MIN_HEIGHT = 560
 #: At most this many pairs are labelled on the logit plot's axis.
 MAX_PAIR_LABELS = 10
 #: A change of a vector before RoPE below this (relative) is float32 rounding: RoPE rotated and was
@@ -60,6 +62,7 @@ class PermutationFigure(DecoderFigure):
             self.logit_plot.addItem(item)
         self.logit_plot.addItem(pg.InfiniteLine(angle=0, pen=pg.mkPen(GREY, style=Qt.PenStyle.DotLine)))
         self.comparison: OrderingComparison | None = None
+        self.canvas.setMinimumHeight(MIN_HEIGHT)
 
     def show(self, run: DecoderRun, layer: int, head: int, extra: Any = None) -> None:
         """Draw ``extra``, the comparison (its first ordering's run stands for ``run`` in the export's meta)."""
