@@ -394,8 +394,8 @@ def test_gguf_metadata_arrays_are_read_whole_through_the_public_reader(tmp_path)
     one GGUFFormatError for a header that claims more keys than the bound."""
     import os
 
-    from posenc_gui.model import gguf_file
-    from posenc_gui.model.files import open_regular_file
+    from posenc_gui.model.files import gguf_file
+    from posenc_gui.model.files.model_file import open_regular_file
 
     weights = tiny_weights()
     tokens = [f"t{i}" for i in range(gguf_file.MAX_KEPT_ARRAY + 10)]  # longer than read_header keeps

@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (QComboBox, QDoubleSpinBox, QHBoxLayout, QLabel, Q
 from ..compute import ModelJob
 from ..model.decoder.orderings import DEFAULT_ORDERINGS, trace_orderings
 from ..model.decoder.view_data import DecoderRun, TraceCancelled, frequency_use, one_layer, trace_text
-from ..model.model_setup import one_line
+from ..model.files.model_setup import one_line
 from . import model_open
 from .base import Panel
 from .decoder_figures import FIGURES as _FIGURES
