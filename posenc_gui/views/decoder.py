@@ -49,7 +49,7 @@ def _non_negative(name: str, value: object) -> int:
 
 
 class DecoderPanel(Panel):
-    """A decoder's attention: head view, attention by offset, model view, frequency use, what-if."""
+    """A decoder's attention: head view, attention by offset, model view, frequency use, what-if, permutation."""
 
     panel_id = "decoder"
     title = "Decoder"
