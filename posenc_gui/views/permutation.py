@@ -47,7 +47,6 @@ from ..model.attention import (
     MAX_LISTED_WORDS,
     MAX_WORDS,
     MIN_DEMO_D_MODEL,
-    ROTATING_SCHEMES,
     ROTATION_TERMS,
     SHIFT_CHECK,
     AttentionTrace,
@@ -252,9 +251,9 @@ class PermutationPanel(Panel):
 
     @classmethod
     def shows(cls, info) -> bool:
-        """A scheme that gives a table (added to the embeddings), a rotation the demo applies (RoPE), or a bias
-        (added to the head's logits)."""
-        return "table" in info.provides or info.key in ROTATING_SCHEMES or info.family == "bias"
+        """A scheme that gives a table (added to the embeddings), a rotation it declares (applied to the head's
+        queries and keys), or a bias (added to the head's logits)."""
+        return "table" in info.provides or info.rotation is not None or info.family == "bias"
 
     def unavailable_reason(self, params) -> str | None:
         if self.shows(params.info):

@@ -29,11 +29,10 @@ from .labels import HoverReadout, StatusText, clipped_levels, clipping_text, pla
 from .logit_axes import linear_distance, profile_plot, set_distance_axis
 from .logit_table import PropertiesTable
 from .plotkit import (
-    BLUE, FOREGROUND, GREEN, ORANGE, PALETTE, PINK, MatrixPlot, add_canvas_title, fit_y_range, new_layout_widget,
-    prepare_for_paint, set_axis_label, set_canvas_title, set_ticks, snap_log_span,
+    BLUE, FOREGROUND, GREEN, MatrixPlot, ORANGE, PALETTE, PINK, add_canvas_title, decade_ticks, fit_y_range,
+    new_layout_widget, prepare_for_paint, set_axis_label, set_canvas_title, set_ticks, snap_log_span,
 )
 from .registry import PanelOption
-from .spectrum import decade_ticks
 
 GREY = "#555555"
 VECTOR_LABELS = {"ones": "q = k = 1", "random": "random q, k (seed 0)"}
@@ -60,8 +59,6 @@ ROTATION_SIZE_KEY = _key([(BLUE, "━ |q = k = 1|"), (ORANGE, "╍ random: std")
 XPOS_SIZE_KEY = _key([(BLUE, "━ |q = k = 1|"), (ORANGE, "╍ random: std"), (GREY, "╍ scale alone: 2Σ ζ<sub>i</sub><sup>r/B</sup>")])
 #: Digits as subscripts, for indices in plain text (ζ₁₂₇).
 SUBSCRIPT_DIGITS = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
-#: The rotation schemes whose positional logit the model computes (with every added table and every bias).
-ROTATIONS_COMPUTED = ("rope", "xpos")
 #: The compared schemes' profile colours, in the order they are chosen (the setup's own is blue).
 COMPARED_COLOURS = (GREEN, PINK, PALETTE[5])
 #: Setup A of the window's A/B comparison, dashed, in the colour its strip has (views.compare.ROLE_COLOURS).
@@ -132,9 +129,9 @@ class PositionalLogitsPanel(Panel):
 
     @classmethod
     def shows(cls, info) -> bool:
-        """Added tables (PE(m)·PE(n)), biases, and RoPE and xPos (q·R(n − m)·k): the rotations whose logits the
-        model computes."""
-        return info.family in ("table", "bias") or info.key in ROTATIONS_COMPUTED
+        """Added tables (PE(m)·PE(n)), biases, and the rotations that declare theirs (q·R(n − m)·k: RoPE, xPos),
+        whose logits the model computes."""
+        return info.family in ("table", "bias") or info.rotation is not None
 
     def unavailable_reason(self, params) -> str | None:
         if self.shows(params.info):
@@ -446,7 +443,7 @@ class PositionalLogitsPanel(Panel):
             positive = np.concatenate([std[std > 0], bound[1:][bound[1:] > 0]])
             low = float(positive.min()) if positive.size else float(bound.max()) / 10
             high = float(bound.max())
-        set_distance_axis([self.logit_plot, self.size_plot], distances[-1], linear_distance(data.params.scheme))
+        set_distance_axis([self.logit_plot, self.size_plot], distances[-1], linear_distance(data.params.info))
         y_span = snap_log_span(math.log10(low) - 1, math.log10(high) + 0.2)
         self.size_plot.setYRange(*y_span, padding=0)
         set_ticks(self.size_plot.getAxis("left"), decade_ticks(*y_span))

@@ -11,7 +11,7 @@ from PySide6.QtCore import QRectF, Qt
 from PySide6.QtWidgets import QComboBox, QLabel, QWidget
 
 from ..compute import ModelJob
-from ..model.rope_precision import (
+from ..model.rope.precision import (
     DTYPES, POSITION_CHOICES, RopePrecisionData, check_dtype, check_positions, rope_precision_data,
 )
 from .base import RopeOnlyPanel
