@@ -142,7 +142,7 @@ def test_every_panel_option_reaches_its_panel(qtbot, state, compute):
               "compare": "sinusoidal", "dim": 3, "components": "1,3", "real_head": -1,
               "decoder": "no-such-model.gguf", "text": "a b", "layer": 0, "decoder_head": 0, "view": "model",
               "what_if_theta": 500.0, "what_if_scaling": "linear", "what_if_factor": 2.0, "gap_token": 1,
-              "gap_size": 10}
+              "gap_size": 10, "ordering_a": "a b", "ordering_b": "b a"}
     for cls in panel_classes():
         panel = cls(state, compute)
         qtbot.addWidget(panel)

@@ -156,6 +156,8 @@ def _state(job: Job, plan: Plan) -> Any:
 
     state = AppState(job.params)
     state.set_view(**plan.view)
+    if plan.model is not None:
+        state.note_model_opened(plan.model)  # as the window's --model: the Decoder panel traces it
     return state
 
 

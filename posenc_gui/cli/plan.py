@@ -194,6 +194,9 @@ class Plan:
     compare_mode: str = "side_by_side"
     #: The theme of the figures (``--theme``; None: light).
     theme: str | None = None
+    #: ``--model``'s path, made absolute: opened in each panel's state as the window opens it (the Decoder
+    #: panel traces it); None without ``--model``.
+    model: str | None = None
 
 
 def _parameter_sets(args: argparse.Namespace, session: Session | None) -> list[EncodingParams]:
@@ -350,4 +353,5 @@ def plan(args: argparse.Namespace, classes: Sequence[type]) -> Plan:
     return Plan(tuple(jobs), options, size, args.width, args.scale, folder,
                 dict(session.view) if session is not None else {},
                 session.pinned if session is not None else None,
-                session.compare_mode if session is not None else "side_by_side", getattr(args, "theme", None))
+                session.compare_mode if session is not None else "side_by_side", getattr(args, "theme", None),
+                os.path.abspath(args.model) if getattr(args, "model", None) is not None else None)
