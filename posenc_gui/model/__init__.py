@@ -30,7 +30,7 @@ from .bias import (
     xpos_zeta,
 )
 from .files import ModelFile, ModelFileError, open_model
-from .params import EncodingParams
+from .params import EncodingParams, default_d_model
 from .rope import (
     RopeBands,
     RopeConfig,
@@ -97,6 +97,7 @@ __all__ = [
     "EncodingParams",
     "clear_caches",
     "columns",
+    "default_d_model",
     "encode",
     "formula_term",
     "limits",
