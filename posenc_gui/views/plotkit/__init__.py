@@ -5,7 +5,7 @@ chosen colour maps, switched at run time), :mod:`.colours` (palettes,
 colour maps, the colour rule),
 :mod:`.ticks` (round ranges and tick labels, no Qt), :mod:`.canvas` (the
 canvas), :mod:`.axes`, :mod:`.text` (titles, static text), :mod:`.items`
-(legends), :mod:`.matrix` (matrix image and colour bar). The kit's only
+(legends), :mod:`.matrix` (matrix image and colour bar), :mod:`.stacked` (plots stacked on one x axis). The kit's only
 uses of pyqtgraph's internals are in :mod:`.pgcompat`, listed at its top.
 """
 
