@@ -25,6 +25,7 @@ from .session import Session, SessionError, checked_compare, read_session, write
 from .settings import Key, Settings
 from .linked_cursor import Cursor
 from .state import AppState
+from .status_line import MessageLine
 from .views.base import Panel
 from .views.compare import MODES as COMPARE_MODES, Comparison
 from .views.export_ui import SETTINGS_FOLDER, SETTINGS_FORMAT, SETTINGS_SCALE, install_export_actions
@@ -623,6 +624,7 @@ class MainWindow(QMainWindow):
         self.state.paramsChanged.connect(self._show_params)
         self._show_params(self.state.params)
         self._build_cursor_readout()
+        self.message_line = MessageLine(status)  # the messages elided before the cursor readout, not into it
 
     def _show_params(self, params: EncodingParams) -> None:
         self.params_label.setText(
@@ -755,18 +757,12 @@ class MainWindow(QMainWindow):
             apart = [dock for dock in [*top[1:], *second] if not dock.isFloating() and dock.isVisible()
                      and dock not in self.tabifiedDockWidgets(top[0])]
             if apart:  # raised only then: a refit after a panel is built keeps the tab the user chose
-                with self.dock_layouts.arrangement():
-                    for dock in apart:
-                        self.tabifyDockWidget(top[0], dock)
-                    top[0].raise_()
+                self.dock_layouts.tab_in_order(top[0], apart)
         for row in reversed(self.dock_layouts.rows()):
             side_by_side = len(row) > 1 and all(dock.isVisible() and not dock.isFloating() for dock in row) and not any(
                 other in self.tabifiedDockWidgets(row[0]) for other in row[1:])
             if side_by_side and self.minimumSizeHint().width() > available.width() - border_w:
-                with self.dock_layouts.arrangement():
-                    for other in row[1:]:
-                        self.tabifyDockWidget(row[0], other)
-                    row[0].raise_()
+                self.dock_layouts.tab_in_order(row[0], row[1:])
 
         panel_navigation.readable_tabs(self)
 
