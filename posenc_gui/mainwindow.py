@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (QApplication, QDialog, QDialogButtonBox, QDockWid
 
 from . import __version__, panel_navigation, resources_path
 from .compute import ComputeService
-from .dock_layouts import SETTINGS_VERSION, DockLayouts, layout_key
+from .dock_layouts import SETTINGS_VERSION, DockLayouts, first_size, layout_key
 from .model import OPTION_SPECS, EncodingParams, ParamSpec
 from .model.digits import entry_with_error, shown_number
 from .session import Session, SessionError, checked_compare, read_session, write_session
@@ -89,8 +89,6 @@ SHORTCUTS = (
 MAX_RECENT_SESSIONS = 8
 #: Longest path File ▸ Open recent keeps.
 MAX_RECENT_PATH = 4096
-#: The window's size at first launch (logical pixels), made smaller on a screen without room for it.
-DEFAULT_SIZE = (1500, 950)
 #: The panels of the right area shown at first launch (their ``dock``); the others are tabbed behind them.
 PRIMARY_PANELS = tuple(cls.panel_id for cls in panel_classes() if cls.dock.area == "right" and cls.dock.shown)
 #: Screens with less available height than this (logical pixels) show the right area's docks as one row of
@@ -334,7 +332,7 @@ class MainWindow(QMainWindow):
         self._build_docks()
         self._build_status_bar()
         self.state.paramsChanged.connect(self._follow_layout)
-        self.resize(*DEFAULT_SIZE)
+        self.resize(*first_size(self.screen().availableGeometry().size()))
         if restore:
             self._restore_layout()
         self.keep_on_screen()
