@@ -210,3 +210,16 @@ def test_a_panel_name_matches_its_title_or_id_then_a_unique_prefix_then_a_unique
     assert find_panel("Pos", titles) is None  # two titles start with it
     assert find_panel("pca)", titles) == "pca"
     assert find_panel("  ", titles) is None and find_panel("zebra", titles) is None
+
+
+def test_with_a_model_folder_open_every_panel_is_reached_by_its_name(make_window, qtbot, tmp_path):
+    from bert_folders import random_folder
+
+    from posenc_gui.__main__ import prepare_launch
+
+    window = make_window(overrides=prepare_launch(["--model", str(random_folder(tmp_path / "bert"))]).overrides,
+                         restore=False)
+    assert window.dock_layouts.current == "model_table"
+    for panel_id, dock in window.docks.items():
+        assert window.go_to_panel(dock.windowTitle().upper()) == panel_id
+        qtbot.waitUntil(lambda d=dock: not d.visibleRegion().isEmpty(), timeout=TIMEOUT_MS)
