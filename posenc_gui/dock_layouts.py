@@ -31,6 +31,8 @@ SETTINGS_VERSION = 1
 LEFT_WIDTH, ROW_WIDTH = 330, 600
 #: Heights of the right area's first and second rows, and of the left column's first and next docks.
 RIGHT_HEIGHTS, LEFT_HEIGHTS = (480, 440), (420, 500)
+#: Height of the window's menu bar, status bar and the docks' title bars together (logical pixels, about).
+CHROME_HEIGHT = 110
 #: The window's size at first launch (logical pixels), and the share of a larger screen's available area it takes
 #: instead: on 1920 × 1080 the four docks of a rotation or bias layout need all of it to show their plots.
 DEFAULT_SIZE, SCREEN_SHARE = (1500, 950), 0.96
@@ -78,7 +80,7 @@ def layouts() -> dict[str, Layout]:
         tables,
         # one plot each above; below, the context extension's grid of plots and the positional logits' stack
         Layout("rotations", "&Rotations (RoPE, xPos)", tables.left, ("heatmap", "frequencies"),
-               ("context", "logits"), (400, 520)),
+               ("context", "logits"), (360, 560)),
         Layout("biases", "&Biases (ALiBi, T5)", tables.left, ("bias",), ("logits", "permutation"), (400, 520)),
         Layout("model_table", "A &model file's table", tables.left, ("heatmap",), ("periodogram", "similarity")),
     )}
@@ -239,11 +241,14 @@ class DockLayouts:
             if len(left) > 1:
                 heights = [LEFT_HEIGHTS[0]] + [LEFT_HEIGHTS[1]] * (len(left) - 1)
                 window.resizeDocks(left, heights, Qt.Orientation.Vertical)
-            for line in (top, row):
+            for line in (top, row):  # an even share of the window's right area, side by side
                 if len(line) > 1:
-                    window.resizeDocks(line, [ROW_WIDTH] * len(line), Qt.Orientation.Horizontal)
-            if top and row:
-                window.resizeDocks([top[0], row[0]], list(self.layouts[key].heights), Qt.Orientation.Vertical)
+                    width = max(ROW_WIDTH, (window.width() - LEFT_WIDTH) // len(line))
+                    window.resizeDocks(line, [width] * len(line), Qt.Orientation.Horizontal)
+            if top and row:  # the layout's heights, in their ratio on a taller window
+                heights = self.layouts[key].heights
+                grown = max(1.0, (window.height() - CHROME_HEIGHT) / sum(heights))
+                window.resizeDocks([top[0], row[0]], [round(h * grown) for h in heights], Qt.Orientation.Vertical)
         self.current = key
 
     def reset(self, params: EncodingParams, key: str | None = None) -> None:

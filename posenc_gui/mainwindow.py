@@ -328,11 +328,11 @@ class MainWindow(QMainWindow):
         self.panels = LazyPanels(list(self._panel_classes), self._build_panel, self.panelCreated.emit)
         self.docks: dict[str, QDockWidget] = {}
         self._use_tracker = PanelUseTracker(self)
+        self.resize(*first_size(self.screen().availableGeometry().size()))  # before the docks are sized
         self._build_menus()
         self._build_docks()
         self._build_status_bar()
         self.state.paramsChanged.connect(self._follow_layout)
-        self.resize(*first_size(self.screen().availableGeometry().size()))
         if restore:
             self._restore_layout()
         self.keep_on_screen()
