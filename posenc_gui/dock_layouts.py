@@ -34,8 +34,9 @@ RIGHT_HEIGHTS, LEFT_HEIGHTS = (480, 440), (420, 500)
 #: Height of the window's menu bar, status bar and the docks' title bars together (logical pixels, about).
 CHROME_HEIGHT = 110
 #: The window's size at first launch (logical pixels), and the share of a larger screen's available area it takes
-#: instead: on 1920 × 1080 the four docks of a rotation or bias layout need all of it to show their plots.
-DEFAULT_SIZE, SCREEN_SHARE = (1500, 950), 0.96
+#: instead, up to the largest first size: on 1920 × 1080 the four docks of a rotation or bias layout need all of
+#: it to show their plots; a larger screen gets no larger window than that.
+DEFAULT_SIZE, SCREEN_SHARE, LARGEST_FIRST_SIZE = (1500, 950), 0.96, (1840, 1040)
 #: Longest saved dock state kept per layout (bytes; the window's is about 3 KB).
 MAX_STATE_BYTES = 8 * 1024
 
@@ -88,9 +89,10 @@ def layouts() -> dict[str, Layout]:
 
 def first_size(available: QSize) -> tuple[int, int]:
     """The window's width and height at first launch on a screen whose available area is ``available``:
-    :data:`DEFAULT_SIZE`, or :data:`SCREEN_SHARE` of a larger screen (the window is kept on a smaller one)."""
-    return (max(DEFAULT_SIZE[0], int(available.width() * SCREEN_SHARE)),
-            max(DEFAULT_SIZE[1], int(available.height() * SCREEN_SHARE)))
+    :data:`DEFAULT_SIZE`, or :data:`SCREEN_SHARE` of a larger screen up to :data:`LARGEST_FIRST_SIZE` (the window
+    is kept on a smaller one)."""
+    return tuple(max(default, min(largest, int(side * SCREEN_SHARE))) for default, largest, side in
+                 zip(DEFAULT_SIZE, LARGEST_FIRST_SIZE, (available.width(), available.height())))
 
 
 def layout_key(params: EncodingParams) -> str:
