@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QLabel, QWidget
 
 from posenc_gui import export, export_cli
 from posenc_gui.export_plan import build_parser, plan
-from posenc_gui.model.panel_data import MagnitudeData, compute_magnitude
+from posenc_gui.model.panels.panel_data import MagnitudeData, compute_magnitude
 from posenc_gui.state import AppState
 from posenc_gui.views import registry
 from posenc_gui.views.base import Panel
@@ -186,7 +186,7 @@ def test_every_panels_model_functions_are_in_the_model_layer_which_loads_no_qt()
             assert function.__module__.startswith("posenc_gui.model."), (cls.panel_id, function)
             modules.add(function.__module__)
     for panel_id in ("heatmap", "waveforms", "similarity", "magnitude"):
-        assert all(f.__module__ == "posenc_gui.model.panel_data" for f in panel_class(panel_id).model_functions)
+        assert all(f.__module__ == "posenc_gui.model.panels.panel_data" for f in panel_class(panel_id).model_functions)
     code = (f"import sys, importlib; [importlib.import_module(m) for m in {sorted(modules)!r}];"
             "bad = [k for k in sys.modules if k.split('.')[0] in ('PySide6', 'shiboken6', 'pyqtgraph')];"
             "print(bad); sys.exit(1 if bad else 0)")

@@ -11,8 +11,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QWidget
 
 from ..compute import ModelJob
-from ..model.addition import TERMS
-from ..model.panel_data import AdditionData, addition_data
+from ..model.analyses.addition import TERMS
+from ..model.panels.panel_data import AdditionData, addition_data
 from .base import Panel
 from .param_controls import ViewSpinBox
 from ..state import VIEW_SPECS

@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QScrollA
 from ..compute import ComputeService
 from ..export import FORMATS
 from ..model import EncodingParams, Scheme
-from ..model.compare import ShownMatrix
+from ..model.analyses.compare import ShownMatrix
 from ..state import AppState
 from .labels import MESSAGE_COLOURS, WrappedLabelHolder
 from .plotkit.theme import themed_text

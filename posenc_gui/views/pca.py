@@ -10,7 +10,7 @@ import pyqtgraph as pg
 from PySide6.QtWidgets import QComboBox, QLabel, QWidget
 
 from ..compute import ModelJob
-from ..model.table_spectra import PCAData, pca_data
+from ..model.analyses.table_spectra import PCAData, pca_data
 from .base import Panel
 from .labels import plain_text
 from .plotkit import (

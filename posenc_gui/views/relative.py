@@ -11,8 +11,8 @@ from PySide6.QtWidgets import QLabel, QSpinBox, QWidget
 
 from ..compute import ModelJob
 from ..model import AxisSample, EncodingParams
-from ..model.analysis import MAX_OFFSETS
-from ..model.panel_data import RelativeData, relative_data
+from ..model.analyses.analysis import MAX_OFFSETS
+from ..model.panels.panel_data import RelativeData, relative_data
 from .base import Panel
 from .labels import plain_text
 from .plotkit import (

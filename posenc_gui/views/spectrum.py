@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QWidget
 
 from ..compute import ModelJob
 from ..model import EncodingParams
-from ..model.spectrum import CATEGORIES, Spectrum, spectrum
+from ..model.analyses.spectrum import CATEGORIES, Spectrum, spectrum
 from .base import Panel
 from .cursor import CursorAxis
 from .plotkit import (
