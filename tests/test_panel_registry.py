@@ -9,8 +9,9 @@ from PySide6.QtWidgets import QLabel, QWidget
 
 from helpers_imports import assert_loads_none_of
 from helpers_panels import show_panel
-from posenc_gui import export, export_cli
-from posenc_gui.export_plan import build_parser, plan
+from posenc_gui import export
+from posenc_gui.cli import export as export_cli
+from posenc_gui.cli.plan import build_parser, plan
 from posenc_gui.model.panels.panel_data import MagnitudeData, compute_magnitude
 from posenc_gui.state import AppState
 from posenc_gui.views import registry
@@ -141,7 +142,7 @@ def test_every_panel_option_reaches_its_panel(qtbot, state, compute):
               "compare": "sinusoidal", "dim": 3, "components": "1,3", "real_head": -1,
               "decoder": "no-such-model.gguf", "text": "a b", "layer": 0, "decoder_head": 0, "view": "model",
               "what_if_theta": 500.0, "what_if_scaling": "linear", "what_if_factor": 2.0, "gap_token": 1,
-              "gap_size": 10}
+              "gap_size": 10, "ordering_a": "a b", "ordering_b": "b a"}
     for cls in panel_classes():
         panel = cls(state, compute)
         qtbot.addWidget(panel)

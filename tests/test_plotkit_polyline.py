@@ -115,7 +115,7 @@ def test_an_exported_a_thin_or_a_broken_curve_is_drawn_by_pyqtgraph(shown_plot):
     assert painted(thin) == {"lines": 0, "path": [449]}  # pyqtgraph's path through every sample
 
 
-def test_10_a_matrix_image_is_drawn_in_a_format_qt_draws_unconverted(qtbot):
+def test_14_a_matrix_image_is_drawn_in_a_format_qt_draws_unconverted(qtbot):
     canvas = new_layout_widget()
     qtbot.addWidget(canvas)
     matrix = MatrixPlot(canvas.ci, "dimension", "position")

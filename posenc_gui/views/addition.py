@@ -19,10 +19,9 @@ from ..state import VIEW_SPECS
 from .registry import PanelOption
 from .labels import plain_text
 from .plotkit import (
-    BLUE, FOREGROUND, GREEN, ORANGE, PINK, add_canvas_title, new_layout_widget, prepare_for_paint, set_axis_label,
-    set_canvas_title, set_ticks, show_grid, snap_log_span, style_plot,
+    BLUE, FOREGROUND, GREEN, ORANGE, PINK, add_canvas_title, decade_ticks, new_layout_widget, prepare_for_paint,
+    set_axis_label, set_canvas_title, set_ticks, show_grid, snap_log_span, style_plot,
 )
-from .spectrum import decade_ticks
 
 TERM_COLOURS = {"e·e": BLUE, "e·p": GREEN, "p·e": PINK, "p·p": ORANGE}
 TERM_STYLES = {"p·e": Qt.PenStyle.DashLine}

@@ -7,8 +7,7 @@ import math
 import pyqtgraph as pg
 
 from ..model import Scheme
-from .plotkit import set_ticks, show_grid, style_plot
-from .spectrum import decade_ticks
+from .plotkit import decade_ticks, set_ticks, show_grid, style_plot
 
 #: Labelled decades on a log distance axis (side by side, not stacked).
 DISTANCE_DECADE_LABELS = 7

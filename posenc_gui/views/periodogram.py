@@ -20,12 +20,11 @@ from .base import Panel
 from .cursor import CursorAxis
 from .labels import plain_text
 from .plotkit import (
-    BLUE, FOREGROUND, GREEN, CompactAxisItem, LegendBelow, MatrixPlot, NO_PEN, ORANGE, add_canvas_title,
-    new_layout_widget, prepare_for_paint, set_canvas_title, set_ticks, set_title, shared_brush, show_grid,
+    BLUE, CompactAxisItem, FOREGROUND, GREEN, LegendBelow, MatrixPlot, NO_PEN, ORANGE, add_canvas_title, decade_label,
+    decade_ticks, new_layout_widget, prepare_for_paint, set_canvas_title, set_ticks, set_title, shared_brush, show_grid,
     style_axis, style_plot,
 )
 from .registry import PanelOption
-from .spectrum import decade_label, decade_ticks
 
 #: Colour levels of the image: log₁₀ of the share of a dimension's power, 10⁻⁶ … 1.
 LEVELS = (-6.0, 0.0)

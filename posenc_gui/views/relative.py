@@ -17,9 +17,8 @@ from .base import Panel
 from .labels import plain_text
 from .plotkit import (
     FOREGROUND, ORANGE, PALETTE, add_canvas_title, add_legend_below, fit_y_range, new_layout_widget, nice_bounds,
-    prepare_for_paint, set_canvas_title, set_y_range, show_grid, style_plot,
+    prepare_for_paint, set_canvas_title, set_integer_ticks, set_y_range, show_grid, style_plot,
 )
-from .spectrum import set_integer_ticks
 
 MAX_REFERENCES = len(PALETTE)  # one palette colour per reference position
 

@@ -17,7 +17,7 @@ import pyqtgraph as pg
 from PySide6.QtGui import QPainterPath
 
 from .canvas import paint_guard
-from .pgcompat import segmented_line_mode
+from .pgcompat import item_option, segmented_line_mode
 
 #: Largest distance, in device pixels, of a sample from the polyline drawn for it on screen.
 TOLERANCE_PX = 0.2
@@ -92,9 +92,9 @@ class ScreenCurve(pg.PlotCurveItem):
             return self._screen_polyline[1]
         path = None
         x, y = self.getData()
-        pen = self.opts["pen"]
-        if (x is not None and len(x) >= 3 and pen.widthF() > 1 and self.opts["fillLevel"] is None
-                and self.opts["shadowPen"] is None
+        pen = item_option(self, "pen")
+        if (x is not None and len(x) >= 3 and pen.widthF() > 1 and item_option(self, "fillLevel") is None
+                and item_option(self, "shadowPen") is None
                 and transform.m12() == 0 and transform.m21() == 0 and transform.m11() != 0
                 and np.isfinite(x).all() and np.isfinite(y).all() and (np.diff(x) > 0).all()):
             x_px = transform.m11() * x + transform.dx()
@@ -110,6 +110,6 @@ class ScreenCurve(pg.PlotCurveItem):
         if path is None:
             super().paint(painter, option, widget)
             return
-        painter.setRenderHint(painter.RenderHint.Antialiasing, bool(self.opts["antialias"]))
-        painter.setPen(self.opts["pen"])
+        painter.setRenderHint(painter.RenderHint.Antialiasing, bool(item_option(self, "antialias")))
+        painter.setPen(item_option(self, "pen"))
         painter.drawPath(path)
