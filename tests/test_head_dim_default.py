@@ -69,3 +69,13 @@ def test_the_window_gives_rope_128_when_chosen_from_the_parameters_and_from_a_se
     assert read_session(str(path)).params.d_model == 128
     assert window.open_session(str(path)) is None
     assert window.state.params.d_model == 128
+
+
+def test_a_table_read_from_a_file_keeps_its_own_width_over_the_schemes_default(tmp_path):
+    # The table's width is d_model whatever the scheme's default; the default moved after the fit once.
+    import numpy as np
+
+    path = tmp_path / "wpe.npy"
+    np.save(path, np.zeros((64, 32)))
+    params = EncodingParams().replaced(fit_sizes=True, scheme="learned_file", model_path=str(path))
+    assert (params.d_model, params.seq_len) == (32, 64)

@@ -128,9 +128,6 @@ class EncodingParams:
         """
         fields = {name: changes.pop(name) for name in FIELDS if name in changes}
         target = scheme(fields.get("scheme", self.scheme))
-        if ("d_model" not in fields and target.key != self.scheme and self.scheme in SCHEMES
-                and self.d_model == default_d_model(self.scheme)):
-            fields["d_model"] = default_d_model(target.key)
         carried = {**self.carried_options(target.key, remembered), **changes}
         if fit_sizes and target.sizes is not None:
             try:
@@ -140,6 +137,9 @@ class EncodingParams:
             else:
                 fields.setdefault("d_model", width)
                 fields.setdefault("seq_len", min(fields.get("seq_len", self.seq_len), positions))
+        if ("d_model" not in fields and target.key != self.scheme and self.scheme in SCHEMES
+                and self.d_model == default_d_model(self.scheme)):  # a table's own width (fit above) comes first
+            fields["d_model"] = default_d_model(target.key)
         return replace(self, **fields, options=Options(carried)).validate()
 
     def carried_options(self, key: str, remembered: Mapping[str, Any] | None = None) -> dict[str, Any]:
