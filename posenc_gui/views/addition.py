@@ -10,7 +10,6 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QWidget
 
-from ..compute import ModelJob
 from ..model.addition import TERMS
 from ..model.panel_data import AdditionData, addition_data
 from .base import Panel
@@ -53,7 +52,7 @@ class AdditionPanel(Panel):
 
     panel_id = "addition"
     title = "Addition vs concatenation"
-    model_functions = (addition_data,)
+    model_function = addition_data
     view_settings = ("embedding_scale",)
     cli_options = (PanelOption("--embedding-scale", "embedding scale σ (e ~ N(0, σ²·I))",
                                spec=VIEW_SPECS["embedding_scale"]),)
@@ -133,7 +132,6 @@ class AdditionPanel(Panel):
         self.d_line = pg.InfiniteLine(angle=90, pen=dashed)
         self.ortho_plot.addItem(self.d_line)
         self.body.addWidget(self.canvas, 1)
-        self.data: AdditionData | None = None
         state.paramsChanged.connect(self.schedule_update)
         self.schedule_update()
 
@@ -156,16 +154,11 @@ class AdditionPanel(Panel):
         data = self.data
         return data is None or data.params != self.state.params or data.scale != self.state.view["embedding_scale"]
 
-    def request_update(self) -> None:
-        """Recompute in a worker; the newest request wins (see ``schedule_update``)."""
-        self.compute.submit(self, ModelJob(addition_data, (self.state.params, self.state.view["embedding_scale"])),
-                            self._show, self._failed)
+    def model_arguments(self) -> tuple:
+        """The parameters and the embedding scale σ."""
+        return self.state.params, self.state.view["embedding_scale"]
 
-    def _failed(self, error: Exception) -> None:
-        self.show_message(str(error), "error")
-
-    def _show(self, data: AdditionData) -> None:
-        self.data = data
+    def show_data(self, data: AdditionData) -> None:
         self.show_message("")  # an earlier error no longer applies
         params, cost, sweep, ortho = data.params, data.cost, data.sweep, data.ortho
         # cost
@@ -239,9 +232,6 @@ class AdditionPanel(Panel):
         set_axis_label(self.cost_plot.getAxis("bottom"), f"d = {params.d_model:,}, N = {params.seq_len:,}")
         set_canvas_title(self.figure_title, params.title())
         prepare_for_paint(self.canvas)
-
-    def figure_widget(self) -> QWidget:
-        return self.canvas
 
     def figure_caption(self) -> str:
         """The headline numbers (costs, cos(e, e + p), logit shares, |cos(e, p)|) and where the vertical lines are."""

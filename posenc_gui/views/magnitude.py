@@ -15,7 +15,6 @@ from .cursor import CursorAxis
 from .param_controls import ViewSpinBox
 from ..state import VIEW_SPECS
 from .registry import PanelOption
-from .labels import plain_text
 from .plotkit import (
     BLUE, FOREGROUND, MAX_DOTS, ORANGE, add_legend_below, new_layout_widget, nice_bounds, prepare_for_paint,
     set_title, set_y_range, show_grid, style_plot,
@@ -26,7 +25,8 @@ class MagnitudePanel(Panel):
 
     panel_id = "magnitude"
     title = "Magnitude"
-    model_functions = (compute_magnitude,)
+    model_function = compute_magnitude
+    model_in_process = False
     cursor_axes = ("position",)
     view_settings = ("embedding_scale",)
     cli_options = (PanelOption("--embedding-scale", "embedding scale σ (e ~ N(0, σ²·I))",
@@ -60,20 +60,15 @@ class MagnitudePanel(Panel):
         self.embedding_curve = self.plot.plot(
             pen=pg.mkPen(ORANGE, width=2, style=Qt.PenStyle.DashLine), name="typical ‖e_i‖ = σ·√d")
         self.body.addWidget(self.canvas, 1)
-        self.data: MagnitudeData | None = None
         self.link_cursor(self.canvas, [CursorAxis(self.plot, "x", "position")])
         state.paramsChanged.connect(self.schedule_update)
         self.schedule_update()
 
+    def model_arguments(self) -> tuple:
+        """The parameters and the embedding scale σ."""
+        return self.state.params, self.state.view["embedding_scale"]
 
-    def request_update(self) -> None:
-        """Recompute; the newest request wins."""
-        params, scale = self.state.params, self.state.view["embedding_scale"]
-        self.compute.submit(self, lambda: compute_magnitude(params, scale), self._show,
-                            lambda e: self.show_message(str(e), "error"))
-
-    def _show(self, data: MagnitudeData) -> None:
-        self.data = data
+    def show_data(self, data: MagnitudeData) -> None:
         x = data.positions
         dots = x.size <= MAX_DOTS
         self.norm_curve.setData(x, data.norms, symbol="o" if dots else None, symbolSize=4,
@@ -100,27 +95,12 @@ class MagnitudePanel(Panel):
             self.show_message("")
         prepare_for_paint(self.canvas)
 
-    def figure_widget(self) -> QWidget:
-        return self.canvas
-
-    def figure_caption(self) -> str:
-        """The headline numbers: ‖p‖'s range, the typical ‖e‖ and their ratio at the last position."""
-        return plain_text(self.summary_label.text()) if self.data is not None else ""
-
-    def export_data(self) -> dict[str, Any]:
+    def data_export(self, data: MagnitudeData) -> tuple[dict[str, Any], dict[str, Any]]:
         """Positions and ‖p‖ (sampled as shown), and the typical embedding norm."""
-        if self.data is None:
-            raise ValueError("magnitude: nothing computed yet")
-        data = self.data
-        return {
-            "arrays": {"norms": np.column_stack([data.positions, data.norms])},
-            "meta": {
-                "panel": self.panel_id,
-                "params": data.params.as_dict(),
-                "columns": ["position", "pe_norm"],
-                "embedding_scale": data.scale,
-                "embedding_norm": data.embedding,
-                "embedding_norm_estimate": "sqrt(E||e||^2) = scale * sqrt(d_model)",
-                "position_stride": data.sample.stride,
-            },
+        return {"norms": np.column_stack([data.positions, data.norms])}, {
+            "columns": ["position", "pe_norm"],
+            "embedding_scale": data.scale,
+            "embedding_norm": data.embedding,
+            "embedding_norm_estimate": "sqrt(E||e||^2) = scale * sqrt(d_model)",
+            "position_stride": data.sample.stride,
         }
