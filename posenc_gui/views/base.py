@@ -542,6 +542,18 @@ class Panel(QWidget):
         raise NotImplementedError
 
 
+class TableOrAnglesPanel(Panel):
+    """A panel that draws a table's values, or a rotation's cos and sin as one (the heatmap, the waveforms).
+
+    Its model function runs in a worker thread of the window's process: it
+    evaluates only the visible samples, fast enough for every step of a
+    slider, and its cache serves the next step.
+    """
+
+    requires_instead: ClassVar[tuple[frozenset[str], ...]] = (frozenset({"angles"}),)
+    model_in_process: ClassVar[bool] = False
+
+
 class RopeOnlyPanel(Panel):
     """A panel computed from the ``rope`` scheme's own options (its Hugging Face configuration).
 

@@ -326,9 +326,6 @@ class SimilarityPanel(Panel):
                 sampled.append(f"Profile: {AxisSample(0, profile.stride, 1).describe('offset')} k.")
         return " ".join(ranges + sampled + (["Exact values at the positions shown."] if sampled else []))
 
-    def figure_widget(self) -> QWidget:
-        return self.canvas
-
     def export_data(self) -> dict[str, Any]:
         """The full matrix when it fits the limits, else refused with the reason."""
         p = self.state.params
