@@ -14,7 +14,7 @@ from ..model.bias_data import AttentionBiasData, BucketMap, attention_bias_data,
 from ..model.sampling import sample_axis
 from ..model.compare import ShownMatrix
 from .base import Panel
-from .labels import HoverReadout, StatusText, plain_text
+from .labels import StatusText, plain_text
 from .plotkit import (
     BLUE, MASKED_COLOUR, NO_PEN, ORANGE, MatrixPlot, add_canvas_title, new_layout_widget,
     prepare_for_paint, set_axis_label, set_canvas_title, set_ticks, set_title, set_y_range, shared_brush, show_grid,
@@ -119,11 +119,8 @@ class AttentionBiasPanel(Panel):
         self.canvas.ci.layout.setColumnStretchFactor(0, 3)
         self.canvas.ci.layout.setColumnStretchFactor(1, 2)
         self.body.addWidget(self.canvas, 1)
-        self.hover_line = StatusText(HOVER_PROMPT, self)
-        self.body.addWidget(self.hover_line)
-        self.hover = HoverReadout(self.hover_line, HOVER_PROMPT, lambda cell: self.describe_cell(*cell),
-                                  self._in_matrix)  # cells are (query m, key n)
-        self.canvas.scene().sigMouseMoved.connect(lambda scene_pos: self.hover.hover(self.matrix.cell_at(scene_pos)))
+        self.hover = self.add_hover_line(HOVER_PROMPT, self.matrix.cell_at, lambda cell: self.describe_cell(*cell),
+                                         self._in_matrix)  # cells are (query m, key n)
         self.sampling_label = StatusText(
             "Matrix: every 4,096th position in both directions (the bias at each sampled pair is exact); zoom in "
             "for every position.", self, wrap=True)

@@ -14,7 +14,7 @@ from ..export import FORMATS
 from ..model import EncodingParams, Scheme
 from ..model.compare import ShownMatrix
 from ..state import AppState
-from .labels import MESSAGE_COLOURS, WrappedLabelHolder
+from .labels import MESSAGE_COLOURS, HoverReadout, StatusText, WrappedLabelHolder
 from .plotkit.theme import themed_text
 from .registry import DockPlacement, PanelOption, panel_classes
 
@@ -447,6 +447,21 @@ class Panel(QWidget):
         self.body.addWidget(WrappedLabelHolder(label, self, keep_height=True))
         self._summary_labels.append(label)
         return label
+
+    def add_hover_line(self, prompt: str, cell_at: Callable[[Any], tuple[int, int] | None],
+                       describe: Callable[[tuple[int, int]], str],
+                       valid: Callable[[tuple[int, int]], bool]) -> HoverReadout:
+        """Add a line to the body, ``self.hover_line``, that describes the cell of the canvas under the mouse.
+
+        ``cell_at`` maps the mouse's scene position to a cell (None off the
+        cells); ``describe`` and ``valid`` are :class:`HoverReadout`'s. The
+        panel calls the readout's ``refresh()`` after new data.
+        """
+        self.hover_line = StatusText(prompt, self)
+        self.body.addWidget(self.hover_line)
+        hover = HoverReadout(self.hover_line, prompt, describe, valid)
+        self.canvas.scene().sigMouseMoved.connect(lambda scene_pos: hover.hover(cell_at(scene_pos)))
+        return hover
 
     def headline(self) -> str:
         """The panel's headline numbers as plain text (its summary lines; a handout prints them under the figure)."""
