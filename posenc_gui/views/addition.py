@@ -8,18 +8,17 @@ from typing import Any
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLabel, QWidget
+from PySide6.QtWidgets import QWidget
 
 from ..model.addition import TERMS
 from ..model.panel_data import AdditionData, addition_data
 from .base import Panel
-from .param_controls import ViewSpinBox
 from ..state import VIEW_SPECS
 from .registry import PanelOption
 from .labels import plain_text
 from .plotkit import (
-    BLUE, FOREGROUND, GREEN, ORANGE, PINK, add_canvas_title, new_layout_widget, prepare_for_paint, set_axis_label,
-    set_canvas_title, set_ticks, show_grid, snap_log_span, style_plot,
+    BLUE, FOREGROUND, GREEN, ORANGE, PINK, add_canvas_title, add_plot, new_layout_widget, prepare_for_paint,
+    set_axis_label, set_canvas_title, set_ticks, snap_log_span,
 )
 from .spectrum import decade_ticks
 
@@ -55,7 +54,7 @@ class AdditionPanel(Panel):
     model_function = addition_data
     view_settings = ("embedding_scale",)
     cli_options = (PanelOption("--embedding-scale", "embedding scale σ (e ~ N(0, σ²·I))",
-                               spec=VIEW_SPECS["embedding_scale"]),)
+                               spec=VIEW_SPECS["embedding_scale"], example=2.0),)
     help_text = (
         "<b>Cost</b> (top left): a projection W of the input x costs d<sub>in</sub>·d<sub>out</sub> weights "
         "and N·d<sub>in</sub>·d<sub>out</sub> multiply-adds. Adding, x = e + p, keeps d<sub>in</sub> = d; "
@@ -74,9 +73,7 @@ class AdditionPanel(Panel):
 
     def __init__(self, state, compute, parent: QWidget | None = None) -> None:
         super().__init__(state, compute, parent)
-        self.header.addWidget(QLabel("Embedding scale σ:"))
-        self.scale = ViewSpinBox(state, "embedding_scale", self)
-        self.header.addWidget(self.scale.box)
+        self.scale = self.add_view_spin_box("Embedding scale σ:", "embedding_scale")
         self.finish_header()
         self.summary_label = self.add_summary_label()
         self.canvas = new_layout_widget(self)
@@ -136,16 +133,7 @@ class AdditionPanel(Panel):
         self.schedule_update()
 
     def _plot(self, row: int, col: int, x_label: str, y_label: str, log: tuple[bool, bool] = (False, False)):
-        plot: pg.PlotItem = self.canvas.addPlot(row=row, col=col)
-        style_plot(plot)
-        plot.setMenuEnabled(False)
-        plot.hideButtons()
-        show_grid(plot)
-        plot.setLogMode(x=log[0], y=log[1])
-        if x_label:
-            plot.setLabel("bottom", x_label)
-        plot.setLabel("left", y_label)
-        return plot
+        return add_plot(self.canvas.ci, x_label, y_label, *log, buttons=False, row=row, col=col)
 
     # ------------------------------------------------------------------ data
 

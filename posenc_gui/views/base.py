@@ -21,6 +21,7 @@ from .registry import DockPlacement, PanelOption, panel_classes
 if TYPE_CHECKING:
     from .cursor import CursorAxis, CursorLink
     from .host import PanelHost
+    from .param_controls import ViewSpinBox
 
 MESSAGE_STYLES = {
     level: f"background:{background}; color:{text}; border:1px solid {border}; padding:3px 6px;"
@@ -448,6 +449,15 @@ class Panel(QWidget):
         self._summary_labels.append(label)
         return label
 
+    def add_view_spin_box(self, text: str, name: str) -> ViewSpinBox:
+        """Add a labelled spin box of the shared view setting ``name`` (``state.view``) to the header."""
+        from .param_controls import ViewSpinBox
+
+        self.header.addWidget(QLabel(text))
+        spin = ViewSpinBox(self.state, name, self)
+        self.header.addWidget(spin.box)
+        return spin
+
     def add_hover_line(self, prompt: str, cell_at: Callable[[Any], tuple[int, int] | None],
                        describe: Callable[[tuple[int, int]], str],
                        valid: Callable[[tuple[int, int]], bool]) -> HoverReadout:
@@ -555,6 +565,16 @@ class Panel(QWidget):
     def data_export(self, data: Any) -> tuple[dict[str, Any], dict[str, Any]]:
         """The arrays and the further ``meta`` of :meth:`export_data` for ``data`` (a panel of the template)."""
         raise NotImplementedError
+
+
+class ControlsPanel(Panel):
+    """A panel of controls, not a figure (the Parameters, the Walkthrough): it applies to every scheme, is not
+    built again for setup A when comparing, and is no page of a handout; it is shown on the left at first launch."""
+
+    comparable: ClassVar[bool] = False
+    in_handout: ClassVar[bool] = False
+    requires: ClassVar[frozenset[str]] = frozenset()
+    dock: ClassVar[DockPlacement] = DockPlacement("left", shown=True)
 
 
 class TableOrAnglesPanel(Panel):

@@ -59,17 +59,19 @@ class DecoderPanel(Panel):
     in_handout = False
     cli_options = (
         PanelOption("--decoder", "the Llama-family decoder to trace (Hugging Face folder or GGUF file)",
-                    metavar="PATH"),
-        PanelOption("--text", "the text the decoder reads", metavar="TEXT"),
-        PanelOption("--layer", "the layer shown (0 … layers − 1)", type=int, metavar="L"),
+                    metavar="PATH", example="no-such-model.gguf"),
+        PanelOption("--text", "the text the decoder reads", metavar="TEXT", example="a b"),
+        PanelOption("--layer", "the layer shown (0 … layers − 1)", type=int, metavar="L", example=0),
         PanelOption("--decoder-head", "the head shown (0 … heads − 1; --head is a bias scheme's)", type=int,
-                    metavar="H"),
-        PanelOption("--view", "which view of the decoder", choices=tuple(VIEW_NAMES)),
-        PanelOption("--what-if-theta", "the what-if's rope_theta (0: the model's)", type=float, metavar="THETA"),
-        PanelOption("--what-if-scaling", "the what-if's scaling method", choices=SCALINGS[1:]),
-        PanelOption("--what-if-factor", "the what-if's scaling factor", type=float, metavar="F"),
-        PanelOption("--gap-token", "the what-if's gap: positions move up from this token on", type=int, metavar="I"),
-        PanelOption("--gap-size", "the what-if's gap: by this many positions", type=int, metavar="G"),
+                    metavar="H", example=0),
+        PanelOption("--view", "which view of the decoder", choices=tuple(VIEW_NAMES), example="model"),
+        PanelOption("--what-if-theta", "the what-if's rope_theta (0: the model's)", type=float, metavar="THETA",
+                    example=500.0),
+        PanelOption("--what-if-scaling", "the what-if's scaling method", choices=SCALINGS[1:], example="linear"),
+        PanelOption("--what-if-factor", "the what-if's scaling factor", type=float, metavar="F", example=2.0),
+        PanelOption("--gap-token", "the what-if's gap: positions move up from this token on", type=int, metavar="I",
+                    example=1),
+        PanelOption("--gap-size", "the what-if's gap: by this many positions", type=int, metavar="G", example=10),
     )
     help_text = (
         "A real decoder (Llama, Mistral, Qwen2 and SmolLM families) run in NumPy on your text, as Hugging Face "

@@ -149,7 +149,7 @@ class LinearRelationPanel(Panel):
     panel_id = "linear_relation"
     title = "Linear relation T_k"
     model_function = linear_relation_data
-    cli_options = (PanelOption("--k", "offset k of T_k", type=int, metavar="K", default=1),)
+    cli_options = (PanelOption("--k", "offset k of T_k", type=int, metavar="K", default=1, example=3),)
     help_text = (
         "Vaswani et al.: for any fixed offset k there is a matrix T<sub>k</sub> with "
         "PE(p + k) = T<sub>k</sub>·PE(p) for every position p. For a (sin, cos) pair of frequency ω, "

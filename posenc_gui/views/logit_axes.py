@@ -6,7 +6,7 @@ import math
 
 import pyqtgraph as pg
 
-from .plotkit import set_ticks, show_grid, style_plot
+from .plotkit import add_plot, set_ticks
 from .spectrum import decade_ticks
 
 #: Schemes whose positional logit is linear in the distance r (ALiBi's bias, −slope·r): drawn against a linear r
@@ -19,15 +19,7 @@ DISTANCE_DECADE_LABELS = 7
 
 def profile_plot(layout: pg.GraphicsLayout, row: int, y_label: str, x_label: str, log_y: bool) -> pg.PlotItem:
     """A profile plot in ``layout``'s ``row``: against the distance (a log axis until :func:`set_distance_axis`)."""
-    plot: pg.PlotItem = layout.addPlot(row=row, col=0)
-    style_plot(plot)
-    plot.setMenuEnabled(False)
-    plot.hideButtons()
-    show_grid(plot)
-    plot.setLogMode(x=True, y=log_y)
-    plot.setLabel("bottom", x_label)
-    plot.setLabel("left", y_label)
-    return plot
+    return add_plot(layout, x_label, y_label, log_x=True, log_y=log_y, buttons=False, row=row, col=0)
 
 
 def linear_distance(scheme: str) -> bool:

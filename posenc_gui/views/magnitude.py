@@ -7,17 +7,16 @@ from typing import Any
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLabel, QWidget
+from PySide6.QtWidgets import QWidget
 
 from ..model.panel_data import MagnitudeData, compute_magnitude
 from .base import Panel
 from .cursor import CursorAxis
-from .param_controls import ViewSpinBox
 from ..state import VIEW_SPECS
 from .registry import PanelOption
 from .plotkit import (
-    BLUE, FOREGROUND, MAX_DOTS, ORANGE, add_legend_below, new_layout_widget, nice_bounds, prepare_for_paint,
-    set_title, set_y_range, show_grid, style_plot,
+    BLUE, FOREGROUND, MAX_DOTS, ORANGE, add_legend_below, add_plot, new_layout_widget, nice_bounds,
+    prepare_for_paint, set_title, set_y_range,
 )
 
 class MagnitudePanel(Panel):
@@ -30,7 +29,7 @@ class MagnitudePanel(Panel):
     cursor_axes = ("position",)
     view_settings = ("embedding_scale",)
     cli_options = (PanelOption("--embedding-scale", "embedding scale σ (e ~ N(0, σ²·I))",
-                               spec=VIEW_SPECS["embedding_scale"]),)
+                               spec=VIEW_SPECS["embedding_scale"], example=2.0),)
     help_text = (
         "The encoding p<sub>i</sub> is added to the word embedding e<sub>i</sub>; if ‖p<sub>i</sub>‖ "
         "is much larger than ‖e<sub>i</sub>‖, position swamps meaning. Blue: ‖PE(i)‖ = "
@@ -43,18 +42,11 @@ class MagnitudePanel(Panel):
 
     def __init__(self, state, compute, parent: QWidget | None = None) -> None:
         super().__init__(state, compute, parent)
-        self.header.addWidget(QLabel("Embedding scale σ:"))
-        self.scale = ViewSpinBox(state, "embedding_scale", self)
-        self.header.addWidget(self.scale.box)
+        self.scale = self.add_view_spin_box("Embedding scale σ:", "embedding_scale")
         self.finish_header()
         self.summary_label = self.add_summary_label()
         self.canvas = new_layout_widget(self)
-        self.plot: pg.PlotItem = self.canvas.addPlot()
-        style_plot(self.plot)
-        self.plot.setMenuEnabled(False)
-        show_grid(self.plot)
-        self.plot.setLabel("bottom", "position i")
-        self.plot.setLabel("left", "norm")
+        self.plot = add_plot(self.canvas.ci, "position i", "norm")
         self.legend = add_legend_below(self.canvas, self.plot, labelTextColor=FOREGROUND)
         self.norm_curve = self.plot.plot(pen=pg.mkPen(BLUE, width=2), name="‖p_i‖ (positional encoding)")
         self.embedding_curve = self.plot.plot(

@@ -33,7 +33,7 @@ class PCAPanel(Panel):
     title = "Positions (PCA)"
     model_function = pca_data
     cli_options = (PanelOption("--components", "principal components the PCA panel plots", choices=tuple(
-        value for value, _, _ in PAIRS), metavar="I,J", default="1,2"),)
+        value for value, _, _ in PAIRS), metavar="I,J", default="1,2", example="1,3"),)
     help_text = (
         "Each position's vector PE(p) is a point in d_model dimensions; this is the view of those points that "
         "keeps the most of their spread. The table (its mean over positions removed) is decomposed into "

@@ -64,7 +64,7 @@ class PeriodogramPanel(Panel):
     model_functions = (periodogram_data, dimension_periodogram)
     cursor_axes = ("dimension",)
     cli_options = (PanelOption("--dim", "dimension whose spectrum the periodogram plots (0-based)", type=int,
-                               metavar="J", default=0),)
+                               metavar="J", default=0, example=3),)
     help_text = (
         "Each dimension of the table as a signal over position: its periodogram, the share of the dimension's "
         "variance at each frequency k/n cycles per position (a wavelength of n/k positions), over the first n "

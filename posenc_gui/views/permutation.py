@@ -84,17 +84,18 @@ class PermutationPanel(Panel):
     view_settings = ("demo_d_model",)
     cli_options = (
         PanelOption("--sentence-a", "first sentence (words separated by spaces)", metavar="TEXT",
-                    default=DEFAULT_SENTENCE_A),
+                    default=DEFAULT_SENTENCE_A, example="a b"),
         PanelOption("--sentence-b", "second sentence, e.g. the same words reordered", metavar="TEXT",
-                    default=DEFAULT_SENTENCE_B),
+                    default=DEFAULT_SENTENCE_B, example="b a"),
         PanelOption("--position", "add the positional encoding, or with RoPE rotate Q and K "
-                    "(--no-position: X = E, no rotation)", boolean=True, default=True),
-        PanelOption("--demo-d-model", "embedding size of the toy attention head", spec=VIEW_SPECS["demo_d_model"]),
+                    "(--no-position: X = E, no rotation)", boolean=True, default=True, example=False),
+        PanelOption("--demo-d-model", "embedding size of the toy attention head", spec=VIEW_SPECS["demo_d_model"],
+                    example=8),
         PanelOption("--causal", "mask future keys (a decoder's head): word i attends to words 0…i only "
-                    "(--no-causal: every word sees every word)", boolean=True, default=False),
+                    "(--no-causal: every word sees every word)", boolean=True, default=False, example=True),
         PanelOption("--real-head", "run head H of layer 0 of the BERT-family model opened with --model (its "
                     f"folder has tokenizer.json) instead of the toy head; {TOY_HEAD}: the toy head", type=int,
-                    metavar="H", default=TOY_HEAD),
+                    metavar="H", default=TOY_HEAD, example=-1),
     )
     help_text = (
         "Self-attention, one head, traced number by number for two sentences: "

@@ -89,12 +89,13 @@ class PositionalLogitsPanel(Panel):
     cursor_axes = ("position",)
     cli_options = (
         PanelOption("--vectors", "query and key vectors of the matrix: ones (q = k = 1) or random (seed 0's "
-                    "N(0, 1) pair)", choices=VECTORS, default="ones"),
+                    "N(0, 1) pair)", choices=VECTORS, default="ones", example="random"),
         PanelOption("--seeds", "random query–key pairs of the profile's mean and spread",
                     spec=ParamSpec("seeds", "int", DEFAULT_SEEDS, "random pairs", "Random query–key pairs of the "
-                                   "profile's mean and spread.", low=MIN_SEEDS, high=MAX_SEEDS)),
+                                   "profile's mean and spread.", low=MIN_SEEDS, high=MAX_SEEDS), example=8),
         PanelOption("--compare", f"up to {MAX_COMPARED} more schemes, comma-separated, in the profile and the "
-                    "properties table (same N and d_model, their own options at defaults)", metavar="SCHEMES"),
+                    "properties table (same N and d_model, their own options at defaults)", metavar="SCHEMES",
+                    example="sinusoidal"),
     )
     help_text = (
         "RoPE rotates query and key pairs by their positions, so the logit of a query at m and a key at n is "

@@ -97,6 +97,9 @@ class PanelOption:
     #: The option's value in a new panel, as ``current_options()`` gives it, for ``--help``; None when it
     #: depends on the parameters (a test holds it to the panel's).
     default: Any = None
+    #: A value the option takes (not its default where it can be another): a test applies every option's example to
+    #: a new panel, so a panel's options need no list of values kept elsewhere.
+    example: Any = None
     #: The spec the option's value follows, when its range does not depend on the parameters (a shared view
     #: setting's, :data:`~posenc_gui.state.VIEW_SPECS`, as its control's): its parsing (with the spec's range
     #: in the message), metavar, range and default then come from the spec.

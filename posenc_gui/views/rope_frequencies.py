@@ -12,8 +12,8 @@ from PySide6.QtWidgets import QWidget
 from ..model.rope_data import RopeFrequencyData, rope_frequency_data
 from .base import RopeOnlyPanel
 from .plotkit import (
-    BLUE, FOREGROUND, GREEN, NO_PEN, ORANGE, add_legend_below, new_layout_widget, prepare_for_paint, set_title,
-    shared_brush, show_grid, style_plot,
+    BLUE, FOREGROUND, GREEN, NO_PEN, ORANGE, add_legend_below, add_plot, new_layout_widget, prepare_for_paint,
+    set_title, shared_brush,
 )
 
 #: The unscaled curve, and the pens of the horizontal lines: the trained context L₀, the context the
@@ -52,13 +52,7 @@ class RopeFrequenciesPanel(RopeOnlyPanel):
         self.finish_header()
         self.summary_label = self.add_summary_label()
         self.canvas = new_layout_widget(self)
-        self.plot: pg.PlotItem = self.canvas.addPlot()
-        style_plot(self.plot)
-        self.plot.setMenuEnabled(False)
-        show_grid(self.plot)
-        self.plot.setLogMode(x=False, y=True)
-        self.plot.setLabel("bottom", "rotary pair i")
-        self.plot.setLabel("left", "wavelength 2π/θᵢ (positions)")
+        self.plot = add_plot(self.canvas.ci, "rotary pair i", "wavelength 2π/θᵢ (positions)", log_y=True)
         self.legend = add_legend_below(self.canvas, self.plot, labelTextColor=FOREGROUND)
         self.unscaled_curve = self.plot.plot(pen=pg.mkPen(GREY, width=2), name="no scaling")
         self.scaled_curve = self.plot.plot(pen=pg.mkPen(BLUE, width=2), name=SCALED_NAME)

@@ -53,9 +53,9 @@ class RopePrecisionPanel(RopeOnlyPanel):
     model_function = rope_precision_data
     cli_options = (
         PanelOption("--dtype", "model dtype of cos and sin (float64 is the reference)", choices=DTYPES,
-                    default="bfloat16"),
+                    default="bfloat16", example="float16"),
         PanelOption("--position-ids", "where the position ids are made: float32 (Hugging Face) or model (the "
-                    "model dtype)", choices=POSITION_CHOICES, default="float32"),
+                    "model dtype)", choices=POSITION_CHOICES, default="float32", example="model"),
     )
     help_text = (
         "A model computes RoPE as Hugging Face's LlamaRotaryEmbedding does: the inverse frequencies "

@@ -74,7 +74,8 @@ class WaveformsPanel(TableOrAnglesPanel):
     title = "Waveforms"
     dock = DockPlacement("right", shown=True)
     model_function = compute_waveforms
-    cli_options = (PanelOption("--dims", "dimensions to plot, e.g. '0,1,6-7' (at most 12)", metavar="LIST"),)
+    cli_options = (PanelOption("--dims", "dimensions to plot, e.g. '0,1,6-7' (at most 12)", metavar="LIST",
+                               example="0,1"),)
     cursor_axes = ("position",)
     help_text = (
         "Each curve is one dimension j of the encoding as a function of position, PE(pos, j), "

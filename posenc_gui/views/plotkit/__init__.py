@@ -9,8 +9,8 @@ canvas), :mod:`.axes`, :mod:`.text` (titles, static text), :mod:`.items`
 uses of pyqtgraph's internals are in :mod:`.pgcompat`, listed at its top.
 """
 
-from .axes import (CompactAxisItem, fit_y_range, set_axis_label, set_ticks, set_y_range, show_grid, style_axis,
-                   style_plot)
+from .axes import (CompactAxisItem, add_plot, fit_y_range, set_axis_label, set_ticks, set_y_range, show_grid,
+                   style_axis, style_plot)
 from .canvas import new_layout_widget, paint_guard, prepare_for_paint, view_pixels
 from .colours import (BLUE, DIVERGING, FOREGROUND, GREEN, MASKED_COLOUR, NO_PEN, ORANGE, PALETTE, PINK, SEQUENTIAL,
                       colour_scale, get_colormap, shared_brush, symmetric_levels)
@@ -22,7 +22,7 @@ from .ticks import colorbar_ticks, compact_tick_strings, nice_bounds, snap_log_s
 __all__ = [
     "BLUE", "DIVERGING", "FOREGROUND", "GREEN", "MASKED_COLOUR", "MAX_DOTS", "NO_PEN", "ORANGE", "PALETTE", "PINK", "SEQUENTIAL",
     "CompactAxisItem", "LegendBelow", "MatrixImageItem", "MatrixPlot",
-    "add_canvas_title", "add_legend_below", "cache_text", "colorbar_ticks", "colour_scale", "compact_tick_strings",
+    "add_canvas_title", "add_plot", "add_legend_below", "cache_text", "colorbar_ticks", "colour_scale", "compact_tick_strings",
     "fit_y_range", "get_colormap", "new_layout_widget", "nice_bounds", "paint_guard", "prepare_for_paint", "remembered",
     "set_axis_label", "set_canvas_title", "set_ticks", "set_title", "set_y_range", "show_grid", "snap_log_span",
     "shared_brush", "static_text_at", "style_axis", "style_plot", "symmetric_levels", "view_pixels",
