@@ -213,8 +213,6 @@ def test_the_pca_view_says_how_it_samples_a_million_positions(qtbot, state, comp
 
 
 def test_the_pca_view_keeps_its_last_view_under_an_error(qtbot, state, compute, monkeypatch):
-    from posenc_gui.views import pca as pca_view
-
     state.update(scheme="sincos_pair", seq_len=64, d_model=2)
     panel = make(qtbot, PCAPanel, state, compute)
     shown = panel.data
@@ -222,7 +220,7 @@ def test_the_pca_view_keeps_its_last_view_under_an_error(qtbot, state, compute, 
     def failing(params):
         raise ValueError("the components failed here")
 
-    monkeypatch.setattr(pca_view, "pca_data", failing)
+    monkeypatch.setattr(PCAPanel, "model_function", failing)
     change(qtbot, panel, compute, d_model=8)
     assert panel._message == ("the components failed here", "error") and panel.data is shown
     np.testing.assert_array_equal(panel.points.getData()[0], shown.coordinates[:, 0])
