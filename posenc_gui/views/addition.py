@@ -17,7 +17,7 @@ from ..state import VIEW_SPECS
 from .registry import PanelOption
 from .labels import plain_text
 from .plotkit import (
-    BLUE, FOREGROUND, GREEN, ORANGE, PINK, add_canvas_title, add_plot, new_layout_widget, prepare_for_paint,
+    BLUE, FOREGROUND, GREEN, ORANGE, PINK, add_canvas_title, add_plot, prepare_for_paint,
     set_axis_label, set_canvas_title, set_ticks, snap_log_span,
 )
 from .spectrum import decade_ticks
@@ -74,9 +74,7 @@ class AdditionPanel(Panel):
     def __init__(self, state, compute, parent: QWidget | None = None) -> None:
         super().__init__(state, compute, parent)
         self.scale = self.add_view_spin_box("Embedding scale σ:", "embedding_scale")
-        self.finish_header()
-        self.summary_label = self.add_summary_label()
-        self.canvas = new_layout_widget(self)
+        self.add_headline_and_canvas()
         self.figure_title = add_canvas_title(self.canvas, columns=2)
         self.cost_plot = self._plot(1, 0, "", "relative to adding (= 1)")
         self.terms_plot = self._plot(1, 1, "embedding scale σ", "RMS of the term", log=(True, True))

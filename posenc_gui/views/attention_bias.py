@@ -16,7 +16,7 @@ from ..model.compare import ShownMatrix
 from .base import Panel
 from .labels import StatusText, plain_text
 from .plotkit import (
-    BLUE, MASKED_COLOUR, NO_PEN, ORANGE, MatrixPlot, add_canvas_title, new_layout_widget,
+    BLUE, MASKED_COLOUR, NO_PEN, ORANGE, MatrixPlot, add_canvas_title,
     prepare_for_paint, set_axis_label, set_canvas_title, set_ticks, set_title, set_y_range, shared_brush, show_grid,
     style_plot, view_pixels,
 )
@@ -86,9 +86,7 @@ class AttentionBiasPanel(Panel):
 
     def __init__(self, state, compute, parent: QWidget | None = None) -> None:
         super().__init__(state, compute, parent)
-        self.finish_header()
-        self.summary_label = self.add_summary_label()
-        self.canvas = new_layout_widget(self)
+        self.add_headline_and_canvas()
         self.figure_title = add_canvas_title(self.canvas, columns=2)
         self.matrix = MatrixPlot(self.canvas.ci, "key position n (column)", "query position m (row)", "bias",
                                  row=1, col=0)

@@ -449,6 +449,16 @@ class Panel(QWidget):
         self._summary_labels.append(label)
         return label
 
+    def add_headline_and_canvas(self) -> None:
+        """End the header and lay out a figure's panel: its headline line (``self.summary_label``, the default
+        caption) above the canvas (``self.canvas``, the default figure widget, added to the body by the panel once
+        its plots are in)."""
+        from .plotkit import new_layout_widget
+
+        self.finish_header()
+        self.summary_label = self.add_summary_label()
+        self.canvas = new_layout_widget(self)
+
     def add_view_spin_box(self, text: str, name: str) -> ViewSpinBox:
         """Add a labelled spin box of the shared view setting ``name`` (``state.view``) to the header."""
         from .param_controls import ViewSpinBox

@@ -15,7 +15,7 @@ from .cursor import CursorAxis
 from ..state import VIEW_SPECS
 from .registry import PanelOption
 from .plotkit import (
-    BLUE, FOREGROUND, MAX_DOTS, ORANGE, add_legend_below, add_plot, new_layout_widget, nice_bounds,
+    BLUE, FOREGROUND, MAX_DOTS, ORANGE, add_legend_below, add_plot, nice_bounds,
     prepare_for_paint, set_title, set_y_range,
 )
 
@@ -43,9 +43,7 @@ class MagnitudePanel(Panel):
     def __init__(self, state, compute, parent: QWidget | None = None) -> None:
         super().__init__(state, compute, parent)
         self.scale = self.add_view_spin_box("Embedding scale σ:", "embedding_scale")
-        self.finish_header()
-        self.summary_label = self.add_summary_label()
-        self.canvas = new_layout_widget(self)
+        self.add_headline_and_canvas()
         self.plot = add_plot(self.canvas.ci, "position i", "norm")
         self.legend = add_legend_below(self.canvas, self.plot, labelTextColor=FOREGROUND)
         self.norm_curve = self.plot.plot(pen=pg.mkPen(BLUE, width=2), name="‖p_i‖ (positional encoding)")

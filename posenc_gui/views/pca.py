@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QComboBox, QLabel, QWidget
 from ..model.table_spectra import PCAData, pca_data
 from .base import Panel
 from .plotkit import (
-    FOREGROUND, NO_PEN, add_canvas_title, colorbar_ticks, get_colormap, new_layout_widget,
+    FOREGROUND, NO_PEN, add_canvas_title, colorbar_ticks, get_colormap,
     prepare_for_paint, set_axis_label, set_canvas_title, set_ticks, shared_brush, show_grid, style_axis, style_plot,
 )
 from .plotkit.theme import colormap_for
@@ -56,9 +56,7 @@ class PCAPanel(Panel):
             self.pair_box.addItem(label, value)
         self.pair_box.currentIndexChanged.connect(self._pair_changed)
         self.header.addWidget(self.pair_box)
-        self.finish_header()
-        self.summary_label = self.add_summary_label()
-        self.canvas = new_layout_widget(self)
+        self.add_headline_and_canvas()
         self.figure_title = add_canvas_title(self.canvas, columns=2)
         self.plot: pg.PlotItem = self.canvas.addPlot(row=1, col=0)
         style_plot(self.plot)

@@ -20,7 +20,7 @@ from .base import Panel
 from .cursor import CursorAxis
 from .plotkit import (
     BLUE, FOREGROUND, GREEN, CompactAxisItem, LegendBelow, MatrixPlot, NO_PEN, ORANGE, add_canvas_title,
-    new_layout_widget, prepare_for_paint, set_canvas_title, set_ticks, set_title, shared_brush, show_grid,
+    prepare_for_paint, set_canvas_title, set_ticks, set_title, shared_brush, show_grid,
     style_axis, style_plot,
 )
 from .registry import PanelOption
@@ -90,9 +90,7 @@ class PeriodogramPanel(Panel):
         self.dim_box.setToolTip("The dimension whose spectrum the plot on the right shows")
         self.dim_box.valueChanged.connect(self.schedule_update)
         self.header.addWidget(self.dim_box)
-        self.finish_header()
-        self.summary_label = self.add_summary_label()
-        self.canvas = new_layout_widget(self)
+        self.add_headline_and_canvas()
         self.figure_title = add_canvas_title(self.canvas, columns=2)
         # The image on the left, the chosen dimension's spectrum on the right: side by side, both keep
         # their height in a dock of a few hundred pixels.

@@ -29,7 +29,7 @@ from .logit_axes import linear_distance, profile_plot, set_distance_axis
 from .logit_summary import profile_summary
 from .logit_table import PropertiesTable
 from .plotkit import (
-    BLUE, FOREGROUND, GREEN, ORANGE, PALETTE, PINK, MatrixPlot, add_canvas_title, fit_y_range, new_layout_widget,
+    BLUE, FOREGROUND, GREEN, ORANGE, PALETTE, PINK, MatrixPlot, add_canvas_title, fit_y_range,
     prepare_for_paint, set_axis_label, set_canvas_title, set_ticks, snap_log_span,
 )
 from .registry import PanelOption
@@ -166,9 +166,7 @@ class PositionalLogitsPanel(Panel):
         self.compare_button.setMenu(self.compare_menu)
         self.header.addWidget(self.compare_button)
         self._compared: tuple[str, ...] = ()
-        self.finish_header()
-        self.summary_label = self.add_summary_label()
-        self.canvas = new_layout_widget(self)
+        self.add_headline_and_canvas()
         self.figure_title = add_canvas_title(self.canvas, columns=2)
         self.matrix = MatrixPlot(self.canvas.ci, "key position n (column)", "query position m (row)", "logit",
                                  row=1, col=0)

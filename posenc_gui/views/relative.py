@@ -14,7 +14,7 @@ from ..model.analysis import MAX_OFFSETS
 from ..model.panel_data import RelativeData, relative_data
 from .base import Panel
 from .plotkit import (
-    FOREGROUND, ORANGE, PALETTE, add_canvas_title, add_legend_below, fit_y_range, new_layout_widget, nice_bounds,
+    FOREGROUND, ORANGE, PALETTE, add_canvas_title, add_legend_below, fit_y_range, nice_bounds,
     prepare_for_paint, set_canvas_title, set_y_range, show_grid, style_plot,
 )
 from .spectrum import set_integer_ticks
@@ -55,9 +55,7 @@ class RelativePanel(Panel):
         self.references_box.setValue(4)
         self.references_box.valueChanged.connect(self.schedule_update)
         self.header.addWidget(self.references_box)
-        self.finish_header()
-        self.summary_label = self.add_summary_label()
-        self.canvas = new_layout_widget(self)
+        self.add_headline_and_canvas()
         self.figure_title = add_canvas_title(self.canvas, columns=2)
         self.spread_plot: pg.PlotItem = self.canvas.addPlot(row=1, col=0)
         self.profile_plot: pg.PlotItem = self.canvas.addPlot(row=1, col=1)

@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QWidget
 from ..model.rope_context import CONTEXT_METHODS, ContextExtensionData, MethodContext, context_extension_data
 from .base import RopeOnlyPanel
 from .plotkit import (
-    BLUE, FOREGROUND, NO_PEN, ORANGE, LegendBelow, add_canvas_title, new_layout_widget, prepare_for_paint,
+    BLUE, FOREGROUND, NO_PEN, ORANGE, LegendBelow, add_canvas_title, prepare_for_paint,
     nice_bounds, set_axis_label, set_canvas_title, set_title, shared_brush, show_grid, snap_log_span, style_plot,
 )
 from .plotkit.theme import themed
@@ -52,9 +52,7 @@ class RopeContextPanel(RopeOnlyPanel):
 
     def __init__(self, state, compute, parent: QWidget | None = None) -> None:
         super().__init__(state, compute, parent)
-        self.finish_header()
-        self.summary_label = self.add_summary_label()
-        self.canvas = new_layout_widget(self)
+        self.add_headline_and_canvas()
         self.figure_title = add_canvas_title(self.canvas, columns=COLUMNS)
         self.plots: dict[str, pg.PlotItem] = {}
         self.trained_curves: dict[str, pg.PlotDataItem] = {}

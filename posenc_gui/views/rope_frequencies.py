@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QWidget
 from ..model.rope_data import RopeFrequencyData, rope_frequency_data
 from .base import RopeOnlyPanel
 from .plotkit import (
-    BLUE, FOREGROUND, GREEN, NO_PEN, ORANGE, add_legend_below, add_plot, new_layout_widget, prepare_for_paint,
+    BLUE, FOREGROUND, GREEN, NO_PEN, ORANGE, add_legend_below, add_plot, prepare_for_paint,
     set_title, shared_brush,
 )
 
@@ -49,9 +49,7 @@ class RopeFrequenciesPanel(RopeOnlyPanel):
 
     def __init__(self, state, compute, parent: QWidget | None = None) -> None:
         super().__init__(state, compute, parent)
-        self.finish_header()
-        self.summary_label = self.add_summary_label()
-        self.canvas = new_layout_widget(self)
+        self.add_headline_and_canvas()
         self.plot = add_plot(self.canvas.ci, "rotary pair i", "wavelength 2π/θᵢ (positions)", log_y=True)
         self.legend = add_legend_below(self.canvas, self.plot, labelTextColor=FOREGROUND)
         self.unscaled_curve = self.plot.plot(pen=pg.mkPen(GREY, width=2), name="no scaling")

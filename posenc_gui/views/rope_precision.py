@@ -15,7 +15,7 @@ from ..model.rope_precision import (
 )
 from .base import RopeOnlyPanel
 from .plotkit import (
-    BLUE, ORANGE, MatrixPlot, new_layout_widget, prepare_for_paint, set_ticks, show_grid, style_plot,
+    BLUE, ORANGE, MatrixPlot, prepare_for_paint, set_ticks, show_grid, style_plot,
 )
 from .registry import PanelOption
 
@@ -86,9 +86,7 @@ class RopePrecisionPanel(RopeOnlyPanel):
             self.positions_box.addItem(POSITION_LABELS[where], where)
         self.positions_box.currentIndexChanged.connect(lambda _: self.schedule_update())
         self.header.addWidget(self.positions_box)
-        self.finish_header()
-        self.summary_label = self.add_summary_label()
-        self.canvas = new_layout_widget(self)
+        self.add_headline_and_canvas()
         self.matrix = MatrixPlot(self.canvas.ci, "position p", "rotary pair i", "error", row=0, col=0)
         self.curve_plot: pg.PlotItem = self.canvas.addPlot(row=1, col=0)
         style_plot(self.curve_plot)

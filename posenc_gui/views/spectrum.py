@@ -15,7 +15,7 @@ from ..model.spectrum import CATEGORIES, Spectrum, spectrum
 from .base import Panel
 from .cursor import CursorAxis
 from .plotkit import (
-    BLUE, FOREGROUND, GREEN, ORANGE, add_canvas_title, cache_text, new_layout_widget, nice_bounds,
+    BLUE, FOREGROUND, GREEN, ORANGE, add_canvas_title, cache_text, nice_bounds,
     prepare_for_paint, set_axis_label, set_canvas_title, set_ticks, show_grid, snap_log_span, style_plot,
 )
 from .plotkit.theme import themed_text
@@ -142,9 +142,7 @@ class SpectrumPanel(Panel):
 
     def __init__(self, state, compute, parent: QWidget | None = None) -> None:
         super().__init__(state, compute, parent)
-        self.finish_header()
-        self.summary_label = self.add_summary_label()
-        self.canvas = new_layout_widget(self)
+        self.add_headline_and_canvas()
         self.figure_title = add_canvas_title(self.canvas)
         self.wave_key = self.canvas.addLabel("", row=1, col=0, color=FOREGROUND, size="9pt")
         self.wave_plot: pg.PlotItem = self.canvas.addPlot(row=2, col=0)
