@@ -525,9 +525,6 @@ class PermutationPanel(Panel):
         """The demo's verdict: whether the reordering changed the output."""
         return plain_text(self.verdict_label.text())
 
-    def figure_widget(self) -> QWidget:
-        return self.canvas
-
     def export_data(self) -> dict[str, Any]:
         """Both sentences' matrices (the shown mode first) and the JSON dict under ``meta["permutation"]``."""
         demo, params_used = self.demo, self._params_used
