@@ -19,7 +19,7 @@ from . import __version__, prepare_qt_environment, tune_memory_allocator
 from .display import ADVICE, EXIT_NO_DISPLAY, display_problem, qt_start_guard
 from .model import OPTION_SPECS, SCHEMES, EncodingParams, ParamSpec, find_preset, presets
 from .model.schemes import scheme as scheme_info
-from .model.params import SIZE_SPECS
+from .model.core.params import SIZE_SPECS
 
 if TYPE_CHECKING:
     from .mainwindow import MainWindow
@@ -145,7 +145,7 @@ def model_values(path: str, scheme: str | None = None, tensor: str | None = None
     ValueError
         One line: the file does not open (naming it and why), or has nothing to show.
     """
-    from .model.model_setup import model_setups, one_line
+    from .model.files.model_setup import model_setups, one_line
 
     try:
         opened = model_setups(path)

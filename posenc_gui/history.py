@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from PySide6.QtGui import QUndoCommand
 
 from .model import OPTION_SPECS, EncodingParams
-from .model.params import SIZE_SPECS
+from .model.core.params import SIZE_SPECS
 
 if TYPE_CHECKING:
     from .state import AppState

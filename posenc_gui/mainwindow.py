@@ -20,7 +20,7 @@ from . import __version__, panel_navigation, resources_path
 from .compute import ComputeService
 from .dock_layouts import SETTINGS_VERSION, DockLayouts, layout_key
 from .model import OPTION_SPECS, EncodingParams, ParamSpec
-from .model.digits import entry_with_error, shown_number
+from .model.core.digits import entry_with_error, shown_number
 from .session import Session, SessionError, checked_compare, read_session, write_session
 from .settings import Key, Settings
 from .linked_cursor import Cursor

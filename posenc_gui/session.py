@@ -21,7 +21,7 @@ Version 1 holds::
 
 Version 2 adds ``compare``: the pinned setup A (its parameters, as
 ``params``; a model file's by its path) and how the panels show A beside
-the current setup B (:data:`~posenc_gui.model.compare.COMPARE_MODES`).
+the current setup B (:data:`~posenc_gui.model.analyses.compare.COMPARE_MODES`).
 Version 1 files are read as they are.
 
 ``panels`` maps a panel id to options keyed by the ``dest`` of its
@@ -42,8 +42,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .model import OPTION_SPECS, EncodingParams, ParamSpec, limits
-from .model.compare import COMPARE_MODES, DEFAULT_COMPARE_MODE
-from .model.json_nesting import nesting_depth
+from .model.analyses.compare import COMPARE_MODES, DEFAULT_COMPARE_MODE
+from .model.files.json_nesting import nesting_depth
 from .settings import FileRefused, read_regular_file
 from .state import VIEW_SPECS
 
@@ -283,7 +283,7 @@ def checked_compare(value: Any, version: int = SESSION_VERSION) -> tuple[Encodin
 def _checked_params(values: dict[str, Any], where: str = "params") -> EncodingParams:
     if type(values.get("scheme")) is not str:
         raise SessionError(f"{where}.scheme must be text, got {_kind(values.get('scheme'))}")
-    from .model.params import SIZE_SPECS
+    from .model.core.params import SIZE_SPECS
 
     specs = {spec.name: spec for spec in SIZE_SPECS} | dict(OPTION_SPECS)
     typed = {"scheme": values["scheme"]}

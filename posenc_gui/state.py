@@ -13,8 +13,8 @@ from PySide6.QtGui import QUndoStack
 from .history import UNDO_LIMIT, ParamChange, Snapshot
 from .linked_cursor import LinkedCursor
 from .model import EncodingParams, Options, ParamSpec, limits
-from .model.addition import MAX_SCALE
-from .model.analysis import MAX_EMBEDDING_SCALE
+from .model.analyses.addition import MAX_SCALE
+from .model.analyses.analysis import MAX_EMBEDDING_SCALE
 from .model.attention import DEFAULT_DEMO_D_MODEL, MAX_DEMO_D_MODEL, MIN_DEMO_D_MODEL
 
 #: Settings of the views that are not encoding parameters: one value each, shared by every panel that shows it.

@@ -82,7 +82,7 @@ from posenc_gui.views import export_ui, model_open
 from posenc_gui.views import handout_ui
 from posenc_gui.views.export_ui import ExportDialog, copy_panel_figure
 from posenc_gui.views.param_controls import TICKS_PER_OCTAVE
-from posenc_gui.model.panel_data import parse_dims
+from posenc_gui.model.panels.panel_data import parse_dims
 
 #: What the offscreen platform says it cannot do: pyproject.toml's ``qt_log_ignore``, and the keyboard
 #: grab of a popup menu (tests/test_monkey.py ignores it too).
@@ -240,10 +240,16 @@ def _check_parameters(window: Any, panel: Any) -> list[str]:
         if shown is not None and shown() != value and not refused:
             problems.append(f"parameters: the {name} control shows {shown()!r}, the parameters hold {value!r}")
         if slider is not None:
-            tick = min(slider.maximum(), max(0.0, math.log2(value / slider.low) * TICKS_PER_OCTAVE))
+            # the slider shows the value in use, or (its reason beside it) the number refused in the field
+            held = [value]
+            if refused or control.refusal:
+                held.append(editor.value() if isinstance(editor, QSpinBox) else control._typed_value())
+            ticks = [min(slider.maximum(), max(0.0, math.log2(max(v, slider.low) / slider.low) * TICKS_PER_OCTAVE))
+                     for v in held if v is not None]
             # a tick stands for a rounded value; several ticks, for the same small integer
-            if slider.to_value(slider.value()) != value and abs(slider.value() - tick) > 0.5 + 1e-9:
-                problems.append(f"parameters: the {name} slider is at tick {slider.value()}, {value} is tick {tick:.2f}")
+            if slider.to_value(slider.value()) not in held and all(abs(slider.value() - t) > 0.5 + 1e-9 for t in ticks):
+                problems.append(f"parameters: the {name} slider is at tick {slider.value()}, "
+                                f"{value} is tick {ticks[0]:.2f}")
         if isinstance(editor, QLineEdit):  # a real, or a list of reals (LongRoPE's factors): read as the spec does
             try:
                 typed = control.spec.parse(editor.text())
@@ -381,7 +387,7 @@ def _check_walkthrough(window: Any, panel: Any) -> list[str]:
     if panel.index < 0:
         return []
     text = panel.measured_label.text()
-    from posenc_gui.model.scorecard import scoreable_schemes
+    from posenc_gui.model.analyses.scorecard import scoreable_schemes
 
     # the Scorecard scores tables and rotations (RoPE's angles); a bias has no row of table criteria
     not_scored = None if p.scheme in scoreable_schemes() else p.info.lacks(frozenset({"table"}))
@@ -1225,6 +1231,11 @@ class Monkey:
                 dialog.path_edit.selectAll()
                 QApplication.clipboard().setText(target.path)
                 QTest.keyClick(dialog.path_edit, Qt.Key.Key_V, Qt.KeyboardModifier.ControlModifier)
+            if not dialog.export_button.isEnabled():  # a size past the memory budget: said where it is chosen
+                if not dialog.size_label.text():
+                    self._problems.append("the export dialog greys Export and says no reason")
+                self._describe(f"Export greyed: {dialog.size_label.text()[:100]}")
+                return
             self._export(dialog.fmt, target, lambda: QTest.mouseClick(dialog.export_button, Qt.MouseButton.LeftButton),
                          asks=False)
         finally:

@@ -13,7 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from posenc_gui.model import analysis, encode, limits, pairwise
+from posenc_gui.model import encode, limits, pairwise
+from posenc_gui.model.analyses import analysis
 from tolerances import angle_atol, assert_close
 
 
@@ -528,7 +529,7 @@ def test_linear_relation_encodes_each_position_once(monkeypatch, scheme, k):
     p = np.arange(128.0)
     p = p[p + k >= 0]
     rows = []
-    from posenc_gui.model import linear_relation as module
+    from posenc_gui.model.analyses import linear_relation as module
 
     real = module.encode
     monkeypatch.setattr(module, "encode",

@@ -11,10 +11,10 @@ from PySide6.QtCore import QPointF
 
 from posenc_gui.model import limits
 from posenc_gui.views import panel_classes
-from posenc_gui.model.panel_data import VIEW_ELEMENTS
+from posenc_gui.model.panels.panel_data import VIEW_ELEMENTS
 from posenc_gui.views.linear_relation import BLOCKS, MAX_LOG_LABELS, LinearRelationPanel, signed_log_scale
 from posenc_gui.views.addition import AdditionPanel
-from posenc_gui.model.panel_data import MAGNITUDE_MAX_POINTS
+from posenc_gui.model.panels.panel_data import MAGNITUDE_MAX_POINTS
 from posenc_gui.views.magnitude import MagnitudePanel
 from posenc_gui.views.relative import RelativePanel
 from posenc_gui.views.uniqueness import UniquenessPanel
@@ -265,9 +265,10 @@ def test_magnitude_long_sequence_is_sampled_including_the_last(state, compute, q
 def test_magnitude_takes_the_rows_the_similarity_views_encoded(monkeypatch):
     # At the default size the norms come from the shared cache of encoded rows
     # (positions 0…127 in every dimension), not from a second encoding.
-    from posenc_gui.model import AxisSample, EncodingParams, analysis, encode
-    from posenc_gui.model.cache import encode_sampled
-    from posenc_gui.model.panel_data import compute_magnitude
+    from posenc_gui.model import AxisSample, EncodingParams, encode
+    from posenc_gui.model.analyses import analysis
+    from posenc_gui.model.core.cache import encode_sampled
+    from posenc_gui.model.panels.panel_data import compute_magnitude
 
     params = EncodingParams.validated(seq_len=128, d_model=514, base=777.0)
     rows = encode_sampled(params, AxisSample(0, 1, 128))
@@ -747,9 +748,10 @@ def test_spectrum_follows_the_view_only_for_thousands_of_components(state, compu
 
 def test_the_uniqueness_view_encodes_its_positions_once(monkeypatch):
     # Its typical norm comes with the analysis; encoding the positions again cost 2 ms per update.
-    from posenc_gui.model import EncodingParams, analysis, clear_caches
-    from posenc_gui.model import params as params_module
-    from posenc_gui.model.panel_data import uniqueness_data
+    from posenc_gui.model import EncodingParams, clear_caches
+    from posenc_gui.model.analyses import analysis
+    from posenc_gui.model.core import params as params_module
+    from posenc_gui.model.panels.panel_data import uniqueness_data
 
     encoded = []
     for module in (analysis, params_module):  # the analysis's own encode, and the shared cache's

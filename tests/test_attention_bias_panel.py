@@ -10,8 +10,8 @@ import pytest
 from posenc_gui import export, export_cli
 from posenc_gui.model import EncodingParams, t5_random_table
 from posenc_gui.model.bias_data import attention_bias_data, bias_at
-from posenc_gui.model.logits import positional_logits
-from posenc_gui.model.sampling import AxisSample
+from posenc_gui.model.attention.logits import positional_logits
+from posenc_gui.model.core.sampling import AxisSample
 from posenc_gui.views.attention_bias import AttentionBiasPanel
 from posenc_gui.views.plotkit import MASKED_COLOUR
 from posenc_gui.views.registry import panel_classes

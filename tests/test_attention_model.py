@@ -112,7 +112,7 @@ def test_seed_changes_embeddings_and_weights():
 
 
 def test_weights_are_the_seeded_draw_drawn_once_and_read_only():
-    from posenc_gui.model import attention
+    from posenc_gui.model.attention import embeddings as attention
 
     attention._attention_weights.cache_clear()
     w = attention_weights(8, 3)

@@ -1,4 +1,4 @@
-"""The real head: layer 0 of a BERT-family folder on the user's sentences (posenc_gui.model.bert_head)."""
+"""The real head: layer 0 of a BERT-family folder on the user's sentences (posenc_gui.model.attention.bert_head)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from bert_folders import (
 )
 from waiting import TIMEOUT_S
 from posenc_gui.model import ModelFileError, open_model
-from posenc_gui.model.bert_head import (
+from posenc_gui.model.attention.bert_head import (
     TABLE_TERMS, bert_layout, bert_permutation_demo, head_count, layer_norm, load_tokenizer, real_head_available,
 )
 
@@ -208,7 +208,7 @@ def test_a_tokenizer_that_makes_the_package_panic_is_one_value_error_naming_the_
 
 
 def test_a_tokenizer_file_past_the_size_limit_is_not_read(tmp_path, monkeypatch):
-    from posenc_gui.model import bert_head
+    from posenc_gui.model.attention import bert_head
 
     folder = hand_folder(tmp_path / "m")
     monkeypatch.setattr(bert_head, "MAX_JSON_BYTES", 100)
@@ -246,7 +246,7 @@ def test_the_export_dict_carries_the_model_and_head(tmp_path):
 
 
 def test_importing_the_real_head_loads_no_tokenizer_and_no_qt():
-    code = ("import sys, posenc_gui.model.bert_head;"
+    code = ("import sys, posenc_gui.model.attention.bert_head;"
             "bad = [k for k in sys.modules if k.split('.')[0] in ('tokenizers', 'PySide6', 'pyqtgraph')];"
             "print(bad); sys.exit(1 if bad else 0)")
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}

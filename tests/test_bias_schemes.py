@@ -7,7 +7,7 @@ import pytest
 
 from posenc_gui.model import OPTION_SPECS, SCHEMES, EncodingParams, Scheme, t5_random_table, t5_relative_bucket
 from posenc_gui.model.bias_data import bucket_map
-from posenc_gui.model.logits import logit_profile_data, positional_logits
+from posenc_gui.model.attention.logits import logit_profile_data, positional_logits
 from posenc_gui.model.schemes._shared_specs import HEAD, N_HEADS, SEED
 
 EPS = np.finfo(np.float64).eps

@@ -9,7 +9,7 @@ from PySide6.QtCore import Qt
 
 from posenc_gui import export_cli
 from posenc_gui.model import EncodingParams
-from posenc_gui.model.compare import ShownMatrix, matrix_difference
+from posenc_gui.model.analyses.compare import ShownMatrix, matrix_difference
 from posenc_gui.session import SESSION_FORMAT, SessionError, read_session
 from posenc_gui.views.compare import ComparedPanel, PinnedState, plot_items
 from posenc_gui.views.registry import panel_classes
@@ -235,7 +235,7 @@ def test_an_export_of_a_session_with_a_writes_a_b_and_b_minus_a(tmp_path, qapp, 
 
 
 def test_the_scorecard_and_the_positional_logits_compare_a_and_b_in_one_table_and_plot(make_window, qtbot):
-    from posenc_gui.model.logit_properties import decay_profile, logit_properties
+    from posenc_gui.model.attention.logit_properties import decay_profile, logit_properties
 
     window = make_window(size=(1500, 950), params=PAPER.replaced(d_model=64), restore=False)
     window.pin_a()

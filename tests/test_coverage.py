@@ -1,8 +1,8 @@
-"""The words every verdict's coverage is said in (posenc_gui.model.coverage)."""
+"""The words every verdict's coverage is said in (posenc_gui.model.core.coverage)."""
 
 import pytest
 
-from posenc_gui.model.coverage import Coverage, Verdict, span
+from posenc_gui.model.core.coverage import Coverage, Verdict, span
 
 
 def test_a_span_names_its_ends_with_separators_and_one_number_for_one_element():

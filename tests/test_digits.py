@@ -10,7 +10,7 @@ import pytest
 
 import high_precision as hp
 from posenc_gui.model import encode
-from posenc_gui.model.digits import correct_digits, encoding_error, shown_number, similarity_with_error
+from posenc_gui.model.core.digits import correct_digits, encoding_error, shown_number, similarity_with_error
 from posenc_gui.model.schemes import columns
 
 BASE = 10000.0

@@ -14,7 +14,7 @@ import sys
 
 import pytest
 
-from posenc_gui.model.json_nesting import nesting_depth
+from posenc_gui.model.files.json_nesting import nesting_depth
 
 #: How long a child may take to read a file before it counts as hung (the reading takes well under a second).
 HANG_S = 120
@@ -53,7 +53,7 @@ def depth_by_walking(text: str) -> int:
 
 @pytest.mark.parametrize("chunk", [3, 7, 2**20])
 def test_the_nesting_depth_is_that_of_a_character_walk(monkeypatch, chunk):
-    from posenc_gui.model import json_nesting
+    from posenc_gui.model.files import json_nesting
 
     monkeypatch.setattr(json_nesting, "CHUNK_BYTES", chunk)  # strings and runs of backslashes across chunks
     rng = random.Random(36)
@@ -215,7 +215,7 @@ def hostile_model(request, tmp_path):
 
 def test_a_config_value_out_of_range_is_one_model_file_error_naming_the_key(hostile_model):
     from posenc_gui.model import ModelFileError
-    from posenc_gui.model.model_setup import model_setups
+    from posenc_gui.model.files.model_setup import model_setups
 
     path, pattern = hostile_model
     with pytest.raises(ModelFileError, match=pattern) as caught:
@@ -442,7 +442,7 @@ def test_a_gguf_of_more_tensors_than_a_model_has_is_refused(tmp_path):
     from test_model_files import gguf_string
 
     from posenc_gui.model import ModelFileError, open_model
-    from posenc_gui.model.gguf_file import MAX_TENSORS
+    from posenc_gui.model.files.gguf_file import MAX_TENSORS
 
     infos = [gguf_string(f"t{index}") + struct.pack("<IQIQ", 1, 32, 0, 0) for index in range(MAX_TENSORS + 1)]
     with pytest.raises(ModelFileError, match="claims 65,537 tensors"):
@@ -471,7 +471,7 @@ def test_gguf_metadata_arrays_past_a_vocabulary_are_refused(tmp_path, keys, prob
 
 def test_a_vocabulary_of_a_million_tokens_opens_walked_over_not_kept(tmp_path):
     from posenc_gui.model import open_model
-    from posenc_gui.model.gguf_file import SkippedArray
+    from posenc_gui.model.files.gguf_file import SkippedArray
 
     model = open_model(raw_gguf(tmp_path / "vocabulary.gguf", [string_array("tokenizer.ggml.tokens", 2**20)]))
     assert model.config["tokenizer.ggml.tokens"] == SkippedArray("STRING", 2**20)
@@ -479,7 +479,7 @@ def test_a_vocabulary_of_a_million_tokens_opens_walked_over_not_kept(tmp_path):
 
 def test_gguf_arrays_are_kept_up_to_a_total_then_walked_over(tmp_path):
     from posenc_gui.model import open_model
-    from posenc_gui.model.gguf_file import MAX_KEPT_ARRAY, MAX_KEPT_VALUES, SkippedArray
+    from posenc_gui.model.files.gguf_file import MAX_KEPT_ARRAY, MAX_KEPT_VALUES, SkippedArray
 
     count = MAX_KEPT_VALUES // MAX_KEPT_ARRAY + 1
     model = open_model(raw_gguf(tmp_path / "kept.gguf", [string_array(f"k{index}", MAX_KEPT_ARRAY)

@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 
 from posenc_gui.model import OPTION_SPECS, SCHEMES, EncodingParams, encode, learned_values
-from posenc_gui.model.analysis import pe_norms
-from posenc_gui.model.digits import entry_with_error, shown_number
-from posenc_gui.model.closest import range_uniqueness
-from posenc_gui.model.similarity import similarity_matrix
+from posenc_gui.model.analyses.analysis import pe_norms
+from posenc_gui.model.core.digits import entry_with_error, shown_number
+from posenc_gui.model.analyses.closest import range_uniqueness
+from posenc_gui.model.analyses.similarity import similarity_matrix
 from waiting import TIMEOUT_S
 
 LEARNED = {"scheme": "learned"}

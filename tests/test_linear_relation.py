@@ -9,14 +9,14 @@ import numpy as np
 import pytest
 
 from posenc_gui.model import EncodingParams, encode, limits
-from posenc_gui.model.linear_relation import (
+from posenc_gui.model.analyses.linear_relation import (
     FIT_CUTOFFS,
     VALIDATION_SLACK,
     fit_columns,
     linear_relation,
     positions_between,
 )
-from posenc_gui.model.panel_data import VIEW_ELEMENTS, linear_relation_data
+from posenc_gui.model.panels.panel_data import VIEW_ELEMENTS, linear_relation_data
 from tolerances import angle_atol, assert_close
 
 BASE = 10000.0

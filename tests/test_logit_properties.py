@@ -1,4 +1,4 @@
-"""The positional logit's properties measured on one footing (model/logit_properties.py) and in the panel."""
+"""The positional logit's properties measured on one footing (model/attention/logit_properties.py) and in the panel."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ import pytest
 
 from posenc_gui import export, export_cli
 from posenc_gui.model import EncodingParams, Scheme, register, unregister
-from posenc_gui.model.logit_properties import (
+from posenc_gui.model.attention.logit_properties import (
     MAX_COMPARED, ONE_PERCENT_DROP, compared_profiles, decay_profile, logit_properties, properties_table,
 )
-from posenc_gui.model.logits import positional_logits
+from posenc_gui.model.attention.logits import positional_logits
 from posenc_gui.views.positional_logits import COMPARED_COLOURS, PositionalLogitsPanel
 from waiting import TIMEOUT_S
 

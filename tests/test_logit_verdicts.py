@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from posenc_gui.model import EncodingParams
-from posenc_gui.model.logit_properties import logit_properties
-from posenc_gui.model.logit_scan import CosineSum, cosine_sum
+from posenc_gui.model.attention.logit_properties import logit_properties
+from posenc_gui.model.attention.logit_scan import CosineSum, cosine_sum
 from posenc_gui.model.schemes import encode
 
 LN100 = math.log(100.0)
@@ -268,7 +268,7 @@ def test_the_scan_equals_brute_force_at_every_offset_for_random_cosine_sums():
 
 
 def test_the_scorecards_logit_scans_advance_in_steps_to_the_whole_result():
-    from posenc_gui.model.scorecard import continue_logits, scorecard
+    from posenc_gui.model.analyses.scorecard import continue_logits, scorecard
 
     setup = params(seq_len=20_000, d_model=64)
     data = scorecard(setup, schemes=["rope", "sinusoidal"], scan_work=2**16)  # 2,048 of 20,000 offsets a step

@@ -9,7 +9,7 @@ import pytest
 
 from posenc_gui.model import AxisSample, EncodingParams, offset_profile
 from posenc_gui.model import cache
-from posenc_gui.model.panel_data import compute_profile
+from posenc_gui.model.panels.panel_data import compute_profile
 from tolerances import assert_close, cosine_atol
 from waiting import TIMEOUT_S
 
@@ -148,7 +148,8 @@ def test_a_failed_computation_does_not_block_the_next_request(monkeypatch):
 
 
 def test_clear_caches_forgets_every_kept_result():
-    from posenc_gui.model import addition, clear_caches
+    from posenc_gui.model import clear_caches
+    from posenc_gui.model.analyses import addition
 
     params = EncodingParams(seq_len=64, d_model=64)
     cache.encode_sampled(params, AxisSample(0, 1, 64))
@@ -184,7 +185,8 @@ def row_encodes(monkeypatch):
 
 
 def test_the_addition_docks_cosine_terms_share_the_core_panels_rows(row_encodes):
-    from posenc_gui.model import addition, clear_caches
+    from posenc_gui.model import clear_caches
+    from posenc_gui.model.analyses import addition
 
     clear_caches()
     params = EncodingParams(seq_len=128, d_model=96)
@@ -203,8 +205,9 @@ def test_the_addition_docks_cosine_terms_share_the_core_panels_rows(row_encodes)
 
 
 def test_the_uniqueness_view_shares_the_core_panels_rows(row_encodes):
-    from posenc_gui.model import analysis, clear_caches
-    from posenc_gui.model.panel_data import uniqueness_data
+    from posenc_gui.model import clear_caches
+    from posenc_gui.model.analyses import analysis
+    from posenc_gui.model.panels.panel_data import uniqueness_data
 
     clear_caches()
     params = EncodingParams(seq_len=128, d_model=64)
@@ -234,8 +237,9 @@ def test_rows_encoder_gives_what_encode_gives_at_any_positions():
 
 
 def test_the_relative_view_shares_the_core_panels_rows(row_encodes):
-    from posenc_gui.model import analysis, clear_caches
-    from posenc_gui.model.panel_data import relative_data
+    from posenc_gui.model import clear_caches
+    from posenc_gui.model.analyses import analysis
+    from posenc_gui.model.panels.panel_data import relative_data
 
     clear_caches()
     params = EncodingParams(seq_len=128, d_model=64)

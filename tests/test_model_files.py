@@ -16,7 +16,7 @@ import pytest
 from safetensors.numpy import save_file
 
 from posenc_gui.model import ModelFileError, open_model
-from posenc_gui.model import files as model_files
+from posenc_gui.model.files import model_file as model_files
 from waiting import TIMEOUT_S
 
 RNG = np.random.default_rng(2024)

@@ -34,7 +34,12 @@ from posenc_gui.model import (
     similarity_matrix,
     value_range,
 )
-from posenc_gui.model import addition, analysis, cache, panel_data, scorecard, spectrum
+from posenc_gui.model import cache
+from posenc_gui.model.analyses import addition
+from posenc_gui.model.analyses import analysis
+from posenc_gui.model.panels import panel_data
+from posenc_gui.model.analyses import scorecard
+from posenc_gui.model.analyses import spectrum
 from waiting import TIMEOUT_S
 
 nan, inf = float("nan"), float("inf")

@@ -12,9 +12,10 @@ import pytest
 from safetensors.numpy import save_file
 from test_model_files import LLAMA, rope_gguf, table, write_json
 
-from posenc_gui.model import locations, rope_frequencies
-from posenc_gui.model.locations import HUGGING_FACE, LM_STUDIO, OLLAMA, find_models, open_found_model
-from posenc_gui.model.model_setup import model_setups
+from posenc_gui.model import rope_frequencies
+from posenc_gui.model.files import locations
+from posenc_gui.model.files.locations import HUGGING_FACE, LM_STUDIO, OLLAMA, find_models, open_found_model
+from posenc_gui.model.files.model_setup import model_setups
 from posenc_gui.model.schemes.rope import hf_config
 from posenc_gui.views import model_locations, model_open
 

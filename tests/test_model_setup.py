@@ -12,15 +12,15 @@ from safetensors.numpy import save_file
 from test_model_files import LLAMA, bert_folder, marker_pickle, rope_gguf, table, write_json
 
 from posenc_gui.model import EncodingParams, ModelFileError, ParamSpec, encode, rope_frequencies
-from posenc_gui.model import model_tables
-from posenc_gui.model.analysis import offset_profiles, offset_spread
-from posenc_gui.model.linear_relation import linear_relation
-from posenc_gui.model.model_setup import model_setups, one_line, rope_options
-from posenc_gui.model.panel_data import linear_relation_data, relative_data
+from posenc_gui.model.files import model_tables
+from posenc_gui.model.analyses.analysis import offset_profiles, offset_spread
+from posenc_gui.model.analyses.linear_relation import linear_relation
+from posenc_gui.model.files.model_setup import model_setups, one_line, rope_options
+from posenc_gui.model.panels.panel_data import linear_relation_data, relative_data
 from posenc_gui.model.schemes import last_position
 from posenc_gui.model.schemes.rope import hf_config
-from posenc_gui.model.scorecard import score_scheme, scorecard
-from posenc_gui.model.specs import MAX_NAME_CHARS, MAX_PATH_CHARS
+from posenc_gui.model.analyses.scorecard import score_scheme, scorecard
+from posenc_gui.model.core.specs import MAX_NAME_CHARS, MAX_PATH_CHARS
 
 
 def gpt2_file(path, positions: np.ndarray | None = None) -> np.ndarray:

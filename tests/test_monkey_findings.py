@@ -10,7 +10,7 @@ from PySide6.QtWidgets import QApplication
 from posenc_gui.views.heatmap import HeatmapPanel
 from posenc_gui.views.parameters import ParametersPanel
 from posenc_gui.views.similarity import SimilarityPanel
-from posenc_gui.model.panel_data import default_dims
+from posenc_gui.model.panels.panel_data import default_dims
 from posenc_gui.views.waveforms import WaveformsPanel
 
 
@@ -212,3 +212,52 @@ def test_an_undefined_one_position_profile_hands_no_nan_to_its_dot(qtbot, state,
     panel.set_options(metric="dot")  # defined again: the dot is back
     assert compute.wait_idle()
     assert panel.profile_dot.isVisible() and list(panel.profile_dot.data["y"]) == [0.0]
+
+
+@pytest.mark.parametrize("moved", ["slider", "spin box"])
+def test_a_refused_d_model_shows_in_both_of_its_controls(qtbot, state, compute, moved):
+    # Seed 1 (action ~1,937): RoPE refuses d_model 3 (no rotary pair fits); dragged there, the slider stayed at
+    # 3's tick while the spin box went on showing 512 — two controls of one parameter saying different things.
+    state.update(scheme="rope")
+    state.flush()
+    panel = shown(qtbot, ParametersPanel(state, compute), compute)
+    control = panel.controls["d_model"]
+    refused_tick = next(tick for tick in range(control.slider.maximum() + 1) if control.slider.to_value(tick) == 3)
+    if moved == "slider":
+        control.slider.setValue(refused_tick)
+    else:
+        control.editor.setValue(3)
+    assert state.params.d_model == 512 and not control.error.isHidden() and "d_model 3" in control.error.text()
+    assert control.editor.value() == 3 and control.slider.to_value(control.slider.value()) == 3
+    if moved == "slider":
+        assert control.slider.value() == refused_tick  # not moved under the hand that holds it
+    state.update(d_model=128)  # a value in use again: both controls show it and the reason goes
+    state.flush()
+    assert control.editor.value() == 128 and control.slider.to_value(control.slider.value()) == 128
+    assert control.error.isHidden()
+
+
+def test_a_refused_base_from_the_slider_stays_in_the_text_field_with_its_reason(qtbot):
+    # The text-field side of the test above: a real parameter's slider value refused by the scheme.
+    from PySide6.QtWidgets import QWidget
+
+    from posenc_gui.model import SCHEMES
+    from posenc_gui.views.param_controls import ParamControl
+
+    parent = QWidget()
+    qtbot.addWidget(parent)
+    applied: list[float] = []
+
+    def refuse_above_1e5(name: str, value: float) -> str | None:
+        applied.append(value)
+        return f"{name} {value:g} refused" if value > 1e5 else None
+
+    control = ParamControl(SCHEMES["rope"].spec("rope_theta"), refuse_above_1e5, parent)
+    control.show(10000.0)
+    tick = next(t for t in range(control.slider.maximum() + 1) if control.slider.to_value(t) > 1e5)
+    control.slider.setValue(tick)
+    refused = applied[-1]
+    assert refused > 1e5 and float(control.editor.text()) == refused
+    assert control.refusal == f"rope_theta {refused:g} refused"
+    control.show(10000.0)  # the value in use again: the text and the refusal go
+    assert float(control.editor.text()) == 10000.0 and control.refusal == ""

@@ -275,7 +275,7 @@ def test_every_panels_model_functions_are_in_the_model_layer_which_loads_no_qt()
             assert function.__module__.startswith("posenc_gui.model."), (cls.panel_id, function)
             modules.add(function.__module__)
     for panel_id in ("heatmap", "waveforms", "similarity", "magnitude"):
-        assert all(f.__module__ == "posenc_gui.model.panel_data" for f in panel_class(panel_id).model_functions)
+        assert all(f.__module__ == "posenc_gui.model.panels.panel_data" for f in panel_class(panel_id).model_functions)
     code = (f"import sys, importlib; [importlib.import_module(m) for m in {sorted(modules)!r}];"
             "bad = [k for k in sys.modules if k.split('.')[0] in ('PySide6', 'shiboken6', 'pyqtgraph')];"
             "print(bad); sys.exit(1 if bad else 0)")

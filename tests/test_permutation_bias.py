@@ -9,7 +9,7 @@ import pytest
 
 from posenc_gui.model.attention import permutation_demo, self_attention
 from posenc_gui.model.bias import alibi_bias
-from posenc_gui.model.params import EncodingParams
+from posenc_gui.model.core.params import EncodingParams
 from posenc_gui.views.permutation import PermutationPanel
 
 ALIBI = {"n_heads": 8, "head": 0, "symmetric": False}

@@ -9,7 +9,7 @@ import pytest
 
 from bert_folders import PANICS, hand_folder, write_folder, bert_config, hand_tensors, write_panicking_tokenizer
 from posenc_gui import compute as compute_module
-from posenc_gui.model.bert_head import RealHeadDemo, bert_permutation_demo
+from posenc_gui.model.attention.bert_head import RealHeadDemo, bert_permutation_demo
 from posenc_gui.views import model_open
 from posenc_gui.views.permutation import TOY_HEAD, PermutationPanel
 from waiting import TIMEOUT_S

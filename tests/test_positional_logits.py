@@ -12,7 +12,7 @@ from posenc_gui import export, export_cli
 from posenc_gui.model import (
     EncodingParams, Scheme, register, rope_frequencies, rope_rotate, t5_random_table, t5_relative_bucket, unregister,
 )
-from posenc_gui.model.logits import (
+from posenc_gui.model.attention.logits import (
     DENSE_OFFSETS, LOG_OFFSETS, MATRIX_POSITIONS, logit_profile_data, positional_logits, profile_distances,
     random_vectors,
 )

@@ -11,7 +11,7 @@ from test_model_files import table, write_gguf
 
 from posenc_gui import export
 from posenc_gui.model import EncodingParams
-from posenc_gui.model.model_setup import model_setups
+from posenc_gui.model.files.model_setup import model_setups
 from posenc_gui.model.rope_context import CONTEXT_METHODS, context_extension_data
 from posenc_gui.views import panel_classes
 from posenc_gui.views.model_open import open_model_path

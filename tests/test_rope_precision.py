@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from posenc_gui import export, export_cli
-from posenc_gui.model.params import EncodingParams
+from posenc_gui.model.core.params import EncodingParams
 from posenc_gui.model.rope import rope_frequencies
 from posenc_gui.model.rope_precision import (
     MAX_BINS, MAX_EVALUATED, model_inv_freq, model_position_ids, rope_precision_data,

@@ -183,7 +183,7 @@ def test_the_rotations_divisors_are_within_the_error_bound_the_heatmaps_digits_u
                                                                                    original, n, truncate):
     from high_precision import rope_inv_freq
 
-    from posenc_gui.model.digits import EPS, _divisor_ulps
+    from posenc_gui.model.core.digits import EPS, _divisor_ulps
 
     params = EncodingParams.validated(scheme="rope", seq_len=n, d_model=d, rope_theta=theta, rope_type=rope_type,
                                       factor=factor, original_max_position_embeddings=original, truncate=truncate)

@@ -15,7 +15,7 @@ from posenc_gui.__main__ import build_parser, params_from_args
 from posenc_gui.export_plan import UsageError
 from posenc_gui.model import OPTION_SPECS, SCHEMES, Columns, EncodingParams, ParamSpec, Scheme, encode, register
 from posenc_gui.model import unregister
-from posenc_gui.model.scorecard import scorecard_key, scorecard_setups
+from posenc_gui.model.analyses.scorecard import scorecard_key, scorecard_setups
 from posenc_gui.views.parameters import ParametersPanel, parameters_html
 
 GAIN = ParamSpec("gain", "real", 1.0, "gain", "Slope of every dimension.", low=0.01, high=100.0, log=True)

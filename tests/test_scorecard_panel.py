@@ -139,7 +139,7 @@ def test_unique_cell_shows_the_closest_pair_of_the_whole_range(qtbot, state, com
 
 
 def test_every_header_and_tooltip_states_its_tolerance(qtbot, state, compute):
-    from posenc_gui.model.scorecard import GROWTH_TOL, TK_TOL, UNIQUE_TOL
+    from posenc_gui.model.analyses.scorecard import GROWTH_TOL, TK_TOL, UNIQUE_TOL
     from posenc_gui.views.scorecard import HEADERS
 
     tolerances = {"bounded_within": f"×{GROWTH_TOL:g}", "bounded_past": f"×{GROWTH_TOL:g}",

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from posenc_gui.model import SCHEMES, EncodingParams, encode
-from posenc_gui.model.addition import (
+from posenc_gui.model.analyses.addition import (
     TERMS,
     orthogonality,
     projection_cost,
@@ -16,8 +16,8 @@ from posenc_gui.model.addition import (
     scale_sweep,
     split_at_scale,
 )
-from posenc_gui.model.scorecard import GROWTH_TOL, TK_TOL, UNIQUE_TOL, sample_range, score_scheme, scorecard
-from posenc_gui.model.spectrum import spectrum
+from posenc_gui.model.analyses.scorecard import GROWTH_TOL, TK_TOL, UNIQUE_TOL, sample_range, score_scheme, scorecard
+from posenc_gui.model.analyses.spectrum import spectrum
 from tolerances import assert_close, cosine_atol
 from waiting import TIMEOUT_S
 
@@ -145,7 +145,7 @@ def test_scale_sweep_terms_scale_as_powers_of_sigma():
 
 
 def test_the_split_residual_is_computed_when_read_not_on_every_update(monkeypatch):
-    from posenc_gui.model import addition
+    from posenc_gui.model.analyses import addition
 
     addition.clear_caches()
     calls = []
@@ -189,7 +189,7 @@ def test_near_orthogonality_grows_with_d():
 
 
 def test_orthogonality_after_a_d_model_step_computes_only_the_new_dimension():
-    from posenc_gui.model import addition
+    from posenc_gui.model.analyses import addition
 
     addition._cosines_at.cache_clear()
     orthogonality(EncodingParams("sinusoidal", 128, 512), n_samples=64)
@@ -206,7 +206,7 @@ def test_orthogonality_after_a_d_model_step_computes_only_the_new_dimension():
 
 
 def test_orthogonality_after_a_base_step_draws_its_sample_positions_again_for_no_dimension(monkeypatch):
-    from posenc_gui.model import addition
+    from posenc_gui.model.analyses import addition
 
     addition.clear_caches()
     draws = []
@@ -225,7 +225,7 @@ def test_orthogonality_after_a_base_step_draws_its_sample_positions_again_for_no
 
 
 def test_scale_sweep_after_a_d_model_step_reuses_the_toy_heads_split():
-    from posenc_gui.model import addition
+    from posenc_gui.model.analyses import addition
 
     addition._split_sweep.cache_clear()
     scale_sweep(EncodingParams("sinusoidal", 128, 512))
@@ -241,7 +241,7 @@ def test_scale_sweep_after_a_d_model_step_reuses_the_toy_heads_split():
 
 
 def test_orthogonality_embeddings_of_a_dimension_are_the_first_columns_of_a_larger_one():
-    from posenc_gui.model import addition
+    from posenc_gui.model.analyses import addition
 
     addition.clear_caches()
     small = addition.orthogonality_embeddings(3, 40, 300)  # drawn first: its blocks are drawn for 300 columns
@@ -260,7 +260,7 @@ def test_orthogonality_embeddings_of_a_dimension_are_the_first_columns_of_a_larg
 
 
 def test_orthogonality_after_a_base_step_draws_no_embedding(monkeypatch):
-    from posenc_gui.model import addition
+    from posenc_gui.model.analyses import addition
 
     addition.clear_caches()
     orthogonality(EncodingParams("sinusoidal", 128, 512))
@@ -280,7 +280,7 @@ def test_orthogonality_after_a_base_step_draws_no_embedding(monkeypatch):
 
 
 def test_orthogonality_embedding_blocks_stay_within_their_memory_bound(monkeypatch):
-    from posenc_gui.model import addition
+    from posenc_gui.model.analyses import addition
 
     addition.clear_caches()
     block_bytes = 50 * addition.EMBEDDING_BLOCK * 8
@@ -403,7 +403,8 @@ def test_these_model_modules_load_no_qt():
     import sys
 
     code = (
-        "import sys, posenc_gui.model.spectrum, posenc_gui.model.addition, posenc_gui.model.scorecard;"
+        "import sys, posenc_gui.model.analyses.spectrum, posenc_gui.model.analyses.addition,"
+        " posenc_gui.model.analyses.scorecard;"
         "bad = [k for k in sys.modules if k.split('.')[0] in ('PySide6', 'shiboken6', 'pyqtgraph')];"
         "print(bad); sys.exit(1 if bad else 0)"
     )
@@ -429,7 +430,7 @@ def test_unique_work_budget_is_validated_and_used():
 @pytest.mark.parametrize("scheme, seq_len, d", [("sinusoidal", 128, 510), ("normalized", 40, 96), ("harmonic", 3, 64)])
 def test_orthogonality_samples_and_summary_equal_the_direct_computation(scheme, seq_len, d):
     """Each drawn position is encoded once and the summary kept with the samples: same numbers as drawing them out."""
-    from posenc_gui.model import addition
+    from posenc_gui.model.analyses import addition
 
     addition.clear_caches()
     params = EncodingParams(scheme, seq_len, d)
@@ -482,7 +483,7 @@ def test_scale_sweep_split_equals_each_scales_own_split(scheme, seq_len, d_model
 
 
 def test_a_scheme_that_does_not_take_the_sizes_is_left_out_and_named():
-    from posenc_gui.model.scorecard import scorecard
+    from posenc_gui.model.analyses.scorecard import scorecard
 
     card = scorecard(EncodingParams(seq_len=16, d_model=33), scan_work=None)
     assert "rope" not in [s.scheme for s in card.scores] and "sinusoidal" in [s.scheme for s in card.scores]

@@ -11,14 +11,14 @@ import numpy as np
 import pytest
 
 from posenc_gui.model import EncodingParams, encode, permutation_demo
-from posenc_gui.model.analysis import offset_spread, pe_norms
-from posenc_gui.model.closest import range_uniqueness
-from posenc_gui.model.digits import encoding_error, entry_with_error, pair_similarity, shown_number
-from posenc_gui.model.linear_relation import linear_relation, unpaired_dimensions
-from posenc_gui.model.panel_data import linear_relation_data, relative_data, uniqueness_data
-from posenc_gui.model.scorecard import score_scheme
-from posenc_gui.model.similarity import similarity_matrix
-from posenc_gui.model.spectrum import spectrum
+from posenc_gui.model.analyses.analysis import offset_spread, pe_norms
+from posenc_gui.model.analyses.closest import range_uniqueness
+from posenc_gui.model.core.digits import encoding_error, entry_with_error, pair_similarity, shown_number
+from posenc_gui.model.analyses.linear_relation import linear_relation, unpaired_dimensions
+from posenc_gui.model.panels.panel_data import linear_relation_data, relative_data, uniqueness_data
+from posenc_gui.model.analyses.scorecard import score_scheme
+from posenc_gui.model.analyses.similarity import similarity_matrix
+from posenc_gui.model.analyses.spectrum import spectrum
 
 SIGNED = {"scheme": "binary"}
 UNSIGNED = {"scheme": "binary", "bit_values": "unsigned"}
@@ -143,7 +143,7 @@ def test_nope_t_k_is_not_determined_and_says_so():
 
 
 def test_binary_bands_are_the_bits_taken_over_each_interval():
-    from posenc_gui.model.sampling import value_bands
+    from posenc_gui.model.core.sampling import value_bands
 
     low, high = value_bands("binary", 8, np.arange(4), [0.0, 3.5, 4.0, 0.0], [0.9, 3.9, 7.9, 10.0])
     np.testing.assert_array_equal(low, [[-1, -1, -1, -1], [1, 1, -1, -1], [-1, -1, 1, -1], [-1, -1, -1, -1]])
@@ -152,7 +152,7 @@ def test_binary_bands_are_the_bits_taken_over_each_interval():
 
 @pytest.mark.parametrize("options", TABLES, ids=["signed", "unsigned", "nope"])
 def test_bands_match_the_values_at_every_integer_of_each_interval(options):
-    from posenc_gui.model.sampling import value_bands
+    from posenc_gui.model.core.sampling import value_bands
 
     kwargs = {k: v for k, v in options.items() if k != "scheme"}
     rng = np.random.default_rng(3)
@@ -281,7 +281,7 @@ def plain_table(monkeypatch):
     """A table scheme with neither ``exact`` nor ``extremes``: dimension j is (⌊pos⌋ + j) mod 3."""
     from types import MappingProxyType
 
-    from posenc_gui.model import params as params_module
+    from posenc_gui.model.core import params as params_module
     from posenc_gui.model import schemes
     from posenc_gui.model.schemes import Scheme
 
@@ -298,7 +298,7 @@ def plain_table(monkeypatch):
 
 
 def test_a_table_without_bounds_says_its_error_and_band_are_not_known(plain_table):
-    from posenc_gui.model.sampling import value_bands
+    from posenc_gui.model.core.sampling import value_bands
     from posenc_gui.views.waveforms import compute_waveforms, sampling_notice
 
     assert np.all(np.isinf(encoding_error("plain", np.arange(4.0), 4)))

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from posenc_gui.model import EncodingParams
-from posenc_gui.model.table_spectra import (
+from posenc_gui.model.analyses.table_spectra import (
     IMAGE_COLUMNS, MAX_IMAGE_ROWS, SHARE_FLOOR, dimension_periodogram, pca_data, pca_positions, periodogram_data,
     periodogram_positions,
 )

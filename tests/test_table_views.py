@@ -13,7 +13,7 @@ from PySide6.QtGui import QColor
 
 from posenc_gui import export, export_cli
 from posenc_gui.model import EncodingParams
-from posenc_gui.model.table_spectra import IMAGE_COLUMNS, dimension_periodogram, pca_data, periodogram_data
+from posenc_gui.model.analyses.table_spectra import IMAGE_COLUMNS, dimension_periodogram, pca_data, periodogram_data
 from posenc_gui.views import periodogram as periodogram_view
 from posenc_gui.views.pca import PCAPanel
 from posenc_gui.views.periodogram import LEVELS, PeriodogramPanel

@@ -22,8 +22,8 @@ import numpy as np
 import pytest
 
 from posenc_gui.model import EncodingParams, encode
-from posenc_gui.model.closest import SWEEP_WORK, range_uniqueness
-from posenc_gui.model.scorecard import UNIQUE_TOL, score_scheme
+from posenc_gui.model.analyses.closest import SWEEP_WORK, range_uniqueness
+from posenc_gui.model.analyses.scorecard import UNIQUE_TOL, score_scheme
 
 EPS = float(np.finfo(np.float64).eps)
 
@@ -113,7 +113,7 @@ def test_all_sine_at_10000_positions_and_d12_has_a_pair_under_a_tenth_of_a_step(
 
 def test_all_sine_closest_pair_of_20000_positions_is_found_past_the_leading_ones():
     # The panel showed (614, 1406) at 0.01075, the closest of 0 … 4,095, as that of 0 … 19,999.
-    from posenc_gui.model.panel_data import continue_uniqueness_data, uniqueness_data
+    from posenc_gui.model.panels.panel_data import continue_uniqueness_data, uniqueness_data
     from posenc_gui.views.uniqueness import closest_pair_sentence
 
     n, d, base = 20_000, 4, 1.5
@@ -131,7 +131,7 @@ def test_all_sine_closest_pair_of_20000_positions_is_found_past_the_leading_ones
 
 
 def test_a_headline_past_the_budget_names_the_range_searched():
-    from posenc_gui.model.panel_data import uniqueness_data, view_positions
+    from posenc_gui.model.panels.panel_data import uniqueness_data, view_positions
     from posenc_gui.views.uniqueness import closest_pair_sentence
 
     params = EncodingParams("all_sine", 1_048_576, 256)
@@ -211,7 +211,7 @@ def test_no_verdict_contradicts_brute_force_over_the_range_it_names(scheme, n, d
 def test_an_unsettled_uniqueness_is_neither_a_pass_nor_a_fail_in_the_export():
     # all-sine at d = 512: the distances depend on the position and neither every pair of 0 … 4,999 nor the
     # sweep fits the Scorecard's budget, so only the leading positions are compared
-    from posenc_gui.model.scorecard import scorecard
+    from posenc_gui.model.analyses.scorecard import scorecard
 
     card = scorecard(EncodingParams("all_sine", 5000, 512), schemes=["all_sine", "sinusoidal"])
     rows = {row["scheme"]: row for row in card.table()}
@@ -231,7 +231,7 @@ def test_the_panel_on_a_zero_table_stays_in_bounded_memory(n, d):
     # Issue #36 item 5: NoPE took 8.6 GB at 2048 × 2048 and over 5 GB at 4096 × 2048. Every pair ties at 0.
     import tracemalloc
 
-    from posenc_gui.model.panel_data import uniqueness_data
+    from posenc_gui.model.panels.panel_data import uniqueness_data
 
     tracemalloc.start()
     try:

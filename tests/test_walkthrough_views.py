@@ -10,9 +10,9 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDockWidget, QMainWindow
 
 from posenc_gui.model import SCHEMES, EncodingParams, wavelengths
-from posenc_gui.model.addition import projection_cost
-from posenc_gui.model.analysis import uniqueness
-from posenc_gui.model.scorecard import score_scheme
+from posenc_gui.model.analyses.addition import projection_cost
+from posenc_gui.model.analyses.analysis import uniqueness
+from posenc_gui.model.analyses.scorecard import score_scheme
 from posenc_gui.views.addition import AdditionPanel
 from posenc_gui.views.base import Panel
 from posenc_gui.views.host import PanelHost
@@ -396,7 +396,7 @@ def test_linear_relation_step_sets_the_interleaved_layout(qtbot, state, compute)
 
 
 def test_measured_line_says_what_each_number_is(qtbot, state, compute):
-    from posenc_gui.model.scorecard import CRITERIA
+    from posenc_gui.model.analyses.scorecard import CRITERIA
     from posenc_gui.views.scorecard import HEADERS
 
     window = StandInWindow(state, compute)
@@ -517,7 +517,7 @@ def test_walkthrough_says_bounded_as_the_scorecard_measures_it(scheme):
 
 def test_measured_now_scores_a_rotation_and_measures_its_logit(qtbot, state, compute):
     # RoPE's step says the row measures the rotation itself: its angles, as the Scorecard's RoPE row does
-    from posenc_gui.model.logit_properties import logit_properties
+    from posenc_gui.model.attention.logit_properties import logit_properties
     from posenc_gui.views.walkthrough import WalkthroughPanel
 
     panel = WalkthroughPanel(state, compute)

@@ -7,7 +7,7 @@ Tolerances. Every distance here is ‖PE(p) − PE(q)‖ from two rows of
 mathematically; computed, they differ by at most twice that per component,
 so by at most TIE = 4·√d·ε·(N/c_min + 1) (a factor 2 to spare). Results
 drawn from the closed form P(k) carry in addition the product form's error
-bound (``closest.product_error_bound``), ε_P in P = D², i.e. ε_P / 2D in D.
+bound (``offset_scan.product_error_bound``), ε_P in P = D², i.e. ε_P / 2D in D.
 """
 
 from __future__ import annotations
@@ -18,15 +18,11 @@ import numpy as np
 import pytest
 
 from posenc_gui.model import EncodingParams, SCHEMES, columns, encode
-from posenc_gui.model.closest import (
-    continue_uniqueness,
-    offset_form,
-    product_error_bound,
-    range_uniqueness,
-)
-from posenc_gui.model.panel_data import continue_uniqueness_data, uniqueness_data
-from posenc_gui.model.scorecard import BOUNDED_WORDS, score_scheme, scorecard
-from posenc_gui.model.spectrum import spectrum
+from posenc_gui.model.analyses.closest import continue_uniqueness, range_uniqueness
+from posenc_gui.model.analyses.offset_scan import offset_form, product_error_bound
+from posenc_gui.model.panels.panel_data import continue_uniqueness_data, uniqueness_data
+from posenc_gui.model.analyses.scorecard import BOUNDED_WORDS, score_scheme, scorecard
+from posenc_gui.model.analyses.spectrum import spectrum
 
 EPS = float(np.finfo(np.float64).eps)
 

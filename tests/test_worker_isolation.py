@@ -11,7 +11,7 @@ import pytest
 from posenc_gui import compute as compute_module
 from posenc_gui.compute import ModelJob
 from posenc_gui.model import EncodingParams
-from posenc_gui.model.panel_data import relative_data
+from posenc_gui.model.panels.panel_data import relative_data
 from waiting import TIMEOUT_MS, TIMEOUT_S
 
 #: Modules a worker imports (or Python imports at start-up) that a launch folder could shadow.

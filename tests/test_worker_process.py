@@ -13,7 +13,7 @@ from posenc_gui import compute as compute_module
 from posenc_gui import worker_process
 from posenc_gui.compute import ModelJob
 from posenc_gui.model import EncodingParams
-from posenc_gui.model.panel_data import addition_data, linear_relation_data, relative_data
+from posenc_gui.model.panels.panel_data import addition_data, linear_relation_data, relative_data
 from waiting import TIMEOUT_S
 
 
@@ -34,7 +34,7 @@ def child():
 
 
 def test_the_worker_process_loads_no_qt():
-    code = ("import sys, posenc_gui.worker_process, posenc_gui.model.panel_data;"
+    code = ("import sys, posenc_gui.worker_process, posenc_gui.model.panels.panel_data;"
             "bad = [k for k in sys.modules if k.split('.')[0] in ('PySide6', 'shiboken6', 'pyqtgraph')];"
             "print(bad); sys.exit(1 if bad else 0)")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=TIMEOUT_S)
@@ -43,17 +43,17 @@ def test_the_worker_process_loads_no_qt():
 
 def test_the_child_answers_with_the_models_values_and_errors(child):
     params = EncodingParams(seq_len=48, d_model=32)
-    ok, data = _ask(child, "posenc_gui.model.panel_data", "relative_data", (params, 16, 3))
+    ok, data = _ask(child, "posenc_gui.model.panels.panel_data", "relative_data", (params, 16, 3))
     here = relative_data(params, 16, 3)
     assert ok and data.params == params
     np.testing.assert_array_equal(data.profiles, here.profiles)
     np.testing.assert_array_equal(data.spread.spread, here.spread.spread)
-    ok, error = _ask(child, "posenc_gui.model.panel_data", "linear_relation_data",
+    ok, error = _ask(child, "posenc_gui.model.panels.panel_data", "linear_relation_data",
                      (EncodingParams(seq_len=8, d_model=8), "one"))
     assert not ok and isinstance(error, ValueError) and str(error).startswith("k ")
     ok, error = _ask(child, "os", "system", ("true",))  # only the model runs there
     assert not ok and "posenc_gui.model" in str(error)
-    ok, data = _ask(child, "posenc_gui.model.panel_data", "addition_data", (params, 2.0))
+    ok, data = _ask(child, "posenc_gui.model.panels.panel_data", "addition_data", (params, 2.0))
     assert ok and data.scale == 2.0  # still serving after the errors
 
 
@@ -176,7 +176,7 @@ def test_another_panels_request_does_not_wait_for_a_long_one_in_the_process(comp
 
 
 def test_what_the_childs_functions_print_goes_to_stderr_not_into_the_replies():
-    code = ("import posenc_gui.model.limits as limits, posenc_gui.worker_process as w;"
+    code = ("import posenc_gui.model.core.limits as limits, posenc_gui.worker_process as w;"
             "real = limits.check_int;"
             "limits.check_int = lambda *args: (print('chatter'), real(*args))[1];"
             "w.main()")
@@ -184,7 +184,7 @@ def test_what_the_childs_functions_print_goes_to_stderr_not_into_the_replies():
                              stderr=subprocess.PIPE)
     try:
         assert worker_process.read_frame(child.stdout) == worker_process.READY
-        assert _ask(child, "posenc_gui.model.limits", "check_int", ("n", 5, 0, 10)) == (True, 5)
+        assert _ask(child, "posenc_gui.model.core.limits", "check_int", ("n", 5, 0, 10)) == (True, 5)
     finally:
         child.stdin.close()
         child.wait(timeout=TIMEOUT_S)
@@ -262,17 +262,17 @@ def _stand_in_for(function):
 
 
 def test_a_base_exception_in_the_child_is_an_error_reply_and_the_child_serves_on():
-    code = ("import posenc_gui.model.limits as limits, posenc_gui.worker_process as w;"
+    code = ("import posenc_gui.model.core.limits as limits, posenc_gui.worker_process as w;"
             "Panic = type('PanicException', (BaseException,), {});"
             "limits.check_int = lambda *args: (_ for _ in ()).throw(Panic('no entry found for key'));"
             "w.main()")
     child = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     try:
         assert worker_process.read_frame(child.stdout) == worker_process.READY
-        ok, error = _ask(child, "posenc_gui.model.limits", "check_int", ("n", 5, 0, 10))
+        ok, error = _ask(child, "posenc_gui.model.core.limits", "check_int", ("n", 5, 0, 10))
         assert not ok and isinstance(error, RuntimeError)
         assert "PanicException" in str(error) and "no entry found for key" in str(error)
-        assert _ask(child, "posenc_gui.model.limits", "is_real", (0.5,)) == (True, True)  # still serving
+        assert _ask(child, "posenc_gui.model.core.limits", "is_real", (0.5,)) == (True, True)  # still serving
     finally:
         child.stdin.close()
         assert child.wait(timeout=4 * TIMEOUT_S) == 0

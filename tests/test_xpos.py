@@ -18,7 +18,7 @@ from tolerances import EPS, FUNCTION_ULPS, angle_atol, assert_close
 from posenc_gui import export
 from posenc_gui.model import OPTION_SPECS, SCHEMES, EncodingParams, encode, formula_term
 from posenc_gui.model.bias import xpos_centered_positions, xpos_farthest, xpos_zeta
-from posenc_gui.model.logits import logit_profile_data, positional_logits
+from posenc_gui.model.attention.logits import logit_profile_data, positional_logits
 from posenc_gui.views.positional_logits import PositionalLogitsPanel
 from waiting import TIMEOUT_S
 

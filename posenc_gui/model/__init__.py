@@ -4,7 +4,7 @@
     pe = encode("sinusoidal", range(128), 512, base=10000)
 """
 
-from . import cache, limits
+from .core import cache, limits
 from .attention import (
     AttentionTrace,
     LogitSplit,
@@ -30,7 +30,7 @@ from .bias import (
     xpos_zeta,
 )
 from .files import ModelFile, ModelFileError, open_model
-from .params import EncodingParams
+from .core.params import EncodingParams
 from .rope import (
     RopeBands,
     RopeConfig,
@@ -42,10 +42,10 @@ from .rope import (
     rope_pairs,
     rope_rotate,
 )
-from .sampling import AxisSample, aliased, curve_positions, sample_axis, value_range
+from .core.sampling import AxisSample, aliased, curve_positions, sample_axis, value_range
 from .schemes import OPTION_SPECS, SCHEMES, Columns, Preset, Scheme, columns, encode, find_preset, formula_term, presets, register, scheme, unregister, wavelengths
-from .specs import Options, ParamSpec
-from .similarity import METRICS, offset_profile, pairwise, similarity_matrix
+from .core.specs import Options, ParamSpec
+from .analyses.similarity import METRICS, offset_profile, pairwise, similarity_matrix
 
 
 #: Names of the decoder subpackage, imported on first use (it is not needed to start the app).
@@ -67,12 +67,14 @@ def clear_caches() -> None:
     Results are kept so that going back to a value is fast; clearing them
     frees their memory, and lets a benchmark time the computation itself.
     """
-    from . import addition, attention, panel_data  # the analyses load with their panels
+    from .analyses import addition
+    from .attention import embeddings
+    from .panels import panel_data  # the analyses load with their panels
 
     cache.clear()
     addition.clear_caches()
     panel_data.clear_caches()
-    attention._attention_weights.cache_clear()
+    embeddings._attention_weights.cache_clear()
 
 
 __all__ = [

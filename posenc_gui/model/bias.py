@@ -31,7 +31,7 @@ import math
 
 import numpy as np
 
-from . import limits
+from .core import limits
 
 #: Most attention heads (ALiBi slopes, T5 bias tables).
 MAX_HEADS = 1024

@@ -13,11 +13,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import limits
+from .core import limits
 from .bias import alibi_slopes, t5_relative_bucket
-from .logits import positional_logits
-from .params import EncodingParams, check_params
-from .sampling import AxisSample
+from .attention.logits import positional_logits
+from .core.params import EncodingParams, check_params
+from .core.sampling import AxisSample
 from .schemes.t5 import random_table, table_sigma
 
 

@@ -37,7 +37,7 @@ from types import MappingProxyType
 
 import numpy as np
 
-from . import limits
+from .core import limits
 
 ROPE_TYPES = ("default", "linear", "ntk", "dynamic", "yarn", "llama3", "longrope")
 ROPE_PAIRINGS = ("interleaved", "halves")

@@ -45,7 +45,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .params import EncodingParams, check_params
+from .core.params import EncodingParams, check_params
 from .rope import rope_frequencies
 from .schemes.rope import SCALING_TYPES, hf_config
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .params import EncodingParams, check_params
+from .core.params import EncodingParams, check_params
 from .rope import rope_bands, rope_frequencies
 from .schemes.rope import CONTEXT_TYPES, hf_config
 

@@ -38,8 +38,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .coverage import Coverage
-from .params import EncodingParams, check_params
+from .core.coverage import Coverage
+from .core.params import EncodingParams, check_params
 from .rope import RopeConfig, _rebased_theta, _yarn_ramp, rope_config, rope_frequencies
 from .schemes.rope import hf_config
 

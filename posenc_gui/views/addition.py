@@ -10,8 +10,8 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QWidget
 
-from ..model.addition import TERMS
-from ..model.panel_data import AdditionData, addition_data
+from ..model.analyses.addition import TERMS
+from ..model.panels.panel_data import AdditionData, addition_data
 from .base import Panel
 from ..state import VIEW_SPECS
 from .registry import PanelOption

@@ -11,8 +11,8 @@ from PySide6.QtCore import QRectF, Qt
 from PySide6.QtWidgets import QWidget
 
 from ..model.bias_data import AttentionBiasData, BucketMap, attention_bias_data, bias_at
-from ..model.sampling import sample_axis
-from ..model.compare import ShownMatrix
+from ..model.core.sampling import sample_axis
+from ..model.analyses.compare import ShownMatrix
 from .base import Panel
 from .labels import StatusText, plain_text
 from .plotkit import (

@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QScrollA
 from ..compute import ComputeService, ModelJob
 from ..export import FORMATS
 from ..model import EncodingParams, Scheme
-from ..model.compare import ShownMatrix
+from ..model.analyses.compare import ShownMatrix
 from ..state import AppState
 from .labels import MESSAGE_COLOURS, HoverReadout, StatusText, WrappedLabelHolder
 from .plotkit.theme import themed_text

@@ -28,7 +28,7 @@ from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QFrame, QGridLayout, QLabel, QScrollArea, QSizePolicy, QVBoxLayout, QWidget
 
 from ..model import EncodingParams
-from ..model.compare import COMPARE_MODES as MODES, DEFAULT_COMPARE_MODE as DEFAULT_MODE, MatrixDifference, \
+from ..model.analyses.compare import COMPARE_MODES as MODES, DEFAULT_COMPARE_MODE as DEFAULT_MODE, MatrixDifference, \
     matrix_difference
 from ..state import AppState
 from .labels import MESSAGE_COLOURS, WrappedLabelHolder

@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (QComboBox, QDoubleSpinBox, QHBoxLayout, QLabel, Q
 from ..compute import ModelJob
 from ..model.decoder.view_data import (DecoderRun, TraceCancelled, frequency_use, one_layer, read_progress,
                                        trace_text)
-from ..model.model_setup import one_line
+from ..model.files.model_setup import one_line
 from . import model_open
 from .base import Panel
 from .decoder_figures import FIGURES, DecoderFigure, FrequencyFigure, WhatIfFigure

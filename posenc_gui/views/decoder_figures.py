@@ -15,7 +15,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QRectF, Qt
 
-from ..model.coverage import Coverage
+from ..model.core.coverage import Coverage
 from ..model.decoder.view_data import POSITIONAL_SHARE, SINK_SHARE, DecoderRun, FrequencyUse
 from .rope_frequencies import BAND_COLOURS
 from .plotkit import (

@@ -9,7 +9,7 @@ from PySide6.QtCore import QEvent, QRect, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QPainter, QPen, QTextDocumentFragment
 from PySide6.QtWidgets import QLabel, QSizePolicy, QWidget
 
-from ..model.colour_bound import BOUND_PERCENTILE
+from ..model.core.colour_bound import BOUND_PERCENTILE
 from .plotkit.theme import LIGHT, current
 
 
@@ -20,7 +20,7 @@ def counted(n: int, noun: str) -> str:
 
 def clipped_levels(colour_bound: tuple[float, int, float] | None,
                    signed: bool = True) -> tuple[float, float] | None:
-    """A matrix's colour levels for its ``colour_bound`` (:func:`.model.colour_bound.outlier_bound`): ±bound for a
+    """A matrix's colour levels for its ``colour_bound`` (:func:`.model.core.colour_bound.outlier_bound`): ±bound for a
     ``signed`` quantity, 0…bound for one that cannot be negative; None (the whole range) for no bound."""
     if colour_bound is None:
         return None
@@ -31,7 +31,7 @@ def clipping_text(colour_bound: tuple[float, int, float], signed: bool = True) -
     """What a matrix's colours leave out, for its caption: "Colours span ±0.12 (99.9 % of |values|): 3 shown values
     up to 1.87 drawn in the end colours." (``signed``; else "span 0…0.12").
 
-    ``colour_bound`` is ``(bound, beyond, largest)`` (:func:`.model.colour_bound.outlier_bound`).
+    ``colour_bound`` is ``(bound, beyond, largest)`` (:func:`.model.core.colour_bound.outlier_bound`).
     """
     bound, beyond, largest = colour_bound
     span = f"±{bound:.3g}" if signed else f"0…{bound:.3g}"

@@ -11,9 +11,9 @@ from PySide6.QtCore import QRectF
 from PySide6.QtWidgets import QComboBox, QLabel, QSpinBox, QStackedWidget, QWidget
 
 from ..model import AxisSample, limits
-from ..model.digits import shown_number
-from ..model.linear_relation import LinearRelation
-from ..model.panel_data import LinearRelationData, linear_relation_data
+from ..model.core.digits import shown_number
+from ..model.analyses.linear_relation import LinearRelation
+from ..model.panels.panel_data import LinearRelationData, linear_relation_data
 from .base import Panel
 from .registry import PanelOption
 from .labels import HoverReadout, StatusText, counted

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..model.logits import LogitProfileData, RotationTerms, XposScale
+from ..model.attention.logits import LogitProfileData, RotationTerms, XposScale
 
 #: Digits as subscripts, for indices in plain text (ζ₁₂₇).
 SUBSCRIPT_DIGITS = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")

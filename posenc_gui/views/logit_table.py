@@ -5,7 +5,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QSizePolicy, QTableWidget, QWidget
 
-from ..model.logit_properties import PROPERTY_HELP, PROPERTY_NAMES
+from ..model.attention.logit_properties import PROPERTY_HELP, PROPERTY_NAMES
 
 #: The properties table's column titles.
 PROPERTY_LABELS = {"offset only": "offset only", "decays": "decays", "symmetric": "symmetric", "bounded": "bounded",

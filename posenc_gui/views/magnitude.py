@@ -9,7 +9,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QWidget
 
-from ..model.panel_data import MagnitudeData, compute_magnitude
+from ..model.panels.panel_data import MagnitudeData, compute_magnitude
 from .base import Panel
 from .cursor import CursorAxis
 from ..state import VIEW_SPECS

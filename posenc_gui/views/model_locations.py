@@ -1,7 +1,7 @@
 """File ▸ Models on this computer: the models of the Hugging Face cache, Ollama and LM Studio, one click to open.
 
 The submenu is filled each time it is about to show, from
-:func:`~posenc_gui.model.locations.find_models` run on a thread of its own
+:func:`~posenc_gui.model.files.locations.find_models` run on a thread of its own
 (bounded, no network), so neither start-up nor the menu waits for a disk:
 the menu says it is looking until the listing arrives. Each model is an
 entry "name — size kind" under its source; choosing one opens it as File ▸
@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QMenu, QWidget
 
-from ..model.locations import SourceScan, find_models
+from ..model.files.locations import SourceScan, find_models
 from ..state import AppState
 from .model_open import open_chosen_path
 

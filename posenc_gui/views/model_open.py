@@ -1,7 +1,7 @@
 """Opening a model file in the app: File ▸ Open model…, a drop on the window, the Parameters panel's Open… button.
 
 Every way in ends in :func:`open_model_path`, which opens the model in the
-model layer (:func:`~posenc_gui.model.model_setup.model_setups`) and sets
+model layer (:func:`~posenc_gui.model.files.model_setup.model_setups`) and sets
 the parameters that show it: its learned table as ``learned_file``, its
 RoPE set-up as ``rope``, asking which when it has both, and which 2-D
 tensor to show as the table when it has neither. A file that cannot be
@@ -18,7 +18,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFileDialog, QInputDialog, QMessageBox, QWidget
 
 from ..model import EncodingParams, ModelFileError
-from ..model.model_setup import ModelSetup, OpenedModel, model_setups, one_line
+from ..model.files.model_setup import ModelSetup, OpenedModel, model_setups, one_line
 from ..state import AppState
 
 #: The file dialog's filter: the files a model is read from (config.json and an index stand for their folder).

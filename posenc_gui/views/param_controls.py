@@ -204,7 +204,27 @@ class ParamControl:
         return (self.editor,) if self.slider is None else (self.editor, self.slider)
 
     def _set(self, value: Any) -> None:
-        self._apply(self.spec.name, value)
+        refusal = self._apply(self.spec.name, value)
+        if refusal and self.slider is not None:
+            self._show_refused(value, refusal)
+
+    def _show_refused(self, value: float, refusal: str) -> None:
+        """Show a refused ``value`` in the spin box and on the slider alike (its reason is shown beside them).
+
+        Two controls of one parameter never disagree: as a text field keeps the
+        text it refused, both keep the number, until a value in use replaces it.
+        """
+        for widget in self.widgets():
+            widget.blockSignals(True)
+        if isinstance(self.editor, QSpinBox):
+            self.editor.setValue(value)
+        else:
+            self.editor.setText(value_text(value))
+            self.refusal = refusal
+        if self.slider.to_value(self.slider.value()) != value:  # the slider stays under the hand that moved it
+            self.slider.set_value_silently(value)
+        for widget in self.widgets():
+            widget.blockSignals(False)
 
     def _text_edited(self, text: str) -> None:
         try:

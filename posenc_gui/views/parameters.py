@@ -10,8 +10,8 @@ from PySide6.QtWidgets import QComboBox, QFormLayout, QFrame, QLabel, QScrollAre
 
 from ..history import UNDO_LIMIT
 from ..model import OPTION_SPECS, SCHEMES, EncodingParams, presets
-from ..model.model_setup import describe_model
-from ..model.params import D_MODEL, SEQ_LEN, SIZE_SPECS
+from ..model.files.model_setup import describe_model
+from ..model.core.params import D_MODEL, SEQ_LEN, SIZE_SPECS
 from ..model.schemes.rope import hf_warnings
 from .base import MESSAGE_STYLES, ControlsPanel
 from .plotkit import FOREGROUND

@@ -9,7 +9,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QComboBox, QLabel, QWidget
 
-from ..model.table_spectra import PCAData, pca_data
+from ..model.analyses.table_spectra import PCAData, pca_data
 from .base import Panel
 from .plotkit import (
     FOREGROUND, NO_PEN, add_canvas_title, colorbar_ticks, get_colormap,

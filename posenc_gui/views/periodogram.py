@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QLabel, QSpinBox, QWidget
 
 from ..compute import ModelJob
 from ..model import EncodingParams
-from ..model.table_spectra import (
+from ..model.analyses.table_spectra import (
     LOBE_BINS, DimensionPeriodogram, PeriodogramData, dimension_periodogram, periodogram_data,
 )
 from .base import Panel

@@ -9,7 +9,7 @@ draws them (the figure: :mod:`.permutation_figure`, its title: :mod:`.permutatio
 
 With a BERT-family folder that has its ``tokenizer.json`` (the model opened
 in the app, or one picked with "Model folder…"), the head chooser runs the
-model's own first layer instead (:mod:`posenc_gui.model.bert_head`): the
+model's own first layer instead (:mod:`posenc_gui.model.attention.bert_head`): the
 sentences as its tokenizer splits them, X = LayerNorm(word + type + position
 rows), that layer's W_q, W_k, W_v for the chosen head, with and without the
 position table.
@@ -49,7 +49,7 @@ from ..model.attention import (
     PermutationDemo,
     permutation_demo,
 )
-from ..model.bert_head import RealHeadDemo, bert_permutation_demo, head_count, real_head_available
+from ..model.attention.bert_head import RealHeadDemo, bert_permutation_demo, head_count, real_head_available
 from . import model_open
 from .base import MESSAGE_STYLES, Panel
 from .param_controls import ViewSpinBox

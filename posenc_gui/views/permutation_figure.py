@@ -19,7 +19,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QGraphicsGridLayout, QGraphicsWidget
 
 from ..model.attention import ROTATION_TERMS, SHIFT_CHECK, AttentionTrace, LogitSplit, PermutationDemo, RotationSplit
-from ..model.bert_head import TABLE_TERMS, RealHeadDemo, TableSplit
+from ..model.attention.bert_head import TABLE_TERMS, RealHeadDemo, TableSplit
 from .matrix_items import (
     COLORBAR_PIXELS, MAX_MATRIX_PIXELS, ROW_PIXELS, ColorBar, MatrixItem, RichText, chrome_heights,
 )

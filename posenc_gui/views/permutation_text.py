@@ -6,7 +6,7 @@ import html
 
 from ..model import EncodingParams
 from ..model.attention import MAX_LISTED_WORDS, PermutationDemo, word_difference
-from ..model.bert_head import RealHeadDemo
+from ..model.attention.bert_head import RealHeadDemo
 from .matrix_items import shorten
 from .plotkit import FOREGROUND
 

@@ -12,13 +12,13 @@ from PySide6.QtWidgets import QComboBox, QLabel, QMenu, QSpinBox, QTableWidgetIt
 
 from ..compute import ModelJob
 from ..model import EncodingParams, ParamSpec, limits
-from ..model.compare import ShownMatrix
-from ..model.logit_properties import (
+from ..model.analyses.compare import ShownMatrix
+from ..model.attention.logit_properties import (
     MAX_COMPARED, PROPERTY_HELP, PROPERTY_NAMES, SCAN_WORK, ComparedSetup, LogitProperties, compared_profiles,
     continue_pinned, continue_table, finish_table, pinned_comparison, properties_caption, properties_table,
     table_pending,
 )
-from ..model.logits import (
+from ..model.attention.logits import (
     DEFAULT_SEEDS, DENSE_OFFSETS, LOG_OFFSETS, MAX_SEEDS, MIN_SEEDS, VECTORS, LogitProfileData, logit_profile_data,
 )
 from .base import Panel

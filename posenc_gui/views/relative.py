@@ -10,8 +10,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QSpinBox, QWidget
 
 from ..model import AxisSample, EncodingParams
-from ..model.analysis import MAX_OFFSETS
-from ..model.panel_data import RelativeData, relative_data
+from ..model.analyses.analysis import MAX_OFFSETS
+from ..model.panels.panel_data import RelativeData, relative_data
 from .base import Panel
 from .plotkit import (
     FOREGROUND, ORANGE, PALETTE, add_canvas_title, add_legend_below, fit_y_range, nice_bounds,

@@ -23,8 +23,8 @@ from PySide6.QtWidgets import (
 
 from ..compute import ModelJob
 from ..model import SCHEMES, EncodingParams, scheme
-from ..model.logit_properties import PROPERTY_HELP, PROPERTY_NAMES, VECTORS_WORDS, LogitProperties
-from ..model.scorecard import (
+from ..model.attention.logit_properties import PROPERTY_HELP, PROPERTY_NAMES, VECTORS_WORDS, LogitProperties
+from ..model.analyses.scorecard import (
     CRITERIA, GROWTH_TOL, TK_OFFSET, TK_TOL, UNIQUE_TOL, Scorecard, SchemeScore, continue_logits, continue_score,
     measure_scheme, scorecard, scorecard_key,
 )

@@ -10,12 +10,12 @@ from PySide6.QtCore import QRectF
 from PySide6.QtWidgets import QComboBox, QLabel, QWidget
 
 from ..model import METRICS, AxisSample, EncodingParams, limits, pairwise, sample_axis
-from ..model.panel_data import (
+from ..model.panels.panel_data import (
     MAX_PROFILE_WORK, MatrixData, ProfileData, compute_matrix, compute_profile, samples_within_budget,
 )
-from ..model.digits import pair_similarity, shown_number
-from ..model.similarity import METRIC_LABELS
-from ..model.compare import ShownMatrix
+from ..model.core.digits import pair_similarity, shown_number
+from ..model.analyses.similarity import METRIC_LABELS
+from ..model.analyses.compare import ShownMatrix
 from .base import Panel
 from .cursor import CursorAxis
 from ..state import VIEW_SPECS

@@ -11,7 +11,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QWidget
 
-from ..model.spectrum import CATEGORIES, Spectrum, spectrum
+from ..model.analyses.spectrum import CATEGORIES, Spectrum, spectrum
 from .base import Panel
 from .cursor import CursorAxis
 from .plotkit import (

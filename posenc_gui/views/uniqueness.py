@@ -20,8 +20,8 @@ from PySide6.QtWidgets import (
 )
 
 from ..compute import ModelJob
-from ..model.coverage import span
-from ..model.panel_data import UniquenessData, continue_uniqueness_data, uniqueness_data
+from ..model.core.coverage import span
+from ..model.panels.panel_data import UniquenessData, continue_uniqueness_data, uniqueness_data
 from .base import Panel
 from .cursor import CursorAxis
 from .plotkit import (

@@ -27,8 +27,8 @@ from PySide6.QtWidgets import (
 
 from ..compute import ModelJob
 from ..model import ParamSpec, limits
-from ..model.logit_properties import PROPERTY_HELP, LogitProperties
-from ..model.scorecard import SchemeScore, measure_scheme
+from ..model.attention.logit_properties import PROPERTY_HELP, LogitProperties
+from ..model.analyses.scorecard import SchemeScore, measure_scheme
 from .base import ControlsPanel
 from .plotkit import FOREGROUND
 from .registry import PanelOption, panel_class

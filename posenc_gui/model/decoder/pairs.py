@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import limits
+from ..core import limits
 from .trace import DecoderTrace
 
 #: Pair terms formed at once (pairs × query rows × keys): bounds the memory whatever T is.

@@ -14,7 +14,7 @@ unless ``tokenizer.ggml.add_bos_token`` is false. Control and user-defined token
 (``tokenizer.ggml.token_type`` 3 and 4) are matched whole, as llama.cpp does.
 
 The vocabulary arrays are read from the header with the same bounds as
-:func:`~posenc_gui.model.gguf_file.read_header` (which skips them). The
+:func:`~posenc_gui.model.files.gguf_file.read_header` (which skips them). The
 ``tokenizers`` package can panic on a hostile vocabulary (``PanicException``,
 a BaseException): building and using a tokenizer is guarded, and any failure
 is one :class:`~posenc_gui.model.files.ModelFileError` or ValueError.
@@ -32,8 +32,8 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from .. import gguf_file
-from ..files import ModelFile, ModelFileError, _opened
+from ..files import gguf_file
+from ..files.model_file import ModelFile, ModelFileError, _opened
 
 #: llama.cpp's pre-tokenizer splits by ``tokenizer.ggml.pre``; each list is applied in order, then byte-level.
 _GPT2_REGEX = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)"
@@ -74,7 +74,7 @@ def guarded(call: Callable[[], _T], failure: Callable[[str], Exception]) -> _T:
 
 def folder_tokenizer(folder: Path) -> Any:
     """The ``tokenizers.Tokenizer`` of ``folder/tokenizer.json`` (bounded, as the BERT head reads it)."""
-    from ..bert_head import load_tokenizer
+    from ..attention.bert_head import load_tokenizer
 
     path = folder / "tokenizer.json"
     if not os.path.lexists(path):

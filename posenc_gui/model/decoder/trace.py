@@ -34,9 +34,9 @@ from typing import Any
 
 import numpy as np
 
-from .. import limits
+from ..core import limits
 from ..files import ModelFile, ModelFileError
-from ..model_tables import cached_model
+from ..files.model_tables import cached_model
 from ..rope import rope_config, rope_frequencies
 from . import tokenizer as tokenizers
 from .config import DecoderConfig, decoder_config

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import limits
+from ..core import limits
 from ..rope import rope_bands
 from .pairs import PairContributions, pair_contributions
 from .trace import DecoderTrace, TraceCancelled, open_decoder

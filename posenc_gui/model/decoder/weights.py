@@ -20,8 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import gguf_file
-from ..files import ModelFile, ModelFileError, _opened
+from ..files import gguf_file
+from ..files.model_file import ModelFile, ModelFileError, _opened
 from .config import ATTENTION_ROLES, MLP_BIAS_ROLES, MLP_ROLES, DecoderConfig
 from .dequantize import dequantize_rows
 

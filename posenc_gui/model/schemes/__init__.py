@@ -20,8 +20,8 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from .. import limits
-from ..specs import ParamSpec
+from ..core import limits
+from ..core.specs import ParamSpec
 from ._core import FAMILIES, Columns, Preset, Scheme
 
 

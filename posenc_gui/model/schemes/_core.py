@@ -8,7 +8,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..specs import ParamSpec
+from ..core.specs import ParamSpec
 
 #: The kinds of positional information a scheme gives a transformer.
 FAMILIES = ("table", "rotation", "bias")

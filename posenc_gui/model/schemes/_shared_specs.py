@@ -9,7 +9,7 @@ help and title, so the schemes that take it import its spec from here:
 from __future__ import annotations
 
 from ..bias import MAX_HEADS
-from ..specs import ParamSpec
+from ..core.specs import ParamSpec
 
 #: Largest seed a user sets: a spin box holds 32-bit signed integers (the model takes up to 2^32 − 1).
 MAX_SPIN_SEED = 2**31 - 1

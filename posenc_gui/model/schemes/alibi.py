@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..bias import alibi_bias, alibi_slopes
-from ..specs import ParamSpec
+from ..core.specs import ParamSpec
 from ._core import Preset, Scheme
 from ._shared_specs import HEAD, N_HEADS, check_head
 

@@ -9,7 +9,7 @@ a square wave of period 2^(k+1) positions. Positions are below 2^40
 
 import numpy as np
 
-from ..specs import ParamSpec
+from ..core.specs import ParamSpec
 from ._core import Scheme
 
 BIT_VALUES = ParamSpec(

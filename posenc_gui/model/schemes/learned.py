@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..bias import DEFAULT_LEARNED_SIGMA, MAX_SIGMA, learned_values
-from ..specs import ParamSpec
+from ..core.specs import ParamSpec
 from ._core import Preset, Scheme
 from ._shared_specs import SEED  # one "seed" for every seeded scheme (learned, t5): a name means one spec
 

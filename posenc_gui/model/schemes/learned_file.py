@@ -4,7 +4,7 @@ GPT-2's ``wpe``, BERT's ``position_embeddings`` and OPT's ``embed_positions``
 (after its two offset rows) are found by :func:`~posenc_gui.model.files.open_model`;
 any other 2-D tensor of the file can be chosen instead. The options carry
 only the file's path and the tensor's name, so every process that computes
-a view opens the file itself (:mod:`posenc_gui.model.model_tables`, which
+a view opens the file itself (:mod:`posenc_gui.model.files.model_tables`, which
 keeps it while the file is unchanged).
 
 The table is finite: it has rows for positions ``0 … rows − 1`` and its own
@@ -26,8 +26,8 @@ from typing import Any
 import numpy as np
 
 from ..files import ModelFileError
-from ..model_tables import cached_model, model_table, table_name, table_rows, table_shape, table_tensors
-from ..specs import ParamSpec
+from ..files.model_tables import cached_model, model_table, table_name, table_rows, table_shape, table_tensors
+from ..core.specs import ParamSpec
 from ._core import Scheme
 
 #: Longest model or tensor name in a file name.

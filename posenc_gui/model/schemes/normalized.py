@@ -2,8 +2,8 @@
 
 import numpy as np
 
-from .. import limits
-from ..specs import ParamSpec
+from ..core import limits
+from ..core.specs import ParamSpec
 from ._core import Columns, Scheme, number_text
 
 LENGTH = ParamSpec(

@@ -18,9 +18,9 @@ from typing import Any
 
 import numpy as np
 
-from .. import limits
+from ..core import limits
 from ..rope import MAX_FACTOR, MIN_FACTOR, rope_config, rope_frequencies, rope_pairs
-from ..specs import ParamSpec
+from ..core.specs import ParamSpec
 from ._core import Columns, Preset, Scheme
 
 #: The scaling types (all of Hugging Face's).

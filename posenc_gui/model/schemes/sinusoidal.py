@@ -7,8 +7,8 @@ At odd ``d_model`` the last sine has no cosine partner: interleaved gives
 
 import numpy as np
 
-from .. import limits
-from ..specs import ParamSpec
+from ..core import limits
+from ..core.specs import ParamSpec
 from ._core import Columns, Preset, Scheme, number_text
 
 BASE = ParamSpec(

@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..bias import MAX_BUCKETS, t5_bias, t5_random_table, t5_relative_bucket
-from ..specs import ParamSpec
+from ..core.specs import ParamSpec
 from ._core import Preset, Scheme
 from ._shared_specs import HEAD, N_HEADS, SEED, check_head
 

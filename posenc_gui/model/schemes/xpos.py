@@ -22,10 +22,10 @@ from typing import Any
 
 import numpy as np
 
-from .. import limits
+from ..core import limits
 from ..bias import MAX_GAMMA, xpos_zeta
 from ..rope import rope_frequencies
-from ..specs import ParamSpec
+from ..core.specs import ParamSpec
 from ._core import Columns, Preset, Scheme
 from .rope import PARAMS as ROPE_PARAMS
 
