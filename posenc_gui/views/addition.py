@@ -12,9 +12,7 @@ from PySide6.QtWidgets import QWidget
 
 from ..model.analyses.addition import TERMS
 from ..model.panels.panel_data import AdditionData, addition_data
-from .base import Panel
-from ..state import VIEW_SPECS
-from .registry import PanelOption
+from .base import EmbeddingScalePanel
 from .labels import plain_text
 from .plotkit import (
     BLUE, FOREGROUND, GREEN, ORANGE, PINK, add_canvas_title, add_plot, prepare_for_paint,
@@ -46,15 +44,12 @@ def _key(items: list[tuple[str, str] | tuple[str, str, str]]) -> str:
     return " &nbsp; ".join(entries)
 
 
-class AdditionPanel(Panel):
+class AdditionPanel(EmbeddingScalePanel):
     """Why the positional encoding is added, not concatenated, and how meaning and position stay apart."""
 
     panel_id = "addition"
     title = "Addition vs concatenation"
     model_function = addition_data
-    view_settings = ("embedding_scale",)
-    cli_options = (PanelOption("--embedding-scale", "embedding scale σ (e ~ N(0, σ²·I))",
-                               spec=VIEW_SPECS["embedding_scale"], example=2.0),)
     help_text = (
         "<b>Cost</b> (top left): a projection W of the input x costs d<sub>in</sub>·d<sub>out</sub> weights "
         "and N·d<sub>in</sub>·d<sub>out</sub> multiply-adds. Adding, x = e + p, keeps d<sub>in</sub> = d; "
@@ -73,7 +68,6 @@ class AdditionPanel(Panel):
 
     def __init__(self, state, compute, parent: QWidget | None = None) -> None:
         super().__init__(state, compute, parent)
-        self.scale = self.add_view_spin_box("Embedding scale σ:", "embedding_scale")
         self.add_headline_and_canvas()
         self.figure_title = add_canvas_title(self.canvas, columns=2)
         self.cost_plot = self._plot(1, 0, "", "relative to adding (= 1)")
@@ -139,10 +133,6 @@ class AdditionPanel(Panel):
         """True when the plots do not show the current parameters and σ."""
         data = self.data
         return data is None or data.params != self.state.params or data.scale != self.state.view["embedding_scale"]
-
-    def model_arguments(self) -> tuple:
-        """The parameters and the embedding scale σ."""
-        return self.state.params, self.state.view["embedding_scale"]
 
     def show_data(self, data: AdditionData) -> None:
         self.show_message("")  # an earlier error no longer applies

@@ -13,7 +13,7 @@ from ..compute import ComputeService, ModelJob
 from ..export import FORMATS
 from ..model import EncodingParams, Scheme
 from ..model.analyses.compare import ShownMatrix
-from ..state import AppState
+from ..state import VIEW_SPECS, AppState
 from .labels import MESSAGE_COLOURS, HoverReadout, StatusText, WrappedLabelHolder
 from .plotkit.theme import themed_text
 from .registry import DockPlacement, PanelOption, panel_classes
@@ -585,6 +585,27 @@ class ControlsPanel(Panel):
     in_handout: ClassVar[bool] = False
     requires: ClassVar[frozenset[str]] = frozenset()
     dock: ClassVar[DockPlacement] = DockPlacement("left", shown=True)
+
+
+class EmbeddingScalePanel(Panel):
+    """A panel of the positional encoding beside word embeddings of scale σ (Magnitude, Addition).
+
+    Its model function takes the parameters and σ, the shared view setting
+    ``embedding_scale`` that the spin box it puts first in the header sets.
+    """
+
+    view_settings: ClassVar[tuple[str, ...]] = ("embedding_scale",)
+    cli_options: ClassVar[tuple[PanelOption, ...]] = (
+        PanelOption("--embedding-scale", "embedding scale σ (e ~ N(0, σ²·I))", spec=VIEW_SPECS["embedding_scale"],
+                    example=2.0),)
+
+    def __init__(self, state: AppState, compute: ComputeService, parent: QWidget | None = None) -> None:
+        super().__init__(state, compute, parent)
+        self.scale = self.add_view_spin_box("Embedding scale σ:", "embedding_scale")
+
+    def model_arguments(self) -> tuple:
+        """The parameters and the embedding scale σ."""
+        return self.state.params, self.state.view["embedding_scale"]
 
 
 class TableOrAnglesPanel(Panel):

@@ -10,16 +10,14 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QWidget
 
 from ..model.panels.panel_data import MagnitudeData, compute_magnitude
-from .base import Panel
+from .base import EmbeddingScalePanel
 from .cursor import CursorAxis
-from ..state import VIEW_SPECS
-from .registry import PanelOption
 from .plotkit import (
     BLUE, FOREGROUND, MAX_DOTS, ORANGE, add_legend_below, add_plot, nice_bounds,
     prepare_for_paint, set_title, set_y_range,
 )
 
-class MagnitudePanel(Panel):
+class MagnitudePanel(EmbeddingScalePanel):
     """How large the position vector is compared with the word embedding it is added to."""
 
     panel_id = "magnitude"
@@ -27,9 +25,6 @@ class MagnitudePanel(Panel):
     model_function = compute_magnitude
     model_in_process = False
     cursor_axes = ("position",)
-    view_settings = ("embedding_scale",)
-    cli_options = (PanelOption("--embedding-scale", "embedding scale σ (e ~ N(0, σ²·I))",
-                               spec=VIEW_SPECS["embedding_scale"], example=2.0),)
     help_text = (
         "The encoding p<sub>i</sub> is added to the word embedding e<sub>i</sub>; if ‖p<sub>i</sub>‖ "
         "is much larger than ‖e<sub>i</sub>‖, position swamps meaning. Blue: ‖PE(i)‖ = "
@@ -42,7 +37,6 @@ class MagnitudePanel(Panel):
 
     def __init__(self, state, compute, parent: QWidget | None = None) -> None:
         super().__init__(state, compute, parent)
-        self.scale = self.add_view_spin_box("Embedding scale σ:", "embedding_scale")
         self.add_headline_and_canvas()
         self.plot = add_plot(self.canvas.ci, "position i", "norm")
         self.legend = add_legend_below(self.canvas, self.plot, labelTextColor=FOREGROUND)
@@ -53,10 +47,6 @@ class MagnitudePanel(Panel):
         self.link_cursor(self.canvas, [CursorAxis(self.plot, "x", "position")])
         state.paramsChanged.connect(self.schedule_update)
         self.schedule_update()
-
-    def model_arguments(self) -> tuple:
-        """The parameters and the embedding scale σ."""
-        return self.state.params, self.state.view["embedding_scale"]
 
     def show_data(self, data: MagnitudeData) -> None:
         x = data.positions
