@@ -77,7 +77,7 @@ from posenc_gui import mainwindow, panel_navigation, prepare_qt_environment
 from posenc_gui.export import FORMATS
 from posenc_gui.mainwindow import MainWindow
 from posenc_gui.model import limits
-from posenc_gui.model.attention import ROTATING_SCHEMES, head_rotation, tokenize
+from posenc_gui.model.attention import head_rotation, tokenize
 from posenc_gui.views import export_ui, model_open
 from posenc_gui.views import handout_ui
 from posenc_gui.views.export_ui import ExportDialog, copy_panel_figure
@@ -350,7 +350,7 @@ def _check_permutation(window: Any, panel: Any) -> list[str]:
             tokenize(sentence, name)
         except ValueError as error:
             refusals.append(str(error))
-    if not refusals and p.scheme in ROTATING_SCHEMES:  # RoPE refuses a demo d_k with odd rotated channels
+    if not refusals and p.info.rotation is not None:  # RoPE refuses a demo d_k with odd rotated channels
         try:
             head_rotation(1, panel.d_model_spin.value(), p.scheme, p.scheme_kwargs())
         except ValueError as error:

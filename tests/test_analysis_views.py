@@ -18,25 +18,15 @@ from posenc_gui.model.panels.panel_data import MAGNITUDE_MAX_POINTS
 from posenc_gui.views.magnitude import MagnitudePanel
 from posenc_gui.views.relative import RelativePanel
 from posenc_gui.views.uniqueness import UniquenessPanel
+from helpers_panels import change_params, show_panel
 from waiting import finish_pending
 
 PANELS = (UniquenessPanel, MagnitudePanel, LinearRelationPanel, RelativePanel)
 
 
 def make(panel_class, state, compute, qtbot):
-    panel = panel_class(state, compute)
-    qtbot.addWidget(panel)
-    panel.resize(900, 600)
-    panel.show()
-    qtbot.waitExposed(panel)
-    assert compute.wait_idle()
-    return panel
-
-
-def change(state, compute, **params):
-    assert state.update(**params) is None
-    state.flush()
-    assert compute.wait_idle()
+    """A ``panel_class`` on the test's state, on screen and up to date."""
+    return show_panel(qtbot, panel_class(state, compute))
 
 
 def table_row(panel, row):
@@ -84,7 +74,7 @@ def test_export_data_is_numbers_and_json_meta(panel_class, state, compute, qtbot
 def test_hidden_panel_waits_until_shown(panel_class, state, compute, qtbot):
     panel = make(panel_class, state, compute, qtbot)
     panel.hide()
-    change(state, compute, scheme="naive")
+    change_params(state, compute, scheme="naive")
     assert panel.data.params.scheme == "sinusoidal"  # no work while hidden
     panel.show()
     qtbot.waitExposed(panel)
@@ -109,7 +99,7 @@ def test_figure_renders_something(panel_class, state, compute, qtbot):
 
 def test_uniqueness_shows_the_sincos_pair_near_repeat(state, compute, qtbot):
     panel = make(UniquenessPanel, state, compute, qtbot)
-    change(state, compute, scheme="sincos_pair", seq_len=101, d_model=2)
+    change_params(state, compute, scheme="sincos_pair", seq_len=101, d_model=2)
     assert panel.data.params.scheme == "sincos_pair"
     p, q, distance = panel.data.result.closest_pair
     assert (p, q) == (0.0, 44.0)  # 44 ≈ 7·2π
@@ -127,21 +117,21 @@ def test_uniqueness_figure_says_which_positions_it_compares(state, compute, qtbo
     title = panel.distance_plot.titleLabel
     assert title.item.toPlainText() == "min over q ≠ p of ‖PE(p) − PE(q)‖"
     # sinusoidal: every offset is checked (in steps), the curve's q runs over all of 0 … N−1
-    change(state, compute, seq_len=1_048_576, d_model=8192)
+    change_params(state, compute, seq_len=1_048_576, d_model=8192)
     assert panel.data.count == 1_048_576 and not panel.data.truncated and not panel.data.found.pending
     sampled = panel.data.result.positions.size
     expected = f"min over q ≠ p of ‖PE(p) − PE(q)‖, q in 0…1,048,575 (p at {sampled:,} positions)"
     assert title.item.toPlainText() == expected
     assert "proved over pairs of positions 0…1,048,575 (every offset 1…1,048,575)" in panel.figure_caption()
     # all-sine: only the leading positions
-    change(state, compute, scheme="all_sine")
+    change_params(state, compute, scheme="all_sine")
     count = panel.data.count
     assert 2 <= count < 1_048_576 and panel.data.truncated
     assert title.item.toPlainText() == f"min over q ≠ p of ‖PE(p) − PE(q)‖, positions 0…{count - 1:,} of 1,048,576"
     caption = panel.figure_caption()
     assert caption.startswith(f"Closest pair among 0…{count - 1:,} only (of 0…1,048,575):")
     assert f"proved over pairs of positions 0…{count - 1:,} only, of 0…1,048,575" in caption
-    change(state, compute, scheme="sinusoidal", seq_len=128, d_model=512)
+    change_params(state, compute, scheme="sinusoidal", seq_len=128, d_model=512)
     assert title.item.toPlainText() == "min over q ≠ p of ‖PE(p) − PE(q)‖"
 
 
@@ -149,7 +139,7 @@ def test_uniqueness_headline_is_the_closest_pair_of_the_whole_range_for_all_sine
     # Issue #37 item 3: the panel showed (614, 1406), the closest pair of 0…4,095, as that of 0…19,999.
     # (3030, 17959) is brute force's answer: tests/test_uniqueness_coverage.py.
     panel = make(UniquenessPanel, state, compute, qtbot)
-    change(state, compute, scheme="all_sine", seq_len=20_000, d_model=4, base=1.5)
+    change_params(state, compute, scheme="all_sine", seq_len=20_000, d_model=4, base=1.5)
     assert not panel.data.found.pending
     headline = panel.summary_label.text()
     assert "Closest pair:</b> positions 3,030 and 17,959" in headline
@@ -160,7 +150,7 @@ def test_uniqueness_headline_is_the_closest_pair_of_the_whole_range_for_all_sine
 
 def test_uniqueness_at_a_million_positions_finds_the_closest_offset(state, compute, qtbot):
     panel = make(UniquenessPanel, state, compute, qtbot)
-    change(state, compute, seq_len=1_048_576, d_model=16)
+    change_params(state, compute, seq_len=1_048_576, d_model=16)
     p, q, distance = panel.data.found.closest_pair
     assert (p, q) == (0.0, 615_746.0)  # not 0 vs 1: see test_whole_range_verdicts
     assert table_row(panel, 0)[:3] == ["0", "615,746", "615,746"]
@@ -174,7 +164,7 @@ def test_uniqueness_says_what_it_covers_while_the_scan_runs(state, compute, qtbo
     messages = []
     real = panel.show_message
     panel.show_message = lambda text, level="error": (messages.append(text), real(text, level))
-    change(state, compute, seq_len=1_048_576, d_model=8192)
+    change_params(state, compute, seq_len=1_048_576, d_model=8192)
     running = [text for text in messages if text.startswith("Checking every offset 1…1,048,575:")]
     assert running and "all pairs of positions 0…" in running[0]  # while the scan ran, in steps
     assert panel.data.found.whole_range and panel.message_label.isHidden()
@@ -182,7 +172,7 @@ def test_uniqueness_says_what_it_covers_while_the_scan_runs(state, compute, qtbo
 
 def test_uniqueness_controls_change_the_table(state, compute, qtbot):
     panel = make(UniquenessPanel, state, compute, qtbot)
-    change(state, compute, scheme="sincos_pair", seq_len=101, d_model=2)
+    change_params(state, compute, scheme="sincos_pair", seq_len=101, d_model=2)
     panel.top_box.setValue(3)
     assert compute.wait_idle()
     assert panel.table.rowCount() == 3
@@ -196,14 +186,14 @@ def test_uniqueness_minimum_distance_grows_with_frequencies(state, compute, qtbo
     panel = make(UniquenessPanel, state, compute, qtbot)
     minimum = {}
     for scheme in ("sine", "sincos_pair", "sinusoidal"):
-        change(state, compute, scheme=scheme, d_model=64)
+        change_params(state, compute, scheme=scheme, d_model=64)
         minimum[scheme] = panel.data.result.closest_pair[2]
     assert minimum["sine"] < minimum["sincos_pair"] < minimum["sinusoidal"]
 
 
 def test_uniqueness_long_sequence_is_cut_with_a_message(state, compute, qtbot):
     panel = make(UniquenessPanel, state, compute, qtbot)
-    change(state, compute, scheme="all_sine", seq_len=limits.MAX_SEQ_LEN)
+    change_params(state, compute, scheme="all_sine", seq_len=limits.MAX_SEQ_LEN)
     count = panel.data.count
     assert 2 <= count < limits.MAX_SEQ_LEN
     assert count**2 <= limits.MAX_SIMILARITY_ELEMENTS
@@ -220,7 +210,7 @@ def test_magnitude_sinusoidal_is_constant_and_naive_blows_up(state, compute, qtb
     panel = make(MagnitudePanel, state, compute, qtbot)
     d = state.params.d_model
     np.testing.assert_allclose(panel.data.norms, math.sqrt(d / 2), rtol=1e-12)
-    change(state, compute, scheme="naive")
+    change_params(state, compute, scheme="naive")
     assert panel.data.params.scheme == "naive"
     np.testing.assert_allclose(panel.data.norms, panel.data.positions * math.sqrt(d), rtol=1e-12)
     assert panel.data.norms[-1] > 100 * panel.data.embedding
@@ -255,7 +245,7 @@ def test_the_embedding_scale_is_one_value_shared_by_magnitude_and_addition(state
 
 def test_magnitude_long_sequence_is_sampled_including_the_last(state, compute, qtbot):
     panel = make(MagnitudePanel, state, compute, qtbot)
-    change(state, compute, seq_len=limits.MAX_SEQ_LEN, d_model=8192)
+    change_params(state, compute, seq_len=limits.MAX_SEQ_LEN, d_model=8192)
     assert panel.data.positions.size <= MAGNITUDE_MAX_POINTS + 1
     assert panel.data.positions[-1] == limits.MAX_SEQ_LEN - 1
     np.testing.assert_allclose(panel.data.norms, math.sqrt(8192 / 2), rtol=1e-12)
@@ -332,7 +322,7 @@ def test_linear_relation_offset_and_show_controls(state, compute, qtbot):
 
 def test_linear_relation_all_sine_has_large_residual(state, compute, qtbot):
     panel = make(LinearRelationPanel, state, compute, qtbot)
-    change(state, compute, scheme="all_sine", d_model=64)
+    change_params(state, compute, scheme="all_sine", d_model=64)
     rel = panel.data.relation
     assert rel.method == "least-squares" and not rel.exact
     assert rel.max_residual > 0.1
@@ -379,7 +369,7 @@ def test_linear_relation_hover_reads_an_entry_of_the_shown_t_k(state, compute, q
 def test_linear_relation_all_sine_shows_the_minimum_norm_fit(state, compute, qtbot):
     # lstsq without a cut-off drew entries near ±10¹²: rounding noise in directions the data do not fix.
     panel = make(LinearRelationPanel, state, compute, qtbot)
-    change(state, compute, scheme="all_sine", d_model=64)
+    change_params(state, compute, scheme="all_sine", d_model=64)
     fit = panel.data.relation.fit
     assert np.abs(panel.shown).max() < 1e3
     caption = panel.figure_caption()
@@ -390,7 +380,7 @@ def test_linear_relation_all_sine_shows_the_minimum_norm_fit(state, compute, qtb
 
 def test_linear_relation_all_sine_colours_its_entries_decade_by_decade(state, compute, qtbot):
     panel = make(LinearRelationPanel, state, compute, qtbot)
-    change(state, compute, scheme="all_sine", d_model=64)
+    change_params(state, compute, scheme="all_sine", d_model=64)
     # the fit lstsq gives without a cut-off: large cancelling entries beside small ones
     from dataclasses import replace
 
@@ -416,7 +406,7 @@ def test_linear_relation_all_sine_colours_its_entries_decade_by_decade(state, co
     assert "log" in panel.matrix.colorbar.getAxis("left").labelText
     labels = [text for level in panel.matrix.colorbar.axis._tickLevels for _, text in level]
     assert {"0", "1", "−1"} <= set(labels)
-    change(state, compute, scheme="sinusoidal")  # exact: entries in −1…1, linear colours again
+    change_params(state, compute, scheme="sinusoidal")  # exact: entries in −1…1, linear colours again
     show(panel, 16)
     np.testing.assert_array_equal(panel.matrix.image.image, panel.shown)
     linear = [text for level in panel.matrix.colorbar.axis._tickLevels for _, text in level if text]
@@ -441,7 +431,7 @@ def test_linear_relation_fit_of_a_short_sequence_stays_inside_it(state, compute,
     # 2·d positions went past seq_len (0…63 for 16 positions): the fit now takes positions between the
     # integers of 0…N−1, and the residual is measured on the integers.
     panel = make(LinearRelationPanel, state, compute, qtbot)
-    change(state, compute, scheme="all_sine", seq_len=16, d_model=32)
+    change_params(state, compute, scheme="all_sine", seq_len=16, d_model=32)
     fit = panel.data.relation.fit
     assert fit.positions.size == 2 * 32 + 8 and 0 < fit.positions.min() and fit.positions.max() < 15
     assert panel.data.positions.tolist() == list(range(16))
@@ -451,7 +441,7 @@ def test_linear_relation_fit_of_a_short_sequence_stays_inside_it(state, compute,
 def test_linear_relation_at_every_d_model(scheme, state, compute, qtbot):
     # d_model 4097…8192 was refused ("T_k is a dense d × d matrix"), and a least-squares fit past 512.
     panel = make(LinearRelationPanel, state, compute, qtbot)
-    change(state, compute, scheme=scheme, d_model=8192, seq_len=limits.MAX_SEQ_LEN)
+    change_params(state, compute, scheme=scheme, d_model=8192, seq_len=limits.MAX_SEQ_LEN)
     rel = panel.data.relation
     assert panel.data.params.d_model == 8192 and rel.d_model == 8192
     assert panel.data.positions.size * 8192 <= VIEW_ELEMENTS + 8192 and panel.data.positions[-1] == 1_048_575
@@ -463,7 +453,7 @@ def test_linear_relation_at_every_d_model(scheme, state, compute, qtbot):
         assert "columns nearest in frequency" in panel.figure_caption()
     show(panel, 16)
     assert panel.shown.shape == (16, 16)
-    change(state, compute, d_model=2, seq_len=2)
+    change_params(state, compute, d_model=2, seq_len=2)
     assert panel.shown.shape == (2, 2)
 
 
@@ -484,7 +474,7 @@ def test_relative_sinusoidal_has_zero_spread_and_coinciding_profiles(state, comp
 @pytest.mark.parametrize("scheme", ["naive", "all_sine"])
 def test_relative_absolute_schemes_have_large_spread(scheme, state, compute, qtbot):
     panel = make(RelativePanel, state, compute, qtbot)
-    change(state, compute, scheme=scheme)
+    change_params(state, compute, scheme=scheme)
     assert panel.data.params.scheme == scheme
     assert np.max(panel.data.spread.spread) > 1.0
     _, y = panel.spread_curve.getData()
@@ -503,7 +493,7 @@ def test_relative_controls(state, compute, qtbot):
 
 def test_relative_long_sequence_stays_bounded(state, compute, qtbot):
     panel = make(RelativePanel, state, compute, qtbot)
-    change(state, compute, seq_len=limits.MAX_SEQ_LEN)
+    change_params(state, compute, seq_len=limits.MAX_SEQ_LEN)
     assert panel.data.positions[-1] <= limits.MAX_SEQ_LEN - 1
     assert panel.data.positions.size * panel.data.spread.offsets.size * 512 <= 2**24
     assert np.all(panel.data.spread.spread <= 1e-6)
@@ -524,7 +514,7 @@ def test_linear_relation_exact_rotation_at_a_million_positions_and_d2(state, com
     # The residual's position budget (elements / d) allowed all 1,048,576 positions at d = 2,
     # past what the sampler accepts: the dock showed "pixels must be in 1…1000000".
     panel = make(LinearRelationPanel, state, compute, qtbot)
-    change(state, compute, seq_len=limits.MAX_SEQ_LEN, d_model=2)
+    change_params(state, compute, seq_len=limits.MAX_SEQ_LEN, d_model=2)
     assert panel.data.params == state.params
     assert panel.data.relation.exact and panel.data.relation.max_residual < 1e-6
     assert panel.data.positions[-1] <= limits.MAX_SEQ_LEN - 1
@@ -533,7 +523,7 @@ def test_linear_relation_exact_rotation_at_a_million_positions_and_d2(state, com
 
 def test_relative_tiny_d_and_offsets_at_a_million_positions(state, compute, qtbot):
     panel = make(RelativePanel, state, compute, qtbot)
-    change(state, compute, seq_len=limits.MAX_SEQ_LEN, d_model=2)
+    change_params(state, compute, seq_len=limits.MAX_SEQ_LEN, d_model=2)
     panel.set_options(max_offset=1, references=1)
     assert compute.wait_idle()
     assert panel.data.params == state.params
@@ -546,7 +536,7 @@ def test_uniqueness_distance_axis_shows_plain_distances(state, compute, qtbot):
     # A single sine's nearest distances are 0.005…0.4: the axis must read 0.1…0.4,
     # not 100…400 with a "(x0.001)" tucked into its title.
     panel = make(UniquenessPanel, state, compute, qtbot)
-    change(state, compute, scheme="sine")
+    change_params(state, compute, scheme="sine")
     assert float(np.max(panel.data.result.nearest_distance)) < 1
     for plot in (panel.distance_plot, panel.nearest_plot):
         for name in ("left", "bottom"):
@@ -558,7 +548,7 @@ def test_uniqueness_closest_pair_label_stays_inside_the_plot(scheme, state, comp
     # With every position at the same nearest distance (sin/cos pair, harmonic) the line sits at the
     # top of the plot and the label drawn above it was cut off.
     panel = make(UniquenessPanel, state, compute, qtbot)
-    change(state, compute, scheme=scheme)
+    change_params(state, compute, scheme=scheme)
     finish_pending(qtbot, panel)
     label = panel.minimum_line.label
     assert label.isVisible() and label.toPlainText() == "closest pair"
@@ -568,11 +558,11 @@ def test_uniqueness_closest_pair_label_stays_inside_the_plot(scheme, state, comp
 def test_strided_positions_are_described_with_ordinals(state, compute, qtbot):
     # "every 2th" → "every 2nd position"
     linear = make(LinearRelationPanel, state, compute, qtbot)
-    change(state, compute, seq_len=2046)
+    change_params(state, compute, seq_len=2046)
     assert linear.data.stride == 2
     assert "every 2nd position" in linear.summary_label.text() and "2th" not in linear.summary_label.text()
     relative = make(RelativePanel, state, compute, qtbot)
-    change(state, compute, seq_len=300)
+    change_params(state, compute, seq_len=300)
     assert relative.data.position_stride == 2
     assert "every 2nd position" in relative.summary_label.text() and "2th" not in relative.summary_label.text()
 
@@ -581,7 +571,7 @@ def test_relative_update_reuses_its_profile_curves(state, compute, qtbot):
     # Rebuilding the curves and legend on every update cost ~20 ms of the GUI thread.
     panel = make(RelativePanel, state, compute, qtbot)
     curves = list(panel.profile_curves)
-    change(state, compute, scheme="all_sine")
+    change_params(state, compute, scheme="all_sine")
     assert panel.profile_curves == curves
     np.testing.assert_array_equal(curves[1].getOriginalDataset()[1], panel.data.profiles[1])
     assert len(panel.legend.items) == len(panel.data.references)
@@ -598,7 +588,7 @@ def test_uniqueness_table_is_sized_once_per_update(state, compute, qtbot):
     header = panel.table.horizontalHeader()
     assert all(header.sectionResizeMode(c) != QHeaderView.ResizeMode.ResizeToContents
                for c in range(panel.table.columnCount()))
-    change(state, compute, scheme="sine", seq_len=1000)
+    change_params(state, compute, scheme="sine", seq_len=1000)
     panel.grab()
     for column in range(panel.table.columnCount()):
         assert panel.table.columnWidth(column) >= panel.table.sizeHintForColumn(column)
@@ -625,14 +615,14 @@ def test_uniqueness_table_rewrites_its_cells_and_refits_only_for_wider_texts(sta
         for column in range(panel.table.columnCount()):
             assert panel.table.columnWidth(column) >= panel.table.sizeHintForColumn(column)
 
-    change(state, compute, scheme="sincos_pair", d_model=2, seq_len=60)  # repeats at offsets up to 57
+    change_params(state, compute, scheme="sincos_pair", d_model=2, seq_len=60)  # repeats at offsets up to 57
     assert shown_rows() == pytest.approx(expected_rows(), rel=1e-5, abs=1e-4)
     assert_columns_fit()
     refits.clear()
     panel.request_update()  # a new result with the same texts
     assert compute.wait_idle()
     assert refits == []
-    change(state, compute, seq_len=400)  # offsets up to 377: wider columns
+    change_params(state, compute, seq_len=400)  # offsets up to 377: wider columns
     assert refits == [True]
     assert shown_rows() == pytest.approx(expected_rows(), rel=1e-5, abs=1e-4)
     assert_columns_fit()
@@ -649,7 +639,7 @@ def _tick_values(axis):
 def test_small_matrices_and_short_axes_get_integer_ticks(state, compute, qtbot):
     # A 2 × 2 T_k was labelled −0.4, −0.2, 0, 0.2, … and rows −0.5, 0, 0.5: dimensions are integers.
     linear = make(LinearRelationPanel, state, compute, qtbot)
-    change(state, compute, scheme="sincos_pair", seq_len=2, d_model=2)
+    change_params(state, compute, scheme="sincos_pair", seq_len=2, d_model=2)
     assert _tick_values(linear.blocks_plot.getAxis("bottom")) == [0.0]  # one pair
     show(linear, 16)
     for name in ("bottom", "left"):
@@ -661,7 +651,7 @@ def test_small_matrices_and_short_axes_get_integer_ticks(state, compute, qtbot):
     assert x_low < -0.03 and x_high > 1.03 and y_low < -0.1 and y_high > 1.1
     relative = make(RelativePanel, state, compute, qtbot)
     assert _tick_values(relative.spread_plot.getAxis("bottom")) == [0.0, 1.0]
-    change(state, compute, scheme="sinusoidal", seq_len=128, d_model=512)  # long axes: the axis chooses
+    change_params(state, compute, scheme="sinusoidal", seq_len=128, d_model=512)  # long axes: the axis chooses
     ticks = _tick_values(linear.matrix.plot.getAxis("bottom"))  # 16 dims: integers, at most 12 labels
     assert ticks[0] == 0 and ticks[-1] >= 14 and len(ticks) <= 12 and all(t.is_integer() for t in ticks)
     assert _tick_values(unique.nearest_plot.getAxis("bottom")) is None
@@ -669,7 +659,7 @@ def test_small_matrices_and_short_axes_get_integer_ticks(state, compute, qtbot):
 
 def test_relative_axes_show_plain_numbers(state, compute, qtbot):
     panel = make(RelativePanel, state, compute, qtbot)
-    change(state, compute, d_model=7)  # spread 0.003: was drawn as 1…3 "(x0.001)"
+    change_params(state, compute, d_model=7)  # spread 0.003: was drawn as 1…3 "(x0.001)"
     for plot in (panel.spread_plot, panel.profile_plot):
         for name in ("left", "bottom"):
             assert "(x" not in plot.getAxis(name).labelString()
@@ -678,7 +668,7 @@ def test_relative_axes_show_plain_numbers(state, compute, qtbot):
 def test_linear_relation_halves_layout_explains_where_the_rotations_are(state, compute, qtbot):
     panel = make(LinearRelationPanel, state, compute, qtbot)
     assert "Halves" not in panel.message_label.text()
-    change(state, compute, layout="halves")
+    change_params(state, compute, layout="halves")
     assert panel.data.relation.exact
     text = panel.message_label.text()
     assert not panel.message_label.isHidden() and "Halves layout" in text and "256" in text
@@ -686,7 +676,7 @@ def test_linear_relation_halves_layout_explains_where_the_rotations_are(state, c
 
 def test_magnitude_single_position_still_draws_the_embedding_line(state, compute, qtbot):
     panel = make(MagnitudePanel, state, compute, qtbot)
-    change(state, compute, scheme="naive", seq_len=1, d_model=2)
+    change_params(state, compute, scheme="naive", seq_len=1, d_model=2)
     x, y = panel.embedding_curve.getOriginalDataset()
     assert x[-1] - x[0] >= 1  # a line from 0 to 0 is not drawn at all
     np.testing.assert_allclose(y, math.sqrt(2))
@@ -696,14 +686,14 @@ def test_magnitude_single_position_still_draws_the_embedding_line(state, compute
 def test_linear_relation_odd_d_is_exact_on_the_paired_dimensions_only(d_model, state, compute, qtbot):
     # d = 1023 was refused; the unpaired last sine has no exact T_k, and the panel and caption say so.
     panel = make(LinearRelationPanel, state, compute, qtbot)
-    change(state, compute, d_model=d_model)
+    change_params(state, compute, d_model=d_model)
     rel = panel.data.relation
     assert not rel.exact and rel.pairs == d_model // 2 and rel.fit.dims.tolist() == [d_model - 1]
     words = (f"Exact on the {d_model - 1:,} paired dimensions; the unpaired sine (dimension {d_model - 1:,}) "
              "has no exact T_k")
     assert words in panel.summary_label.text() and words in panel.figure_caption()
     assert "within float64 rounding" in panel.figure_caption()  # the rotations still hold
-    change(state, compute, d_model=d_model + 1)
+    change_params(state, compute, d_model=d_model + 1)
     assert panel.data.relation.exact
 
 
@@ -716,10 +706,10 @@ def test_an_update_leaves_nothing_to_move_when_the_paint_starts(panel_name, stat
     panel_class = next(cls for cls in panel_classes() if cls.panel_id == panel_name)
     panel = make(panel_class, state, compute, qtbot)
     scene = panel.canvas.scene()
-    change(state, compute, d_model=256)  # the first update may still meet the layout of the new panel
+    change_params(state, compute, d_model=256)  # the first update may still meet the layout of the new panel
     finish_pending(qtbot, panel)
     for d_model in (510, 512):
-        change(state, compute, d_model=d_model)
+        change_params(state, compute, d_model=d_model)
         before = [item.sceneTransform() for item in scene.items()]
         scene.prepareForPaint()
         assert [item.sceneTransform() for item in scene.items()] == before
@@ -734,15 +724,15 @@ def test_spectrum_follows_the_view_only_for_thousands_of_components(state, compu
     items = [panel.step_curve, panel.total_curve, *panel.scatter.values()]
     assert panel.data.n_components <= MAX_MARKERS
     assert not any(item.opts["clipToView"] or item.opts["autoDownsample"] for item in items)
-    change(state, compute, scheme="all_sine", d_model=4096)
+    change_params(state, compute, scheme="all_sine", d_model=4096)
     assert panel.data.n_components > MAX_MARKERS
     assert all(item.opts["clipToView"] and item.opts["autoDownsample"] for item in items)
     # The key above the plot is laid out again only when it says something new.
     calls = []
     monkeypatch.setattr(panel.wave_key, "setText", lambda text: calls.append(text))
-    change(state, compute, base=9000.0)
+    change_params(state, compute, base=9000.0)
     assert calls == []
-    change(state, compute, scheme="naive")  # no periodic column: the key says so instead
+    change_params(state, compute, scheme="naive")  # no periodic column: the key says so instead
     assert len(calls) == 1 and "not periodic: no wavelength" in calls[0] and "●" not in calls[0]
 
 
@@ -782,11 +772,11 @@ def test_a_d_model_step_keeps_the_axes_and_the_data_inside_them(panel_id, state,
     def axis_ranges():
         return [tuple(plot.getAxis(side).range) for plot in plots for side in ("left", "bottom")]
 
-    change(state, compute, d_model=510)
+    change_params(state, compute, d_model=510)
     panel.grab()
     ranges = axis_ranges()
     for d_model in (512, 510, 512):
-        change(state, compute, d_model=d_model)
+        change_params(state, compute, d_model=d_model)
         panel.grab()
         assert axis_ranges() == ranges
         for plot in plots:
@@ -827,7 +817,7 @@ def test_sampled_analysis_figures_say_so_in_their_titles(state, compute, qtbot):
     magnitude_title, spread_title = magnitude.plot.titleLabel, relative.spread_plot.titleLabel
     assert magnitude_title.item.toPlainText() == "sinusoidal: 128 positions × d_model 512, base 10000, interleaved"
     assert "every" not in spread_title.item.toPlainText()
-    change(state, compute, seq_len=1_048_576)
+    change_params(state, compute, seq_len=1_048_576)
     stride = magnitude.data.sample.stride
     assert stride > 1 and magnitude.data.positions[1] == stride
     every = AxisSample(0, stride, 1).describe("position")  # "every 1,024th position"
@@ -837,7 +827,7 @@ def test_sampled_analysis_figures_say_so_in_their_titles(state, compute, qtbot):
     assert p_stride > 1 and relative.data.positions[1] - relative.data.positions[0] == p_stride
     every = AxisSample(0, p_stride, 1).describe("position")
     assert spread_title.item.toPlainText().endswith(f"PE(p)·PE(p+k), p: {every}")
-    change(state, compute, seq_len=128)
+    change_params(state, compute, seq_len=128)
     assert magnitude_title.item.toPlainText() == "sinusoidal: 128 positions × d_model 512, base 10000, interleaved"
     assert "every" not in spread_title.item.toPlainText()
 
@@ -853,7 +843,7 @@ def test_linear_relation_figure_carries_its_verdict_and_residual(state, compute,
         f"over the 128 integer positions 0…127: max {rel.max_residual:.3g} (at p = {rel.worst_position:,.0f}, "
         f"dimension {rel.worst_dimension}), within float64 rounding (bound {rel.rounding_bound:.2g} at these "
         f"positions); relative ‖·‖/‖PE(p+k)‖ {rel.relative_residual:.3g}.")
-    change(state, compute, scheme="all_sine", d_model=64)
+    change_params(state, compute, scheme="all_sine", d_model=64)
     rel = panel.data.relation
     caption = panel.figure_caption()
     assert caption.startswith("No exact T_k (k = 1): no dimension has a (sin, cos) partner of its frequency. "
@@ -863,7 +853,7 @@ def test_linear_relation_figure_carries_its_verdict_and_residual(state, compute,
 
 def test_linear_relation_exports_blocks_not_a_dense_matrix(state, compute, qtbot):
     panel = make(LinearRelationPanel, state, compute, qtbot)
-    change(state, compute, d_model=8192, layout="halves")
+    change_params(state, compute, d_model=8192, layout="halves")
     exported = panel.export_data()
     table = next(iter(exported["arrays"].values()))  # the array .npy and .csv hold
     rel = panel.data.relation
@@ -872,10 +862,10 @@ def test_linear_relation_exports_blocks_not_a_dense_matrix(state, compute, qtbot
     np.testing.assert_array_equal(table[:, 5:].reshape(-1, 2, 2), exported["arrays"]["blocks"])
     assert exported["arrays"]["blocks"].shape == (4096, 2, 2)
     assert all(array.size < 8192 * 8192 // 64 for array in exported["arrays"].values())
-    change(state, compute, d_model=7, layout="interleaved")  # the unpaired sine's row is exported too
+    change_params(state, compute, d_model=7, layout="interleaved")  # the unpaired sine's row is exported too
     exported = panel.export_data()
     assert exported["arrays"]["fit_dims"].tolist() == [6] and exported["arrays"]["fit_coefficients"].shape == (1, 7)
-    change(state, compute, scheme="all_sine", d_model=1024)  # rows over their own columns: (row, column, value)
+    change_params(state, compute, scheme="all_sine", d_model=1024)  # rows over their own columns: (row, column, value)
     exported = panel.export_data()
     entries = next(iter(exported["arrays"].values()))
     rel = panel.data.relation

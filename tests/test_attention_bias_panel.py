@@ -9,34 +9,23 @@ import pytest
 
 from posenc_gui import export, export_cli
 from posenc_gui.model import EncodingParams, t5_random_table
-from posenc_gui.model.bias_data import attention_bias_data, bias_at
+from posenc_gui.model.bias.data import attention_bias_data, bias_at
 from posenc_gui.model.attention.logits import positional_logits
 from posenc_gui.model.core.sampling import AxisSample
 from posenc_gui.views.attention_bias import AttentionBiasPanel
 from posenc_gui.views.plotkit import MASKED_COLOUR
 from posenc_gui.views.registry import panel_classes
-from waiting import TIMEOUT_S
+import helpers_panels
+from helpers_panels import settle_debounced
 
 
 def show_panel(qtbot, state, compute, size=(1200, 700)) -> AttentionBiasPanel:
-    panel = AttentionBiasPanel(state, compute)
-    qtbot.addWidget(panel)
-    panel.resize(*size)
-    panel.show()
-    qtbot.waitExposed(panel)
-    return panel
-
-
-def settle(qtbot, panel, compute):
-    panel.state.flush()
-    assert compute.wait_idle(TIMEOUT_S)
-    panel.run_debounced()  # a re-sampling after a resize
-    assert compute.wait_idle(TIMEOUT_S)
+    return helpers_panels.show_panel(qtbot, AttentionBiasPanel(state, compute), size, settle=False)
 
 
 def change(qtbot, panel, compute, **values):
     assert panel.state.update(**values) is None
-    settle(qtbot, panel, compute)
+    settle_debounced(panel)
 
 
 def test_registered_after_the_precision_panel_and_only_for_biases(state):
@@ -50,7 +39,7 @@ def test_registered_after_the_precision_panel_and_only_for_biases(state):
 def test_alibis_matrix_and_slopes_follow_the_head(qtbot, state, compute):
     state.update(scheme="alibi", seq_len=16, d_model=8)
     panel = show_panel(qtbot, state, compute)
-    settle(qtbot, panel, compute)
+    settle_debounced(panel)  # with the re-sampling after a resize
     data = panel.data
     assert data.params == state.params and data.rows.stride == data.cols.stride == 1
     np.testing.assert_array_equal(panel.matrix.values, positional_logits("alibi", range(16), range(16), d_model=8))
@@ -86,7 +75,7 @@ def test_alibis_matrix_and_slopes_follow_the_head(qtbot, state, compute):
 def test_a_head_count_that_is_no_power_of_two_is_explained(qtbot, state, compute):
     state.update(scheme="alibi", seq_len=8, d_model=8, n_heads=12, head=8)
     panel = show_panel(qtbot, state, compute)
-    settle(qtbot, panel, compute)
+    settle_debounced(panel)  # with the re-sampling after a resize
     # c = 8: heads 8 … 11 take 16 heads' slopes at k = 1, 3, 5, 7: 2^(−1/2), 2^(−3/2), 2^(−5/2), 2^(−7/2)
     np.testing.assert_allclose(panel.slopes.getOriginalDataset()[1][8:], 2.0 ** -(np.arange(1, 8, 2) / 2), rtol=4e-16, atol=0)
     summary = panel.summary_label.text()
@@ -97,7 +86,7 @@ def test_a_head_count_that_is_no_power_of_two_is_explained(qtbot, state, compute
 def test_t5s_bucket_map_and_bias_follow_the_direction(qtbot, state, compute):
     state.update(scheme="t5", seq_len=200, d_model=64, n_heads=2, head=1, seed=4)
     panel = show_panel(qtbot, state, compute)
-    settle(qtbot, panel, compute)
+    settle_debounced(panel)  # with the re-sampling after a resize
     data = panel.data
     table = t5_random_table(32, 2, 4, sigma=1 / 8)  # σ = 64^−0.5
     np.testing.assert_array_equal(data.table, table)
@@ -132,7 +121,7 @@ def test_t5s_bucket_map_and_bias_follow_the_direction(qtbot, state, compute):
 def test_a_million_positions_are_sampled_and_said_exact(qtbot, state, compute):
     state.update(scheme="alibi", seq_len=1_048_576, head=3)
     panel = show_panel(qtbot, state, compute)
-    settle(qtbot, panel, compute)
+    settle_debounced(panel)  # with the re-sampling after a resize
     data = panel.data
     assert data.rows.stride > 1 and data.matrix.shape == (data.rows.count, data.cols.count)
     assert data.matrix.size <= 1200 * 700
@@ -150,7 +139,7 @@ def test_a_million_positions_are_sampled_and_said_exact(qtbot, state, compute):
 def test_the_export_holds_the_matrix_its_positions_and_the_schemes_structure(qtbot, state, compute, tmp_path):
     state.update(scheme="t5", seq_len=12, d_model=16, bidirectional=False)
     panel = show_panel(qtbot, state, compute)
-    settle(qtbot, panel, compute)
+    settle_debounced(panel)  # with the re-sampling after a resize
     exported = panel.export_data()
     arrays, meta = exported["arrays"], exported["meta"]
     assert list(arrays)[0] == "bias" and arrays["bias"].shape == (12, 12)

@@ -499,7 +499,7 @@ def test_llama31_rotation_at_the_demo_head_dimension():
 @pytest.mark.parametrize("d_model, options, rotated", [(5, {}, 5), (4, {"partial_rotary_factor": 0.1}, 0)])
 def test_a_head_too_narrow_for_its_rotated_pairs_names_the_demo_d_model(d_model, options, rotated):
     # 5 channels: ceil(5/2) = 3 pairs need 6; int(4 × 0.1) = 0: no pair at all
-    with pytest.raises(ValueError, match=rf"d_model: the demo head's d_k {d_model} .* gives {rotated} rotated"):
+    with pytest.raises(ValueError, match=rf"d_model: the demo head's d_k {d_model} .* = {rotated}; Hugging Face"):
         permutation_demo(d_model=d_model, scheme="rope", scheme_kwargs=rope_kwargs(**options))
 
 

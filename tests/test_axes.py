@@ -6,11 +6,13 @@ import numpy as np
 import pyqtgraph as pg
 import pytest
 from PySide6.QtCore import QRectF, Qt
-from PySide6.QtGui import QColor, QFont, QImage, QPainter, QPicture
+from PySide6.QtGui import QColor, QFont, QImage, QPainter
 from PySide6.QtWidgets import QApplication
 
 from posenc_gui.views.plotkit import CompactAxisItem
 from posenc_gui.views.similarity import SimilarityPanel
+from helpers_axes import drawn_labels
+from helpers_panels import show_panel
 from waiting import TIMEOUT_S
 
 
@@ -38,12 +40,7 @@ def _label_rects(axis):
 
 def test_labels_of_a_narrow_axis_over_a_million_positions_do_not_overlap(qtbot, state, compute):
     state.update(seq_len=1_048_576, d_model=64)
-    panel = SimilarityPanel(state, compute)
-    qtbot.addWidget(panel)
-    panel.resize(480, 360)  # the matrix plot is about 200 px wide
-    panel.show()
-    qtbot.waitExposed(panel)
-    assert compute.wait_idle(TIMEOUT_S)
+    panel = show_panel(qtbot, SimilarityPanel(state, compute), (480, 360))  # the matrix plot is about 200 px wide
     axis = panel.matrix.plot.getAxis("bottom")
     rects = _label_rects(axis)
     assert rects
@@ -55,11 +52,8 @@ def test_labels_of_a_narrow_axis_over_a_million_positions_do_not_overlap(qtbot, 
 def test_a_200_px_axis_over_a_million_positions(qtbot, axis_class, overlaps):
     # pyqtgraph's own axis is the control: its labels run into each other.
     widget = pg.PlotWidget(axisItems={"bottom": axis_class("bottom")})
-    qtbot.addWidget(widget)
-    widget.resize(260, 160)
     widget.setXRange(0, 1_048_575, padding=0)
-    widget.show()
-    qtbot.waitExposed(widget)
+    show_panel(qtbot, widget, (260, 160), settle=False)
     axis = widget.getPlotItem().getAxis("bottom")
     assert 150 < axis.width() < 250
     rects = _label_rects(axis)
@@ -72,19 +66,6 @@ def test_a_wide_axis_keeps_pyqtgraphs_ticks(qapp):
     axis = CompactAxisItem("bottom")
     levels = axis.tickSpacing(0, 512, 1000)  # plenty of room: unchanged
     assert levels == super(CompactAxisItem, axis).tickSpacing(0, 512, 1000)
-
-
-def _labels(axis) -> list[str]:
-    """The tick labels the axis lays out now (pyqtgraph's specifications, measured on a QPicture's painter)."""
-    picture = QPicture()
-    painter = QPainter(picture)
-    try:
-        if axis.style["tickFont"] is not None:
-            painter.setFont(axis.style["tickFont"])
-        _, _, texts = axis.generateDrawSpecs(painter)
-    finally:
-        painter.end()
-    return [text for _rect, _flags, text in texts]
 
 
 #: How pyqtgraph aligns tick labels on each side of a plot (the permutation panel's cell labels use these too).
@@ -134,16 +115,11 @@ def test_matrix_axes_tick_whole_rows_and_columns_without_si_prefix(qtbot, state,
     from posenc_gui.views.heatmap import HeatmapPanel
 
     state.update(seq_len=1, d_model=2)
-    panel = HeatmapPanel(state, compute)
-    qtbot.addWidget(panel)
-    panel.resize(700, 500)
-    panel.show()
-    qtbot.waitExposed(panel)
-    assert compute.wait_idle()
+    panel = show_panel(qtbot, HeatmapPanel(state, compute), (700, 500))
     panel.grab()
     rows, columns = (panel.matrix.plot.getAxis(side) for side in ("left", "bottom"))
-    assert _labels(rows) == ["0"]
-    assert _labels(columns) == ["0", "1"]
+    assert drawn_labels(rows) == ["0"]
+    assert drawn_labels(columns) == ["0", "1"]
     assert "x0.001" not in rows.labelString()
     assert panel.matrix.plot.titleLabel.text.startswith("sinusoidal: 1 position × d_model 2")
     assert panel.sampling_label.text() == "1 position × 2 dimensions"
@@ -238,7 +214,7 @@ def test_a_fitted_y_range_keeps_the_labels_of_its_round_bounds(qtbot, height):
     plot.plot(x, np.sin(x))
     fit_y_range(plot, np.sin(x))
     QApplication.processEvents()
-    labels = _labels(plot.getAxis("left"))
+    labels = drawn_labels(plot.getAxis("left"))
     assert {-1.0, 1.0} <= {float(text) for text in labels}, (plot.getViewBox().height(), labels)
 
 
@@ -250,13 +226,7 @@ def test_no_plot_axis_scales_its_labels_with_an_si_prefix(qtbot, state, compute,
     from posenc_gui.views import panel_classes
 
     state.update(seq_len=1, d_model=2)
-    panel = {cls.panel_id: cls for cls in panel_classes()}[panel_id](state, compute)
-    qtbot.addWidget(panel)
-    panel.resize(900, 600)
-    panel.show()
-    qtbot.waitExposed(panel)
-    state.flush()
-    assert compute.wait_idle()
+    panel = show_panel(qtbot, {cls.panel_id: cls for cls in panel_classes()}[panel_id](state, compute))
     panel.grab()
     axes = [item for item in panel.figure_widget().scene().items() if isinstance(item, CompactAxisItem)]
     assert axes

@@ -13,18 +13,14 @@ from posenc_gui.views.similarity import SimilarityPanel
 from posenc_gui.model.panels.panel_data import default_dims, parse_dims
 from posenc_gui.views.waveforms import WaveformsPanel
 from tolerances import assert_close, cosine_atol
+from helpers_panels import settle_panel, show_panel
 from waiting import TIMEOUT_MS, TIMEOUT_S, finish_pending
 
 
 def settle(qtbot, panel, compute):
-    qtbot.addWidget(panel)
-    panel.resize(900, 650)
-    panel.show()
-    qtbot.waitExposed(panel)
-    panel.state.flush()
-    assert compute.wait_idle()
-    finish_pending(qtbot, panel)  # the resize-triggered re-sampling
-    assert compute.wait_idle()
+    """``panel`` on screen, showing its parameters and what its resize asked for."""
+    show_panel(qtbot, panel, (900, 650), settle=False)
+    settle_panel(qtbot, panel)
 
 
 def test_heatmap_shows_the_new_parameters(qtbot, state, compute):

@@ -37,12 +37,18 @@ def _byte_level_tokenizer(vocab_size):
     return tokenizer
 
 
-def test_a_gguf_vocabulary_tokenises_as_the_tokenizer_json_it_came_from(tmp_path):
+def _byte_level_vocabulary():
+    """A trained byte-level BPE tokenizer, its tokens in id order, its merges (as GGUF stores them: "a b") and
+    tiny weights with one embedding row per token."""
     tokenizer = _byte_level_tokenizer(300)
     model = json.loads(tokenizer.to_str())["model"]
     tokens = sorted(model["vocab"], key=model["vocab"].get)
     merges = [" ".join(merge) if isinstance(merge, list) else merge for merge in model["merges"]]
-    weights = tiny_weights(vocab=len(tokens))
+    return tokenizer, tokens, merges, tiny_weights(vocab=len(tokens))
+
+
+def test_a_gguf_vocabulary_tokenises_as_the_tokenizer_json_it_came_from(tmp_path):
+    tokenizer, tokens, merges, weights = _byte_level_vocabulary()
     config = tiny_config(weights)
     folder = write_folder(tmp_path / "folder", weights, config)
     tokenizer.save(str(folder / "tokenizer.json"))
@@ -131,11 +137,7 @@ def test_a_tokenizer_panic_is_one_value_error():
 
 
 def test_a_token_type_array_of_another_length_than_the_vocabulary_is_refused(tmp_path):
-    tokenizer = _byte_level_tokenizer(300)
-    model = json.loads(tokenizer.to_str())["model"]
-    tokens = sorted(model["vocab"], key=model["vocab"].get)
-    merges = [" ".join(merge) if isinstance(merge, list) else merge for merge in model["merges"]]
-    weights = tiny_weights(vocab=len(tokens))
+    _, tokens, merges, weights = _byte_level_vocabulary()
     path = write_gguf(tmp_path / "types.gguf", gguf_tensors(weights, 4, 2), tiny_config(weights),
                       vocabulary=(tokens, merges, "gpt-2"),
                       metadata={"tokenizer.ggml.token_type": ("add_array", [1, 1, 3])})
@@ -343,11 +345,7 @@ def test_attention_computed_a_few_query_rows_at_a_time_follows_the_formulas(tmp_
 
 def test_a_corrupted_gguf_gives_a_model_file_error_or_a_trace_never_another_exception(tmp_path):
     """Bytes of a tiny GGUF's header overwritten at random (lengths, counts, types, names, values)."""
-    tokenizer = _byte_level_tokenizer(300)
-    model = json.loads(tokenizer.to_str())["model"]
-    tokens = sorted(model["vocab"], key=model["vocab"].get)
-    merges = [" ".join(merge) if isinstance(merge, list) else merge for merge in model["merges"]]
-    weights = tiny_weights(vocab=len(tokens))
+    _, tokens, merges, weights = _byte_level_vocabulary()
     good = write_gguf(tmp_path / "good.gguf", gguf_tensors(weights, 4, 2), tiny_config(weights),
                       vocabulary=(tokens, merges, "gpt-2")).read_bytes()
     header_end = good.index(b"blk.1.ffn_down.weight") + 64  # the tensor infos end near the last names

@@ -7,6 +7,7 @@ import os
 
 import numpy as np
 import pytest
+import helpers_panels
 from decoder_files import gguf_tensors, tiny_config, tiny_weights, write_folder, write_gguf
 
 from posenc_gui import export_cli
@@ -56,12 +57,7 @@ def tiny(tmp_path, tokenizer):
 
 
 def show_panel(qtbot, state, compute):
-    panel = DecoderPanel(state, compute)
-    qtbot.addWidget(panel)
-    panel.resize(1100, 700)
-    panel.show()
-    qtbot.waitExposed(panel)
-    return panel
+    return helpers_panels.show_panel(qtbot, DecoderPanel(state, compute), (1100, 700), settle=False)
 
 
 def settle(panel, compute):

@@ -10,7 +10,7 @@ import xml.etree.ElementTree as ET
 import numpy as np
 import pyqtgraph as pg
 import pytest
-from PySide6.QtCore import QByteArray, QPointF, QRectF, Qt
+from PySide6.QtCore import QByteArray, QPointF, QRectF
 from PySide6.QtGui import QColor, QGuiApplication, QImage, QPainter
 from PySide6.QtSvg import QSvgRenderer
 from PySide6.QtWidgets import QGraphicsTextItem
@@ -20,6 +20,7 @@ from posenc_gui.export import ExportError
 from posenc_gui.model import SCHEMES, encode, limits, pairwise
 from posenc_gui.views import panel_classes
 from posenc_gui.views.plotkit import MatrixPlot, new_layout_widget
+from helpers_panels import settle_panel, show_panel
 from waiting import TIMEOUT_S, finish_pending
 
 PANEL_IDS = [cls.panel_id for cls in panel_classes()]
@@ -47,30 +48,12 @@ def assert_not_blank(image: QImage) -> None:
     assert values.std() > 5, "the image is (nearly) a single colour"
 
 
-def show(qtbot, widget, size=(640, 420)):
-    qtbot.addWidget(widget)
-    widget.resize(*size)
-    widget.setAttribute(Qt.WidgetAttribute.WA_DontShowOnScreen, True)
-    widget.show()
-    finish_pending(qtbot, widget)  # the show and its layout (a widget not shown on screen is never exposed)
-    return widget
-
-
-def settle(qtbot, panel, compute):
-    panel.state.flush()
-    assert compute.wait_idle()
-    finish_pending(qtbot, panel)  # resize-triggered re-sampling
-    assert compute.wait_idle()
-    finish_pending(qtbot, panel)  # the layout and paint of what arrived
-
-
 def make_panel(qtbot, cls, state, compute, size=(960, 720)):
     if cls.requires - state.params.info.provides:  # a panel for another family: the first scheme it applies to
         state.update(scheme=next(key for key, info in SCHEMES.items() if cls.requires <= info.provides))
         state.flush()
-    panel = cls(state, compute)
-    show(qtbot, panel, size)
-    settle(qtbot, panel, compute)
+    panel = show_panel(qtbot, cls(state, compute), size, settle=False, on_screen=False)
+    settle_panel(qtbot, panel)
     return panel
 
 
@@ -84,8 +67,19 @@ def matrix_figure(qtbot):
     plot.set_full_range((-0.5, 3.5), (-0.5, 5.5))
     plot.plot.plot([0, 1, 2, 3], [0, 5, 1, 4], pen=pg.mkPen("#00aa00", width=2))
     plot.plot.addItem(pg.InfiniteLine(pos=2.5, angle=0, pen=pg.mkPen("#ff00ff", width=1)))  # hairline at y = 2.5
-    show(qtbot, canvas)
+    show_panel(qtbot, canvas, (640, 420), settle=False, on_screen=False)
     return canvas, plot, values
+
+
+def refused_keeping_the_old_file(panel, target, match: str, **options) -> ExportError:
+    """Export ``panel`` over an existing ``target``: refused with an ``ExportError`` matching ``match``, the old
+    file's bytes unchanged. Returns the error."""
+    old = b"old " + target.name.encode()
+    target.write_bytes(old)
+    with pytest.raises(ExportError, match=match) as refused:
+        export.export_panel(panel, target, **options)
+    assert target.read_bytes() == old
+    return refused.value
 
 
 def cell_centre(canvas, plot, row, col):
@@ -502,11 +496,7 @@ def test_heatmap_past_the_limit_refuses_npy_and_keeps_the_old_file(qtbot, state,
     state.update(seq_len=limits.MAX_SEQ_LEN, d_model=64)
     assert limits.MAX_SEQ_LEN * 64 > limits.MAX_ENCODE_ELEMENTS
     panel = make_panel(qtbot, HeatmapPanel, state, compute, size=(700, 500))
-    target = tmp_path / "pe.npy"
-    target.write_bytes(b"old")
-    with pytest.raises(ExportError, match="limit"):
-        export.export_panel(panel, target)
-    assert target.read_bytes() == b"old"
+    refused_keeping_the_old_file(panel, tmp_path / "pe.npy", "limit")
     written = export.export_panel(panel, tmp_path / "pe.json")  # JSON says which samples it holds
     doc = json.loads(written.read_text())
     assert doc["meta"]["sampled"] is True and "positions" in doc["arrays"]
@@ -518,7 +508,7 @@ def test_similarity_export_matches_the_model(qtbot, state, compute, tmp_path):
     state.update(seq_len=40, d_model=16)
     panel = make_panel(qtbot, SimilarityPanel, state, compute)
     panel.set_options(metric="cosine", reference=7)
-    settle(qtbot, panel, compute)
+    settle_panel(qtbot, panel)
     export.export_panel(panel, tmp_path / "s.npy")
     pe = encode("sinusoidal", np.arange(40.0), 16, base=10000.0, layout="interleaved")
     np.testing.assert_array_equal(np.load(tmp_path / "s.npy"), pairwise(pe, pe, "cosine"))
@@ -530,58 +520,38 @@ def test_panel_refusal_is_an_export_error_and_keeps_the_old_file(qtbot, state, c
     state.update(seq_len=5000, d_model=8)
     assert 5000 * 5000 > limits.MAX_SIMILARITY_ELEMENTS
     panel = make_panel(qtbot, SimilarityPanel, state, compute, size=(700, 500))
-    target = tmp_path / "sim.csv"
-    target.write_text("old,data\n")
-    with pytest.raises(ExportError, match="Similarity") as info:
-        export.export_panel(panel, target)
-    assert "\n" not in str(info.value)
-    assert target.read_text() == "old,data\n"
+    error = refused_keeping_the_old_file(panel, tmp_path / "sim.csv", "Similarity")
+    assert "\n" not in str(error)
 
 
 def test_unknown_extension_and_bad_width_keep_the_old_file(qtbot, state, compute, tmp_path):
     from posenc_gui.views.heatmap import HeatmapPanel
 
     panel = make_panel(qtbot, HeatmapPanel, state, compute, size=(600, 400))
-    old = tmp_path / "fig.tiff"
-    old.write_bytes(b"old")
-    with pytest.raises(ExportError, match="Unknown export format"):
-        export.export_panel(panel, old)
-    assert old.read_bytes() == b"old"
-    png = tmp_path / "fig.png"
-    png.write_bytes(b"old png")
-    with pytest.raises(ExportError, match="width"):
-        export.export_panel(panel, png, width=3)
-    assert png.read_bytes() == b"old png"
+    refused_keeping_the_old_file(panel, tmp_path / "fig.tiff", "Unknown export format")
+    refused_keeping_the_old_file(panel, tmp_path / "fig.png", "width", width=3)
 
 
 def test_a_png_past_the_memory_budget_is_refused_and_keeps_the_old_file(qtbot, state, compute, tmp_path):
     from posenc_gui.views.heatmap import HeatmapPanel
 
     panel = make_panel(qtbot, HeatmapPanel, state, compute, size=(600, 400))
-    png = tmp_path / "fig.png"
-    png.write_bytes(b"old png")
     figure = panel.figure_widget()
     height = round(figure.height() * 16000 / figure.width())
     assert height <= export.MAX_PNG_SIDE and 16000 * height > export.MAX_PNG_PIXELS
     # each side is within 16,384 pixels; the image as a whole (over 100 million pixels, 400 MiB) is not
-    with pytest.raises(ExportError, match=f"past the limit of {export.MAX_PNG_PIXELS:,} .*memory"):
-        export.export_panel(panel, png, width=16000)
-    assert png.read_bytes() == b"old png"
+    refused_keeping_the_old_file(panel, tmp_path / "fig.png", f"past the limit of {export.MAX_PNG_PIXELS:,} .*memory",
+                                 width=16000)
 
 
 # ------------------------------------------------------------ the window
 @pytest.fixture
-def window(qtbot, settings_path, monkeypatch):
-    from posenc_gui.mainwindow import MainWindow
+def window(make_window, monkeypatch):
     from posenc_gui.views import export_ui
 
     errors = []
     monkeypatch.setattr(export_ui, "show_error", lambda parent, message: errors.append(message))
-    win = MainWindow(restore=False)
-    qtbot.addWidget(win)
-    win.show()
-    qtbot.waitExposed(win)
-    assert win.compute.wait_idle()
+    win = make_window(restore=False)
     win.errors = errors
     return win
 
@@ -752,19 +722,19 @@ def test_a_sampled_figure_says_how_in_its_caption_and_a_whole_one_says_its_headl
     assert not any(word in whole for word in words)
     assert any(headline in whole for headline in HEADLINES), whole
     state.update(seq_len=1_048_576, d_model=8192)
-    settle(qtbot, panel, compute)
+    settle_panel(qtbot, panel)
     caption = panel.figure_caption()
     for word in words:
         assert word in caption, (word, caption)
     state.update(seq_len=128, d_model=512)
-    settle(qtbot, panel, compute)
+    settle_panel(qtbot, panel)
     assert panel.figure_caption() == whole
 
 
 def test_the_caption_is_written_under_the_figure_in_every_format(qtbot, state, compute):
     panel = _core_panel(qtbot, "heatmap", state, compute)
     state.update(seq_len=1_048_576, d_model=8192)
-    settle(qtbot, panel, compute)
+    settle_panel(qtbot, panel)
     caption = panel.figure_caption()
     assert caption
     canvas = panel.figure_widget()
@@ -791,7 +761,7 @@ def test_the_caption_is_written_under_the_figure_in_every_format(qtbot, state, c
     assert box and float(box.group(2)) == pytest.approx((h + below) * 72 / dpi, abs=1)
 
     state.update(seq_len=128, d_model=512)  # nothing sampled: the headline alone, one line
-    settle(qtbot, panel, compute)
+    settle_panel(qtbot, panel)
     image = decode_png(export.export_bytes(panel, "png", scale=1))
     headline = panel.figure_caption()
     assert "Showing every" not in headline

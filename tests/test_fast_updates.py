@@ -10,6 +10,7 @@ from PySide6.QtWidgets import QApplication, QGraphicsView, QLabel, QVBoxLayout, 
 
 from posenc_gui.views.labels import StatusText, WrappedLabelHolder
 from posenc_gui.views.plotkit import new_layout_widget, set_title
+from helpers_panels import show_panel
 from waiting import TIMEOUT_MS, TIMEOUT_S
 
 
@@ -85,18 +86,13 @@ def test_status_texts_and_notices_are_there_for_screen_readers(qtbot):
 def test_wrapped_message_relays_out_only_for_a_new_height(qtbot, held):
     # A bare word-wrapped QLabel is the control: every new text asks the window for a layout.
     window = QWidget()
-    qtbot.addWidget(window)
-    window.resize(400, 300)
     panel = QWidget(window)
     QVBoxLayout(window).addWidget(panel)
     panel_layout = QVBoxLayout(panel)
-    label = QLabel("3 of the 512 shown dimensions are aliased.")
-    label.setWordWrap(True)
+    label = _wrapped_label("3 of the 512 shown dimensions are aliased.")
     panel_layout.addWidget(WrappedLabelHolder(label) if held else label)
     panel_layout.addStretch(1)
-    window.show()
-    qtbot.waitExposed(window)
-    settle()
+    _show_and_settle(qtbot, window)
     requests = LayoutRequests(window)
     label.setText("4 of the 512 shown dimensions are aliased.")
     settle()
@@ -115,17 +111,12 @@ def test_a_summary_keeps_its_tallest_height_at_a_width(qtbot, keep_height):
     # Headline numbers wrap onto one more line or one fewer as they change: a summary line that
     # shrank and grew again resized the plots below it and painted them twice per step.
     window = QWidget()
-    qtbot.addWidget(window)
-    window.resize(400, 300)
     layout = QVBoxLayout(window)
-    label = QLabel("short")
-    label.setWordWrap(True)
+    label = _wrapped_label("short")
     holder = WrappedLabelHolder(label, keep_height=keep_height)
     layout.addWidget(holder)
     layout.addStretch(1)
-    window.show()
-    qtbot.waitExposed(window)
-    settle()
+    _show_and_settle(qtbot, window)
     one_line = holder.height()
     label.setText("Headline numbers long enough to wrap onto several lines at this width: " * 3)
     settle()
@@ -146,6 +137,18 @@ def settle() -> None:
         QApplication.processEvents()
 
 
+def _wrapped_label(text: str) -> QLabel:
+    label = QLabel(text)
+    label.setWordWrap(True)
+    return label
+
+
+def _show_and_settle(qtbot, window: QWidget) -> None:
+    """``window`` on screen at 400 × 300 and laid out."""
+    show_panel(qtbot, window, (400, 300), settle=False)
+    settle()
+
+
 def _plot_on_canvas(qtbot, width: int, height: int):
     """A plot on a new canvas of ``width`` × ``height`` (not shown yet); returns both."""
     canvas = new_layout_widget()
@@ -161,10 +164,7 @@ def test_a_styled_plots_title_gives_way_to_a_narrow_canvas(qtbot, width, room):
     # title now wraps there, centred, so its words stay inside the canvas.
     from posenc_gui.views.plotkit import style_plot
 
-    canvas = new_layout_widget()
-    qtbot.addWidget(canvas)
-    canvas.resize(width, 300)
-    plot = canvas.addPlot()
+    canvas, plot = _plot_on_canvas(qtbot, width, 300)
     style_plot(plot)
     set_title(plot, "sinusoidal, d_model 8,192, from position 524,288")
     canvas.show()
@@ -201,13 +201,7 @@ def test_waveform_note_follows_the_curves_once_the_user_pauses(qtbot, state, com
 def test_hovering_the_heatmap_does_not_re_lay_out_the_panel(qtbot, state, compute):
     from posenc_gui.views.heatmap import HeatmapPanel
 
-    panel = HeatmapPanel(state, compute)
-    qtbot.addWidget(panel)
-    panel.resize(900, 650)
-    panel.show()
-    qtbot.waitExposed(panel)
-    state.flush()
-    assert compute.wait_idle()
+    panel = show_panel(qtbot, HeatmapPanel(state, compute), (900, 650))
     settle()
     requests = LayoutRequests(panel)
     view_box = panel.matrix.view_box
@@ -234,18 +228,11 @@ class Paints(QObject):
 
 
 @pytest.mark.parametrize("opaque_panels", [True, False])
-def test_a_parameter_step_does_not_repaint_the_docks(qtbot, settings_path, opaque_panels):
+def test_a_parameter_step_does_not_repaint_the_docks(make_window, opaque_panels):
     # The controls that change (the d_model spin box, the waveforms' dimension
     # list) repaint from their panel down; with see-through panels (the
     # control) Qt redraws each dock's frame and title under them as well.
-    from posenc_gui.mainwindow import MainWindow
-
-    window = MainWindow(restore=False)
-    qtbot.addWidget(window)
-    window.resize(1400, 900)
-    window.show()
-    qtbot.waitExposed(window)
-    assert window.compute.wait_idle()
+    window = make_window(size=(1400, 900), restore=False)
     for panel in window.panels.values():
         panel.setAutoFillBackground(opaque_panels)
     QApplication.processEvents()

@@ -9,13 +9,14 @@ import numpy as np
 import pyqtgraph as pg
 import pytest
 from PySide6.QtCore import QRect, QRectF, Qt
-from PySide6.QtGui import QPainter, QPicture
 from PySide6.QtWidgets import QAbstractButton, QAbstractSlider, QComboBox, QLabel
 
 from posenc_gui import export
 from posenc_gui.export_plan import panel_options
 from posenc_gui.views import panel_classes
 from posenc_gui.views.plotkit import DIVERGING, SEQUENTIAL, MatrixPlot, new_layout_widget
+from helpers_axes import drawn_labels
+from helpers_panels import settle_panel, show_panel
 from waiting import TIMEOUT_S, finish_pending
 
 CLASSES = {cls.panel_id: cls for cls in panel_classes()}
@@ -29,21 +30,10 @@ MAX_COLORBAR_LABELS = 9
 
 
 def make_panel(qtbot, panel_id, state, compute, size=(960, 720)):
-    panel = CLASSES[panel_id](state, compute)
-    qtbot.addWidget(panel)
-    panel.resize(*size)
-    panel.setAttribute(Qt.WidgetAttribute.WA_DontShowOnScreen, True)
-    panel.show()
-    settle(qtbot, panel, compute)
+    """Panel ``panel_id`` laid out off screen as an export lays it out, showing ``state``'s parameters."""
+    panel = show_panel(qtbot, CLASSES[panel_id](state, compute), size, settle=False, on_screen=False)
+    settle_panel(qtbot, panel)
     return panel
-
-
-def settle(qtbot, panel, compute):
-    panel.state.flush()
-    assert compute.wait_idle(TIMEOUT_S)
-    finish_pending(qtbot, panel)  # re-samples after a resize, delayed texts
-    assert compute.wait_idle(TIMEOUT_S)
-    finish_pending(qtbot, panel)
 
 
 def svg_text(data: bytes) -> str:
@@ -74,7 +64,7 @@ def test_every_exported_figure_names_its_scheme_and_parameters(qtbot, state, com
         from test_decoder_panel import TEXT, _tokenizer, tiny_decoder
 
         panel.apply_options(decoder=str(tiny_decoder(tmp_path / "tiny", _tokenizer())), text=TEXT, layer=1)
-        settle(qtbot, panel, compute)
+        settle_panel(qtbot, panel)
         text = svg_text(export.export_bytes(panel, "svg"))
         for words in ("tiny", TEXT[:20], "layer 1, head 0"):
             assert words in text, (words, text[:400])
@@ -83,7 +73,7 @@ def test_every_exported_figure_names_its_scheme_and_parameters(qtbot, state, com
     chosen, title = ((CHOSEN_ROPE, CHOSEN_ROPE_TITLE) if "rotation" in requires else
                      (CHOSEN_BIAS, CHOSEN_BIAS_TITLE) if "bias" in requires else (CHOSEN, CHOSEN_TITLE))
     assert state.update(**chosen) is None
-    settle(qtbot, panel, compute)
+    settle_panel(qtbot, panel)
     text = svg_text(export.export_bytes(panel, "svg"))
     for words in REQUIRED_WORDS.get(panel_id, [title]):
         assert words in text, (words, text[:400])
@@ -199,18 +189,6 @@ def test_a_scorecard_export_is_the_table_cropped_and_current(qtbot, state, compu
 
 
 # -------------------------------------------------------------------- axes
-def drawn_labels(axis) -> list[str]:
-    picture = QPicture()
-    painter = QPainter(picture)
-    try:
-        if axis.style["tickFont"] is not None:
-            painter.setFont(axis.style["tickFont"])
-        specs = axis.generateDrawSpecs(painter)
-    finally:
-        painter.end()
-    return [text for _, _, text in specs[2]] if specs else []
-
-
 def shown_axes(panel):
     canvas = panel.figure_widget()
     return [item for item in canvas.scene().items()
@@ -243,7 +221,7 @@ def test_every_axis_of_every_dock_labels_three_ticks_and_zero(make_window, qtbot
     for panel_id in PLOTTED:
         window.raise_panel(panel_id)
         panel = window.panels[panel_id]
-        settle(qtbot, panel, window.compute)
+        settle_panel(qtbot, panel)
         assert_labelled(panel, f"{seq_len:,} × {d_model:,}")
 
 
@@ -262,10 +240,10 @@ def test_axes_zoomed_in_to_the_end_still_label_three_ticks(make_window, qtbot):
     for panel_id, zoom in zooms.items():
         window.raise_panel(panel_id)
         panel = window.panels[panel_id]
-        settle(qtbot, panel, window.compute)
+        settle_panel(qtbot, panel)
         zoom(panel)
         panel.run_debounced()
-        settle(qtbot, panel, window.compute)
+        settle_panel(qtbot, panel)
         assert_labelled(panel, "zoomed")
 
 
@@ -319,7 +297,7 @@ def test_similarity_has_one_colour_map_per_metric_whatever_the_data(qtbot, state
     seen = []
     for d_model in (512, 3):
         state.update(d_model=d_model)
-        settle(qtbot, panel, compute)
+        settle_panel(qtbot, panel)
         low, high = panel.matrix.colorbar.levels()
         seen.append(panel.matrix.colormap_name)
         if colormap == DIVERGING:
@@ -341,7 +319,7 @@ def test_banners_wrap_at_the_default_dock_width(make_window, qtbot):
     window.state.update(seq_len=1_048_576, d_model=8192)
     waveforms, heatmap, similarity = (window.panels[p] for p in ("waveforms", "heatmap", "similarity"))
     for panel in (waveforms, heatmap, similarity):
-        settle(qtbot, panel, window.compute)
+        settle_panel(qtbot, panel)
     banners = [waveforms.sampling_notice, heatmap.alias_notice, similarity.sampling_label]
     for banner in banners:
         text = banner.text()

@@ -95,12 +95,19 @@ def test_a_handout_past_the_memory_budget_is_refused_and_keeps_the_existing_file
     assert existing.read_bytes() == b"keep me"
 
 
-def test_a_session_handout_shows_a_and_b(tmp_path, qapp):
+@pytest.fixture
+def compared_session(tmp_path):
+    """A session file comparing A (sinusoidal, d_model 64, interleaved) with B (the same, halves) as B − A."""
     params = EncodingParams().replaced(d_model=64)
     session = tmp_path / "s.json"
     session.write_text(json.dumps({"format": "posenc-gui session", "version": 2,
                                    "params": params.replaced(layout="halves").as_dict(),
                                    "compare": {"a": params.as_dict(), "mode": "difference"}}), encoding="utf-8")
+    return session
+
+
+def test_a_session_handout_shows_a_and_b(tmp_path, qapp, compared_session):
+    session = compared_session
     out = tmp_path / "ab"
     assert export_cli.main(["handout", "-o", f"{out}/", "--session", str(session), "heatmap"]) == 0
     index = (out / "index.html").read_text(encoding="utf-8")
@@ -129,12 +136,8 @@ def test_the_window_exports_a_handout_of_the_shown_panels(make_window, qtbot, tm
     assert errors and "missing" in errors[0]
 
 
-def test_a_dark_handout_of_a_comparison_is_dark_on_every_page(tmp_path, qapp):
-    params = EncodingParams().replaced(d_model=64)
-    session = tmp_path / "s.json"
-    session.write_text(json.dumps({"format": "posenc-gui session", "version": 2,
-                                   "params": params.replaced(layout="halves").as_dict(),
-                                   "compare": {"a": params.as_dict(), "mode": "difference"}}), encoding="utf-8")
+def test_a_dark_handout_of_a_comparison_is_dark_on_every_page(tmp_path, qapp, compared_session):
+    session = compared_session
     out = tmp_path / "dark"
     assert export_cli.main(["handout", "-o", f"{out}/", "--session", str(session), "--theme", "dark",
                             "logits", "scorecard"]) == 0

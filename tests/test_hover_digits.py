@@ -10,14 +10,14 @@ from posenc_gui.model import encode
 from posenc_gui.views.heatmap import HeatmapPanel
 from posenc_gui.views.linear_relation import LinearRelationPanel
 from posenc_gui.views.similarity import SimilarityPanel
-from test_analysis_views import change, make
+from helpers_panels import change_params, show_panel
 from test_digits import _exact_rows, _exact_similarity, exact_entry, sample_near_a_million, shown_digits_are_exact
 
 
 def settled(panel_class, state, compute, qtbot, **params):
     """``panel_class`` shown and up to date at ``params``."""
-    panel = make(panel_class, state, compute, qtbot)
-    change(state, compute, **params)
+    panel = show_panel(qtbot, panel_class(state, compute))
+    change_params(state, compute, **params)
     return panel
 
 
@@ -32,7 +32,7 @@ def test_heatmap_hover_digits_are_right_near_a_million(state, compute, qtbot):
             panel = settled(HeatmapPanel, state, compute, qtbot, scheme=scheme, d_model=d_model, seq_len=1_048_576,
                             **options)
         else:
-            change(state, compute, scheme=scheme, d_model=d_model, **options)
+            change_params(state, compute, scheme=scheme, d_model=d_model, **options)
         for *_, position, dim in cases:
             text = panel.describe_cell(int(position), dim)
             shown = text.split(": ", 1)[1].rsplit(" = ", 1)[0]

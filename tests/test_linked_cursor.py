@@ -11,7 +11,7 @@ from posenc_gui.linked_cursor import Cursor
 from posenc_gui.views.cursor import SHIFT_STEP
 from posenc_gui.views.heatmap import HeatmapPanel
 from posenc_gui.views.registry import panel_classes
-from test_analysis_views import change, make
+from helpers_panels import change_params, show_panel
 
 LONG = 1_048_576
 TARGET = 1_000_000
@@ -274,11 +274,11 @@ def test_moving_the_cursor_computes_nothing(long_window, monkeypatch):
 
 def test_panel_alone_marks_a_hover_of_another_panel(state, compute, qtbot):
     # "build view from model, change the model, assert on the view": two panels on one state
-    heatmap = make(HeatmapPanel, state, compute, qtbot)
-    change(state, compute, seq_len=1000, d_model=32)
+    heatmap = show_panel(qtbot, HeatmapPanel(state, compute))
+    change_params(state, compute, seq_len=1000, d_model=32)
     state.cursor.hover(700, 31)
     state.cursor.flush()
     assert [mark.value for mark in heatmap.cursor_link.marks] == [700.0, 31.0]
-    change(state, compute, seq_len=500, d_model=32)
+    change_params(state, compute, seq_len=500, d_model=32)
     state.cursor.flush()
     assert [mark.value for mark in heatmap.cursor_link.marks] == [499.0, 31.0]

@@ -14,6 +14,8 @@ from posenc_gui.model.attention.logit_properties import (
 )
 from posenc_gui.model.attention.logits import positional_logits
 from posenc_gui.views.positional_logits import COMPARED_COLOURS, PositionalLogitsPanel
+import helpers_panels
+from helpers_panels import settle_debounced
 from waiting import TIMEOUT_S
 
 
@@ -108,26 +110,28 @@ def test_the_table_names_what_it_cannot_measure():
 
 
 def show_panel(qtbot, state, compute) -> PositionalLogitsPanel:
-    panel = PositionalLogitsPanel(state, compute)
-    qtbot.addWidget(panel)
-    panel.resize(1200, 800)
-    panel.show()
-    qtbot.waitExposed(panel)
-    return panel
+    return helpers_panels.show_panel(qtbot, PositionalLogitsPanel(state, compute), (1200, 800), settle=False)
 
 
-def settle(panel, state, compute):
-    state.flush()
-    assert compute.wait_idle(TIMEOUT_S)
-    panel.run_debounced()  # the properties wait for a pause in the changes
-    assert compute.wait_idle(TIMEOUT_S)
+def recorded(panel, method: str, record) -> list:
+    """Replace ``panel``'s ``method`` by one that runs it, then appends ``record(*its arguments)`` to the list
+    returned."""
+    records = []
+    real = getattr(panel, method)
+
+    def run_and_record(*args):
+        real(*args)
+        records.append(record(*args))
+
+    setattr(panel, method, run_and_record)
+    return records
 
 
 def test_the_panel_compares_profiles_and_measures_every_setup(qtbot, state, compute):
     panel = show_panel(qtbot, state, compute)
     assert state.update(scheme="rope", seq_len=200, d_model=16) is None
     panel.apply_options(compare="sinusoidal, nope")
-    settle(panel, state, compute)
+    settle_debounced(panel)  # the properties wait for a pause in the changes
     assert panel.compare == ("sinusoidal", "nope") and panel.compare_button.text() == "Compare (2)"
     for curve, key in zip(panel.compared_curves, ("sinusoidal", "nope")):
         assert curve.isVisible()
@@ -164,7 +168,7 @@ def test_the_panel_compares_profiles_and_measures_every_setup(qtbot, state, comp
     assert panel.measured[0][1].params.seq_len == 300
     # none again: the curves go, the table has the setup alone
     panel.apply_options(compare="")
-    settle(panel, state, compute)
+    settle_debounced(panel)  # the properties wait for a pause in the changes
     assert not any(curve.isVisible() for curve in panel.compared_curves) and panel.properties.rowCount() == 1
 
 
@@ -251,16 +255,9 @@ def test_the_scan_over_a_million_offsets_runs_in_steps_and_shows_its_progress(qt
     # RoPE, 2²⁰ positions, head 2048: 2²⁰ offsets × 1,024 frequencies, four steps of SCAN_WORK each. The decay
     # cell says how far the scan is until it ends; then every verdict names what it was established over.
     panel = show_panel(qtbot, state, compute)
-    decay_cells = []
-    show = panel._show_properties
-
-    def record(key, measured):
-        show(key, measured)
-        decay_cells.append(panel.properties.item(0, 1).text())
-
-    panel._show_properties = record
+    decay_cells = recorded(panel, "_show_properties", lambda key, measured: panel.properties.item(0, 1).text())
     assert state.update(scheme="rope", seq_len=1_048_576, d_model=2048) is None
-    settle(panel, state, compute)
+    settle_debounced(panel)  # the properties wait for a pause in the changes
     qtbot.waitUntil(lambda: panel.measured and not panel.measured[0][1].pending, timeout=240_000)
     assert any(text.startswith("… ") and "% of offsets scanned" in text for text in decay_cells[:-1])
     assert not decay_cells[-1].startswith("…")
@@ -271,14 +268,7 @@ def test_the_scan_over_a_million_offsets_runs_in_steps_and_shows_its_progress(qt
 def test_a_pinned_setup_a_is_scanned_in_steps_too(qtbot, state, compute):
     # A at 2²⁰ positions, head 2048: its scan takes four steps, each its own request, as the setup's own does
     panel = show_panel(qtbot, state, compute)
-    arrived = []
-    real = panel._pinned_arrived
-
-    def record(pinned, result):
-        real(pinned, result)
-        arrived.append(result if result is None else result[1])
-
-    panel._pinned_arrived = record
+    arrived = recorded(panel, "_pinned_arrived", lambda pinned, result: result if result is None else result[1])
     pinned = params(scheme="rope", seq_len=1_048_576, d_model=2048)
     panel.set_pinned(pinned)
     qtbot.waitUntil(lambda: panel.pinned_result is not None and not panel.pinned_result[1].pending, timeout=240_000)

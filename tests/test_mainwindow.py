@@ -172,15 +172,12 @@ def idle_on_a_manual_clock(monkeypatch, window) -> ManualClock:
     return clock
 
 
-@pytest.mark.prebuild
-def test_building_ahead_waits_while_parameters_are_changing(make_window, monkeypatch):
-    build_ahead_quickly(monkeypatch, idle_ms=400)
-    window = make_window(restore=False)
-    clock = idle_on_a_manual_clock(monkeypatch, window)
+def assert_building_ahead_waits_while(window, clock, activity) -> None:
+    """``activity(step)`` 12 times 100 ms apart (three times an IDLE_MS of 400) builds no panel ahead; the first
+    step of the builder after a pause of 400 ms builds one."""
     before = set(window.panels.built())
-    for step in range(12):  # a drag: a new value every 100 ms, for three times IDLE_MS
-        window.state.update(d_model=64 + 2 * step)
-        window.state.flush()
+    for step in range(12):
+        activity(step)
         assert window.compute.wait_idle()
         clock.now_ms += 100
         window._prebuilder._step()
@@ -188,6 +185,19 @@ def test_building_ahead_waits_while_parameters_are_changing(make_window, monkeyp
     clock.now_ms += 400  # the pause
     window._prebuilder._step()
     assert len(window.panels.built()) == len(before) + 1
+
+
+@pytest.mark.prebuild
+def test_building_ahead_waits_while_parameters_are_changing(make_window, monkeypatch):
+    build_ahead_quickly(monkeypatch, idle_ms=400)
+    window = make_window(restore=False)
+    clock = idle_on_a_manual_clock(monkeypatch, window)
+
+    def drag(step):  # a new value every 100 ms
+        window.state.update(d_model=64 + 2 * step)
+        window.state.flush()
+
+    assert_building_ahead_waits_while(window, clock, drag)
 
 
 @pytest.mark.prebuild
@@ -198,18 +208,13 @@ def test_building_ahead_waits_while_the_user_zooms(make_window, qtbot, monkeypat
     clock = idle_on_a_manual_clock(monkeypatch, window)
     heatmap = window.panels["heatmap"]
     view_box = heatmap.matrix.view_box
-    before = set(window.panels.built())
-    for step in range(12):  # wheel steps 100 ms apart, for three times IDLE_MS without a parameter change
+
+    def wheel(step):  # wheel steps 100 ms apart, without a parameter change
         view_box.setRange(yRange=(step, 100), padding=0)
         view_box.sigRangeChangedManually.emit([False, True])
         finish_pending(qtbot, heatmap)  # the re-sample, asked for after a pause of its own
-        assert window.compute.wait_idle()
-        clock.now_ms += 100
-        window._prebuilder._step()
-        assert set(window.panels.built()) == before
-    clock.now_ms += 400  # the pause
-    window._prebuilder._step()
-    assert len(window.panels.built()) == len(before) + 1
+
+    assert_building_ahead_waits_while(window, clock, wheel)
 
 
 def test_a_panel_behind_a_tab_recomputes_only_when_its_tab_is_selected(make_window, qtbot):

@@ -11,15 +11,8 @@ import math
 import numpy as np
 import pytest
 
-from posenc_gui.model import (
-    rope_angles,
-    rope_bands,
-    rope_config,
-    rope_decay_bound,
-    rope_frequencies,
-    rope_pairs,
-    rope_rotate,
-)
+from posenc_gui.model import (rope_angles, rope_bands, rope_config, rope_decay_bound, rope_frequencies, rope_pairs,
+                              rope_rotate)
 from tolerances import DIVISION_ULPS, EPS, FUNCTION_ULPS, angle_atol, assert_close, sum_atol
 
 THETA = np.array([1.0, 0.1, 0.01, 0.001])  # 10^(−i), i = 0 … 3

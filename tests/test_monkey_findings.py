@@ -7,21 +7,12 @@ import pytest
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 
+from helpers_panels import show_panel
 from posenc_gui.views.heatmap import HeatmapPanel
 from posenc_gui.views.parameters import ParametersPanel
 from posenc_gui.views.similarity import SimilarityPanel
 from posenc_gui.model.panels.panel_data import default_dims
 from posenc_gui.views.waveforms import WaveformsPanel
-
-
-def shown(qtbot, panel, compute):
-    qtbot.addWidget(panel)
-    panel.resize(900, 600)
-    panel.show()
-    qtbot.waitExposed(panel)
-    panel.state.flush()
-    assert compute.wait_idle()
-    return panel
 
 
 def error_shown(panel) -> str:
@@ -54,7 +45,7 @@ def test_waveforms_asked_to_resample_before_a_smaller_d_model_is_announced_draw_
         qtbot, state, compute):
     # A zoom's debounced re-sample can fire in the event-loop turn between a
     # parameter change and its paramsChanged signal (seed 4 of the monkey).
-    panel = shown(qtbot, WaveformsPanel(state, compute), compute)
+    panel = show_panel(qtbot, WaveformsPanel(state, compute))
     assert max(panel.dims) == 510
     state.update(d_model=64)
     panel.request_update()
@@ -64,7 +55,7 @@ def test_waveforms_asked_to_resample_before_a_smaller_d_model_is_announced_draw_
 
 
 def test_a_refused_dims_text_replaced_by_the_app_takes_its_message_along(qtbot, state, compute):
-    panel = shown(qtbot, WaveformsPanel(state, compute), compute)
+    panel = show_panel(qtbot, WaveformsPanel(state, compute))
     type_dims(panel, "-1")
     assert "dims must be" in error_shown(panel)
     state.update(d_model=64)  # the field shows the defaults of the new size
@@ -76,7 +67,7 @@ def test_a_refused_dims_text_replaced_by_the_app_takes_its_message_along(qtbot, 
 
 def test_refused_dims_are_tried_again_when_d_model_changes(qtbot, state, compute):
     state.update(d_model=256)
-    panel = shown(qtbot, WaveformsPanel(state, compute), compute)
+    panel = show_panel(qtbot, WaveformsPanel(state, compute))
     type_dims(panel, "0, 1")
     type_dims(panel, "300")
     assert "0…255" in error_shown(panel)
@@ -93,7 +84,7 @@ def test_refused_dims_are_tried_again_when_d_model_changes(qtbot, state, compute
 
 @pytest.mark.parametrize("panel_class", [WaveformsPanel, HeatmapPanel])
 def test_a_result_clears_the_error_of_a_failed_one(qtbot, state, compute, monkeypatch, panel_class):
-    panel = shown(qtbot, panel_class(state, compute), compute)
+    panel = show_panel(qtbot, panel_class(state, compute))
     calls = fail_at_d_model(monkeypatch, panel_class, "model_function", 64)
     state.update(d_model=64)
     state.flush()
@@ -107,7 +98,7 @@ def test_a_result_clears_the_error_of_a_failed_one(qtbot, state, compute, monkey
 
 
 def test_a_waveform_result_leaves_the_refusal_of_the_dims_text_on_screen(qtbot, state, compute):
-    panel = shown(qtbot, WaveformsPanel(state, compute), compute)
+    panel = show_panel(qtbot, WaveformsPanel(state, compute))
     type_dims(panel, "0, 1")
     type_dims(panel, "abc")
     refusal = error_shown(panel)
@@ -122,7 +113,7 @@ def test_a_waveform_result_leaves_the_refusal_of_the_dims_text_on_screen(qtbot, 
 def test_the_base_field_shows_the_base_exactly(qtbot, state, compute):
     # A slider drag sets integer bases such as 36,591,432; shown as "%g"
     # ("3.65914e+07") the field held another number than the views used.
-    panel = shown(qtbot, ParametersPanel(state, compute), compute)
+    panel = show_panel(qtbot, ParametersPanel(state, compute))
     for base in (36591432.0, 1.0000001, 12345.678, 10000.0, 1e12):
         state.update(base=base)
         state.flush()
@@ -136,7 +127,7 @@ def test_a_short_similarity_panel_settles_at_every_height(qtbot, state, compute)
     # which view_pixels took for "not laid out" and replaced by 600 px: all
     # positions, so the note went, the matrix grew to 21 px, was sampled
     # again, and so on, re-computing and repainting for ever.
-    panel = shown(qtbot, SimilarityPanel(state, compute), compute)
+    panel = show_panel(qtbot, SimilarityPanel(state, compute))
 
     def settles() -> bool:
         for _ in range(12):
@@ -176,7 +167,7 @@ def test_a_view_on_screen_is_sampled_at_its_own_size_however_small(qtbot):
 def test_the_refusal_of_a_typed_base_stays_while_the_field_holds_that_text(qtbot, state, compute):
     # Seeds 4 and 9: the base field held "abc" (or "") with no message once
     # another control's change, or refusal, had cleared the messages.
-    panel = shown(qtbot, ParametersPanel(state, compute), compute)
+    panel = show_panel(qtbot, ParametersPanel(state, compute))
     panel.controls["base"].editor.selectAll()
     QTest.keyClicks(panel.controls["base"].editor, "abc")
     refusal = panel.errors["base"].text()
@@ -202,7 +193,7 @@ def test_an_undefined_one_position_profile_hands_no_nan_to_its_dot(qtbot, state,
     import warnings
 
     state.update(scheme="naive", seq_len=1, d_model=8)
-    panel = shown(qtbot, SimilarityPanel(state, compute), compute)
+    panel = show_panel(qtbot, SimilarityPanel(state, compute))
     panel.set_options(metric="cosine")
     assert compute.wait_idle()
     assert panel.profile_data.offsets.size == 1 and not np.isfinite(panel.profile_data.profile).any()
@@ -220,7 +211,7 @@ def test_a_refused_d_model_shows_in_both_of_its_controls(qtbot, state, compute, 
     # 3's tick while the spin box went on showing 512 — two controls of one parameter saying different things.
     state.update(scheme="rope")
     state.flush()
-    panel = shown(qtbot, ParametersPanel(state, compute), compute)
+    panel = show_panel(qtbot, ParametersPanel(state, compute))
     control = panel.controls["d_model"]
     refused_tick = next(tick for tick in range(control.slider.maximum() + 1) if control.slider.to_value(tick) == 3)
     if moved == "slider":

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from dataclasses import dataclass
 
 import numpy as np
@@ -12,6 +10,8 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QWidget
 
+from helpers_imports import assert_loads_none_of
+from helpers_panels import show_panel
 from posenc_gui import export, export_cli
 from posenc_gui.export_plan import build_parser, plan
 from posenc_gui.model import EncodingParams
@@ -21,7 +21,7 @@ from posenc_gui.views.base import Panel
 from posenc_gui.views.host import ExportHost, PanelHost
 from posenc_gui.views.registry import DockPlacement, PanelOption, panel_class, panel_classes
 from posenc_gui.views.walkthrough import STEPS
-from waiting import TIMEOUT_MS, TIMEOUT_S
+from waiting import TIMEOUT_MS
 
 #: The scheme the test panel does not apply to, and why.
 REFUSED_SCHEME = "naive"
@@ -276,23 +276,14 @@ def test_every_panels_model_functions_are_in_the_model_layer_which_loads_no_qt()
             modules.add(function.__module__)
     for panel_id in ("heatmap", "waveforms", "similarity", "magnitude"):
         assert all(f.__module__ == "posenc_gui.model.panels.panel_data" for f in panel_class(panel_id).model_functions)
-    code = (f"import sys, importlib; [importlib.import_module(m) for m in {sorted(modules)!r}];"
-            "bad = [k for k in sys.modules if k.split('.')[0] in ('PySide6', 'shiboken6', 'pyqtgraph')];"
-            "print(bad); sys.exit(1 if bad else 0)")
-    result = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, text=True, timeout=TIMEOUT_S)
-    assert result.returncode == 0, result.stdout + result.stderr
+    assert_loads_none_of(f"import importlib; [importlib.import_module(m) for m in {sorted(modules)!r}]", isolated=True)
 
 
 # --------------------------------------------------------------------------- a panel that does not apply
 
 
 def test_a_panel_that_does_not_apply_says_why_instead_of_its_plot(qtbot, state, compute):
-    panel = TinyPanel(state, compute)
-    qtbot.addWidget(panel)
-    panel.resize(500, 400)
-    panel.show()
-    qtbot.waitExposed(panel)
-    assert compute.wait_idle()
+    panel = show_panel(qtbot, TinyPanel(state, compute), (500, 400))
     assert panel.canvas.isVisible() and not panel.unavailable_label.isVisible()
     requests = panel.requests
     assert state.update(scheme=REFUSED_SCHEME) is None

@@ -7,6 +7,7 @@ import json
 import numpy as np
 import pytest
 
+from helpers_panels import show_panel
 from posenc_gui.model.attention import permutation_demo, self_attention
 from posenc_gui.model.bias import alibi_bias
 from posenc_gui.model.core.params import EncodingParams
@@ -73,13 +74,7 @@ def test_the_exported_split_holds_the_bias_and_its_terms_add_up_to_the_total(sch
 
 @pytest.fixture
 def panel(qtbot, state, compute):
-    widget = PermutationPanel(state, compute)
-    qtbot.addWidget(widget)
-    widget.resize(1200, 900)
-    widget.show()
-    qtbot.waitExposed(widget)
-    compute.wait_idle()
-    return widget
+    return show_panel(qtbot, PermutationPanel(state, compute), (1200, 900))
 
 
 def test_the_panel_shows_the_bias_row_and_its_split(panel):
@@ -103,14 +98,22 @@ def test_the_panel_shows_the_bias_row_and_its_split(panel):
     assert not panel.figure.matrices["B_a"].isVisible() and panel.figure.split_strips["table_a"].isVisible()
 
 
-def test_a_panel_built_with_a_scheme_it_cannot_show_gives_its_notice(qtbot, state, compute):
-    # built while xPos (a rotation the demo does not apply) is chosen: the notice, not the model's refusal
-    assert state.update(scheme="xpos", d_model=64) is None
+@pytest.fixture
+def spin():
+    from posenc_gui.model import Scheme, register, unregister
+
+    register(Scheme(key="spin", label="Spin (test rotation)", summary="", formula="", order=95, family="rotation"))
+    yield
+    unregister("spin")
+
+
+def test_a_panel_built_with_a_scheme_it_cannot_show_gives_its_notice(qtbot, state, compute, spin):
+    # built while a rotation that declares no rotation hook is chosen: the notice, not the model's refusal
+    assert state.update(scheme="spin", d_model=64) is None
     state.flush()
-    widget = PermutationPanel(state, compute)
-    qtbot.addWidget(widget)
-    widget.show()
-    qtbot.waitExposed(widget)
-    assert compute.wait_idle()
+    widget = show_panel(qtbot, PermutationPanel(state, compute), None)
     assert widget.unavailable_label.isVisible() and "does not apply" in widget.unavailable_label.text()
     assert not widget.message_label.isVisible() and widget.demo is None
+    assert state.update(scheme="sinusoidal") is None  # before the scheme is unregistered with the panel alive
+    state.flush()
+    assert compute.wait_idle()

@@ -10,6 +10,7 @@ from PySide6.QtCore import QEvent, QPointF, Qt
 from PySide6.QtGui import QMouseEvent
 from PySide6.QtWidgets import QApplication
 
+from helpers_panels import show_panel
 from posenc_gui.model.attention import causal_mask, permutation_demo
 from posenc_gui.views.matrix_items import MASKED_RGB, MASKED_TEXT
 from posenc_gui.views.permutation import PermutationPanel
@@ -18,13 +19,7 @@ from waiting import TIMEOUT_S
 
 @pytest.fixture
 def panel(qtbot, state, compute):
-    widget = PermutationPanel(state, compute)
-    qtbot.addWidget(widget)
-    widget.resize(1200, 900)
-    widget.show()
-    qtbot.waitExposed(widget)
-    compute.wait_idle()
-    return widget
+    return show_panel(qtbot, PermutationPanel(state, compute), (1200, 900))
 
 
 def _settle(panel) -> None:

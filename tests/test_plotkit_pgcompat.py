@@ -12,6 +12,7 @@ from PySide6.QtCore import QRectF
 from PySide6.QtGui import QPainter, QPicture
 from PySide6.QtWidgets import QApplication
 
+from helpers_axes import drawn_labels
 from posenc_gui.views.plotkit import new_layout_widget, pgcompat
 
 LONG_TITLE = "sinusoidal, d_model 8,192, from position 524,288 (a title wider than a narrow dock)"
@@ -158,16 +159,6 @@ def test_5_resize_event_without_an_event_centres_the_axis_title(qtbot, side):
         middle.y() if side == "left" else middle.x(), abs=1)
 
 
-def _labels(axis) -> list[str]:
-    picture = QPicture()
-    painter = QPainter(picture)
-    try:
-        _, _, texts = axis.generateDrawSpecs(painter)
-    finally:
-        painter.end()
-    return [text for _rect, _flags, text in texts]
-
-
 def test_6_pyqtgraph_keeps_only_the_labels_inside_the_bounding_rectangle(qtbot):
     # A bounding rectangle of one pixel: pyqtgraph drops every label (the behaviour worked
     # around); unbounded while it lays out, it returns them all for the axis to place.
@@ -190,7 +181,7 @@ def test_6_pyqtgraph_keeps_only_the_labels_inside_the_bounding_rectangle(qtbot):
         widget.show()
         qtbot.waitExposed(widget)
         axis = widget.getPlotItem().getAxis("bottom")
-        shown[kind] = _labels(axis)
+        shown[kind] = drawn_labels(axis)
         assert axis.boundingRect() == tiny  # the rectangle is the axis's own again after the layout
     assert shown[Stock] == []
     assert {"0", "4", "10"} <= set(shown[Placing])

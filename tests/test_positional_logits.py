@@ -19,7 +19,8 @@ from posenc_gui.model.attention.logits import (
 from posenc_gui.model.schemes.rope import hf_config
 from posenc_gui.views.plotkit import MASKED_COLOUR
 from posenc_gui.views.positional_logits import PositionalLogitsPanel
-from waiting import TIMEOUT_S
+import helpers_panels
+from helpers_panels import settle_params
 
 EPS = np.finfo(np.float64).eps
 #: head_dim 4, theta 10000: θ = (10000^0, 10000^(−2/4)) = (1, 0.01).
@@ -214,7 +215,7 @@ def test_the_panel_shows_every_family_but_the_rotations_it_does_not_compute():
     register(spin)
     try:
         assert not PositionalLogitsPanel.shows(spin)
-        with pytest.raises(ValueError, match="of the rotations only the logits of rope, xpos are computed"):
+        with pytest.raises(ValueError, match="declares no rotation its logits are computed from"):
             logit_profile_data(params(scheme="test_spin"))
     finally:
         unregister("test_spin")
@@ -226,23 +227,13 @@ def test_the_panel_shows_every_family_but_the_rotations_it_does_not_compute():
 
 
 def show_panel(qtbot, state, compute, size=(1200, 700)) -> PositionalLogitsPanel:
-    panel = PositionalLogitsPanel(state, compute)
-    qtbot.addWidget(panel)
-    panel.resize(*size)
-    panel.show()
-    qtbot.waitExposed(panel)
-    return panel
-
-
-def settle(state, compute):
-    state.flush()
-    assert compute.wait_idle(TIMEOUT_S)
+    return helpers_panels.show_panel(qtbot, PositionalLogitsPanel(state, compute), size, settle=False)
 
 
 def test_the_panel_shows_the_model_and_follows_the_parameters(qtbot, state, compute):
     panel = show_panel(qtbot, state, compute)
     assert state.update(**TINY) is None
-    settle(state, compute)
+    settle_params(state, compute)
     assert not panel.unavailable_label.isVisible() and panel.data.params == params(**TINY)
     np.testing.assert_array_equal(panel.matrix.values, positional_logits("rope", range(3), range(3), d_model=4))
     x, y = panel.ones_curve.getOriginalDataset()
@@ -253,7 +244,7 @@ def test_the_panel_shows_the_model_and_follows_the_parameters(qtbot, state, comp
     assert "af = <b>1</b>" in summary and "af² = <b>1</b>" in summary
     # YaRN ×4: af = 0.1·ln 4 + 1 = 1.138629436111989, af² = 1.296476...: the logit at 0 is af²·4
     assert state.update(**YARN) is None
-    settle(state, compute)
+    settle_params(state, compute)
     summary = panel.summary_label.text()
     assert panel.data.rotation.attention_factor == pytest.approx(0.1 * math.log(4) + 1, rel=1e-15)
     assert "af = <b>1.13863</b>" in summary and "af² = <b>1.29648</b>" in summary
@@ -267,10 +258,10 @@ def test_the_panel_shows_the_model_and_follows_the_parameters(qtbot, state, comp
 def test_the_vectors_and_seeds_are_options_of_the_panel_and_its_export(qtbot, state, compute, tmp_path):
     panel = show_panel(qtbot, state, compute)
     assert state.update(scheme="rope", seq_len=40, d_model=16) is None
-    settle(state, compute)
+    settle_params(state, compute)
     ones_matrix = panel.matrix.values.copy()
     panel.apply_options(vectors="random", seeds=5)
-    settle(state, compute)
+    settle_params(state, compute)
     assert (panel.data.rotation.vectors, panel.data.rotation.seeds) == ("random", 5)
     assert panel.current_options() == {"vectors": "random", "seeds": 5, "compare": ""}
     query, key = random_vectors(16, 5)
@@ -301,7 +292,7 @@ def test_the_command_line_exports_the_logits_with_random_vectors(qapp, tmp_path,
 def test_a_table_shows_its_encodings_dot_products_without_the_rotations_terms(qtbot, state, compute):
     panel = show_panel(qtbot, state, compute)
     assert state.update(scheme="sinusoidal", seq_len=3, d_model=4, base=10000.0) is None
-    settle(state, compute)
+    settle_params(state, compute)
     assert not panel.unavailable_label.isVisible() and panel.data.rotation is None
     # PE(m)·PE(n) = cos(m − n) + cos(0.01(m − n)) (see the model's test): 2, 1.540252306284805, 0.583653170119435
     np.testing.assert_allclose(panel.matrix.values[0], [2.0, 1.540252306284805, 0.5836531701194354], rtol=0,
@@ -315,10 +306,10 @@ def test_a_table_shows_its_encodings_dot_products_without_the_rotations_terms(qt
     exported = json.loads(export.export_bytes(panel, "json"))
     assert np.asarray(exported["arrays"]["profile"]["data"]).shape == (3, 2) and "seeds" not in exported["meta"]
     assert state.update(scheme="nope") is None  # zero vectors: no half point to find
-    settle(state, compute)
+    settle_params(state, compute)
     assert "with no positive logit at distance 0 there is no half point" in panel.summary_label.text()
     assert state.update(scheme="rope") is None
-    settle(state, compute)
+    settle_params(state, compute)
     assert panel.vectors_box.isEnabled() and panel.bound_curve.isVisible() and panel.data.rotation is not None
 
 
@@ -329,7 +320,7 @@ def test_alibis_linear_bias_is_drawn_on_a_linear_distance_axis_the_others_on_a_l
     plots = (panel.logit_plot, panel.size_plot)
     for scheme, log in (("alibi", False), ("t5", True), ("rope", True), ("sinusoidal", True), ("alibi", False)):
         assert state.update(scheme=scheme, seq_len=64, d_model=8) is None
-        settle(state, compute)
+        settle_params(state, compute)
         assert panel.data.params.scheme == scheme
         assert [distance_is_log(plot) for plot in plots] == [log, log], scheme
         distances = panel.data.distances[1:].astype(np.float64)
@@ -345,7 +336,7 @@ def test_alibis_linear_bias_is_drawn_on_a_linear_distance_axis_the_others_on_a_l
 def test_a_bias_is_shown_with_its_masked_keys_grey_and_said_so_in_the_hover(qtbot, state, compute):
     panel = show_panel(qtbot, state, compute)
     assert state.update(scheme="alibi", seq_len=8, d_model=4) is None
-    settle(state, compute)
+    settle_params(state, compute)
     assert not panel.unavailable_label.isVisible() and panel.unavailable_message() is None
     # head 0 of 8: slope 1/2; row m, column n: −(m − n)/2 below the diagonal, masked above it
     expected = np.where(np.subtract.outer(range(8), range(8)) >= 0, -0.5 * np.subtract.outer(range(8), range(8)),
@@ -367,14 +358,14 @@ def test_a_bias_is_shown_with_its_masked_keys_grey_and_said_so_in_the_hover(qtbo
     panel.hover.hover((5, 2))
     assert panel.hover_line.text() == "query m 5, key n 2 (m − n = 3): bias -1.5"
     assert state.update(head=3) is None  # 2^(−32/8) = 1/16: the same cell, −3/16
-    settle(state, compute)
+    settle_params(state, compute)
     assert panel.hover_line.text() == "query m 5, key n 2 (m − n = 3): bias -0.1875"
     exported = json.loads(export.export_bytes(panel, "json"))
     assert exported["meta"]["keys_after_the_query"] == "masked (-inf)" and exported["meta"]["masked_cells"] == 28
     assert exported["arrays"]["matrix"]["data"][0][1] is None  # −inf in JSON
     # T5, bidirectional: the keys after the query have buckets of their own, drawn beside the keys before
     assert state.update(scheme="t5", seq_len=20, d_model=64, n_heads=2, head=1, seed=0) is None
-    settle(state, compute)
+    settle_params(state, compute)
     assert panel.after_curve.isVisible() and not panel.matrix.image.image[np.isnan(panel.matrix.image.image)].size
     table = t5_random_table(32, 2, 0, sigma=1 / 8)
     x, y = panel.after_curve.getOriginalDataset()

@@ -7,12 +7,13 @@ import numpy as np
 import pytest
 from PySide6.QtCore import Qt
 
+from helpers_panels import change_params, show_panel
 from test_model_files import table, write_gguf
 
 from posenc_gui import export
 from posenc_gui.model import EncodingParams
 from posenc_gui.model.files.model_setup import model_setups
-from posenc_gui.model.rope_context import CONTEXT_METHODS, context_extension_data
+from posenc_gui.model.rope.context import context_extension_data, context_methods
 from posenc_gui.views import panel_classes
 from posenc_gui.views.model_open import open_model_path
 from posenc_gui.views.rope_context import RopeContextPanel
@@ -42,8 +43,8 @@ def test_the_hand_worked_example_at_64_positions():
     np.testing.assert_allclose(data.unscaled, [1.0, 0.1, 0.01, 0.001], rtol=RTOL)
     np.testing.assert_allclose(data.trained_max, [16.0, 1.6, 0.16, 0.016], rtol=RTOL)
     assert data.turned.tolist() == [True, False, False, False] and data.turned_count == 1
-    assert [m.method for m in data.methods] == list(CONTEXT_METHODS) and data.chosen == "default"
-    assert CONTEXT_METHODS[:6] == ("default", "linear", "ntk", "dynamic", "yarn", "llama3")  # the scheme's types
+    assert [m.method for m in data.methods] == list(context_methods()) and data.chosen == "default"
+    assert context_methods()[:6] == ("default", "linear", "ntk", "dynamic", "yarn", "llama3")  # the scheme's types
     # default: ratio 63/16 = 3.9375 for every pair: pairs 1–3 meet unseen angles
     default = data.method("default")
     np.testing.assert_allclose(default.used_max, [63.0, 6.3, 0.63, 0.063], rtol=RTOL)
@@ -174,22 +175,6 @@ def test_bad_input_is_refused_naming_it():
 # ------------------------------------------------------------------ panel
 
 
-def make(state, compute, qtbot):
-    panel = RopeContextPanel(state, compute)
-    qtbot.addWidget(panel)
-    panel.resize(1200, 800)
-    panel.show()
-    qtbot.waitExposed(panel)
-    assert compute.wait_idle()
-    return panel
-
-
-def change(state, compute, **params):
-    assert state.update(**params) is None
-    state.flush()
-    assert compute.wait_idle()
-
-
 def framed(plot) -> bool:
     """Whether the plot's view box has a frame (the chosen method's)."""
     return plot.getViewBox().border.style() != Qt.PenStyle.NoPen
@@ -201,9 +186,9 @@ def test_registered_after_the_frequencies_panel():
 
 
 def test_the_panel_shows_each_methods_pairs_beyond_training_and_follows_the_parameters(state, compute, qtbot):
-    panel = make(state, compute, qtbot)
+    panel = show_panel(qtbot, RopeContextPanel(state, compute), (1200, 800))
     assert panel.unavailable_label.isVisible() and "Sinusoidal (Vaswani et al.) gives a table" in panel.unavailable_label.text()
-    change(state, compute, **LLAMA31_1M)
+    change_params(state, compute, **LLAMA31_1M)
     assert not panel.unavailable_label.isVisible() and panel.data.target_length == 1_048_576
     llama3, dynamic = panel.plots["llama3"], panel.plots["dynamic"]
     assert llama3.titleLabel.text == "<b>llama3 (chosen)</b>: 29/64 pairs unseen"
@@ -223,10 +208,10 @@ def test_the_panel_shows_each_methods_pairs_beyond_training_and_follows_the_para
     meta = exported["meta"]
     assert meta["pairs_meeting_unseen_angles"]["dynamic"] == 10 and meta["trained_context"] == 8192
     table = np.asarray(exported["arrays"]["context"]["data"], dtype=np.float64)
-    assert table.shape == (64, 4 + 4 * len(CONTEXT_METHODS))
+    assert table.shape == (64, 4 + 4 * len(context_methods()))
     np.testing.assert_array_equal(table[:, meta["columns"].index("unseen_dynamic")],
                                   panel.data.method("dynamic").unseen)
-    change(state, compute, **QWEN_YARN)
+    change_params(state, compute, **QWEN_YARN)
     assert panel.plots["yarn"].titleLabel.text == "<b>yarn (chosen)</b>: 0/64 pairs unseen"
     assert panel.plots["ntk"].titleLabel.text == "ntk: 23/64 pairs unseen"
     assert framed(panel.plots["yarn"]) and not framed(llama3)
@@ -234,17 +219,17 @@ def test_the_panel_shows_each_methods_pairs_beyond_training_and_follows_the_para
 
 
 def test_the_title_names_l0_and_the_factor_when_the_chosen_type_hides_them(state, compute, qtbot):
-    panel = make(state, compute, qtbot)
-    change(state, compute, scheme="rope", d_model=64, original_max_position_embeddings=2048, factor=2.0)
+    panel = show_panel(qtbot, RopeContextPanel(state, compute), (1200, 800))
+    change_params(state, compute, scheme="rope", d_model=64, original_max_position_embeddings=2048, factor=2.0)
     assert panel.figure_title.text == f"{state.params.title()}; every method at L₀ 2,048, ×2"
-    change(state, compute, rope_type="linear")
+    change_params(state, compute, rope_type="linear")
     assert panel.figure_title.text == f"{state.params.title()}; every method at L₀ 2,048"
     assert "×2" in state.params.title()
 
 
 def test_a_refused_method_is_named_and_one_position_draws_nothing_on_the_log_axis(state, compute, qtbot):
-    panel = make(state, compute, qtbot)
-    change(state, compute, scheme="rope", d_model=2, seq_len=1)
+    panel = show_panel(qtbot, RopeContextPanel(state, compute), (1200, 800))
+    change_params(state, compute, scheme="rope", d_model=2, seq_len=1)
     assert panel.plots["ntk"].titleLabel.text == "ntk: not available"
     assert not panel.used_curves["ntk"].isVisible() and panel.used_curves["default"].isVisible()
     assert "Not available: ntk: " in panel.summary_label.text() and panel.message_label.text() == ""
@@ -256,7 +241,7 @@ def test_a_refused_method_is_named_and_one_position_draws_nothing_on_the_log_axi
 
 
 def test_the_panel_measures_an_opened_gguf_against_its_own_context(state, compute, qtbot, tmp_path):
-    panel = make(state, compute, qtbot)
+    panel = show_panel(qtbot, RopeContextPanel(state, compute), (1200, 800))
     assert open_model_path(state, smollm2_gguf(tmp_path / "smollm2.gguf"), ask=False) is None
     state.flush()
     assert compute.wait_idle()

@@ -9,10 +9,11 @@ import ml_dtypes
 import numpy as np
 import pytest
 
+from helpers_panels import show_panel
 from posenc_gui import export, export_cli
 from posenc_gui.model.core.params import EncodingParams
 from posenc_gui.model.rope import rope_frequencies
-from posenc_gui.model.rope_precision import (
+from posenc_gui.model.rope.precision import (
     MAX_BINS, MAX_EVALUATED, model_inv_freq, model_position_ids, rope_precision_data,
 )
 from posenc_gui.model.schemes.rope import hf_config
@@ -262,12 +263,7 @@ def test_other_schemes_are_refused():
 def make_panel(state, compute, qtbot, **params):
     assert state.update(scheme="rope", **params) is None
     state.flush()
-    panel = RopePrecisionPanel(state, compute)
-    qtbot.addWidget(panel)
-    panel.resize(1000, 700)
-    panel.show()
-    qtbot.waitExposed(panel)
-    assert compute.wait_idle()
+    panel = show_panel(qtbot, RopePrecisionPanel(state, compute), (1000, 700))
     qtbot.waitUntil(lambda: panel.data is not None)
     return panel
 

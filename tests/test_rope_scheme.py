@@ -9,7 +9,7 @@ import pytest
 
 from posenc_gui import export, export_cli
 from posenc_gui.model import SCHEMES, EncodingParams, rope_frequencies
-from posenc_gui.model.rope_data import rope_frequency_data
+from posenc_gui.model.rope.data import rope_frequency_data
 from posenc_gui.views.heatmap import HeatmapPanel
 from posenc_gui.views.parameters import ParametersPanel
 from posenc_gui.views.plotkit.pgcompat import legend_entries

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from helpers_panels import show_panel
 from posenc_gui import export
 from posenc_gui.model import EncodingParams
 from posenc_gui.views.scorecard import COLUMNS, FAIL_BRUSH, NOT_APPLICABLE_BRUSH, PASS_BRUSH, ScorecardPanel
@@ -15,12 +16,7 @@ from waiting import TIMEOUT_MS
 def narrow_panel(qtbot, state, compute):
     state.update(d_model=32)
     state.flush()
-    panel = ScorecardPanel(state, compute)
-    qtbot.addWidget(panel)
-    panel.resize(420, 300)  # much narrower and lower than the table
-    panel.show()
-    qtbot.waitExposed(panel)
-    assert compute.wait_idle()
+    panel = show_panel(qtbot, ScorecardPanel(state, compute), (420, 300))  # much narrower and lower than the table
     assert panel.data is not None and panel.data.params == EncodingParams(d_model=32)
     return panel
 
@@ -114,10 +110,7 @@ def test_svg_and_pdf_exports_hold_every_column(narrow_panel):
 def _measured(qtbot, state, compute, **params):
     assert state.update(**params) is None
     state.flush()
-    panel = ScorecardPanel(state, compute)
-    qtbot.addWidget(panel)
-    panel.show()
-    qtbot.waitExposed(panel)
+    panel = show_panel(qtbot, ScorecardPanel(state, compute), None, settle=False)
     qtbot.waitUntil(lambda: panel.data is not None and not panel.is_stale() and not panel.data.pending,
                     timeout=TIMEOUT_MS)
     assert compute.wait_idle()

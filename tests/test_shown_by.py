@@ -5,14 +5,10 @@ from __future__ import annotations
 from PySide6.QtWidgets import QPushButton
 
 
-def test_the_notice_of_a_table_panel_brings_the_bias_panels_forward(qtbot, settings_path):
-    from posenc_gui.mainwindow import MainWindow
+def test_the_notice_of_a_table_panel_brings_the_bias_panels_forward(make_window):
     from posenc_gui.model import EncodingParams
 
-    window = MainWindow(params=EncodingParams.validated(scheme="alibi", seq_len=256), restore=False)
-    qtbot.addWidget(window)
-    window.show()
-    qtbot.waitExposed(window)
+    window = make_window(params=EncodingParams.validated(scheme="alibi", seq_len=256), restore=False)
     window.state.flush()
     assert window.compute.wait_idle()
     window.docks["heatmap"].raise_()  # the user picks its tab: the biases layout has the bias in front

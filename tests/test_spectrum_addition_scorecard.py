@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pytest
 
+from helpers_imports import assert_loads_none_of
 from posenc_gui.model import SCHEMES, EncodingParams, encode
 from posenc_gui.model.analyses.addition import (
     TERMS,
@@ -19,7 +20,6 @@ from posenc_gui.model.analyses.addition import (
 from posenc_gui.model.analyses.scorecard import GROWTH_TOL, TK_TOL, UNIQUE_TOL, sample_range, score_scheme, scorecard
 from posenc_gui.model.analyses.spectrum import spectrum
 from tolerances import assert_close, cosine_atol
-from waiting import TIMEOUT_S
 
 # --------------------------------------------------------------------------- spectrum
 
@@ -399,17 +399,8 @@ def test_scorecard_rejects_unknown_scheme():
 
 
 def test_these_model_modules_load_no_qt():
-    import subprocess
-    import sys
-
-    code = (
-        "import sys, posenc_gui.model.analyses.spectrum, posenc_gui.model.analyses.addition,"
-        " posenc_gui.model.analyses.scorecard;"
-        "bad = [k for k in sys.modules if k.split('.')[0] in ('PySide6', 'shiboken6', 'pyqtgraph')];"
-        "print(bad); sys.exit(1 if bad else 0)"
-    )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=TIMEOUT_S)
-    assert result.returncode == 0, result.stdout + result.stderr
+    assert_loads_none_of("import posenc_gui.model.analyses.spectrum, posenc_gui.model.analyses.addition,"
+                         " posenc_gui.model.analyses.scorecard")
 
 
 def test_unique_work_budget_is_validated_and_used():

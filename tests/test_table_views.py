@@ -18,29 +18,19 @@ from posenc_gui.views import periodogram as periodogram_view
 from posenc_gui.views.pca import PCAPanel
 from posenc_gui.views.periodogram import LEVELS, PeriodogramPanel
 from posenc_gui.views.plotkit import SEQUENTIAL
-from waiting import TIMEOUT_S, finish_pending
-
-
-def settle(qtbot, panel, compute):
-    panel.state.flush()
-    assert compute.wait_idle(TIMEOUT_S)
-    finish_pending(qtbot, panel)
-    assert compute.wait_idle(TIMEOUT_S)
+from helpers_panels import settle_panel, show_panel
 
 
 def make(qtbot, cls, state, compute, size=(900, 700)):
-    panel = cls(state, compute)
-    qtbot.addWidget(panel)
-    panel.resize(*size)
-    panel.show()
-    qtbot.waitExposed(panel)
-    settle(qtbot, panel, compute)
+    """A ``cls`` panel on screen, showing ``state``'s parameters and what its resize asked for."""
+    panel = show_panel(qtbot, cls(state, compute), size, settle=False)
+    settle_panel(qtbot, panel)
     return panel
 
 
 def change(qtbot, panel, compute, **values):
     assert panel.state.update(**values) is None
-    settle(qtbot, panel, compute)
+    settle_panel(qtbot, panel)
 
 
 def line_data(curve) -> tuple[np.ndarray, np.ndarray]:
@@ -72,7 +62,7 @@ def test_the_periodogram_shows_the_model_and_follows_a_change(qtbot, state, comp
     assert panel.data.params.d_model == 8 and panel.data.image.shape == (8, IMAGE_COLUMNS)
     assert panel.dim_box.maximum() == 7
     panel.set_dim(2)
-    settle(qtbot, panel, compute)
+    settle_panel(qtbot, panel)
     # d = 8: pair 1 has ω = 10000^(−2/8) = 1/10, f = 1/(20π) = 0.015915 cycles per position
     assert panel.dim_data.dim == 2 and panel.dim_data.params == state.params
     assert panel.known_line.value() == pytest.approx(math.log10(1 / (20 * math.pi)), rel=1e-12)
@@ -107,23 +97,38 @@ def test_the_image_has_dimension_0_at_the_top_and_frequency_along_x(qtbot, state
     assert colour_at(nyquist, 3).green() < 80  # well under 10⁻⁴ of bit 3's power at ½
 
 
-def test_the_periodogram_keeps_its_last_view_under_an_error(qtbot, state, compute, monkeypatch):
-    state.update(scheme="sinusoidal", seq_len=256, d_model=8)
-    panel = make(qtbot, PeriodogramPanel, state, compute)
+#: Each table view's computation, the parameters it starts at, what it draws (and from which data), and a
+#: part of it computed apart that a failing computation leaves current.
+KEEPS_ITS_LAST_VIEW = {
+    "periodogram": (PeriodogramPanel, periodogram_view, "periodogram_data",
+                    dict(scheme="sinusoidal", seq_len=256, d_model=8),
+                    lambda panel: panel.matrix.image.image, lambda data: data.image, "dim_data"),
+    "pca": (PCAPanel, PCAPanel, "model_function", dict(scheme="sincos_pair", seq_len=64, d_model=2),
+            lambda panel: panel.points.getData()[0], lambda data: data.coordinates[:, 0], None),
+}
+
+
+@pytest.mark.parametrize("view", KEEPS_ITS_LAST_VIEW)
+def test_a_table_view_keeps_its_last_view_under_an_error(qtbot, state, compute, monkeypatch, view):
+    cls, module, computation, params, drawn, drawn_from, current_part = KEEPS_ITS_LAST_VIEW[view]
+    state.update(**params)
+    panel = make(qtbot, cls, state, compute)
     shown = panel.data
 
     def failing(params):
-        raise ValueError("the periodogram failed here")
+        raise ValueError(f"the {view} failed here")
 
-    monkeypatch.setattr(periodogram_view, "periodogram_data", failing)
-    change(qtbot, panel, compute, d_model=16)
-    assert panel._message == ("the periodogram failed here", "error") and panel.message_label.isVisible()
+    monkeypatch.setattr(module, computation, failing)
+    d_model = 2 * params["d_model"]
+    change(qtbot, panel, compute, d_model=d_model)
+    assert panel._message == (f"the {view} failed here", "error") and panel.message_label.isVisible()
     assert panel.data is shown  # the last good view stays
-    np.testing.assert_array_equal(panel.matrix.image.image, shown.image)
-    assert panel.dim_data.params.d_model == 16  # the other part of the view is current
+    np.testing.assert_array_equal(drawn(panel), drawn_from(shown))
+    if current_part is not None:
+        assert getattr(panel, current_part).params.d_model == d_model  # the other part of the view is current
     monkeypatch.undo()
-    change(qtbot, panel, compute, d_model=32)
-    assert panel.data.params.d_model == 32 and not panel.message_label.isVisible()
+    change(qtbot, panel, compute, d_model=2 * d_model)
+    assert panel.data.params.d_model == 2 * d_model and not panel.message_label.isVisible()
 
 
 def test_a_parameter_change_draws_the_dimension_with_its_table_in_one_update(qtbot, state, compute):
@@ -136,10 +141,10 @@ def test_a_parameter_change_draws_the_dimension_with_its_table_in_one_update(qtb
     assert compute.is_pending((panel, "table"))
     panel._show_dim(dimension_periodogram(state.params, 0))  # the dimension first, as the worker often answers
     assert panel.dim_data is old_dim  # held: the line plot still matches the image beside it
-    settle(qtbot, panel, compute)
+    settle_panel(qtbot, panel)
     assert panel.data.params == panel.dim_data.params == state.params and panel._held_dim is None
     panel.set_dim(3)  # no table to wait for: drawn when it arrives
-    settle(qtbot, panel, compute)
+    settle_panel(qtbot, panel)
     assert panel.dim_data.dim == 3 and panel.dim_data.params == state.params
 
 
@@ -210,23 +215,6 @@ def test_the_pca_view_says_how_it_samples_a_million_positions(qtbot, state, comp
     assert exported["arrays"]["coordinates"].shape == (4096, 4)
     assert exported["arrays"]["coordinates"][-1, 0] == 4095 * 256
     np.testing.assert_array_equal(exported["arrays"]["explained"], pca_data(state.params).explained)
-
-
-def test_the_pca_view_keeps_its_last_view_under_an_error(qtbot, state, compute, monkeypatch):
-    state.update(scheme="sincos_pair", seq_len=64, d_model=2)
-    panel = make(qtbot, PCAPanel, state, compute)
-    shown = panel.data
-
-    def failing(params):
-        raise ValueError("the components failed here")
-
-    monkeypatch.setattr(PCAPanel, "model_function", failing)
-    change(qtbot, panel, compute, d_model=8)
-    assert panel._message == ("the components failed here", "error") and panel.data is shown
-    np.testing.assert_array_equal(panel.points.getData()[0], shown.coordinates[:, 0])
-    monkeypatch.undo()
-    change(qtbot, panel, compute, d_model=4)
-    assert panel.data.params.d_model == 4 and not panel.message_label.isVisible()
 
 
 def test_both_views_export_figures_with_their_title(qtbot, state, compute):

@@ -11,7 +11,8 @@ from posenc_gui import export, export_cli
 from posenc_gui.views import matrix_items
 from posenc_gui.views.plotkit import theme
 from posenc_gui.views.registry import panel_classes
-from test_export import decode_png, make_panel, pixels, settle
+from helpers_panels import settle_panel
+from test_export import decode_png, make_panel, pixels
 
 PANEL_IDS = [cls.panel_id for cls in panel_classes()]
 
@@ -130,7 +131,7 @@ def test_switching_theme_restyles_every_canvas_and_axis_of_every_panel(qtbot, st
                 assert axis.textPen().color().name() == QColor(t.foreground).name(), (panel_id, name)
     # after an update (titles, keys and maps are set again) the colours stay the light ones
     state.update(seq_len=96)
-    settle(qtbot, panel, compute)
+    settle_panel(qtbot, panel)
     for canvas in canvases:
         assert canvas.backgroundBrush().color().name() == "#ffffff"
 
@@ -214,7 +215,7 @@ def test_the_colour_map_choice_reaches_every_matrix_of_every_panel(qtbot, state,
     swapped = {"RdBu": "PuOr", "viridis": "cividis"}
     assert _shown_maps(panel) == [swapped[name] for name in before], panel_id
     state.update(seq_len=96)  # a new matrix: drawn with the chosen maps too
-    settle(qtbot, panel, compute)
+    settle_panel(qtbot, panel)
     assert set(_shown_maps(panel)) <= {"PuOr", "cividis"}, panel_id
 
 
@@ -410,5 +411,5 @@ def test_nothing_stays_in_light_text_colours_in_the_dark_theme_after_updates(qtb
     assert _light_colours_left(panel) == [], panel_id
     # what a panel sets on every update (titles, keys, notes, messages) comes in the dark theme's colours
     state.update(seq_len=100, d_model=64)
-    settle(qtbot, panel, compute)
+    settle_panel(qtbot, panel)
     assert _light_colours_left(panel) == [], panel_id

@@ -19,20 +19,13 @@ from posenc_gui.views.host import PanelHost
 from posenc_gui.views.scorecard import COLUMNS, ScorecardPanel
 from posenc_gui.views.spectrum import SpectrumPanel
 from posenc_gui.views.walkthrough import STEPS, WalkthroughPanel
+from helpers_panels import change_params, settle_params, show_panel
 from waiting import finish_pending
 
 
 def settle(qtbot, widget, compute):
-    qtbot.addWidget(widget)
-    widget.resize(1000, 700)
-    widget.show()
-    qtbot.waitExposed(widget)
-    assert compute.wait_idle()
-
-
-def change(state, compute, **values):
-    assert state.update(**values) is None
-    state.flush()
+    """``widget`` (a panel or a window of them) on screen, what it asked for computed."""
+    show_panel(qtbot, widget, (1000, 700), settle=False)
     assert compute.wait_idle()
 
 
@@ -154,7 +147,7 @@ def test_user_can_change_parameters_at_a_step(qtbot, state, compute):
     assert walk.score is not None and walk.score.scheme == "sincos_pair"
     assert walk.score.closest_pair == (0.0, 44.0)
     assert "0 vs 44" in walk.measured_label.text()
-    change(state, compute, seq_len=1000)
+    change_params(state, compute, seq_len=1000)
     assert walk.index == 4 and state.params.seq_len == 1000  # the step did not override the user
     assert walk.score.closest_pair == (0.0, 710.0)  # the measured line follows the new length
     walk.go_to(4)  # "Reset this step"
@@ -172,13 +165,8 @@ def test_walkthrough_without_a_main_window_does_not_fail(qtbot, state, compute):
         walk.go_to(len(STEPS))
 
 
-def test_walkthrough_in_the_real_window(qtbot, settings_path):
-    from posenc_gui.mainwindow import MainWindow
-
-    window = MainWindow(restore=False)
-    qtbot.addWidget(window)
-    window.show()
-    qtbot.waitExposed(window)
+def test_walkthrough_in_the_real_window(make_window):
+    window = make_window(restore=False)
     walk = window.panels["walkthrough"]
     window.raise_panel("walkthrough")
     for step in STEPS[:5]:
@@ -198,7 +186,7 @@ def test_spectrum_panel_follows_the_parameters(qtbot, state, compute):
     panel = SpectrumPanel(state, compute)
     settle(qtbot, panel, compute)
     assert panel.data.n_components == 256
-    change(state, compute, d_model=64, base=500.0, seq_len=300)
+    change_params(state, compute, d_model=64, base=500.0, seq_len=300)
     data = panel.data
     assert data.params.d_model == 64 and data.n_components == 32
     expected = wavelengths("sinusoidal", 64, np.arange(0, 64, 2), base=500.0)
@@ -216,14 +204,14 @@ def test_spectrum_panel_follows_the_parameters(qtbot, state, compute):
 def test_spectrum_panel_explains_linear_schemes(qtbot, state, compute):
     panel = SpectrumPanel(state, compute)
     settle(qtbot, panel, compute)
-    change(state, compute, scheme="naive")
+    change_params(state, compute, scheme="naive")
     assert panel.data.kinds == ("linear",)
     assert panel.message_label.isVisible() and "no periodic" in panel.message_label.text()
     # the figure says it does not apply, and draws nothing (no stray "ω per position = 1 rad" dot)
     assert "not periodic: no wavelength" in panel.wave_key.text
     assert not panel.wave_plot.isVisible() and not panel.phase_plot.isVisible()
     assert panel.summary_label.text().startswith("not periodic: no wavelength")
-    change(state, compute, scheme="sinusoidal")
+    change_params(state, compute, scheme="sinusoidal")
     assert panel.wave_plot.isVisible() and panel.phase_plot.isVisible()
     assert "not periodic" not in panel.wave_key.text and "ω per position" in panel.phase_key.text
 
@@ -235,7 +223,7 @@ def test_addition_panel_follows_parameters_and_scale(qtbot, state, compute):
     panel = AdditionPanel(state, compute)
     settle(qtbot, panel, compute)
     assert panel.data.cost == projection_cost(512, 128)
-    change(state, compute, d_model=64, seq_len=40, scheme="naive")
+    change_params(state, compute, d_model=64, seq_len=40, scheme="naive")
     data = panel.data
     assert data.params.scheme == "naive" and data.cost.params_add == 64 * 64
     assert data.cost.params_concat == 2 * 64 * 64
@@ -258,7 +246,7 @@ def test_addition_panel_follows_parameters_and_scale(qtbot, state, compute):
 
 
 def test_scorecard_panel_is_live(qtbot, state, compute):
-    change(state, compute, d_model=32)
+    change_params(state, compute, d_model=32)
     panel = ScorecardPanel(state, compute)
     settle(qtbot, panel, compute)
     # the Scorecard scores the tables, and RoPE's rotation as its cos/sin table; every scheme has a row for its
@@ -286,7 +274,7 @@ def test_scorecard_panel_is_live(qtbot, state, compute):
     assert panel.cell_text("sincos_pair", "unique").startswith("✗ 0 vs 44")
     assert panel.cell_text("all_sine", "exact_tk").startswith("✗")
     # longer sequence: the model's closest pair of the sin/cos pair moves to 0 vs 710
-    change(state, compute, seq_len=800)
+    change_params(state, compute, seq_len=800)
     finish_pending(qtbot, panel)  # the scorecard measures after a pause
     assert compute.wait_idle()
     assert panel.data.params.seq_len == 800
@@ -294,7 +282,7 @@ def test_scorecard_panel_is_live(qtbot, state, compute):
     assert panel.cell_text("sincos_pair", "unique").startswith(f"✗ 0 vs {closest[1]:.0f}")
     # changing only the scheme re-highlights, without measuring again
     measured = panel.data
-    change(state, compute, scheme="harmonic")
+    change_params(state, compute, scheme="harmonic")
     assert panel.data is measured
     assert panel.table.item(5, 0).text().startswith("▶")
     exported = panel.export_data()
@@ -306,7 +294,7 @@ def test_hidden_scorecard_measures_when_shown(qtbot, state, compute):
     panel = ScorecardPanel(state, compute)
     qtbot.addWidget(panel)
     assert panel.data is None  # hidden: nothing measured
-    change(state, compute, d_model=16)
+    change_params(state, compute, d_model=16)
     finish_pending(qtbot, panel)  # the pause after the change is over
     assert compute.wait_idle() and panel.data is None
     panel.show()
@@ -325,7 +313,7 @@ def test_every_dock_has_help_with_a_formula():
 def test_hidden_addition_panel_catches_up_when_shown(qtbot, state, compute):
     panel = AdditionPanel(state, compute)
     qtbot.addWidget(panel)
-    change(state, compute, d_model=32, scheme="harmonic")
+    change_params(state, compute, d_model=32, scheme="harmonic")
     assert panel.data is None  # hidden: no work
     exported = panel.export_data()  # export still works, computed on demand
     assert exported["meta"]["cost"]["params_add"] == 32 * 32
@@ -367,7 +355,7 @@ def test_spectrum_phase_labels_do_not_overlap(qtbot, state, compute):
     qtbot.waitExposed(panel)
     for values in ({}, {"seq_len": 2, "d_model": 2}, {"seq_len": 1_048_576, "d_model": 8192}):
         if values:
-            change(state, compute, **values)
+            change_params(state, compute, **values)
         assert compute.wait_idle()
         finish_pending(qtbot, panel)
         wrap, static = panel.wrap_line.label, panel.static_line.label
@@ -389,7 +377,7 @@ def test_linear_relation_step_sets_the_interleaved_layout(qtbot, state, compute)
     # T_k is block-diagonal only in the interleaved layout; the step says so, so it sets it.
     window = StandInWindow(state, compute)
     settle(qtbot, window, compute)
-    change(state, compute, layout="halves")
+    change_params(state, compute, layout="halves")
     index = next(i for i, step in enumerate(STEPS) if step.panel_id == "linear_relation")
     window.walkthrough.go_to(index)
     assert state.params.options["layout"] == "interleaved" and state.params.scheme == "sinusoidal"
@@ -430,7 +418,7 @@ def test_a_failed_measurement_message_clears_when_the_next_one_succeeds(qtbot, s
     assert window.walkthrough.message_label.isVisible()
     assert "refused" in window.walkthrough.message_label.text()
     monkeypatch.setattr(walkthrough_module, "measure_scheme", real)
-    change(state, compute, seq_len=100)
+    change_params(state, compute, seq_len=100)
     assert window.walkthrough.score is not None and window.walkthrough.score.scheme == "sine"
     assert window.walkthrough.message_label.isHidden()
 
@@ -443,7 +431,7 @@ def test_a_failed_measurement_message_clears_when_the_next_one_succeeds(qtbot, s
 def test_spectrum_title_names_only_the_parameters_the_scheme_has(qtbot, state, compute, values, present, absent):
     panel = SpectrumPanel(state, compute)
     settle(qtbot, panel, compute)
-    change(state, compute, **values)
+    change_params(state, compute, **values)
     title = panel.figure_title.text  # the figure's title, above the plots or the sentence that replaces them
     assert present in title and (absent is None or absent not in title)
 
@@ -451,7 +439,7 @@ def test_spectrum_title_names_only_the_parameters_the_scheme_has(qtbot, state, c
 def test_spectrum_component_axis_has_integer_ticks_for_few_components(qtbot, state, compute):
     panel = SpectrumPanel(state, compute)
     settle(qtbot, panel, compute)
-    change(state, compute, d_model=7)  # four components: ticks 0, 1, 2, 3 (not 0.5, 1.5, …)
+    change_params(state, compute, d_model=7)  # four components: ticks 0, 1, 2, 3 (not 0.5, 1.5, …)
     assert panel.data.n_components == 4
     assert [v for v, _ in panel.phase_plot.getAxis("bottom")._tickLevels[0]] == [0.0, 1.0, 2.0, 3.0]
     assert "single column" in panel.phase_plot.getAxis("bottom").labelText
@@ -475,10 +463,10 @@ def test_addition_error_clears_when_the_next_update_succeeds(qtbot, state, compu
         raise ValueError("d_model: refused for the test")
 
     monkeypatch.setattr(AdditionPanel, "model_function", broken)
-    change(state, compute, d_model=32)
+    change_params(state, compute, d_model=32)
     assert panel.message_label.isVisible() and "refused" in panel.message_label.text()
     monkeypatch.setattr(AdditionPanel, "model_function", real)
-    change(state, compute, d_model=64)
+    change_params(state, compute, d_model=64)
     assert panel.data.params.d_model == 64
     assert panel.message_label.isHidden()
 
@@ -491,7 +479,7 @@ def test_spectrum_with_thousands_of_components_draws_lines_and_long_log_axes_ski
 
     panel = SpectrumPanel(state, compute)
     settle(qtbot, panel, compute)
-    change(state, compute, scheme="all_sine", d_model=2 * MAX_MARKERS)
+    change_params(state, compute, scheme="all_sine", d_model=2 * MAX_MARKERS)
     data = panel.data
     shown = []
     for category, item in panel.scatter.items():
@@ -502,7 +490,7 @@ def test_spectrum_with_thousands_of_components_draws_lines_and_long_log_axes_ski
         assert np.all(np.isnan(y[~mask]))
         shown.append(np.count_nonzero(np.isfinite(y)))
     assert sum(shown) == data.n_components
-    change(state, compute, d_model=64)  # few components: markers again
+    change_params(state, compute, d_model=64)  # few components: markers again
     assert all(item.opts["symbol"] == "o" for item in panel.scatter.values())
     long_minor = decade_ticks(-3.6, 2.4)[1]
     assert all(float(v).is_integer() for v, _ in long_minor)
@@ -515,20 +503,22 @@ def test_walkthrough_says_bounded_as_the_scorecard_measures_it(scheme):
     assert words in step.text and words in SCHEMES[scheme].summary
 
 
-def test_measured_now_scores_a_rotation_and_measures_its_logit(qtbot, state, compute):
-    # RoPE's step says the row measures the rotation itself: its angles, as the Scorecard's RoPE row does
-    from posenc_gui.model.attention.logit_properties import logit_properties
-    from posenc_gui.views.walkthrough import WalkthroughPanel
-
-    panel = WalkthroughPanel(state, compute)
-    qtbot.addWidget(panel)
-    panel.show()
+@pytest.fixture
+def first_step(qtbot, state, compute) -> WalkthroughPanel:
+    """The walkthrough on screen at its first step, that step's parameters computed."""
+    panel = show_panel(qtbot, WalkthroughPanel(state, compute), None, settle=False)
     panel.go_to(0)
     assert compute.wait_idle()
+    return panel
+
+
+def test_measured_now_scores_a_rotation_and_measures_its_logit(first_step, state, compute):
+    # RoPE's step says the row measures the rotation itself: its angles, as the Scorecard's RoPE row does
+    from posenc_gui.model.attention.logit_properties import logit_properties
+
+    panel = first_step
     assert "Measured now" in panel.measured_label.text() and panel.score is not None
-    assert state.update(scheme="rope", d_model=64) is None
-    state.flush()
-    assert compute.wait_idle()
+    change_params(state, compute, scheme="rope", d_model=64)
     text = panel.measured_label.text()
     assert panel.score is not None and panel.score.scheme == "rope" and panel.score.tk_exact
     expected = logit_properties(state.params).verdicts()
@@ -537,14 +527,8 @@ def test_measured_now_scores_a_rotation_and_measures_its_logit(qtbot, state, com
     assert not panel.message_label.isVisible()
 
 
-def test_a_score_on_its_way_when_the_scheme_changes_is_dropped(qtbot, state, compute):
-    from posenc_gui.views.walkthrough import WalkthroughPanel
-
-    panel = WalkthroughPanel(state, compute)
-    qtbot.addWidget(panel)
-    panel.show()
-    panel.go_to(0)
-    assert compute.wait_idle()
+def test_a_score_on_its_way_when_the_scheme_changes_is_dropped(first_step, state, compute):
+    panel = first_step
     assert state.update(d_model=96) is None
     state.flush()  # a score of d_model 96 is on its way …
     assert state.update(scheme="rope", d_model=64) is None
@@ -553,18 +537,17 @@ def test_a_score_on_its_way_when_the_scheme_changes_is_dropped(qtbot, state, com
     assert panel.score.scheme == "rope" and panel.logit.params == state.params
 
 
-def test_the_causal_step_shows_nope_seeing_order_through_the_mask(qtbot, settings_path):
-    from posenc_gui.mainwindow import MainWindow
-
-    window = MainWindow(restore=False)
-    qtbot.addWidget(window)
-    window.show()
-    qtbot.waitExposed(window)
+def go_to_step(window, title: str):
+    """The window's walkthrough at the step titled ``title``, its parameters computed; returns the walkthrough."""
     walk = window.panels["walkthrough"]
-    index = next(i for i, step in enumerate(STEPS) if step.title == "No encoding, and a causal mask")
-    walk.go_to(index)
-    window.state.flush()
-    assert window.compute.wait_idle()
+    walk.go_to(next(i for i, step in enumerate(STEPS) if step.title == title))
+    settle_params(window.state, window.compute)
+    return walk
+
+
+def test_the_causal_step_shows_nope_seeing_order_through_the_mask(make_window):
+    window = make_window(restore=False)
+    walk = go_to_step(window, "No encoding, and a causal mask")
     demo = window.panels["permutation"]
     assert window.state.params.scheme == "nope" and demo.current_options()["causal"] is True
     comparison = demo.demo.with_pe
@@ -574,22 +557,13 @@ def test_the_causal_step_shows_nope_seeing_order_through_the_mask(qtbot, setting
     assert walk.logit is not None and walk.logit.params.scheme == "nope"
     # the first step takes the mask off again: attention is blind to order there
     walk.go_to(0)
-    window.state.flush()
-    assert window.compute.wait_idle()
+    settle_params(window.state, window.compute)
     assert demo.current_options()["causal"] is False and demo.demo.without_pe.max_abs_diff_output < 1e-12
 
 
-def test_the_alibi_step_measures_a_bias_live(qtbot, settings_path):
-    from posenc_gui.mainwindow import MainWindow
-
-    window = MainWindow(restore=False)
-    qtbot.addWidget(window)
-    window.show()
-    qtbot.waitExposed(window)
-    walk = window.panels["walkthrough"]
-    walk.go_to(next(i for i, step in enumerate(STEPS) if step.title == "ALiBi: bias the logits"))
-    window.state.flush()
-    assert window.compute.wait_idle()
+def test_the_alibi_step_measures_a_bias_live(make_window):
+    window = make_window(restore=False)
+    walk = go_to_step(window, "ALiBi: bias the logits")
     assert window.state.params.scheme == "alibi"
     # a bias has no scorecard row: the measured block says so, and measures its logit
     assert walk.score is None and walk.logit is not None

@@ -20,7 +20,8 @@ from posenc_gui.model import OPTION_SPECS, SCHEMES, EncodingParams, encode, form
 from posenc_gui.model.bias import xpos_centered_positions, xpos_farthest, xpos_zeta
 from posenc_gui.model.attention.logits import logit_profile_data, positional_logits
 from posenc_gui.views.positional_logits import PositionalLogitsPanel
-from waiting import TIMEOUT_S
+import helpers_panels
+from helpers_panels import settle_params
 
 # d = 8, γ = 0.4: ζ_i = (2i/8 + 0.4)/1.4 = (0.4, 0.65, 0.9, 1.15)/1.4 = 2/7, 13/28, 9/14, 23/28.
 ZETA_D8 = [Fraction(2, 7), Fraction(13, 28), Fraction(9, 14), Fraction(23, 28)]
@@ -329,24 +330,14 @@ def test_the_panels_data_at_a_million_positions_stays_finite_and_sampled():
 
 
 def show_panel(qtbot, state, compute) -> PositionalLogitsPanel:
-    panel = PositionalLogitsPanel(state, compute)
-    qtbot.addWidget(panel)
-    panel.resize(1200, 700)
-    panel.show()
-    qtbot.waitExposed(panel)
-    return panel
-
-
-def settle(state, compute):
-    state.flush()
-    assert compute.wait_idle(TIMEOUT_S)
+    return helpers_panels.show_panel(qtbot, PositionalLogitsPanel(state, compute), (1200, 700), settle=False)
 
 
 def test_the_panel_shows_xpos_and_follows_its_options(qtbot, state, compute):
     panel = show_panel(qtbot, state, compute)
     assert PositionalLogitsPanel.shows(SCHEMES["xpos"])
     assert state.update(scheme="xpos", seq_len=3, d_model=4, scale_base=1.0) is None
-    settle(state, compute)
+    settle_params(state, compute)
     assert not panel.unavailable_label.isVisible() and panel.message_label.text() == ""
     x, y = panel.ones_curve.getOriginalDataset()
     np.testing.assert_array_equal(x, [1, 2])
@@ -362,7 +353,7 @@ def test_the_panel_shows_xpos_and_follows_its_options(qtbot, state, compute):
     assert "not in the heatmap's columns" in summary
     # a larger γ decays less: ζ = (1/2, 3/4) at γ = 1, so r = 1 gives (2/2) cos 1 + (6/4) cos 0.01 = 2.0402279…
     assert state.update(gamma=1.0) is None
-    settle(state, compute)
+    settle_params(state, compute)
     assert panel.data.params.options["gamma"] == 1.0
     x, y = panel.ones_curve.getOriginalDataset()
     assert y[0] == pytest.approx(math.cos(1) + 1.5 * math.cos(0.01), abs=1e-14)
@@ -373,7 +364,7 @@ def test_the_panel_shows_xpos_and_follows_its_options(qtbot, state, compute):
     assert exported["arrays"]["matrix"]["data"][0][2] is None  # a key after its query: null
     # RoPE again: its eq. 37 bound and summary come back
     assert state.update(scheme="rope") is None
-    settle(state, compute)
+    settle_params(state, compute)
     assert panel.data.rotation.xpos is None and "eq. 37" in panel.size_plot.titleLabel.text
     assert "Attention factor af" in panel.summary_label.text()
 
@@ -381,7 +372,7 @@ def test_the_panel_shows_xpos_and_follows_its_options(qtbot, state, compute):
 def test_the_figure_exports_with_xpos_at_a_million_positions(qtbot, state, compute, tmp_path):
     panel = show_panel(qtbot, state, compute)
     assert state.update(scheme="xpos", seq_len=1_048_576, d_model=64) is None
-    settle(state, compute)
+    settle_params(state, compute)
     assert panel.message_label.text() == "" and panel.data.positions.stride == 4096
     path = tmp_path / "logits.png"
     assert export.export_panel(panel, path, width=900) == path and path.stat().st_size > 0

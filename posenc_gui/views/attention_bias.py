@@ -10,7 +10,8 @@ import pyqtgraph as pg
 from PySide6.QtCore import QRectF, Qt
 from PySide6.QtWidgets import QWidget
 
-from ..model.bias_data import AttentionBiasData, BucketMap, attention_bias_data, bias_at
+from ..model.bias.data import AttentionBiasData, attention_bias_data, bias_at
+from ..model.bias.t5 import BucketMap
 from ..model.core.sampling import sample_axis
 from ..model.analyses.compare import ShownMatrix
 from .base import Panel
@@ -160,7 +161,7 @@ class AttentionBiasPanel(Panel):
     def _show_matrix(self, data: AttentionBiasData) -> None:
         (y0, y1), (x0, x1) = data.rows.extent, data.cols.extent
         self.matrix.set_matrix(data.matrix, QRectF(x0, y0, x1 - x0, y1 - y0), signed=True, masked=True)
-        self.matrix.set_title(f"bias of head {data.head}" + (", grey: masked" if data.masked else ""))
+        self.matrix.set_title(data.subject + (", grey: masked" if data.masked else ""))
         sampled = data.rows.stride > 1 or data.cols.stride > 1
         self.sampling_label.setText(f"{self._matrix_sampling(data)}; zoom in for every position." if sampled else "")
         if self.sampling_label.isHidden() == sampled:
@@ -189,7 +190,7 @@ class AttentionBiasPanel(Panel):
         set_axis_label(self.side_plot.getAxis("left"), "slope m (log scale)")
         set_title(self.side_plot, _key([(BLUE, "● slope of each head"),
                                         (ORANGE, f"● head {data.head}: m = {data.slope:.6g}")]))
-        key = ("alibi", data.slopes.size)
+        key = ("slopes", data.slopes.size)
         if key != self._side_key:  # the range follows the heads only: changing the head keeps it
             self._side_key = key
             self.side_plot.setLimits(xMin=None, xMax=None)
@@ -220,7 +221,7 @@ class AttentionBiasPanel(Panel):
         marks.append((ORANGE, f"╍ halves: {buckets.side_buckets} buckets each") if buckets.bidirectional
                      else (GREY, "grey: keys after, masked"))
         set_title(self.side_plot, _key([(BLUE, "━ bucket"), *marks]))
-        key = ("t5", seq_len, buckets.farthest, buckets.max_distance, buckets.num_buckets)
+        key = ("buckets", seq_len, buckets.farthest, buckets.max_distance, buckets.num_buckets)
         if key != self._side_key:  # a new map: show its structure, the far keys' one bucket at the edges
             self._side_key = key
             reach = min(seq_len - 0.5, BUCKET_MARGIN * max(buckets.farthest + 1, buckets.max_distance))
@@ -238,7 +239,7 @@ class AttentionBiasPanel(Panel):
         else:
             finite = data.matrix[np.isfinite(data.matrix)]
             span = f"from {finite.min():.6g} to {finite.max():.6g}" if finite.size else "masked everywhere"
-            self.summary_label.setText(f"Bias of head {data.head}: {span} at the positions shown.")
+            self.summary_label.setText(f"{data.subject.capitalize()}: {span} at the positions shown.")
 
     @staticmethod
     def _alibi_summary(data: AttentionBiasData) -> str:

@@ -621,7 +621,7 @@ class TableOrAnglesPanel(Panel):
 
 
 class RopeOnlyPanel(Panel):
-    """A panel computed from the ``rope`` scheme's own options (its Hugging Face configuration).
+    """A panel computed from a rotation's Hugging Face configuration (:attr:`~posenc_gui.model.Scheme.hf_rope`).
 
     Subclasses set :attr:`rope_subject`, what of RoPE they show, for the
     sentence another scheme gets instead of the plot.
@@ -633,11 +633,11 @@ class RopeOnlyPanel(Panel):
 
     @classmethod
     def shows(cls, info: Scheme) -> bool:
-        """Only the rope scheme: its options are what the panel computes from."""
-        return info.key == "rope"
+        """Only a scheme whose options are a Hugging Face RoPE configuration: what the panel computes from."""
+        return info.hf_rope is not None
 
     def unavailable_reason(self, params: EncodingParams) -> str | None:
         reason = super().unavailable_reason(params)
-        if reason is None and params.scheme != "rope":
+        if reason is None and not self.shows(params.info):
             return f"{params.info.label} is not the rope scheme, whose {self.rope_subject} this panel shows."
         return reason

@@ -6,13 +6,10 @@ import math
 
 import pyqtgraph as pg
 
+from ..model import Scheme
 from .plotkit import add_plot, set_ticks
 from .spectrum import decade_ticks
 
-#: Schemes whose positional logit is linear in the distance r (ALiBi's bias, −slope·r): drawn against a linear r
-#: axis, where it is the straight line it is. Every other scheme's logit changes over decades of r (a rotation's
-#: cosines, a table's dot products, T5's log-spaced buckets): a log r axis.
-LINEAR_DISTANCE_SCHEMES = frozenset({"alibi"})
 #: Labelled decades on a log distance axis (side by side, not stacked).
 DISTANCE_DECADE_LABELS = 7
 
@@ -22,10 +19,12 @@ def profile_plot(layout: pg.GraphicsLayout, row: int, y_label: str, x_label: str
     return add_plot(layout, x_label, y_label, log_x=True, log_y=log_y, buttons=False, row=row, col=0)
 
 
-def linear_distance(scheme: str) -> bool:
-    """True when ``scheme``'s positional logit is drawn against a linear distance axis (see
-    :data:`LINEAR_DISTANCE_SCHEMES`)."""
-    return scheme in LINEAR_DISTANCE_SCHEMES
+def linear_distance(info: Scheme) -> bool:
+    """True when the scheme ``info``'s positional logit is linear in the distance r (a bias of slopes,
+    :attr:`~posenc_gui.model.Scheme.slopes`: ALiBi's −m·r): drawn against a linear r axis, where it is the straight
+    line it is. Every other scheme's logit changes over decades of r (a rotation's cosines, a table's dot products,
+    T5's log-spaced buckets): a log r axis."""
+    return info.slopes is not None
 
 
 def distance_is_log(plot: pg.PlotItem) -> bool:

@@ -12,7 +12,7 @@ from ..history import UNDO_LIMIT
 from ..model import OPTION_SPECS, SCHEMES, EncodingParams, presets
 from ..model.files.model_setup import describe_model
 from ..model.core.params import D_MODEL, SEQ_LEN, SIZE_SPECS
-from ..model.schemes.rope import hf_warnings
+from ..model.rope import rope_config
 from .base import MESSAGE_STYLES, ControlsPanel
 from .plotkit import FOREGROUND
 from .model_open import open_model_dialog
@@ -231,8 +231,9 @@ class ParametersPanel(ControlsPanel):
 
     @staticmethod
     def hf_warnings(params: EncodingParams) -> tuple[str, ...]:
-        """What Hugging Face warns about in ``params`` (the rope scheme's options), or nothing."""
-        return hf_warnings(params.d_model, **params.options) if params.scheme == "rope" else ()
+        """What Hugging Face warns about in ``params`` (a scheme's Hugging Face RoPE configuration), or nothing."""
+        hf_rope = params.info.hf_rope
+        return () if hf_rope is None else rope_config(hf_rope(params.d_model, **params.options)).warnings
 
     @staticmethod
     def _table_positions(params: EncodingParams) -> int:

@@ -44,7 +44,6 @@ from ..model.attention import (
     MAX_DEMO_D_MODEL,
     MAX_WORDS,
     MIN_DEMO_D_MODEL,
-    ROTATING_SCHEMES,
     LogitSplit,
     PermutationDemo,
     permutation_demo,
@@ -134,9 +133,9 @@ class PermutationPanel(Panel):
 
     @classmethod
     def shows(cls, info) -> bool:
-        """A scheme that gives a table (added to the embeddings), a rotation the demo applies (RoPE), or a bias
-        (added to the head's logits)."""
-        return "table" in info.provides or info.key in ROTATING_SCHEMES or info.family == "bias"
+        """A scheme that gives a table (added to the embeddings), a rotation it declares (applied to the head's
+        queries and keys), or a bias (added to the head's logits)."""
+        return "table" in info.provides or info.rotation is not None or info.family == "bias"
 
     def unavailable_reason(self, params) -> str | None:
         if self.shows(params.info):

@@ -58,8 +58,6 @@ def _key(items: list[tuple[str, str]]) -> str:
 ROTATION_KEY = _key([(BLUE, "━ q = k = 1"), (ORANGE, "━ random q, k: mean ± std")])
 ROTATION_SIZE_KEY = _key([(BLUE, "━ |q = k = 1|"), (ORANGE, "╍ random: std"), (GREY, "╍ eq. 37 bound, q = k = 1")])
 XPOS_SIZE_KEY = _key([(BLUE, "━ |q = k = 1|"), (ORANGE, "╍ random: std"), (GREY, "╍ scale alone: 2Σ ζ<sub>i</sub><sup>r/B</sup>")])
-#: The rotation schemes whose positional logit the model computes (with every added table and every bias).
-ROTATIONS_COMPUTED = ("rope", "xpos")
 #: The compared schemes' profile colours, in the order they are chosen (the setup's own is blue).
 COMPARED_COLOURS = (GREEN, PINK, PALETTE[5])
 #: Setup A of the window's A/B comparison, dashed, in the colour its strip has (views.compare.ROLE_COLOURS).
@@ -131,9 +129,9 @@ class PositionalLogitsPanel(Panel):
 
     @classmethod
     def shows(cls, info) -> bool:
-        """Added tables (PE(m)·PE(n)), biases, and RoPE and xPos (q·R(n − m)·k): the rotations whose logits the
-        model computes."""
-        return info.family in ("table", "bias") or info.key in ROTATIONS_COMPUTED
+        """Added tables (PE(m)·PE(n)), biases, and the rotations that declare theirs (q·R(n − m)·k: RoPE, xPos),
+        whose logits the model computes."""
+        return info.family in ("table", "bias") or info.rotation is not None
 
     def unavailable_reason(self, params) -> str | None:
         if self.shows(params.info):
@@ -440,7 +438,7 @@ class PositionalLogitsPanel(Panel):
             positive = np.concatenate([std[std > 0], bound[1:][bound[1:] > 0]])
             low = float(positive.min()) if positive.size else float(bound.max()) / 10
             high = float(bound.max())
-        set_distance_axis([self.logit_plot, self.size_plot], distances[-1], linear_distance(data.params.scheme))
+        set_distance_axis([self.logit_plot, self.size_plot], distances[-1], linear_distance(data.params.info))
         y_span = snap_log_span(math.log10(low) - 1, math.log10(high) + 0.2)
         self.size_plot.setYRange(*y_span, padding=0)
         set_ticks(self.size_plot.getAxis("left"), decade_ticks(*y_span))

@@ -9,7 +9,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QWidget
 
-from ..model.rope_context import CONTEXT_METHODS, ContextExtensionData, MethodContext, context_extension_data
+from ..model.rope.context import ContextExtensionData, context_methods, MethodContext, context_extension_data
 from .base import RopeOnlyPanel
 from .plotkit import (
     BLUE, FOREGROUND, NO_PEN, ORANGE, LegendBelow, add_canvas_title, prepare_for_paint,
@@ -23,8 +23,6 @@ GREY = "#666666"
 TURN_PEN = pg.mkPen(GREY, width=1, style=Qt.PenStyle.DashLine)
 #: The frame of the chosen method's plot.
 CHOSEN_PEN = pg.mkPen(FOREGROUND, width=2)
-#: The small multiples: two rows of this many plots.
-COLUMNS = -(-len(CONTEXT_METHODS) // 2)
 #: Up to this many pairs, each pair's values are marked with a dot as well as joined by a line.
 MAX_MARKED_PAIRS = 64
 
@@ -53,14 +51,17 @@ class RopeContextPanel(RopeOnlyPanel):
     def __init__(self, state, compute, parent: QWidget | None = None) -> None:
         super().__init__(state, compute, parent)
         self.add_headline_and_canvas()
-        self.figure_title = add_canvas_title(self.canvas, columns=COLUMNS)
+        #: The methods compared (the scaling types registered when the panel opens) in two rows of small multiples.
+        self.methods = context_methods()
+        columns = -(-len(self.methods) // 2)
+        self.figure_title = add_canvas_title(self.canvas, columns=columns)
         self.plots: dict[str, pg.PlotItem] = {}
         self.trained_curves: dict[str, pg.PlotDataItem] = {}
         self.used_curves: dict[str, pg.PlotDataItem] = {}
         self.unseen_bars: dict[str, pg.PlotDataItem] = {}
         first: pg.PlotItem | None = None
-        for index, method in enumerate(CONTEXT_METHODS):
-            plot = self.canvas.addPlot(row=1 + index // COLUMNS, col=index % COLUMNS)
+        for index, method in enumerate(self.methods):
+            plot = self.canvas.addPlot(row=1 + index // columns, col=index % columns)
             style_plot(plot)
             plot.setMenuEnabled(False)
             show_grid(plot)
@@ -79,19 +80,19 @@ class RopeContextPanel(RopeOnlyPanel):
             self.plots[method] = plot
         # One key for all the plots, under the last row and as wide as the canvas (it fits its columns to that).
         self.legend = LegendBelow(self.canvas.ci, labelTextColor=FOREGROUND)
-        self.canvas.ci.addItem(self.legend, row=3, col=0, colspan=COLUMNS)
+        self.canvas.ci.addItem(self.legend, row=3, col=0, colspan=columns)
         self.canvas.ci.layout.setAlignment(self.legend, Qt.AlignmentFlag.AlignHCenter)
-        keyed = CONTEXT_METHODS[0]
+        keyed = self.methods[0]
         for curves in (self.trained_curves, self.used_curves, self.unseen_bars):
             self.legend.addItem(curves[keyed], curves[keyed].name())
-        for index, method in enumerate(CONTEXT_METHODS):
+        for index, method in enumerate(self.methods):
             plot = self.plots[method]
-            set_axis_label(plot.getAxis("left"), "angle (rad)" if index % COLUMNS == 0 else "")
-            set_axis_label(plot.getAxis("bottom"), "rotary pair i" if index >= COLUMNS else "")
+            set_axis_label(plot.getAxis("left"), "angle (rad)" if index % columns == 0 else "")
+            set_axis_label(plot.getAxis("bottom"), "rotary pair i" if index >= columns else "")
             # The axes are shared: their numbers once per row (left column) and once per column (lowest
             # plot), as small multiples have them; fourteen axes of text made each update several times slower.
-            plot.getAxis("left").setStyle(showValues=index % COLUMNS == 0)
-            plot.getAxis("bottom").setStyle(showValues=index + COLUMNS >= len(CONTEXT_METHODS))
+            plot.getAxis("left").setStyle(showValues=index % columns == 0)
+            plot.getAxis("bottom").setStyle(showValues=index + columns >= len(self.methods))
         self.body.addWidget(self.canvas, 1)
         state.paramsChanged.connect(self.schedule_update)
         self.schedule_update()
@@ -113,7 +114,7 @@ class RopeContextPanel(RopeOnlyPanel):
             set_integer_ticks(plot.getAxis("bottom"), 0, data.pairs - 1)
         values = np.concatenate([np.asarray(part, dtype=np.float64) for part in shown])
         low, high = np.log10(values.min()), np.log10(values.max())
-        first = self.plots[CONTEXT_METHODS[0]]
+        first = self.plots[self.methods[0]]
         # Snapped ranges: a step of d_model or rope_theta keeps them, and then the fourteen axes keep their
         # drawings (an axis redraws only when its range changes).
         first.setYRange(*snap_log_span(low - 0.15, high + 0.15), padding=0)

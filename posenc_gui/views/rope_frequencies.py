@@ -9,7 +9,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QWidget
 
-from ..model.rope_data import RopeFrequencyData, rope_frequency_data
+from ..model.rope.data import RopeFrequencyData, rope_frequency_data
 from .base import RopeOnlyPanel
 from .plotkit import (
     BLUE, FOREGROUND, GREEN, NO_PEN, ORANGE, add_legend_below, add_plot, prepare_for_paint,
@@ -69,8 +69,8 @@ class RopeFrequenciesPanel(RopeOnlyPanel):
         self.unscaled_curve.setData(pairs, data.unscaled_wavelength, symbol="o", symbolSize=4, symbolPen=NO_PEN,
                                     symbolBrush=shared_brush(GREY))
         rope_type = data.params.options["rope_type"]
-        self.scaled_curve.setVisible(rope_type != "default")
-        self.legend.show_entry(self.scaled_curve, SCALED_NAME, rope_type != "default")
+        self.scaled_curve.setVisible(data.scaled)
+        self.legend.show_entry(self.scaled_curve, SCALED_NAME, data.scaled)
         brushes = [shared_brush(BAND_COLOURS.get(band, BLUE)) for band in data.band.tolist()]
         self.scaled_curve.setData(pairs, data.wavelength, symbol="o", symbolSize=6, symbolPen=NO_PEN,
                                   symbolBrush=brushes)
@@ -98,7 +98,7 @@ class RopeFrequenciesPanel(RopeOnlyPanel):
             + (f" Pairs by how {rope_type} treats them: "
                + "; ".join(f"{band} {first}–{last}" if first != last else f"{band} {first}"
                            for band, first, last in data.band_ranges)
-               + " (blue: kept; green: ramped or smoothed; orange: divided by the factor)." if rope_type != "default"
+               + " (blue: kept; green: ramped or smoothed; orange: divided by the factor)." if data.scaled
                else "")
         )
         prepare_for_paint(self.canvas)

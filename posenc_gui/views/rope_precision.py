@@ -10,7 +10,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import QRectF, Qt
 from PySide6.QtWidgets import QComboBox, QLabel, QWidget
 
-from ..model.rope_precision import (
+from ..model.rope.precision import (
     DTYPES, POSITION_CHOICES, RopePrecisionData, check_dtype, check_positions, rope_precision_data,
 )
 from .base import RopeOnlyPanel

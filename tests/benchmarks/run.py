@@ -469,18 +469,6 @@ STARTUP_RATIO_BUDGET = 1.3
 BARE_WINDOW = Path(__file__).with_name("bare_window.py")
 
 
-def first_paint_seconds(command: list[str], env: dict[str, str]) -> tuple[float, float]:
-    """Wall seconds of a fresh process to its ``first paint`` line, and to its exit."""
-    start = time.perf_counter()
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, text=True)
-    line = process.stdout.readline()
-    first_paint = time.perf_counter() - start
-    process.communicate()
-    if not line.startswith("first paint") or process.returncode != 0:
-        raise RuntimeError(f"{' '.join(command)} did not report its first paint (exit {process.returncode}): {line!r}")
-    return first_paint, time.perf_counter() - start
-
-
 def bench_startup(repeats: int = 5) -> tuple[float, float, float, float]:
     """Median wall times of a fresh ``posenc-gui`` process: to its first fully drawn window, and to its exit;
     the bare window's (``bare_window.py``) to its first paint; and the median ratio of alternating pairs.
@@ -489,6 +477,8 @@ def bench_startup(repeats: int = 5) -> tuple[float, float, float, float]:
     and the window has been painted; that moment is the start-up time. The
     exit (saving settings, tearing Qt down) is reported beside it.
     """
+    from ab import first_paint_seconds  # beside this file
+
     env = {**os.environ, "QT_QPA_PLATFORM": OFFSCREEN_DESKTOP, "POSENC_GUI_SETTINGS": "/tmp/posenc-bench.ini"}
     app = [sys.executable, "-m", "posenc_gui", "--no-restore", "--quit-after-first-paint"]
     bare = [sys.executable, str(BARE_WINDOW)]

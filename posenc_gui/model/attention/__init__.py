@@ -31,7 +31,6 @@ from .head import (
     mask_logits,
     position_kind,
     positional_matrix,
-    ROTATING_SCHEMES,
     self_attention,
     softmax_rows,
 )
@@ -105,7 +104,6 @@ __all__ = [
     "position_kind",
     "positional_matrix",
     "repeated_word_spread",
-    "ROTATING_SCHEMES",
     "rotation_split",
     "ROTATION_SPLIT_NOTE",
     "ROTATION_TERMS",

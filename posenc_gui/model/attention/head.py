@@ -54,9 +54,8 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from ..core import limits
-from ..rope import rope_frequencies, rope_rotate
+from ..rope import rope_pairs, rope_rotate
 from ..schemes import SCHEMES, encode
-from ..schemes.rope import hf_config
 from .embeddings import (
     DEFAULT_DEMO_D_MODEL,
     MAX_WORDS,
@@ -67,8 +66,6 @@ from .embeddings import (
     token_embeddings,
 )
 
-#: The schemes whose rotation the demo applies to the head's queries and keys (the others add a table).
-ROTATING_SCHEMES = ("rope",)
 
 
 def _check_scheme(scheme: object) -> str:
@@ -94,8 +91,8 @@ def position_kind(scheme: str) -> str:
     Returns
     -------
     str
-        ``"rotation"`` for a scheme of :data:`ROTATING_SCHEMES` (Q and K are
-        rotated), ``"added"`` for a scheme that gives a table (X = E + PE),
+        ``"rotation"`` for a scheme that declares its rotation
+        (:attr:`~posenc_gui.model.schemes.Scheme.rotation`: Q and K are rotated), ``"added"`` for a scheme that gives a table (X = E + PE),
         ``"bias"`` for a scheme that adds a bias to the logits (ALiBi, T5).
 
     Raises
@@ -104,7 +101,7 @@ def position_kind(scheme: str) -> str:
         For an unknown scheme, or one that gives neither.
     """
     info = SCHEMES[_check_scheme(scheme)]
-    if info.key in ROTATING_SCHEMES:
+    if info.rotation is not None:
         return "rotation"
     if "table" in info.provides:
         return "added"
@@ -112,7 +109,7 @@ def position_kind(scheme: str) -> str:
         return "bias"
     raise ValueError(
         f"scheme {scheme!r} ({info.label}) gives no table to add to the embeddings and is not one of the "
-        f"rotations the demo applies ({', '.join(ROTATING_SCHEMES)})"
+        f"rotations the demo applies (it declares no rotation of the queries and keys)"
     )
 
 
@@ -234,7 +231,7 @@ def mask_logits(logits: np.ndarray, causal: bool = False, logit_bias: np.ndarray
 
 @dataclass(frozen=True, eq=False)
 class HeadRotation:
-    """How the head rotates its queries and keys: RoPE at the head's dimension.
+    """How the head rotates its queries and keys: the scheme's rotation at the head's dimension.
 
     Attributes
     ----------
@@ -248,22 +245,36 @@ class HeadRotation:
         (1 except for YaRN); the pass-through channels are not scaled.
     pairing : str
         ``"halves"`` or ``"interleaved"`` (see :func:`~posenc_gui.model.rope.rope_pairs`).
+    zeta : ndarray or None, (rotary_dim / 2,)
+        A scale per pair (xPos's ζ_i): a query's pair i at position p is
+        multiplied by ζ_i^(p/scale_base), a key's by ζ_i^(−p/scale_base); None without one.
+    scale_base : float
+        The distance over which the scale changes by ζ_i.
     """
 
     positions: np.ndarray
     inv_freq: np.ndarray
     attention_factor: float
     pairing: str
+    zeta: np.ndarray | None = None
+    scale_base: float = 1.0
 
     @property
     def rotary_dim(self) -> int:
         """The rotated channels (the first ``rotary_dim`` of the head; the rest pass through)."""
         return 2 * int(np.size(self.inv_freq))
 
-    def rotate(self, x: np.ndarray, shift: float = 0.0) -> np.ndarray:
-        """Row ``m`` of ``x`` rotated by the angles ``(positions[m] + shift) · θ_i`` (:func:`rope_rotate`)."""
-        return rope_rotate(x, np.asarray(self.positions, dtype=np.float64) + shift, self.inv_freq, self.pairing,
-                           attention_factor=self.attention_factor)
+    def rotate(self, x: np.ndarray, shift: float = 0.0, key: bool = False) -> np.ndarray:
+        """Row ``m`` of ``x`` rotated by the angles ``(positions[m] + shift) · θ_i`` (:func:`rope_rotate`), and
+        scaled by ζ_i^(±(positions[m] + shift)/scale_base) with a scale (− for the keys, ``key``)."""
+        positions = np.asarray(self.positions, dtype=np.float64) + shift
+        rotated = rope_rotate(x, positions, self.inv_freq, self.pairing, attention_factor=self.attention_factor)
+        if self.zeta is None:
+            return rotated
+        scale = np.power(self.zeta[None, :], ((-positions if key else positions) / self.scale_base)[:, None])
+        for channels in rope_pairs(self.rotary_dim, self.pairing):
+            rotated[:, channels] *= scale
+        return rotated
 
     def logits(self, q: np.ndarray, k: np.ndarray, shift: float = 0.0) -> np.ndarray:
         """``(R_m q_m)·(R_n k_n) / √d_k`` for every query row ``m`` and key row ``n``, ``(n, n)``.
@@ -271,39 +282,38 @@ class HeadRotation:
         ``shift`` moves every position by the same amount: the result
         depends on the offsets only, so it does not change (up to rounding).
         """
-        return (self.rotate(q, shift) @ self.rotate(k, shift).T) / math.sqrt(np.shape(k)[1])
+        return (self.rotate(q, shift) @ self.rotate(k, shift, key=True).T) / math.sqrt(np.shape(k)[1])
 
 
 def head_rotation(n: int, d_k: int, scheme: str = "rope", scheme_kwargs: Mapping[str, Any] | None = None
                   ) -> HeadRotation:
-    """The rotation a head of width ``d_k`` applies to ``n`` words with ``scheme`` (one of :data:`ROTATING_SCHEMES`).
+    """The rotation a head of width ``d_k`` applies to ``n`` words with ``scheme``, a rotation scheme.
 
-    RoPE at head dimension ``d_k`` with the scheme's options (defaults
-    filled in): θ_i from :func:`~posenc_gui.model.rope.rope_frequencies` of
-    its Hugging Face config, at sequence length ``n`` (what dynamic NTK
-    scales for), positions ``0 … n−1``.
+    The scheme's :attr:`~posenc_gui.model.schemes.Scheme.rotation` at head dimension ``d_k``
+    with its options (defaults filled in) and sequence length ``n`` (what
+    dynamic NTK scales for), positions ``0 … n−1``.
 
     Raises
     ------
     ValueError
-        For a scheme that is not a rotation, a bad option, or a ``d_k`` too
-        narrow for Hugging Face's ceil(int(d_k · partial_rotary_factor) / 2)
-        pairs of channels, at least one (naming ``d_model``, the demo's).
+        For a scheme that is not a rotation, a bad option, or a ``d_k`` the
+        rotation does not fit (RoPE: Hugging Face's ceil(int(d_k · partial_rotary_factor) / 2)
+        pairs of channels, at least one), naming ``d_model``, the demo's.
     """
     n = limits.check_int("n", n, 1, MAX_WORDS)
     d_k = check_demo_d_model(d_k)
     if position_kind(scheme) != "rotation":
         raise ValueError(f"scheme {scheme!r} adds a table; it does not rotate the queries and keys")
     options = SCHEMES[scheme].check(_check_scheme_kwargs(scheme_kwargs))
-    partial = options["partial_rotary_factor"]
-    rotary = int(d_k * partial)  # Hugging Face's truncation
-    if rotary < 1 or 2 * ((rotary + 1) // 2) > d_k:  # an odd one: ceil(rotary / 2) frequencies, as in HF
-        raise ValueError(
-            f"d_model: the demo head's d_k {d_k} × partial_rotary_factor {partial:g} gives {rotary} rotated channels, "
-            f"whose {(rotary + 1) // 2} pairs must fit in d_k and be at least one (choose an even demo d_model)")
-    inv_freq, attention_factor = rope_frequencies(hf_config(d_k, **options), seq_len=n)
-    return HeadRotation(_readonly(np.arange(n, dtype=np.float64)), _readonly(inv_freq), float(attention_factor),
-                        options["pairing"])
+    info = SCHEMES[scheme]
+    try:
+        rotation = info.rotation(d_k, n, **options)
+    except ValueError as error:
+        raise ValueError(f"d_model: the demo head's d_k {d_k} does not suit {info.label}: {error} (choose an even "
+                         "demo d_model)") from None
+    return HeadRotation(_readonly(np.arange(n, dtype=np.float64)), _readonly(rotation.inv_freq),
+                        rotation.attention_factor, rotation.pairing,
+                        None if rotation.zeta is None else _readonly(rotation.zeta), rotation.scale_base)
 
 
 # --------------------------------------------------------------------------- one sentence
@@ -423,7 +433,7 @@ def self_attention(
     scheme : str, optional
         A positional-encoding scheme (a key of ``SCHEMES``); ``None`` for no
         position (``X = E``). A table is added (``X = E + PE``); a rotation
-        (:data:`ROTATING_SCHEMES`) leaves ``X = E`` and rotates ``Q`` and
+        (:attr:`~posenc_gui.model.schemes.Scheme.rotation`) leaves ``X = E`` and rotates ``Q`` and
         ``K`` by position before the logits (:func:`head_rotation`), ``V``
         unrotated; a bias scheme leaves ``X = E`` and adds its bias at the
         words' positions ``0 … n−1`` to the logits (with ``logit_bias``, if given).
@@ -466,7 +476,7 @@ def self_attention(
     logits = plain_scores
     if kind == "rotation":
         rotation = head_rotation(len(tokens), weights.d_k, scheme, scheme_kwargs)
-        q_rotated, k_rotated = _readonly(rotation.rotate(q)), _readonly(rotation.rotate(k))
+        q_rotated, k_rotated = _readonly(rotation.rotate(q)), _readonly(rotation.rotate(k, key=True))
         logits = (q_rotated @ k_rotated.T) / math.sqrt(weights.d_k)  # as HeadRotation.logits
     bias = None if logit_bias is None else check_logit_bias(logit_bias, len(tokens), len(tokens))
     if kind == "bias":

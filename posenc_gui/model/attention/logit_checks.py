@@ -14,7 +14,7 @@ import numpy as np
 
 from ..core import limits
 from .logit_scan import ProfileScan, cosine_sum
-from .logits import _rotation_logits, positional_logits
+from .logits import _rotation, _rotation_logits, positional_logits
 from ..core.params import EncodingParams
 
 #: Positions per axis of the matrices measured.
@@ -31,8 +31,6 @@ GROWTH_TOL = 1.5
 LONGER = 16
 #: The closest pair of neighbour rows must differ by at least this fraction of the median neighbour difference.
 UNIQUE_TOL = 0.1
-#: Rotations whose models are causal: their keys after the query are masked (xPos: the paper's decoders).
-CAUSAL_ROTATIONS = ("xpos",)
 
 
 def steps_needed(length: int) -> tuple[int, int, int]:
@@ -58,9 +56,15 @@ def ratio_from_steps(scan: ProfileScan) -> float:
     return smallest / median
 
 
+def causal_rotation(params: EncodingParams) -> bool:
+    """Whether ``params``' scheme is a rotation whose models are causal (:attr:`~.schemes.Rotation.causal`: a scale
+    per pair, as xPos's decoders): its keys after the query are masked."""
+    return params.info.rotation is not None and _rotation(params).causal
+
+
 def logits(params: EncodingParams, queries: np.ndarray, keys: np.ndarray) -> np.ndarray:
     """The measured logit: :func:`~.logits.positional_logits`, with a causal rotation's keys after the query masked."""
-    if params.scheme in CAUSAL_ROTATIONS:
+    if causal_rotation(params):
         values = _rotation_logits(params, queries, keys, None, None, causal=True)
         return np.where(np.isnan(values), -np.inf, values)
     return positional_logits(params.scheme, queries, keys, d_model=params.d_model, seq_len=params.seq_len,
@@ -216,7 +220,7 @@ def closed_forms(params: EncodingParams) -> tuple[bool, bool, bool]:
 
     info = params.info
     if info.family == "rotation":
-        return True, params.scheme not in CAUSAL_ROTATIONS, True
+        return True, not causal_rotation(params), True
     if info.family != "table":
         return False, False, False
     if info.columns is None:  # exact extremes are finite values at every position

@@ -70,13 +70,13 @@ from ..core import limits
 from . import logit_checks as checks
 from ..core.coverage import Coverage, Verdict
 from .logit_checks import (
-    CAUSAL_ROTATIONS, GROWTH_TOL, MATRIX_POSITIONS, NEIGHBOUR_ROWS, OFFSET_TOL, PAST_POSITIONS, UNIQUE_TOL,
+    GROWTH_TOL, MATRIX_POSITIONS, NEIGHBOUR_ROWS, OFFSET_TOL, PAST_POSITIONS, UNIQUE_TOL,
 )
 from .logit_scan import ONE_PERCENT_DROP, SCAN_WORK, ProfileScan, advance_scan, start_scan
 from .logits import profile_distances
 from ..core.params import EncodingParams, check_params
 
-__all__ = ["CAUSAL_ROTATIONS", "GROWTH_TOL", "MATRIX_POSITIONS", "NEIGHBOUR_ROWS", "OFFSET_TOL", "ONE_PERCENT_DROP",
+__all__ = ["GROWTH_TOL", "MATRIX_POSITIONS", "NEIGHBOUR_ROWS", "OFFSET_TOL", "ONE_PERCENT_DROP",
            "PAST_POSITIONS", "SCAN_WORK", "UNIQUE_TOL"]
 
 #: What the q and k of the measured logit are, in words (captions, tooltips).
@@ -430,7 +430,7 @@ def logit_properties(params: EncodingParams, scan_work: int | None = None) -> Lo
     row_difference, by_mask = (checks.row_ratio(matrix[:-1], matrix[1:]) if rows_exact
                                else checks.rows(params, positions[::4]))
     offset_proof, symmetric_proof, defined_proof = checks.closed_forms(params)
-    causal = params.scheme in CAUSAL_ROTATIONS
+    causal = checks.causal_rotation(params)
     zero = limit_within == 0 and limit_longer == 0
     # a range whose every position was evaluated has its largest |L| as its bound
     if lengths[0] <= MATRIX_POSITIONS:

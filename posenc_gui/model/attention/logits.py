@@ -37,14 +37,11 @@ from typing import Any
 import numpy as np
 
 from ..core import limits
-from ..bias import xpos_farthest, xpos_zeta
 from ..core.colour_bound import file_colour_bound
 from ..core.params import EncodingParams, check_params
-from ..rope import rope_decay_bound, rope_frequencies, rope_pairs
+from ..rope import rope_decay_bound, rope_pairs
 from ..core.sampling import AxisSample, sample_axis
-from ..schemes import encode, scheme as scheme_info
-from ..schemes.rope import hf_config
-from ..schemes.xpos import rotation_frequencies
+from ..schemes import Rotation, encode, scheme as scheme_info
 
 #: The query and key vectors of the panel: all ones (q = k), or independent N(0, 1) pairs, one per seed.
 VECTORS = ("ones", "random")
@@ -65,49 +62,15 @@ _BLOCK = 2**21
 # -- the logit of each family -------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class _Rotation:
-    """A rotary head: its frequencies, attention factor and channel pairing, and xPos's scale."""
-
-    inv_freq: np.ndarray
-    attention_factor: float
-    pairing: str
-    #: xPos's ζ_i per pair (pair i of the logit is multiplied by ζ_i^(r/scale_base)); None for RoPE.
-    zeta: np.ndarray | None = None
-    scale_base: float = 1.0
-    #: The largest distance back from the key to the query (keys after it) whose scale float64 holds.
-    farthest_after: float = math.inf
-
-    @property
-    def rotary_dim(self) -> int:
-        return 2 * self.inv_freq.size
-
-    def decay(self, distances: np.ndarray) -> np.ndarray | None:
-        """ζ_i^(r/scale_base) for each distance r (rows) and pair i (columns); None without a scale (RoPE)."""
-        if self.zeta is None:
-            return None
-        return np.power(self.zeta[None, :], (distances / self.scale_base)[:, None])
+def _rotation(params: EncodingParams) -> Rotation:
+    """The rotation of ``params``' scheme (:attr:`~.schemes.Scheme.rotation`) at its d_model and N."""
+    info = params.info
+    if info.rotation is None:
+        raise ValueError(f"scheme {params.scheme!r} ({info.label}) declares no rotation its logits are computed from")
+    return info.rotation(params.d_model, params.seq_len, **params.options)
 
 
-#: The rotations whose logits :func:`positional_logits` computes.
-ROTATIONS = ("rope", "xpos")
-
-
-def _rotation(params: EncodingParams) -> _Rotation:
-    if params.scheme not in ROTATIONS:
-        raise ValueError(f"scheme {params.scheme!r}: of the rotations only the logits of "
-                         f"{', '.join(ROTATIONS)} are computed so far")
-    options = dict(params.options)
-    if params.scheme == "xpos":  # torchscale: interleaved pairs (rotate_every_two), no attention factor
-        gamma, scale_base = options["gamma"], options["scale_base"]
-        return _Rotation(rotation_frequencies(params.d_model, options["rope_theta"]), 1.0, "interleaved",
-                         xpos_zeta(params.d_model, gamma), scale_base,
-                         xpos_farthest(params.d_model, gamma, scale_base))
-    inv_freq, attention_factor = rope_frequencies(hf_config(params.d_model, **options), seq_len=params.seq_len)
-    return _Rotation(inv_freq, float(attention_factor), options["pairing"])
-
-
-def _pair_weights(rotation: _Rotation, query: np.ndarray, key: np.ndarray) -> tuple[np.ndarray, np.ndarray,
+def _pair_weights(rotation: Rotation, query: np.ndarray, key: np.ndarray) -> tuple[np.ndarray, np.ndarray,
                                                                                      np.ndarray]:
     """Per pair, the weights of cos(rθ_i) and sin(rθ_i), and the unrotated constant, for columns of q and k.
 
@@ -119,7 +82,7 @@ def _pair_weights(rotation: _Rotation, query: np.ndarray, key: np.ndarray) -> tu
     return a * c + b * d, a * d - b * c, constant
 
 
-def _rotation_profile(rotation: _Rotation, distances: np.ndarray, cos_weight: np.ndarray, sin_weight: np.ndarray,
+def _rotation_profile(rotation: Rotation, distances: np.ndarray, cos_weight: np.ndarray, sin_weight: np.ndarray,
                       constant: np.ndarray) -> np.ndarray:
     """The logit at each distance r = m − n for each column of the weights: shape (len(distances), S).
 
@@ -183,7 +146,7 @@ def positional_logits(scheme: str, query_positions: object, key_positions: objec
         ``"bias"``: the bias added to the logit, ``−inf`` for a masked key.
     query_positions, key_positions : array_like, 1-D
         Positions m and n, real numbers in 0 … ``limits.MAX_POSITION``, any order.
-        For xPos a key may be at most :func:`~.bias.xpos_farthest` positions
+        For xPos a key may be at most :func:`~.bias.xpos.xpos_farthest` positions
         after its query (about 286,000 for the defaults): further, its scale
         ζ^((m − n)/scale_base) exceeds float64. Keys before their query
         have no limit (the scale falls towards 0).
@@ -245,7 +208,7 @@ class XposScale:
     Attributes
     ----------
     zeta : ndarray, shape (pairs,)
-        ζ_i = (2i/d + γ)/(1 + γ) (:func:`~.bias.xpos_zeta`).
+        ζ_i = (2i/d + γ)/(1 + γ) (:func:`~.bias.xpos.xpos_zeta`).
     scale_base : float
         Pair i of the logit is multiplied by ζ_i^(r/scale_base) at distance r = m − n.
     envelope : ndarray
@@ -434,7 +397,7 @@ def _first_below_half(distances: np.ndarray, profile: np.ndarray) -> tuple[int |
     return int(distances[index]), int(distances[index - 1])
 
 
-def _scale_sums(rotation: _Rotation, distances: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _scale_sums(rotation: Rotation, distances: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Σ_i ζ_i^(r/scale_base) and Σ_i ζ_i^(2r/scale_base) per distance r, a block of distances at a time."""
     sums, squares = np.empty(distances.size), np.empty(distances.size)
     rows = max(1, _BLOCK // rotation.inv_freq.size)
@@ -464,7 +427,7 @@ def _rotation_data(params: EncodingParams, vectors: str, seeds: int, distances: 
                                                                  np.hstack([ones, key])))
     profile, random = logits[:, 0], logits[:, 1:]
     chosen = (None, None) if vectors == "ones" else (query[:, 0], key[:, 0])
-    matrix = _rotation_logits(params, where, where, *chosen, causal=rotation.zeta is not None)
+    matrix = _rotation_logits(params, where, where, *chosen, causal=rotation.causal)
     shared = (vectors, seeds, random.mean(axis=1), random.std(axis=1))
     if rotation.zeta is None:
         bound = rope_decay_bound(offsets, rotation.inv_freq)

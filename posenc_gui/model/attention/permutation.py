@@ -232,6 +232,7 @@ def permutation_dict(demo: PermutationDemo) -> dict[str, Any]:
         "rotation": None if rotation is None else {
             "inv_freq": rotation.inv_freq.tolist(), "attention_factor": rotation.attention_factor,
             "pairing": rotation.pairing, "rotary_dim": rotation.rotary_dim,
+            **({} if rotation.zeta is None else {"zeta": rotation.zeta.tolist(), "scale_base": rotation.scale_base}),
         },
         "rotation_split": None if not demo.rotates else {**dict(zip("ab", map(rotated, splits))),
                                                          "note": ROTATION_SPLIT_NOTE},

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from ..core import limits
+from ..rope.types import ROPE_TYPES
 
 #: A header (key/values and tensor infos) larger than this is refused.
 MAX_HEADER_BYTES = 64 * 2**20
@@ -59,6 +60,8 @@ _VERSIONS = (2, 3)
 _DEFAULT_ALIGNMENT = 32
 #: The tensor types read as they are stored; the others go through gguf.quants.
 _PLAIN_FLOATS = {"F64": "<f8", "F32": "<f4", "F16": "<f2"}
+#: llama.cpp's ``{arch}.rope.scaling.type`` when a file gives none (with factor 1 or none: no scaling).
+LLAMA_CPP_DEFAULT_SCALING = "linear"
 
 #: llama.cpp's ``llama_model_rope_type``: "norm" rope rotates consecutive
 #: pairs (interleaved), "neox" rope pairs i with i + n_rot/2 (halves).
@@ -443,26 +446,25 @@ def _scaling(metadata: Mapping[str, Any], arch: str, notes: list[str]) -> dict[s
     named in ``notes``.
     """
     prefix = f"{arch}.rope.scaling."
-    kind = metadata.get(prefix + "type", "linear")  # llama.cpp's default
+    kind = metadata.get(prefix + "type", LLAMA_CPP_DEFAULT_SCALING)
     if not isinstance(kind, str):
         raise GGUFFormatError(f"{prefix}type is {kind!r}, not a name")
     factor = _number(metadata, prefix + "factor") or _number(metadata, f"{arch}.rope.scale_linear")
-    if kind == "none" or (kind == "linear" and factor in (None, 1)):
+    if kind == "none" or (kind == LLAMA_CPP_DEFAULT_SCALING and factor in (None, 1)):
         return None
-    if kind not in ("linear", "yarn"):
+    mapped = next((rope for rope in ROPE_TYPES.values() if rope.gguf_name == kind), None)
+    if mapped is None:
         notes.append(f"{prefix}type {kind!r} is not mapped to a Hugging Face rope_scaling")
         return None
-    scaling: dict[str, Any] = {"rope_type": kind}
+    scaling: dict[str, Any] = {"rope_type": mapped.name}
     if factor is not None:
         scaling["factor"] = float(factor)
-    extra = {"original_context_length": ("original_max_position_embeddings", _count), "yarn_beta_fast": (
-        "beta_fast", _number), "yarn_beta_slow": ("beta_slow", _number)} if kind == "yarn" else {}
-    for ours, (theirs, read) in extra.items():
-        value = read(metadata, prefix + ours)
+    for ours, (theirs, is_count) in mapped.gguf_keys.items():
+        value = (_count if is_count else _number)(metadata, prefix + ours)
         if value is not None:
-            scaling[theirs] = value if read is _count else float(value)
+            scaling[theirs] = value if is_count else float(value)
     unmapped = sorted(key for key in metadata
-                      if key.startswith(prefix) and key[len(prefix):] not in {"type", "factor", *extra})
+                      if key.startswith(prefix) and key[len(prefix):] not in {"type", "factor", *mapped.gguf_keys})
     if unmapped:
         notes.append(f"not mapped to Hugging Face keys: {', '.join(unmapped)}")
     return scaling

@@ -35,7 +35,7 @@ from ..core import limits
 from .model_file import ModelFile, ModelFileError, TensorInfo
 from .model_tables import cached_model, model_table, table_shape, table_tensors
 from ..core.params import EncodingParams
-from ..rope import RopeConfig, rope_config, rope_frequencies
+from ..rope import RopeConfig, rope_config, rope_frequencies, rope_type
 
 #: Tensors a message names before "and N more".
 LISTED_TENSORS = 12
@@ -209,7 +209,8 @@ def rope_options(config: Mapping[str, Any], pairing: str) -> tuple[dict[str, Any
         options["factor"] = scaling["factor"]
     from ..schemes.rope import MAX_CONTEXT
 
-    if rope.rope_type == "dynamic":  # the scheme's L₀ is dynamic NTK's max_position_embeddings (hf_config)
+    kind = rope_type(rope.rope_type)
+    if kind.context == "max_position":  # the scheme's L₀ is dynamic NTK's max_position_embeddings (hf_config)
         options["original_max_position_embeddings"] = rope.max_position_embeddings
     elif rope.original_max_position_embeddings is not None:
         options["original_max_position_embeddings"] = rope.original_max_position_embeddings
@@ -217,14 +218,7 @@ def rope_options(config: Mapping[str, Any], pairing: str) -> tuple[dict[str, Any
         # default, linear and ntk have no L₀ of their own: the context the config declares (a GGUF's
         # {arch}.context_length) is the trained context the Context extension panel measures against
         options["original_max_position_embeddings"] = rope.max_position_embeddings
-    if rope.rope_type == "yarn":
-        options.update(beta_fast=scaling["beta_fast"], beta_slow=scaling["beta_slow"], truncate=scaling["truncate"])
-        if scaling["mscale"] and scaling["mscale_all_dim"]:  # Hugging Face's ratio; otherwise 0.1·ln(factor) + 1
-            options.update(mscale=scaling["mscale"], mscale_all_dim=scaling["mscale_all_dim"])
-    if rope.rope_type == "llama3":
-        options.update(low_freq_factor=scaling["low_freq_factor"], high_freq_factor=scaling["high_freq_factor"])
-    if rope.rope_type == "longrope":
-        options.update(short_factor=scaling["short_factor"], long_factor=scaling["long_factor"])
+    options.update(kind.options_from(rope))
     return options, rope
 
 
@@ -253,7 +247,7 @@ def rope_setup(model: ModelFile) -> ModelSetup:
     params = EncodingParams.validated(scheme="rope", seq_len=min(positions, limits.MAX_SEQ_LEN),
                                       d_model=rope.head_dim, **options)
     notes += _not_modelled(config, model.rope_config, params, hf_config)
-    scaling = "" if rope.rope_type == "default" else f", {rope.rope_type} ×{rope.scaling['factor']:g}"
+    scaling = f", {rope.rope_type} ×{rope.scaling['factor']:g}" if "factor" in rope.scaling else ""
     label = f"RoPE (θ {rope.rope_theta:g}{scaling}, head {rope.head_dim}, {pairing})"
     return ModelSetup(label, params, tuple(notes))
 

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..core import limits
 from ..core.specs import ParamSpec
-from ._core import FAMILIES, Columns, Preset, Scheme
+from ._core import FAMILIES, Buckets, Columns, Preset, Rotation, Scheme
 
 
 _REGISTRY: dict[str, Scheme] = {}

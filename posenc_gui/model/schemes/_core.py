@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -39,6 +40,79 @@ class Columns:
     label: Callable[[int], str]
     #: ULPs of the divisor's relative error beyond one ``pow`` (RoPE's 1/θ_i after its scaling's operations).
     divisor_extra_ulps: float = 0.0
+
+
+@dataclass(frozen=True, eq=False)
+class Rotation:
+    """How a rotation scheme turns a head's queries and keys (what :attr:`Scheme.rotation` returns).
+
+    Pair i (channels :func:`~posenc_gui.model.rope.rope_pairs` of ``pairing``) of
+    a query at m and a key at n turns by ``m·θ_i`` and ``n·θ_i``, so pair i of
+    their logit is ``attention_factor² · ζ_i^((m − n)/scale_base) · [q·R((n − m)θ_i)·k]_i``;
+    the channels past ``2·len(inv_freq)`` pass unrotated and unscaled.
+
+    Attributes
+    ----------
+    inv_freq : ndarray
+        θ_i, one per rotary pair.
+    attention_factor : float
+        Multiplies cos and sin (Hugging Face's ``attention_scaling``): the logit scales by its square.
+    pairing : {"halves", "interleaved"}
+    zeta : ndarray or None
+        A scale per pair (xPos's ζ_i): the query at m is multiplied by
+        ζ_i^(m/scale_base), the key at n by ζ_i^(−n/scale_base); None without one.
+    scale_base : float
+        The distance over which pair i's scale changes by ζ_i.
+    farthest_after : float
+        The largest distance of a key after its query whose scale float64 holds (inf without a scale).
+    """
+
+    inv_freq: np.ndarray
+    attention_factor: float = 1.0
+    pairing: str = "halves"
+    zeta: np.ndarray | None = None
+    scale_base: float = 1.0
+    farthest_after: float = math.inf
+
+    @property
+    def rotary_dim(self) -> int:
+        """The rotated channels: two per frequency."""
+        return 2 * self.inv_freq.size
+
+    @property
+    def causal(self) -> bool:
+        """A scale per pair grows without bound for keys after the query: its models are causal (xPos's decoders),
+        and only keys at or before the query are measured."""
+        return self.zeta is not None
+
+    def decay(self, distances: np.ndarray) -> np.ndarray | None:
+        """ζ_i^(r/scale_base) for each distance r = m − n (rows) and pair i (columns); None without a scale."""
+        if self.zeta is None:
+            return None
+        return np.power(self.zeta[None, :], (distances / self.scale_base)[:, None])
+
+
+@dataclass(frozen=True)
+class Buckets:
+    """A bias read from a table by the bucket of the relative position key − query (what :attr:`Scheme.buckets`
+    returns: T5).
+
+    Attributes
+    ----------
+    table : ndarray, shape (buckets, heads)
+        The bias of every bucket (row) and head (column).
+    table_sigma : float or None
+        The standard deviation the table was drawn with (an untrained draw), or None for a trained table.
+    bucket : callable
+        ``(relative) -> ndarray of int``: the bucket of each relative position (integers).
+    bucket_map : callable
+        ``(seq_len) -> BucketMap``: the bucket of every relative position −(N − 1) … N − 1, as runs.
+    """
+
+    table: np.ndarray
+    table_sigma: float | None
+    bucket: Callable[[np.ndarray], np.ndarray]
+    bucket_map: Callable[[int], Any]
 
 
 @dataclass(frozen=True)
@@ -126,6 +200,24 @@ class Scheme:
         of sizes is at most ``limits.MAX_SIMILARITY_ELEMENTS``; the options
         are checked, :attr:`check_together` included. ValueError naming the
         parameter for positions it cannot take (T5's must be integers).
+    rotation : callable, optional
+        ``(d_model, seq_len, **options) -> Rotation``, for a ``rotation``
+        scheme: how it turns a head of ``d_model`` channels at sequence
+        length ``seq_len`` (what dynamic NTK scales for). The positional
+        logits, their properties and the permutation demo compute from it;
+        ValueError naming ``d_model`` when the head is too narrow for it.
+    hf_rope : callable, optional
+        ``(d_model, **options) -> dict``: the options as a Hugging Face RoPE
+        config (``rope_theta``, ``head_dim``, ``rope_scaling`` …), for a
+        rotation whose frequencies are Hugging Face's; the RoPE panels
+        (Frequencies, Context extension, Precision) show it.
+    slopes : callable, optional
+        ``(d_model, **options) -> ndarray``, for a ``bias`` scheme linear in
+        the distance: every head's slope m (the bias is −m·distance). Its
+        logits are drawn against a linear distance axis, its slopes beside them.
+    buckets : callable, optional
+        ``(d_model, **options) -> Buckets``, for a ``bias`` scheme read from a
+        table by bucket of the relative position (T5).
     """
 
     key: str
@@ -145,6 +237,10 @@ class Scheme:
     sizes: Callable[..., tuple[int, int]] | None = None
     check_together: Callable[..., None] | None = None
     bias: Callable[..., np.ndarray] | None = None
+    rotation: Callable[..., Rotation] | None = None
+    hf_rope: Callable[..., dict] | None = None
+    slopes: Callable[..., np.ndarray] | None = None
+    buckets: Callable[..., Buckets] | None = None
 
     def __post_init__(self) -> None:
         if self.family not in FAMILIES:
@@ -155,6 +251,10 @@ class Scheme:
             raise ValueError(f"{self.key}: a bias scheme declares its bias, and only a bias scheme does")
         if self.columns is not None and (self.exact or self.extremes is not None):
             raise ValueError(f"{self.key}: exact and extremes describe a table; columns give both already")
+        if (self.rotation is not None or self.hf_rope is not None) and self.family != "rotation":
+            raise ValueError(f"{self.key}: rotation and hf_rope describe a rotation scheme")
+        if (self.slopes is not None or self.buckets is not None) and self.family != "bias":
+            raise ValueError(f"{self.key}: slopes and buckets describe a bias scheme")
         if self.sizes is not None and self.table is None:
             raise ValueError(f"{self.key}: sizes describe a table read from a file; declare its table")
         names = [spec.name for spec in self.params]
@@ -215,10 +315,14 @@ def number_text(x: float) -> str:
 
 
 def tiled_columns(pattern: tuple[tuple[str, float], ...]) -> Callable[[np.ndarray, int], Columns]:
-    """Columns that repeat ``pattern`` ((kind, divisor) per dimension) over d_model."""
+    """Columns that repeat ``pattern`` ((kind, divisor) per dimension) over d_model.
+
+    Labelled ``sin(pos / 2)``, ``cos(pos)``, and ``pos`` or ``pos / 2`` for a linear term.
+    """
     kinds = np.array([k for k, _ in pattern])
     divisors = np.array([d for _, d in pattern], dtype=np.float64)
-    labels = tuple(f"{k}(pos)" if d == 1 else f"{k}(pos / {number_text(d)})" for k, d in pattern)
+    labels = tuple(("pos" if d == 1 else f"pos / {number_text(d)}") if k == "linear"
+                   else f"{k}(pos)" if d == 1 else f"{k}(pos / {number_text(d)})" for k, d in pattern)
 
     def columns(dims: np.ndarray, d_model: int) -> Columns:
         slot = dims % len(pattern)

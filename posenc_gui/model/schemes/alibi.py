@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..bias import alibi_bias, alibi_slopes
+from ..bias.alibi import alibi_bias, alibi_slopes
 from ..core.specs import ParamSpec
 from ._core import Preset, Scheme
 from ._shared_specs import HEAD, N_HEADS, check_head
@@ -33,6 +33,10 @@ def _bias(query_positions: np.ndarray, key_positions: np.ndarray, d_model: int, 
     return alibi_bias(query_positions, key_positions, alibi_slopes(n_heads)[head], causal=not symmetric)
 
 
+def _slopes(d_model: int, *, n_heads: int, **_: object) -> np.ndarray:
+    return alibi_slopes(n_heads)
+
+
 def _check_together(d_model: int, *, n_heads: int, head: int, symmetric: bool) -> None:
     check_head(n_heads, head)
 
@@ -45,7 +49,7 @@ SCHEME = Scheme(
     "power of two (8 heads: 1/2 … 1/256); for any other n, those of the power of two c below n, then every other "
     "slope of 2c heads (Press et al.'s rule), so head c has the largest. Symmetric: −m·|i − j| over every key.",
     formula="logit(i, j) += −m_head·(i − j) for j ≤ i (masked for j > i),  m_h = 2^(−8(h+1)/n) for n heads a power of two",
-    params=PARAMS, check_together=_check_together, bias=_bias,
+    params=PARAMS, check_together=_check_together, bias=_bias, slopes=_slopes,
     presets=(
         Preset("BLOOM-176B (ALiBi, 112 heads)", 2048, 128, {"n_heads": 112, "head": 0, "symmetric": False},
                "bigscience/bloom config.json: n_head 112, hidden_size 14336 (head dimension 128), trained on 2,048 "

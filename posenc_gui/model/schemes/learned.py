@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..bias import DEFAULT_LEARNED_SIGMA, MAX_SIGMA, learned_values
+from ..bias import MAX_SIGMA
+from ..bias.learned import DEFAULT_LEARNED_SIGMA, learned_values
 from ..core.specs import ParamSpec
 from ._core import Preset, Scheme
 from ._shared_specs import SEED  # one "seed" for every seeded scheme (learned, t5): a name means one spec

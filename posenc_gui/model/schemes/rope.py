@@ -14,20 +14,17 @@ L₀, ``long_factor`` past it (one number per pair; empty means 1 for every pair
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from ..core import limits
-from ..rope import MAX_FACTOR, MIN_FACTOR, rope_config, rope_frequencies, rope_pairs
+from ..rope import MAX_FACTOR, MIN_FACTOR, rope_config, rope_frequencies, rope_pairs, rope_type
+from ..rope import types as rope_types
 from ..core.specs import ParamSpec
-from ._core import Columns, Preset, Scheme
+from ._core import Columns, Preset, Rotation, Scheme
 
-#: The scaling types (all of Hugging Face's).
-SCALING_TYPES = ("default", "linear", "ntk", "dynamic", "yarn", "llama3", "longrope")
-_FACTOR_TYPES = ("linear", "ntk", "dynamic", "yarn", "llama3", "longrope")
-#: The types that have a trained context L₀ (``original_max_position_embeddings``; dynamic's max_position_embeddings).
-CONTEXT_TYPES = ("dynamic", "yarn", "llama3", "longrope")
 #: Longest trained context offered (2^30: a spin box holds 32-bit integers; no model comes near).
 MAX_CONTEXT = 2**30
 
@@ -58,21 +55,13 @@ PHI35_LONG_FACTOR = (
 )
 
 
-def _factors_title(name: str):
-    """A title part for a list of per-pair factors: their range (the list itself is in the exported JSON)."""
-    return lambda value: "" if not value else f"{name} {min(value):g}…{max(value):g}"
-
-
-def _unless(default: float, label: str):
-    """A title part that leaves out Hugging Face's default (a figure names what differs from it)."""
-    return lambda value: "" if value == default else f"{label} {value:g}"
-
-
-PARAMS = (
-    ParamSpec("rope_theta", "real", 10000.0, "rope_theta (base)",
-              "The base: pair i turns by position · rope_theta^(−2i/rotary_dim). Must be > 1.",
-              low=1.0, high=limits.MAX_BASE, low_open=True, log=True, slider=(100.0, 1e7),
-              title=lambda value: f"θ {value:g}"),
+ROPE_THETA = ParamSpec("rope_theta", "real", 10000.0, "rope_theta (base)",
+                       "The base: pair i turns by position · rope_theta^(−2i/rotary_dim). Must be > 1.",
+                       low=1.0, high=limits.MAX_BASE, low_open=True, log=True, slider=(100.0, 1e7),
+                       title=lambda value: f"θ {value:g}")
+#: The parameters every scaling type shares: base, rotary share, pairing.
+_COMMON = (
+    ROPE_THETA,
     ParamSpec("partial_rotary_factor", "real", 1.0, "partial rotary factor",
               "The share of each head's channels that rotate (GPT-NeoX 0.25); the others pass unrotated.",
               low=0.0, high=1.0, low_open=True, title=lambda value: "" if value == 1.0 else f"rotary {value:g}",
@@ -83,83 +72,61 @@ PARAMS = (
               choices=(("halves", "halves — i with i + d/2 (GPT-NeoX, HF rotate_half)"),
                        ("interleaved", "interleaved — 2i with 2i+1 (RoFormer, GPT-J, Meta)")),
               title=str, slug=lambda value: "" if value == "halves" else value),
-    ParamSpec("rope_type", "choice", "default", "context scaling",
-              "How the frequencies are changed to reach a longer context than training's: none (default), "
-              "position interpolation (linear), NTK-aware (ntk), dynamic NTK, YaRN, Llama 3.1's llama3, or LongRoPE "
-              "(Phi-3).",
-              choices=tuple((name, name) for name in SCALING_TYPES),
-              title=lambda value: "" if value == "default" else value, slug=lambda value: "" if value == "default" else value),
-    ParamSpec("factor", "real", 4.0, "factor",
-              "How many times the trained context the scaling reaches.",
-              low=MIN_FACTOR, high=MAX_FACTOR, log=True, slider=(1.0, 64.0), shown_when=("rope_type", _FACTOR_TYPES),
-              title=lambda value: f"×{value:g}"),
-    ParamSpec("original_max_position_embeddings", "int", 4096, "trained context L₀",
-              "The context the model was pretrained at (Hugging Face's original_max_position_embeddings; "
-              "max_position_embeddings for dynamic NTK).",
-              low=2, high=MAX_CONTEXT, log=True, shown_when=("rope_type", CONTEXT_TYPES),
-              title=lambda value: f"L₀ {value:,}"),
-    ParamSpec("beta_fast", "real", 32.0, "beta_fast",
-              "YaRN: pairs turning more than beta_fast times over L₀ keep their frequency.",
-              low=MIN_FACTOR, high=MAX_FACTOR, shown_when=("rope_type", ("yarn",)), title=_unless(32.0, "beta_fast")),
-    ParamSpec("beta_slow", "real", 1.0, "beta_slow",
-              "YaRN: pairs turning fewer than beta_slow times over L₀ are interpolated by the factor.",
-              low=MIN_FACTOR, high=MAX_FACTOR, shown_when=("rope_type", ("yarn",)), title=_unless(1.0, "beta_slow")),
-    ParamSpec("mscale", "real", 1.0, "mscale",
-              "YaRN: the attention factor's scale (DeepSeek's mscale); with mscale_all_dim 0, 0.1·ln(factor) + 1.",
-              low=0.0, high=MAX_FACTOR, shown_when=("rope_type", ("yarn",)), title=_unless(1.0, "mscale")),
-    ParamSpec("mscale_all_dim", "real", 0.0, "mscale_all_dim",
-              "YaRN: when not 0 (DeepSeek-V3: 1), the attention factor is mscale's over mscale_all_dim's.",
-              low=0.0, high=MAX_FACTOR, shown_when=("rope_type", ("yarn",)), title=_unless(0.0, "mscale_all_dim")),
-    ParamSpec("truncate", "bool", True, "truncate",
-              "YaRN: round the correction range to whole pairs (Hugging Face's default; gpt-oss: no).",
-              shown_when=("rope_type", ("yarn",)), title=lambda value: "" if value else "not truncated"),
-    ParamSpec("low_freq_factor", "real", 1.0, "low_freq_factor",
-              "llama3: pairs with wavelength above L₀ / low_freq_factor are divided by the factor.",
-              low=MIN_FACTOR, high=MAX_FACTOR, shown_when=("rope_type", ("llama3",)), title=_unless(1.0, "low_freq_factor")),
-    ParamSpec("high_freq_factor", "real", 4.0, "high_freq_factor",
-              "llama3: pairs with wavelength below L₀ / high_freq_factor keep their frequency.",
-              low=MIN_FACTOR, high=MAX_FACTOR, shown_when=("rope_type", ("llama3",)), title=_unless(4.0, "high_freq_factor")),
-    ParamSpec("short_factor", "reals", (), "short_factor",
-              "longrope: each pair's θ_i is divided by its factor while the sequence fits in L₀ (one number per "
-              "rotary pair, separated by commas; empty: 1 for every pair).",
-              low=MIN_FACTOR, high=MAX_FACTOR, shown_when=("rope_type", ("longrope",)),
-              title=_factors_title("short"), slug=lambda value: ""),
-    ParamSpec("long_factor", "reals", (), "long_factor",
-              "longrope: the factors used once the sequence is longer than L₀ (one per rotary pair; empty: 1 for "
-              "every pair).",
-              low=MIN_FACTOR, high=MAX_FACTOR, shown_when=("rope_type", ("longrope",)),
-              title=_factors_title("long"), slug=lambda value: ""),
-    ParamSpec("sequence_length", "int", 4096, "sequence length",
-              "dynamic NTK rebases rope_theta for the length of the sequence, and longrope takes its long factors "
-              "past L₀; the app uses its number of positions N.",
-              low=1, high=limits.MAX_SEQ_LEN, tied_to="seq_len", shown_when=("rope_type", ("dynamic", "longrope"))),
 )
+
+
+def scheme_params() -> tuple[ParamSpec, ...]:
+    """The scheme's parameters for the scaling types registered now (:data:`~posenc_gui.model.rope.types.ROPE_TYPES`):
+    the ``rope_type`` choice, the parameters several types share (shown for those that use them), each type's own."""
+    kinds = tuple(rope_types.ROPE_TYPES.values())
+
+    def shown(uses: Callable[[rope_types.RopeType], bool]) -> tuple[str, tuple[str, ...]]:
+        return ("rope_type", tuple(kind.name for kind in kinds if uses(kind)))
+
+    summaries = [kind.summary for kind in kinds]
+    listed = ", ".join(summaries[:-1]) + (", or " if len(summaries) > 1 else "") + summaries[-1]
+    choice = ParamSpec(
+        "rope_type", "choice", "default", "context scaling",
+        f"How the frequencies are changed to reach a longer context than training's: {listed}.",
+        choices=tuple((kind.name, kind.name) for kind in kinds),
+        title=lambda value: "" if value == "default" else value, slug=lambda value: "" if value == "default" else value)
+    shared = (
+        ParamSpec("factor", "real", 4.0, "factor",
+                  "How many times the trained context the scaling reaches.",
+                  low=MIN_FACTOR, high=MAX_FACTOR, log=True, slider=(1.0, 64.0),
+                  shown_when=shown(lambda kind: kind.uses_factor), title=lambda value: f"×{value:g}"),
+        ParamSpec("original_max_position_embeddings", "int", 4096, "trained context L₀",
+                  "The context the model was pretrained at (Hugging Face's original_max_position_embeddings; "
+                  "max_position_embeddings for dynamic NTK).",
+                  low=2, high=MAX_CONTEXT, log=True, shown_when=shown(lambda kind: kind.context != "none"),
+                  title=lambda value: f"L₀ {value:,}"),
+    )
+    own = tuple(spec for kind in kinds for spec in kind.params)
+    sequence = ParamSpec(
+        "sequence_length", "int", 4096, "sequence length",
+        "dynamic NTK rebases rope_theta for the length of the sequence, and longrope takes its long factors "
+        "past L₀; the app uses its number of positions N.",
+        low=1, high=limits.MAX_SEQ_LEN, tied_to="seq_len", shown_when=shown(lambda kind: kind.uses_sequence_length))
+    return (*_COMMON, choice, *shared, *own, sequence)
 
 
 def hf_config(d_model: int, **options: Any) -> dict[str, Any]:
     """The options as a Hugging Face config (``rope_theta``, ``head_dim``, ``rope_scaling`` …) for
     :func:`~posenc_gui.model.rope.rope_frequencies`; ``d_model`` is the head dimension."""
-    rope_type = options["rope_type"]
+    kind = rope_type(options["rope_type"])
     config: dict[str, Any] = {"rope_theta": options["rope_theta"], "head_dim": d_model,
                               "partial_rotary_factor": options["partial_rotary_factor"]}
-    if rope_type == "default":
+    if not kind.uses_factor:
         return config
-    scaling: dict[str, Any] = {"rope_type": rope_type, "factor": options["factor"]}
-    if rope_type in CONTEXT_TYPES:
-        original = options["original_max_position_embeddings"]
-        if rope_type == "dynamic":
-            config["max_position_embeddings"] = original
-        else:
-            scaling["original_max_position_embeddings"] = original
-            config["max_position_embeddings"] = int(original * options["factor"])
-    if rope_type == "yarn":
-        scaling.update({key: options[key] for key in ("beta_fast", "beta_slow", "mscale", "mscale_all_dim",
-                                                      "truncate")})
-    if rope_type == "llama3":
-        scaling.update({key: options[key] for key in ("low_freq_factor", "high_freq_factor")})
-    if rope_type == "longrope":
-        pairs = (int(d_model * options["partial_rotary_factor"]) + 1) // 2  # one per frequency
-        scaling.update({key: list(options[key]) or [1.0] * pairs for key in ("short_factor", "long_factor")})
+    scaling: dict[str, Any] = {"rope_type": kind.name, "factor": options["factor"]}
+    original = options["original_max_position_embeddings"]
+    if kind.context == "max_position":
+        config["max_position_embeddings"] = original
+    elif kind.context == "original":
+        scaling["original_max_position_embeddings"] = original
+        config["max_position_embeddings"] = int(original * options["factor"])
+    pairs = (int(d_model * options["partial_rotary_factor"]) + 1) // 2  # one per frequency
+    scaling.update(kind.scaling_entries(options, pairs))
     config["rope_scaling"] = scaling
     return config
 
@@ -188,8 +155,8 @@ def _columns(dims: np.ndarray, d_model: int, sequence_length: int, **options: An
     # The divisor 1/θ_i beyond one pow: two divisions, and where a type blends θ_i with θ_i / factor (yarn,
     # llama3) or raises the base by a difference of products (ntk, dynamic), a few ULPs of the weight or of
     # the difference, which the factor amplifies (measured against 60-digit references: at most 0.9 · factor).
-    scaled = options["rope_type"] in ("ntk", "dynamic", "yarn", "llama3")
-    extra_ulps = 2.0 + (2.0 * options["factor"] if scaled else 0.0)
+    per_factor = rope_type(options["rope_type"]).divisor_ulps_per_factor
+    extra_ulps = 2.0 + (per_factor * options["factor"] if per_factor else 0.0)
 
     def label(j: int) -> str:
         if pair[j] < 0:
@@ -197,6 +164,14 @@ def _columns(dims: np.ndarray, d_model: int, sequence_length: int, **options: An
         return f"{kinds[j]}(pos · θ_{pair[j]}), θ_{pair[j]} = {theta[j]:.6g}"
 
     return Columns(kinds, divisor, label, divisor_extra_ulps=extra_ulps)
+
+
+def _rotation(d_model: int, seq_len: int, **options: Any) -> Rotation:
+    """Hugging Face's frequencies and attention factor at sequence length ``seq_len`` (dynamic NTK's), the
+    options' pairing; ValueError naming d_model for a head too narrow for the rotated pairs."""
+    _check_together(d_model, **options)
+    inv_freq, attention_factor = rope_frequencies(hf_config(d_model, **options), seq_len=seq_len)
+    return Rotation(inv_freq, float(attention_factor), options["pairing"])
 
 
 def _check_together(d_model: int, **options: Any) -> None:
@@ -214,49 +189,70 @@ def hf_warnings(d_model: int, **options: Any) -> tuple[str, ...]:
     return rope_config(hf_config(d_model, **options)).warnings
 
 
-SCHEME = Scheme(
-    key="rope", label="RoPE (rotary, Su et al.)", order=110, family="rotation",
-    summary="Rotates each pair of query and key channels by position · θ_i, so the attention score depends only "
-    "on the offset n − m; nothing is added to the embeddings. d_model is the head dimension here. The "
-    "context-scaling types change the θ_i to reach past the trained context L₀.",
-    formula="q·k → (R(m·θ) q)·(R(n·θ) k) = q·R((n − m)·θ) k,  θ_i = rope_theta^(−2i/rotary_dim)",
-    params=PARAMS, check_together=_check_together, columns=_columns,
-    presets=(
-        Preset("Llama 2 (RoPE, θ 10,000, head 128)", 4096, 128, {"rope_theta": 10000.0},
-               "Llama-2-7b config.json: rope_theta 10000, hidden_size 4096 / 32 heads"),
-        Preset("Llama 3.1 (llama3 scaling ×8 from 8,192)", 131072, 128,
-               {"rope_theta": 500000.0, "rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
-                "high_freq_factor": 4.0, "original_max_position_embeddings": 8192},
-               "Llama-3.1-8B config.json: rope_theta 500000, rope_scaling llama3 (factor 8, low 1, high 4, "
-               "original 8192)"),
-        Preset("Qwen2.5 with YaRN (×4 from 32,768)", 131072, 128,
-               {"rope_theta": 1000000.0, "rope_type": "yarn", "factor": 4.0,
-                "original_max_position_embeddings": 32768},
-               "Qwen2.5-7B-Instruct README: rope_scaling yarn, factor 4.0, original_max_position_embeddings 32768"),
-        Preset("Mistral 7B Instruct v0.2 (θ 1,000,000, 32k)", 32768, 128, {"rope_theta": 1000000.0},
-               "Mistral-7B-Instruct-v0.2 model card: 32k context, rope_theta 1e6, no sliding window; config.json "
-               "hidden_size 4096 / 32 heads"),
-        Preset("DeepSeek-V3 (YaRN ×40 from 4,096, mscale_all_dim 1)", 163840, 64,
-               {"rope_theta": 10000.0, "rope_type": "yarn", "factor": 40.0, "original_max_position_embeddings": 4096,
-                "beta_fast": 32.0, "beta_slow": 1.0, "mscale": 1.0, "mscale_all_dim": 1.0, "pairing": "interleaved"},
-               "DeepSeek-V3 config.json: rope_theta 10000, rope_scaling yarn (factor 40, beta_fast 32, beta_slow 1, "
-               "mscale 1, mscale_all_dim 1, original 4096), qk_rope_head_dim 64, max_position_embeddings 163840; "
-               "its rotary pairs are interleaved (DeepSeek's complex multiplication; transformers' rope_interleave)"),
-        Preset("gpt-oss-20b (YaRN ×32 from 4,096, not truncated)", 131072, 64,
-               {"rope_theta": 150000.0, "rope_type": "yarn", "factor": 32.0, "original_max_position_embeddings": 4096,
-                "beta_fast": 32.0, "beta_slow": 1.0, "truncate": False},
-               "gpt-oss-20b config.json: rope_theta 150000, rope_scaling yarn (factor 32, beta_fast 32, beta_slow 1, "
-               "original 4096, truncate false), head_dim 64, max_position_embeddings 131072"),
-        Preset("Phi-3.5-mini (LongRoPE ×32 from 4,096)", 131072, 96,
-               {"rope_theta": 10000.0, "rope_type": "longrope", "factor": 32.0,
-                "original_max_position_embeddings": 4096, "short_factor": PHI35_SHORT_FACTOR,
-                "long_factor": PHI35_LONG_FACTOR},
-               "Phi-3.5-mini-instruct config.json: rope_theta 10000, rope_scaling longrope with 48 short and 48 long "
-               "factors, original_max_position_embeddings 4096, max_position_embeddings 131072, hidden 3072 / 32 heads"),
-        Preset("GPT-NeoX-20B (partial rotary 0.25)", 2048, 96, {"partial_rotary_factor": 0.25},
-               "GPT-NeoX-20B config.json: rotary_pct 0.25, rotary_emb_base 10000, hidden 6144 / 64 heads"),
-        Preset("GPT-J-6B (interleaved, 64 of 256 channels)", 2048, 256,
-               {"partial_rotary_factor": 0.25, "pairing": "interleaved"},
-               "GPT-J-6B config.json: rotary_dim 64, n_embd 4096 / 16 heads; rotate_every_two"),
-    ),
+#: Real models' and textbook set-ups.
+PRESETS = (
+    Preset("Llama 2 (RoPE, θ 10,000, head 128)", 4096, 128, {"rope_theta": 10000.0},
+           "Llama-2-7b config.json: rope_theta 10000, hidden_size 4096 / 32 heads"),
+    Preset("Llama 3.1 (llama3 scaling ×8 from 8,192)", 131072, 128,
+           {"rope_theta": 500000.0, "rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
+            "high_freq_factor": 4.0, "original_max_position_embeddings": 8192},
+           "Llama-3.1-8B config.json: rope_theta 500000, rope_scaling llama3 (factor 8, low 1, high 4, "
+           "original 8192)"),
+    Preset("Qwen2.5 with YaRN (×4 from 32,768)", 131072, 128,
+           {"rope_theta": 1000000.0, "rope_type": "yarn", "factor": 4.0,
+            "original_max_position_embeddings": 32768},
+           "Qwen2.5-7B-Instruct README: rope_scaling yarn, factor 4.0, original_max_position_embeddings 32768"),
+    Preset("Mistral 7B Instruct v0.2 (θ 1,000,000, 32k)", 32768, 128, {"rope_theta": 1000000.0},
+           "Mistral-7B-Instruct-v0.2 model card: 32k context, rope_theta 1e6, no sliding window; config.json "
+           "hidden_size 4096 / 32 heads"),
+    Preset("DeepSeek-V3 (YaRN ×40 from 4,096, mscale_all_dim 1)", 163840, 64,
+           {"rope_theta": 10000.0, "rope_type": "yarn", "factor": 40.0, "original_max_position_embeddings": 4096,
+            "beta_fast": 32.0, "beta_slow": 1.0, "mscale": 1.0, "mscale_all_dim": 1.0, "pairing": "interleaved"},
+           "DeepSeek-V3 config.json: rope_theta 10000, rope_scaling yarn (factor 40, beta_fast 32, beta_slow 1, "
+           "mscale 1, mscale_all_dim 1, original 4096), qk_rope_head_dim 64, max_position_embeddings 163840; "
+           "its rotary pairs are interleaved (DeepSeek's complex multiplication; transformers' rope_interleave)"),
+    Preset("gpt-oss-20b (YaRN ×32 from 4,096, not truncated)", 131072, 64,
+           {"rope_theta": 150000.0, "rope_type": "yarn", "factor": 32.0, "original_max_position_embeddings": 4096,
+            "beta_fast": 32.0, "beta_slow": 1.0, "truncate": False},
+           "gpt-oss-20b config.json: rope_theta 150000, rope_scaling yarn (factor 32, beta_fast 32, beta_slow 1, "
+           "original 4096, truncate false), head_dim 64, max_position_embeddings 131072"),
+    Preset("Phi-3.5-mini (LongRoPE ×32 from 4,096)", 131072, 96,
+           {"rope_theta": 10000.0, "rope_type": "longrope", "factor": 32.0,
+            "original_max_position_embeddings": 4096, "short_factor": PHI35_SHORT_FACTOR,
+            "long_factor": PHI35_LONG_FACTOR},
+           "Phi-3.5-mini-instruct config.json: rope_theta 10000, rope_scaling longrope with 48 short and 48 long "
+           "factors, original_max_position_embeddings 4096, max_position_embeddings 131072, hidden 3072 / 32 heads"),
+    Preset("GPT-NeoX-20B (partial rotary 0.25)", 2048, 96, {"partial_rotary_factor": 0.25},
+           "GPT-NeoX-20B config.json: rotary_pct 0.25, rotary_emb_base 10000, hidden 6144 / 64 heads"),
+    Preset("GPT-J-6B (interleaved, 64 of 256 channels)", 2048, 256,
+           {"partial_rotary_factor": 0.25, "pairing": "interleaved"},
+           "GPT-J-6B config.json: rotary_dim 64, n_embd 4096 / 16 heads; rotate_every_two"),
 )
+
+
+def build_scheme() -> Scheme:
+    """The scheme with the scaling types registered now (:data:`~posenc_gui.model.rope.types.ROPE_TYPES`)."""
+    return Scheme(
+        key="rope", label="RoPE (rotary, Su et al.)", order=110, family="rotation",
+        summary="Rotates each pair of query and key channels by position · θ_i, so the attention score depends "
+        "only on the offset n − m; nothing is added to the embeddings. d_model is the head dimension here. The "
+        "context-scaling types change the θ_i to reach past the trained context L₀.",
+        formula="q·k → (R(m·θ) q)·(R(n·θ) k) = q·R((n − m)·θ) k,  θ_i = rope_theta^(−2i/rotary_dim)",
+        params=scheme_params(), check_together=_check_together, columns=_columns, rotation=_rotation,
+        hf_rope=hf_config, presets=PRESETS,
+    )
+
+
+SCHEME = build_scheme()
+
+
+def _rebuild() -> None:
+    """Register the scheme anew when a scaling type comes or goes: its ``rope_type`` choice and parameters change."""
+    from . import SCHEMES, register, unregister
+
+    if SCHEME.key in SCHEMES:
+        unregister(SCHEME.key)
+    register(build_scheme())
+
+
+rope_types.on_change(_rebuild)

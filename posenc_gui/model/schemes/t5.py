@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..bias import MAX_BUCKETS, t5_bias, t5_random_table, t5_relative_bucket
+from ..bias.t5 import MAX_BUCKETS, t5_bias, t5_bucket_map, t5_random_table, t5_relative_bucket
 from ..core.specs import ParamSpec
-from ._core import Preset, Scheme
+from ._core import Buckets, Preset, Scheme
 from ._shared_specs import HEAD, N_HEADS, SEED, check_head
 
 #: Farthest max_distance offered (2^30: a spin box holds 32-bit integers; T5 uses 128).
@@ -65,6 +65,14 @@ def _bias(query_positions: np.ndarray, key_positions: np.ndarray, d_model: int, 
     return t5_bias(query_positions, key_positions, table, bidirectional, num_buckets, max_distance, head)
 
 
+def _buckets(d_model: int, *, num_buckets: int, max_distance: int, bidirectional: bool, n_heads: int, head: int,
+             seed: int, **_: object) -> Buckets:
+    """The drawn table and Hugging Face's buckets of these settings."""
+    return Buckets(random_table(d_model, num_buckets, n_heads, seed), table_sigma(d_model),
+                   lambda relative: t5_relative_bucket(relative, bidirectional, num_buckets, max_distance),
+                   lambda seq_len: t5_bucket_map(seq_len, bidirectional, num_buckets, max_distance))
+
+
 def _check_together(d_model: int, *, num_buckets: int, max_distance: int, bidirectional: bool, n_heads: int,
                     head: int, seed: int) -> None:
     check_head(n_heads, head)
@@ -81,7 +89,7 @@ SCHEME = Scheme(
     "masked. The bucket map is exact (Hugging Face's _relative_position_bucket); the biases are an untrained draw, "
     "N(0, 1/d_model) as Hugging Face initialises them, not a trained model's, whose table is in its checkpoint.",
     formula="logit(m, n) += table[bucket(n − m), head],  bucket: exact below max_exact, log-spaced to max_distance",
-    params=PARAMS, check_together=_check_together, bias=_bias,
+    params=PARAMS, check_together=_check_together, bias=_bias, buckets=_buckets,
     presets=(
         Preset("t5-small encoder (8 heads, bidirectional)", 512, 512,
                {"num_buckets": 32, "max_distance": 128, "bidirectional": True, "n_heads": 8, "head": 0},

@@ -23,14 +23,12 @@ from typing import Any
 import numpy as np
 
 from ..core import limits
-from ..bias import MAX_GAMMA, xpos_zeta
+from ..bias.xpos import MAX_GAMMA, xpos_farthest, xpos_zeta
 from ..rope import rope_frequencies
 from ..core.specs import ParamSpec
-from ._core import Columns, Preset, Scheme
-from .rope import PARAMS as ROPE_PARAMS
+from ._core import Columns, Preset, Rotation, Scheme
+from .rope import ROPE_THETA  # RoPE's own spec: the base means the same here (pair i turns by position · θ^(−2i/d))
 
-#: RoPE's own spec: the base means the same here (pair i turns by position · rope_theta^(−2i/d)).
-ROPE_THETA = next(spec for spec in ROPE_PARAMS if spec.name == "rope_theta")
 #: torchscale's γ (fixed in ``XPOS``: ``arange(0, d, 2) + 0.4·d) / (1.4·d)``) and its ``xpos_scale_base`` default.
 DEFAULT_GAMMA = 0.4
 DEFAULT_SCALE_BASE = 512.0
@@ -81,6 +79,13 @@ def _columns(dims: np.ndarray, d_model: int, rope_theta: float, gamma: float, sc
     return Columns(kinds, divisor, label, divisor_extra_ulps=2.0)
 
 
+def _rotation(d_model: int, seq_len: int, *, rope_theta: float, gamma: float, scale_base: float) -> Rotation:
+    """torchscale's: interleaved pairs (rotate_every_two), no attention factor, the scale ζ_i per pair."""
+    _check_together(d_model)
+    return Rotation(rotation_frequencies(d_model, rope_theta), 1.0, "interleaved", xpos_zeta(d_model, gamma),
+                    scale_base, xpos_farthest(d_model, gamma, scale_base))
+
+
 def _check_together(d_model: int, **options: Any) -> None:
     if d_model % 2:
         raise ValueError(f"d_model must be even for xPos: its channels rotate in pairs (2i, 2i + 1); got {d_model}")
@@ -96,7 +101,7 @@ SCHEME = Scheme(
     "its decay).",
     formula="q·k → Σ_i ζ_i^((m − n)/scale_base)·[pair i of q·R((n − m)·θ)·k],  ζ_i = (2i/d + γ)/(1 + γ),  "
     "θ_i = rope_theta^(−2i/d)",
-    params=PARAMS, check_together=_check_together, columns=_columns,
+    params=PARAMS, check_together=_check_together, columns=_columns, rotation=_rotation,
     presets=(
         Preset("xPos, torchscale defaults (γ 0.4, scale_base 512, head 64, 1,024 positions)", 1024, 64,
                {"rope_theta": 10000.0, "gamma": DEFAULT_GAMMA, "scale_base": DEFAULT_SCALE_BASE},

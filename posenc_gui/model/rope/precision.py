@@ -38,10 +38,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .core.coverage import Coverage
-from .core.params import EncodingParams, check_params
-from .rope import RopeConfig, _rebased_theta, _yarn_ramp, rope_config, rope_frequencies
-from .schemes.rope import hf_config
+from ..core.coverage import Coverage
+from ..core.params import EncodingParams, check_params
+from . import rope_config, rope_frequencies, rope_type
 
 #: The model dtypes offered (float64 is the reference).
 DTYPES = ("float32", "bfloat16", "float16")
@@ -189,55 +188,11 @@ def check_positions(positions: object, name: str = "positions") -> str:
 # -- the model's float32 frequencies ------------------------------------------------------------------------
 
 
-def _float32_powers(theta: float, rotary_dim: int) -> np.ndarray:
-    """HF ``base ** (arange(0, d, 2).float() / d)`` in float32.
-
-    The exponent 2i/d is one float32 division; ``pow`` is evaluated in
-    float64 on the float32 operands and rounded once (correctly rounded,
-    where torch's float32 pow, Sleef on CPU or CUDA's powf, is within one
-    float32 ULP of that). torch rounds a Python base to float32 too (the
-    scalar takes the tensor's dtype).
-    """
-    exponents = np.arange(0, rotary_dim, 2, dtype=np.int64).astype(np.float32) / np.float32(rotary_dim)
-    return (np.float64(np.float32(theta)) ** exponents.astype(np.float64)).astype(np.float32)
-
-
-def _float32_unscaled(theta: float, rotary_dim: int) -> np.ndarray:
-    """HF ``1.0 / (base ** (arange(0, d, 2).float() / d))``: the reciprocal is one float32 division."""
-    return np.float32(1.0) / _float32_powers(theta, rotary_dim)
-
-
-def _float32_llama3(rope: RopeConfig, inv_freq: np.ndarray) -> np.ndarray:
-    # HF ``_compute_llama3_parameters``, its float32 tensor operations in order
-    factor = np.float32(rope.scaling["factor"])
-    low_freq_factor, high_freq_factor = rope.scaling["low_freq_factor"], rope.scaling["high_freq_factor"]
-    original = rope.original_max_position_embeddings
-    low_freq_wavelen, high_freq_wavelen = np.float32(original / low_freq_factor), np.float32(original / high_freq_factor)
-    wavelen = np.float32(2 * math.pi) / inv_freq
-    inv_freq_llama = np.where(wavelen > low_freq_wavelen, inv_freq / factor, inv_freq)
-    with np.errstate(divide="ignore", invalid="ignore"):  # equal factors (HF warns): no pair is smoothed
-        smooth_factor = ((np.float32(original) / wavelen - np.float32(low_freq_factor))
-                         / np.float32(high_freq_factor - low_freq_factor))
-        smoothed = (np.float32(1.0) - smooth_factor) * inv_freq_llama / factor + smooth_factor * inv_freq_llama
-    is_medium = ~(wavelen < high_freq_wavelen) & ~(wavelen > low_freq_wavelen)
-    return np.where(is_medium, smoothed, inv_freq_llama).astype(np.float32)
-
-
-def _float32_yarn(rope: RopeConfig) -> np.ndarray:
-    # HF ``_compute_yarn_parameters``, its float32 tensor operations in order
-    factor = np.float32(rope.scaling["factor"])
-    pos_freqs = _float32_powers(rope.rope_theta, rope.rotary_dim)
-    extrapolation = np.float32(1.0) / pos_freqs
-    interpolation = np.float32(1.0) / (factor * pos_freqs)
-    extrapolation_factor = np.float32(1.0) - _yarn_ramp(rope).astype(np.float32)
-    return interpolation * (np.float32(1.0) - extrapolation_factor) + extrapolation * extrapolation_factor
-
-
 def model_inv_freq(config: dict, seq_len: int | None = None) -> tuple[np.ndarray, float]:
     """The float32 inverse frequencies a Hugging Face model holds, and its attention factor.
 
     HF's float32 operations are replayed in order: the default frequencies
-    (see :func:`_float32_powers`; ntk and dynamic with the raised base,
+    (see :func:`~posenc_gui.model.rope.config.float32_powers`; ntk and dynamic with the raised base,
     computed in Python floats as HF does), linear's ``inv_freq / factor``,
     llama3's blend and YaRN's. Two steps are not bit-for-bit: ``pow`` is
     correctly rounded (torch's is within one float32 ULP of it), and YaRN's
@@ -260,22 +215,14 @@ def model_inv_freq(config: dict, seq_len: int | None = None) -> tuple[np.ndarray
     Raises
     ------
     ValueError
-        As :func:`~posenc_gui.model.rope.rope_frequencies`, and for rope_type longrope.
+        As :func:`~posenc_gui.model.rope.rope_frequencies`, and for a type without a float32 path (longrope).
     """
     rope_frequencies(config, seq_len)  # every check of the config and seq_len
     rope = rope_config(config)
-    if rope.rope_type == "longrope":
-        raise ValueError("rope_type longrope is not offered here: its per-pair factors come from a model's config")
-    if rope.rope_type in ("ntk", "dynamic"):
-        inv_freq = _float32_unscaled(_rebased_theta(rope, seq_len), rope.rotary_dim)
-    elif rope.rope_type == "yarn":
-        inv_freq = _float32_yarn(rope)
-    else:
-        inv_freq = _float32_unscaled(rope.rope_theta, rope.rotary_dim)
-        if rope.rope_type == "linear":
-            inv_freq = inv_freq / np.float32(rope.scaling["factor"])
-        elif rope.rope_type == "llama3":
-            inv_freq = _float32_llama3(rope, inv_freq)
+    kind = rope_type(rope.rope_type)
+    if kind.float32_inv_freq is None:
+        raise ValueError(f"rope_type {kind.name} is not offered here: {kind.float32_refusal}")
+    inv_freq = kind.float32_inv_freq(rope, seq_len)
     return inv_freq.astype(np.float32), rope.attention_factor
 
 
@@ -414,10 +361,11 @@ def rope_precision_data(params: EncodingParams, dtype: str = "bfloat16", positio
         or a configuration Hugging Face refuses.
     """
     params = check_params(params)
-    if params.scheme != "rope":
-        raise ValueError(f"params must be of the rope scheme, got {params.scheme!r}")
+    if params.info.hf_rope is None:
+        raise ValueError(f"params must be of the rope scheme (or another with a Hugging Face RoPE configuration), "
+                         f"got {params.scheme!r}")
     dtype, positions = check_dtype(dtype), check_positions(positions)
-    config = hf_config(params.d_model, **params.options)
+    config = params.info.hf_rope(params.d_model, **params.options)
     inv_freq, attention_factor = model_inv_freq(config, params.seq_len)
     reference, _ = rope_frequencies(config, seq_len=params.seq_len)
     seq_len, pairs = params.seq_len, inv_freq.size

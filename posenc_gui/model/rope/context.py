@@ -45,12 +45,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .core.params import EncodingParams, check_params
-from .rope import rope_frequencies
-from .schemes.rope import SCALING_TYPES, hf_config
+from ..core.params import EncodingParams, check_params
+from . import ROPE_TYPES, rope_frequencies
 
-#: The methods compared, in the order shown: no scaling, then the scaling types of the rope scheme.
-CONTEXT_METHODS = SCALING_TYPES
+
+def context_methods() -> tuple[str, ...]:
+    """The methods compared, in the order shown: the scaling types registered now (no scaling first)."""
+    return tuple(ROPE_TYPES)
 
 
 @dataclass(frozen=True)
@@ -60,7 +61,7 @@ class MethodContext:
     Attributes
     ----------
     method : str
-        One of :data:`CONTEXT_METHODS`.
+        One of :func:`context_methods`.
     error : str or None
         Why the method cannot be computed with these options (Hugging Face
         refuses them, e.g. llama3's low_freq_factor ≥ high_freq_factor, or
@@ -117,7 +118,7 @@ class ContextExtensionData:
     turned : ndarray of bool
         ``L₀ · θ_i ≥ 2π``: the pair completed a turn in training.
     methods : tuple of MethodContext
-        One per :data:`CONTEXT_METHODS`, in that order.
+        One per :func:`context_methods`, in that order.
     chosen : str
         The scaling type of ``params`` (``rope_type``).
     """
@@ -143,19 +144,20 @@ class ContextExtensionData:
         return int(np.count_nonzero(self.turned))
 
     def method(self, name: str) -> MethodContext:
-        """The :class:`MethodContext` of ``name``; ValueError for a name not in :data:`CONTEXT_METHODS`."""
+        """The :class:`MethodContext` of ``name``; ValueError for a name not in :func:`context_methods`."""
         for entry in self.methods:
             if entry.method == name:
                 return entry
-        raise ValueError(f"method must be one of {', '.join(CONTEXT_METHODS)}, got {name!r}")
+        raise ValueError(f"method must be one of {', '.join(entry.method for entry in self.methods)}, got {name!r}")
 
 
-def _method_context(method: str, d_model: int, options: dict, target_length: int, trained_max: np.ndarray,
-                    turned: np.ndarray) -> MethodContext:
-    """``method``'s angles at ``target_length``, or why Hugging Face refuses it with these options."""
+def _method_context(method: str, params: EncodingParams, trained_max: np.ndarray, turned: np.ndarray
+                    ) -> MethodContext:
+    """``method``'s angles at N = ``params.seq_len``, or why Hugging Face refuses it with ``params``' options."""
+    target_length = params.seq_len
     try:
-        inv_freq, attention_factor = rope_frequencies(hf_config(d_model, **{**options, "rope_type": method}),
-                                                      seq_len=target_length)
+        config = params.info.hf_rope(params.d_model, **{**params.options, "rope_type": method})
+        inv_freq, attention_factor = rope_frequencies(config, seq_len=target_length)
     except ValueError as error:
         empty = np.empty(0)
         return MethodContext(method, str(error), empty, empty, empty, np.zeros(0, dtype=bool), math.nan)
@@ -167,7 +169,7 @@ def _method_context(method: str, d_model: int, options: dict, target_length: int
 def context_extension_data(params: EncodingParams) -> ContextExtensionData:
     """The Context extension panel's data for ``params`` (scheme ``rope``).
 
-    Every method of :data:`CONTEXT_METHODS` is computed with the options of
+    Every method of :func:`context_methods` is computed with the options of
     ``params`` but its own ``rope_type``, with L₀ =
     ``original_max_position_embeddings`` and N = ``seq_len`` (see the module
     docstring for what counts as an angle training never showed). The work
@@ -181,14 +183,15 @@ def context_extension_data(params: EncodingParams) -> ContextExtensionData:
         :attr:`MethodContext.error` says why.
     """
     params = check_params(params)
-    if params.scheme != "rope":
-        raise ValueError(f"params must be of the rope scheme, got {params.scheme!r}")
+    if params.info.hf_rope is None:
+        raise ValueError(f"params must be of the rope scheme (or another with a Hugging Face RoPE configuration), "
+                         f"got {params.scheme!r}")
     options = dict(params.options)
     trained_context = int(options["original_max_position_embeddings"])
-    unscaled, _ = rope_frequencies(hf_config(params.d_model, **{**options, "rope_type": "default"}))
+    unscaled, _ = rope_frequencies(params.info.hf_rope(params.d_model, **{**options, "rope_type": "default"}))
     trained_max = trained_context * unscaled
     turned = trained_max >= 2.0 * math.pi
-    methods = tuple(_method_context(method, params.d_model, options, params.seq_len, trained_max, turned)
-                    for method in CONTEXT_METHODS)
+    methods = tuple(_method_context(method, params, trained_max, turned)
+                    for method in context_methods())
     return ContextExtensionData(params, trained_context, params.seq_len, float(options["factor"]), unscaled,
                                 trained_max, turned, methods, options["rope_type"])

@@ -7,9 +7,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .core.params import EncodingParams, check_params
-from .rope import rope_bands, rope_frequencies
-from .schemes.rope import CONTEXT_TYPES, hf_config
+from ..core.params import EncodingParams, check_params
+from . import rope_bands, rope_frequencies, rope_type
 
 
 @dataclass(frozen=True)
@@ -18,6 +17,8 @@ class RopeFrequencyData:
 
     Attributes
     ----------
+    scaled : bool
+        The scaling type changes the frequencies (every type but the default).
     inv_freq, unscaled : ndarray
         θ_i of the chosen scaling type (at ``params.seq_len`` for dynamic NTK)
         and of the same base without scaling, float64.
@@ -36,6 +37,7 @@ class RopeFrequencyData:
     """
 
     params: EncodingParams
+    scaled: bool
     inv_freq: np.ndarray
     unscaled: np.ndarray
     wavelength: np.ndarray
@@ -68,21 +70,22 @@ def rope_frequency_data(params: EncodingParams) -> RopeFrequencyData:
         For parameters of another scheme, or a configuration Hugging Face refuses.
     """
     params = check_params(params)
-    if params.scheme != "rope":
-        raise ValueError(f"params must be of the rope scheme, got {params.scheme!r}")
+    if params.info.hf_rope is None:
+        raise ValueError(f"params must be of the rope scheme (or another with a Hugging Face RoPE configuration), "
+                         f"got {params.scheme!r}")
     options = dict(params.options)
-    config = hf_config(params.d_model, **options)
+    config = params.info.hf_rope(params.d_model, **options)
     inv_freq, attention_factor = rope_frequencies(config, seq_len=params.seq_len)
-    unscaled, _ = rope_frequencies(hf_config(params.d_model, **{**options, "rope_type": "default"}))
+    unscaled, _ = rope_frequencies(params.info.hf_rope(params.d_model, **{**options, "rope_type": "default"}))
     bands = rope_bands(config)
-    trained = (options["original_max_position_embeddings"]
-               if options["rope_type"] in CONTEXT_TYPES else None)
+    kind = rope_type(options["rope_type"])
+    trained = options["original_max_position_embeddings"] if kind.context != "none" else None
     horizon = trained if trained is not None else params.seq_len
     wavelength = 2.0 * math.pi / inv_freq
     unscaled_wavelength = 2.0 * math.pi / unscaled
     # dynamic NTK scales for the sequence at hand: it has no one context it extends to
-    extends = options["rope_type"] in CONTEXT_TYPES and options["rope_type"] != "dynamic"
+    extends = kind.context == "original"
     extended = config.get("max_position_embeddings") if extends else None
-    return RopeFrequencyData(params, inv_freq, unscaled, wavelength, unscaled_wavelength, bands.band,
+    return RopeFrequencyData(params, kind.uses_factor, inv_freq, unscaled, wavelength, unscaled_wavelength, bands.band,
                              float(attention_factor), trained, extended,
                              int(np.count_nonzero(unscaled_wavelength > horizon)))
