@@ -18,6 +18,13 @@ process that stops is replaced at once and its requests run again in the
 replacement; one that a request was running in twice is reported to the
 panel instead of being run a third time (see :meth:`_WorkerProcess._stopped`).
 
+A request may report progress: with ``on_progress``, its callable is
+given a ``progress(done, total)`` keyword; each call reaches ``on_progress``
+on the GUI thread (from the worker process too, as a frame before its
+reply), and it returns False once the request is superseded or cancelled,
+so that a long job stops early (in the worker process, the window sends
+it a cancel frame: see :meth:`_WorkerProcess.cancel_superseded`).
+
 Never on the GUI thread. Each request is tagged with a generation number
 (modelled on napari's layer slicer): one superseded by a newer request of
 its key before it starts is skipped, and a superseded result is dropped.
@@ -44,11 +51,10 @@ from pyqtgraph.util.garbage_collector import GarbageCollector
 from PySide6.QtCore import QCoreApplication, QDeadlineTimer, QElapsedTimer, QEventLoop, QObject, QTimer, Signal, Slot
 
 from . import worker_process as protocol
+from .worker_threads import WORKER_NICENESS, limit_blas_threads, lower_worker_priority
 
 #: An update that takes longer than this shows the busy indicator.
 BUSY_DELAY_MS = 100
-#: How much lower than the GUI thread's the workers' scheduling priority is (Linux nice levels).
-WORKER_NICENESS = 10
 
 
 class _Relay(QObject):
@@ -66,6 +72,7 @@ class _Relay(QObject):
     """
 
     done = Signal(int)
+    progressed = Signal(int)
 
     def __init__(self) -> None:
         super().__init__()
@@ -80,6 +87,21 @@ class _Relay(QObject):
             self._outbox[ticket] = tuple(parcel)
         parcel.clear()
         self.done.emit(ticket)
+
+    def post_progress(self, service_ref: Any, key: Any, generation: int, done: int, total: int) -> None:
+        """Called by a worker: a request's progress, for the GUI thread."""
+        with self._lock:
+            ticket = next(self._tickets)
+            self._outbox[ticket] = (service_ref, key, generation, done, total)
+        self.progressed.emit(ticket)
+
+    @Slot(int)
+    def deliver_progress(self, ticket: int) -> None:
+        with self._lock:
+            service_ref, key, generation, done, total = self._outbox.pop(ticket)
+        service = service_ref()
+        if service is not None and shiboken6.isValid(service) and not service._closed:
+            service._progressed(key, generation, done, total)
 
     @Slot(int)
     def deliver(self, ticket: int) -> None:
@@ -110,39 +132,10 @@ def _get_relay() -> _Relay:
     if _relay is None:
         _relay = _Relay()
         _relay.done.connect(_relay.deliver)
+        _relay.progressed.connect(_relay.deliver_progress)
         _collector = GarbageCollector(interval=0.5)
-        _limit_blas_threads()
+        limit_blas_threads()
     return _relay
-
-
-def _limit_blas_threads() -> None:
-    """One BLAS thread per worker.
-
-    Why: the workers already use both cores; a multi-threaded BLAS on top of
-    them spin-waits between calls (OpenBLAS busy-polls) and takes the CPU
-    from the GUI thread.
-    """
-    from threadpoolctl import threadpool_limits
-
-    threadpool_limits(limits=1, user_api="blas")
-
-
-def _lower_worker_priority() -> None:
-    """Let the GUI thread go first when it and a worker want the same core (Linux; elsewhere a no-op).
-
-    Why: on 2 cores the workers otherwise keep the GUI thread waiting in the
-    run queue in the middle of a repaint. A worker still gets every cycle
-    the GUI thread leaves. With autogroups (the Linux desktop
-    default) thread niceness orders only this program's own threads, so
-    other programs do not starve the workers.
-    """
-    if not sys.platform.startswith("linux"):
-        return  # setpriority with a thread id is Linux's; elsewhere it would name a process
-    thread = threading.get_native_id()
-    try:
-        os.setpriority(os.PRIO_PROCESS, thread, min(19, os.getpriority(os.PRIO_PROCESS, thread) + WORKER_NICENESS))
-    except OSError:
-        pass  # a sandbox that forbids it: the workers run at the GUI thread's priority, as before
 
 
 #: Set to 0 to run every request in this process's worker threads (no worker process).
@@ -193,23 +186,25 @@ class ModelJob:
     function: Callable[..., Any]
     args: tuple = ()
 
-    def __call__(self) -> Any:
-        return self.function(*self.args)
+    def __call__(self, **keywords: Any) -> Any:
+        return self.function(*self.args, **keywords)
 
     def in_process(self) -> bool:
         """True if the worker process may run it: a function of the model layer."""
         return protocol.serves(getattr(self.function, "__module__", "") or "")
 
-    def request(self) -> bytes:
-        """The pickled request the worker process reads."""
-        return pickle.dumps((self.function.__module__, self.function.__qualname__, self.args),
+    def request(self, request_id: int | None = None) -> bytes:
+        """The pickled request the worker process reads (with ``request_id``: one that reports progress)."""
+        message = (self.function.__module__, self.function.__qualname__, self.args)
+        return pickle.dumps(message if request_id is None else (*message, request_id),
                             protocol=pickle.HIGHEST_PROTOCOL)
 
 
 class _Sent(NamedTuple):
     """A request for the worker process, with what it takes to finish it elsewhere.
 
-    ``tries`` counts the worker processes that stopped while running it.
+    ``tries`` counts the worker processes that stopped while running it;
+    ``request_id`` is set for a request that reports progress.
     """
 
     request: bytes
@@ -217,6 +212,7 @@ class _Sent(NamedTuple):
     parcel: list
     latest: dict
     tries: int = 0
+    request_id: int | None = None
 
 
 class _WorkerProcess:
@@ -242,6 +238,7 @@ class _WorkerProcess:
         self._running: _Sent | None = None
         self._waiting: deque[_Sent] = deque()
         self._closing = False
+        self._cancelled: int | None = None  # the request id a cancel frame was sent for
         self.alive = True
         self.started = False
         self._reader = threading.Thread(target=self._read_replies, name="posenc-worker-process", daemon=True)
@@ -252,7 +249,8 @@ class _WorkerProcess:
         """The child's process id."""
         return self._child.pid
 
-    def submit(self, request: bytes, job: ModelJob, parcel: list, latest: dict) -> bool:
+    def submit(self, request: bytes, job: ModelJob, parcel: list, latest: dict,
+               request_id: int | None = None) -> bool:
         """Run or queue ``request`` (``job`` pickled); False if it should run in a worker thread instead.
 
         ``parcel`` is ``[service_ref, key, generation]``; the result is posted
@@ -267,7 +265,7 @@ class _WorkerProcess:
         with self._lock:
             if not self.alive:
                 return False
-            sent = _Sent(request, job, parcel, latest)
+            sent = _Sent(request, job, parcel, latest, request_id=request_id)
             if self._running is None:
                 self._start(sent)
             elif self._same_request(parcel, self._running.parcel):
@@ -286,6 +284,18 @@ class _WorkerProcess:
             else:
                 self._waiting.append(sent)
         return True
+
+    def cancel_superseded(self) -> None:
+        """Send the child a cancel for the request it runs if that reports progress and was superseded
+        (its ``progress`` then returns False and the job stops early)."""
+        with self._lock:
+            running = self._running
+            if (running is None or running.request_id is None or running.request_id == self._cancelled
+                    or running.latest.get(running.parcel[1]) == running.parcel[2]):
+                return
+            self._cancelled = running.request_id
+            with contextlib.suppress(OSError, ValueError):  # the child is gone: the reader sees its end
+                protocol.write_frame(self._child.stdin, pickle.dumps((protocol.CANCEL, running.request_id)))
 
     @staticmethod
     def _same_request(parcel: list, other: list) -> bool:
@@ -316,6 +326,14 @@ class _WorkerProcess:
             while (frame := protocol.read_frame(self._child.stdout)) is not None:
                 ok, value = pickle.loads(frame)
                 del frame
+                if ok is None:  # progress of the running request: (request_id, done, total)
+                    with self._lock:
+                        running = self._running
+                        head = running.parcel[:3] if running and running.request_id == value[0] else None
+                    if head is not None:
+                        _relay.post_progress(*head, *value[1:])
+                    del running, head
+                    continue
                 with self._lock:
                     running, self._running = self._running, None
                     self._next()
@@ -373,7 +391,7 @@ class _WorkerProcess:
                     f"{self._how_it_ended()}), so it is not computed again; change an input to try once more"), None])
                 _relay.post(sent.parcel)
             elif replacement is None or not replacement.take_over(sent):
-                _run_job(sent.job, sent.parcel, sent.latest)
+                _run_job(sent.job, sent.parcel, sent.latest, sent.request_id is not None)
             del sent
 
     def close(self) -> None:
@@ -387,10 +405,10 @@ class _WorkerProcess:
         self._child.kill()
 
 
-def _pickled(job: ModelJob) -> bytes | None:
+def _pickled(job: ModelJob, request_id: int | None = None) -> bytes | None:
     """``job``'s request for the worker process, or None if its arguments do not pickle (a thread runs it)."""
     try:
-        return job.request()
+        return job.request(request_id)
     except Exception:  # noqa: BLE001 - whatever pickling raises: the thread gets the job as it is
         return None
 
@@ -406,13 +424,20 @@ def _owner_deleted(key: Any) -> bool:
     return any(isinstance(part, QObject) and not shiboken6.isValid(part) for part in parts)
 
 
-def _run_job(job: Callable[[], Any], parcel: list, latest: dict) -> None:
-    """Run ``job`` in this thread and post its result (or :data:`_SUPERSEDED`) with ``parcel``."""
+def _run_job(job: Callable[..., Any], parcel: list, latest: dict, with_progress: bool = False) -> None:
+    """Run ``job`` in this thread and post its result (or :data:`_SUPERSEDED`) with ``parcel``; with
+    ``with_progress``, ``job(progress=…)`` (its progress posted while it is the latest request of its key)."""
+    def progress(done: int, total: int) -> bool:
+        if latest.get(parcel[1]) != parcel[2]:
+            return False
+        _relay.post_progress(*parcel[:3], done, total)
+        return True
+
     if latest.get(parcel[1]) != parcel[2]:
         parcel += [_SUPERSEDED, None, job]
     else:
         try:
-            result, error = job(), None
+            result, error = (job(progress=progress) if with_progress else job()), None
         except BaseException as exc:  # noqa: BLE001 - delivered to on_error on the GUI thread, a BaseException
             # too (tokenizers' PanicException): a request left unanswered keeps its panel computing for ever
             result, error = None, protocol.sendable_error(exc)
@@ -429,6 +454,8 @@ _process_lock = threading.RLock()
 #: The services that use the worker process; it ends when the last of them shuts down.
 _process_users: weakref.WeakSet[ComputeService] = weakref.WeakSet()
 _process_failures = 0
+#: Numbers the requests that report progress (unique across the services sharing the worker process).
+_request_ids = itertools.count(1)
 
 
 def worker_process(user: ComputeService | None = None) -> _WorkerProcess | None:
@@ -501,9 +528,10 @@ class ComputeService(QObject):
         super().__init__(parent)
         self._use_process = processes
         self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="posenc-compute",
-                                            initializer=_lower_worker_priority)
+                                            initializer=lambda: lower_worker_priority(WORKER_NICENESS))
         self._latest: dict[Any, int] = {}
         self._callbacks: dict[Any, tuple[Callable, Callable | None]] = {}
+        self._on_progress: dict[Any, Callable[[int, int], None] | None] = {}
         self._pending: set[Any] = set()
         self._counter = itertools.count(1)
         self._busy = False
@@ -522,6 +550,7 @@ class ComputeService(QObject):
         function: Callable[[], Any],
         on_result: Callable[[Any], None],
         on_error: Callable[[Exception], None] | None = None,
+        on_progress: Callable[[int, int], None] | None = None,
     ) -> None:
         """Run ``function()`` off the GUI thread; call ``on_result`` with its value on the GUI thread.
 
@@ -530,8 +559,9 @@ class ComputeService(QObject):
         the module's docstring). A later ``submit`` with the same ``key``
         supersedes this one: its result (or error) is never delivered. An
         error goes to ``on_error``, or is raised on the GUI thread without
-        one. After :meth:`shutdown` this does nothing (a closing window may
-        still ask for a redraw).
+        one. With ``on_progress``, ``function`` is called with a ``progress``
+        keyword (see the module's docstring). After :meth:`shutdown` this does
+        nothing (a closing window may still ask for a redraw).
         """
         if self._closed:
             return
@@ -539,14 +569,18 @@ class ComputeService(QObject):
         generation = next(self._counter)
         self._latest[key] = generation
         self._callbacks[key] = (on_result, on_error)
+        self._on_progress[key] = on_progress
         self._pending.add(key)
         if not self._busy_timer.isActive() and not self._busy:
             self._busy_timer.start()
         parcel = [weakref.ref(self), key, generation]
         process = (worker_process(self) if self._use_process and isinstance(function, ModelJob)
                    and function.in_process() else None)
-        request = _pickled(function) if process is not None else None
-        if request is not None and process.submit(request, function, parcel, self._latest):
+        if process is not None:
+            process.cancel_superseded()
+        request_id = next(_request_ids) if on_progress is not None else None
+        request = _pickled(function, request_id) if process is not None else None
+        if request is not None and process.submit(request, function, parcel, self._latest, request_id):
             return
         latest = self._latest
         # The job holds only this box, [service, key, generation, function]; the worker takes the
@@ -554,7 +588,7 @@ class ComputeService(QObject):
         box = [*parcel, function]
 
         def job() -> None:
-            _run_job(box.pop(), box, latest)
+            _run_job(box.pop(), box, latest, on_progress is not None)
 
         self._executor.submit(job)
 
@@ -564,9 +598,13 @@ class ComputeService(QObject):
             worker_process(self)
 
     def cancel(self, key: Any) -> None:
-        """Forget any request under ``key``; its result will not be delivered."""
+        """Forget any request under ``key``; its result will not be delivered (a running job that
+        reports progress is told to stop)."""
         self._latest.pop(key, None)
         self._callbacks.pop(key, None)
+        self._on_progress.pop(key, None)
+        if _worker_process is not None:
+            _worker_process.cancel_superseded()
         self._pending.discard(key)
         self._update_busy()
 
@@ -622,6 +660,7 @@ class ComputeService(QObject):
             return
         self._pending.discard(key)
         on_result, on_error = self._callbacks.pop(key, (None, None))
+        self._on_progress.pop(key, None)
         self._update_busy()
         if _owner_deleted(key):  # its callbacks would touch deleted widgets
             del self._latest[key]
@@ -633,6 +672,11 @@ class ComputeService(QObject):
                 raise error
         elif on_result is not None:
             on_result(result)
+
+    def _progressed(self, key: Any, generation: int, done: int, total: int) -> None:
+        on_progress = self._on_progress.get(key)
+        if on_progress is not None and self._latest.get(key) == generation and not _owner_deleted(key):
+            on_progress(done, total)
 
     def _show_busy(self) -> None:
         if self._pending and not self._busy:

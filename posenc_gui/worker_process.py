@@ -6,9 +6,13 @@ folder the app was launched in), it reads requests from stdin and
 writes results to stdout, one at a time, each framed as an 8-byte
 little-endian length and a pickle: a request is ``(module, name, args)``
 naming a function of ``posenc_gui.model``, a reply ``(True, result)`` or
-``(False, exception)``. Its first frame is :data:`READY`, so that a child
-that cannot start is told from one that stopped later. It loads no Qt:
-only the model and NumPy.
+``(False, exception)``. A request ``(module, name, args, request_id)`` with
+an int id is given a ``progress`` keyword (:func:`progress_reporter`): each
+``progress(done, total)`` is a frame ``(None, (request_id, done, total))``
+before the reply, and it returns False once the window has sent
+``(CANCEL, request_id)`` (the function then stops, raising its own error).
+Its first frame is :data:`READY`, so that a child that cannot start is
+told from one that stopped later. It loads no Qt: only the model and NumPy.
 
 Why a process: a worker thread shares the window's interpreter lock, and
 the analyses' many small NumPy calls hold it between them while the GUI
@@ -23,9 +27,11 @@ from __future__ import annotations
 import importlib
 import os
 import pickle
+import queue
 import struct
 import sys
-from typing import BinaryIO
+import threading
+from typing import BinaryIO, Callable
 
 #: Frames start with their length as an unsigned 64-bit little-endian integer.
 HEADER = struct.Struct("<Q")
@@ -33,6 +39,8 @@ HEADER = struct.Struct("<Q")
 READY = b"posenc-gui worker ready"
 #: Requests may only name functions of this package (the model: NumPy only).
 ALLOWED_PACKAGE = "posenc_gui.model"
+#: The first item of a frame from the window asking to stop a request: ``(CANCEL, request_id)``.
+CANCEL = "cancel"
 
 
 def read_frame(stream: BinaryIO) -> bytes | None:
@@ -100,6 +108,36 @@ def _reply(ok: bool, value) -> bytes:
         return pickle.dumps((False, plain))
 
 
+def progress_reporter(replies: BinaryIO, request_id: int, cancelled: set[int],
+                      lock: threading.Lock) -> Callable[[int, int], bool]:
+    """``progress(done, total)`` for request ``request_id``: writes a progress frame, returns False once the
+    window has cancelled the request (its id in ``cancelled``)."""
+    def progress(done: int, total: int) -> bool:
+        write_frame(replies, pickle.dumps((None, (request_id, int(done), int(total)))))
+        with lock:
+            return request_id not in cancelled
+
+    return progress
+
+
+def _read_requests(requests: BinaryIO, waiting: queue.Queue, cancelled: set[int], lock: threading.Lock) -> None:
+    """Read frames until ``requests`` ends: cancels go to ``cancelled`` at once, requests to ``waiting``
+    (None at the end), so that a cancel reaches the request running meanwhile."""
+    try:
+        while (frame := read_frame(requests)) is not None:
+            try:
+                message = pickle.loads(frame)
+            except Exception as error:  # noqa: BLE001 - answered as the request's error
+                message = error
+            if isinstance(message, tuple) and len(message) == 2 and message[0] == CANCEL:
+                with lock:
+                    cancelled.add(message[1])
+            else:
+                waiting.put(message)
+    finally:
+        waiting.put(None)
+
+
 def serve(requests: BinaryIO, replies: BinaryIO) -> None:
     """Write :data:`READY`, then answer requests until ``requests`` ends.
 
@@ -107,17 +145,30 @@ def serve(requests: BinaryIO, replies: BinaryIO) -> None:
     only an interrupt (Ctrl+C in the window's terminal reaches this process too) ends it.
     """
     write_frame(replies, READY)
-    while (frame := read_frame(requests)) is not None:
+    waiting: queue.Queue = queue.Queue()
+    cancelled: set[int] = set()
+    lock = threading.Lock()
+    threading.Thread(target=_read_requests, args=(requests, waiting, cancelled, lock), daemon=True).start()
+    while (message := waiting.get()) is not None:
+        request_id = message[3] if isinstance(message, tuple) and len(message) == 4 else None
         try:
-            module, name, args = pickle.loads(frame)
-            result = resolve(module, name)(*args)
+            if isinstance(message, Exception):
+                raise message
+            module, name, args = message[:3]
+            function = resolve(module, name)
+            if isinstance(request_id, int):
+                result = function(*args, progress=progress_reporter(replies, request_id, cancelled, lock))
+            else:
+                result = function(*args)
         except KeyboardInterrupt:
             raise
         except BaseException as error:  # the model's ValueError (a bad parameter) and anything else, sent back
             payload = _reply(False, sendable_error(error))
         else:
             payload = _reply(True, result)
-        del frame
+        del message
+        with lock:
+            cancelled.discard(request_id)
         write_frame(replies, payload)
 
 

@@ -114,7 +114,7 @@ def panels_built_when_shown(request, monkeypatch):
     when the user shows its dock before idle time came.
     """
     if request.node.get_closest_marker("prebuild") is None:
-        from posenc_gui.mainwindow import PanelPrebuilder
+        from posenc_gui.window.panels import PanelPrebuilder
 
         monkeypatch.setattr(PanelPrebuilder, "start", lambda self: None)
 

@@ -73,12 +73,13 @@ from PySide6.QtWidgets import (
 )
 from pyqtgraph import debug
 
-from posenc_gui import mainwindow, panel_navigation, prepare_qt_environment
+from posenc_gui import panel_navigation, prepare_qt_environment
 from posenc_gui.export import FORMATS
 from posenc_gui.mainwindow import MainWindow
 from posenc_gui.model import limits
 from posenc_gui.model.attention import head_rotation, tokenize
 from posenc_gui.views import export_ui, model_open
+from posenc_gui.window import sessions
 from posenc_gui.views import handout_ui
 from posenc_gui.views.export_ui import ExportDialog, copy_panel_figure
 from posenc_gui.views.param_controls import TICKS_PER_OCTAVE
@@ -717,8 +718,8 @@ class Monkey:
         replaced += [(panel_navigation, "ask_panel_name", ask_panel_name)]
         replaced += [(export_ui, "ask_save_path", ask_save_path), (export_ui, "show_error", show_error),
                      (handout_ui, "show_error", show_error),
-                    (QMessageBox, "about", about), (mainwindow, "ask_session_path", ask_session_path),
-                    (mainwindow, "show_session_problem", show_session_problem)]
+                    (QMessageBox, "about", about), (sessions, "ask_session_path", ask_session_path),
+                    (sessions, "show_session_problem", show_session_problem)]
         replaced += [(QMessageBox, name, unexpected(f"message box ({name})"))
                      for name in ("critical", "warning", "information", "question")]
         replaced += [(QFileDialog, name, unexpected("file dialog"))

@@ -7,7 +7,8 @@ import json
 import numpy as np
 import pytest
 
-from posenc_gui import export, export_cli
+from posenc_gui import export
+from posenc_gui.cli import export as export_cli
 from posenc_gui.model import EncodingParams, t5_random_table
 from posenc_gui.model.bias.data import attention_bias_data, bias_at
 from posenc_gui.model.attention.logits import positional_logits

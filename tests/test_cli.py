@@ -85,12 +85,13 @@ def test_installed_entry_point_starts_the_window_offscreen(tmp_path):
 
 
 def run_app_with(tmp_path, patch: str) -> subprocess.CompletedProcess:
-    """Run ``posenc_gui.__main__.main`` offscreen until its first paint, after the Python lines ``patch``.
+    """Run the window's command line (``posenc_gui.cli.window.main``) offscreen until its first paint, after the
+    Python lines ``patch``.
 
-    ``patch`` sees the entry point's module as ``cli``.
+    ``patch`` sees that module as ``cli``.
     """
     script = tmp_path / "patched_app.py"
-    script.write_text("import sys\nimport posenc_gui.__main__ as cli\n" + patch
+    script.write_text("import sys\nimport posenc_gui.cli.window as cli\n" + patch
                       + "sys.exit(cli.main(['--quit-after-first-paint', '--no-restore']))\n", encoding="utf-8")
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "POSENC_GUI_SETTINGS": str(tmp_path / "s.ini")}
     result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=TIMEOUT_S, env=env)

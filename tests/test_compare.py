@@ -7,7 +7,7 @@ import pyqtgraph as pg
 import pytest
 from PySide6.QtCore import Qt
 
-from posenc_gui import export_cli
+from posenc_gui.cli import export as export_cli
 from posenc_gui.model import EncodingParams
 from posenc_gui.model.analyses.compare import ShownMatrix, matrix_difference
 from posenc_gui.session import SESSION_FORMAT, SessionError, read_session

@@ -385,3 +385,33 @@ def test_every_config_key_with_a_value_of_the_wrong_kind_is_one_error_naming_a_k
                 "intermediate_size", "rms_norm_eps", "rope_theta", "head_dim", "max_position_embeddings"):
         for value in ("'x'", "-1", "True", "1e+30"):
             assert key in refused[key, value], (key, value)
+
+
+def test_gguf_metadata_arrays_are_read_whole_through_the_public_reader(tmp_path):
+    """gguf_file.read_metadata_arrays: the arrays asked for, whole (read_header keeps only short ones), and
+    one GGUFFormatError for a header that claims more keys than the bound."""
+    import os
+
+    from posenc_gui.model.files import gguf_file
+    from posenc_gui.model.files.model_file import open_regular_file
+
+    weights = tiny_weights()
+    tokens = [f"t{i}" for i in range(gguf_file.MAX_KEPT_ARRAY + 10)]  # longer than read_header keeps
+    path = write_gguf(tmp_path / "vocab.gguf", gguf_tensors(weights, 4, 2), tiny_config(weights),
+                      vocabulary=(tokens, ["t 1", "t1 0"], "gpt-2"))
+    with open_regular_file(path) as stream:
+        arrays = gguf_file.read_metadata_arrays(stream.fileno(), ("tokenizer.ggml.tokens", "tokenizer.ggml.merges",
+                                                                  "no.such.key"))
+        header = gguf_file.read_header(stream.fileno())
+    assert arrays == {"tokenizer.ggml.tokens": tokens, "tokenizer.ggml.merges": ["t 1", "t1 0"]}
+    assert isinstance(header.metadata["tokenizer.ggml.tokens"], gguf_file.SkippedArray)
+    lying = tmp_path / "lying.gguf"
+    data = bytearray(path.read_bytes())
+    data[16:24] = (gguf_file.MAX_KEYS + 1).to_bytes(8, "little")  # the metadata key count
+    lying.write_bytes(bytes(data))
+    descriptor = os.open(lying, os.O_RDONLY)
+    try:
+        with pytest.raises(gguf_file.GGUFFormatError, match="metadata keys"):
+            gguf_file.read_metadata_arrays(descriptor, ("tokenizer.ggml.tokens",))
+    finally:
+        os.close(descriptor)

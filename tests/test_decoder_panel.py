@@ -1,19 +1,17 @@
-"""The Decoder panel: a tiny Llama decoder (tests/decoder_files.py) traced in the worker and shown in five views."""
+"""The Decoder panel: a tiny Llama decoder (tests/decoder_files.py) traced in the worker and shown in six views."""
 
 from __future__ import annotations
 
 import json
-import os
 
 import numpy as np
 import pytest
 import helpers_panels
 from decoder_files import gguf_tensors, tiny_config, tiny_weights, write_folder, write_gguf
 
-from posenc_gui import export_cli
+from posenc_gui.cli import export as export_cli
 from posenc_gui.model import open_decoder
-from posenc_gui.model.decoder.view_data import (POSITIONAL_SHARE, gap_positions, head_summary, read_progress,
-                                                summarise, trace_text)
+from posenc_gui.model.decoder.view_data import POSITIONAL_SHARE, gap_positions, head_summary, summarise, trace_text
 from posenc_gui.views import model_open
 from posenc_gui.views.decoder import NO_MODEL, VIEW_NAMES, DecoderPanel
 from posenc_gui.views.registry import panel_classes
@@ -107,16 +105,17 @@ def test_gap_positions_move_the_tokens_after_the_gap_and_name_a_bad_gap():
         gap_positions(5, (9, 1))
 
 
-def test_trace_text_writes_progress_and_stops_when_cancelled(tiny, tmp_path):
-    progress = str(tmp_path / "progress")
-    run = trace_text(str(tiny), TEXT, progress_path=progress)
-    assert read_progress(progress) == (2, 2)
+def test_trace_text_reports_each_layer_and_stops_when_progress_says_so(tiny):
+    reported = []
+    run = trace_text(str(tiny), TEXT, progress=lambda done, total: reported.append((done, total)))
+    assert reported == [(1, 2), (2, 2)]
     assert run.summary.by_offset.shape == (2, 4, len(run.token_texts))
-    (tmp_path / "progress.cancel").write_text("")
     from posenc_gui.model.decoder import TraceCancelled
 
+    reported.clear()
     with pytest.raises(TraceCancelled):
-        trace_text(str(tiny), TEXT, progress_path=progress)
+        trace_text(str(tiny), TEXT, progress=lambda done, total: reported.append((done, total)) or False)
+    assert reported == [(1, 2)]  # stopped after the first layer
 
 
 # ---------------------------------------------------------------- the panel
@@ -224,16 +223,14 @@ def test_a_gguf_decoder_traces_in_the_panel_as_the_folder(qtbot, state, compute,
     np.testing.assert_allclose(shown[lower], expected[lower], atol=3e-5)  # GGUF's permuted rows: float32 sums
 
 
-def test_a_newer_text_cancels_the_running_trace_and_wins(qtbot, state, compute, tiny):
+def test_a_newer_text_supersedes_the_running_trace_and_wins(qtbot, state, compute, tiny):
     panel = show_panel(qtbot, state, compute)
     panel.apply_options(decoder=str(tiny), text="Hello world")
-    first = panel._running["trace"]
-    assert panel.progress.isVisible()  # shown from the request on, its layers as the trace writes them
+    assert panel.progress.isVisible()  # shown from the request on, its layers as the worker reports them
     panel.apply_options(text=TEXT)
-    assert os.path.exists(first + ".cancel")  # the worker's trace stops after its layer
     settle(panel, compute)
     assert panel.run.text == TEXT and not panel.progress.isVisible()
-    assert panel.message_label.isHidden()  # the cancelled trace's TraceCancelled is no message
+    assert panel.message_label.isHidden()  # a cancelled trace's TraceCancelled is no message
 
 
 def test_a_bad_option_names_its_range(qtbot, state, compute, tiny):
@@ -314,13 +311,56 @@ def test_frequency_use_gives_each_pair_its_scaling_band(tmp_path):
     assert np.all(unscaled[use.band == "high"] < 16) and np.all(unscaled[use.band == "low"] > 64)
 
 
-def test_the_progress_bar_reads_the_layers_the_trace_wrote(qtbot, state, compute, tiny, tmp_path):
+def test_the_progress_bar_shows_each_layer_the_worker_reports(qtbot, state, compute, tiny):
+    """Through the worker process's progress frames: every layer reaches the bar, in order, then it hides."""
     panel = show_panel(qtbot, state, compute)
-    progress = tmp_path / "trace-progress"
-    progress.write_text("7 30", encoding="ascii")
-    panel._running["trace"] = str(progress)
-    panel._poll_progress()
-    assert (panel.progress.value(), panel.progress.maximum()) == (7, 30)
-    del panel._running["trace"]
-    panel._poll_progress()
-    assert panel.progress.isHidden()
+    shown = []
+    reported = panel._progressed
+
+    def record(kind, done, total):
+        reported(kind, done, total)
+        shown.append((kind, panel.progress_shown()))
+
+    panel._progressed = record
+    panel.apply_options(decoder=str(tiny), text=TEXT)
+    settle(panel, compute)
+    assert panel.run is not None and shown == [("trace", (1, 2)), ("trace", (2, 2))]
+    assert panel.progress.isHidden() and panel.progress_shown() is None
+
+
+def test_export_s_model_flag_reaches_the_decoder_panel(qtbot, tiny, tmp_path):
+    data = tmp_path / "model.json"
+    assert export_cli.main(["decoder", "--model", str(tiny), "--text", TEXT, "--layer", "1", "-o", str(data)]) == 0
+    written = json.loads(data.read_text(encoding="utf-8"))
+    assert written["meta"]["model_path"] == str(tiny) and written["meta"]["layer"] == 1
+    expected = open_decoder(tiny).trace(open_decoder(tiny).tokenize(TEXT)).attention(1)[0]
+    np.testing.assert_allclose(written["arrays"]["attention"]["data"], expected, atol=SHOWN_ATOL)
+
+
+def test_the_window_opened_with_a_decoder_as_model_shows_the_decoder_panel_traced(settings_path, qtbot, tiny,
+                                                                                  tmp_path):
+    from posenc_gui.cli.window import build_window, prepare_launch
+
+    def launched(*argv):
+        window = build_window(prepare_launch(["--no-restore", *argv]))
+        qtbot.addWidget(window)
+        window.show()
+        qtbot.waitExposed(window)
+        assert window.compute.wait_idle(TRACE_TIMEOUT_S)
+        return window
+
+    other = tmp_path / "rope-only"
+    other.mkdir()
+    (other / "config.json").write_text((tiny / "config.json").read_text(encoding="utf-8"), encoding="utf-8")
+    plain = launched("--model", str(other))  # a bare config: its RoPE set-up, no decoder to trace
+    decoder = plain.panels.built().get("decoder")
+    assert decoder is None or not decoder.on_screen()
+    plain.close()
+    window = launched("--model", str(tiny))
+    panel = window.panels["decoder"]
+    assert panel.on_screen()  # in front of its tab group
+    qtbot.waitUntil(lambda: panel.run is not None, timeout=TRACE_TIMEOUT_S * 1000)
+    assert panel.run.path == str(tiny) and panel.figures[0].shown_attention() is not None
+    by_flag = launched("--decoder", str(tiny), "--view", "offset")
+    assert by_flag.panels["decoder"].on_screen()
+    qtbot.waitUntil(lambda: by_flag.panels["decoder"].run is not None, timeout=TRACE_TIMEOUT_S * 1000)

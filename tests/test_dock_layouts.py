@@ -168,7 +168,7 @@ def test_go_to_panel_finds_a_panel_by_part_of_its_name_and_brings_it_forward(mak
     window = make_window(restore=False)
     assert window.docks["uniqueness"].visibleRegion().isEmpty()
     monkeypatch.setattr(panel_navigation, "ask_panel_name", lambda parent, titles: "uniq")
-    window.go_to_panel_action.trigger()
+    window.shortcuts.go_to_panel_action.trigger()
     assert not window.docks["uniqueness"].visibleRegion().isEmpty()
     assert window.go_to_panel("RoPE frequencies") == "frequencies"
     assert window.go_to_panel("a") is None  # many titles contain it: none chosen, the status bar says so

@@ -17,7 +17,7 @@ from PySide6.QtCore import QByteArray
 from PySide6.QtGui import QImage
 
 from bert_folders import PANICS, hand_folder, write_panicking_tokenizer
-from posenc_gui import export_cli
+from posenc_gui.cli import export as export_cli
 from posenc_gui.export import suggested_name
 from posenc_gui.model import EncodingParams, encode, pairwise
 from posenc_gui.views import panel_classes
@@ -369,7 +369,9 @@ def test_an_export_shows_what_the_panel_shows_after_any_wait(qtbot, tmp_path, mo
     args = ["heatmap", "similarity", "waveforms", "relative", "--seq-len", "4096", "--d-model", "1024",
             "--format", "png,svg"]
     prompt = _export_in_process([*args, "-o", f"{tmp_path}/prompt/"], capsys)
-    settle, until_drawn = export_cli._settle, export_cli.until_drawn
+    from posenc_gui.export import readiness
+
+    settle, until_drawn = readiness.settle, readiness.until_drawn
 
     def patient_settle(panel, deadline=None):
         finish_pending(qtbot, panel)  # the panel's timers, events and a paint, until nothing moves
@@ -379,8 +381,8 @@ def test_an_export_shows_what_the_panel_shows_after_any_wait(qtbot, tmp_path, mo
         until_drawn(panel)
         finish_pending(qtbot, panel)
 
-    monkeypatch.setattr(export_cli, "_settle", patient_settle)
-    monkeypatch.setattr(export_cli, "until_drawn", patient_until_drawn)
+    monkeypatch.setattr(readiness, "settle", patient_settle)
+    monkeypatch.setattr(readiness, "until_drawn", patient_until_drawn)
     patient = _export_in_process([*args, "-o", f"{tmp_path}/patient/"], capsys)
     assert [p.name for p in prompt] == [p.name for p in patient] and len(prompt) == 8
     for a, b in zip(prompt, patient):
@@ -406,7 +408,7 @@ def test_a_drawn_panel_keeps_its_layout_when_painted_again(qtbot, tmp_path, pane
 
 
 def test_a_preset_is_the_start_of_a_session_file_and_of_a_batch(qapp, tmp_path, capsys):
-    from posenc_gui.export_plan import build_parser, plan
+    from posenc_gui.cli.plan import build_parser, plan
     from posenc_gui.session import read_session
 
     path = tmp_path / "llama.json"

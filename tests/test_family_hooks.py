@@ -14,7 +14,7 @@ import json
 import numpy as np
 import pytest
 
-from posenc_gui import export_cli
+from posenc_gui.cli import export as export_cli
 from posenc_gui.model import EncodingParams, register, unregister
 from posenc_gui.model.attention import head_rotation, permutation_demo
 from posenc_gui.model.bias.data import attention_bias_data
@@ -64,7 +64,8 @@ def test_every_panel_exports_it_or_says_why_it_does_not_apply(schemes, key, tmp_
 
 
 def test_the_command_line_takes_their_flags(schemes):
-    from posenc_gui.__main__ import build_parser, params_from_args
+    from posenc_gui.cli.parameters import params_from_args
+    from posenc_gui.cli.window import build_parser
 
     parser = build_parser()
     args = parser.parse_args(["--scheme", "prope", "--p-keep", "0.5"])

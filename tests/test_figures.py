@@ -12,7 +12,7 @@ from PySide6.QtCore import QRect, QRectF, Qt
 from PySide6.QtWidgets import QAbstractButton, QAbstractSlider, QComboBox, QLabel
 
 from posenc_gui import export
-from posenc_gui.export_plan import panel_options
+from posenc_gui.cli.parameters import panel_options
 from posenc_gui.views import panel_classes
 from posenc_gui.views.plotkit import DIVERGING, SEQUENTIAL, MatrixPlot, new_layout_widget
 from helpers_axes import drawn_labels

@@ -6,7 +6,7 @@ import re
 import pytest
 from PySide6.QtGui import QImage
 
-from posenc_gui import export_cli
+from posenc_gui.cli import export as export_cli
 from posenc_gui.model import EncodingParams
 from posenc_gui.views.handout_ui import HandoutDialog, default_panels, export_handout
 from posenc_gui.views.registry import panel_classes

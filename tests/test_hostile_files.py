@@ -226,7 +226,7 @@ def test_a_config_value_out_of_range_is_one_model_file_error_naming_the_key(host
 def test_a_config_value_out_of_range_is_exit_2_from_export(hostile_model, tmp_path, capsys):
     import re
 
-    from posenc_gui import export_cli
+    from posenc_gui.cli import export as export_cli
 
     path, pattern = hostile_model
     assert export_cli.main(["heatmap", "--model", str(path), "-o", str(tmp_path / "out.png")]) == 2

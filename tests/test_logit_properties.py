@@ -7,7 +7,8 @@ import json
 import numpy as np
 import pytest
 
-from posenc_gui import export, export_cli
+from posenc_gui import export
+from posenc_gui.cli import export as export_cli
 from posenc_gui.model import EncodingParams, Scheme, register, unregister
 from posenc_gui.model.attention.logit_properties import (
     MAX_COMPARED, ONE_PERCENT_DROP, compared_profiles, decay_profile, logit_properties, properties_table,

@@ -115,11 +115,11 @@ def test_busy_indicator_is_in_the_status_bar(make_window):
 
 def build_ahead_quickly(monkeypatch, idle_ms: int) -> None:
     """Start building hidden panels 10 ms after the window shows, one per 10 ms, after ``idle_ms`` of quiet."""
-    import posenc_gui.mainwindow as mainwindow
+    from posenc_gui.window import panels
 
-    monkeypatch.setattr(mainwindow, "PREBUILD_DELAY_MS", 10)
-    monkeypatch.setattr(mainwindow, "PREBUILD_STEP_MS", 10)
-    monkeypatch.setattr(mainwindow, "IDLE_MS", idle_ms)
+    monkeypatch.setattr(panels, "PREBUILD_DELAY_MS", 10)
+    monkeypatch.setattr(panels, "PREBUILD_STEP_MS", 10)
+    monkeypatch.setattr(panels, "IDLE_MS", idle_ms)
 
 
 @pytest.mark.prebuild
@@ -262,9 +262,9 @@ def test_a_panel_with_no_room_catches_up_once_it_gets_some(qtbot, state, compute
 
 
 def test_a_dock_floated_from_behind_a_tab_builds_its_panel(make_window, qtbot, monkeypatch):
-    from posenc_gui import mainwindow
+    from posenc_gui.window import panels
 
-    monkeypatch.setattr(mainwindow, "PREBUILD_DELAY_MS", 10**9)  # only showing the dock may build it
+    monkeypatch.setattr(panels, "PREBUILD_DELAY_MS", 10**9)  # only showing the dock may build it
     window = make_window(restore=False)
     assert "addition" not in window.panels.built()  # tabbed behind the heatmap, never shown
     dock = window.docks["addition"]
@@ -277,7 +277,7 @@ def test_a_dock_floated_from_behind_a_tab_builds_its_panel(make_window, qtbot, m
 # ------------------------------------------------------------ the command line
 def launched(qtbot, *argv):
     """The window ``posenc-gui ARGV`` opens (built as the command does, then shown and settled)."""
-    from posenc_gui.__main__ import build_window, prepare_launch
+    from posenc_gui.cli.window import build_window, prepare_launch
 
     window = build_window(prepare_launch(list(argv)))
     qtbot.addWidget(window)

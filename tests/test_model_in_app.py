@@ -18,8 +18,8 @@ from safetensors.numpy import save_file
 from test_model_files import LLAMA, bert_folder, marker_pickle, raw_safetensors, table, write_json
 from waiting import TIMEOUT_S, finish_pending
 
-from posenc_gui import __main__ as cli
-from posenc_gui import export_cli
+from posenc_gui.cli import window as cli
+from posenc_gui.cli import export as export_cli
 from posenc_gui.model import EncodingParams, rope_frequencies
 from posenc_gui.model.schemes.rope import hf_config
 from posenc_gui.session import Session, SessionError, read_session, write_session

@@ -12,8 +12,9 @@ from PySide6.QtWidgets import QLabel, QWidget
 
 from helpers_imports import assert_loads_none_of
 from helpers_panels import show_panel
-from posenc_gui import export, export_cli
-from posenc_gui.export_plan import build_parser, plan
+from posenc_gui import export
+from posenc_gui.cli import export as export_cli
+from posenc_gui.cli.plan import build_parser, plan
 from posenc_gui.model import EncodingParams
 from posenc_gui.state import AppState
 from posenc_gui.views import registry

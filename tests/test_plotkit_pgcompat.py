@@ -6,6 +6,9 @@ makes, the shape of a value), so a new pyqtgraph shows here what to adapt.
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pyqtgraph as pg
 import pytest
 from PySide6.QtCore import QRectF
@@ -228,3 +231,109 @@ def test_8_an_axis_redraws_its_cached_picture_once_forgotten(qtbot):
     widget.grab()
     assert isinstance(axis.picture, QPicture) and axis.picture is not cached  # drawn again
     assert not pgcompat.forget_axis_picture(pg.LabelItem())
+
+
+def test_10_items_keep_their_options_in_opts(qapp):
+    # the pen, connect and stepMode of a curve (the A/B overlay copies them), a legend's text colour, a label's
+    curve = pg.PlotDataItem([0.0, 1.0, 2.0], [0.0, 1.0], pen=pg.mkPen("#123456", width=3), stepMode="center",
+                            connect="finite")
+    pen = pgcompat.item_option(curve, "pen")
+    assert pen.color().name() == "#123456" and pen.widthF() == 3
+    assert pgcompat.item_option(curve, "stepMode") == "center"
+    assert pgcompat.item_option(curve, "connect", "all") == "finite"
+    assert pgcompat.item_option(pg.PlotCurveItem([0.0, 1.0], [0.0, 1.0]), "connect", "all") == "all"
+    assert pgcompat.item_option(pg.LegendItem(labelTextColor="#654321"), "labelTextColor") is not None
+    assert pgcompat.item_option(pg.LegendItem(), "labelTextColor") is None
+    label = pg.LabelItem()
+    label.setText("x", color="#abcdef")
+    assert pgcompat.item_option(label, "color") == "#abcdef"
+    assert pgcompat.item_option(object(), "pen", "none") == "none"  # no opts: the default
+
+
+def test_11_a_label_colours_its_next_text_with_the_colour_it_keeps(qapp):
+    plot = pg.PlotItem()
+    pgcompat.set_label_colour(plot.titleLabel, "#1b9e77")
+    plot.setTitle("a title", size="10pt")  # as set_title does: a size, no colour
+    assert "#1b9e77" in plot.titleLabel.item.toHtml().lower()
+
+
+def test_12_a_view_box_hangs_its_contents_from_a_group_in_data_coordinates(qtbot):
+    widget = pg.PlotWidget()
+    qtbot.addWidget(widget)
+    view_box = widget.getPlotItem().getViewBox()
+    curve = pg.PlotCurveItem([0.0, 10.0], [0.0, 10.0])
+    view_box.addItem(curve)
+    group = pgcompat.view_box_contents(view_box)
+    assert curve.parentItem() is group
+    view_box.setRange(xRange=(0, 10), yRange=(0, 10), padding=0)
+    widget.resize(300, 200)
+    # a data point maps to the scene as the view box maps it: the group's coordinates are the data's
+    expected = view_box.mapViewToScene(pg.Point(5.0, 5.0))
+    mapped = group.mapToScene(pg.Point(5.0, 5.0))
+    assert (mapped.x(), mapped.y()) == pytest.approx((expected.x(), expected.y()))
+
+
+def test_13_an_item_draws_with_the_pens_it_keeps(qtbot):
+    # changing a kept pen changes the drawing (the theme and the export change colours and widths so)
+    widget = pg.PlotWidget(background="w")
+    qtbot.addWidget(widget)
+    widget.resize(200, 150)
+    curve = widget.plot([0.0, 1.0], [0.5, 0.5], pen=pg.mkPen("#ff0000", width=9), symbol="o",
+                        symbolPen=pg.mkPen("#00ff00"))
+    widget.show()
+    qtbot.waitExposed(widget)
+
+    def colours() -> set[str]:
+        image = widget.grab().toImage()
+        return {image.pixelColor(x, y).name() for x in range(0, image.width(), 3) for y in range(0, image.height(), 3)}
+
+    assert "#ff0000" in colours()
+    pens = [pen for item in (curve, curve.curve) for pen in pgcompat.kept_pens(item, symbol_pens=False)]
+    assert pens and all(pen.color().name() != "#00ff00" for pen in pens)  # the symbol's pen left out
+    for pen in pens:
+        pen.setColor(pg.mkColor("#0000ff"))
+    curve.curve.update()
+    qtbot.waitUntil(lambda: "#0000ff" in colours() and "#ff0000" not in colours())
+    symbol_pens = list(pgcompat.kept_pens(curve))
+    assert any(pen.color().name() == "#00ff00" for pen in symbol_pens)
+    scatter = pg.ScatterPlotItem([0.0, 1.0], [0.0, 1.0], pen=[pg.mkPen("#111111"), pg.mkPen("#222222")])
+    point_pens = {pen.color().name() for pen in pgcompat.kept_pens(scatter, point_pens=True)}
+    assert {"#111111", "#222222"} <= point_pens
+    assert not {"#111111", "#222222"} & {pen.color().name() for pen in pgcompat.kept_pens(scatter)}
+
+
+#: pyqtgraph internals that only pgcompat.py may touch (see its list): an item's ``opts`` dict, a view box's
+#: ``childGroup``, a legend's ``items`` list, the attributes of an item walked with ``vars()`` (``vars(args)`` of
+#: an argparse namespace is no pyqtgraph internal).
+INTERNALS = {
+    "opts": re.compile(r"\.opts\b"),
+    "childGroup": re.compile(r"\.childGroup\b"),
+    "legend.items": re.compile(r"legend\w*\.items\b"),
+    "vars()": re.compile(r"\bvars\((?!args\))"),
+}
+
+
+def internals_outside_pgcompat(root: Path) -> list[str]:
+    """``path:line: internal`` for every use of :data:`INTERNALS` in the sources below ``root`` but pgcompat.py."""
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        if path.name == "pgcompat.py" and path.parent.name == "plotkit":
+            continue
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            found += [f"{path.relative_to(root.parent)}:{number}: {name}"
+                      for name, pattern in INTERNALS.items() if pattern.search(line)]
+    return found
+
+
+def test_no_pyqtgraph_internal_is_used_outside_pgcompat(tmp_path):
+    import posenc_gui
+
+    package = Path(posenc_gui.__file__).parent
+    assert internals_outside_pgcompat(package) == []
+    # the scan finds each internal it looks for
+    planted = tmp_path / "posenc_gui"
+    planted.mkdir()
+    (planted / "view.py").write_text("pen = curve.opts['pen']\ngroup = box.childGroup\nfor e in self.legend.items: pass\n"
+                                     "for v in vars(item).values(): pass\nsettings = vars(args)\n", encoding="utf-8")
+    assert [entry.split(": ")[-1] for entry in internals_outside_pgcompat(planted)] == [
+        "opts", "childGroup", "legend.items", "vars()"]

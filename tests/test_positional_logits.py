@@ -8,7 +8,8 @@ import math
 import numpy as np
 import pytest
 
-from posenc_gui import export, export_cli
+from posenc_gui import export
+from posenc_gui.cli import export as export_cli
 from posenc_gui.model import (
     EncodingParams, Scheme, register, rope_frequencies, rope_rotate, t5_random_table, t5_relative_bucket, unregister,
 )

@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 
 from bert_folders import random_folder
-from posenc_gui import export_cli
-from posenc_gui.__main__ import build_parser, prepare_launch
-from posenc_gui.export_plan import build_parser as export_parser
-from posenc_gui.export_plan import plan
+from posenc_gui.cli import export as export_cli
+from posenc_gui.cli.window import build_parser, prepare_launch
+from posenc_gui.cli.plan import build_parser as export_parser
+from posenc_gui.cli.plan import plan
 from posenc_gui.views import panel_classes
 
 README = Path(__file__).resolve().parent.parent / "README.md"

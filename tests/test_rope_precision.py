@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from helpers_panels import show_panel
-from posenc_gui import export, export_cli
+from posenc_gui import export
+from posenc_gui.cli import export as export_cli
 from posenc_gui.model.core.params import EncodingParams
 from posenc_gui.model.rope import rope_frequencies
 from posenc_gui.model.rope.precision import (

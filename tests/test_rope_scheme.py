@@ -7,7 +7,8 @@ from decimal import Decimal
 import numpy as np
 import pytest
 
-from posenc_gui import export, export_cli
+from posenc_gui import export
+from posenc_gui.cli import export as export_cli
 from posenc_gui.model import SCHEMES, EncodingParams, rope_frequencies
 from posenc_gui.model.rope.data import rope_frequency_data
 from posenc_gui.views.heatmap import HeatmapPanel

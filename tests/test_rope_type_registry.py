@@ -13,9 +13,10 @@ import math
 import numpy as np
 import pytest
 
-from posenc_gui import export_cli
-from posenc_gui.__main__ import build_parser, params_from_args
-from posenc_gui.export_plan import UsageError
+from posenc_gui.cli import export as export_cli
+from posenc_gui.cli.parameters import params_from_args
+from posenc_gui.cli.window import build_parser
+from posenc_gui.cli.parameters import UsageError
 from posenc_gui.model import EncodingParams, rope_config, rope_frequencies
 from posenc_gui.model.files.gguf_file import GGUFHeader
 from posenc_gui.model.files.gguf_file import rope_config as gguf_rope_config

@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 from PySide6.QtWidgets import QCheckBox, QComboBox, QLineEdit, QSpinBox
 
-from posenc_gui.__main__ import build_parser, params_from_args
-from posenc_gui.export_plan import UsageError
+from posenc_gui.cli.parameters import params_from_args
+from posenc_gui.cli.window import build_parser
+from posenc_gui.cli.parameters import UsageError
 from posenc_gui.model import OPTION_SPECS, SCHEMES, Columns, EncodingParams, ParamSpec, Scheme, encode, register
 from posenc_gui.model import unregister
 from posenc_gui.model.analyses.scorecard import scorecard_key, scorecard_setups

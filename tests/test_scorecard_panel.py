@@ -71,7 +71,7 @@ def test_png_export_shows_the_last_column_and_row(narrow_panel):
 def test_the_exported_scorecard_fits_a_16_by_9_slide(tmp_path, qapp):
     from PySide6.QtGui import QImage
 
-    from posenc_gui import export_cli
+    from posenc_gui.cli import export as export_cli
 
     out = tmp_path / "scorecard.png"
     assert export_cli.main(["scorecard", "-o", str(out)]) == 0  # the default setup: every scheme's row

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from posenc_gui import export_cli
+from posenc_gui.cli import export as export_cli
 from posenc_gui.model import EncodingParams
 from posenc_gui.session import (MAX_DEPTH, MAX_FILE_BYTES, SESSION_FORMAT, SESSION_VERSION, Session, SessionError,
                                 read_session, session_dict, write_session)
@@ -101,8 +101,8 @@ def test_open_recent_lists_the_last_sessions_newest_first_at_most_eight(make_win
     paths = [write_json(tmp_path / f"s{index}.json", GOOD) for index in range(10)]
     for path in paths:
         assert window.open_session(path) is None
-    window._fill_recent_menu()
-    assert [action.text() for action in window.recent_menu.actions()] == paths[::-1][:8]
+    window.sessions.fill_recent_menu()
+    assert [action.text() for action in window.sessions.recent_menu.actions()] == paths[::-1][:8]
 
 
 def test_a_damaged_recent_list_in_the_settings_is_an_empty_one(make_window):

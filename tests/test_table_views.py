@@ -11,7 +11,8 @@ import pytest
 from PySide6.QtCore import QPointF
 from PySide6.QtGui import QColor
 
-from posenc_gui import export, export_cli
+from posenc_gui import export
+from posenc_gui.cli import export as export_cli
 from posenc_gui.model import EncodingParams
 from posenc_gui.model.analyses.table_spectra import IMAGE_COLUMNS, dimension_periodogram, pca_data, periodogram_data
 from posenc_gui.views import periodogram as periodogram_view

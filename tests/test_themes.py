@@ -7,9 +7,10 @@ import pytest
 from PySide6.QtGui import QColor, QKeySequence
 from PySide6.QtWidgets import QGraphicsView
 
-from posenc_gui import export, export_cli
+from posenc_gui import export
+from posenc_gui.cli import export as export_cli
 from posenc_gui.views import matrix_items
-from posenc_gui.views.plotkit import theme
+from posenc_gui.views.plotkit import pgcompat, theme
 from posenc_gui.views.registry import panel_classes
 from helpers_panels import settle_panel
 from test_export import decode_png, make_panel, pixels
@@ -248,8 +249,8 @@ def test_bad_theme_on_the_command_line_is_one_line_and_status_2(tmp_path, capsys
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--theme" in err and "sepia" in err
     assert not path.exists()
-    from posenc_gui.__main__ import build_parser
-    from posenc_gui.export_plan import UsageError
+    from posenc_gui.cli.window import build_parser
+    from posenc_gui.cli.parameters import UsageError
 
     with pytest.raises(UsageError, match="--theme.*sepia"):
         build_parser().parse_args(["--theme", "sepia"])
@@ -260,11 +261,11 @@ def test_window_theme_menu_restyles_built_panels_and_is_saved(make_window, setti
     window = make_window()
     heatmap = window.panels["heatmap"]
     canvas = _canvases(heatmap)[0]
-    window.theme_actions["dark"].trigger()
+    window.themes.theme_actions["dark"].trigger()
     assert theme.current() is theme.DARK
     assert canvas.backgroundBrush().color().name() == theme.DARK.background
     qtbot.waitUntil(lambda: window.palette().window().color().lightness() < 80)  # the Qt palette of the window too
-    window.colormap_actions[("diverging", "PuOr")].trigger()
+    window.themes.colormap_actions[("diverging", "PuOr")].trigger()
     assert "PuOr" in _shown_maps(heatmap)
     window.close()
     text = settings_path.read_text()
@@ -273,7 +274,7 @@ def test_window_theme_menu_restyles_built_panels_and_is_saved(make_window, setti
     again = make_window()  # the saved theme comes back
     assert theme.current() is theme.DARK and theme.colormap_for("diverging") == "PuOr"
     assert _canvases(again.panels["heatmap"])[0].backgroundBrush().color().name() == theme.DARK.background
-    assert again.theme_actions["dark"].isChecked()
+    assert again.themes.theme_actions["dark"].isChecked()
 
 
 def test_a_bad_saved_theme_is_ignored_and_named(make_window, settings_path):
@@ -284,7 +285,7 @@ def test_a_bad_saved_theme_is_ignored_and_named(make_window, settings_path):
     settings_path.write_text(text.replace("[General]", '[General]\ncolormaps="{\\"diverging\\": \\"jet\\"}"'))
     window = make_window()
     assert theme.current() is theme.LIGHT and theme.colormap_for("diverging") == "RdBu"
-    warning = window._settings_warning()
+    warning = window.saved_settings.warning()
     assert "theme ignored (not one of light, dark, print)" in warning
     assert "colour map 'diverging' ignored" in warning
 
@@ -292,16 +293,16 @@ def test_a_bad_saved_theme_is_ignored_and_named(make_window, settings_path):
 def test_command_line_theme_wins_over_the_saved_one(make_window):
     window = make_window(theme_name="print")
     assert theme.current() is theme.PRINT
-    assert window.theme_actions["print"].isChecked()
+    assert window.themes.theme_actions["print"].isChecked()
 
 
 def test_every_action_with_a_shortcut_is_listed_once_and_no_two_share_keys(make_window):
     window = make_window()
-    rows = window.shortcut_rows()
+    rows = window.shortcuts.rows()
     listed = {(keys, name) for keys, name, _ in rows}
     from PySide6.QtGui import QAction
 
-    from posenc_gui.mainwindow import SHORTCUTS, _action_text, _keys_text
+    from posenc_gui.window.shortcuts import SHORTCUTS, _action_text, _keys_text
 
     with_keys = [a for a in window.findChildren(QAction) if a.shortcuts()]
     assert len(with_keys) >= 10
@@ -312,7 +313,7 @@ def test_every_action_with_a_shortcut_is_listed_once_and_no_two_share_keys(make_
     assert len(every_key) == len(set(every_key)), sorted(every_key)
     # the table's entries whose actions exist have the table's keys; one without an action is not listed
     for entry in SHORTCUTS:
-        action = window.shortcut_action(entry.name)
+        action = window.shortcuts.action(entry.name)
         if action is None:
             assert entry.name == "pin_a"  # made by the A/B comparison, when it is there
             assert not any(entry.what == what for _, _, what in rows)
@@ -325,7 +326,7 @@ def test_every_action_with_a_shortcut_is_listed_once_and_no_two_share_keys(make_
 
 def test_help_lists_the_shortcuts_in_a_table(make_window, qtbot):
     window = make_window()
-    window.keyboard_shortcuts_action.trigger()
+    window.shortcuts.keyboard_shortcuts_action.trigger()
     from PySide6.QtWidgets import QDialog, QTableWidget
 
     dialog = next(w for w in window.findChildren(QDialog) if w.windowTitle() == "Keyboard shortcuts")
@@ -338,18 +339,18 @@ def test_shortcut_actions_step_the_walkthrough_switch_tabs_and_reset_zoom(make_w
     window = make_window(size=(1500, 950))
     walkthrough = window.panels["walkthrough"]
     assert walkthrough.index == -1  # the introduction
-    window.walkthrough_next_action.trigger()
-    window.walkthrough_next_action.trigger()
+    window.shortcuts.walkthrough_next_action.trigger()
+    window.shortcuts.walkthrough_next_action.trigger()
     assert walkthrough.index == 1
-    window.walkthrough_back_action.trigger()
+    window.shortcuts.walkthrough_back_action.trigger()
     assert walkthrough.index == 0
-    window.walkthrough_back_action.trigger()
-    window.walkthrough_back_action.trigger()  # nothing before the introduction
+    window.shortcuts.walkthrough_back_action.trigger()
+    window.shortcuts.walkthrough_back_action.trigger()  # nothing before the introduction
     assert walkthrough.index == -1
     # tabs: the heatmap's dock is tabbed with others; the next tab is another panel, and back returns
     window.raise_panel("heatmap")
     qtbot.waitUntil(lambda: window.panels["heatmap"].on_screen())
-    window._use_tracker.last = "heatmap"
+    window.use_tracker.last = "heatmap"
     shown = window.switch_tab(+1)
     assert shown is not None and shown != "heatmap"
     assert window.switch_tab(-1) == "heatmap"
@@ -392,12 +393,12 @@ def _light_colours_left(panel) -> list[str]:
                 continue
             if isinstance(item, pg.LabelItem):
                 check("LabelItem", item.text)
-                check("LabelItem colour", str(item.opts.get("color")))
+                check("LabelItem colour", str(pgcompat.item_option(item, "color")))
             elif isinstance(item, pg.TextItem):
                 check("TextItem", item.color.name())
             elif isinstance(item, matrix_items.RichText):
                 check("RichText", item._document.toHtml())
-            for pen in theme._pens_of(item):
+            for pen in pgcompat.kept_pens(item, symbol_pens=False):
                 check(f"pen of {type(item).__name__}", pen.color().name())
     return found
 

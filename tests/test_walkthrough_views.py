@@ -332,7 +332,7 @@ def _inside(item, plot):
 
 
 def test_decade_ticks_label_at_most_a_few_decades():
-    from posenc_gui.views.spectrum import MAX_DECADE_LABELS, decade_ticks
+    from posenc_gui.views.plotkit.ticks import MAX_DECADE_LABELS, decade_ticks
 
     major, minor = decade_ticks(-3.3, 5.3)  # nine decades, as the four-term plot spans
     labelled = [value for value, text in major if text]
@@ -475,7 +475,8 @@ def test_spectrum_with_thousands_of_components_draws_lines_and_long_log_axes_ski
         qtbot, state, compute):
     # 8192 markers (all-sine at d = 8192) took 30–140 ms of the GUI thread per update, and the
     # 2…9 ticks of a 6-decade axis (each also a grid line) another 25 ms per repaint.
-    from posenc_gui.views.spectrum import MAX_MARKERS, decade_ticks
+    from posenc_gui.views.plotkit import decade_ticks
+    from posenc_gui.views.spectrum import MAX_MARKERS
 
     panel = SpectrumPanel(state, compute)
     settle(qtbot, panel, compute)

@@ -124,20 +124,6 @@ def _export_mode(widget: QWidget, antialias: bool = True) -> Iterator[None]:
             view.setCacheMode(cache)
 
 
-def _pens_of(item: Any) -> Iterator[Any]:
-    """The QPen objects an item keeps (attributes, option dicts, per-point pens)."""
-    from PySide6.QtGui import QPen
-
-    for value in list(vars(item).values()):
-        if isinstance(value, QPen):
-            yield value
-        elif isinstance(value, dict):
-            yield from (v for v in value.values() if isinstance(v, QPen))
-    data = getattr(item, "data", None)
-    if isinstance(data, np.ndarray) and data.dtype.names and "pen" in data.dtype.names:
-        yield from (v for v in data["pen"] if isinstance(v, QPen))
-
-
 @contextmanager
 def _scaled_cosmetic_pens(widget: QWidget, factor: float) -> Iterator[None]:
     """Widen cosmetic pens by ``factor`` so lines keep their on-screen weight in a scaled PNG (and the print
@@ -164,7 +150,7 @@ def _scaled_cosmetic_pens(widget: QWidget, factor: float) -> Iterator[None]:
                     wider = type(pen)(pen)
                     wider.setWidthF(max(pen.widthF(), 1.0) * factor)
                     item.setPen(wider)
-            for pen in _pens_of(item):
+            for pen in pgcompat.kept_pens(item, point_pens=True):
                 if id(pen) not in changed and pen.isCosmetic() and pen.style() != Qt.PenStyle.NoPen:
                     changed[id(pen)] = (pen, pen.widthF())
                     pen.setWidthF(max(pen.widthF(), 1.0) * factor)
@@ -366,7 +352,7 @@ def _add_markers(clips: list[tuple[Any, QRectF]]) -> list[tuple[_ClipMarker, _Cl
         cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
         w, h = abs(x1 - x0) * 1e-3 or 1e-3, abs(y1 - y0) * 1e-3 or 1e-3
         small = QRectF(cx - w / 2, cy - h / 2, w, h)
-        group = view_box.childGroup
+        group = pgcompat.view_box_contents(view_box)
         start = _ClipMarker(2 * index + 1, group, small, -1e300)
         end = _ClipMarker(2 * index + 2, group, small, 1e300)
         markers.append((start, end, rect))

@@ -15,10 +15,9 @@ from ..model.panels.panel_data import AdditionData, addition_data
 from .base import EmbeddingScalePanel
 from .labels import plain_text
 from .plotkit import (
-    BLUE, FOREGROUND, GREEN, ORANGE, PINK, add_canvas_title, add_plot, prepare_for_paint,
+    BLUE, FOREGROUND, GREEN, ORANGE, PINK, add_canvas_title, add_plot, decade_ticks, prepare_for_paint,
     set_axis_label, set_canvas_title, set_ticks, snap_log_span,
 )
-from .spectrum import decade_ticks
 
 TERM_COLOURS = {"e·e": BLUE, "e·p": GREEN, "p·e": PINK, "p·p": ORANGE}
 TERM_STYLES = {"p·e": Qt.PenStyle.DashLine}

@@ -33,6 +33,7 @@ from ..model.analyses.compare import COMPARE_MODES as MODES, DEFAULT_COMPARE_MOD
 from ..state import AppState
 from .labels import MESSAGE_COLOURS, WrappedLabelHolder
 from .plotkit import DIVERGING, FOREGROUND, MatrixPlot, new_layout_widget
+from .plotkit.pgcompat import item_option
 from .plotkit.theme import current as current_theme, restyle, window_palette
 
 if TYPE_CHECKING:
@@ -330,7 +331,7 @@ class ComparedPanel(QWidget):
             # of the same kind, so it lands where A's curve does
             curves = [item for item in a_plot.listDataItems() if isinstance(item, (pg.PlotDataItem, pg.PlotCurveItem))]
             for item_index, item in enumerate(curves):
-                pen = item.opts.get("pen")
+                pen = item_option(item, "pen")
                 if pen is None or item.xData is None or pg.mkPen(pen).style() == Qt.PenStyle.NoPen:
                     continue
                 key = (plot_index, item_index)
@@ -345,8 +346,8 @@ class ComparedPanel(QWidget):
                     self.overlays[key] = mirror
                 # a step curve (stepMode "center": the x of its n + 1 edges) is copied as steps: without the mode
                 # pyqtgraph reads n + 1 x values for n y values as an error, in every paint
-                mirror.setData(item.xData, item.yData, connect=item.opts.get("connect", "all"),
-                               stepMode=item.opts.get("stepMode"))
+                mirror.setData(item.xData, item.yData, connect=item_option(item, "connect", "all"),
+                               stepMode=item_option(item, "stepMode"))
                 mirror.setVisible(item.isVisible())
         for key, mirror in self.overlays.items():
             if key not in seen:

@@ -1,32 +1,31 @@
-"""Decoder: a real Llama-family decoder's attention, every layer and head, in five views.
+"""Decoder: a real Llama-family decoder's attention, every layer and head, in six views.
 
-The model is the one opened in the window (File ▸ Open model…, a drop) or
+The model is the one opened in the window (File ▸ Open model…, a drop, ``--model PATH``) or
 picked with the panel's Model… button (``--decoder PATH`` on the command
 line). The text is traced in the worker (:func:`~posenc_gui.model.decoder.view_data.trace_text`):
-progress shows under the text, a newer request cancels the one running (its
-progress file gets a ``.cancel`` beside it) and wins. Changing the layer or
-head only redraws; frequency use and what-if ask the worker for their own numbers.
+its progress comes back through the compute service's progress channel and shows under the
+text; a newer request of the same kind stops the one running (its ``progress`` returns False)
+and wins. Changing the layer or head only redraws; frequency use, what-if and the permutation
+demo ask the worker for their own numbers.
 """
 
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
-import weakref
 from typing import Any
 
-from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import (QComboBox, QDoubleSpinBox, QHBoxLayout, QLabel, QLineEdit, QProgressBar, QPushButton,
                                QSpinBox, QStackedWidget, QWidget)
 
 from ..compute import ModelJob
-from ..model.decoder.view_data import (DecoderRun, TraceCancelled, frequency_use, one_layer, read_progress,
-                                       trace_text)
+from ..model.decoder.orderings import DEFAULT_ORDERINGS, trace_orderings
+from ..model.decoder.view_data import DecoderRun, TraceCancelled, frequency_use, one_layer, trace_text
 from ..model.files.model_setup import one_line
 from . import model_open
 from .base import Panel
-from .decoder_figures import FIGURES, DecoderFigure, FrequencyFigure, WhatIfFigure
+from .decoder_figures import FIGURES as _FIGURES
+from .decoder_figures import DecoderFigure, FrequencyFigure, WhatIfFigure
+from .decoder_permutation import PermutationFigure
 from .labels import StatusText
 from .registry import DockPlacement, PanelOption
 
@@ -34,11 +33,13 @@ NO_MODEL = ("Open a Llama-family model (Hugging Face folder or GGUF) with File �
             "the Model… button: this panel traces its attention, every layer and head.")
 DEFAULT_TEXT = "The cat sat on the mat. The cat sat on the mat."
 #: The views, by the name ``--view`` takes.
-VIEW_NAMES = {"head": 0, "offset": 1, "model": 2, "frequency": 3, "what-if": 4}
+VIEW_NAMES = {"head": 0, "offset": 1, "model": 2, "frequency": 3, "what-if": 4, "permutation": 5}
+#: The views' figures, in :data:`VIEW_NAMES`' order.
+FIGURES = (*_FIGURES, PermutationFigure)
+#: Figures drawn from numbers the worker computes for them (beside the panel's trace).
+_OWN_DATA = (FrequencyFigure, WhatIfFigure, PermutationFigure)
 #: The what-if's scaling methods (Hugging Face rope_type), "" for the model's own.
 SCALINGS = ("", "linear", "dynamic", "yarn")
-#: How often the progress of a running trace is read (ms).
-PROGRESS_MS = 100
 
 
 def _non_negative(name: str, value: object) -> int:
@@ -48,13 +49,13 @@ def _non_negative(name: str, value: object) -> int:
 
 
 class DecoderPanel(Panel):
-    """A decoder's attention: head view, attention by offset, model view, frequency use, what-if."""
+    """A decoder's attention: head view, attention by offset, model view, frequency use, what-if, permutation."""
 
     panel_id = "decoder"
     title = "Decoder"
     requires = frozenset()
     dock = DockPlacement("right", shown=False)
-    model_functions = (trace_text, frequency_use)
+    model_functions = (trace_text, frequency_use, trace_orderings)
     comparable = False
     in_handout = False
     cli_options = (
@@ -72,6 +73,9 @@ class DecoderPanel(Panel):
         PanelOption("--gap-token", "the what-if's gap: positions move up from this token on", type=int, metavar="I",
                     example=1),
         PanelOption("--gap-size", "the what-if's gap: by this many positions", type=int, metavar="G", example=10),
+        PanelOption("--ordering-a", "the permutation view's first text", metavar="TEXT", example="a b"),
+        PanelOption("--ordering-b", "the permutation view's second text: the first's words in another order",
+                    metavar="TEXT", example="b a"),
     )
     help_text = (
         "A real decoder (Llama, Mistral, Qwen2 and SmolLM families) run in NumPy on your text, as Hugging Face "
@@ -82,7 +86,9 @@ class DecoderPanel(Panel):
         "positional and sink heads marked (definitions under the figure). <b>Frequency use</b>: each rotary "
         "pair's term of the last token's logits against the offset, the pairs' norms in q and k and their "
         "wavelengths (Barbero et al. 2024). <b>What-if</b>: the head with another RoPE set-up or a gap in the "
-        "positions, against the model's own."
+        "positions, against the model's own. <b>Permutation</b>: a text and its words reordered (“The dog bites "
+        "the man.” / “The man bites the dog.”) through the same head, aligned by token: what the causal mask and RoPE "
+        "change, in numbers."
     )
 
     def __init__(self, state, compute, parent: QWidget | None = None) -> None:
@@ -120,6 +126,8 @@ class DecoderPanel(Panel):
         self.body.addWidget(self.progress)
         self.what_if_row = self._what_if_controls()
         self.body.addWidget(self.what_if_row)
+        self.orderings_row = self._ordering_controls()
+        self.body.addWidget(self.orderings_row)
         self.stack = QStackedWidget(self)
         self.figures: list[DecoderFigure] = []
         for figure_class in FIGURES:
@@ -135,13 +143,8 @@ class DecoderPanel(Panel):
         self._extra_key: tuple | None = None
         self._extra: Any = None
         self._wanted: tuple[int | None, int | None] = (None, None)
-        self._folder: str | None = None  # the requests' progress files, made on the first request
-        self._requests = 0
-        #: The progress file of the running request of each kind ("trace", "extra").
-        self._running: dict[str, str] = {}
-        self._progress_timer = QTimer(self)
-        self._progress_timer.setInterval(PROGRESS_MS)
-        self._progress_timer.timeout.connect(self._poll_progress)
+        #: The kinds of request ("trace", "extra") running, and the layers each has done (done, total).
+        self._running: dict[str, tuple[int, int] | None] = {}
         state.modelOpened.connect(self._model_opened)
         self._view_chosen(0)
         self.schedule_update()  # a model opened before the panel was built (the window builds docks as needed)
@@ -180,6 +183,19 @@ class DecoderPanel(Panel):
         layout.addStretch(1)
         return row
 
+    def _ordering_controls(self) -> QWidget:
+        row = QWidget(self)
+        layout = QHBoxLayout(row)
+        layout.setContentsMargins(0, 0, 0, 0)
+        self.ordering_edits = (QLineEdit(DEFAULT_ORDERINGS[0], row), QLineEdit(DEFAULT_ORDERINGS[1], row))
+        layout.addWidget(QLabel("A:", row))
+        layout.addWidget(self.ordering_edits[0], 1)
+        layout.addWidget(QLabel("B (A's words reordered):", row))
+        layout.addWidget(self.ordering_edits[1], 1)
+        for edit in self.ordering_edits:
+            edit.editingFinished.connect(self._redraw)
+        return row
+
     # --------------------------------------------------------------- the model
     def model_path(self) -> str | None:
         """The decoder traced: the one picked with Model… (or ``--decoder``), else the model opened in the window."""
@@ -212,46 +228,43 @@ class DecoderPanel(Panel):
         if self.run is not None and (self.run.path, self.run.text) == (path, text):
             self._redraw()
             return
-        progress_path = self._new_progress_path("trace")
-        self.compute.submit((self, "trace"), ModelJob(trace_text, (path, text, None, None, None, progress_path)),
-                            self._traced, self._failed)
+        self._submit("trace", ModelJob(trace_text, (path, text)), self._traced, self._failed)
 
-    def _new_progress_path(self, kind: str) -> str:
-        """A fresh progress file for a request of ``kind``; the running one of that kind is told to stop."""
-        self._cancel_running(kind)
-        if self._folder is None:
-            self._folder = tempfile.mkdtemp(prefix="posenc-decoder-")
-            weakref.finalize(self, shutil.rmtree, self._folder, True)
-        self._requests += 1
-        self._running[kind] = os.path.join(self._folder, f"{kind}-{self._requests}")
-        self.progress.setRange(0, 0)
-        self.progress.show()
-        self._progress_timer.start()
-        return self._running[kind]
+    def _submit(self, kind: str, job: ModelJob, on_result, on_error, reports_progress: bool = True) -> None:
+        """Send a request of ``kind`` ("trace", "extra") to the worker, its progress (if its function
+        ``reports_progress``) shown under the text; it supersedes (and stops) the running one of that kind."""
+        self._running[kind] = None
+        self._show_progress()
+        on_progress = (lambda done, total: self._progressed(kind, done, total)) if reports_progress else None
+        self.compute.submit((self, kind), job, on_result, on_error, on_progress=on_progress)
 
-    def _cancel_running(self, kind: str) -> None:
-        """Write the ``.cancel`` file of the running request of ``kind``: the trace stops after its layer."""
-        path = self._running.pop(kind, None)
-        if path is not None:
-            try:
-                with open(path + ".cancel", "w", encoding="ascii"):
-                    pass
-            except OSError:
-                pass  # the temporary folder is gone: the request's result is dropped anyway
+    def _progressed(self, kind: str, done: int, total: int) -> None:
+        if kind in self._running:
+            self._running[kind] = (done, total)
+            self._show_progress()
 
-    def _poll_progress(self) -> None:
+    def _show_progress(self) -> None:
+        """The progress bar: the trace's layers done (else the other request's), hidden when none runs."""
         if not self._running:
-            self._progress_timer.stop()
             self.progress.hide()
             return
-        done = read_progress(self._running.get("trace") or next(iter(self._running.values())))
-        if done is not None:
+        done = self._running.get("trace", self._running.get("extra"))
+        if done is None:
+            self.progress.setRange(0, 0)  # started, no layer done yet
+        else:
             self.progress.setRange(0, done[1])
             self.progress.setValue(done[0])
+        self.progress.show()
+
+    def progress_shown(self) -> tuple[int, int] | None:
+        """The (done, total) the progress bar shows, None while it is hidden or has no layer yet."""
+        if self.progress.isHidden() or self.progress.maximum() == 0:
+            return None
+        return self.progress.value(), self.progress.maximum()
 
     def _finished_request(self, kind: str) -> None:
         self._running.pop(kind, None)
-        self._poll_progress()
+        self._show_progress()
 
     def _traced(self, run: DecoderRun) -> None:
         self._finished_request("trace")
@@ -286,6 +299,7 @@ class DecoderPanel(Panel):
     def _view_chosen(self, index: int) -> None:
         self.stack.setCurrentIndex(index)
         self.what_if_row.setVisible(isinstance(self.figures[index], WhatIfFigure))
+        self.orderings_row.setVisible(isinstance(self.figures[index], PermutationFigure))
         self._redraw()
 
     def what_if(self) -> tuple[dict | None, tuple[int, int] | None]:
@@ -307,7 +321,7 @@ class DecoderPanel(Panel):
         figure = self.current_figure()
         layer, head = self.layer_spin.value(), self.head_spin.value()
         extra = None
-        if isinstance(figure, (FrequencyFigure, WhatIfFigure)):
+        if isinstance(figure, _OWN_DATA):
             key = self._extra_request_key(figure, layer, head)
             if key != self._extra_key:
                 self._request_extra(figure, key, layer, head)
@@ -321,6 +335,8 @@ class DecoderPanel(Panel):
     def _extra_request_key(self, figure: DecoderFigure, layer: int, head: int) -> tuple:
         if isinstance(figure, FrequencyFigure):
             return ("frequency", id(self.run), layer, head)
+        if isinstance(figure, PermutationFigure):
+            return ("permutation", self.run.path, *(edit.text() for edit in self.ordering_edits))
         rope, gap = self.what_if()
         return ("what-if", id(self.run), layer, repr(rope), gap)
 
@@ -329,6 +345,8 @@ class DecoderPanel(Panel):
         self._extra_key, self._extra = key, None
         if isinstance(figure, FrequencyFigure):
             job = ModelJob(frequency_use, (one_layer(run.trace, layer), layer, head))  # pickled here: one layer
+        elif isinstance(figure, PermutationFigure):
+            job = ModelJob(trace_orderings, key[1:])
         else:
             rope, gap = self.what_if()
             if rope is None and gap is None:
@@ -337,17 +355,15 @@ class DecoderPanel(Panel):
                 job = None
                 self._extra = run
             else:
-                job = ModelJob(trace_text, (run.path, run.text, [layer], rope, gap,
-                                            self._new_progress_path("extra")))
+                job = ModelJob(trace_text, (run.path, run.text, [layer], rope, gap))
         if job is not None:
-            self.compute.submit((self, "extra"), job, lambda result: self._extra_ready(key, result),
-                                lambda error: self._extra_failed(key, error))
+            self._submit("extra", job, lambda result: self._extra_ready(key, result),
+                         lambda error: self._extra_failed(key, error), job.function is not frequency_use)
         else:
             self._redraw()
 
     def _extra_ready(self, key: tuple, result: Any) -> None:
-        if isinstance(result, DecoderRun):
-            self._finished_request("extra")
+        self._finished_request("extra")
         if key == self._extra_key:
             self._extra = result
             self.show_message("")
@@ -375,8 +391,9 @@ class DecoderPanel(Panel):
         return {"arrays": dict(figure.arrays), "meta": dict(figure.meta)}
 
     def apply_options(self, **values: Any) -> None:
-        """Set ``decoder``, ``text``, ``layer``, ``decoder_head``, ``view`` and the what-if (``what_if_theta``,
-        ``what_if_scaling``, ``what_if_factor``, ``gap_token``, ``gap_size``); ValueError naming a bad one."""
+        """Set ``decoder``, ``text``, ``layer``, ``decoder_head``, ``view``, the what-if (``what_if_theta``,
+        ``what_if_scaling``, ``what_if_factor``, ``gap_token``, ``gap_size``) and the permutation view's texts
+        (``ordering_a``, ``ordering_b``); ValueError naming a bad one."""
         known = {option.dest for option in self.cli_options}
         unknown = sorted(set(values) - known)
         if unknown:
@@ -398,10 +415,15 @@ class DecoderPanel(Panel):
                     spin.setValue(value)
         if "text" in values:
             self.text_edit.setText(str(values["text"]))
+        for name, edit in zip(("ordering_a", "ordering_b"), self.ordering_edits):
+            if name in values:
+                edit.setText(str(values[name]))
         if "decoder" in values:
             self._picked = model_open.model_location(os.fspath(values["decoder"]))
         if {"text", "decoder"} & set(values):
             self.schedule_update()
+        elif {"ordering_a", "ordering_b"} & set(values):
+            self._redraw()
 
     def _apply_what_if(self, values: dict[str, Any]) -> None:
         if "what_if_scaling" in values:
@@ -422,7 +444,8 @@ class DecoderPanel(Panel):
         names = {index: name for name, index in VIEW_NAMES.items()}
         options = {"text": self.text_edit.text(), "layer": self.layer_spin.value(),
                    "decoder_head": self.head_spin.value(),
-                   "view": names[self.view_combo.currentIndex()]}
+                   "view": names[self.view_combo.currentIndex()],
+                   "ordering_a": self.ordering_edits[0].text(), "ordering_b": self.ordering_edits[1].text()}
         if self._picked:
             options["decoder"] = self._picked
         return options

@@ -56,7 +56,7 @@ from ..export import (
     suggested_name,
 )
 
-from ..export_cli import StillComputing, until_drawn
+from ..export.readiness import StillComputing, until_drawn
 from .base import MESSAGE_STYLES
 from .plotkit.theme import THEME_NAMES, current as current_theme, themed_text
 from .registry import panel_class

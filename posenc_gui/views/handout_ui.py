@@ -11,7 +11,7 @@ from PySide6.QtCore import Qt
 
 from ..export import ExportError
 from ..export.handout import DEFAULT_PAGE, Handout
-from ..export_cli import StillComputing
+from ..export.readiness import StillComputing
 from .export_ui import THEME_LABELS, _Busy, _ready, last_folder, show_error
 from .plotkit.theme import THEME_NAMES, current as current_theme
 from .registry import panel_classes

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 
 class PanelMap(Protocol):
-    """The window's panels by id, each built on first access (:class:`posenc_gui.mainwindow.LazyPanels`)."""
+    """The window's panels by id, each built on first access (:class:`posenc_gui.window.panels.LazyPanels`)."""
 
     def __getitem__(self, panel_id: str) -> Panel: ...
     def __contains__(self, panel_id: object) -> bool: ...

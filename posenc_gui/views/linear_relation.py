@@ -18,10 +18,9 @@ from .base import Panel
 from .registry import PanelOption
 from .labels import HoverReadout, StatusText, counted
 from .plotkit import (
-    BLUE, FOREGROUND, MAX_DOTS, MatrixPlot, ORANGE, add_legend_below, new_layout_widget, prepare_for_paint,
-    set_axis_label, set_title, set_y_range, show_grid, style_plot,
+    BLUE, FOREGROUND, MAX_DOTS, MatrixPlot, ORANGE, add_legend_below, decade_label, decade_step, new_layout_widget,
+    prepare_for_paint, set_axis_label, set_integer_ticks, set_title, set_y_range, show_grid, style_plot,
 )
-from .spectrum import decade_label, decade_step, set_integer_ticks
 
 #: Offsets the spin box allows.
 MAX_K = 1_000_000

@@ -7,8 +7,7 @@ import math
 import pyqtgraph as pg
 
 from ..model import Scheme
-from .plotkit import add_plot, set_ticks
-from .spectrum import decade_ticks
+from .plotkit import add_plot, decade_ticks, set_ticks
 
 #: Labelled decades on a log distance axis (side by side, not stacked).
 DISTANCE_DECADE_LABELS = 7

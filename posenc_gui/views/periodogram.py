@@ -19,12 +19,11 @@ from ..model.analyses.table_spectra import (
 from .base import Panel
 from .cursor import CursorAxis
 from .plotkit import (
-    BLUE, FOREGROUND, GREEN, CompactAxisItem, LegendBelow, MatrixPlot, NO_PEN, ORANGE, add_canvas_title,
-    prepare_for_paint, set_canvas_title, set_ticks, set_title, shared_brush, show_grid,
+    BLUE, CompactAxisItem, FOREGROUND, GREEN, LegendBelow, MatrixPlot, NO_PEN, ORANGE, add_canvas_title,
+    decade_label, decade_ticks, prepare_for_paint, set_canvas_title, set_ticks, set_title, shared_brush, show_grid,
     style_axis, style_plot,
 )
 from .registry import PanelOption
-from .spectrum import decade_label, decade_ticks
 
 #: Colour levels of the image: log₁₀ of the share of a dimension's power, 10⁻⁶ … 1.
 LEVELS = (-6.0, 0.0)

@@ -29,11 +29,10 @@ from .logit_axes import linear_distance, profile_plot, set_distance_axis
 from .logit_summary import profile_summary
 from .logit_table import PropertiesTable
 from .plotkit import (
-    BLUE, FOREGROUND, GREEN, ORANGE, PALETTE, PINK, MatrixPlot, add_canvas_title, fit_y_range,
+    BLUE, FOREGROUND, GREEN, MatrixPlot, ORANGE, PALETTE, PINK, add_canvas_title, decade_ticks, fit_y_range,
     prepare_for_paint, set_axis_label, set_canvas_title, set_ticks, snap_log_span,
 )
 from .registry import PanelOption
-from .spectrum import decade_ticks
 
 GREY = "#555555"
 VECTOR_LABELS = {"ones": "q = k = 1", "random": "random q, k (seed 0)"}

@@ -14,10 +14,9 @@ from ..model.analyses.analysis import MAX_OFFSETS
 from ..model.panels.panel_data import RelativeData, relative_data
 from .base import Panel
 from .plotkit import (
-    FOREGROUND, ORANGE, PALETTE, add_canvas_title, add_legend_below, fit_y_range, nice_bounds,
-    prepare_for_paint, set_canvas_title, set_y_range, show_grid, style_plot,
+    FOREGROUND, ORANGE, PALETTE, add_canvas_title, add_legend_below, fit_y_range, nice_bounds, prepare_for_paint,
+    set_canvas_title, set_integer_ticks, set_y_range, show_grid, style_plot,
 )
-from .spectrum import set_integer_ticks
 
 MAX_REFERENCES = len(PALETTE)  # one palette colour per reference position
 

@@ -12,11 +12,10 @@ from PySide6.QtWidgets import QWidget
 from ..model.rope.context import ContextExtensionData, context_methods, MethodContext, context_extension_data
 from .base import RopeOnlyPanel
 from .plotkit import (
-    BLUE, FOREGROUND, NO_PEN, ORANGE, LegendBelow, add_canvas_title, prepare_for_paint,
-    nice_bounds, set_axis_label, set_canvas_title, set_title, shared_brush, show_grid, snap_log_span, style_plot,
+    BLUE, FOREGROUND, LegendBelow, NO_PEN, ORANGE, add_canvas_title, nice_bounds, prepare_for_paint, set_axis_label,
+    set_canvas_title, set_integer_ticks, set_title, shared_brush, show_grid, snap_log_span, style_plot,
 )
 from .plotkit.theme import themed
-from .spectrum import set_integer_ticks
 
 #: The trained range's end (drawn wider than the used range, which may lie on it) and the line of one turn (2π).
 GREY = "#666666"

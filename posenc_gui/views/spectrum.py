@@ -15,8 +15,8 @@ from ..model.analyses.spectrum import CATEGORIES, Spectrum, spectrum
 from .base import Panel
 from .cursor import CursorAxis
 from .plotkit import (
-    BLUE, FOREGROUND, GREEN, ORANGE, add_canvas_title, cache_text, nice_bounds,
-    prepare_for_paint, set_axis_label, set_canvas_title, set_ticks, show_grid, snap_log_span, style_plot,
+    BLUE, FOREGROUND, GREEN, ORANGE, add_canvas_title, cache_text, decade_ticks, nice_bounds, prepare_for_paint,
+    set_axis_label, set_canvas_title, set_integer_ticks, set_ticks, show_grid, snap_log_span, style_plot,
 )
 from .plotkit.theme import themed_text
 
@@ -44,78 +44,6 @@ def _log_span(low: float, high: float, minimum: float = 2.0) -> tuple[float, flo
         middle = (low + high) / 2
         low, high = middle - minimum / 2, middle + minimum / 2
     return low, high
-
-
-_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
-
-
-#: A log axis labels at most this many decades (a short plot spanning ten decades
-#: would otherwise stack its labels on top of each other).
-MAX_DECADE_LABELS = 5
-#: The 2…9 ticks inside each decade only while the axis spans at most this many decades: each
-#: tick is also a grid line, and 8 per decade over many decades make every repaint slow.
-MAX_MINOR_DECADES = 3
-#: Label every 1st, 2nd, 3rd, 5th or 10th decade …
-_DECADE_STEPS = (1, 2, 3, 5, 10, 20, 50, 100)
-
-
-def decade_label(k: int) -> str:
-    """The label of 10^k: ``0.01`` … ``1000`` written out, ``10⁴``, ``10⁻³`` beyond."""
-    return f"{10.0 ** k:g}" if -2 <= k <= 3 else f"10{str(k).translate(_SUPERSCRIPT)}"
-
-
-def decade_step(decades: int, max_labels: int) -> int:
-    """Label every ``step``-th of ``decades`` decades (1, 2, 3, 5, 10, …) so that at most ``max_labels`` get one."""
-    return next((s for s in _DECADE_STEPS if decades <= s * max(int(max_labels), 1)), _DECADE_STEPS[-1])
-
-
-def decade_ticks(low: float, high: float, max_labels: int = MAX_DECADE_LABELS) -> list[list[tuple[float, str]]]:
-    """Ticks for a log10 axis over ``[low, high]``: labelled decades, unlabelled ones, 2…9 in between.
-
-    When more than ``max_labels`` decades fall in the range, only every 2nd,
-    3rd, 5th, … decade (multiples of the step, so 1 stays labelled) gets a
-    label; the others keep an unlabelled tick. The 2…9 ticks appear only on
-    short axes (at most :data:`MAX_MINOR_DECADES` decades).
-    """
-    decades = [k for k in range(math.floor(low), math.ceil(high) + 1) if low <= k <= high]
-    step = decade_step(len(decades), max_labels)
-    major, minor = [], []
-    for k in range(math.floor(low), math.ceil(high) + 1):
-        if low <= k <= high:
-            if k % step == 0:
-                major.append((float(k), decade_label(k)))
-            else:
-                minor.append((float(k), ""))
-        if len(decades) <= MAX_MINOR_DECADES:
-            for m in range(2, 10):
-                value = k + math.log10(m)
-                if low <= value <= high:
-                    minor.append((value, ""))
-    return [major, minor]
-
-
-#: Up to this many integer indices on an axis, ticks are put on integers (auto ticks would
-#: label 0.5, 1.5, … between a handful of components or dimensions).
-MAX_INTEGER_AXIS = 50
-
-
-def integer_ticks(first: int, last: int, max_labels: int = 12) -> list[list[tuple[float, str]]] | None:
-    """Ticks on the integers ``first … last`` (every 1st, 2nd, 5th, … so at most ``max_labels``).
-
-    Returns None (let the axis choose) when the range holds more than
-    :data:`MAX_INTEGER_AXIS` integers.
-    """
-    count = last - first + 1
-    if count > MAX_INTEGER_AXIS:
-        return None
-    step = next(s for s in (1, 2, 5, 10, 20, 50) if count <= s * max(int(max_labels), 1))
-    start = -(-first // step) * step
-    return [[(float(i), f"{i:,}") for i in range(start, last + 1, step)], []]
-
-
-def set_integer_ticks(axis: pg.AxisItem, first: int, last: int) -> None:
-    """Integer ticks on ``axis`` for a short range, the axis's own ticks otherwise."""
-    set_ticks(axis, integer_ticks(first, last))
 
 
 class SpectrumPanel(Panel):

@@ -26,9 +26,8 @@ from .base import Panel
 from .cursor import CursorAxis
 from .plotkit import (
     BLUE, MAX_DOTS, ORANGE, add_canvas_title, new_layout_widget, nice_bounds, prepare_for_paint, set_canvas_title,
-    set_title, set_y_range, show_grid, style_plot,
+    set_integer_ticks, set_title, set_y_range, show_grid, style_plot,
 )
-from .spectrum import set_integer_ticks
 
 #: Title of the upper plot; at large N, which positions were compared is added.
 DISTANCE_TITLE = "min over q ≠ p of ‖PE(p) − PE(q)‖"

@@ -22,6 +22,7 @@ from .plotkit import (
     FOREGROUND, PALETTE, add_legend_below, fit_y_range, new_layout_widget, set_title, show_grid, style_plot,
     view_pixels,
 )
+from .plotkit.pgcompat import item_option, legend_entries
 
 CURVE_WIDTH = 2
 #: Curves with fewer samples (pixels) per period than this are drawn 1 px wide.
@@ -250,7 +251,7 @@ class WaveformsPanel(TableOrAnglesPanel):
             self._rebuild_items(names, len(data.dims))
         else:
             relaid = False
-            for (_, label), name, old in zip(self.legend.items, names, self._legend_names):
+            for (_, label), name, old in zip(legend_entries(self.legend), names, self._legend_names):
                 if name != old:
                     label.setText(name)
                     relaid = True
@@ -274,7 +275,8 @@ class WaveformsPanel(TableOrAnglesPanel):
                 dense = data.wavelength[j] < DENSE_SAMPLES_PER_PERIOD * data.curve_step
                 width = 1 if dense else CURVE_WIDTH
                 colour = QColor(PALETTE[j % len(PALETTE)])
-                if curve.opts["pen"].widthF() != width or curve.opts["pen"].color() != colour:
+                pen = item_option(curve, "pen")
+                if pen.widthF() != width or pen.color() != colour:
                     curve.setPen(pg.mkPen(PALETTE[j % len(PALETTE)], width=width))
                 curve.setData(data.curve_x, data.curve_y[:, j])
                 band.hide()

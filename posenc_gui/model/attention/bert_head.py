@@ -46,7 +46,7 @@ from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 
 from ..core import limits
-from ..files.model_file import MAX_JSON_BYTES, ModelFile, ModelFileError, _read_json
+from ..files.model_file import MAX_JSON_BYTES, ModelFile, ModelFileError, read_json
 from ..files.model_tables import cached_model
 from .embeddings import MAX_WORDS, _readonly
 from .head import AttentionTrace, softmax_rows
@@ -371,7 +371,7 @@ def _stderr_to_null() -> Iterator[None]:
 def _tokenizer(path: str, _version: tuple) -> Any:
     from tokenizers import Tokenizer  # the format's own reader, imported only to read one
 
-    text = json.dumps(_read_json(Path(path)))  # bounded size and nesting, UTF-8, no NaN constants
+    text = json.dumps(read_json(Path(path)))  # bounded size and nesting, UTF-8, no NaN constants
 
     def read() -> Any:
         tokenizer = Tokenizer.from_str(text)

@@ -8,7 +8,7 @@
 
 from .config import DecoderConfig
 from .pairs import PairContributions, pair_contributions
-from .trace import MAX_TOKENS, Decoder, DecoderTrace, TraceCancelled, open_decoder
+from .trace import MAX_TOKENS, Decoder, DecoderTrace, TraceCancelled, is_decoder, open_decoder
 
 __all__ = ["MAX_TOKENS", "Decoder", "DecoderConfig", "DecoderTrace", "PairContributions", "TraceCancelled",
-           "open_decoder", "pair_contributions"]
+           "is_decoder", "open_decoder", "pair_contributions"]

@@ -23,9 +23,7 @@ is one :class:`~posenc_gui.model.files.ModelFileError` or ValueError.
 from __future__ import annotations
 
 import functools
-import mmap
 import os
-import struct
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -33,7 +31,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from ..files import gguf_file
-from ..files.model_file import ModelFile, ModelFileError, _opened
+from ..files.model_file import ModelFile, ModelFileError, open_regular_file
 
 #: llama.cpp's pre-tokenizer splits by ``tokenizer.ggml.pre``; each list is applied in order, then byte-level.
 _GPT2_REGEX = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)"
@@ -204,48 +202,10 @@ def encode(tokenizer: Any, text: object, bos: int | None = None) -> list[int]:
 
 
 def read_metadata_arrays(path: Path, keys: tuple[str, ...]) -> dict[str, Any]:
-    """The GGUF metadata arrays ``keys`` of the file at ``path``, read whole: strings as a list, numbers as an array.
-
-    The walk is bounded as ``gguf_file.read_header``'s: the header's size,
-    each string's length and each array's length.
-    """
-    scalars, _, string_kind, array_kind = gguf_file._value_types()
-    found: dict[str, Any] = {}
-    with _opened(path) as stream:
-        size = stream.seek(0, 2)
+    """The GGUF metadata arrays ``keys`` of the file at ``path`` (:func:`gguf_file.read_metadata_arrays`);
+    ModelFileError naming the file when its header is not readable."""
+    with open_regular_file(path) as stream:
         try:
-            with mmap.mmap(stream.fileno(), 0, access=mmap.ACCESS_READ) as buffer:
-                cursor = gguf_file._Cursor(buffer, min(size, gguf_file.MAX_HEADER_BYTES), size)
-                cursor.take(8)  # magic and version, checked when the file was opened
-                cursor.unpack("<Q")
-                key_count = cursor.unpack("<Q")
-                if key_count > gguf_file.MAX_KEYS:
-                    raise gguf_file.GGUFFormatError(f"it claims {key_count:,} metadata keys")
-                for _ in range(key_count):
-                    key, kind = cursor.string("a metadata key"), cursor.unpack("<I")
-                    if key in keys and kind == array_kind:
-                        found[key] = _array(cursor, key, scalars, string_kind)
-                    elif kind in scalars:
-                        cursor.take(struct.calcsize(scalars[kind]))
-                    elif kind == string_kind:
-                        cursor.skip_strings(1)
-                    elif kind == array_kind:
-                        gguf_file._skip_array(cursor, key, 0)
-                    else:
-                        raise gguf_file.GGUFFormatError(f"{key} has an unknown value type {kind}")
-                    if len(found) == len(keys):
-                        break
+            return gguf_file.read_metadata_arrays(stream.fileno(), keys)
         except gguf_file.GGUFFormatError as error:
             raise ModelFileError(path, f"not a readable GGUF file: {error}") from None
-    return found
-
-
-def _array(cursor: Any, key: str, scalars: dict[int, str], string_kind: int) -> list[str] | np.ndarray:
-    element, length = gguf_file._array_start(cursor, key)
-    if element == string_kind:
-        return [cursor.string(f"an element of {key}") for _ in range(length)]
-    if element not in scalars:
-        raise gguf_file.GGUFFormatError(f"{key} is not an array of strings or numbers")
-    layout = scalars[element]
-    start = cursor.take(length * struct.calcsize(layout))
-    return np.frombuffer(cursor.buffer, np.dtype(layout), length, start).copy()

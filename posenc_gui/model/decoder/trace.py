@@ -346,6 +346,16 @@ def open_decoder(path: str | os.PathLike[str]) -> Decoder:
     return Decoder(model, decoder_config(model))
 
 
+def is_decoder(path: str | os.PathLike[str]) -> bool:
+    """Whether :func:`open_decoder` opens ``path`` (a Llama-family decoder whose headers and config are sound):
+    what ``--model PATH`` asks before the window shows the Decoder panel. Reads only what opening reads."""
+    try:
+        open_decoder(path)
+    except (ModelFileError, ValueError, OSError):
+        return False
+    return True
+
+
 # ----------------------------------------------------------------- the block
 def _rms_norm(x: np.ndarray, weight: np.ndarray, eps: float) -> np.ndarray:
     variance = np.mean(x * x, axis=-1, keepdims=True)

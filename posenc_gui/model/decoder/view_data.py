@@ -30,7 +30,7 @@ import numpy as np
 from ..core import limits
 from ..rope import rope_bands
 from .pairs import PairContributions, pair_contributions
-from .trace import DecoderTrace, TraceCancelled, open_decoder
+from .trace import DecoderTrace, Progress, TraceCancelled, open_decoder
 
 #: A head whose mean attention at one offset (keys ≥ 1) reaches this share is marked positional.
 POSITIONAL_SHARE = 0.5
@@ -171,38 +171,6 @@ def gap_positions(count: int, gap: tuple[int, int] | None) -> np.ndarray | None:
     return positions
 
 
-def _file_progress(progress_path: str | None):
-    """A trace's ``progress`` that writes "done total" to ``progress_path`` and cancels when
-    ``progress_path + ".cancel"`` exists (the window writes it for a superseded request)."""
-    if not progress_path:
-        return None
-    cancel = progress_path + ".cancel"
-
-    def progress(done: int, total: int) -> bool:
-        if os.path.exists(cancel):
-            return False
-        partial = progress_path + ".part"
-        try:
-            with open(partial, "w", encoding="ascii") as stream:
-                stream.write(f"{done} {total}")
-            os.replace(partial, progress_path)
-        except OSError:
-            pass  # progress is a courtesy: a full disk does not stop the trace
-        return True
-
-    return progress
-
-
-def read_progress(progress_path: str) -> tuple[int, int] | None:
-    """The ``(done, total)`` a trace wrote to ``progress_path`` so far (None before any, or unreadable)."""
-    try:
-        with open(progress_path, encoding="ascii") as stream:
-            done, total = (int(part) for part in stream.read(64).split())
-    except (OSError, ValueError):
-        return None
-    return (done, total) if 0 <= done <= total else None
-
-
 def describe_what_if(rope: Mapping[str, Any] | None, gap: tuple[int, int] | None) -> str:
     """A what-if in words: its RoPE keys and its gap ("" for the model's own)."""
     parts = []
@@ -219,7 +187,8 @@ def describe_what_if(rope: Mapping[str, Any] | None, gap: tuple[int, int] | None
 
 
 def trace_text(path: str, text: str, layers: object = None, rope: Mapping[str, Any] | None = None,
-               gap: tuple[int, int] | None = None, progress_path: str | None = None) -> DecoderRun:
+               gap: tuple[int, int] | None = None, progress: Progress | None = None, *,
+               max_tokens: int | None = None, name: str = "text") -> DecoderRun:
     """Open the decoder at ``path``, tokenize ``text`` and trace it (see :meth:`Decoder.trace`).
 
     Parameters
@@ -234,8 +203,13 @@ def trace_text(path: str, text: str, layers: object = None, rope: Mapping[str, A
         A RoPE what-if in Hugging Face keys (None: the model's).
     gap : (token, size) or None
         A gap in the positions (:func:`gap_positions`).
-    progress_path : str or None
-        Where progress is written and a cancel is looked for (:func:`_file_progress`).
+    progress : callable or None
+        ``progress(layers_done, layers_total)`` after each layer; False cancels (the app's worker gives it:
+        :meth:`posenc_gui.compute.ComputeService.submit`'s ``on_progress``).
+    max_tokens : int or None, keyword-only
+        Refuse a text of more tokens than this (None: as many as the layers kept allow).
+    name : str, keyword-only
+        What ``text`` is called in a message.
 
     Raises
     ------
@@ -245,20 +219,22 @@ def trace_text(path: str, text: str, layers: object = None, rope: Mapping[str, A
         The window cancelled the request.
     """
     if not isinstance(text, str) or not text.strip():
-        raise ValueError("text must hold at least one character that is not a space")
+        raise ValueError(f"{name} must hold at least one character that is not a space")
     if len(text) > MAX_TEXT_CHARS:
-        raise ValueError(f"text must hold at most {MAX_TEXT_CHARS:,} characters, got {len(text):,}")
+        raise ValueError(f"{name} must hold at most {MAX_TEXT_CHARS:,} characters, got {len(text):,}")
     decoder = open_decoder(path)
     ids = decoder.tokenize(text)
     config = decoder.config
     kept = config.num_layers if layers is None else len(np.atleast_1d(np.asarray(layers, dtype=object)))
     most = int(np.sqrt(MAX_VIEW_VALUES / max(1, kept * config.num_heads)))
+    if max_tokens is not None and len(ids) > max_tokens:
+        raise ValueError(f"{name} is {len(ids):,} tokens; at most {max_tokens:,} here (shorten it)")
     if len(ids) > most:
-        raise ValueError(f"text is {len(ids):,} tokens; {decoder.name}'s {kept} layers × {config.num_heads} heads "
+        raise ValueError(f"{name} is {len(ids):,} tokens; {decoder.name}'s {kept} layers × {config.num_heads} heads "
                          f"are traced for at most {most:,} tokens here (shorten the text)")
     positions = gap_positions(len(ids), gap)
     trace = decoder.trace(ids, layers=layers, positions=positions, rope=rope,
-                          progress=_file_progress(progress_path))
+                          progress=progress)
     rope_keys = config.rope
     max_positions = rope_keys.get("max_position_embeddings") if isinstance(rope_keys, Mapping) else None
     return DecoderRun(decoder.name, os.fspath(path), text, tuple(decoder.token_texts(ids)), decoder.config.num_layers,
@@ -316,4 +292,4 @@ def frequency_use(trace: DecoderTrace, layer: int, head: int) -> FrequencyUse:
 
 __all__ = ["MAX_TEXT_CHARS", "MAX_VIEW_VALUES", "POSITIONAL_SHARE", "SINK_SHARE", "DecoderRun", "FrequencyUse",
            "HeadSummary", "TraceCancelled", "frequency_use", "gap_positions", "head_summary", "one_layer",
-           "read_progress", "summarise", "trace_text"]
+           "summarise", "trace_text"]

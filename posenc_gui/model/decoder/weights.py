@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..files import gguf_file
-from ..files.model_file import ModelFile, ModelFileError, _opened
+from ..files.model_file import GGUFSource, ModelFile, ModelFileError, open_regular_file
 from .config import ATTENTION_ROLES, MLP_BIAS_ROLES, MLP_ROLES, DecoderConfig
 from .dequantize import dequantize_rows
 
@@ -62,8 +62,8 @@ class WeightReader:
         self.model = model
         self.config = config
         self._gguf_tensors = None
-        if model.kind == "gguf":
-            self._gguf_tensors = model._source.tensors  # name → gguf_file.GGUFTensor
+        if isinstance(model.source, GGUFSource):
+            self._gguf_tensors = model.source.tensors  # name → gguf_file.GGUFTensor
 
     def _read(self, name: str, shape: tuple[int, ...]) -> np.ndarray:
         """The tensor ``name`` as float32 of ``shape``, finite; ModelFileError naming it if not."""
@@ -74,7 +74,7 @@ class WeightReader:
             if info is None:
                 raise ModelFileError(self.model.path, f"it has no tensor named {name!r}")
             # the shape it had on opening: the reader refuses a file rewritten since; ModelFileError on any failure
-            values = self.model._source.read(name, 0, info.shape)
+            values = self.model.source.read(name, 0, info.shape)
         if values.dtype.kind != "f" and values.dtype.name != "bfloat16":
             raise ModelFileError(self.model.path, f"tensor {name} holds {values.dtype} values, not floats")
         values = np.asarray(values, dtype=np.float32).reshape(-1)
@@ -123,7 +123,7 @@ def _gguf_rows(model: ModelFile, tensor: gguf_file.GGUFTensor, rows: np.ndarray 
     row_bytes = tensor.nbytes // count if count else 0
     selected = np.arange(count) if rows is None else rows
     out = np.empty((selected.size, columns), np.float32)
-    with _opened(model.path) as stream:
+    with open_regular_file(model.path) as stream:
         if stream.seek(0, 2) < tensor.start + tensor.nbytes:
             raise ModelFileError(model.path, "it is shorter than when it was opened")
         with mmap.mmap(stream.fileno(), 0, access=mmap.ACCESS_READ) as buffer:

@@ -7,6 +7,7 @@ The names of :mod:`.model_file` (:func:`open_model`, :class:`ModelFile` …) are
 
 from .model_file import (
     FLOAT_DTYPES,
+    GGUFSource,
     Kind,
     MAX_CONFIG_BYTES,
     MAX_JSON_BYTES,
@@ -17,14 +18,20 @@ from .model_file import (
     MAX_TENSORS,
     ModelFile,
     ModelFileError,
+    folder_name,
+    open_gguf,
     open_model,
+    open_regular_file,
     Pairing,
     PICKLE_SUFFIXES,
+    read_json,
     TensorInfo,
+    TensorSource,
 )
 
 __all__ = [
     "FLOAT_DTYPES",
+    "GGUFSource",
     "Kind",
     "MAX_CONFIG_BYTES",
     "MAX_JSON_BYTES",
@@ -35,8 +42,13 @@ __all__ = [
     "MAX_TENSORS",
     "ModelFile",
     "ModelFileError",
+    "folder_name",
+    "open_gguf",
     "open_model",
+    "open_regular_file",
     "Pairing",
     "PICKLE_SUFFIXES",
+    "read_json",
     "TensorInfo",
+    "TensorSource",
 ]

@@ -305,6 +305,52 @@ def read_header(descriptor: int) -> GGUFHeader:
     return GGUFHeader(metadata, tuple(tensors))
 
 
+def read_metadata_arrays(descriptor: int, keys: tuple[str, ...]) -> dict[str, Any]:
+    """The metadata arrays ``keys`` of the GGUF file open as ``descriptor``, read whole (those :func:`read_header`
+    skips for their length, such as a vocabulary): strings as a list, numbers as an array. Keys absent or not
+    arrays are left out.
+
+    The walk is bounded as :func:`read_header`'s: the header's size, each
+    string's length and each array's length. Raises :class:`GGUFFormatError`.
+    """
+    scalars, _, string_kind, array_kind = _value_types()
+    found: dict[str, Any] = {}
+    size = os.fstat(descriptor).st_size
+    with mmap.mmap(descriptor, 0, access=mmap.ACCESS_READ) as buffer:
+        cursor = _Cursor(buffer, min(size, MAX_HEADER_BYTES), size)
+        cursor.take(8)  # magic and version, checked when the file was opened
+        cursor.unpack("<Q")
+        key_count = cursor.unpack("<Q")
+        if key_count > MAX_KEYS:
+            raise GGUFFormatError(f"it claims {key_count:,} metadata keys")
+        for _ in range(key_count):
+            key, kind = cursor.string("a metadata key"), cursor.unpack("<I")
+            if key in keys and kind == array_kind:
+                found[key] = _whole_array(cursor, key, scalars, string_kind)
+            elif kind in scalars:
+                cursor.take(struct.calcsize(scalars[kind]))
+            elif kind == string_kind:
+                cursor.skip_strings(1)
+            elif kind == array_kind:
+                _skip_array(cursor, key, 0)
+            else:
+                raise GGUFFormatError(f"{key} has an unknown value type {kind}")
+            if len(found) == len(keys):
+                break
+    return found
+
+
+def _whole_array(cursor: _Cursor, key: str, scalars: dict[int, str], string_kind: int) -> list[str] | np.ndarray:
+    element, length = _array_start(cursor, key)
+    if element == string_kind:
+        return [cursor.string(f"an element of {key}") for _ in range(length)]
+    if element not in scalars:
+        raise GGUFFormatError(f"{key} is not an array of strings or numbers")
+    layout = scalars[element]
+    start = cursor.take(length * struct.calcsize(layout))
+    return np.frombuffer(cursor.buffer, np.dtype(layout), length, start).copy()
+
+
 def read_rows(descriptor: int, tensor: GGUFTensor, first_row: int) -> np.ndarray:
     """The values of ``tensor`` in the file open as ``descriptor``, from row ``first_row`` on; only those are read.
 

@@ -425,9 +425,9 @@ def open_found_model(path: str | os.PathLike[str]) -> ModelFile:
     if config is not None:
         return _open_config(path, config)
     if _DIGEST.fullmatch(path.name) and path.parent.name == "blobs" and _starts_gguf(path):
-        from .model_file import _open_gguf  # a GGUF file whose name has no .gguf suffix
+        from .model_file import open_gguf  # a GGUF file whose name has no .gguf suffix
 
-        model = _open_gguf(path)
+        model = open_gguf(path)
         return replace(model, name=_ollama_name(path) or model.name)
     return open_model(path)
 
@@ -453,16 +453,16 @@ def _config_only(path: Path) -> Path | None:
 def _open_config(path: Path, config_path: Path) -> ModelFile:
     """The model of ``config_path`` alone: its RoPE set-up, no tensors (see ``config_rope.hf_rope``)."""
     from .config_rope import hf_rope
-    from .model_file import MAX_CONFIG_BYTES, _folder_name, _read_json
+    from .model_file import MAX_CONFIG_BYTES, folder_name, read_json
 
-    config = _read_json(config_path, MAX_CONFIG_BYTES)
+    config = read_json(config_path, MAX_CONFIG_BYTES)
     rope, pairing, notes = hf_rope(config, config_path)
-    name = _folder_name(path) if path.is_dir() else (
-        _folder_name(path.parent) if path.name == "config.json" else path.stem)
+    name = folder_name(path) if path.is_dir() else (
+        folder_name(path.parent) if path.name == "config.json" else path.stem)
     return ModelFile(name=name, path=path, kind="hf-folder" if path.is_dir() else "config.json", tensors=(),
                      position_table=None, position_table_name=None, position_offset=0, rope_config=rope,
                      pairing=pairing, config=config, notes=("config.json only: no weights were read", *notes),
-                     _source=_NoWeights(config_path))
+                     source=_NoWeights(config_path))
 
 
 class _NoWeights:
@@ -471,7 +471,7 @@ class _NoWeights:
     def __init__(self, path: Path) -> None:
         self.path = path
 
-    def read(self, name: str, first_row: int) -> np.ndarray:
+    def read(self, name: str, first_row: int, shape: tuple[int, ...]) -> np.ndarray:
         raise ModelFileError(self.path, f"tensor {name} cannot be read: the model is only its config.json")
 
 

@@ -83,7 +83,9 @@ class TensorInfo(NamedTuple):
     dtype: str
 
 
-class _Source(Protocol):
+class TensorSource(Protocol):
+    """Where a :class:`ModelFile`'s tensors are read from (``ModelFile.source``): safetensors, GGUF, npy, npz."""
+
     def read(self, name: str, first_row: int, shape: tuple[int, ...]) -> np.ndarray:
         """The tensor ``name`` from row ``first_row`` on, in its stored float type; ModelFileError if not,
         and, before anything is read, when its header no longer gives the ``shape`` it had on opening."""
@@ -143,7 +145,7 @@ class ModelFile:
     pairing: Pairing | None
     config: dict[str, Any] | None
     notes: tuple[str, ...]
-    _source: _Source = field(repr=False)
+    source: TensorSource = field(repr=False)
 
     def read_tensor(self, name: str, *, allow_nonfinite: bool = False) -> np.ndarray:
         """The 2-D tensor ``name`` as float64 (F64, F32, F16 and BF16 exactly; GGUF types dequantized).
@@ -158,7 +160,7 @@ class ModelFile:
         info = next((tensor for tensor in self.tensors if tensor.name == name), None)
         if info is None:
             raise ModelFileError(self.path, f"it has no tensor named {name!r}")
-        values, problem = _read_table(self._source, info, 0, self.path)
+        values, problem = _read_table(self.source, info, 0, self.path)
         if problem and not allow_nonfinite:
             raise ModelFileError(self.path, problem)
         return values
@@ -181,7 +183,7 @@ class ModelFile:
         info = next((tensor for tensor in self.tensors if tensor.name == name), None)
         if info is None:
             raise ModelFileError(self.path, f"it has no tensor named {name!r}")
-        if not isinstance(self._source, _Safetensors):
+        if not isinstance(self.source, _Safetensors):
             raise ModelFileError(self.path, f"tensor {name}: rows are read from safetensors files only")
         if len(info.shape) not in (1, 2) or info.dtype not in FLOAT_DTYPES:
             raise ModelFileError(self.path, f"tensor {name} is {info.dtype} of shape {info.shape}; rows are read "
@@ -195,7 +197,7 @@ class ModelFile:
         if index.size * width > MAX_TABLE_VALUES:
             raise ModelFileError(self.path, f"{index.size * width:,} values of tensor {name} asked for "
                                             f"(at most {MAX_TABLE_VALUES:,} are read)")
-        values = self._source.read_rows(name, index, info.shape)
+        values = self.source.read_rows(name, index, info.shape)
         if values.shape != (index.size, *info.shape[1:]):
             raise ModelFileError(self.path, f"tensor {name} changed since the file was opened")
         if not np.isfinite(values).all():
@@ -227,7 +229,7 @@ def open_model(path: str | os.PathLike[str]) -> ModelFile:
     suffix = path.suffix.lower()
     if suffix in PICKLE_SUFFIXES:
         raise _pickle_refused(path)
-    openers = {".safetensors": _open_safetensors, ".gguf": _open_gguf, ".npy": _open_npy, ".npz": _open_npz}
+    openers = {".safetensors": _open_safetensors, ".gguf": open_gguf, ".npy": _open_npy, ".npz": _open_npz}
     if suffix not in openers:
         raise ModelFileError(path, "not a model file: open a Hugging Face model folder or a .safetensors, "
                                    ".gguf, .npy or .npz file")
@@ -255,7 +257,7 @@ def _require_regular(path: Path, mode: int) -> None:
 
 
 @contextlib.contextmanager
-def _opened(path: Path) -> Iterator[BinaryIO]:
+def open_regular_file(path: Path) -> Iterator[BinaryIO]:
     """The regular file at ``path`` (symbolic links followed) open for reading, checked once open."""
     _require_regular(path, _stat(path).st_mode)
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0)
@@ -277,9 +279,9 @@ def _pickle_refused(path: Path) -> ModelFileError:
         "weights_only=True).items()}, 'model.safetensors')"))
 
 
-def _read_json(path: Path, max_bytes: int = MAX_JSON_BYTES) -> dict[str, Any]:
+def read_json(path: Path, max_bytes: int = MAX_JSON_BYTES) -> dict[str, Any]:
     """The JSON object in ``path``, at most ``max_bytes`` and nested at most :data:`MAX_JSON_DEPTH` deep."""
-    with _opened(path) as stream:
+    with open_regular_file(path) as stream:
         size = os.fstat(stream.fileno()).st_size
         if size > max_bytes:
             raise ModelFileError(path, f"it is larger than {max_bytes // 2**20} MiB")
@@ -389,7 +391,7 @@ def _open_safetensors(path: Path) -> ModelFile:
 
 def _open_folder(folder: Path) -> ModelFile:
     notes: list[str] = []
-    config = _read_json(folder / "config.json", MAX_CONFIG_BYTES) if os.path.lexists(folder / "config.json") else None
+    config = read_json(folder / "config.json", MAX_CONFIG_BYTES) if os.path.lexists(folder / "config.json") else None
     if config is None:
         notes.append("the folder has no config.json")
     index_path = folder / "model.safetensors.index.json"
@@ -410,12 +412,12 @@ def _open_folder(folder: Path) -> ModelFile:
     for name, shard in (weight_map or {}).items():
         if name not in where or where[name].name != shard:
             raise ModelFileError(index_path, f"it places tensor {name} in {shard}, whose header does not hold it")
-    return _model(_folder_name(folder), folder, "hf-folder", tensors, _Safetensors(where), config, notes)
+    return _model(folder_name(folder), folder, "hf-folder", tensors, _Safetensors(where), config, notes)
 
 
 def _weight_map(path: Path) -> dict[str, str]:
     """The ``weight_map`` of a ``model.safetensors.index.json``: tensor names to plain file names of its folder."""
-    weight_map = _read_json(path).get("weight_map")
+    weight_map = read_json(path).get("weight_map")
     if not isinstance(weight_map, dict) or not weight_map:
         raise ModelFileError(path, "it has no weight_map of tensor names to shard files")
     if len(weight_map) > MAX_TENSORS:
@@ -427,7 +429,7 @@ def _weight_map(path: Path) -> dict[str, str]:
     return weight_map
 
 
-def _folder_name(folder: Path) -> str:
+def folder_name(folder: Path) -> str:
     """The folder's name, or ``org/name`` for a Hugging Face cache's ``models--org--name/snapshots/<commit>``."""
     folder = folder.resolve()
     cache = folder.parent.parent.name
@@ -437,7 +439,9 @@ def _folder_name(folder: Path) -> str:
 
 
 # ----------------------------------------------------------------- GGUF
-class _GGUF:
+class GGUFSource:
+    """The tensors of a GGUF file: ``tensors`` maps each name to its ``gguf_file.GGUFTensor`` (type, shape, extent)."""
+
     def __init__(self, path: Path, tensors: Mapping[str, Any]) -> None:
         self.path = path
         self.tensors = tensors
@@ -445,22 +449,23 @@ class _GGUF:
     def read(self, name: str, first_row: int, shape: tuple[int, ...]) -> np.ndarray:
         from . import gguf_file  # the tensor's bytes are those its header gave on opening: nothing to check
 
-        with _opened(self.path) as stream:
+        with open_regular_file(self.path) as stream:
             try:
                 return gguf_file.read_rows(stream.fileno(), self.tensors[name], first_row)
             except Exception as error:  # any failure of the dequantization on an untrusted file
                 raise ModelFileError(self.path, f"tensor {name} cannot be read ({error})") from None
 
 
-def _open_gguf(path: Path) -> ModelFile:
+def open_gguf(path: Path) -> ModelFile:
+    """The GGUF file at ``path``, whatever its name ends with (an Ollama blob has no suffix); as :func:`open_model`."""
     from . import gguf_file
 
-    with _opened(path) as stream:
+    with open_regular_file(path) as stream:
         try:
             header = gguf_file.read_header(stream.fileno())
         except gguf_file.GGUFFormatError as error:
             raise ModelFileError(path, f"not a readable GGUF file: {error}") from None
-    source = _GGUF(path, {tensor.name: tensor for tensor in header.tensors})
+    source = GGUFSource(path, {tensor.name: tensor for tensor in header.tensors})
     tensors = tuple(TensorInfo(tensor.name, tensor.shape, tensor.type_name) for tensor in header.tensors)
     by_name = {tensor.name: tensor for tensor in tensors}
 
@@ -543,7 +548,7 @@ class _Npz:
     def read(self, name: str, first_row: int, shape: tuple[int, ...]) -> np.ndarray:
         import zipfile
 
-        with _opened(self.path) as stream:
+        with open_regular_file(self.path) as stream:
             try:
                 _zip_directory_checked(stream, self.path)
                 with zipfile.ZipFile(stream) as archive:
@@ -585,7 +590,7 @@ def _zip_directory_checked(stream: BinaryIO, path: Path) -> None:
 def _open_npz(path: Path) -> ModelFile:
     import zipfile
 
-    with _opened(path) as stream:
+    with open_regular_file(path) as stream:
         try:
             _zip_directory_checked(stream, path)
             with zipfile.ZipFile(stream) as archive:
@@ -603,7 +608,7 @@ def _open_npz(path: Path) -> ModelFile:
 
 
 # ----------------------------------------------------------------- tables
-def _read_table(source: _Source, info: TensorInfo, first_row: int, path: Path) -> tuple[np.ndarray, str | None]:
+def _read_table(source: TensorSource, info: TensorInfo, first_row: int, path: Path) -> tuple[np.ndarray, str | None]:
     """Rows ``first_row`` on of the 2-D tensor ``info`` as float64, and what is not finite in it (or None)."""
     if len(info.shape) != 2:
         raise ModelFileError(path, f"tensor {info.name} has shape {info.shape}: a table has 2 dimensions")
@@ -613,7 +618,7 @@ def _read_table(source: _Source, info: TensorInfo, first_row: int, path: Path) -
     if rows * columns > MAX_TABLE_VALUES:
         raise ModelFileError(path, f"tensor {info.name} holds {rows * columns:,} values "
                                    f"(at most {MAX_TABLE_VALUES:,} are read)")
-    if info.dtype not in FLOAT_DTYPES and not isinstance(source, _GGUF):  # gguf.quants says which it dequantizes
+    if info.dtype not in FLOAT_DTYPES and not isinstance(source, GGUFSource):  # gguf.quants says which it dequantizes
         raise ModelFileError(path, f"tensor {info.name} is {info.dtype}; tables are read from "
                                    f"{', '.join(FLOAT_DTYPES)} or GGUF's quantized types")
     values = np.asarray(source.read(info.name, first_row, info.shape), dtype=np.float64)  # exact from F16, BF16 and F32
@@ -661,7 +666,7 @@ def _learned_table(tensors: tuple[TensorInfo, ...], config: Mapping[str, Any] | 
 
 
 # ----------------------------------------------------------------- assembly
-def _model(name: str, path: Path, kind: Kind, tensors: tuple[TensorInfo, ...], source: _Source,
+def _model(name: str, path: Path, kind: Kind, tensors: tuple[TensorInfo, ...], source: TensorSource,
            config: dict[str, Any] | None, notes: list[str],
            rope: tuple[dict[str, Any] | None, Pairing | None] | None = None) -> ModelFile:
     """The ModelFile of ``tensors``: its position table read, its RoPE set-up found."""
@@ -688,4 +693,4 @@ def _model(name: str, path: Path, kind: Kind, tensors: tuple[TensorInfo, ...], s
                 notes.append(problem)
     return ModelFile(name=name, path=path, kind=kind, tensors=tensors, position_table=table,
                      position_table_name=table_info.name if table_info else None, position_offset=offset,
-                     rope_config=rope_config, pairing=pairing, config=config, notes=tuple(notes), _source=source)
+                     rope_config=rope_config, pairing=pairing, config=config, notes=tuple(notes), source=source)

@@ -14,7 +14,8 @@ from .canvas import END_LABEL_REACH_PX, paint_guard
 from .pgcompat import AxisPlacingEndLabels, centre_axis_title, let_title_narrow
 from .text import cache_text
 from .theme import current
-from .ticks import MIN_LABELS, compact_tick_strings, nice_bounds, next_round_step, previous_round_step, ticks_within
+from .ticks import (MIN_LABELS, compact_tick_strings, integer_ticks, nice_bounds, next_round_step,
+                    previous_round_step, ticks_within)
 
 #: Room kept above and below a y range set by :func:`set_y_range`, in pixels: half a tick label's height.
 END_LABEL_ROOM_PX = 7
@@ -300,3 +301,8 @@ def set_y_range(plot: pg.PlotItem, low: float, high: float, padding: float = 0.0
         kept = _LABEL_PADDING[view_box] = max(padding, 1.25 * room)
     view_box.setYRange(low, high, padding=kept)
     view_box.updateMatrix()
+
+
+def set_integer_ticks(axis: pg.AxisItem, first: int, last: int) -> None:
+    """Integer ticks on ``axis`` for a short range, the axis's own ticks otherwise."""
+    set_ticks(axis, integer_ticks(first, last))

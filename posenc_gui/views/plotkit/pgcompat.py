@@ -34,14 +34,28 @@ moving to a new pyqtgraph is this file's work:
    an export that widens cosmetic pens must make the axes draw again.
 9. ``ItemSample.item``, the plot item a legend sample stands for
    (:func:`legend_sample_item`): pyqtgraph has no getter for it.
+10. ``opts``, the option dict of curves, legends and labels (:func:`item_option`):
+    pyqtgraph has no getter for a curve's pen, ``connect`` or ``stepMode``, a
+    legend's ``labelTextColor`` or a label's colour.
+11. ``LabelItem.opts["color"]`` set before ``setText`` (:func:`set_label_colour`):
+    ``PlotItem.setTitle`` passes only a size, and the label colours the text
+    with the colour it keeps.
+12. ``ViewBox.childGroup``, the item a view box's contents hang from, in data
+    coordinates (:func:`view_box_contents`).
+13. The pens an item keeps in its attributes and option dicts, found by
+    walking ``vars(item)`` (:func:`kept_pens`): pyqtgraph draws with these
+    objects, so changing one changes the drawing, with no getter for most.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 
+import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QRectF, Qt
+from PySide6.QtGui import QPen
 
 #: Narrowest a title lets its plot become (see :func:`let_title_narrow`).
 MIN_TITLE_WIDTH = 60
@@ -198,3 +212,38 @@ def forget_axis_picture(item) -> bool:
         return False
     item.picture = None
     return True
+
+
+def item_option(item, name: str, default=None):
+    """The option ``name`` a pyqtgraph item keeps in its ``opts`` (a curve's ``"pen"``, ``"connect"``,
+    ``"stepMode"``; a legend's ``"labelTextColor"``; a label's ``"color"``), or ``default``."""
+    options = getattr(item, "opts", None)
+    return options.get(name, default) if isinstance(options, dict) else default
+
+
+def set_label_colour(label: pg.LabelItem, colour: str) -> None:
+    """The colour ``label`` gives its text at the next ``setText`` that names none (as ``PlotItem.setTitle``)."""
+    label.opts["color"] = colour
+
+
+def view_box_contents(view_box: pg.ViewBox) -> pg.QtWidgets.QGraphicsItem:
+    """The item a view box's contents hang from; its coordinates are the data's."""
+    return view_box.childGroup
+
+
+def kept_pens(item, *, symbol_pens: bool = True, point_pens: bool = False) -> Iterator[QPen]:
+    """The QPen objects ``item`` keeps in its attributes and option dicts, the ones it draws with.
+
+    ``symbol_pens``: also the pens of option names starting with ``symbol``
+    (a scatter renders each symbol once and keeps that rendering, so changing
+    its pen does not show); ``point_pens``: also a scatter's per-point pens.
+    """
+    for value in list(vars(item).values()) if hasattr(item, "__dict__") else ():
+        if isinstance(value, QPen):
+            yield value
+        elif isinstance(value, dict):
+            yield from (pen for name, pen in value.items()
+                        if isinstance(pen, QPen) and (symbol_pens or not str(name).startswith("symbol")))
+    data = getattr(item, "data", None) if point_pens else None
+    if isinstance(data, np.ndarray) and data.dtype.names and "pen" in data.dtype.names:
+        yield from (pen for pen in data["pen"] if isinstance(pen, QPen))

@@ -9,7 +9,7 @@ from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QFontMetricsF, QPainter, QStaticText, QTransform
 from PySide6.QtWidgets import QGraphicsItem
 
-from .pgcompat import let_title_narrow
+from .pgcompat import let_title_narrow, set_label_colour
 from .theme import current, themed_text
 
 #: Size of plot and canvas titles, in points.
@@ -35,7 +35,7 @@ def set_title(plot: pg.PlotItem, title: str) -> None:
     label = plot.titleLabel
     title = themed_text(title)
     if label.text != title or not label.isVisible():
-        label.opts["color"] = current().foreground
+        set_label_colour(label, current().foreground)
         plot.setTitle(title, size=f"{TITLE_POINTS:g}pt")
         label.updateMin()  # setTitle fixed the title row at one line's height: a wrapped title takes its own
 

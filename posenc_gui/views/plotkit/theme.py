@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import Iterator, Mapping
 
 from PySide6.QtCore import QObject, Signal
-from PySide6.QtGui import QColor, QPalette, QPen
+from PySide6.QtGui import QColor, QPalette
 
 #: The names of the themes, in the order menus offer them.
 THEME_NAMES = ("light", "dark", "print")
@@ -341,16 +341,6 @@ def follow_colormap_choice(canvas) -> None:
             follow()
 
 
-def _pens_of(item) -> Iterator[QPen]:
-    """The QPen objects an item keeps in attributes and option dicts."""
-    # Not a scatter's: it renders each (pen, brush) once and would keep the old rendering.
-    for value in list(vars(item).values()) if hasattr(item, "__dict__") else ():
-        if isinstance(value, QPen):
-            yield value
-        elif isinstance(value, dict):
-            yield from (v for name, v in value.items() if isinstance(v, QPen) and not str(name).startswith("symbol"))
-
-
 def _restyle_canvas(canvas, old: Theme, new: Theme, table: Mapping[str, str]) -> None:
     """Translate one canvas from ``old`` to ``new`` (``table``: :func:`translation`)."""
     import pyqtgraph as pg
@@ -380,7 +370,7 @@ def _restyle_canvas(canvas, old: Theme, new: Theme, table: Mapping[str, str]) ->
                 if translated != html:
                     item.setHtml(translated)
         elif not isinstance(item, pg.ScatterPlotItem):
-            for pen in _pens_of(item):
+            for pen in pgcompat.kept_pens(item, symbol_pens=False):
                 if id(pen) in seen:
                     continue
                 seen.add(id(pen))
@@ -393,7 +383,7 @@ def _restyle_canvas(canvas, old: Theme, new: Theme, table: Mapping[str, str]) ->
         follow = getattr(item, "follow_theme", None)
         if callable(follow):  # an item of the app's own that draws text or lines in the theme's colours
             follow()
-        if isinstance(item, pg.LegendItem) and item.opts.get("labelTextColor") is not None:
+        if isinstance(item, pg.LegendItem) and pgcompat.item_option(item, "labelTextColor") is not None:
             item.setLabelTextColor(new.foreground)
         item.update()
     for view_box in [item for item in scene.items() if isinstance(item, pg.ViewBox)]:
@@ -419,13 +409,15 @@ def _restyle_axis(axis, table: Mapping[str, str]) -> None:
 
 
 def _restyle_label(label, table: Mapping[str, str]) -> None:
-    colour = label.opts.get("color")
+    from .pgcompat import item_option, set_label_colour
+
+    colour = item_option(label, "color")
     new_colour = table.get(_key(colour)) if isinstance(colour, str) and colour else None
     text = label.text
     translated = translate_text(text, table)
     if new_colour is not None or translated != text:
         if new_colour is not None:
-            label.opts["color"] = new_colour
+            set_label_colour(label, new_colour)
         label.setText(translated)
 
 

@@ -1,10 +1,11 @@
 """``posenc-gui export``'s command line: its parser, made from the panel registry, and its checked plan.
 
 :func:`build_parser` adds the encoding parameters' flags and each registered
-panel's ``cli_options`` (:class:`~posenc_gui.views.registry.PanelOption`);
-:func:`plan` checks a parsed command line and says what to render and write,
-raising :class:`UsageError` (one line) before anything is written.
-:mod:`posenc_gui.export_cli` carries the plan out.
+panel's ``cli_options`` (:class:`~posenc_gui.views.registry.PanelOption`),
+both from :mod:`posenc_gui.cli.parameters`; :func:`plan` checks a parsed
+command line and says what to render and write, raising :class:`UsageError`
+(one line) before anything is written. :mod:`posenc_gui.cli.export` carries
+the plan out.
 """
 
 from __future__ import annotations
@@ -15,84 +16,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
+from .parameters import (OneLineParser, UsageError, add_panel_flags, add_parameter_flags, base_values,
+                         chosen_options, overrides_from_args)
+
 if TYPE_CHECKING:
-    from .model import EncodingParams
-    from .session import Session
-    from .views.registry import PanelOption
+    from ..model import EncodingParams
+    from ..session import Session
+    from ..views.registry import PanelOption
 
 PROG = "posenc-gui export"
-
-
-class UsageError(Exception):
-    """A bad command line; the message is one line."""
-
-
-class OneLineParser(argparse.ArgumentParser):
-    """An argument parser whose errors raise :class:`UsageError` (one line) instead of exiting."""
-
-    def error(self, message: str) -> None:  # one line, no usage dump
-        raise UsageError(message)
-
-
-def panel_options(classes: Sequence[type]) -> dict[str, dict[str, PanelOption]]:
-    """``{flag: {panel_id: option}}`` for every option the panels in ``classes`` declare (``cli_options``)."""
-    table: dict[str, dict[str, PanelOption]] = {}
-    for cls in classes:
-        for option in cls.cli_options:
-            table.setdefault(option.flag, {})[cls.panel_id] = option
-    return table
-
-
-def add_panel_flags(parser: argparse.ArgumentParser, classes: Sequence[type]) -> None:
-    """Add a flag for each panel option of ``classes`` (``cli_options``), grouped by the panels that take it.
-
-    The window's command line and ``export``'s are both made with it: a panel's flags are declared once.
-    """
-    from .__main__ import spec_flag
-
-    groups: dict[str, argparse._ArgumentGroup] = {}
-    for flag, by_panel in panel_options(classes).items():
-        option = next(iter(by_panel.values()))
-        owners = ", ".join(by_panel)
-        if owners not in groups:
-            plural = "s" if len(by_panel) > 1 else ""
-            groups[owners] = parser.add_argument_group(f"options of the {owners} panel{plural}")
-        if option.spec is not None:  # a shared view setting: as its control, from its spec
-            groups[owners].add_argument(flag, dest=option.dest, default=None, **spec_flag(option.spec, option.help))
-            continue
-        default = option.default_text()
-        text = f"{option.help}. Default: {default}." if default else option.help
-        if option.boolean:
-            groups[owners].add_argument(flag, dest=option.dest, action=argparse.BooleanOptionalAction, default=None,
-                                        help=text)
-        else:
-            groups[owners].add_argument(flag, dest=option.dest, type=option.type, choices=option.choices,
-                                        metavar=option.metavar, default=None, help=text)
-
-
-def chosen_options(args: argparse.Namespace, classes: Sequence[type],
-                   panel_ids: Sequence[str]) -> dict[str, list[tuple[PanelOption, Any]]]:
-    """The panel options given, for each of ``panel_ids`` that has them; a flag none of them has is refused."""
-    chosen: dict[str, list[tuple[PanelOption, Any]]] = {panel_id: [] for panel_id in panel_ids}
-    for flag, by_panel in panel_options(classes).items():
-        value = getattr(args, next(iter(by_panel.values())).dest, None)
-        if value is None:
-            continue
-        owners = [panel_id for panel_id in panel_ids if panel_id in by_panel]
-        if not owners:
-            raise UsageError(f"{flag} is an option of the {', '.join(by_panel)} panel, not of {', '.join(panel_ids)}")
-        for panel_id in owners:
-            chosen[panel_id].append((by_panel[panel_id], value))
-    return chosen
-
-
-def apply_panel_flags(panel: Any, options: Sequence[tuple[PanelOption, Any]]) -> None:
-    """Give ``panel`` each option's value (``apply_options``); :class:`UsageError` naming the flag for a bad one."""
-    for option, value in options:
-        try:
-            panel.apply_options(**{option.dest: value})
-        except (ValueError, TypeError) as error:  # "compare: …" is said once: "--compare: …"
-            raise UsageError(f"{option.flag}: {str(error).removeprefix(option.dest + ': ')}") from None
 
 
 # --------------------------------------------------------------------- parser
@@ -126,7 +58,7 @@ def layout_size(size: tuple[int, int] | None, png_width: int | None) -> tuple[in
     (aspect ratio kept) and drawn at scale 1: scaled down from the default
     960 px, a 460 px figure had text 4 px tall.
     """
-    from .export import DEFAULT_FIGURE_SIZE
+    from ..export import DEFAULT_FIGURE_SIZE
 
     if size is not None:
         return size
@@ -172,7 +104,7 @@ def _accept_lists(actions: dict[str, argparse.Action]) -> None:
     A parameter that is itself a list of numbers (LongRoPE's factors), a path or a name (a tensor's) keeps
     its commas: it is one value.
     """
-    from .model import OPTION_SPECS
+    from ..model import OPTION_SPECS
 
     for action in actions.values():
         spec = OPTION_SPECS.get(action.dest)
@@ -186,9 +118,10 @@ def _accept_lists(actions: dict[str, argparse.Action]) -> None:
 
 
 def build_parser(classes: Sequence[type]) -> argparse.ArgumentParser:
-    from .__main__ import add_parameter_flags
-    from .export import DEFAULT_FIGURE_SIZE, DEFAULT_PNG_SCALE, FORMATS, MAX_PNG_PIXELS
-    from .views.plotkit.theme import THEME_NAMES
+    """``posenc-gui export``'s parser: its own flags, the encoding parameters' (each taking a comma list, a
+    batch) and the options of the panels in ``classes``; a bad command line raises :class:`UsageError`."""
+    from ..export import DEFAULT_FIGURE_SIZE, DEFAULT_PNG_SCALE, FORMATS, MAX_PNG_PIXELS
+    from ..views.plotkit.theme import THEME_NAMES
 
     ids = [cls.panel_id for cls in classes]
     parser = OneLineParser(
@@ -261,12 +194,14 @@ class Plan:
     compare_mode: str = "side_by_side"
     #: The theme of the figures (``--theme``; None: light).
     theme: str | None = None
+    #: ``--model``'s path, made absolute: opened in each panel's state as the window opens it (the Decoder
+    #: panel traces it); None without ``--model``.
+    model: str | None = None
 
 
 def _parameter_sets(args: argparse.Namespace, session: Session | None) -> list[EncodingParams]:
     """The validated parameters of each value of the (at most one) parameter given as a list, on the session's."""
-    from .__main__ import base_values, overrides_from_args
-    from .model import EncodingParams
+    from ..model import EncodingParams
 
     given = overrides_from_args(args)
     if args.model is not None or args.preset is not None:  # a model's or preset's parameters, under the flags given
@@ -306,7 +241,7 @@ def _is_folder_name(output: str) -> bool:
 
 def _batch_folder(output: str) -> Path:
     """``-o`` of a batch as a folder; a name that looks like a file is refused."""
-    from .export import FORMATS
+    from ..export import FORMATS
 
     folder = Path(output)
     if folder.exists() and not folder.is_dir():
@@ -319,7 +254,7 @@ def _batch_folder(output: str) -> Path:
 
 def _session(path: str) -> Session:
     """The checked session file of ``--session``; :class:`UsageError` naming the file and what is wrong."""
-    from .session import SessionError, read_session
+    from ..session import SessionError, read_session
 
     try:
         return read_session(path)
@@ -342,7 +277,7 @@ def _with_session_options(chosen: dict[str, list[tuple[PanelOption, Any]]], sess
 
 def plan(args: argparse.Namespace, classes: Sequence[type]) -> Plan:
     """Check the command line and say what to write; :class:`UsageError` for a bad one (nothing written)."""
-    from .export import (
+    from ..export import (
         DEFAULT_PNG_SCALE,
         IMAGE_FORMATS,
         MAX_PNG_SIDE,
@@ -418,4 +353,5 @@ def plan(args: argparse.Namespace, classes: Sequence[type]) -> Plan:
     return Plan(tuple(jobs), options, size, args.width, args.scale, folder,
                 dict(session.view) if session is not None else {},
                 session.pinned if session is not None else None,
-                session.compare_mode if session is not None else "side_by_side", getattr(args, "theme", None))
+                session.compare_mode if session is not None else "side_by_side", getattr(args, "theme", None),
+                os.path.abspath(args.model) if getattr(args, "model", None) is not None else None)

@@ -32,7 +32,7 @@ cannot be written) is named on a line of stderr and the batch goes on with
 the next; the exit status is then 1.
 
 A figure is written once its panel has drawn its data at the figure's
-size (:func:`until_drawn`): no fixed waits.
+size (:func:`posenc_gui.export.readiness.until_drawn`): no fixed waits.
 
 Exit status: 0 on success; 2 for a usage error (unknown flag or panel, bad
 parameter, unknown extension or format; nothing is written); 1 when an
@@ -46,7 +46,7 @@ Each panel declares its flags (``cli_options``, see
 ``--metric``/``--reference``, permutation ``--sentence-a``, ``--sentence-b``,
 ``--position``/``--no-position``, ``--demo-d-model``; a value reaches the
 panel as ``panel.apply_options(**{dest: value})``, which raises ValueError
-for a bad one. The parser and the checked plan are in :mod:`posenc_gui.export_plan`.
+for a bad one. The parser and the checked plan are in :mod:`posenc_gui.cli.plan`.
 """
 
 from __future__ import annotations
@@ -54,24 +54,16 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 import warnings
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
-from . import prepare_qt_environment
-from .export_plan import PROG, Job, Plan, UsageError, apply_panel_flags, build_parser, plan
-
-#: Exit codes.
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
-#: How long to wait for a panel's computation before giving up.
-COMPUTE_TIMEOUT_S = 120.0
-
-
-class StillComputing(RuntimeError):
-    """A panel that had not drawn its data after :data:`COMPUTE_TIMEOUT_S` (a hang)."""
+from .. import prepare_qt_environment
+from .parameters import (EXIT_FAILED, EXIT_OK, EXIT_USAGE, OneLineParser, UsageError, add_parameter_flags,
+                         apply_panel_flags, params_from_args)
+from .plan import PROG, Job, Plan, build_parser, plan
 
 
 # ----------------------------------------------------------------------- run
@@ -97,85 +89,11 @@ def _quiet_qt() -> Iterator[None]:
         qInstallMessageHandler(previous)
 
 
-#: Passes of the event loop in a row that start no new work before a panel counts as settled.
-QUIET_PASSES = 2
-#: Paints after which a layout that still changes is exported as it is.
-MAX_PAINTS = 5
-
-
-def _settle(panel: Any, deadline: float | None = None) -> None:
-    """Process events until ``panel`` computed and shows its current data at its current size.
-
-    Layout and resize events run; a re-sampling waiting for its debounce
-    runs at once; while a request computes in a worker the loop sleeps in
-    Qt's event dispatcher until the result arrives. It returns after
-    :data:`QUIET_PASSES` passes in a row that found nothing to do (a pass
-    can post layout events for the next). ``deadline`` (``time.monotonic()``,
-    default :data:`COMPUTE_TIMEOUT_S` from now) only bounds a hang.
-
-    Raises
-    ------
-    StillComputing
-        When the panel is still computing at the deadline.
-    """
-    from PySide6.QtCore import QCoreApplication
-
-    deadline = time.monotonic() + COMPUTE_TIMEOUT_S if deadline is None else deadline
-    quiet = 0
-    while quiet < QUIET_PASSES:
-        QCoreApplication.processEvents()
-        panel.state.flush()
-        if panel.shows_current_data():
-            quiet += 1
-            continue
-        quiet = 0
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            raise StillComputing(f"the {panel.title} panel did not finish computing in {COMPUTE_TIMEOUT_S:g} s")
-        panel.ensure_current()
-        if panel.run_debounced() or panel.compute.is_idle():
-            continue
-        panel.compute.wait_idle(remaining)
-
-
-def _layout(panel: Any) -> tuple:
-    """The geometry of the panel's widgets and of its plots' layout items (axes, view boxes, titles)."""
-    from PySide6.QtWidgets import QGraphicsView, QGraphicsWidget, QWidget
-
-    widgets = tuple(child.geometry().getRect() for child in panel.findChildren(QWidget))
-    items = tuple(item.geometry().getRect() for view in panel.findChildren(QGraphicsView) if view.scene()
-                  for item in view.scene().items() if isinstance(item, QGraphicsWidget))
-    return widgets, items
-
-
-def until_drawn(panel: Any) -> None:
-    """Process events and paint until ``panel`` shows its current data in a layout that no longer changes.
-
-    pyqtgraph fits an axis to its tick labels while painting it, which
-    can move the plot and re-sample it: the panel is painted (at once, not
-    after the window system's next frame) and settled again until a paint
-    leaves the layout as it was. :data:`COMPUTE_TIMEOUT_S` only bounds a hang.
-
-    Raises
-    ------
-    StillComputing
-        When the panel is still computing after :data:`COMPUTE_TIMEOUT_S`.
-    """
-    deadline = time.monotonic() + COMPUTE_TIMEOUT_S
-    _settle(panel, deadline)
-    for _ in range(MAX_PAINTS):
-        before = _layout(panel)
-        panel.repaint()
-        _settle(panel, deadline)
-        if _layout(panel) == before:
-            return
-
-
 def _panel_error(panel: Any) -> str | None:
     """Why the panel does not apply to its parameters, or its error message if it refused the inputs
     (it then shows the last good view); None when neither."""
-    from .views.base import MESSAGE_STYLES
-    from .views.plotkit.theme import themed_text
+    from ..views.base import MESSAGE_STYLES
+    from ..views.plotkit.theme import themed_text
 
     unavailable = panel.unavailable_message()
     if unavailable:
@@ -191,13 +109,15 @@ def _fit_figure(panel: Any, size: tuple[int, int]) -> None:
     """Resize ``panel`` so its figure widget gets ``size`` (as closely as the layout allows)."""
     from PySide6.QtCore import QSize
 
+    from ..export import readiness
+
     figure = panel.figure_widget()
     for _ in range(3):
         dw, dh = size[0] - figure.width(), size[1] - figure.height()
         if abs(dw) <= 1 and abs(dh) <= 1:
             return
         panel.resize(QSize(max(200, panel.width() + dw), max(150, panel.height() + dh)))
-        _settle(panel)
+        readiness.settle(panel)
 
 
 def _dispose(panel: Any) -> None:
@@ -232,10 +152,12 @@ def _check_options(plan: Plan, compute: Any) -> None:
 
 def _state(job: Job, plan: Plan) -> Any:
     """The :class:`~posenc_gui.state.AppState` of ``job``'s panel: its parameters and the plan's view settings."""
-    from .state import AppState
+    from ..state import AppState
 
     state = AppState(job.params)
     state.set_view(**plan.view)
+    if plan.model is not None:
+        state.note_model_opened(plan.model)  # as the window's --model: the Decoder panel traces it
     return state
 
 
@@ -244,12 +166,12 @@ def _drawn_panel(job: Job, plan: Plan, compute: Any) -> Iterator[Any]:
     """``job``'s panel built off screen with its options, laid out for the figure size and drawn."""
     from PySide6.QtCore import QSize, Qt
 
-    from .export import IMAGE_FORMATS
+    from ..export import IMAGE_FORMATS, readiness
 
     panel = job.panel_class(_state(job, plan), compute)
     size = plan.size
     if plan.pinned is not None and job.panel_class.comparable:  # a session's A beside the job's parameters (B)
-        from .views.compare import ComparedPanel, PinnedState
+        from ..views.compare import ComparedPanel, PinnedState
 
         panel = ComparedPanel(panel, PinnedState(plan.pinned, panel.state), plan.compare_mode)
         size = (size[0] * panel.sides, size[1])  # the figure size is each side's
@@ -263,7 +185,7 @@ def _drawn_panel(job: Job, plan: Plan, compute: Any) -> Iterator[Any]:
         apply_panel_flags(panel, plan.options[job.panel_class.panel_id])
         panel.resize(QSize(size[0] + 40, size[1] + 120))
         panel.show()
-        _settle(panel)
+        readiness.settle(panel)
         if any(fmt in IMAGE_FORMATS for fmt, _ in job.files):
             _fit_figure(panel, size)
             # Kept at that size while its formats are written: a label of the panel outside the
@@ -271,14 +193,14 @@ def _drawn_panel(job: Job, plan: Plan, compute: Any) -> Iterator[Any]:
             figure = panel.figure_widget()
             figure.setFixedSize(figure.size())
         panel.setUpdatesEnabled(True)
-        until_drawn(panel)
+        readiness.until_drawn(panel)
         yield panel
     finally:
         _dispose(panel)
 
 
 def _write(panel: Any, fmt: str, path: Path, plan: Plan) -> Path:
-    from .export import export_panel
+    from ..export import export_panel
 
     png = fmt == "png"
     return export_panel(panel, path, fmt=fmt, width=plan.width if png else None, scale=plan.scale if png else None)
@@ -312,7 +234,7 @@ class _BatchWriter:
 
     def submit(self, path: Path, finish: Callable[[], bytes]) -> None:
         """Write ``finish()`` (the file's bytes) to ``path`` once the file before it is written."""
-        from .export import atomic_write
+        from ..export import atomic_write
 
         self.wait()
         self._pending = (path, self._executor.submit(lambda: atomic_write(path, finish())))
@@ -329,7 +251,7 @@ class _BatchWriter:
 
     def fail(self, path: Path, error: BaseException) -> None:
         """Report that ``path`` was not written (after the file before it)."""
-        from .export import ExportError
+        from ..export import ExportError
 
         self.wait()
         self.failures += 1
@@ -343,7 +265,8 @@ class _BatchWriter:
 
 def _export_batch(plan: Plan, compute: Any) -> int:
     """Every job's files into the folder, one printed path each; a failed file is reported and skipped."""
-    from .export import ExportError, check_target, render_export
+    from ..export import ExportError, check_target, render_export
+    from ..export.readiness import StillComputing
 
     folder = plan.folder
     if not folder.is_dir():
@@ -387,22 +310,22 @@ def run(args: argparse.Namespace, classes: Sequence[type]) -> int:
         return EXIT_OK
     checked = plan(args, classes)
     if checked.folder is None:
-        from .export import check_target
+        from ..export import check_target
 
         check_target(checked.jobs[0].files[0][1])  # fail before any rendering
     _ensure_platform()
     prepare_qt_environment()
     from PySide6.QtWidgets import QApplication
 
-    from . import __version__
-    from .compute import ComputeService
+    from .. import __version__
+    from ..compute import ComputeService
 
     with _quiet_qt():
         if QApplication.instance() is None:  # run in-process (tests, scripts), the caller's stays as it is
             app = QApplication([sys.argv[0] if sys.argv else "posenc-gui"])
             app.setApplicationName("posenc-gui")
             app.setApplicationVersion(__version__)
-        from .views.plotkit import theme
+        from ..views.plotkit import theme
 
         previous_theme = theme.current().name  # run in-process, the caller's theme comes back afterwards
         theme.set_theme(checked.theme or previous_theme)
@@ -421,9 +344,7 @@ def run(args: argparse.Namespace, classes: Sequence[type]) -> int:
 
 def write_session_file(argv: Sequence[str]) -> int:
     """``posenc-gui export session -o FILE [parameters]``: write a session file; errors raise (see :func:`main`)."""
-    from .__main__ import add_parameter_flags, params_from_args
-    from .export_plan import OneLineParser
-    from .session import Session, write_session
+    from ..session import Session, write_session
 
     parser = OneLineParser(prog=f"{PROG} session", description="Write a session file of the parameters given (the "
                      "defaults for the rest), for posenc-gui FILE.json or --session FILE.")
@@ -455,8 +376,8 @@ def handout_plan(argv: Sequence[str]) -> tuple[argparse.Namespace, Plan, list[Jo
     """
     import tempfile
 
-    from .export.handout import DEFAULT_PAGE, PAGE_SIZES
-    from .views.registry import panel_classes
+    from ..export.handout import DEFAULT_PAGE, PAGE_SIZES
+    from ..views.registry import panel_classes
 
     classes = panel_classes()
     parser = build_parser(classes)
@@ -494,8 +415,9 @@ def write_handout(argv: Sequence[str]) -> int:
     Without panels, every panel that makes a figure of the parameters' scheme (a handout's default set);
     errors raise (see :func:`main`); a panel named that cannot be drawn is reported and left out (exit 1).
     """
-    from .export import ExportError
-    from .export.handout import DEFAULT_PAGE, Handout
+    from ..export import ExportError
+    from ..export.handout import DEFAULT_PAGE, Handout
+    from ..export.readiness import StillComputing
 
     try:
         args, checked, jobs, formats = handout_plan(argv)
@@ -506,8 +428,8 @@ def write_handout(argv: Sequence[str]) -> int:
     prepare_qt_environment()
     from PySide6.QtWidgets import QApplication
 
-    from . import __version__
-    from .compute import ComputeService
+    from .. import __version__
+    from ..compute import ComputeService
 
     setup = [f"Setup: {params.title()}"]
     if checked.pinned is not None:
@@ -519,7 +441,7 @@ def write_handout(argv: Sequence[str]) -> int:
             app.setApplicationName("posenc-gui")
             app.setApplicationVersion(__version__)
         compute = ComputeService(processes=False)
-        from .views.plotkit import theme
+        from ..views.plotkit import theme
 
         previous_theme = theme.current().name  # run in-process, the caller's theme comes back afterwards
         theme.set_theme(checked.theme or previous_theme)
@@ -556,8 +478,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # stderr carries our error lines only
         try:
-            from .export import ExportError
-            from .views.registry import panel_classes
+            from ..export import ExportError
+            from ..views.registry import panel_classes
 
             if argv[:1] == ["session"]:
                 return write_session_file(argv[1:])
@@ -584,6 +506,3 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _one_line(error: BaseException) -> str:
     return " ".join(str(error).split()) or type(error).__name__
 
-
-if __name__ == "__main__":
-    sys.exit(main())

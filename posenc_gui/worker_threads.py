@@ -1,0 +1,44 @@
+"""The scheduling of the window's worker threads: one BLAS thread each, below the GUI thread's priority.
+
+(Used by :mod:`posenc_gui.compute`.)
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+
+#: How much lower than the GUI thread's the workers' scheduling priority is (Linux nice levels).
+WORKER_NICENESS = 10
+
+
+def limit_blas_threads() -> None:
+    """One BLAS thread per worker.
+
+    Why: the workers already use both cores; a multi-threaded BLAS on top of
+    them spin-waits between calls (OpenBLAS busy-polls) and takes the CPU
+    from the GUI thread.
+    """
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(limits=1, user_api="blas")
+
+
+def lower_worker_priority(niceness: int = WORKER_NICENESS) -> None:
+    """Put this thread ``niceness`` levels below the GUI thread: the GUI thread goes first when it and a
+    worker want the same core (Linux; elsewhere a no-op).
+
+    Why: on 2 cores the workers otherwise keep the GUI thread waiting in the
+    run queue in the middle of a repaint. A worker still gets every cycle
+    the GUI thread leaves. With autogroups (the Linux desktop
+    default) thread niceness orders only this program's own threads, so
+    other programs do not starve the workers.
+    """
+    if not sys.platform.startswith("linux"):
+        return  # setpriority with a thread id is Linux's; elsewhere it would name a process
+    thread = threading.get_native_id()
+    try:
+        os.setpriority(os.PRIO_PROCESS, thread, min(19, os.getpriority(os.PRIO_PROCESS, thread) + niceness))
+    except OSError:
+        pass  # a sandbox that forbids it: the workers run at the GUI thread's priority, as before
