@@ -16,10 +16,10 @@ import base64
 import binascii
 import contextlib
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
-from PySide6.QtCore import QByteArray, Qt
+from PySide6.QtCore import QByteArray, QSize, Qt
 from PySide6.QtWidgets import QDockWidget, QMainWindow
 
 from .model import EncodingParams
@@ -31,6 +31,12 @@ SETTINGS_VERSION = 1
 LEFT_WIDTH, ROW_WIDTH = 330, 600
 #: Heights of the right area's first and second rows, and of the left column's first and next docks.
 RIGHT_HEIGHTS, LEFT_HEIGHTS = (480, 440), (420, 500)
+#: Height of the window's menu bar, status bar and the docks' title bars together (logical pixels, about).
+CHROME_HEIGHT = 110
+#: The window's size at first launch (logical pixels), and the share of a larger screen's available area it takes
+#: instead, up to the largest first size: on 1920 × 1080 the four docks of a rotation or bias layout need all of
+#: it to show their plots; a larger screen gets no larger window than that.
+DEFAULT_SIZE, SCREEN_SHARE, LARGEST_FIRST_SIZE = (1500, 950), 0.96, (1840, 1040)
 #: Longest saved dock state kept per layout (bytes; the window's is about 3 KB).
 MAX_STATE_BYTES = 8 * 1024
 
@@ -49,6 +55,8 @@ class Layout:
         The right area's first row, side by side (those that apply to the scheme).
     row
         The right area's second row, side by side (those that apply).
+    heights
+        The first and second rows' heights at first launch (in this ratio on a taller window).
     """
 
     key: str
@@ -56,6 +64,7 @@ class Layout:
     left: tuple[str, ...]
     top: tuple[str, ...]
     row: tuple[str, ...]
+    heights: tuple[int, int] = RIGHT_HEIGHTS
 
 
 def _tables_layout() -> Layout:
@@ -70,11 +79,20 @@ def layouts() -> dict[str, Layout]:
     tables = _tables_layout()
     return {layout.key: layout for layout in (
         tables,
-        Layout("rotations", "&Rotations (RoPE, xPos)", tables.left, ("heatmap", "context"),
-               ("frequencies", "logits")),
-        Layout("biases", "&Biases (ALiBi, T5)", tables.left, ("bias",), ("logits", "permutation")),
+        # one plot each above; below, the context extension's grid of plots and the positional logits' stack
+        Layout("rotations", "&Rotations (RoPE, xPos)", tables.left, ("heatmap", "frequencies"),
+               ("context", "logits"), (360, 560)),
+        Layout("biases", "&Biases (ALiBi, T5)", tables.left, ("bias",), ("logits", "permutation"), (400, 520)),
         Layout("model_table", "A &model file's table", tables.left, ("heatmap",), ("periodogram", "similarity")),
     )}
+
+
+def first_size(available: QSize) -> tuple[int, int]:
+    """The window's width and height at first launch on a screen whose available area is ``available``:
+    :data:`DEFAULT_SIZE`, or :data:`SCREEN_SHARE` of a larger screen up to :data:`LARGEST_FIRST_SIZE` (the window
+    is kept on a smaller one)."""
+    return tuple(max(default, min(largest, int(side * SCREEN_SHARE))) for default, largest, side in
+                 zip(DEFAULT_SIZE, LARGEST_FIRST_SIZE, (available.width(), available.height())))
 
 
 def layout_key(params: EncodingParams) -> str:
@@ -157,6 +175,32 @@ class DockLayouts:
         return [self.docks[pid] for pid in self.placed(self.current, self.window.state.params)[0]]
 
     # ------------------------------------------------------------ arranging
+    def tab_in_order(self, first: QDockWidget, docks: Sequence[QDockWidget]) -> None:
+        """Tab ``docks`` behind ``first`` and order its tab bar: ``first``, the current layout's rows in their
+        order, then the other panels in the panels' order.
+
+        Qt appends a dock tabbed later at the end of the bar: the layout's
+        own panels, tabbed when a screen is too small to show them side by
+        side, would come after a dozen others. Each dock is tabbed again in
+        order; meanwhile the docks' signals are held, so that no panel is
+        built for a tab that is current only while the tabs move, and
+        ``first`` is in front after. The window's arrangement, not the user's.
+        """
+        group = {first, *docks, *self.window.tabifiedDockWidgets(first)}
+        ranked = [*(dock for line in self.rows() for dock in line), *self.docks.values()]
+        ordered = [dock for dock in dict.fromkeys(ranked) if dock in group and dock is not first]
+        ordered += [dock for dock in docks if dock not in ordered]  # not a panel's dock: last
+        held = [first, *ordered]
+        was_blocked = [dock.blockSignals(True) for dock in held]
+        try:
+            with self.arrangement():
+                for dock in ordered:
+                    self.window.tabifyDockWidget(first, dock)
+                first.raise_()
+        finally:
+            for dock, blocked in zip(held, was_blocked):
+                dock.blockSignals(blocked)
+
     def arrange(self, key: str, params: EncodingParams, keep_moved: bool = False) -> None:
         """Place the docks as layout ``key`` has them for ``params``; the docks the user moved stay when
         ``keep_moved``. Panels of the layout that do not apply, and the panels it does not name, are
@@ -199,11 +243,14 @@ class DockLayouts:
             if len(left) > 1:
                 heights = [LEFT_HEIGHTS[0]] + [LEFT_HEIGHTS[1]] * (len(left) - 1)
                 window.resizeDocks(left, heights, Qt.Orientation.Vertical)
-            for line in (top, row):
+            for line in (top, row):  # an even share of the window's right area, side by side
                 if len(line) > 1:
-                    window.resizeDocks(line, [ROW_WIDTH] * len(line), Qt.Orientation.Horizontal)
-            if top and row:
-                window.resizeDocks([top[0], row[0]], list(RIGHT_HEIGHTS), Qt.Orientation.Vertical)
+                    width = max(ROW_WIDTH, (window.width() - LEFT_WIDTH) // len(line))
+                    window.resizeDocks(line, [width] * len(line), Qt.Orientation.Horizontal)
+            if top and row:  # the layout's heights, in their ratio on a taller window
+                heights = self.layouts[key].heights
+                grown = max(1.0, (window.height() - CHROME_HEIGHT) / sum(heights))
+                window.resizeDocks([top[0], row[0]], [round(h * grown) for h in heights], Qt.Orientation.Vertical)
         self.current = key
 
     def reset(self, params: EncodingParams, key: str | None = None) -> None:

@@ -16,11 +16,13 @@ from PySide6.QtWidgets import (QDialog, QDockWidget, QLabel, QMainWindow, QMessa
 
 from . import __version__, resources_path
 from .compute import ComputeService
+from .dock_layouts import first_size
 from .linked_cursor import Cursor
 from .model import EncodingParams
 from .model.core.digits import entry_with_error, shown_number
 from .session import Session
 from .state import AppState
+from .status_line import MessageLine
 from .views.base import Panel
 from .views.compare import MODES as COMPARE_MODES, Comparison
 from .views.export_ui import install_export_actions
@@ -36,8 +38,6 @@ from .window.settings import WindowSettings
 from .window.shortcuts import Shortcuts
 from .window.themes import Themes
 
-#: The window's size at first launch (logical pixels), made smaller on a screen without room for it.
-DEFAULT_SIZE = (1500, 950)
 #: The panels of the right area shown at first launch (their ``dock``); the others are tabbed behind them.
 PRIMARY_PANELS = tuple(cls.panel_id for cls in panel_classes() if cls.dock.area == "right" and cls.dock.shown)
 #: How long the status bar shows what a model opened from the command line is shown as (its notes).
@@ -111,11 +111,11 @@ class MainWindow(QMainWindow):
         self.use_tracker = PanelUseTracker(self)
         self.sessions = Sessions(self)
         self.dock_placement = DockPlacement(self)
+        self.resize(*first_size(self.screen().availableGeometry().size()))  # before the docks are sized
         self._build_menus()
         self.dock_placement.build()
         self._build_status_bar()
         self.state.paramsChanged.connect(self.dock_placement.follow_layout)
-        self.resize(*DEFAULT_SIZE)
         if restore:
             self.saved_settings.restore_layout()
         self.keep_on_screen()
@@ -359,6 +359,7 @@ class MainWindow(QMainWindow):
         self.state.paramsChanged.connect(self._show_params)
         self._show_params(self.state.params)
         self._build_cursor_readout()
+        self.message_line = MessageLine(status)  # the messages elided before the cursor readout, not into it
 
     def _show_params(self, params: EncodingParams) -> None:
         self.params_label.setText(

@@ -114,12 +114,16 @@ app = QApplication([])
 from posenc_gui.mainwindow import MainWindow
 from posenc_gui.model import EncodingParams, presets
 scheme = sys.argv[1]
-if scheme == "llama3.1":
-    preset = next(p for info, p in presets() if info.key == "rope" and p.label.startswith("Llama 3.1"))
-    params = EncodingParams("rope", preset.seq_len, preset.d_model, dict(preset.options))
+if scheme == "model":  # as `posenc-gui --model FOLDER` opens it
+    from posenc_gui.cli.window import prepare_launch
+    window = MainWindow(overrides=prepare_launch(["--model", sys.argv[2]]).overrides, restore=False)
 else:
-    params = EncodingParams(scheme)
-window = MainWindow(params=params, restore=False)
+    if scheme == "llama3.1":
+        preset = next(p for info, p in presets() if info.key == "rope" and p.label.startswith("Llama 3.1"))
+        params = EncodingParams("rope", preset.seq_len, preset.d_model, dict(preset.options))
+    else:
+        params = EncodingParams(scheme)
+    window = MainWindow(params=params, restore=False)
 window.show()
 app.processEvents()
 for panel_id in window.docks:
@@ -130,8 +134,15 @@ window.compute.wait_idle()
 app.processEvents()
 front = {pid: dock.height() for pid, dock in window.docks.items()
          if dock.isVisible() and not dock.visibleRegion().isEmpty()}
+from PySide6.QtWidgets import QTabBar
+layouts = window.dock_layouts
+_, top, row = layouts.placed(layouts.current, window.state.params)
 print(json.dumps({"frame": window.frameGeometry().getRect(), "available": window.screen().availableGeometry().getRect(),
-                  "front": front}))
+                  "front": front, "layout": layouts.current, "rows": [window.docks[pid].windowTitle() for pid in top + row],
+                  "tabs": [[bar.tabText(i) for i in range(bar.count())] for bar in window.findChildren(QTabBar)
+                           if bar.parent() is window and bar.isVisible()],
+                  "not_applying": [pid for pid in front
+                                   if window.panels[pid].unavailable_reason(window.state.params) is not None]}))
 window.close()
 import shiboken6
 shiboken6.delete(window)
@@ -139,20 +150,23 @@ shiboken6.delete(window)
 
 
 @pytest.mark.parametrize("screen", [(1280, 720), (1920, 1080)])
-@pytest.mark.parametrize("scheme", ["sinusoidal", "llama3.1", "t5"])
+@pytest.mark.parametrize("scheme", ["sinusoidal", "llama3.1", "t5", "model"])
 def test_every_family_fits_the_screen_with_every_panel_built_and_readable_docks(tmp_path, screen, scheme):
     import json
     import os
     import subprocess
     import sys
 
+    from bert_folders import random_folder
+
+    folder = random_folder(tmp_path / "bert") if scheme == "model" else ""
     config = tmp_path / "screen.json"
     config.write_text(json.dumps({"screens": [{"name": "virtual", "x": 0, "y": 0,
                                                "width": screen[0], "height": screen[1]}]}))
     env = {**os.environ, "QT_QPA_PLATFORM": f"offscreen:configfile={config}",
            "POSENC_GUI_SETTINGS": str(tmp_path / "settings.ini")}
-    done = subprocess.run([sys.executable, "-c", FIT_SCRIPT, scheme], capture_output=True, text=True, env=env,
-                          timeout=TIMEOUT_S)
+    done = subprocess.run([sys.executable, "-c", FIT_SCRIPT, scheme, str(folder)], capture_output=True, text=True,
+                          env=env, timeout=TIMEOUT_S)
     assert done.returncode == 0, done.stderr
     placed = json.loads(done.stdout.strip().splitlines()[-1])
     x, y, w, h = placed["frame"]
@@ -160,6 +174,16 @@ def test_every_family_fits_the_screen_with_every_panel_built_and_readable_docks(
     assert ax <= x and ay <= y and x + w <= ax + aw and y + h <= ay + ah, placed
     right = {pid: height for pid, height in placed["front"].items() if pid not in ("parameters", "walkthrough")}
     assert right and min(right.values()) >= 250, placed["front"]
+    assert not placed["not_applying"], placed["front"]
+    assert placed["layout"] == {"sinusoidal": "tables", "llama3.1": "rotations", "t5": "biases",
+                                "model": "model_table"}[scheme]
+    # the right area's tab bar begins with the layout's own panels, in its order (on a short screen all of
+    # them are tabs of one row; Qt appended those tabbed last after a dozen others)
+    bar = next(tabs for tabs in placed["tabs"] if placed["rows"][0] in tabs)
+    if screen[1] < 800:
+        assert bar[:len(placed["rows"])] == placed["rows"], bar
+    else:
+        assert bar[0] == placed["rows"][0], bar
 
 
 def test_go_to_panel_finds_a_panel_by_part_of_its_name_and_brings_it_forward(make_window, monkeypatch):
@@ -186,3 +210,16 @@ def test_a_panel_name_matches_its_title_or_id_then_a_unique_prefix_then_a_unique
     assert find_panel("Pos", titles) is None  # two titles start with it
     assert find_panel("pca)", titles) == "pca"
     assert find_panel("  ", titles) is None and find_panel("zebra", titles) is None
+
+
+def test_with_a_model_folder_open_every_panel_is_reached_by_its_name(make_window, qtbot, tmp_path):
+    from bert_folders import random_folder
+
+    from posenc_gui.cli.window import prepare_launch
+
+    window = make_window(overrides=prepare_launch(["--model", str(random_folder(tmp_path / "bert"))]).overrides,
+                         restore=False)
+    assert window.dock_layouts.current == "model_table"
+    for panel_id, dock in window.docks.items():
+        assert window.go_to_panel(dock.windowTitle().upper()) == panel_id
+        qtbot.waitUntil(lambda d=dock: not d.visibleRegion().isEmpty(), timeout=TIMEOUT_MS)

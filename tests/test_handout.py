@@ -66,8 +66,29 @@ def test_a_folder_handout_lists_each_figure_with_its_caption_and_headline(tmp_pa
     assert index.index("1. Magnitude") < index.index("2. Uniqueness")
     assert (out / "01_magnitude.svg").read_bytes().lstrip().startswith((b"<?xml", b"<svg"))
     assert "d_model 32" in index  # the parameters
-    headline = re.search(r"<figure id='magnitude'>.*?<p class='headline'>(.*?)</p>", index, re.DOTALL)
-    assert headline and "‖" in headline.group(1)  # the panel's summary line: norms
+    figure = re.search(r"<figure id='magnitude'>(.*?)</figure>", index, re.DOTALL).group(1)
+    said = " ".join(re.findall(r"<p class='(?:caption|headline)'>(.*?)</p>", figure, re.DOTALL))
+    assert "‖" in said  # the panel's summary line: norms
+    assert figure.count(said[:40]) == 1, "the summary line is printed twice (caption and headline)"
+
+
+class _Summarised:
+    """A panel whose summary line is ``line``."""
+
+    def __init__(self, line: str) -> None:
+        self.line = line
+
+    def headline(self) -> str:
+        return self.line
+
+
+def test_a_headline_the_caption_already_gives_is_not_printed_again():
+    from posenc_gui.export.handout import headline_of
+
+    summary = "64 rotary pairs;  wavelengths from 6.283\nto 2.047e+07 positions."
+    assert headline_of(_Summarised(summary), "Values from −1 to 1. " + " ".join(summary.split())) == ""
+    assert headline_of(_Summarised(summary), "Values from −1 to 1.") == summary
+    assert headline_of(_Summarised(summary)) == summary
 
 
 @pytest.mark.parametrize("argv, message", [

@@ -19,6 +19,7 @@ from posenc_gui.model.rope.precision import (
 )
 from posenc_gui.model.schemes.rope import hf_config
 from posenc_gui.views.rope_precision import RopePrecisionPanel
+from waiting import TIMEOUT_MS
 
 #: One float32 rounding, relative: the unit roundoff 2^−24.
 F32 = 2.0**-24
@@ -368,3 +369,21 @@ def test_export_command_takes_the_dtype(qapp, tmp_path, capsys):
     document = json.loads(path.read_text())
     assert document["meta"]["dtype"] == "bfloat16"
     assert document["meta"]["first_indistinguishable_position"] == 256
+
+
+def test_the_map_and_the_curve_below_it_show_the_same_positions_on_the_same_pixels(state, compute, qtbot):
+    panel = make_panel(state, compute, qtbot, seq_len=131_072, d_model=128)
+    above, below = panel.matrix.plot.getViewBox(), panel.curve_plot.getViewBox()
+
+    def edges(view_box):
+        rect = view_box.sceneBoundingRect()
+        return rect.left(), rect.right()
+
+    def aligned() -> bool:  # the same left and right edges on screen, within a pixel
+        return all(abs(a - b) <= 1.0 for a, b in zip(edges(above), edges(below)))
+
+    qtbot.waitUntil(aligned, timeout=TIMEOUT_MS)
+    (low_above, high_above), (low_below, high_below) = above.viewRange()[0], below.viewRange()[0]
+    per_pixel = (high_above - low_above) / above.width()
+    assert abs(low_above - low_below) <= 2 * per_pixel and abs(high_above - high_below) <= 2 * per_pixel
+    assert high_below < 131_072 + 2 * per_pixel  # not 140 k: the curve ends where the map does

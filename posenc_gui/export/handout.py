@@ -60,10 +60,13 @@ class HandoutEntry:
     file: str = ""
 
 
-def headline_of(panel: Any) -> str:
-    """A panel's headline numbers (its summary lines), or "" for a panel that has none."""
+def headline_of(panel: Any, caption: str = "") -> str:
+    """A panel's headline numbers (its summary lines), or "" for a panel that has none or whose ``caption``
+    (its figure's, printed with it) already says them: most captions are the summary lines, and a page
+    printed both ("64 rotary pairs; … 64 rotary pairs; …")."""
     headline = getattr(panel, "headline", None)
-    return headline() if callable(headline) else ""
+    text = headline() if callable(headline) else ""
+    return "" if " ".join(text.split()) in " ".join(caption.split()) else text
 
 
 class Handout:
@@ -190,7 +193,8 @@ class Handout:
         # drawn in the current theme, as every export is (a panel built or shown earlier may still be in another)
         roots = [panel] if isinstance(panel, QWidget) and panel.isAncestorOf(widget) else [panel, widget]
         with theme.theme_for([root for root in roots if isinstance(root, QWidget)], self.theme.name) as shown:
-            caption, headline = figure_caption(panel), headline_of(panel)
+            caption = figure_caption(panel)
+            headline = headline_of(panel, caption)
             index = len(self.entries) + 1
             if self.is_pdf:
                 entry = HandoutEntry(panel.panel_id, panel.title, caption, headline)

@@ -30,7 +30,7 @@ from .bias import (
     xpos_zeta,
 )
 from .files import ModelFile, ModelFileError, open_model
-from .core.params import EncodingParams
+from .core.params import EncodingParams, default_d_model
 from .rope import (
     RopeBands,
     RopeConfig,
@@ -99,6 +99,7 @@ __all__ = [
     "EncodingParams",
     "clear_caches",
     "columns",
+    "default_d_model",
     "encode",
     "formula_term",
     "limits",

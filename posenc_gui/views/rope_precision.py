@@ -17,6 +17,7 @@ from .base import RopeOnlyPanel
 from .plotkit import (
     BLUE, ORANGE, MatrixPlot, prepare_for_paint, set_ticks, show_grid, style_plot,
 )
+from .plotkit.stacked import StackedX
 from .registry import PanelOption
 
 #: The choices of the position ids, as the combo box shows them.
@@ -97,6 +98,8 @@ class RopePrecisionPanel(RopeOnlyPanel):
         self.curve_plot.setLabel("bottom", "position p")
         self.curve_plot.setLabel("left", "largest error over the pairs")
         self.curve_plot.setXLink(self.matrix.plot)
+        # the same left and right edges as the map's view (whose colour bar is on its right): the same range
+        self.stacked = StackedX([self.matrix.plot, self.curve_plot], self.matrix.colorbar)
         self.canvas.ci.layout.setRowStretchFactor(0, 3)
         self.canvas.ci.layout.setRowStretchFactor(1, 2)
         self.curve = self.curve_plot.plot(pen=pg.mkPen(BLUE, width=2), stepMode="center")

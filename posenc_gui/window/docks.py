@@ -158,18 +158,12 @@ class DockPlacement:
             apart = [dock for dock in [*top[1:], *second] if not dock.isFloating() and dock.isVisible()
                      and dock not in self.window.tabifiedDockWidgets(top[0])]
             if apart:  # raised only then: a refit after a panel is built keeps the tab the user chose
-                with self.window.dock_layouts.arrangement():
-                    for dock in apart:
-                        self.window.tabifyDockWidget(top[0], dock)
-                    top[0].raise_()
+                self.window.dock_layouts.tab_in_order(top[0], apart)
         for row in reversed(self.window.dock_layouts.rows()):
             side_by_side = len(row) > 1 and all(dock.isVisible() and not dock.isFloating() for dock in row) and not any(
                 other in self.window.tabifiedDockWidgets(row[0]) for other in row[1:])
             if side_by_side and self.window.minimumSizeHint().width() > available.width() - border_w:
-                with self.window.dock_layouts.arrangement():
-                    for other in row[1:]:
-                        self.window.tabifyDockWidget(row[0], other)
-                    row[0].raise_()
+                self.window.dock_layouts.tab_in_order(row[0], row[1:])
 
         panel_navigation.readable_tabs(self.window)
 

@@ -15,11 +15,21 @@ from .specs import Options, ParamSpec
 #: The sizes every scheme has (the scheme's own parameters are its ``options``).
 SEQ_LEN = ParamSpec("seq_len", "int", 128, "positions N", "Number of positions shown, 0 … N − 1.",
                     low=limits.MIN_SEQ_LEN, high=limits.MAX_SEQ_LEN, log=True)
-D_MODEL = ParamSpec("d_model", "int", 512, "d_model", "Model dimension: the width of each position's vector.",
+#: The d_model of a rotation scheme (RoPE, xPos), where it is an attention head's dimension: 64–128 in every preset.
+HEAD_DIM_DEFAULT = 128
+D_MODEL = ParamSpec("d_model", "int", 512, "d_model",
+                    "Model dimension: the width of each position's vector; for RoPE and xPos the attention head's "
+                    f"dimension, {HEAD_DIM_DEFAULT} unless given.",
                     low=limits.MIN_D_MODEL, high=limits.MAX_D_MODEL, log=True)
 SIZE_SPECS = (SEQ_LEN, D_MODEL)
 #: The fields every scheme has.
 FIELDS = ("scheme", "seq_len", "d_model")
+
+
+def default_d_model(key: str) -> int:
+    """The d_model scheme ``key`` starts with when none is given: :data:`HEAD_DIM_DEFAULT` for a rotation
+    (RoPE, xPos; d_model is the head dimension there), else ``D_MODEL.default``."""
+    return HEAD_DIM_DEFAULT if scheme(key).family == "rotation" else D_MODEL.default
 
 
 @dataclass(frozen=True)
@@ -71,12 +81,16 @@ class EncodingParams:
     def validated(cls, **values: Any) -> "EncodingParams":
         """Build from flat keyword values — ``scheme``, ``seq_len``, ``d_model`` and the scheme's options — and validate.
 
+        Without ``d_model``, the scheme's :func:`default_d_model` (128, the head dimension, for RoPE and xPos).
+
         Raises
         ------
         ValueError
             For a value out of range, or a name that is no field and no option of the scheme.
         """
         fields = {name: values.pop(name) for name in FIELDS if name in values}
+        if "d_model" not in fields and isinstance(fields.get("scheme"), str) and fields["scheme"] in SCHEMES:
+            fields["d_model"] = default_d_model(fields["scheme"])
         options = dict(values.pop("options", None) or {})
         options.update(values)
         return cls(**fields, options=Options(options)).validate()
@@ -101,6 +115,8 @@ class EncodingParams:
         On a change of scheme, the new scheme's options take the value of
         the same name from these options, then from ``remembered``, then
         their default; a remembered value the new scheme refuses is dropped.
+        A d_model not in ``changes`` and at the old scheme's :func:`default_d_model` (one the user has not
+        set) becomes the new scheme's: 512 → 128 from sinusoidal to RoPE, and back.
         With ``fit_sizes``, a scheme whose table is finite (:attr:`Scheme.sizes`)
         takes its width as ``d_model`` and at most its positions as ``seq_len``
         unless ``changes`` give them (choosing a model's table in the app).
@@ -112,6 +128,9 @@ class EncodingParams:
         """
         fields = {name: changes.pop(name) for name in FIELDS if name in changes}
         target = scheme(fields.get("scheme", self.scheme))
+        if ("d_model" not in fields and target.key != self.scheme and self.scheme in SCHEMES
+                and self.d_model == default_d_model(self.scheme)):
+            fields["d_model"] = default_d_model(target.key)
         carried = {**self.carried_options(target.key, remembered), **changes}
         if fit_sizes and target.sizes is not None:
             try:

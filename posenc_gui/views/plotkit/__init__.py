@@ -5,8 +5,9 @@ chosen colour maps, switched at run time), :mod:`.colours` (palettes,
 colour maps, the colour rule),
 :mod:`.ticks` (round ranges, tick labels, decade and integer ticks, no Qt), :mod:`.canvas` (the
 canvas), :mod:`.axes`, :mod:`.text` (titles, static text), :mod:`.items`
-(legends), :mod:`.matrix` (matrix image and colour bar). The kit's only
-uses of pyqtgraph's internals are in :mod:`.pgcompat`, listed at its top.
+(legends), :mod:`.matrix` (matrix image and colour bar), :mod:`.stacked`
+(plots stacked on one x axis). The kit's only uses of pyqtgraph's internals
+are in :mod:`.pgcompat`, listed at its top.
 """
 
 from .axes import (CompactAxisItem, add_plot, fit_y_range, set_axis_label, set_integer_ticks, set_ticks, set_y_range, show_grid,
