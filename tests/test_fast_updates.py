@@ -292,8 +292,8 @@ def test_an_analysis_panel_in_front_computes_while_the_core_panels_update(make_w
         seen_by_core.append(analysis_started.wait(TIMEOUT_S))
         return compute(*args)
 
-    monkeypatch.setattr(linear_relation, "linear_relation_data", analysis)
-    monkeypatch.setattr(waveforms, "compute_waveforms", core)
+    monkeypatch.setattr(linear_relation.LinearRelationPanel, "model_function", analysis)
+    monkeypatch.setattr(waveforms.WaveformsPanel, "model_function", core)
     window.state.update(d_model=510)
     window.state.flush()
     assert window.compute.wait_idle()

@@ -8,8 +8,6 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 
 from helpers_panels import show_panel
-from posenc_gui.views import heatmap as heatmap_module
-from posenc_gui.views import waveforms as waveforms_module
 from posenc_gui.views.heatmap import HeatmapPanel
 from posenc_gui.views.parameters import ParametersPanel
 from posenc_gui.views.similarity import SimilarityPanel
@@ -27,10 +25,10 @@ def type_dims(panel, text: str) -> None:
     QTest.keyClicks(panel.dims_edit, text)
 
 
-def fail_at_d_model(monkeypatch, module, name: str, d_model: int) -> list[int]:
-    """Make ``module.name`` raise for parameters of ``d_model`` (every request, however many the panel makes:
+def fail_at_d_model(monkeypatch, owner, name: str, d_model: int) -> list[int]:
+    """Make ``owner.name`` (a panel's model function) raise for parameters of ``d_model`` (every request, however many the panel makes:
     a resize may add one, and the newest wins); returns the d_model of each call."""
-    original = getattr(module, name)
+    original = getattr(owner, name)
     calls: list[int] = []
 
     def compute(params, *args, **kwargs):
@@ -39,7 +37,7 @@ def fail_at_d_model(monkeypatch, module, name: str, d_model: int) -> list[int]:
             raise ValueError("injected failure")
         return original(params, *args, **kwargs)
 
-    monkeypatch.setattr(module, name, compute)
+    monkeypatch.setattr(owner, name, compute)
     return calls
 
 
@@ -84,14 +82,10 @@ def test_refused_dims_are_tried_again_when_d_model_changes(qtbot, state, compute
     assert panel.dims_edit.text() == "300" and panel.data.dims == (300,)
 
 
-@pytest.mark.parametrize("panel_class, module, compute_name", [
-    (WaveformsPanel, waveforms_module, "compute_waveforms"),
-    (HeatmapPanel, heatmap_module, "compute_heatmap"),
-])
-def test_a_result_clears_the_error_of_a_failed_one(qtbot, state, compute, monkeypatch, panel_class, module,
-                                                   compute_name):
+@pytest.mark.parametrize("panel_class", [WaveformsPanel, HeatmapPanel])
+def test_a_result_clears_the_error_of_a_failed_one(qtbot, state, compute, monkeypatch, panel_class):
     panel = show_panel(qtbot, panel_class(state, compute))
-    calls = fail_at_d_model(monkeypatch, module, compute_name, 64)
+    calls = fail_at_d_model(monkeypatch, panel_class, "model_function", 64)
     state.update(d_model=64)
     state.flush()
     assert compute.wait_idle()

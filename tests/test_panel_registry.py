@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from dataclasses import dataclass
+
 import numpy as np
 import pytest
 from PySide6.QtCore import Qt
@@ -12,7 +15,7 @@ from helpers_panels import show_panel
 from posenc_gui import export
 from posenc_gui.cli import export as export_cli
 from posenc_gui.cli.plan import build_parser, plan
-from posenc_gui.model.panels.panel_data import MagnitudeData, compute_magnitude
+from posenc_gui.model import EncodingParams
 from posenc_gui.state import AppState
 from posenc_gui.views import registry
 from posenc_gui.views.base import Panel
@@ -26,25 +29,44 @@ REFUSED_SCHEME = "naive"
 REASON = "it needs a bounded encoding, and the naive index grows without bound."
 
 
+@dataclass(frozen=True)
+class TinyData:
+    """What the tiny panel's model function gives: ‖PE(p)‖ per position at a scale."""
+
+    params: EncodingParams
+    scale: float
+    norms: np.ndarray
+
+
+def tiny_norms(params: EncodingParams, scale: float) -> TinyData:
+    """The tiny panel's model function (NumPy only): σ·‖PE(p)‖ for every position; ValueError for σ ≤ 0."""
+    if not scale > 0:
+        raise ValueError(f"tiny_scale must be > 0, got {scale}")
+    return TinyData(params, scale, scale * np.linalg.norm(params.encode(), axis=1))
+
+
 class TinyPanel(Panel):
-    """A panel that exists only in these tests: ‖PE(p)‖ as text, options, and a scheme it refuses."""
+    """A panel that exists only in these tests, made from the template: its model function and arguments,
+    how it draws and exports a result; the base class requests, keeps the result, says errors, and gives the
+    figure widget, the caption and the empty state."""
 
     panel_id = "tiny"
     title = "Tiny test"
     help_text = "test"
     dock = DockPlacement("left", shown=True)
-    model_functions = (compute_magnitude,)
+    model_function = tiny_norms
     export_formats = ("png", "svg", "json")
-    cli_options = (PanelOption("--tiny-scale", "σ of the tiny panel", type=float, metavar="S"),)
+    cli_options = (PanelOption("--tiny-scale", "σ of the tiny panel", type=float, metavar="S", default=1.0,
+                               example=2.5),)
 
     def __init__(self, state, compute, parent: QWidget | None = None) -> None:
         super().__init__(state, compute, parent)
         self.scale = 1.0
         self.requests = 0
-        self.data: MagnitudeData | None = None
-        self.plot = QLabel("nothing yet", self)
-        self.plot.setMinimumSize(200, 150)
-        self.body.addWidget(self.plot, 1)
+        self.summary_label = self.add_summary_label()
+        self.canvas = QLabel("nothing yet", self)
+        self.canvas.setMinimumSize(200, 150)
+        self.body.addWidget(self.canvas, 1)
         state.paramsChanged.connect(self.schedule_update)
         self.schedule_update()
 
@@ -56,22 +78,21 @@ class TinyPanel(Panel):
             if not 0 < tiny_scale <= 10:
                 raise ValueError(f"tiny_scale must be in (0, 10], got {tiny_scale}")
             self.scale = tiny_scale
+            self.schedule_update()
 
-    def request_update(self) -> None:
+    def current_options(self) -> dict:
+        return {"tiny_scale": self.scale}
+
+    def model_arguments(self) -> tuple:
         self.requests += 1
-        params, scale = self.state.params, self.scale
-        self.compute.submit(self, lambda: compute_magnitude(params, scale), self._show,
-                            lambda error: self.show_message(str(error), "error"))
+        return self.state.params, self.scale
 
-    def _show(self, data: MagnitudeData) -> None:
-        self.data = data
-        self.plot.setText(f"‖p‖ up to {np.max(data.norms):.4g}, σ = {data.scale:g}")
+    def show_data(self, data: TinyData) -> None:
+        self.canvas.setText(f"‖p‖ up to {np.max(data.norms):.4g}, σ = {data.scale:g}")
+        self.summary_label.setText(f"Tiny: the largest σ·‖p‖ is <b>{np.max(data.norms):.4g}</b>.")
 
-    def figure_widget(self) -> QWidget:
-        return self.plot
-
-    def export_data(self):
-        return {"arrays": {"norms": self.data.norms}, "meta": {"panel": self.panel_id, "scale": self.data.scale}}
+    def data_export(self, data: TinyData):
+        return {"norms": data.norms}, {"scale": data.scale}
 
 
 @pytest.fixture
@@ -101,6 +122,81 @@ def test_a_registered_panel_gets_a_dock_where_it_says_and_a_view_menu_entry(tiny
     names = {action.objectName() for action in dock.actions()}
     assert {"export-tiny-png", "export-tiny-svg", "export-tiny-json"} <= names
     assert not names & {"export-tiny-csv", "export-tiny-npy", "export-tiny-pdf"}  # only what it declares
+
+
+def test_a_panel_of_the_template_is_reached_by_name_and_saved_and_restored_with_a_session(tiny, make_window,
+                                                                                           tmp_path):
+    window = make_window(restore=False)
+    window.raise_panel("parameters")
+    assert window.go_to_panel("tiny te") == "tiny"  # View ▸ Go to panel… by a part of its title
+    dock = window.docks["tiny"]
+    assert dock.isVisible() and not dock.visibleRegion().isEmpty()
+    panel = window.panels["tiny"]
+    panel.apply_options(tiny_scale=3.0)
+    assert window.compute.wait_idle() and panel.data.scale == 3.0
+    path = tmp_path / "tiny.json"
+    assert window.save_session(str(path)) is None
+    assert json.loads(path.read_text())["panels"]["tiny"] == {"tiny_scale": 3.0}
+
+    other = make_window(restore=False)
+    assert other.open_session(str(path)) is None
+    restored = other.panels["tiny"]
+    assert restored.scale == 3.0
+    assert other.compute.wait_idle() and restored.data.scale == 3.0
+    np.testing.assert_allclose(restored.data.norms, panel.data.norms, rtol=1e-15)
+
+
+def test_a_panel_of_the_template_exports_its_figure_caption_and_numbers_and_joins_a_handout(qapp, tiny, tmp_path):
+    out = tmp_path / "tiny.json"
+    assert export_cli.main(["tiny", "-o", str(out), "--tiny-scale", "2.5", "--seq-len", "16",
+                            "--d-model", "8"]) == export_cli.EXIT_OK
+    written = json.loads(out.read_text())
+    assert written["meta"]["panel"] == "tiny" and written["meta"]["scale"] == 2.5  # the base's keys, the panel's
+    assert (written["params"]["seq_len"], written["params"]["d_model"]) == (16, 8)
+    # sinusoidal at even d: ‖PE(p)‖² = d/2 at every position, so σ·‖PE(p)‖ = 2.5·2
+    norms = np.array(written["arrays"]["norms"]["data"])
+    assert norms.shape == (16,)
+    np.testing.assert_allclose(norms, 2.5 * 2.0, rtol=1e-12)
+    png = tmp_path / "tiny.png"
+    assert export_cli.main(["tiny", "-o", str(png), "--seq-len", "16", "--d-model", "8"]) == export_cli.EXIT_OK
+    assert png.read_bytes().startswith(b"\x89PNG")
+    folder = tmp_path / "handout"
+    assert export_cli.main(["handout", "-o", f"{folder}/", "tiny", "magnitude", "--tiny-scale", "2.5",
+                            "--seq-len", "16", "--d-model", "8"]) == export_cli.EXIT_OK
+    index = (folder / "index.html").read_text(encoding="utf-8")
+    assert "1. Tiny test" in index and (folder / "01_tiny.png").is_file()
+    assert "the largest σ·‖p‖ is 5" in index  # the headline, from the panel's summary line
+
+
+def test_the_template_keeps_the_result_says_errors_and_has_an_empty_state(qtbot, state, compute):
+    panel = TinyPanel(state, compute)
+    qtbot.addWidget(panel)
+    panel.resize(500, 400)
+    assert panel.data is None and panel.figure_caption() == ""
+    with pytest.raises(ValueError, match="tiny: nothing computed yet"):
+        panel.export_data()
+    assert panel.figure_widget() is panel.canvas
+    panel.show()
+    qtbot.waitExposed(panel)
+    assert compute.wait_idle() and panel.data is not None
+    good = panel.data
+    assert panel.figure_caption() == f"Tiny: the largest σ·‖p‖ is {np.max(good.norms):.4g}."
+    panel.scale = -1.0  # past apply_options' check: the model function refuses
+    panel.request_update()
+    assert compute.wait_idle()
+    assert panel.message_label.text() == "tiny_scale must be > 0, got -1.0" and not panel.message_label.isHidden()
+    assert panel.data is good  # the last good view stays
+    panel.apply_options(tiny_scale=2.0)
+    assert compute.wait_idle() and panel.data.scale == 2.0
+    assert panel.message_label.isHidden()  # a result clears the message
+
+
+def test_a_model_function_is_listed_once_among_the_panel_s_model_functions():
+    assert TinyPanel.model_functions == (tiny_norms,)
+    from posenc_gui.views.uniqueness import UniquenessPanel
+
+    assert UniquenessPanel.model_functions[0] is UniquenessPanel.model_function
+    assert len(set(UniquenessPanel.model_functions)) == len(UniquenessPanel.model_functions) == 2
 
 
 def test_a_tabbed_panel_is_tabbed_behind_the_first_dock_shown_in_its_area(make_window):
@@ -136,18 +232,12 @@ def test_the_command_line_lists_a_registered_panel_and_takes_its_options(qapp, t
 
 def test_every_panel_option_reaches_its_panel(qtbot, state, compute):
     """Each declared flag is a keyword the panel's apply_options takes (a typo would be a TypeError)."""
-    values = {"dims": "0,1", "metric": "cosine", "reference": 3, "sentence_a": "a b", "sentence_b": "b a",
-              "position": False, "causal": True, "demo_d_model": 8, "embedding_scale": 2.0, "k": 3, "step": 1,
-              "dtype": "float16", "position_ids": "model", "vectors": "random", "seeds": 8,
-              "compare": "sinusoidal", "dim": 3, "components": "1,3", "real_head": -1,
-              "decoder": "no-such-model.gguf", "text": "a b", "layer": 0, "decoder_head": 0, "view": "model",
-              "what_if_theta": 500.0, "what_if_scaling": "linear", "what_if_factor": 2.0, "gap_token": 1,
-              "gap_size": 10, "ordering_a": "a b", "ordering_b": "b a"}
     for cls in panel_classes():
         panel = cls(state, compute)
         qtbot.addWidget(panel)
         for option in cls.cli_options:
-            panel.apply_options(**{option.dest: values[option.dest]})
+            assert option.example is not None, option.flag  # every option says a value it takes
+            panel.apply_options(**{option.dest: option.example})
         with pytest.raises(TypeError, match="unknown_option"):
             panel.apply_options(unknown_option=1)
 
@@ -195,11 +285,11 @@ def test_every_panels_model_functions_are_in_the_model_layer_which_loads_no_qt()
 
 def test_a_panel_that_does_not_apply_says_why_instead_of_its_plot(qtbot, state, compute):
     panel = show_panel(qtbot, TinyPanel(state, compute), (500, 400))
-    assert panel.plot.isVisible() and not panel.unavailable_label.isVisible()
+    assert panel.canvas.isVisible() and not panel.unavailable_label.isVisible()
     requests = panel.requests
     assert state.update(scheme=REFUSED_SCHEME) is None
     state.flush()
-    assert panel.unavailable_label.isVisible() and not panel.plot.isVisible()
+    assert panel.unavailable_label.isVisible() and not panel.canvas.isVisible()
     assert panel.unavailable_label.text() == f"The Tiny test panel does not apply here: {REASON}"
     assert panel.requests == requests  # nothing computed for parameters it does not apply to
     for fmt in ("png", "json"):
@@ -208,7 +298,7 @@ def test_a_panel_that_does_not_apply_says_why_instead_of_its_plot(qtbot, state, 
     assert state.update(scheme="sinusoidal") is None
     state.flush()
     assert compute.wait_idle()
-    assert panel.plot.isVisible() and not panel.unavailable_label.isVisible()
+    assert panel.canvas.isVisible() and not panel.unavailable_label.isVisible()
     assert panel.requests == requests + 1 and panel.data.params.scheme == "sinusoidal"
     assert export.export_bytes(panel, "json").startswith(b"{")
 

@@ -82,20 +82,20 @@ def test_the_panel_shows_the_bias_row_and_its_split(panel):
     panel.state.flush()
     assert panel.compute.wait_idle()
     assert not panel.unavailable_label.isVisible()
-    bias = panel.matrices["B_a"]
-    assert bias.isVisible() and panel.step_labels["B"].isVisible()
+    bias = panel.figure.matrices["B_a"]
+    assert bias.isVisible() and panel.figure.step_labels["B"].isVisible()
     np.testing.assert_array_equal(bias.values, panel.demo.with_pe.trace_a.bias)
     assert bias.masked is not None and bias.masked[0, 1] and not bias.masked[1, 0]  # upper triangle masked
-    assert not panel.matrices["PE_a"].isVisible()  # nothing is added to X
-    assert panel.split_strips["bias_a"].isVisible() and not panel.split_strips["table_a"].isVisible()
-    np.testing.assert_array_equal(panel.matrices["split_a_bias B"].values, panel.demo.split_a.bias)
-    assert "With the bias" in panel.title_label.text
+    assert not panel.figure.matrices["PE_a"].isVisible()  # nothing is added to X
+    assert panel.figure.split_strips["bias_a"].isVisible() and not panel.figure.split_strips["table_a"].isVisible()
+    np.testing.assert_array_equal(panel.figure.matrices["split_a_bias B"].values, panel.demo.split_a.bias)
+    assert "With the bias" in panel.figure.title_label.text
     np.testing.assert_array_equal(panel.export_data()["arrays"]["split_a_bias"], panel.demo.split_a.bias)
     # back to an added table: the B row and the bias strip go
     assert panel.state.update(scheme="sinusoidal") is None
     panel.state.flush()
     assert panel.compute.wait_idle()
-    assert not panel.matrices["B_a"].isVisible() and panel.split_strips["table_a"].isVisible()
+    assert not panel.figure.matrices["B_a"].isVisible() and panel.figure.split_strips["table_a"].isVisible()
 
 
 @pytest.fixture

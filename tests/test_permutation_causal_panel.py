@@ -39,27 +39,27 @@ def test_the_causal_box_is_in_the_header_and_off_by_default(panel):
     assert panel.header.indexOf(panel.causal_check) >= 0
     assert not panel.demo.causal
     assert panel.current_options()["causal"] is False
-    assert panel.matrices["A_a"].masked is None  # nothing masked without the mask
+    assert panel.figure.matrices["A_a"].masked is None  # nothing masked without the mask
     assert "Causal mask" in PermutationPanel.help_text and "masked" in PermutationPanel.help_text
 
 
 def test_ticking_causal_masks_the_future_keys_in_the_view(nope_panel, qtbot):
     panel = nope_panel
-    before = panel.matrices["Z_b"].values.copy()
+    before = panel.figure.matrices["Z_b"].values.copy()
     panel.causal_check.setChecked(True)
     _settle(panel)
     demo = panel.demo
     assert demo.causal and demo.scheme == "nope"
     expected = permutation_demo("dog bites man", "man bites dog", 8, "nope", {}, causal=True)
-    np.testing.assert_array_equal(panel.matrices["A_a"].values, expected.with_pe.trace_a.attention)
-    np.testing.assert_array_equal(panel.matrices["A_a"].values[0], [1.0, 0.0, 0.0])
-    assert not np.array_equal(panel.matrices["Z_b"].values, before)  # the outputs changed
+    np.testing.assert_array_equal(panel.figure.matrices["A_a"].values, expected.with_pe.trace_a.attention)
+    np.testing.assert_array_equal(panel.figure.matrices["A_a"].values[0], [1.0, 0.0, 0.0])
+    assert not np.array_equal(panel.figure.matrices["Z_b"].values, before)  # the outputs changed
     # The first word's output is its value vector, in the view as in the model.
-    np.testing.assert_array_equal(panel.matrices["Z_a"].values[0], panel.matrices["V_a"].values[0])
+    np.testing.assert_array_equal(panel.figure.matrices["Z_a"].values[0], panel.figure.matrices["V_a"].values[0])
     for key in ("S_a", "A_b", "split_a_e·e", "split_b_total"):
-        np.testing.assert_array_equal(panel.matrices[key].masked, ~causal_mask(3))
+        np.testing.assert_array_equal(panel.figure.matrices[key].masked, ~causal_mask(3))
     # Masked cells: the neutral colour, no number, "masked" on hover.
-    matrix = panel.matrices["A_a"]
+    matrix = panel.figure.matrices["A_a"]
     panel.canvas.grab()
     assert matrix.image.pixelColor(2, 0).getRgb()[:3] == MASKED_RGB  # pixel (j=2, i=0): key man, query dog
     assert matrix.image.pixelColor(0, 0).getRgb()[:3] != MASKED_RGB
@@ -70,16 +70,16 @@ def test_ticking_causal_masks_the_future_keys_in_the_view(nope_panel, qtbot):
     assert matrix.cell_at(matrix.cell_rect(0, 2).center()) == (0, 2)
     # The S row's colours span the allowed logits only (the −∞ are not a colour).
     scores = demo.with_pe.trace_a.scores
-    assert np.isinf(panel.matrices["S_a"].values).sum() == 3
-    assert all(np.isfinite(panel.matrices["S_a"].levels))
+    assert np.isinf(panel.figure.matrices["S_a"].values).sum() == 3
+    assert all(np.isfinite(panel.figure.matrices["S_a"].levels))
     # The verdict says why, with the measured numbers.
     text = panel.verdict_text()
     assert "the causal mask is itself positional" in text and "“dog” 1 → 3, “bites” 2 → 2, “man” 3 → 1" in text
     assert f"they differ by {demo.with_pe.max_abs_diff_output:.2g}" in text
     assert "max |Z[0] − V[0]| = 0 (“dog”, a) and 0 (“man”, b)" in text
-    assert "Causal mask" in panel.title_label.text and "keys seen a→b: dog 1→3" in panel.title_label.text
-    assert "softmax over keys 0…i" in panel.step_labels["A"].text
-    assert "over the keys each word sees" in panel.check_label.text
+    assert "Causal mask" in panel.figure.title_label.text and "keys seen a→b: dog 1→3" in panel.figure.title_label.text
+    assert "softmax over keys 0…i" in panel.figure.step_labels["A"].text
+    assert "over the keys each word sees" in panel.figure.check_label.text
     assert np.isfinite(scores[panel.demo.with_pe.trace_a.allowed]).all()
 
 
@@ -88,7 +88,7 @@ def test_hovering_a_masked_cell_shows_masked(nope_panel, qtbot):
     panel.set_causal(True)
     _settle(panel)
     panel.canvas.grab()
-    matrix = panel.matrices["S_b"]
+    matrix = panel.figure.matrices["S_b"]
     viewport = panel.canvas.viewport()
     # A mouse move sent to the canvas, as Qt delivers one: the view turns it into the scene's hover events
     # (not QTest.mouseMove, which goes through the window and the cursor that earlier tests left somewhere).
@@ -103,15 +103,15 @@ def test_hovering_a_masked_cell_shows_masked(nope_panel, qtbot):
 
 def test_unticking_causal_restores_the_equivariant_view(nope_panel):
     panel = nope_panel
-    plain = panel.matrices["Z_b"].values.copy()
+    plain = panel.figure.matrices["Z_b"].values.copy()
     panel.apply_options(causal=True)
     _settle(panel)
     panel.apply_options(causal=False)
     _settle(panel)
-    assert not panel.demo.causal and panel.matrices["A_a"].masked is None
-    np.testing.assert_array_equal(panel.matrices["Z_b"].values, plain)
+    assert not panel.demo.causal and panel.figure.matrices["A_a"].masked is None
+    np.testing.assert_array_equal(panel.figure.matrices["Z_b"].values, plain)
     assert panel.demo.with_pe.same and "same rows permuted" in panel.verdict_text()
-    assert "Causal mask" not in panel.title_label.text
+    assert "Causal mask" not in panel.figure.title_label.text
 
 
 def test_causal_with_rope_masks_the_rotation_split(panel):
@@ -119,7 +119,7 @@ def test_causal_with_rope_masks_the_rotation_split(panel):
     panel.set_causal(True)
     _settle(panel)
     assert panel.demo.rotates and panel.demo.causal
-    np.testing.assert_array_equal(panel.matrices["split_a_difference"].masked, ~causal_mask(3))
+    np.testing.assert_array_equal(panel.figure.matrices["split_a_difference"].masked, ~causal_mask(3))
     assert "offset n − m" in panel.verdict_text() and "causal mask is itself positional" in panel.verdict_text()
 
 

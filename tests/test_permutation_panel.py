@@ -42,10 +42,10 @@ def test_default_sentences_with_position(panel):
     assert demo is not None
     assert demo.tokens_a == ("dog", "bites", "man") and demo.tokens_b == ("man", "bites", "dog")
     assert demo.d_model == 8 and demo.scheme == panel.state.params.scheme
-    z_a = panel.matrices["Z_a"]
+    z_a = panel.figure.matrices["Z_a"]
     np.testing.assert_array_equal(z_a.values, demo.with_pe.trace_a.output)
     assert z_a.row_words == ("dog", "bites", "man")
-    np.testing.assert_array_equal(panel.matrices["PE_b"].values, demo.with_pe.trace_b.positional)
+    np.testing.assert_array_equal(panel.figure.matrices["PE_b"].values, demo.with_pe.trace_b.positional)
     # The verdict states the measured numbers of both modes.
     text = panel.verdict_label.text()
     assert f"{demo.without_pe.max_abs_diff_output:.1e}" in text
@@ -55,7 +55,7 @@ def test_default_sentences_with_position(panel):
 
 
 def test_rows_are_words_with_the_first_word_on_top(panel, qtbot):
-    matrix = panel.matrices["A_b"]
+    matrix = panel.figure.matrices["A_b"]
     assert matrix.row_labels() == [(0, "man"), (1, "bites"), (2, "dog")]
     attention = panel.demo.with_pe.trace_b.attention
     np.testing.assert_array_equal(matrix.values, attention)
@@ -82,7 +82,7 @@ def test_rows_are_words_with_the_first_word_on_top(panel, qtbot):
 
 
 def test_cells_show_the_numbers(panel):
-    matrix = panel.matrices["A_a"]
+    matrix = panel.figure.matrices["A_a"]
     values = panel.demo.with_pe.trace_a.attention
     texts = matrix.annotations()
     assert len(texts) == values.size
@@ -92,7 +92,7 @@ def test_cells_show_the_numbers(panel):
 def test_a_base_step_lays_out_only_the_numbers_and_the_cells_show_the_new_ones(panel, qtbot):
     panel.show()
     qtbot.waitExposed(panel)
-    matrix = panel.matrices["X_a"]  # X = E + PE: every value moves with the base
+    matrix = panel.figure.matrices["X_a"]  # X = E + PE: every value moves with the base
     matrix._layout_now()
     frame, before = matrix._frame, matrix.annotations()
     panel.state.update(base=500.0)
@@ -107,14 +107,14 @@ def test_a_base_step_lays_out_only_the_numbers_and_the_cells_show_the_new_ones(p
     panel.sentence_b_edit.setText("bites man dog")
     _settle(panel)
     panel.canvas.grab()
-    assert panel.matrices["X_b"]._layout_now()[1].startswith("b: bites man dog")
+    assert panel.figure.matrices["X_b"]._layout_now()[1].startswith("b: bites man dog")
 
 
 def test_a_base_step_redraws_the_position_matrices_and_leaves_the_word_embeddings_alone(panel, qtbot):
     panel.show()
     qtbot.waitExposed(panel)
     panel.canvas.grab()
-    words, positions = panel.matrices["E_a"], panel.matrices["PE_a"]
+    words, positions = panel.figure.matrices["E_a"], panel.figure.matrices["PE_a"]
     word_image, position_image = words.image, positions.image
     embeddings, encodings = words.values.copy(), positions.values.copy()
     panel.state.update(base=500.0)
@@ -131,8 +131,8 @@ def test_changing_a_sentence_updates_the_view(panel, qtbot):
     demo = panel.demo
     assert demo.tokens_b == ("bites", "man", "dog")
     assert demo.permutation == (1, 2, 0)
-    assert panel.matrices["Z_b"].row_words == ("bites", "man", "dog")
-    np.testing.assert_array_equal(panel.matrices["Z_b"].values, demo.with_pe.trace_b.output)
+    assert panel.figure.matrices["Z_b"].row_words == ("bites", "man", "dog")
+    np.testing.assert_array_equal(panel.figure.matrices["Z_b"].values, demo.with_pe.trace_b.output)
     expected = permutation_demo("dog bites man", "bites man dog", 8, panel.state.params.scheme,
                                 panel.state.params.scheme_kwargs())
     np.testing.assert_array_equal(demo.with_pe.trace_b.output, expected.with_pe.trace_b.output)
@@ -143,18 +143,18 @@ def test_position_switch_shows_the_trace_without_position(panel):
     panel.set_with_position(False)
     _settle(panel)
     demo = panel.demo
-    assert not panel.matrices["PE_a"].isVisible() and not panel.matrices["E_b"].isVisible()
-    np.testing.assert_array_equal(panel.matrices["X_a"].values, demo.without_pe.trace_a.embeddings)
-    np.testing.assert_array_equal(panel.matrices["Z_b"].values, demo.without_pe.trace_b.output)
+    assert not panel.figure.matrices["PE_a"].isVisible() and not panel.figure.matrices["E_b"].isVisible()
+    np.testing.assert_array_equal(panel.figure.matrices["X_a"].values, demo.without_pe.trace_a.embeddings)
+    np.testing.assert_array_equal(panel.figure.matrices["Z_b"].values, demo.without_pe.trace_b.output)
     # Without position the shown outputs are a's rows reordered.
-    z_a, z_b = panel.matrices["Z_a"].values, panel.matrices["Z_b"].values
+    z_a, z_b = panel.figure.matrices["Z_a"].values, panel.figure.matrices["Z_b"].values
     np.testing.assert_allclose(z_b, z_a[list(demo.permutation)], rtol=0, atol=1e-12)
     bold = panel.verdict_label.text().split("<b>")[1]
     assert bold.startswith("Without position")
     panel.set_with_position(True)
     _settle(panel)
-    assert panel.matrices["PE_a"].isVisible()
-    np.testing.assert_array_equal(panel.matrices["X_a"].values, demo.with_pe.trace_a.x)
+    assert panel.figure.matrices["PE_a"].isVisible()
+    np.testing.assert_array_equal(panel.figure.matrices["X_a"].values, demo.with_pe.trace_a.x)
     assert panel.verdict_label.text().split("<b>")[1].startswith("With position")
 
 
@@ -162,8 +162,8 @@ def test_demo_d_model_changes_the_matrices(panel):
     panel.set_demo_d_model(5)
     _settle(panel)
     assert panel.demo.d_model == 5
-    assert panel.matrices["Q_a"].values.shape == (3, 5)
-    assert panel.matrices["S_a"].values.shape == (3, 3)
+    assert panel.figure.matrices["Q_a"].values.shape == (3, 5)
+    assert panel.figure.matrices["S_a"].values.shape == (3, 3)
     assert panel.d_model_spin.maximum() == 64 and panel.d_model_spin.minimum() == 2
 
 
@@ -173,18 +173,18 @@ def test_scheme_of_the_parameters_panel_is_used(panel, qtbot):
     panel.state.update(scheme="naive")
     _settle(panel)
     assert panel.demo.scheme == "naive"
-    np.testing.assert_array_equal(panel.matrices["PE_a"].values, np.array([[0.0] * 8, [1.0] * 8, [2.0] * 8]))
+    np.testing.assert_array_equal(panel.figure.matrices["PE_a"].values, np.array([[0.0] * 8, [1.0] * 8, [2.0] * 8]))
     assert "Naive" in panel.scheme_label.text()
 
 
 def test_four_term_split_adds_up(panel):
     split = panel.demo.split_a
-    parts = [panel.matrices[f"split_a_{name}"].values for name in ("e·e", "e·p", "p·e", "p·p")]
-    total = panel.matrices["split_a_total"].values
+    parts = [panel.figure.matrices[f"split_a_{name}"].values for name in ("e·e", "e·p", "p·e", "p·p")]
+    total = panel.figure.matrices["split_a_total"].values
     np.testing.assert_allclose(sum(parts), total, rtol=0, atol=1e-12)
     np.testing.assert_array_equal(total, panel.demo.with_pe.trace_a.scores)
-    assert f"{split.max_abs_residual:.1e}" in panel.split_checks["a"]
-    assert f"{split.max_abs_residual:.1e}" in panel.check_label.text
+    assert f"{split.max_abs_residual:.1e}" in panel.figure.split_checks["a"]
+    assert f"{split.max_abs_residual:.1e}" in panel.figure.check_label.text
 
 
 def test_not_a_permutation_is_a_message_not_an_error(panel):
@@ -197,10 +197,10 @@ def test_not_a_permutation_is_a_message_not_an_error(panel):
     assert "“dog” occurs more than once" in text
     assert panel.message_label.text() == ""
     # Each sentence is still traced and shown; the two 'dog' rows are identical without position.
-    assert panel.matrices["Z_a"].values.shape == (5, 8)
+    assert panel.figure.matrices["Z_a"].values.shape == (5, 8)
     panel.set_with_position(False)
     _settle(panel)
-    z = panel.matrices["Z_a"].values
+    z = panel.figure.matrices["Z_a"].values
     np.testing.assert_allclose(z[1], z[4], rtol=0, atol=1e-12)
 
 
@@ -233,10 +233,10 @@ def test_five_hundred_words_work(panel):
     _settle(panel)
     demo = panel.demo
     assert len(demo.tokens_a) == 500
-    assert panel.matrices["A_a"].values.shape == (500, 500)
-    assert panel.matrices["A_a"].annotations() == []  # too many cells to write numbers in
+    assert panel.figure.matrices["A_a"].values.shape == (500, 500)
+    assert panel.figure.matrices["A_a"].annotations() == []  # too many cells to write numbers in
     assert f"{demo.without_pe.max_abs_diff_output:.1e}" in panel.verdict_label.text()
-    ticks = panel.matrices["A_a"].row_labels()
+    ticks = panel.figure.matrices["A_a"].row_labels()
     assert 0 < len(ticks) <= 25 and ticks[0] == (0, f"0: {words[0]}")
 
 
@@ -280,9 +280,9 @@ def test_no_graphics_item_is_owned_by_python(panel, qtbot):
     # One light item per matrix, not a pyqtgraph plot (axes, view box, menus) each.
     # Rows E, PE, X, Q, K, Q̃, K̃, V, S, A, Z for two sentences; the splits' 5 (added) and 3 (RoPE, bias, a real
     # head's table) each.
-    assert len(panel.matrices) == 2 * 12 + 2 * 5 + 2 * 3 + 2 * 3 + 2 * 3  # rows; table, rotation, bias, model
+    assert len(panel.figure.matrices) == 2 * 12 + 2 * 5 + 2 * 3 + 2 * 3 + 2 * 3  # rows; table, rotation, bias, model
     assert len(items) < 110  # each strip: 3 matrices, a colour bar, a label and its widget, for a and b
-    assert all(matrix.scene() is panel.canvas.scene() for matrix in panel.matrices.values())
+    assert all(matrix.scene() is panel.canvas.scene() for matrix in panel.figure.matrices.values())
 
 
 _EXIT_SCRIPT = r"""
@@ -341,7 +341,7 @@ def test_a_hidden_dock_waits_for_parameter_changes_until_shown(panel, qtbot):
     qtbot.waitExposed(panel)
     _settle(panel)
     assert panel.demo.scheme == "naive"
-    np.testing.assert_array_equal(panel.matrices["PE_a"].values, np.array([[0.0] * 8, [1.0] * 8, [2.0] * 8]))
+    np.testing.assert_array_equal(panel.figure.matrices["PE_a"].values, np.array([[0.0] * 8, [1.0] * 8, [2.0] * 8]))
 
 
 
@@ -398,7 +398,7 @@ def test_a_window_change_the_demo_does_not_read_leaves_it_alone(panel, qtbot, mo
     panel.state.update(base=500.0)
     _settle(panel)
     assert submitted == [panel] and panel.demo is not demo
-    assert "base 500" in panel.title_label.text
+    assert "base 500" in panel.figure.title_label.text
 
 
 # --------------------------------------------------------------------------- RoPE: Q and K rotated
@@ -421,36 +421,36 @@ def test_rope_shows_the_rotated_queries_and_keys_instead_of_an_added_table(rope_
     assert demo.scheme == "rope" and demo.rotates
     trace = demo.with_pe.trace_a
     for key in ("Q_rot_a", "K_rot_b", "X_a"):
-        assert panel.matrices[key].isVisible(), key
+        assert panel.figure.matrices[key].isVisible(), key
     for key in ("E_a", "PE_b"):  # RoPE adds nothing to X
-        assert not panel.matrices[key].isVisible(), key
-    np.testing.assert_array_equal(panel.matrices["Q_rot_a"].values, trace.q_rotated)
-    np.testing.assert_array_equal(panel.matrices["K_rot_b"].values, demo.with_pe.trace_b.k_rotated)
-    np.testing.assert_array_equal(panel.matrices["X_a"].values, trace.embeddings)
-    np.testing.assert_array_equal(panel.matrices["S_a"].values, trace.scores)
-    assert "Q̃K̃" in panel.step_labels["S"].text
+        assert not panel.figure.matrices[key].isVisible(), key
+    np.testing.assert_array_equal(panel.figure.matrices["Q_rot_a"].values, trace.q_rotated)
+    np.testing.assert_array_equal(panel.figure.matrices["K_rot_b"].values, demo.with_pe.trace_b.k_rotated)
+    np.testing.assert_array_equal(panel.figure.matrices["X_a"].values, trace.embeddings)
+    np.testing.assert_array_equal(panel.figure.matrices["S_a"].values, trace.scores)
+    assert "Q̃K̃" in panel.figure.step_labels["S"].text
     assert panel.pe_check.text() == "Rotate Q and K by position (RoPE)"
     assert f"With RoPE they differ by {demo.with_pe.max_abs_diff_output:.2g}" in panel.verdict_text()
     # θ_i = 10000^(−2i/8) = 1 … 10000^(−3/4) = 0.001 at the demo's d_k 8, not the window's d_model 512.
-    title = panel.title_label.text
+    title = panel.figure.title_label.text
     assert "d<sub>k</sub> = 8 (not d<sub>model</sub> 512)" in title and "θ<sub>i</sub> = 1 … 0.001" in title
 
 
 def test_rope_split_is_the_logits_without_and_with_the_rotation(rope_panel):
     panel, demo = rope_panel, rope_panel.demo
     for sentence in ("a", "b"):
-        assert not panel.split_strips[f"table_{sentence}"].isVisible()
-        assert panel.split_strips[f"rotation_{sentence}"].isVisible()
-    without = panel.matrices["split_a_without rotation"].values
-    with_rotation = panel.matrices["split_a_with rotation"].values
+        assert not panel.figure.split_strips[f"table_{sentence}"].isVisible()
+        assert panel.figure.split_strips[f"rotation_{sentence}"].isVisible()
+    without = panel.figure.matrices["split_a_without rotation"].values
+    with_rotation = panel.figure.matrices["split_a_with rotation"].values
     np.testing.assert_array_equal(without, demo.without_pe.trace_a.scores)
     np.testing.assert_array_equal(with_rotation, demo.with_pe.trace_a.scores)
-    np.testing.assert_array_equal(panel.matrices["split_a_difference"].values, with_rotation - without)
-    header = panel.split_header.text
+    np.testing.assert_array_equal(panel.figure.matrices["split_a_difference"].values, with_rotation - without)
+    header = panel.figure.split_header.text
     assert "applies to encodings added to the embeddings only" in header and "without and with the rotation" in header
-    assert f"b: {demo.split_b.shift_residual:.1e}" in panel.check_label.text
-    assert "depend only on the offset" in panel.check_label.text
-    assert f"{demo.split_a.shift_residual:.1e}" in panel.split_checks["a"]
+    assert f"b: {demo.split_b.shift_residual:.1e}" in panel.figure.check_label.text
+    assert "depend only on the offset" in panel.figure.check_label.text
+    assert f"{demo.split_a.shift_residual:.1e}" in panel.figure.split_checks["a"]
 
 
 def test_rope_sentence_change_updates_the_rotated_view(rope_panel):
@@ -460,15 +460,15 @@ def test_rope_sentence_change_updates_the_rotated_view(rope_panel):
     demo = panel.demo
     assert demo.tokens_b == ("bites", "man", "dog") and demo.permutation == (1, 2, 0)
     expected = permutation_demo("dog bites man", "bites man dog", 8, "rope", panel.state.params.scheme_kwargs())
-    np.testing.assert_array_equal(panel.matrices["Q_rot_b"].values, expected.with_pe.trace_b.q_rotated)
-    np.testing.assert_array_equal(panel.matrices["Z_b"].values, expected.with_pe.trace_b.output)
-    assert panel.matrices["Z_b"].row_words == ("bites", "man", "dog")
+    np.testing.assert_array_equal(panel.figure.matrices["Q_rot_b"].values, expected.with_pe.trace_b.q_rotated)
+    np.testing.assert_array_equal(panel.figure.matrices["Z_b"].values, expected.with_pe.trace_b.output)
+    assert panel.figure.matrices["Z_b"].row_words == ("bites", "man", "dog")
     assert f"With RoPE they differ by {expected.with_pe.max_abs_diff_output:.2g}" in panel.verdict_text()
     # Without the rotation the outputs are a's rows reordered, and Q̃, K̃ are not shown.
     panel.set_with_position(False)
     _settle(panel)
-    assert not panel.matrices["Q_rot_a"].isVisible()
-    z_a, z_b = panel.matrices["Z_a"].values, panel.matrices["Z_b"].values
+    assert not panel.figure.matrices["Q_rot_a"].isVisible()
+    z_a, z_b = panel.figure.matrices["Z_a"].values, panel.figure.matrices["Z_b"].values
     np.testing.assert_allclose(z_b, z_a[list(demo.permutation)], rtol=0, atol=1e-12)
     assert panel.verdict_label.text().split("<b>")[1].startswith("Without position")
 
@@ -477,10 +477,10 @@ def test_rope_back_to_a_table_restores_the_four_term_split(rope_panel):
     panel = rope_panel
     assert panel.state.update(scheme="sinusoidal") is None
     _settle(panel)
-    assert not panel.demo.rotates and panel.matrices["PE_a"].isVisible()
-    assert not panel.matrices["Q_rot_a"].isVisible()
-    assert panel.split_strips["table_a"].isVisible() and not panel.split_strips["rotation_a"].isVisible()
-    assert "Four-term split" in panel.split_header.text
+    assert not panel.demo.rotates and panel.figure.matrices["PE_a"].isVisible()
+    assert not panel.figure.matrices["Q_rot_a"].isVisible()
+    assert panel.figure.split_strips["table_a"].isVisible() and not panel.figure.split_strips["rotation_a"].isVisible()
+    assert "Four-term split" in panel.figure.split_header.text
     assert panel.pe_check.text() == "Add positional encoding"
 
 
@@ -494,7 +494,7 @@ def test_rope_with_an_odd_demo_d_model_is_an_error_that_keeps_the_view(rope_pane
     panel.set_demo_d_model(6)
     _settle(panel)
     assert panel.demo.d_model == 6 and panel.message_label.isHidden()
-    assert panel.matrices["Q_rot_a"].values.shape == (3, 6)
+    assert panel.figure.matrices["Q_rot_a"].values.shape == (3, 6)
 
 
 def test_rope_export_holds_the_rotation(rope_panel):
@@ -524,7 +524,7 @@ def test_llama31_preset_rotates_at_the_demo_head_with_the_sentence_positions(pan
     assert rotation.positions.tolist() == [0.0, 1.0, 2.0]  # the sentence's, not the window's 1,048,576
     # θ_3 = 500000^(−3/4)/8 = 6.65e-6: its wavelength 118,000 is above L₀ = 8,192, so llama3 divides by 8.
     assert rotation.inv_freq[3] == pytest.approx(500000.0 ** -0.75 / 8, rel=1e-14)
-    assert "θ<sub>i</sub> = 1 … 6.65e-06" in panel.title_label.text and "llama3" in panel.title_label.text
+    assert "θ<sub>i</sub> = 1 … 6.65e-06" in panel.figure.title_label.text and "llama3" in panel.figure.title_label.text
 
 
 def test_a_rotation_the_demo_does_not_know_says_what_it_needs(panel):

@@ -51,12 +51,12 @@ def test_opening_a_bert_folder_offers_its_heads_and_runs_one(panel, folder):
     demo = panel.demo
     assert isinstance(demo, RealHeadDemo) and demo.head == 1 and demo.model_name == "tiny-bert"
     expected = bert_permutation_demo(str(folder), "dog bites man", "man bites dog", 1)
-    np.testing.assert_array_equal(panel.matrices["A_a"].values, expected.with_pe.trace_a.attention)
-    assert panel.matrices["A_a"].row_words == ("[CLS]", "dog", "bites", "man", "[SEP]")
-    np.testing.assert_array_equal(panel.matrices["PE_b"].values, expected.with_pe.trace_b.positional)
-    np.testing.assert_array_equal(panel.matrices["split_a_table contribution"].values, expected.split_a.difference)
-    assert panel.split_strips["model_a"].isVisible() and not panel.split_strips["table_a"].isVisible()
-    assert "tiny-bert, layer 0, head 1 of 2" in panel.title_label.text
+    np.testing.assert_array_equal(panel.figure.matrices["A_a"].values, expected.with_pe.trace_a.attention)
+    assert panel.figure.matrices["A_a"].row_words == ("[CLS]", "dog", "bites", "man", "[SEP]")
+    np.testing.assert_array_equal(panel.figure.matrices["PE_b"].values, expected.with_pe.trace_b.positional)
+    np.testing.assert_array_equal(panel.figure.matrices["split_a_table contribution"].values, expected.split_a.difference)
+    assert panel.figure.split_strips["model_a"].isVisible() and not panel.figure.split_strips["table_a"].isVisible()
+    assert "tiny-bert, layer 0, head 1 of 2" in panel.figure.title_label.text
     assert panel.scheme_label.text() == "Model: tiny-bert, layer 0, head 1 of 2"
     assert panel.pe_check.text() == "Add the model's position table"
     assert not panel.causal_check.isEnabled() and not panel.d_model_spin.isEnabled()
@@ -70,9 +70,9 @@ def test_without_the_table_the_rows_are_permuted(panel, folder):
     _settle(panel)
     demo = panel.demo
     assert isinstance(demo, RealHeadDemo)
-    assert not panel.matrices["PE_a"].isVisible()
-    np.testing.assert_array_equal(panel.matrices["X_a"].values, demo.without_pe.trace_a.x)
-    z_a, z_b = panel.matrices["Z_a"].values, panel.matrices["Z_b"].values
+    assert not panel.figure.matrices["PE_a"].isVisible()
+    np.testing.assert_array_equal(panel.figure.matrices["X_a"].values, demo.without_pe.trace_a.x)
+    z_a, z_b = panel.figure.matrices["Z_a"].values, panel.figure.matrices["Z_b"].values
     np.testing.assert_allclose(z_b, z_a[list(demo.permutation)], rtol=0, atol=1e-12)
 
 
@@ -96,7 +96,7 @@ def test_back_to_the_toy_head(panel, folder):
     panel.set_head(TOY_HEAD)
     _settle(panel)
     assert not isinstance(panel.demo, RealHeadDemo) and panel.demo.d_model == 4
-    assert panel.causal_check.isEnabled() and panel.split_strips["table_a"].isVisible()
+    assert panel.causal_check.isEnabled() and panel.figure.split_strips["table_a"].isVisible()
 
 
 def test_a_head_out_of_range_changes_nothing(panel, folder):

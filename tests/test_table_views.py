@@ -15,7 +15,6 @@ from posenc_gui import export
 from posenc_gui.cli import export as export_cli
 from posenc_gui.model import EncodingParams
 from posenc_gui.model.analyses.table_spectra import IMAGE_COLUMNS, dimension_periodogram, pca_data, periodogram_data
-from posenc_gui.views import pca as pca_view
 from posenc_gui.views import periodogram as periodogram_view
 from posenc_gui.views.pca import PCAPanel
 from posenc_gui.views.periodogram import LEVELS, PeriodogramPanel
@@ -105,7 +104,7 @@ KEEPS_ITS_LAST_VIEW = {
     "periodogram": (PeriodogramPanel, periodogram_view, "periodogram_data",
                     dict(scheme="sinusoidal", seq_len=256, d_model=8),
                     lambda panel: panel.matrix.image.image, lambda data: data.image, "dim_data"),
-    "pca": (PCAPanel, pca_view, "pca_data", dict(scheme="sincos_pair", seq_len=64, d_model=2),
+    "pca": (PCAPanel, PCAPanel, "model_function", dict(scheme="sincos_pair", seq_len=64, d_model=2),
             lambda panel: panel.points.getData()[0], lambda data: data.coordinates[:, 0], None),
 }
 

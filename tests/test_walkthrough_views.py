@@ -455,19 +455,17 @@ def test_cost_bar_labels_stay_short_for_huge_sizes():
 
 
 def test_addition_error_clears_when_the_next_update_succeeds(qtbot, state, compute, monkeypatch):
-    import posenc_gui.views.addition as addition_module
-
     panel = AdditionPanel(state, compute)
     settle(qtbot, panel, compute)
-    real = addition_module.addition_data
+    real = AdditionPanel.model_function
 
     def broken(*args, **kwargs):
         raise ValueError("d_model: refused for the test")
 
-    monkeypatch.setattr(addition_module, "addition_data", broken)
+    monkeypatch.setattr(AdditionPanel, "model_function", broken)
     change_params(state, compute, d_model=32)
     assert panel.message_label.isVisible() and "refused" in panel.message_label.text()
-    monkeypatch.setattr(addition_module, "addition_data", real)
+    monkeypatch.setattr(AdditionPanel, "model_function", real)
     change_params(state, compute, d_model=64)
     assert panel.data.params.d_model == 64
     assert panel.message_label.isHidden()

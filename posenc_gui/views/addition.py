@@ -8,19 +8,15 @@ from typing import Any
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLabel, QWidget
+from PySide6.QtWidgets import QWidget
 
-from ..compute import ModelJob
 from ..model.analyses.addition import TERMS
 from ..model.panels.panel_data import AdditionData, addition_data
-from .base import Panel
-from .param_controls import ViewSpinBox
-from ..state import VIEW_SPECS
-from .registry import PanelOption
+from .base import EmbeddingScalePanel
 from .labels import plain_text
 from .plotkit import (
-    BLUE, FOREGROUND, GREEN, ORANGE, PINK, add_canvas_title, decade_ticks, new_layout_widget, prepare_for_paint,
-    set_axis_label, set_canvas_title, set_ticks, show_grid, snap_log_span, style_plot,
+    BLUE, FOREGROUND, GREEN, ORANGE, PINK, add_canvas_title, add_plot, decade_ticks, prepare_for_paint,
+    set_axis_label, set_canvas_title, set_ticks, snap_log_span,
 )
 
 TERM_COLOURS = {"e·e": BLUE, "e·p": GREEN, "p·e": PINK, "p·p": ORANGE}
@@ -47,15 +43,12 @@ def _key(items: list[tuple[str, str] | tuple[str, str, str]]) -> str:
     return " &nbsp; ".join(entries)
 
 
-class AdditionPanel(Panel):
+class AdditionPanel(EmbeddingScalePanel):
     """Why the positional encoding is added, not concatenated, and how meaning and position stay apart."""
 
     panel_id = "addition"
     title = "Addition vs concatenation"
-    model_functions = (addition_data,)
-    view_settings = ("embedding_scale",)
-    cli_options = (PanelOption("--embedding-scale", "embedding scale σ (e ~ N(0, σ²·I))",
-                               spec=VIEW_SPECS["embedding_scale"]),)
+    model_function = addition_data
     help_text = (
         "<b>Cost</b> (top left): a projection W of the input x costs d<sub>in</sub>·d<sub>out</sub> weights "
         "and N·d<sub>in</sub>·d<sub>out</sub> multiply-adds. Adding, x = e + p, keeps d<sub>in</sub> = d; "
@@ -74,12 +67,7 @@ class AdditionPanel(Panel):
 
     def __init__(self, state, compute, parent: QWidget | None = None) -> None:
         super().__init__(state, compute, parent)
-        self.header.addWidget(QLabel("Embedding scale σ:"))
-        self.scale = ViewSpinBox(state, "embedding_scale", self)
-        self.header.addWidget(self.scale.box)
-        self.finish_header()
-        self.summary_label = self.add_summary_label()
-        self.canvas = new_layout_widget(self)
+        self.add_headline_and_canvas()
         self.figure_title = add_canvas_title(self.canvas, columns=2)
         self.cost_plot = self._plot(1, 0, "", "relative to adding (= 1)")
         self.terms_plot = self._plot(1, 1, "embedding scale σ", "RMS of the term", log=(True, True))
@@ -132,21 +120,11 @@ class AdditionPanel(Panel):
         self.d_line = pg.InfiniteLine(angle=90, pen=dashed)
         self.ortho_plot.addItem(self.d_line)
         self.body.addWidget(self.canvas, 1)
-        self.data: AdditionData | None = None
         state.paramsChanged.connect(self.schedule_update)
         self.schedule_update()
 
     def _plot(self, row: int, col: int, x_label: str, y_label: str, log: tuple[bool, bool] = (False, False)):
-        plot: pg.PlotItem = self.canvas.addPlot(row=row, col=col)
-        style_plot(plot)
-        plot.setMenuEnabled(False)
-        plot.hideButtons()
-        show_grid(plot)
-        plot.setLogMode(x=log[0], y=log[1])
-        if x_label:
-            plot.setLabel("bottom", x_label)
-        plot.setLabel("left", y_label)
-        return plot
+        return add_plot(self.canvas.ci, x_label, y_label, *log, buttons=False, row=row, col=col)
 
     # ------------------------------------------------------------------ data
 
@@ -155,16 +133,7 @@ class AdditionPanel(Panel):
         data = self.data
         return data is None or data.params != self.state.params or data.scale != self.state.view["embedding_scale"]
 
-    def request_update(self) -> None:
-        """Recompute in a worker; the newest request wins (see ``schedule_update``)."""
-        self.compute.submit(self, ModelJob(addition_data, (self.state.params, self.state.view["embedding_scale"])),
-                            self._show, self._failed)
-
-    def _failed(self, error: Exception) -> None:
-        self.show_message(str(error), "error")
-
-    def _show(self, data: AdditionData) -> None:
-        self.data = data
+    def show_data(self, data: AdditionData) -> None:
         self.show_message("")  # an earlier error no longer applies
         params, cost, sweep, ortho = data.params, data.cost, data.sweep, data.ortho
         # cost
@@ -238,9 +207,6 @@ class AdditionPanel(Panel):
         set_axis_label(self.cost_plot.getAxis("bottom"), f"d = {params.d_model:,}, N = {params.seq_len:,}")
         set_canvas_title(self.figure_title, params.title())
         prepare_for_paint(self.canvas)
-
-    def figure_widget(self) -> QWidget:
-        return self.canvas
 
     def figure_caption(self) -> str:
         """The headline numbers (costs, cos(e, e + p), logit shares, |cos(e, p)|) and where the vertical lines are."""

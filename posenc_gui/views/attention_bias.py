@@ -10,15 +10,14 @@ import pyqtgraph as pg
 from PySide6.QtCore import QRectF, Qt
 from PySide6.QtWidgets import QWidget
 
-from ..compute import ModelJob
 from ..model.bias.data import AttentionBiasData, attention_bias_data, bias_at
 from ..model.bias.t5 import BucketMap
 from ..model.core.sampling import sample_axis
 from ..model.analyses.compare import ShownMatrix
 from .base import Panel
-from .labels import HoverReadout, StatusText, plain_text
+from .labels import StatusText, plain_text
 from .plotkit import (
-    BLUE, MASKED_COLOUR, NO_PEN, ORANGE, MatrixPlot, add_canvas_title, new_layout_widget,
+    BLUE, MASKED_COLOUR, NO_PEN, ORANGE, MatrixPlot, add_canvas_title,
     prepare_for_paint, set_axis_label, set_canvas_title, set_ticks, set_title, set_y_range, shared_brush, show_grid,
     style_plot, view_pixels,
 )
@@ -66,7 +65,8 @@ class AttentionBiasPanel(Panel):
     panel_id = "bias"
     title = "Attention bias"
     requires = frozenset({"bias"})
-    model_functions = (attention_bias_data, bias_at)
+    model_function = attention_bias_data
+    model_functions = (bias_at,)
     compares_matrix = True
     help_text = (
         "A bias scheme adds a number to the attention logit of a query at m and a key at n, and adds nothing to the "
@@ -87,9 +87,7 @@ class AttentionBiasPanel(Panel):
 
     def __init__(self, state, compute, parent: QWidget | None = None) -> None:
         super().__init__(state, compute, parent)
-        self.finish_header()
-        self.summary_label = self.add_summary_label()
-        self.canvas = new_layout_widget(self)
+        self.add_headline_and_canvas()
         self.figure_title = add_canvas_title(self.canvas, columns=2)
         self.matrix = MatrixPlot(self.canvas.ci, "key position n (column)", "query position m (row)", "bias",
                                  row=1, col=0)
@@ -120,17 +118,13 @@ class AttentionBiasPanel(Panel):
         self.canvas.ci.layout.setColumnStretchFactor(0, 3)
         self.canvas.ci.layout.setColumnStretchFactor(1, 2)
         self.body.addWidget(self.canvas, 1)
-        self.hover_line = StatusText(HOVER_PROMPT, self)
-        self.body.addWidget(self.hover_line)
-        self.hover = HoverReadout(self.hover_line, HOVER_PROMPT, lambda cell: self.describe_cell(*cell),
-                                  self._in_matrix)  # cells are (query m, key n)
-        self.canvas.scene().sigMouseMoved.connect(lambda scene_pos: self.hover.hover(self.matrix.cell_at(scene_pos)))
+        self.hover = self.add_hover_line(HOVER_PROMPT, self.matrix.cell_at, lambda cell: self.describe_cell(*cell),
+                                         self._in_matrix)  # cells are (query m, key n)
         self.sampling_label = StatusText(
             "Matrix: every 4,096th position in both directions (the bias at each sampled pair is exact); zoom in "
             "for every position.", self, wrap=True)
         self.sampling_label.hide()
         self.body.addWidget(self.sampling_label)
-        self.data: AttentionBiasData | None = None
         self._length: int | None = None
         self._side_key: tuple | None = None
         self.debounce(self.schedule_update, self.matrix.view_box.sigRangeChangedManually,
@@ -146,19 +140,14 @@ class AttentionBiasPanel(Panel):
         self.schedule_update()
 
     # ------------------------------------------------------------------ data
-    def request_update(self) -> None:
-        """Evaluate the bias at the visible positions, about one per pixel, in a worker; the newest request wins."""
+    def model_arguments(self) -> tuple:
+        """The parameters and the visible positions, about one per pixel."""
         params = self.state.params
         (x0, x1), (y0, y1) = self.matrix.view_box.viewRange()
         width, height = view_pixels(self.matrix.view_box, FALLBACK_PIXELS)
-        rows = sample_axis(y0, y1, params.seq_len, height)
-        cols = sample_axis(x0, x1, params.seq_len, width)
-        self.compute.submit(self, ModelJob(attention_bias_data, (params, rows, cols)), self._show,
-                            lambda error: self.show_message(str(error), "error"))
+        return params, sample_axis(y0, y1, params.seq_len, height), sample_axis(x0, x1, params.seq_len, width)
 
-    def _show(self, data: AttentionBiasData) -> None:
-        self.data = data
-        self.show_message("")
+    def show_data(self, data: AttentionBiasData) -> None:
         self._show_matrix(data)
         if data.slopes is not None:
             self._show_slopes(data)
@@ -320,9 +309,6 @@ class AttentionBiasPanel(Panel):
             where = f"rows: {data.rows.describe('position')}, columns: {data.cols.describe('position')}"
         return f"Matrix: {where} (the bias at each sampled pair is exact)"
 
-    def figure_widget(self) -> QWidget:
-        return self.canvas
-
     def figure_caption(self) -> str:
         """The headline numbers, how the matrix is sampled, and how exact the bucket map is."""
         if self.data is None:
@@ -336,15 +322,11 @@ class AttentionBiasPanel(Panel):
             parts.append(f"Bucket map: exact at every relative position; {beyond}.")
         return " ".join(parts)
 
-    def export_data(self) -> dict[str, Any]:
+    def data_export(self, data: AttentionBiasData) -> tuple[dict[str, Any], dict[str, Any]]:
         """The bias matrix at its positions, with ALiBi's slopes or T5's bucket runs and bias table."""
-        if self.data is None:
-            raise ValueError("bias: nothing computed yet")
-        data = self.data
         arrays: dict[str, np.ndarray] = {"bias": data.matrix, "query_positions": data.rows.indices(),
                                          "key_positions": data.cols.indices()}
-        meta: dict[str, Any] = {"panel": self.panel_id, "params": data.params.as_dict(),
-                                "rows": "query position m", "columns": "key position n", "head": data.head,
+        meta: dict[str, Any] = {"rows": "query position m", "columns": "key position n", "head": data.head,
                                 "masked_cells": data.masked, "masked_value": "-inf"}
         if data.rows.stride > 1 or data.cols.stride > 1:
             meta["sampled"] = self._matrix_sampling(data)
@@ -357,4 +339,4 @@ class AttentionBiasPanel(Panel):
             meta.update(bucket_runs_columns=["first relative position n - m", "bucket"],
                         table_rows="bucket", table_columns="head", table_sigma=data.table_sigma,
                         table="an untrained draw N(0, sigma^2), sigma = d_model^-0.5, not a trained model's")
-        return {"arrays": arrays, "meta": meta}
+        return arrays, meta

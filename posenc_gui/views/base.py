@@ -3,23 +3,25 @@
 from __future__ import annotations
 
 import html
+from functools import partial
 from typing import TYPE_CHECKING, Any, Callable, ClassVar
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QScrollArea, QToolButton, QVBoxLayout, QWidget
 
-from ..compute import ComputeService
+from ..compute import ComputeService, ModelJob
 from ..export import FORMATS
 from ..model import EncodingParams, Scheme
 from ..model.analyses.compare import ShownMatrix
-from ..state import AppState
-from .labels import MESSAGE_COLOURS, WrappedLabelHolder
+from ..state import VIEW_SPECS, AppState
+from .labels import MESSAGE_COLOURS, HoverReadout, StatusText, WrappedLabelHolder
 from .plotkit.theme import themed_text
 from .registry import DockPlacement, PanelOption, panel_classes
 
 if TYPE_CHECKING:
     from .cursor import CursorAxis, CursorLink
     from .host import PanelHost
+    from .param_controls import ViewSpinBox
 
 MESSAGE_STYLES = {
     level: f"background:{background}; color:{text}; border:1px solid {border}; padding:3px 6px;"
@@ -33,9 +35,20 @@ class Panel(QWidget):
     Subclasses set the class attributes (the declaration the registry reads,
     see :mod:`posenc_gui.views.registry`), build their controls into
     ``self.header`` (a row above the plot) and ``self.body``, listen to
-    ``state.paramsChanged``, call :meth:`schedule_update` when what they show
-    is out of date, and request their model work through
-    ``self.compute.submit(self, ...)`` so the newest request wins.
+    ``state.paramsChanged``, and call :meth:`schedule_update` when what they
+    show is out of date.
+
+    The template of a panel that shows one model function's result: it
+    declares :attr:`model_function`, gives its arguments in
+    :meth:`model_arguments` (the parameters by default) and draws the result
+    in :meth:`show_data`; :meth:`request_update` runs the function off the GUI
+    thread (the newest request wins), keeps the result in ``self.data`` and
+    shows an error in the message bar. It puts its figure in ``self.canvas``
+    (:meth:`figure_widget`), its headline numbers in :meth:`add_summary_label`
+    lines (:meth:`figure_caption`), and gives its numbers in
+    :meth:`data_export` (:meth:`export_data` refuses while nothing is
+    computed). A panel with several requests of its own submits them through
+    ``self.compute.submit((self, name), ...)`` in its own :meth:`request_update`.
 
     Export contract (used by ``posenc_gui.export``):
 
@@ -62,8 +75,14 @@ class Panel(QWidget):
     help_text: ClassVar[str] = ""
     #: Where the window docks the panel.
     dock: ClassVar[DockPlacement] = DockPlacement()
-    #: The functions of ``posenc_gui.model`` that compute what the panel shows.
+    #: The functions of ``posenc_gui.model`` that compute what the panel shows (its :attr:`model_function` first).
     model_functions: ClassVar[tuple[Callable[..., Any], ...]] = ()
+    #: The function of ``posenc_gui.model`` whose result :meth:`request_update` hands to :meth:`show_data`
+    #: (None: the panel requests its own model work).
+    model_function: ClassVar[Callable[..., Any] | None] = None
+    #: Whether :attr:`model_function` may run in the worker process; False keeps it in a worker thread of the
+    #: window's process (a fast function whose cache serves the next step of a slider).
+    model_in_process: ClassVar[bool] = True
     #: The formats the panel exports (a subset of ``export.FORMATS``).
     export_formats: ClassVar[tuple[str, ...]] = FORMATS
     #: Flags of ``posenc-gui export`` for this panel, applied by :meth:`apply_options`.
@@ -89,9 +108,20 @@ class Panel(QWidget):
     #: Whether a handout includes the panel by default (not the controls or the tour: they are no figures).
     in_handout: ClassVar[bool] = True
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """List a declared :attr:`model_function` first among the :attr:`model_functions` (declared once)."""
+        super().__init_subclass__(**kwargs)
+        function = cls.__dict__.get("model_function")
+        if function is not None and function not in cls.model_functions:
+            cls.model_functions = (function, *cls.model_functions)
+
     def __init__(self, state: AppState, compute: ComputeService, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName(f"panel-{self.panel_id}")
+        #: The last result shown (of :attr:`model_function` for a panel of the template); None before any.
+        self.data: Any = None
+        #: The figure's widget (:meth:`figure_widget`), once the panel has built it.
+        self.canvas: QWidget | None = None
         # Opaque: a control that changes inside the panel repaints from here
         # down, not from the dock with its frame and title.
         self.setAutoFillBackground(True)
@@ -249,8 +279,36 @@ class Panel(QWidget):
         self.host = host
         self._fill_shown_by(self._unavailable is not None)
 
+    def model_arguments(self) -> tuple:
+        """The arguments of :attr:`model_function` for what the panel shows now: the parameters by default."""
+        return (self.state.params,)
+
     def request_update(self) -> None:
-        """Recompute what the panel shows (subclasses submit model work here)."""
+        """Recompute what the panel shows: :attr:`model_function` on :meth:`model_arguments`, newest wins.
+
+        Its result goes to :meth:`show_data` and an error (a ValueError naming
+        the parameter) to :meth:`show_error`; nothing when the panel declares
+        no model function (it then overrides this to submit its own work).
+        """
+        function = type(self).model_function  # from the class: a plain function, not a method of the panel
+        if function is None:
+            return
+        job = ModelJob(function, self.model_arguments())
+        self.compute.submit(self, job if self.model_in_process else partial(job), self._receive, self.show_error)
+
+    def _receive(self, data: Any) -> None:
+        """Keep and draw a result of :attr:`model_function`; the message bar is cleared first."""
+        self.data = data
+        self.show_message("")
+        self.show_data(data)
+
+    def show_data(self, data: Any) -> None:
+        """Draw ``data``, a result of :attr:`model_function` (kept in ``self.data``)."""
+        raise NotImplementedError
+
+    def show_error(self, error: BaseException) -> None:
+        """Say in the message bar why the model function refused (the last good view stays)."""
+        self.show_message(str(error), "error")
 
     # -------------------------------------------------------- linked cursor
     def link_cursor(self, canvas: Any, axes: list[CursorAxis]) -> CursorLink:
@@ -396,6 +454,40 @@ class Panel(QWidget):
         self._summary_labels.append(label)
         return label
 
+    def add_headline_and_canvas(self) -> None:
+        """End the header and lay out a figure's panel: its headline line (``self.summary_label``, the default
+        caption) above the canvas (``self.canvas``, the default figure widget, added to the body by the panel once
+        its plots are in)."""
+        from .plotkit import new_layout_widget
+
+        self.finish_header()
+        self.summary_label = self.add_summary_label()
+        self.canvas = new_layout_widget(self)
+
+    def add_view_spin_box(self, text: str, name: str) -> ViewSpinBox:
+        """Add a labelled spin box of the shared view setting ``name`` (``state.view``) to the header."""
+        from .param_controls import ViewSpinBox
+
+        self.header.addWidget(QLabel(text))
+        spin = ViewSpinBox(self.state, name, self)
+        self.header.addWidget(spin.box)
+        return spin
+
+    def add_hover_line(self, prompt: str, cell_at: Callable[[Any], tuple[int, int] | None],
+                       describe: Callable[[tuple[int, int]], str],
+                       valid: Callable[[tuple[int, int]], bool]) -> HoverReadout:
+        """Add a line to the body, ``self.hover_line``, that describes the cell of the canvas under the mouse.
+
+        ``cell_at`` maps the mouse's scene position to a cell (None off the
+        cells); ``describe`` and ``valid`` are :class:`HoverReadout`'s. The
+        panel calls the readout's ``refresh()`` after new data.
+        """
+        self.hover_line = StatusText(prompt, self)
+        self.body.addWidget(self.hover_line)
+        hover = HoverReadout(self.hover_line, prompt, describe, valid)
+        self.canvas.scene().sigMouseMoved.connect(lambda scene_pos: hover.hover(cell_at(scene_pos)))
+        return hover
+
     def headline(self) -> str:
         """The panel's headline numbers as plain text (its summary lines; a handout prints them under the figure)."""
         from .labels import plain_text
@@ -434,17 +526,18 @@ class Panel(QWidget):
         self._message_holder.setVisible(bool(text))
 
     def figure_widget(self) -> QWidget:
-        """The widget that is the figure, for image export; the whole panel by default."""
-        return self
+        """The widget that is the figure, for image export: ``self.canvas``, or the whole panel without one."""
+        return self.canvas if self.canvas is not None else self
 
     def figure_caption(self) -> str:
         """What an exported figure must say in words that its canvas does not show ("" for nothing).
 
         The sampling of a view of a long context, or dimensions drawn as
         moiré or as value bands: the window says it on lines outside the
-        canvas, and export writes it under the figure.
+        canvas, and export writes it under the figure. By default the
+        headline numbers (:meth:`headline`) once something is computed.
         """
-        return ""
+        return self.headline() if self.data is not None else ""
 
     def shown_matrix(self) -> ShownMatrix | None:
         """The matrix on screen with its row and column indices, for B − A; None before any (or none shown)."""
@@ -470,8 +563,66 @@ class Panel(QWidget):
         dict
             ``{"arrays": {name: ndarray, ...}, "meta": {json-able values}}``;
             the first array is the panel's main matrix.
+
+        Raises
+        ------
+        ValueError
+            While nothing is computed (``self.data`` is None).
+
+        By default :meth:`data_export` of ``self.data``, with the panel's id
+        and the parameters it shows first in ``meta``.
         """
+        if self.data is None:
+            raise ValueError(f"{self.panel_id}: nothing computed yet")
+        arrays, meta = self.data_export(self.data)
+        return {"arrays": arrays, "meta": {"panel": self.panel_id, "params": self.data.params.as_dict(), **meta}}
+
+    def data_export(self, data: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The arrays and the further ``meta`` of :meth:`export_data` for ``data`` (a panel of the template)."""
         raise NotImplementedError
+
+
+class ControlsPanel(Panel):
+    """A panel of controls, not a figure (the Parameters, the Walkthrough): it applies to every scheme, is not
+    built again for setup A when comparing, and is no page of a handout; it is shown on the left at first launch."""
+
+    comparable: ClassVar[bool] = False
+    in_handout: ClassVar[bool] = False
+    requires: ClassVar[frozenset[str]] = frozenset()
+    dock: ClassVar[DockPlacement] = DockPlacement("left", shown=True)
+
+
+class EmbeddingScalePanel(Panel):
+    """A panel of the positional encoding beside word embeddings of scale σ (Magnitude, Addition).
+
+    Its model function takes the parameters and σ, the shared view setting
+    ``embedding_scale`` that the spin box it puts first in the header sets.
+    """
+
+    view_settings: ClassVar[tuple[str, ...]] = ("embedding_scale",)
+    cli_options: ClassVar[tuple[PanelOption, ...]] = (
+        PanelOption("--embedding-scale", "embedding scale σ (e ~ N(0, σ²·I))", spec=VIEW_SPECS["embedding_scale"],
+                    example=2.0),)
+
+    def __init__(self, state: AppState, compute: ComputeService, parent: QWidget | None = None) -> None:
+        super().__init__(state, compute, parent)
+        self.scale = self.add_view_spin_box("Embedding scale σ:", "embedding_scale")
+
+    def model_arguments(self) -> tuple:
+        """The parameters and the embedding scale σ."""
+        return self.state.params, self.state.view["embedding_scale"]
+
+
+class TableOrAnglesPanel(Panel):
+    """A panel that draws a table's values, or a rotation's cos and sin as one (the heatmap, the waveforms).
+
+    Its model function runs in a worker thread of the window's process: it
+    evaluates only the visible samples, fast enough for every step of a
+    slider, and its cache serves the next step.
+    """
+
+    requires_instead: ClassVar[tuple[frozenset[str], ...]] = (frozenset({"angles"}),)
+    model_in_process: ClassVar[bool] = False
 
 
 class RopeOnlyPanel(Panel):

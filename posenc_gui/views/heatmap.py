@@ -12,7 +12,7 @@ from ..model import AxisSample, EncodingParams, formula_term, limits, sample_axi
 from ..model.panels.panel_data import HeatmapData, compute_heatmap
 from ..model.analyses.compare import ShownMatrix
 from ..model.core.digits import entry_with_error, shown_number
-from .base import Panel
+from .base import TableOrAnglesPanel
 from .cursor import CursorAxis
 from .registry import DockPlacement
 from .labels import (HoverReadout, NoticeLine, StatusText, WrappedLabelHolder, clipped_levels, clipping_text,
@@ -48,14 +48,13 @@ def _aliasing_text(data: HeatmapData) -> str:
 HOVER_PROMPT = "Hover over the heatmap for a cell's value and formula."
 
 
-class HeatmapPanel(Panel):
+class HeatmapPanel(TableOrAnglesPanel):
     """PE matrix with position 0 at the top, diverging colours centred at 0."""
 
     panel_id = "heatmap"
     title = "Heatmap"
     dock = DockPlacement("right", shown=True)
-    model_functions = (compute_heatmap,)
-    requires_instead = (frozenset({"angles"}),)
+    model_function = compute_heatmap
     compares_matrix = True
     cursor_axes = ("position", "dimension")
     help_text = (
@@ -95,7 +94,6 @@ class HeatmapPanel(Panel):
         self.hover_label.setWordWrap(True)
         # Held: a new text on every mouse move must not re-lay out the window.
         self.body.addWidget(WrappedLabelHolder(self.hover_label, self))
-        self.data: HeatmapData | None = None
         self.hover = HoverReadout(self.hover_label, HOVER_PROMPT, lambda cell: self.describe_cell(*cell),
                                   self._in_matrix)  # cells are (position, dimension)
         self._shape: tuple[int, int] | None = None
@@ -129,21 +127,14 @@ class HeatmapPanel(Panel):
         width, height = view_pixels(self.matrix.view_box, FALLBACK_PIXELS)
         return (sample_axis(y0, y1, params.seq_len, height), sample_axis(x0, x1, params.d_model, width))
 
-    def request_update(self) -> None:
-        """Evaluate the visible grid in a worker; the newest request wins."""
-        params = self.state.params
-        positions, dims = self.visible_samples()
-        self.compute.submit(self, lambda: compute_heatmap(params, positions, dims), self._show, self._failed)
+    def model_arguments(self) -> tuple:
+        """The parameters and the visible grid's positions and dimensions."""
+        return (self.state.params, *self.visible_samples())
 
-    def _failed(self, error: Exception) -> None:
-        self.show_message(str(error), "error")
-
-    def _show(self, data: HeatmapData) -> None:
+    def show_data(self, data: HeatmapData) -> None:
         if self._new_extents is not None and (data.params.seq_len, data.params.d_model) == self._shape:
             self.matrix.set_full_range(*self._new_extents)
             self._new_extents = None
-        self.data = data
-        self.show_message("")  # an earlier failure no longer applies
         (y0, y1), (x0, x1) = data.positions.extent, data.dims.extent
         levels = clipped_levels(data.colour_bound)
         self.matrix.set_matrix(data.values, QRectF(x0, y0, x1 - x0, y1 - y0), levels=levels)
@@ -218,9 +209,6 @@ class HeatmapPanel(Panel):
     def headline(self) -> str:
         """What is shown and whether any dimension aliases (the lines above the plot)."""
         return f"{self.sampling_label.text()}. {self.alias_notice.text()}"
-
-    def figure_widget(self) -> QWidget:
-        return self.canvas
 
     def export_data(self) -> dict[str, Any]:
         """The full matrix when it fits the limits, else the shown samples (said in meta)."""

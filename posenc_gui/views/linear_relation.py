@@ -10,7 +10,6 @@ import pyqtgraph as pg
 from PySide6.QtCore import QRectF
 from PySide6.QtWidgets import QComboBox, QLabel, QSpinBox, QStackedWidget, QWidget
 
-from ..compute import ModelJob
 from ..model import AxisSample, limits
 from ..model.core.digits import shown_number
 from ..model.analyses.linear_relation import LinearRelation
@@ -148,8 +147,8 @@ class LinearRelationPanel(Panel):
 
     panel_id = "linear_relation"
     title = "Linear relation T_k"
-    model_functions = (linear_relation_data,)
-    cli_options = (PanelOption("--k", "offset k of T_k", type=int, metavar="K", default=1),)
+    model_function = linear_relation_data
+    cli_options = (PanelOption("--k", "offset k of T_k", type=int, metavar="K", default=1, example=3),)
     help_text = (
         "Vaswani et al.: for any fixed offset k there is a matrix T<sub>k</sub> with "
         "PE(p + k) = T<sub>k</sub>·PE(p) for every position p. For a (sin, cos) pair of frequency ω, "
@@ -221,7 +220,6 @@ class LinearRelationPanel(Panel):
         self.hover = HoverReadout(self.hover_line, HOVER_PROMPT, lambda cell: self.describe(*cell), self._in_shown)
         self.blocks_canvas.scene().sigMouseMoved.connect(self._hover_blocks)
         self.canvas.scene().sigMouseMoved.connect(self._hover_matrix)
-        self.data: LinearRelationData | None = None
         self.shown: np.ndarray | None = None
         self.window: np.ndarray | None = None  # the dimensions (rows = columns) of the matrix shown
         self._mode = BLOCKS
@@ -243,15 +241,12 @@ class LinearRelationPanel(Panel):
             raise ValueError(f"k must be in {-MAX_K:,}…{MAX_K:,}, got {k!r}")
         self.k_box.setValue(int(k))
 
-    def request_update(self) -> None:
-        """Recompute in a worker; the newest request wins."""
-        params, k = self.state.params, self.k_box.value()
-        self.compute.submit(self, ModelJob(linear_relation_data, (params, k)), self._show,
-                            lambda e: self.show_message(str(e), "error"))
+    def model_arguments(self) -> tuple:
+        """The parameters and the offset k."""
+        return self.state.params, self.k_box.value()
 
     # ------------------------------------------------------------------ show
-    def _show(self, data: LinearRelationData) -> None:
-        self.data = data
+    def show_data(self, data: LinearRelationData) -> None:
         rel, params = data.relation, data.params
         self.summary_label.setText(relation_summary(data, bold=lambda text: f"<b>{text}</b>"))
         messages = []
@@ -375,16 +370,14 @@ class LinearRelationPanel(Panel):
     def figure_widget(self) -> QWidget:
         return self.stack.currentWidget()
 
-    def export_data(self) -> dict[str, Any]:
+    def data_export(self, data: LinearRelationData) -> tuple[dict[str, Any], dict[str, Any]]:
         """The blocks (one row per pair: channels, ω, angle, the 2×2 entries), the fitted rows, the residual.
 
         No dense d × d matrix: the first array is the table of blocks; for a
         scheme without pairs it is T_k itself when each fitted row combines
         every column, else T_k's nonzero entries as (row, column, value).
         """
-        if self.data is None:
-            raise ValueError("linear relation: nothing computed yet")
-        rel, data = self.data.relation, self.data
+        rel = data.relation
         fit = rel.fit
         table = np.column_stack([np.arange(rel.pairs), rel.sin_channels, rel.cos_channels, rel.omegas,
                                  rel.angles, rel.blocks.reshape(rel.pairs, 4)])
@@ -403,8 +396,6 @@ class LinearRelationPanel(Panel):
         })
         arrays = {key: value for key, value in arrays.items() if value.size}
         meta = {
-            "panel": self.panel_id,
-            "params": data.params.as_dict(),
             "k": rel.k,
             "method": rel.method,
             "exact": rel.exact,
@@ -433,4 +424,4 @@ class LinearRelationPanel(Panel):
             meta.update(fit_rows="row fit_dims[r] of T_k is fit_coefficients[r] at the columns fit_columns[r]",
                         fit_cutoff=fit.cutoff, fit_rank=fit.rank.tolist(), fit_positions=int(fit.positions.size),
                         validation_positions=int(fit.validation_positions.size))
-        return {"arrays": arrays, "meta": meta}
+        return arrays, meta

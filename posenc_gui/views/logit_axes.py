@@ -7,7 +7,7 @@ import math
 import pyqtgraph as pg
 
 from ..model import Scheme
-from .plotkit import decade_ticks, set_ticks, show_grid, style_plot
+from .plotkit import add_plot, decade_ticks, set_ticks
 
 #: Labelled decades on a log distance axis (side by side, not stacked).
 DISTANCE_DECADE_LABELS = 7
@@ -15,15 +15,7 @@ DISTANCE_DECADE_LABELS = 7
 
 def profile_plot(layout: pg.GraphicsLayout, row: int, y_label: str, x_label: str, log_y: bool) -> pg.PlotItem:
     """A profile plot in ``layout``'s ``row``: against the distance (a log axis until :func:`set_distance_axis`)."""
-    plot: pg.PlotItem = layout.addPlot(row=row, col=0)
-    style_plot(plot)
-    plot.setMenuEnabled(False)
-    plot.hideButtons()
-    show_grid(plot)
-    plot.setLogMode(x=True, y=log_y)
-    plot.setLabel("bottom", x_label)
-    plot.setLabel("left", y_label)
-    return plot
+    return add_plot(layout, x_label, y_label, log_x=True, log_y=log_y, buttons=False, row=row, col=0)
 
 
 def linear_distance(info: Scheme) -> bool:

@@ -7,30 +7,24 @@ from typing import Any
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLabel, QWidget
+from PySide6.QtWidgets import QWidget
 
 from ..model.panels.panel_data import MagnitudeData, compute_magnitude
-from .base import Panel
+from .base import EmbeddingScalePanel
 from .cursor import CursorAxis
-from .param_controls import ViewSpinBox
-from ..state import VIEW_SPECS
-from .registry import PanelOption
-from .labels import plain_text
 from .plotkit import (
-    BLUE, FOREGROUND, MAX_DOTS, ORANGE, add_legend_below, new_layout_widget, nice_bounds, prepare_for_paint,
-    set_title, set_y_range, show_grid, style_plot,
+    BLUE, FOREGROUND, MAX_DOTS, ORANGE, add_legend_below, add_plot, nice_bounds,
+    prepare_for_paint, set_title, set_y_range,
 )
 
-class MagnitudePanel(Panel):
+class MagnitudePanel(EmbeddingScalePanel):
     """How large the position vector is compared with the word embedding it is added to."""
 
     panel_id = "magnitude"
     title = "Magnitude"
-    model_functions = (compute_magnitude,)
+    model_function = compute_magnitude
+    model_in_process = False
     cursor_axes = ("position",)
-    view_settings = ("embedding_scale",)
-    cli_options = (PanelOption("--embedding-scale", "embedding scale σ (e ~ N(0, σ²·I))",
-                               spec=VIEW_SPECS["embedding_scale"]),)
     help_text = (
         "The encoding p<sub>i</sub> is added to the word embedding e<sub>i</sub>; if ‖p<sub>i</sub>‖ "
         "is much larger than ‖e<sub>i</sub>‖, position swamps meaning. Blue: ‖PE(i)‖ = "
@@ -43,37 +37,18 @@ class MagnitudePanel(Panel):
 
     def __init__(self, state, compute, parent: QWidget | None = None) -> None:
         super().__init__(state, compute, parent)
-        self.header.addWidget(QLabel("Embedding scale σ:"))
-        self.scale = ViewSpinBox(state, "embedding_scale", self)
-        self.header.addWidget(self.scale.box)
-        self.finish_header()
-        self.summary_label = self.add_summary_label()
-        self.canvas = new_layout_widget(self)
-        self.plot: pg.PlotItem = self.canvas.addPlot()
-        style_plot(self.plot)
-        self.plot.setMenuEnabled(False)
-        show_grid(self.plot)
-        self.plot.setLabel("bottom", "position i")
-        self.plot.setLabel("left", "norm")
+        self.add_headline_and_canvas()
+        self.plot = add_plot(self.canvas.ci, "position i", "norm")
         self.legend = add_legend_below(self.canvas, self.plot, labelTextColor=FOREGROUND)
         self.norm_curve = self.plot.plot(pen=pg.mkPen(BLUE, width=2), name="‖p_i‖ (positional encoding)")
         self.embedding_curve = self.plot.plot(
             pen=pg.mkPen(ORANGE, width=2, style=Qt.PenStyle.DashLine), name="typical ‖e_i‖ = σ·√d")
         self.body.addWidget(self.canvas, 1)
-        self.data: MagnitudeData | None = None
         self.link_cursor(self.canvas, [CursorAxis(self.plot, "x", "position")])
         state.paramsChanged.connect(self.schedule_update)
         self.schedule_update()
 
-
-    def request_update(self) -> None:
-        """Recompute; the newest request wins."""
-        params, scale = self.state.params, self.state.view["embedding_scale"]
-        self.compute.submit(self, lambda: compute_magnitude(params, scale), self._show,
-                            lambda e: self.show_message(str(e), "error"))
-
-    def _show(self, data: MagnitudeData) -> None:
-        self.data = data
+    def show_data(self, data: MagnitudeData) -> None:
         x = data.positions
         dots = x.size <= MAX_DOTS
         self.norm_curve.setData(x, data.norms, symbol="o" if dots else None, symbolSize=4,
@@ -100,27 +75,12 @@ class MagnitudePanel(Panel):
             self.show_message("")
         prepare_for_paint(self.canvas)
 
-    def figure_widget(self) -> QWidget:
-        return self.canvas
-
-    def figure_caption(self) -> str:
-        """The headline numbers: ‖p‖'s range, the typical ‖e‖ and their ratio at the last position."""
-        return plain_text(self.summary_label.text()) if self.data is not None else ""
-
-    def export_data(self) -> dict[str, Any]:
+    def data_export(self, data: MagnitudeData) -> tuple[dict[str, Any], dict[str, Any]]:
         """Positions and ‖p‖ (sampled as shown), and the typical embedding norm."""
-        if self.data is None:
-            raise ValueError("magnitude: nothing computed yet")
-        data = self.data
-        return {
-            "arrays": {"norms": np.column_stack([data.positions, data.norms])},
-            "meta": {
-                "panel": self.panel_id,
-                "params": data.params.as_dict(),
-                "columns": ["position", "pe_norm"],
-                "embedding_scale": data.scale,
-                "embedding_norm": data.embedding,
-                "embedding_norm_estimate": "sqrt(E||e||^2) = scale * sqrt(d_model)",
-                "position_stride": data.sample.stride,
-            },
+        return {"norms": np.column_stack([data.positions, data.norms])}, {
+            "columns": ["position", "pe_norm"],
+            "embedding_scale": data.scale,
+            "embedding_norm": data.embedding,
+            "embedding_norm_estimate": "sqrt(E||e||^2) = scale * sqrt(d_model)",
+            "position_stride": data.sample.stride,
         }

@@ -13,8 +13,7 @@ from ..model import OPTION_SPECS, SCHEMES, EncodingParams, presets
 from ..model.files.model_setup import describe_model
 from ..model.core.params import D_MODEL, SEQ_LEN, SIZE_SPECS
 from ..model.rope import rope_config
-from .base import MESSAGE_STYLES, Panel
-from .registry import DockPlacement
+from .base import MESSAGE_STYLES, ControlsPanel
 from .plotkit import FOREGROUND
 from .model_open import open_model_dialog
 from .param_controls import ERROR_STYLE, ParamControl
@@ -67,15 +66,11 @@ def load_presets() -> list[tuple[str, str, EncodingParams]]:
     return [(preset.label, preset.source, EncodingParams.from_preset(preset.label)) for _, preset in presets()]
 
 
-class ParametersPanel(Panel):
+class ParametersPanel(ControlsPanel):
     """Controls bound to :class:`AppState`; an invalid value shows the model's message."""
 
     panel_id = "parameters"
-    comparable = False
-    in_handout = False
-    requires: frozenset[str] = frozenset()  # applies to every scheme
     title = "Parameters"
-    dock = DockPlacement("left", shown=True)
     help_text = (
         "Choose the encoding scheme and its sizes; every view updates while you drag. "
         "Only the options that the chosen scheme uses are shown. An invalid value is refused with "

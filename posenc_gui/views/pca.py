@@ -9,12 +9,10 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QComboBox, QLabel, QWidget
 
-from ..compute import ModelJob
 from ..model.analyses.table_spectra import PCAData, pca_data
 from .base import Panel
-from .labels import plain_text
 from .plotkit import (
-    FOREGROUND, NO_PEN, add_canvas_title, colorbar_ticks, get_colormap, new_layout_widget,
+    FOREGROUND, NO_PEN, add_canvas_title, colorbar_ticks, get_colormap,
     prepare_for_paint, set_axis_label, set_canvas_title, set_ticks, shared_brush, show_grid, style_axis, style_plot,
 )
 from .plotkit.theme import colormap_for
@@ -33,9 +31,9 @@ class PCAPanel(Panel):
 
     panel_id = "pca"
     title = "Positions (PCA)"
-    model_functions = (pca_data,)
+    model_function = pca_data
     cli_options = (PanelOption("--components", "principal components the PCA panel plots", choices=tuple(
-        value for value, _, _ in PAIRS), metavar="I,J", default="1,2"),)
+        value for value, _, _ in PAIRS), metavar="I,J", default="1,2", example="1,3"),)
     help_text = (
         "Each position's vector PE(p) is a point in d_model dimensions; this is the view of those points that "
         "keeps the most of their spread. The table (its mean over positions removed) is decomposed into "
@@ -58,9 +56,7 @@ class PCAPanel(Panel):
             self.pair_box.addItem(label, value)
         self.pair_box.currentIndexChanged.connect(self._pair_changed)
         self.header.addWidget(self.pair_box)
-        self.finish_header()
-        self.summary_label = self.add_summary_label()
-        self.canvas = new_layout_widget(self)
+        self.add_headline_and_canvas()
         self.figure_title = add_canvas_title(self.canvas, columns=2)
         self.plot: pg.PlotItem = self.canvas.addPlot(row=1, col=0)
         style_plot(self.plot)
@@ -79,7 +75,6 @@ class PCAPanel(Panel):
             style_axis(self.colorbar.getAxis(axis_name), cached=False)
         self.canvas.addItem(self.colorbar, row=1, col=1)
         self.body.addWidget(self.canvas, 1)
-        self.data: PCAData | None = None
         state.paramsChanged.connect(self.schedule_update)
         self.schedule_update()
 
@@ -111,20 +106,10 @@ class PCAPanel(Panel):
 
     def _pair_changed(self) -> None:
         if self.data is not None:
-            self._draw(self.data)
+            self.show_data(self.data)
 
     # ------------------------------------------------------------------ data
-    def request_update(self) -> None:
-        """Compute the components in the worker; the newest request wins."""
-        self.compute.submit(self, ModelJob(pca_data, (self.state.params,)), self._show,
-                            lambda error: self.show_message(str(error), "error"))
-
-    def _show(self, data: PCAData) -> None:
-        self.data = data
-        self.show_message("")
-        self._draw(data)
-
-    def _draw(self, data: PCAData) -> None:
+    def show_data(self, data: PCAData) -> None:
         first, second = self.pair
         x, y = data.coordinates[:, first], data.coordinates[:, second]
         positions = data.positions.indices()
@@ -155,33 +140,19 @@ class PCAPanel(Panel):
         self.plot.setRange(xRange=ranges[0], yRange=ranges[1], padding=0)
 
     # ---------------------------------------------------------------- export
-    def figure_widget(self) -> QWidget:
-        return self.canvas
-
-    def figure_caption(self) -> str:
-        """The explained variances and the positions used."""
-        return plain_text(self.summary_label.text()) if self.data is not None else ""
-
-    def export_data(self) -> dict[str, Any]:
+    def data_export(self, data: PCAData) -> tuple[dict[str, Any], dict[str, Any]]:
         """Each sampled position with its coordinates; the explained variance and loadings of each component."""
-        if self.data is None:
-            raise ValueError("pca: nothing computed yet")
-        data = self.data
         components = data.components
-        return {
-            "arrays": {
-                "coordinates": np.column_stack([data.positions.indices(), data.coordinates]),
-                "explained": data.explained,
-                "loadings": data.loadings,
-            },
-            "meta": {
-                "panel": self.panel_id,
-                "params": data.params.as_dict(),
-                "columns": ["position"] + [f"pc{c + 1}" for c in range(components)],
-                "position_stride": data.positions.stride,
-                "positions_used": data.positions.count,
-                "total_variance": data.total_variance,
-                "shown": list(self.pair),
-                "summary": data.summary(),
-            },
+        arrays = {
+            "coordinates": np.column_stack([data.positions.indices(), data.coordinates]),
+            "explained": data.explained,
+            "loadings": data.loadings,
+        }
+        return arrays, {
+            "columns": ["position"] + [f"pc{c + 1}" for c in range(components)],
+            "position_stride": data.positions.stride,
+            "positions_used": data.positions.count,
+            "total_variance": data.total_variance,
+            "shown": list(self.pair),
+            "summary": data.summary(),
         }

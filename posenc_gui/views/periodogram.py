@@ -18,10 +18,9 @@ from ..model.analyses.table_spectra import (
 )
 from .base import Panel
 from .cursor import CursorAxis
-from .labels import plain_text
 from .plotkit import (
-    BLUE, CompactAxisItem, FOREGROUND, GREEN, LegendBelow, MatrixPlot, NO_PEN, ORANGE, add_canvas_title, decade_label,
-    decade_ticks, new_layout_widget, prepare_for_paint, set_canvas_title, set_ticks, set_title, shared_brush, show_grid,
+    BLUE, CompactAxisItem, FOREGROUND, GREEN, LegendBelow, MatrixPlot, NO_PEN, ORANGE, add_canvas_title,
+    decade_label, decade_ticks, prepare_for_paint, set_canvas_title, set_ticks, set_title, shared_brush, show_grid,
     style_axis, style_plot,
 )
 from .registry import PanelOption
@@ -64,7 +63,7 @@ class PeriodogramPanel(Panel):
     model_functions = (periodogram_data, dimension_periodogram)
     cursor_axes = ("dimension",)
     cli_options = (PanelOption("--dim", "dimension whose spectrum the periodogram plots (0-based)", type=int,
-                               metavar="J", default=0),)
+                               metavar="J", default=0, example=3),)
     help_text = (
         "Each dimension of the table as a signal over position: its periodogram, the share of the dimension's "
         "variance at each frequency k/n cycles per position (a wavelength of n/k positions), over the first n "
@@ -90,9 +89,7 @@ class PeriodogramPanel(Panel):
         self.dim_box.setToolTip("The dimension whose spectrum the plot on the right shows")
         self.dim_box.valueChanged.connect(self.schedule_update)
         self.header.addWidget(self.dim_box)
-        self.finish_header()
-        self.summary_label = self.add_summary_label()
-        self.canvas = new_layout_widget(self)
+        self.add_headline_and_canvas()
         self.figure_title = add_canvas_title(self.canvas, columns=2)
         # The image on the left, the chosen dimension's spectrum on the right: side by side, both keep
         # their height in a dock of a few hundred pixels.
@@ -129,7 +126,6 @@ class PeriodogramPanel(Panel):
         layout.setColumnStretchFactor(1, 2)
         self.body.addWidget(self.canvas, 1)
         self.dim_label = self.add_summary_label()  # the chosen dimension's formula and numbers, under the plots
-        self.data: PeriodogramData | None = None
         self.dim_data: DimensionPeriodogram | None = None
         self._table_requested: EncodingParams | None = None
         #: The chosen dimension's result that waits for its table, so that the canvas repaints once for both.
@@ -287,20 +283,9 @@ class PeriodogramPanel(Panel):
         return text + "."
 
     # ---------------------------------------------------------------- export
-    def figure_widget(self) -> QWidget:
-        return self.canvas
-
-    def figure_caption(self) -> str:
-        """The headline numbers (dimensions in one frequency, median peak share, agreement), the chosen dimension's."""
-        if self.data is None:
-            return ""
-        return " ".join(plain_text(label.text()) for label in (self.summary_label, self.dim_label) if label.text())
-
-    def export_data(self) -> dict[str, Any]:
+    def data_export(self, data: PeriodogramData) -> tuple[dict[str, Any], dict[str, Any]]:
         """Per dimension its peak, shares and known frequency; the image; the chosen dimension's spectrum."""
-        if self.data is None:
-            raise ValueError("periodogram: nothing computed yet")
-        data, dim = self.data, self.dim_data
+        dim = self.dim_data
         d_model = data.params.d_model
         known = data.known_frequency if data.known_frequency is not None else np.full(d_model, np.nan)
         agrees = data.agrees if data.agrees is not None else np.zeros(d_model, dtype=bool)
@@ -310,8 +295,6 @@ class PeriodogramPanel(Panel):
         if not data.constant_rows.all():  # an image of nothing but constant rows would be all −inf
             arrays["image"] = data.image
         meta = {
-            "panel": self.panel_id,
-            "params": data.params.as_dict(),
             "positions_analysed": data.positions,
             "columns": ["dim", "peak_frequency", "peak_wavelength", "peak_share", "lobe_share", "variance",
                         "known_frequency", "agrees"],
@@ -326,4 +309,4 @@ class PeriodogramPanel(Panel):
         if dim is not None and dim.params == data.params:
             arrays["dimension_spectrum"] = np.column_stack([dim.frequency, dim.share, dim.hann_share])
             meta["dimension"] = dim.dim
-        return {"arrays": arrays, "meta": meta}
+        return arrays, meta

@@ -5,7 +5,7 @@ sentences side by side (with RoPE, also the rotated ``Q̃`` and ``K̃``), as sma
 cells and the rows labelled by the words (:mod:`.matrix_items`). With the
 causal mask the keys a word does not see are drawn as masked cells. All
 numbers come from :mod:`posenc_gui.model.attention`; this module only
-draws them.
+draws them (the figure: :mod:`.permutation_figure`, its title: :mod:`.permutation_text`).
 
 With a BERT-family folder that has its ``tokenizer.json`` (the model opened
 in the app, or one picked with "Model folder…"), the head chooser runs the
@@ -19,15 +19,13 @@ from __future__ import annotations
 
 import html
 import os
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
-    QGraphicsGridLayout,
-    QGraphicsWidget,
     QGridLayout,
     QHBoxLayout,
     QLabel,
@@ -44,137 +42,27 @@ from ..model.attention import (
     DEFAULT_SENTENCE_A,
     DEFAULT_SENTENCE_B,
     MAX_DEMO_D_MODEL,
-    MAX_LISTED_WORDS,
     MAX_WORDS,
     MIN_DEMO_D_MODEL,
-    ROTATION_TERMS,
-    SHIFT_CHECK,
-    AttentionTrace,
     LogitSplit,
     PermutationDemo,
-    RotationSplit,
     permutation_demo,
-    word_difference,
 )
-from ..model.attention.bert_head import TABLE_TERMS, RealHeadDemo, TableSplit, bert_permutation_demo, head_count, \
-    real_head_available
+from ..model.attention.bert_head import RealHeadDemo, bert_permutation_demo, head_count, real_head_available
 from . import model_open
 from .base import MESSAGE_STYLES, Panel
 from .param_controls import ViewSpinBox
 from ..state import VIEW_SPECS
 from .registry import PanelOption
 from .labels import WrappedLabelHolder, plain_text
-from .matrix_items import (
-    COLORBAR_PIXELS, MAX_MATRIX_PIXELS, ROW_PIXELS, ColorBar, MatrixItem, RichText, chrome_heights, shorten,
-)
-from .plotkit import FOREGROUND, colour_scale, new_layout_widget
+from .permutation_figure import MIN_CANVAS_PIXELS, PermutationFigure
+from .permutation_text import figure_title, pe_description
+from .plotkit import new_layout_widget
 from .plotkit.theme import themed_text
 
 
-LABEL_PIXELS = 150
-#: What the causal mask adds to the figure's title (two lines) and to the split's header (one line).
-CAUSAL_TITLE_PIXELS = 36
-CAUSAL_SPLIT_PIXELS = 16
-SPLIT_LABEL_PIXELS = 70
-MIN_CANVAS_PIXELS = 900
-#: (key, formula, what the matrix is, how to get it from a trace)
-Step = tuple[str, str, str, Callable[[AttentionTrace], np.ndarray]]
-PROJECTION_STEPS: tuple[Step, ...] = (
-    ("Q", "Q = X·W<sub>q</sub>", "queries", lambda t: t.q),
-    ("K", "K = X·W<sub>k</sub>", "keys", lambda t: t.k),
-)
-ROTATED_STEPS: tuple[Step, ...] = (
-    ("Q_rot", "Q̃ = R<sub>m</sub>·Q", "each query turned by its position m", lambda t: t.q_rotated),
-    ("K_rot", "K̃ = R<sub>n</sub>·K", "each key turned by its position n", lambda t: t.k_rotated),
-)
-VALUE_STEPS: tuple[Step, ...] = (("V", "V = X·W<sub>v</sub>", "values", lambda t: t.v),)
-SCORE_STEPS: tuple[Step, ...] = (
-    ("S", "S = QK<sup>T</sup>/√d<sub>k</sub>", "logits: query × key", lambda t: t.scores),
-)
-ROTATED_SCORE_STEPS: tuple[Step, ...] = (
-    ("S", "S = Q̃K̃<sup>T</sup>/√d<sub>k</sub>", "logits: depend on n − m", lambda t: t.scores),
-)
-OUTPUT_STEPS: tuple[Step, ...] = (
-    ("A", "A = softmax(S)", "each row sums to 1", lambda t: t.attention),
-    ("Z", "Z = A·V", "the output", lambda t: t.output),
-)
-#: What the S and A rows say under the causal mask instead (grey cells: keys after the query).
-CAUSAL_NOTES = {
-    "S": "grey: key j &gt; query i masked (−∞)",
-    "A": "softmax over keys 0…i; grey: 0",
-}
-POSITION_STEPS: tuple[Step, ...] = (
-    ("E", "E", "word embeddings", lambda t: t.embeddings),
-    ("PE", "PE", "positions 0, 1, 2, …", lambda t: t.positional),
-    ("X", "X = E + PE", "input with position", lambda t: t.x),
-)
-PLAIN_STEPS: tuple[Step, ...] = (("X", "X = E", "word embeddings only", lambda t: t.x),)
-BIAS_INPUT_STEPS: tuple[Step, ...] = (("X", "X = E", "a bias adds nothing to X", lambda t: t.x),)
-BIAS_STEPS: tuple[Step, ...] = (("B", "B", "the scheme's bias b(i, j) at positions 0, 1, 2, …", lambda t: t.bias),)
-BIASED_SCORE_STEPS: tuple[Step, ...] = (
-    ("S", "S = QK<sup>T</sup>/√d<sub>k</sub> + B", "logits with the bias", lambda t: t.scores),
-)
-ROTATION_INPUT_STEPS: tuple[Step, ...] = (("X", "X = E", "RoPE adds nothing to X", lambda t: t.x),)
-#: The real head's rows (a BERT-family model's layer 0): its embeddings, LayerNorm and biased projections.
-REAL_E_STEP: Step = ("E", "E", "word rows + token type 0", lambda t: t.embeddings)
-REAL_POSITION_STEPS: tuple[Step, ...] = (
-    REAL_E_STEP,
-    ("PE", "P", "the model's position rows", lambda t: t.positional),
-    ("X", "X = LN(E + P)", "LayerNorm(E + P)", lambda t: t.x),
-)
-REAL_PLAIN_STEPS: tuple[Step, ...] = (
-    REAL_E_STEP, ("X", "X = LN(E)", "LayerNorm(E), no position table", lambda t: t.x),
-)
-REAL_HEAD_STEPS: tuple[Step, ...] = (
-    ("Q", "Q = X·W<sub>q</sub><sup>T</sup> + b<sub>q</sub>", "the head's queries", lambda t: t.q),
-    ("K", "K = X·W<sub>k</sub><sup>T</sup> + b<sub>k</sub>", "the head's keys", lambda t: t.k),
-    ("V", "V = X·W<sub>v</sub><sup>T</sup> + b<sub>v</sub>", "the head's values", lambda t: t.v),
-    ("S", "S = QK<sup>T</sup>/√d<sub>head</sub>", "logits: query × key", lambda t: t.scores),
-)
 #: What the head chooser's toy entry holds (a real head holds its index).
 TOY_HEAD = -1
-#: Every row of plots the figure has, top to bottom (each mode shows some of them).
-ROW_KEYS = ("E", "PE", "X", "Q", "K", "Q_rot", "K_rot", "V", "B", "S", "A", "Z")
-#: Steps whose columns are key words (not dimensions).
-SQUARE_STEPS = ("B", "S", "A")
-SPLIT_NAMES = ("e·e", "e·p", "p·e", "p·p", "total")
-#: The strips of the split: an added encoding's four terms and total, or a rotation's three matrices.
-#: A bias's strip: the logits without it, the bias, and their sum S.
-BIAS_SPLIT_NAMES = ("QKᵀ/√d_k", "bias B", "S")
-#: A real head's strip: its logits without and with the model's position table, and their difference.
-STRIP_NAMES = {"table": SPLIT_NAMES, "rotation": ROTATION_TERMS, "bias": BIAS_SPLIT_NAMES, "model": TABLE_TERMS}
-
-
-def steps(with_position: bool, rotation: bool = False, bias: bool = False, real: bool = False) -> tuple[Step, ...]:
-    """The rows of plots, top to bottom: with position an added encoding's E, PE, X = E + PE, with
-    ``rotation`` (RoPE) X = E and the rotated Q̃, K̃ before the logits, or with ``bias`` X = E and the bias B
-    added to the logits; with ``real`` (a model's layer 0) E, P, X = LayerNorm(E + P) and the biased
-    projections."""
-    if real:
-        return (REAL_POSITION_STEPS if with_position else REAL_PLAIN_STEPS) + REAL_HEAD_STEPS + OUTPUT_STEPS
-    if with_position and bias:
-        return BIAS_INPUT_STEPS + PROJECTION_STEPS + VALUE_STEPS + BIAS_STEPS + BIASED_SCORE_STEPS + OUTPUT_STEPS
-    if with_position and rotation:
-        return ROTATION_INPUT_STEPS + PROJECTION_STEPS + ROTATED_STEPS + VALUE_STEPS + ROTATED_SCORE_STEPS \
-            + OUTPUT_STEPS
-    inputs = POSITION_STEPS if with_position else PLAIN_STEPS
-    return inputs + PROJECTION_STEPS + VALUE_STEPS + SCORE_STEPS + OUTPUT_STEPS
-
-
-def _strip_key(kind: str, sentence: str) -> str:
-    return f"{kind}_{sentence}"
-
-
-def _masked_cells(allowed: np.ndarray | None) -> np.ndarray | None:
-    """The cells to draw as masked (the keys a word does not see), or None when every key is seen."""
-    if allowed is None or np.all(allowed):
-        return None
-    return ~allowed
-
-
-def _shown_values(matrices: list[np.ndarray], masks: list[np.ndarray | None]) -> np.ndarray:
-    """The entries the colour scale spans: every unmasked one."""
-    return np.concatenate([m.ravel() if mask is None else m[~mask] for m, mask in zip(matrices, masks)])
 
 
 def _check_causal(on: object) -> bool:
@@ -182,13 +70,6 @@ def _check_causal(on: object) -> bool:
     if not isinstance(on, (bool, np.bool_)):
         raise ValueError(f"causal must be true or false, got {on!r}")
     return bool(on)
-
-
-def _sentence_title(key: str, tokens: tuple[str, ...], shape: tuple[int, int]) -> str:
-    text = " ".join(tokens)
-    if len(text) > 40:
-        text = text[:39].rstrip() + "…"
-    return f"{key}: {text}  ({shape[0]}×{shape[1]})"
 
 
 class PermutationPanel(Panel):
@@ -202,17 +83,18 @@ class PermutationPanel(Panel):
     view_settings = ("demo_d_model",)
     cli_options = (
         PanelOption("--sentence-a", "first sentence (words separated by spaces)", metavar="TEXT",
-                    default=DEFAULT_SENTENCE_A),
+                    default=DEFAULT_SENTENCE_A, example="a b"),
         PanelOption("--sentence-b", "second sentence, e.g. the same words reordered", metavar="TEXT",
-                    default=DEFAULT_SENTENCE_B),
+                    default=DEFAULT_SENTENCE_B, example="b a"),
         PanelOption("--position", "add the positional encoding, or with RoPE rotate Q and K "
-                    "(--no-position: X = E, no rotation)", boolean=True, default=True),
-        PanelOption("--demo-d-model", "embedding size of the toy attention head", spec=VIEW_SPECS["demo_d_model"]),
+                    "(--no-position: X = E, no rotation)", boolean=True, default=True, example=False),
+        PanelOption("--demo-d-model", "embedding size of the toy attention head", spec=VIEW_SPECS["demo_d_model"],
+                    example=8),
         PanelOption("--causal", "mask future keys (a decoder's head): word i attends to words 0…i only "
-                    "(--no-causal: every word sees every word)", boolean=True, default=False),
+                    "(--no-causal: every word sees every word)", boolean=True, default=False, example=True),
         PanelOption("--real-head", "run head H of layer 0 of the BERT-family model opened with --model (its "
                     f"folder has tokenizer.json) instead of the toy head; {TOY_HEAD}: the toy head", type=int,
-                    metavar="H", default=TOY_HEAD),
+                    metavar="H", default=TOY_HEAD, example=-1),
     )
     help_text = (
         "Self-attention, one head, traced number by number for two sentences: "
@@ -337,9 +219,8 @@ class PermutationPanel(Panel):
         #: The inputs of the last request (sentences, demo d_model, scheme and its parameters).
         self._requested: tuple | None = None
         self.canvas.setMinimumWidth(MIN_CANVAS_PIXELS)
-        self.matrices: dict[str, MatrixItem] = {}
-        self._build()
-        self.split_checks: dict[str, str] = {}
+        self.figure = PermutationFigure()
+        self.canvas.setCentralItem(self.figure)
         self._shape: tuple | None = None
         #: Whether the sentences' checkbox names a rotation (RoPE) or an added encoding.
         self._rotation_labels: bool | None = None
@@ -577,11 +458,7 @@ class PermutationPanel(Panel):
 
     # ------------------------------------------------------------------ drawing
     def _pe_description(self) -> str:
-        params = self._params_used or self.state.params
-        kwargs = params.scheme_kwargs()
-        parts = [params.info.label, *(spec.title_part(kwargs[spec.name]) for spec in params.info.params
-                                      if spec.applies(kwargs))]  # RoPE's factor only with a scaling type
-        return ", ".join(part for part in parts if part)
+        return pe_description(self._params_used or self.state.params)
 
     def verdict_text(self) -> str:
         """The verdict lines as plain text (what the label shows)."""
@@ -627,194 +504,6 @@ class PermutationPanel(Panel):
         self.scheme_label.setText(f"Model: {html.escape(demo.label())}" if real else
                                   f"PE scheme: {html.escape(self._pe_description())}")
 
-    def _figure_verdict(self, demo: PermutationDemo) -> str:
-        """The comparison in two short lines for the figure (the long form is above the canvas)."""
-        if not demo.is_permutation:
-            return (f"<b>b is not a reordering of a</b> "
-                    f"({html.escape(word_difference(demo.tokens_a, demo.tokens_b))}): no permutation to compare")
-        lines = []
-        for with_position in (False, True):
-            c = demo.comparison(with_position)
-            label = (("With RoPE" if demo.rotates else "With the bias" if demo.biased
-                      else "With the position table" if isinstance(demo, RealHeadDemo) else "With position")
-                     if with_position else "Without position")
-            result = "the same rows, permuted" if c.same else "different: the head sees word order"
-            text = (f"{label}: max |Z<sub>b</sub> − P Z<sub>a</sub>| = {c.max_abs_diff_output:.2g}, "
-                    f"max |A<sub>b</sub> − P A<sub>a</sub> P<sup>T</sup>| = {c.max_abs_diff_attention:.2g} → {result}")
-            lines.append(f"<b>{text}</b>" if with_position == self.with_position else text)
-        mask = demo.without_pe.mask
-        if mask is not None:
-            seen = ", ".join(f"{html.escape(word)} {a}→{b}" for word, a, b in
-                             zip(mask.words[:MAX_LISTED_WORDS], mask.keys_seen_a, mask.keys_seen_b))
-            more = " …" if len(mask.words) > MAX_LISTED_WORDS else ""
-            first_a, first_b = (html.escape(word) for word in mask.first_words)
-            res_a, res_b = mask.first_output_minus_value
-            lines.append(
-                f"Causal mask, itself positional: keys seen a→b: {seen}{more}; the first word's output is its "
-                f"value vector, max |Z[0] − V[0]| = {res_a:.1g} ({first_a}, a), {res_b:.1g} ({first_b}, b)")
-        return "<br>".join(lines)
-
-    def _build(self) -> None:
-        """Create every item once (a few milliseconds); later changes only refill them and resize rows.
-
-        The figure is one :class:`QGraphicsWidget` with a grid layout, set as
-        the canvas's central item (pyqtgraph's own layout is not used). Items
-        go into layouts, which hands their ownership to the scene's tree.
-        Every mode's rows are made (an added encoding's E and PE, RoPE's
-        rotated Q̃ and K̃, both kinds of split); :meth:`_apply_shape` hides
-        the ones a mode does not show.
-        """
-        self.figure = QGraphicsWidget()
-        grid = QGraphicsGridLayout()
-        grid.setContentsMargins(6, 6, 6, 6)
-        grid.setVerticalSpacing(2)
-        grid.setHorizontalSpacing(6)
-        self.figure.setLayout(grid)
-        self.grid = grid
-        top, _bottom = chrome_heights()
-        self.colorbars: dict[str, ColorBar] = {}
-        self.step_labels: dict[str, RichText] = {}
-        self.step_rows: dict[str, int] = {}
-        self.title_label = RichText()
-        grid.addItem(self.title_label, 0, 0, 1, 4)
-        row = 1
-        for key in ROW_KEYS:
-            label = RichText(align=Qt.AlignmentFlag.AlignRight, top=top)
-            grid.addItem(label, row, 0)
-            self.step_labels[key] = label
-            for col, sentence in ((1, "a"), (2, "b")):
-                matrix = MatrixItem()
-                grid.addItem(matrix, row, col)
-                self.matrices[f"{key}_{sentence}"] = matrix
-            self.colorbars[key] = ColorBar()
-            grid.addItem(self.colorbars[key], row, 3)
-            self.step_rows[key] = row
-            row += 1
-        self.split_header = RichText()
-        grid.addItem(self.split_header, row, 0, 1, 4)
-        self.split_header_row = row
-        row += 1
-        #: The strips of the split, keyed ``table_a`` … ``rotation_b`` (see :func:`_strip_key`).
-        self.split_rows: dict[str, int] = {}
-        self.split_layouts: dict[str, QGraphicsGridLayout] = {}
-        self.split_strips: dict[str, QGraphicsWidget] = {}
-        for kind, names in STRIP_NAMES.items():
-            for sentence in ("a", "b"):
-                self._build_strip(kind, sentence, names, row, top)
-                row += 1
-        self.check_label = RichText()
-        grid.addItem(self.check_label, row, 0, 1, 4)
-        self.check_row = row
-        grid.setColumnFixedWidth(0, LABEL_PIXELS)
-        grid.setColumnFixedWidth(3, COLORBAR_PIXELS)
-        grid.setColumnStretchFactor(1, 1)
-        grid.setColumnStretchFactor(2, 1)
-        # The strips' columns follow the figure's width: a strip of fixed columns cannot grow by itself
-        # (it stayed as wide as the canvas was when its columns were first fitted).
-        self.figure.geometryChanged.connect(self._fit_all_split_columns)
-        self.canvas.setCentralItem(self.figure)
-
-    def _build_strip(self, kind: str, sentence: str, names: tuple[str, ...], row: int, top: float) -> None:
-        """One sentence's strip of split matrices (``names``) with one colour bar, at ``row`` of the grid."""
-        key = _strip_key(kind, sentence)
-        strip = QGraphicsWidget()
-        sub = QGraphicsGridLayout()
-        sub.setContentsMargins(0, 0, 0, 0)
-        sub.setHorizontalSpacing(4)
-        strip.setLayout(sub)
-        label = RichText(align=Qt.AlignmentFlag.AlignRight, top=top)
-        label.setText(f"<span style='color:{FOREGROUND}'>sentence&nbsp;{sentence}</span>")
-        sub.addItem(label, 0, 0)
-        sub.setColumnFixedWidth(0, SPLIT_LABEL_PIXELS)
-        for col, name in enumerate(names, start=1):
-            matrix = MatrixItem()
-            matrix.label_rows = col == 1  # the same words in every matrix of the strip
-            sub.addItem(matrix, 0, col)
-            sub.setColumnStretchFactor(col, 1)
-            self.matrices[f"split_{sentence}_{name}"] = matrix
-        bar = ColorBar()
-        sub.addItem(bar, 0, len(names) + 1)
-        sub.setColumnFixedWidth(len(names) + 1, COLORBAR_PIXELS)
-        self.colorbars[f"split_{sentence}" if kind == "table" else f"{kind}_split_{sentence}"] = bar
-        self.grid.addItem(strip, row, 0, 1, 4)
-        self.split_rows[key] = row
-        self.split_layouts[key] = sub
-        self.split_strips[key] = strip
-
-    def _apply_shape(self, n_a: int, n_b: int, with_position: bool, rotation: bool, causal: bool,
-                     bias: bool = False, real: bool = False) -> None:
-        """Row heights for sentences of ``n_a`` and ``n_b`` words; hide the rows the mode does not show
-        (E and PE without an added encoding, Q̃ and K̃ without a rotation, the other kind of split; a real
-        head's E, P and its split)."""
-        grid = self.grid
-        chrome = sum(chrome_heights()) + 4
-        matrix_height = min(max(n_a, n_b) * ROW_PIXELS, MAX_MATRIX_PIXELS) + chrome
-        # RoPE's title line and split header say more (its frequencies; why there are no four terms),
-        # and so do the causal mask's (its line, the keys each word sees; what the grey cells are)
-        heights = {0: (100 if rotation or real else 84) + (CAUSAL_TITLE_PIXELS if causal else 0),
-                   self.split_header_row: (96 if rotation or real else 78) + (CAUSAL_SPLIT_PIXELS if causal else 0),
-                   self.check_row: 30}
-        shown = {key for key, *_ in steps(with_position, rotation, bias, real)}
-        for key, row in self.step_rows.items():
-            visible = key in shown
-            for item in (self.step_labels[key], self.matrices[f"{key}_a"], self.matrices[f"{key}_b"],
-                         self.colorbars[key]):
-                item.setVisible(visible)
-            heights[row] = matrix_height if visible else 0
-        split_kind = "model" if real else "rotation" if rotation else "bias" if bias else "table"
-        for kind in STRIP_NAMES:
-            for sentence, n in (("a", n_a), ("b", n_b)):
-                key = _strip_key(kind, sentence)
-                self.split_strips[key].setVisible(kind == split_kind)
-                heights[self.split_rows[key]] = (min(n * ROW_PIXELS, MAX_MATRIX_PIXELS) + chrome
-                                                 if kind == split_kind else 0)
-        spacing = grid.verticalSpacing()
-        for row, height in heights.items():
-            grid.setRowFixedHeight(row, height)
-            grid.setRowSpacing(row, spacing if height else 0)
-        count = sum(1 for h in heights.values() if h)
-        self.canvas.setMinimumHeight(int(sum(heights.values()) + spacing * count + 16))
-
-    @staticmethod
-    def _last_positions(demo: PermutationDemo) -> str:
-        last_a, last_b = len(demo.tokens_a) - 1, len(demo.tokens_b) - 1
-        return f"{last_a:,}" if last_a == last_b else f"{last_a:,} (a), {last_b:,} (b)"
-
-    def _shown_position(self, demo: PermutationDemo) -> str:
-        """The title's line on how the head sees position in the mode shown."""
-        if isinstance(demo, RealHeadDemo):
-            table = (f"X = LayerNorm(E + P), P: the position rows {demo.position_offset:,} … "
-                     f"{demo.position_offset + max(len(demo.tokens_a), len(demo.tokens_b)) - 1:,}"
-                     if self.with_position else "X = LayerNorm(E), no position table")
-            return (f"<b>{html.escape(demo.label())}</b> ({demo.family}; hidden {demo.d_model:,}, "
-                    f"d<sub>head</sub> = {demo.d_head}, LayerNorm eps {demo.layer_norm_eps:g}); {table}; "
-                    f"tokens from its tokenizer.json")
-        if not self.with_position:
-            return f"X = E, no position; d<sub>model</sub> = d<sub>k</sub> = {demo.d_model}"
-        description = html.escape(self._pe_description())
-        if demo.biased:
-            return (f"X = E, the logits + the bias of {description} at positions 0 … {self._last_positions(demo)}; "
-                    f"d<sub>model</sub> = d<sub>k</sub> = {demo.d_model}")
-        if not demo.rotates:
-            return f"X = E + PE, PE: {description}; d<sub>model</sub> = d<sub>k</sub> = {demo.d_model}"
-        rotation = demo.with_pe.trace_a.rotation
-        assert rotation is not None
-        params = self._params_used or self.state.params
-        partial = (f", {rotation.rotary_dim} of {demo.d_model} channels turn"
-                   if rotation.rotary_dim < demo.d_model else "")
-        factor = (f", cos and sin × attention factor {rotation.attention_factor:.4g}"
-                  if rotation.attention_factor != 1.0 else "")
-        return (f"X = E, Q and K rotated by {description} at the demo's d<sub>k</sub> = {demo.d_model} (not "
-                f"d<sub>model</sub> {params.d_model:,}){partial}: θ<sub>i</sub> = {rotation.inv_freq[0]:.3g} … "
-                f"{rotation.inv_freq[-1]:.3g}{factor}; positions 0 … {self._last_positions(demo)}")
-
-    @staticmethod
-    def _shown_mask(demo: PermutationDemo) -> str:
-        """The title's line on the causal mask ("" without it)."""
-        if not demo.causal:
-            return ""
-        return "<b>Causal mask</b>: word i attends to words 0…i only (grey cells: masked)<br>"
-
     def _redraw(self) -> None:
         demo = self.demo
         assert demo is not None
@@ -822,237 +511,18 @@ class PermutationPanel(Panel):
         shape = (len(demo.tokens_a), len(demo.tokens_b), self.with_position, demo.rotates, demo.causal,
                  demo.biased, real)
         if shape != self._shape:
-            self._apply_shape(*shape)
+            self.canvas.setMinimumHeight(self.figure.apply_shape(*shape))
             self._shape = shape
         self._update_verdict()
-        comparison = demo.comparison(self.with_position)
-        traces = {"a": comparison.trace_a, "b": comparison.trace_b}
-        self.title_label.setText(
-            f"<span style='color:{FOREGROUND}; font-size:10pt'>"
-            f"<b>a:</b> {html.escape(shorten(' '.join(demo.tokens_a), 60))} &nbsp; "
-            f"<b>b:</b> {html.escape(shorten(' '.join(demo.tokens_b), 60))}<br>"
-            f"Shown: {self._shown_position(demo)}{'' if real else f', seed {demo.seed}'}<br>"
-            f"{self._shown_mask(demo)}"
-            f"{self._figure_verdict(demo)}</span>"
-        )
-        for key, formula, what, get in steps(self.with_position, demo.rotates, demo.biased, real):
-            if demo.causal:
-                what = CAUSAL_NOTES.get(key, what)
-            self.step_labels[key].setText(
-                f"<span style='color:{FOREGROUND}; font-size:10pt'><b>{formula}</b></span><br>"
-                f"<span style='color:#555555; font-size:8pt'>{what}</span>"
-            )
-            self._draw_step(key, {sentence: get(trace) for sentence, trace in traces.items()}, traces)
-        self._draw_split(demo)
-
-    def _draw_step(self, key: str, values: dict[str, np.ndarray], traces: dict[str, AttentionTrace]) -> None:
-        probabilities = key == "A"
-        masks = {sentence: _masked_cells(trace.allowed) if key in SQUARE_STEPS else None
-                 for sentence, trace in traces.items()}
-        colormap, levels = colour_scale(_shown_values(list(values.values()), list(masks.values())),
-                                        signed=not probabilities)
-        if probabilities:
-            levels = (0.0, 1.0)  # every weight is a probability: the whole range, in every figure
-        self.colorbars[key].set_scale(colormap, levels)
-        for sentence, trace in traces.items():
-            matrix = values[sentence]
-            self.matrices[f"{key}_{sentence}"].set_matrix(
-                matrix, trace.tokens, trace.tokens if key in SQUARE_STEPS else None, colormap, levels,
-                _sentence_title(sentence, trace.tokens, matrix.shape), masked=masks[sentence],
-            )
-
-    def _draw_split(self, demo: PermutationDemo) -> None:
-        self.split_checks = {}
-        if isinstance(demo, RealHeadDemo):
-            self._draw_table_split(demo)
-            return
-        if demo.rotates:
-            self._draw_rotation_split(demo)
-            return
-        if demo.biased:
-            self._draw_bias_split(demo)
-            return
-        self.split_header.setText(
-            f"<span style='color:{FOREGROUND}; font-size:10pt'><b>Four-term split of the logits with position</b>"
-            f" (PE: {html.escape(self._pe_description())})<br>"
-            f"S = (e<sub>i</sub>+p<sub>i</sub>)W<sub>q</sub>·((e<sub>j</sub>+p<sub>j</sub>)W<sub>k</sub>)"
-            f"<sup>T</sup>/√d<sub>k</sub> = e·e + e·p + p·e + p·p</span><br>"
-            f"<span style='color:#555555; font-size:8pt'>e·e: meaning with meaning (the logits without position); "
-            f"e·p: word with position; p·e: position with word; p·p: position with position.<br>"
-            f"Rows: query word, columns: key word; % = the term's share of all four's |values|"
-            f"{self._split_mask_note(demo)}.</span>"
-        )
-        for sentence, split in (("a", demo.split_a), ("b", demo.split_b)):
-            assert isinstance(split, LogitSplit)
-            self._draw_split_row(sentence, split)
-        checks = ", ".join(f"{s}: {r:.1e}" for s, r in
-                           (("a", demo.split_a.max_abs_residual), ("b", demo.split_b.max_abs_residual)))
-        where = " over the keys each word sees" if demo.causal else ""
-        self.check_label.setText(
-            f"<span style='color:{FOREGROUND}; font-size:9pt'>Check: max |e·e + e·p + p·e + p·p − S|{where} = "
-            f"{checks} — the four terms add up to the total.</span>"
-        )
-
-    @staticmethod
-    def _split_mask_note(demo: PermutationDemo) -> str:
-        """What the split's grey cells are, under the causal mask or a masking bias ("" without)."""
-        if not demo.causal and not demo.masked_split:
-            return ""
-        if demo.biased:
-            return "; grey: masked keys (the causal mask, or a bias of −∞: keys after the query) — S is −∞ there"
-        if demo.rotates:
-            return "; grey: masked keys (j &gt; i) — the logits have values there, but the head never uses them"
-        return ("; grey: masked keys (j &gt; i) — the terms have values there, but the head never uses them, "
-                "and S is −∞")
-
-    def _draw_split_row(self, sentence: str, split: LogitSplit) -> None:
-        terms = split.terms()
-        masked = _masked_cells(split.allowed)
-        every = _shown_values([*terms.values(), split.total], [masked] * (len(terms) + 1))
-        colormap, levels = colour_scale(every, signed=True)
-        self.colorbars[f"split_{sentence}"].set_scale(colormap, levels)
-        shares = split.shares()
-        for name, term in terms.items():
-            self.matrices[f"split_{sentence}_{name}"].set_matrix(
-                term, split.tokens, split.tokens, colormap, levels, f"{sentence}: {name}  {shares[name]:.0%}",
-                masked=masked,
-            )
-        self.split_checks[sentence] = f"max |e·e + e·p + p·e + p·p − S| = {split.max_abs_residual:.1e}"
-        self.matrices[f"split_{sentence}_total"].set_matrix(
-            split.total, split.tokens, split.tokens, colormap, levels, f"{sentence}: total S", masked=masked,
-        )
-        self._fit_split_columns("table", sentence)
-
-    def _draw_bias_split(self, demo: PermutationDemo) -> None:
-        """A bias adds no term to X: the logits are the head's QKᵀ/√d_k plus the scheme's bias."""
-        self.split_header.setText(
-            f"<span style='color:{FOREGROUND}; font-size:10pt'><b>The logits with a bias</b>"
-            f" ({html.escape(self._pe_description())})<br>"
-            f"S = e<sub>i</sub>W<sub>q</sub>·(e<sub>j</sub>W<sub>k</sub>)<sup>T</sup>/√d<sub>k</sub> + b(i, j): "
-            f"nothing is added to the words, so there is no e·p, p·e or p·p</span><br>"
-            f"<span style='color:#555555; font-size:8pt'>QKᵀ/√d<sub>k</sub>: meaning with meaning (the logits "
-            f"without position); bias B: the scheme's b(i, j), which depends only on the positions; S: their sum."
-            f"<br>Rows: query word, columns: key word{self._split_mask_note(demo)}.</span>"
-        )
-        for sentence, split in (("a", demo.split_a), ("b", demo.split_b)):
-            assert isinstance(split, LogitSplit) and split.bias is not None
-            masked = _masked_cells(split.allowed)
-            matrices = dict(zip(BIAS_SPLIT_NAMES, (split.ee, split.bias, split.total)))
-            colormap, levels = colour_scale(_shown_values(list(matrices.values()), [masked] * 3), signed=True)
-            self.colorbars[f"bias_split_{sentence}"].set_scale(colormap, levels)
-            for name, matrix in matrices.items():
-                self.matrices[f"split_{sentence}_{name}"].set_matrix(
-                    matrix, split.tokens, split.tokens, colormap, levels, f"{sentence}: {name}", masked=masked)
-            self.split_checks[sentence] = f"max |QKᵀ/√d_k + B − S| = {split.max_abs_residual:.1e}"
-            self._fit_split_columns("bias", sentence)
-        checks = ", ".join(f"{s}: {r:.1e}" for s, r in
-                           (("a", demo.split_a.max_abs_residual), ("b", demo.split_b.max_abs_residual)))
-        where = " over the keys each word sees" if demo.masked_split else ""
-        self.check_label.setText(
-            f"<span style='color:{FOREGROUND}; font-size:9pt'>Check: max |QKᵀ/√d<sub>k</sub> + B − S|{where} = "
-            f"{checks} — the two add up to the total.</span>"
-        )
-
-    def _draw_table_split(self, demo: RealHeadDemo) -> None:
-        """A real head's logits without and with the model's position table, and their difference."""
-        splits = {"a": demo.split_a, "b": demo.split_b}
-        self.split_header.setText(
-            f"<span style='color:{FOREGROUND}; font-size:10pt'><b>The logits without and with the position "
-            f"table</b> ({html.escape(demo.label())})<br>"
-            f"without: X = LayerNorm(E); with: X = LayerNorm(E + P); both S = QK<sup>T</sup>/√d<sub>head</sub>"
-            f"; difference: the table's contribution</span><br>"
-            f"<span style='color:#555555; font-size:8pt'>{html.escape(splits['a'].note)}<br>"
-            f"Rows: query token, columns: key token.</span>"
-        )
-        largest = {}
-        for sentence, split in splits.items():
-            assert isinstance(split, TableSplit)
-            terms = split.terms()
-            colormap, levels = colour_scale(np.concatenate([t.ravel() for t in terms.values()]), signed=True)
-            self.colorbars[f"model_split_{sentence}"].set_scale(colormap, levels)
-            largest[sentence] = float(np.max(np.abs(split.difference)))
-            for name, term in terms.items():
-                size = f"  max |·| {largest[sentence]:.2g}" if name == TABLE_TERMS[2] else ""
-                self.matrices[f"split_{sentence}_{name}"].set_matrix(
-                    term, split.tokens, split.tokens, colormap, levels, f"{sentence}: {name}{size}")
-            self.split_checks[sentence] = f"max |S with − S without| = {largest[sentence]:.2g}"
-            self._fit_split_columns("model", sentence)
-        self.check_label.setText(
-            f"<span style='color:{FOREGROUND}; font-size:9pt'>The position table moves the logits by at most "
-            f"{largest['a']:.2g} (a) and {largest['b']:.2g} (b).</span>"
-        )
-
-    def _draw_rotation_split(self, demo: PermutationDemo) -> None:
-        """RoPE's logits without and with the rotation and their difference, with why there are no four terms."""
-        splits = {"a": demo.split_a, "b": demo.split_b}
-        note = splits["a"].note
-        self.split_header.setText(
-            f"<span style='color:{FOREGROUND}; font-size:10pt'><b>The logits without and with the rotation</b>"
-            f" ({html.escape(self._pe_description())})<br>"
-            f"without: QK<sup>T</sup>/√d<sub>k</sub> (the logits without position); with: "
-            f"Q̃K̃<sup>T</sup>/√d<sub>k</sub> = "
-            f"(R<sub>m</sub>q<sub>m</sub>)·(R<sub>n</sub>k<sub>n</sub>)/√d<sub>k</sub>"
-            f"; difference: the rotation's contribution</span><br>"
-            f"<span style='color:#555555; font-size:8pt'>{html.escape(note)}<br>"
-            f"Rows: query word at m, columns: key word at n; on the diagonal (n − m = 0) the rotation "
-            f"changes nothing but HF's attention factor{self._split_mask_note(demo)}.</span>"
-        )
-        for sentence, split in splits.items():
-            assert isinstance(split, RotationSplit)
-            self._draw_rotation_split_row(sentence, split)
-        checks = ", ".join(f"{sentence}: {split.shift_residual:.1e}" for sentence, split in splits.items())
-        self.check_label.setText(
-            f"<span style='color:{FOREGROUND}; font-size:9pt'>Check: shifting every position by "
-            f"{SHIFT_CHECK:,.0f} changes the rotated logits by at most {checks} — they depend only on the "
-            f"offset n − m.</span>"
-        )
-
-    def _draw_rotation_split_row(self, sentence: str, split: RotationSplit) -> None:
-        terms = split.terms()
-        masked = _masked_cells(split.allowed)
-        colormap, levels = colour_scale(_shown_values(list(terms.values()), [masked] * len(terms)), signed=True)
-        self.colorbars[f"rotation_split_{sentence}"].set_scale(colormap, levels)
-        for name, term in terms.items():
-            shown = term if masked is None else term[~masked]
-            size = f"  max |·| {np.max(np.abs(shown)):.2g}" if name == "difference" else ""
-            self.matrices[f"split_{sentence}_{name}"].set_matrix(
-                term, split.tokens, split.tokens, colormap, levels, f"{sentence}: {name}{size}", masked=masked,
-            )
-        self.split_checks[sentence] = (f"max |S(positions + {SHIFT_CHECK:,.0f}) − S| = "
-                                       f"{split.shift_residual:.1e}")
-        self._fit_split_columns("rotation", sentence)
-
-    def _fit_all_split_columns(self) -> None:
-        for kind in STRIP_NAMES:
-            for sentence in ("a", "b"):
-                self._fit_split_columns(kind, sentence)
-
-    def _fit_split_columns(self, kind: str, sentence: str) -> None:
-        """Share the figure's width among a strip's matrices. Only the first matrix of a strip labels
-        its rows: widen its column by the labels' width so all of them draw their cells the same size."""
-        key = _strip_key(kind, sentence)
-        layout, names = self.split_layouts[key], STRIP_NAMES[kind]
-        labels = self.matrices[f"split_{sentence}_{names[0]}"].label_width()
-        count = len(names)
-        left, _top, right, _bottom = self.grid.getContentsMargins()
-        width = self.figure.size().width() - left - right  # a strip spans every column of the grid
-        spare = (width - SPLIT_LABEL_PIXELS - COLORBAR_PIXELS
-                 - layout.horizontalSpacing() * (count + 1) - labels)
-        width = max(spare / count, 10.0)
-        for col in range(1, count + 1):
-            # At most this wide, not fixed: a strip may shrink with the figure, which then fits it anew.
-            target = width + (labels if col == 1 else 0.0)
-            layout.setColumnMinimumWidth(col, 0.0)
-            layout.setColumnPreferredWidth(col, target)
-            layout.setColumnMaximumWidth(col, target)
+        description = self._pe_description()
+        d_model = (self._params_used or self.state.params).d_model
+        self.figure.draw(demo, self.with_position, figure_title(demo, self.with_position, description, d_model),
+                         description)
 
     # ------------------------------------------------------------------ export
     def headline(self) -> str:
         """The demo's verdict: whether the reordering changed the output."""
         return plain_text(self.verdict_label.text())
-
-    def figure_widget(self) -> QWidget:
-        return self.canvas
 
     def export_data(self) -> dict[str, Any]:
         """Both sentences' matrices (the shown mode first) and the JSON dict under ``meta["permutation"]``."""

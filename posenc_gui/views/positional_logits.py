@@ -19,18 +19,18 @@ from ..model.attention.logit_properties import (
     table_pending,
 )
 from ..model.attention.logits import (
-    DEFAULT_SEEDS, DENSE_OFFSETS, LOG_OFFSETS, MAX_SEEDS, MIN_SEEDS, VECTORS, LogitProfileData, RotationTerms,
-    XposScale, logit_profile_data,
+    DEFAULT_SEEDS, DENSE_OFFSETS, LOG_OFFSETS, MAX_SEEDS, MIN_SEEDS, VECTORS, LogitProfileData, logit_profile_data,
 )
 from .base import Panel
 from .compare import ROLE_COLOURS
 from .cursor import CursorAxis
-from .labels import HoverReadout, StatusText, clipped_levels, clipping_text, plain_text
+from .labels import clipped_levels, clipping_text, plain_text
 from .logit_axes import linear_distance, profile_plot, set_distance_axis
+from .logit_summary import profile_summary
 from .logit_table import PropertiesTable
 from .plotkit import (
     BLUE, FOREGROUND, GREEN, MatrixPlot, ORANGE, PALETTE, PINK, add_canvas_title, decade_ticks, fit_y_range,
-    new_layout_widget, prepare_for_paint, set_axis_label, set_canvas_title, set_ticks, snap_log_span,
+    prepare_for_paint, set_axis_label, set_canvas_title, set_ticks, snap_log_span,
 )
 from .registry import PanelOption
 
@@ -57,8 +57,6 @@ def _key(items: list[tuple[str, str]]) -> str:
 ROTATION_KEY = _key([(BLUE, "━ q = k = 1"), (ORANGE, "━ random q, k: mean ± std")])
 ROTATION_SIZE_KEY = _key([(BLUE, "━ |q = k = 1|"), (ORANGE, "╍ random: std"), (GREY, "╍ eq. 37 bound, q = k = 1")])
 XPOS_SIZE_KEY = _key([(BLUE, "━ |q = k = 1|"), (ORANGE, "╍ random: std"), (GREY, "╍ scale alone: 2Σ ζ<sub>i</sub><sup>r/B</sup>")])
-#: Digits as subscripts, for indices in plain text (ζ₁₂₇).
-SUBSCRIPT_DIGITS = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
 #: The compared schemes' profile colours, in the order they are chosen (the setup's own is blue).
 COMPARED_COLOURS = (GREEN, PINK, PALETTE[5])
 #: Setup A of the window's A/B comparison, dashed, in the colour its strip has (views.compare.ROLE_COLOURS).
@@ -82,18 +80,19 @@ class PositionalLogitsPanel(Panel):
     title = "Positional logits"
     #: A table, a bias, or a rotation (see :meth:`shows`).
     requires = frozenset({"table"})
-    model_functions = (logit_profile_data, compared_profiles, properties_table, continue_table, pinned_comparison,
-                       continue_pinned)
+    model_function = logit_profile_data
+    model_functions = (compared_profiles, properties_table, continue_table, pinned_comparison, continue_pinned)
     compares_matrix = True
     cursor_axes = ("position",)
     cli_options = (
         PanelOption("--vectors", "query and key vectors of the matrix: ones (q = k = 1) or random (seed 0's "
-                    "N(0, 1) pair)", choices=VECTORS, default="ones"),
+                    "N(0, 1) pair)", choices=VECTORS, default="ones", example="random"),
         PanelOption("--seeds", "random query–key pairs of the profile's mean and spread",
                     spec=ParamSpec("seeds", "int", DEFAULT_SEEDS, "random pairs", "Random query–key pairs of the "
-                                   "profile's mean and spread.", low=MIN_SEEDS, high=MAX_SEEDS)),
+                                   "profile's mean and spread.", low=MIN_SEEDS, high=MAX_SEEDS), example=8),
         PanelOption("--compare", f"up to {MAX_COMPARED} more schemes, comma-separated, in the profile and the "
-                    "properties table (same N and d_model, their own options at defaults)", metavar="SCHEMES"),
+                    "properties table (same N and d_model, their own options at defaults)", metavar="SCHEMES",
+                    example="sinusoidal"),
     )
     help_text = (
         "RoPE rotates query and key pairs by their positions, so the logit of a query at m and a key at n is "
@@ -164,9 +163,7 @@ class PositionalLogitsPanel(Panel):
         self.compare_button.setMenu(self.compare_menu)
         self.header.addWidget(self.compare_button)
         self._compared: tuple[str, ...] = ()
-        self.finish_header()
-        self.summary_label = self.add_summary_label()
-        self.canvas = new_layout_widget(self)
+        self.add_headline_and_canvas()
         self.figure_title = add_canvas_title(self.canvas, columns=2)
         self.matrix = MatrixPlot(self.canvas.ci, "key position n (column)", "query position m (row)", "logit",
                                  row=1, col=0)
@@ -192,14 +189,10 @@ class PositionalLogitsPanel(Panel):
         self.canvas.ci.layout.setColumnStretchFactor(0, 3)
         self.canvas.ci.layout.setColumnStretchFactor(1, 3)
         self.body.addWidget(self.canvas, 1)
-        self.hover_line = StatusText(HOVER_PROMPT, self)
-        self.body.addWidget(self.hover_line)
-        self.hover = HoverReadout(self.hover_line, HOVER_PROMPT, lambda cell: self.describe_cell(*cell),
-                                  self._in_matrix)  # cells are (query m, key n)
-        self.canvas.scene().sigMouseMoved.connect(lambda scene_pos: self.hover.hover(self.matrix.cell_at(scene_pos)))
+        self.hover = self.add_hover_line(HOVER_PROMPT, self.matrix.cell_at, lambda cell: self.describe_cell(*cell),
+                                         self._in_matrix)  # cells are (query m, key n)
         self.properties = PropertiesTable(self)  # one row per setup, one column per property
         self.body.addWidget(self.properties)
-        self.data: LogitProfileData | None = None
         self.compared: tuple[ComparedSetup, ...] = ()
         #: The window's pinned setup A, and its profile and properties once measured (pinned_comparison).
         self.pinned: EncodingParams | None = None
@@ -282,13 +275,16 @@ class PositionalLogitsPanel(Panel):
         return {"vectors": self.vectors, "seeds": self.seeds, "compare": ",".join(self._compared)}
 
     # ------------------------------------------------------------------ data
+    def model_arguments(self) -> tuple:
+        """The parameters, the matrix's vectors and the profile's number of random pairs."""
+        return self.state.params, self.vectors, self.seeds
+
     def request_update(self) -> None:
-        """Recompute in a worker; the newest request wins."""
-        self.compute.submit(self, ModelJob(logit_profile_data, (self.state.params, self.vectors, self.seeds)),
-                            self._show, lambda error: self.show_message(str(error), "error"))
+        """Recompute the profile, the compared schemes' and (after a pause) the properties; the newest wins."""
+        super().request_update()
         if self._compared:
             self.compute.submit((self, "compared"), ModelJob(compared_profiles, (self.state.params, self._compared)),
-                                self._show_compared, lambda error: self.show_message(str(error), "error"))
+                                self._show_compared, self.show_error)
         elif self.compared:  # none any more: their curves go (nothing to redraw when there were none)
             self._show_compared(())
         if self._measured_key != self._properties_key():
@@ -308,7 +304,7 @@ class PositionalLogitsPanel(Panel):
 
     def _submit_pinned(self, pinned: EncodingParams, job: ModelJob) -> None:
         self.compute.submit((self, "A"), job, lambda result, pinned=pinned: self._pinned_arrived(pinned, result),
-                            lambda error: self.show_message(str(error), "error"))
+                            self.show_error)
 
     def _pinned_arrived(self, pinned: EncodingParams | None, result) -> None:
         if pinned != self.pinned:
@@ -335,7 +331,7 @@ class PositionalLogitsPanel(Panel):
     def _submit_properties(self, key: tuple, job: ModelJob) -> None:
         """Measure (or continue the scans over every offset) in steps: the decay cell shows how far it is."""
         self.compute.submit((self, "properties"), job, lambda measured, key=key: self._show_properties(key, measured),
-                            lambda error: self.show_message(str(error), "error"))
+                            self.show_error)
 
     def _mark_properties_pending(self) -> None:
         self.properties.setToolTip("Measuring… (the table shows the last setup measured until then)")
@@ -369,9 +365,7 @@ class PositionalLogitsPanel(Panel):
                                    "(hover a title or a cell for its definition)")
         self.properties.fit_height()
 
-    def _show(self, data: LogitProfileData) -> None:
-        self.data = data
-        self.show_message("")
+    def show_data(self, data: LogitProfileData) -> None:
         rotation = data.rotation is not None
         for widget in (self.vectors_box, self.seeds_box):
             widget.setEnabled(rotation)  # a table's logit, or a bias, has no query and key vectors
@@ -382,7 +376,7 @@ class PositionalLogitsPanel(Panel):
             item.setVisible(after)
         self._show_matrix(data)
         self._show_profile(data)
-        self._show_summary(data)
+        self.summary_label.setText(profile_summary(data))
         self.hover.refresh()
         set_canvas_title(self.figure_title, data.params.title())
         prepare_for_paint(self.canvas)
@@ -514,70 +508,6 @@ class PositionalLogitsPanel(Panel):
         positive = sizes[(sizes > 0) & np.isfinite(sizes)]
         return (float(positive.min()), float(positive.max())) if positive.size else (0.1, 10.0)
 
-    @staticmethod
-    def _half(data: LogitProfileData) -> str:
-        """Where the profile first falls below half its value at distance 0."""
-        if data.logit_at_zero <= 0:
-            return "with no positive logit at distance 0 there is no half point"
-        if data.half_distance is None:
-            return f"it stays above half of that at the {data.distances.size:,} distances drawn (0…{data.distances[-1]:,})"
-        if data.half_after == data.half_distance - 1:
-            return f"first below half at distance <b>{data.half_distance:,}</b>"
-        return (f"first below half between distances {data.half_after:,} and <b>{data.half_distance:,}</b> "
-                "(sampled)")
-
-    def _show_summary(self, data: LogitProfileData) -> None:
-        rotation, bias = data.rotation, data.bias
-        if bias is not None:
-            self.summary_label.setText(self._bias_summary(data))
-            return
-        if rotation is None:
-            self.summary_label.setText(
-                f"PE(m)·PE(m − r) from m = N − 1 = {data.query_position:,}: <b>{data.logit_at_zero:.6g}</b> at "
-                f"distance 0 (‖PE(m)‖²); {self._half(data)}. An added table's positional logit is the p·p term of "
-                "the four-term split; with W<sub>q</sub>W<sub>k</sub>ᵀ = I it is this dot product.")
-            return
-        if rotation.xpos is not None:
-            self.summary_label.setText(self._xpos_summary(data, rotation, rotation.xpos))
-            return
-        factor, scale = rotation.attention_factor, rotation.attention_factor ** 2
-        unrotated = rotation.head_dim - rotation.rotary_dim
-        plus_unrotated = f" + {unrotated}" if unrotated else ""
-        bound = (f"Eq. 37 bound for q = k = 1: {rotation.ones_bound[0]:,.6g} at distance 0 "
-                 f"(B(0) = {rotation.decay_bound[0]:.4g} × the rotated part), "
-                 f"{rotation.ones_bound[-1]:,.6g} at {data.distances[-1]:,}.")
-        self.summary_label.setText(
-            f"q = k = 1: logit <b>{data.logit_at_zero:.6g}</b> at distance 0 (af²·{rotation.rotary_dim}"
-            + (f" + {unrotated} unrotated" if unrotated else "") + f"); {self._half(data)}. "
-            f"Attention factor af = <b>{factor:.6g}</b>: the rotated part of every logit × af² = <b>{scale:.6g}</b>. "
-            f"Random q, k ({rotation.seeds} seeds): spread ± {rotation.mean_random_std:.4g} on average "
-            f"(expected √(af⁴·{rotation.rotary_dim}{plus_unrotated}) = {rotation.expected_random_std:.4g} at every "
-            f"distance). {bound}"
-        )
-
-    @staticmethod
-    def _bias_summary(data: LogitProfileData) -> str:
-        """The bias at distances 0, 1 and the farthest, what it does with the keys after the query, and whether
-        its values are a random draw (a scheme with a ``seed``)."""
-        distances, profile, after = data.distances, data.profile, data.bias.after
-        seed = data.params.options.get("seed")
-        drawn = ("" if seed is None else
-                 f" The bias values are an untrained random draw (seed {seed}), not a trained model's.")
-        if distances.size == 1:
-            return f"Bias added to the logit of a query and a key at one position: <b>{profile[0]:.7g}</b>.{drawn}"
-        values = [f"<b>{profile[0]:.7g}</b> at distance 0", f"{profile[1]:.7g} at 1"]
-        if distances.size > 2:
-            values.append(f"<b>{profile[-1]:.7g}</b> at {distances[-1]:,}")
-        if after is None:
-            keys_after = "keys after the query are masked (−inf, grey): a causal bias"
-        elif np.array_equal(after, profile):
-            keys_after = "keys after the query get the same bias (symmetric)"
-        else:
-            keys_after = f"the key 1 after the query m = 0: {after[1]:.7g}"
-        return (f"Bias added to the logit of the query m = {data.query_position:,} and the key r before it: "
-                f"{', '.join(values)}; {keys_after}. A bias adds no vector: its positional logit is the bias "
-                f"itself, added to q·k.{drawn}")
-
     # ----------------------------------------------------------------- hover
     def _sample(self, position: int) -> int:
         """The matrix's sampled position whose cell holds ``position`` (the position itself unless sampled)."""
@@ -599,25 +529,6 @@ class PositionalLogitsPanel(Panel):
         sampled = " (the sampled cell's positions)" if data.positions.stride > 1 else ""
         return (f"query m {m:,}, key n {n:,}{sampled} (m − n = {m - n:,}): "
                 f"{LOGIT_NAMES[data.params.info.family]} {shown}")
-
-    def _xpos_summary(self, data: LogitProfileData, rotation: RotationTerms, scale: XposScale) -> str:
-        """The q = k = 1 logit, the scale's decay per pair and the random pairs' shrinking spread.
-
-        Indices and exponents in Unicode (ζ₀, ζᵢ^(r/512)), not sub/sup markup: the figure's caption is the plain text.
-        """
-        halves, last, base = scale.half_distances, data.distances[-1], scale.scale_base
-        slowest = str(scale.zeta.size - 1).translate(SUBSCRIPT_DIGITS)
-        return (
-            f"q = k = 1: logit <b>{data.logit_at_zero:.6g}</b> at distance 0 (2·{rotation.rotary_dim // 2} pairs; "
-            f"no attention factor); {self._half(data)}. "
-            f"Scale ζᵢ^(r/{base:g}) per pair (not in the heatmap's columns): from ζ₀ = <b>{scale.zeta[0]:.4g}</b> "
-            f"(halved at r = {halves[0]:,.0f}) to ζ{slowest} = <b>{scale.zeta[-1]:.4g}</b> (halved at "
-            f"r = {halves[-1]:,.0f}); the scale alone, 2Σ ζᵢ^(r/{base:g}), is {scale.envelope[-1]:.4g} at {last:,}. "
-            f"Random q, k ({rotation.seeds} seeds): spread ± {rotation.random_std[0]:.4g} at distance 0 "
-            f"(expected √{rotation.rotary_dim} = {scale.expected_std[0]:.4g}), ± {rotation.random_std[-1]:.4g} at "
-            f"{last:,} (expected {scale.expected_std[-1]:.4g}): the scale shrinks even independent pairs. "
-            "The matrix leaves out keys after their query, where the scale grows."
-        )
 
     # --------------------------------------------------------------- compare
     def shown_matrix(self) -> ShownMatrix | None:
@@ -641,9 +552,6 @@ class PositionalLogitsPanel(Panel):
                          f"{data.distances.size - data.dense_until - 1:,} log-spaced ones to {data.distances[-1]:,}.")
         return " ".join(parts + (["Exact values at the positions shown."] if parts else []))
 
-    def figure_widget(self) -> QWidget:
-        return self.canvas
-
     def figure_caption(self) -> str:
         """The headline numbers, and how the matrix and the profile are sampled."""
         if self.data is None:
@@ -659,14 +567,10 @@ class PositionalLogitsPanel(Panel):
         self.measured = finish_table(self.measured)  # an export while a scan runs: finish it here
         return properties_caption(self.measured)
 
-    def export_data(self) -> dict[str, Any]:
+    def data_export(self, data: LogitProfileData) -> tuple[dict[str, Any], dict[str, Any]]:
         """The matrix, its positions, and the profile (with a rotation's random pairs and decay bound) per distance."""
-        if self.data is None:
-            raise ValueError("logits: nothing computed yet")
-        data, rotation = self.data, self.data.rotation
+        rotation = data.rotation
         meta: dict[str, Any] = {
-            "panel": self.panel_id,
-            "params": data.params.as_dict(),
             "rows": "query position m", "columns": "key position n",
             "profile_query_position": data.query_position,
             "half_distance": data.half_distance,
@@ -708,4 +612,4 @@ class PositionalLogitsPanel(Panel):
             self.measured = finish_table(self.measured)
             meta["properties"] = {scheme: result.as_dict() if isinstance(result, LogitProperties) else result
                                   for scheme, result in self.measured}
-        return {"arrays": arrays, "meta": meta}
+        return arrays, meta

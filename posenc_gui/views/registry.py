@@ -6,11 +6,15 @@ subclass, which declares in class attributes
 - ``panel_id``, ``title`` and ``help_text``;
 - ``dock``: a :class:`DockPlacement` (its area of the window, and whether it
   is shown at first launch or tabbed behind the first panel shown there);
-- ``model_functions``: the functions of :mod:`posenc_gui.model` that compute
-  what it shows (NumPy only, so they run in the worker process);
+- ``model_function``: the function of :mod:`posenc_gui.model` whose result
+  it shows (NumPy only, so it runs in the worker process); the base class
+  requests it with the panel's ``model_arguments()`` and hands the result to
+  its ``show_data()`` (see :class:`~posenc_gui.views.base.Panel`);
+  ``model_functions``: any others it calls;
 - ``export_formats``: the formats it exports (all of ``export.FORMATS`` by default);
 - ``cli_options``: :class:`PanelOption` flags of ``posenc-gui export``, which
-  reach the panel through its ``apply_options(**values)``;
+  reach the panel through its ``apply_options(**values)``, each with an
+  ``example`` value the registry's tests apply;
 - ``unavailable_reason(params)``: why it does not apply to a parameter set
   (None when it does); the panel then shows that reason instead of its plot,
   and its export refuses with it.
@@ -97,6 +101,9 @@ class PanelOption:
     #: The option's value in a new panel, as ``current_options()`` gives it, for ``--help``; None when it
     #: depends on the parameters (a test holds it to the panel's).
     default: Any = None
+    #: A value the option takes (not its default where it can be another): a test applies every option's example to
+    #: a new panel, so a panel's options need no list of values kept elsewhere.
+    example: Any = None
     #: The spec the option's value follows, when its range does not depend on the parameters (a shared view
     #: setting's, :data:`~posenc_gui.state.VIEW_SPECS`, as its control's): its parsing (with the spec's range
     #: in the message), metavar, range and default then come from the spec.

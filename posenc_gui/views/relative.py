@@ -9,15 +9,13 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QSpinBox, QWidget
 
-from ..compute import ModelJob
 from ..model import AxisSample, EncodingParams
 from ..model.analyses.analysis import MAX_OFFSETS
 from ..model.panels.panel_data import RelativeData, relative_data
 from .base import Panel
-from .labels import plain_text
 from .plotkit import (
-    FOREGROUND, ORANGE, PALETTE, add_canvas_title, add_legend_below, fit_y_range, new_layout_widget, nice_bounds,
-    prepare_for_paint, set_canvas_title, set_integer_ticks, set_y_range, show_grid, style_plot,
+    FOREGROUND, ORANGE, PALETTE, add_canvas_title, add_legend_below, fit_y_range, nice_bounds, prepare_for_paint,
+    set_canvas_title, set_integer_ticks, set_y_range, show_grid, style_plot,
 )
 
 MAX_REFERENCES = len(PALETTE)  # one palette colour per reference position
@@ -28,7 +26,7 @@ class RelativePanel(Panel):
 
     panel_id = "relative"
     title = "Relative vs absolute"
-    model_functions = (relative_data,)
+    model_function = relative_data
     help_text = (
         "Does the similarity of two positions depend only on how far apart they are (relative), or also "
         "on where they are (absolute)? For the sinusoidal encoding "
@@ -56,9 +54,7 @@ class RelativePanel(Panel):
         self.references_box.setValue(4)
         self.references_box.valueChanged.connect(self.schedule_update)
         self.header.addWidget(self.references_box)
-        self.finish_header()
-        self.summary_label = self.add_summary_label()
-        self.canvas = new_layout_widget(self)
+        self.add_headline_and_canvas()
         self.figure_title = add_canvas_title(self.canvas, columns=2)
         self.spread_plot: pg.PlotItem = self.canvas.addPlot(row=1, col=0)
         self.profile_plot: pg.PlotItem = self.canvas.addPlot(row=1, col=1)
@@ -77,7 +73,6 @@ class RelativePanel(Panel):
         self.profile_curves: list[pg.PlotDataItem] = []
         self._profile_names: list[str] = []
         self.body.addWidget(self.canvas, 1)
-        self.data: RelativeData | None = None
         self._length: int | None = None
         state.paramsChanged.connect(self._on_params)
         self._on_params(state.params)
@@ -101,15 +96,11 @@ class RelativePanel(Panel):
             self.max_offset_box.blockSignals(False)
         self.schedule_update()
 
-    def request_update(self) -> None:
-        """Recompute in a worker; the newest request wins."""
-        params = self.state.params
-        max_offset, n_refs = self.max_offset_box.value(), self.references_box.value()
-        self.compute.submit(self, ModelJob(relative_data, (params, max_offset, n_refs)), self._show,
-                            lambda e: self.show_message(str(e), "error"))
+    def model_arguments(self) -> tuple:
+        """The parameters, the largest offset and the number of reference positions."""
+        return self.state.params, self.max_offset_box.value(), self.references_box.value()
 
-    def _show(self, data: RelativeData) -> None:
-        self.data = data
+    def show_data(self, data: RelativeData) -> None:
         spread = data.spread
         k = spread.offsets
         self._set_spread_title(data.position_stride)
@@ -157,7 +148,6 @@ class RelativePanel(Panel):
                if data.position_stride > 1 else "")
             + f", offsets k = 0…{k[-1]:,.0f}" + (f" ({k.size:,} sampled)" if k.size < k[-1] + 1 else "") + "."
         )
-        self.show_message("")
         prepare_for_paint(self.canvas)
 
     def _set_spread_title(self, position_stride: int) -> None:
@@ -172,31 +162,18 @@ class RelativePanel(Panel):
             self._spread_title = title
             self.spread_plot.setTitle(title, size="10pt")
 
-    def figure_widget(self) -> QWidget:
-        return self.canvas
-
-    def figure_caption(self) -> str:
-        """The headline numbers: the largest spread over p, the size of the dot products, what was sampled."""
-        return plain_text(self.summary_label.text()) if self.data is not None else ""
-
-    def export_data(self) -> dict[str, Any]:
+    def data_export(self, data: RelativeData) -> tuple[dict[str, Any], dict[str, Any]]:
         """Spread per offset (min, max, spread) and the reference profiles."""
-        if self.data is None:
-            raise ValueError("relative: nothing computed yet")
-        data, spread = self.data, self.data.spread
-        return {
-            "arrays": {
-                "spread": np.column_stack([spread.offsets, spread.minimum, spread.maximum, spread.spread]),
-                "profiles": data.profiles,
-                "references": data.references,
-            },
-            "meta": {
-                "panel": self.panel_id,
-                "params": data.params.as_dict(),
-                "columns": {"spread": ["k", "min", "max", "spread"],
-                            "profiles": "rows: reference positions, columns: offsets k"},
-                "positions_used": int(data.positions.size),
-                "position_stride": data.position_stride,
-                "max_offsets": MAX_OFFSETS,
-            },
+        spread = data.spread
+        arrays = {
+            "spread": np.column_stack([spread.offsets, spread.minimum, spread.maximum, spread.spread]),
+            "profiles": data.profiles,
+            "references": data.references,
+        }
+        return arrays, {
+            "columns": {"spread": ["k", "min", "max", "spread"],
+                        "profiles": "rows: reference positions, columns: offsets k"},
+            "positions_used": int(data.positions.size),
+            "position_stride": data.position_stride,
+            "max_offsets": MAX_OFFSETS,
         }

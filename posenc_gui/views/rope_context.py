@@ -11,10 +11,9 @@ from PySide6.QtWidgets import QWidget
 
 from ..model.rope.context import ContextExtensionData, context_methods, MethodContext, context_extension_data
 from .base import RopeOnlyPanel
-from .labels import plain_text
 from .plotkit import (
-    BLUE, FOREGROUND, LegendBelow, NO_PEN, ORANGE, add_canvas_title, new_layout_widget, nice_bounds, prepare_for_paint,
-    set_axis_label, set_canvas_title, set_integer_ticks, set_title, shared_brush, show_grid, snap_log_span, style_plot,
+    BLUE, FOREGROUND, LegendBelow, NO_PEN, ORANGE, add_canvas_title, nice_bounds, prepare_for_paint, set_axis_label,
+    set_canvas_title, set_integer_ticks, set_title, shared_brush, show_grid, snap_log_span, style_plot,
 )
 from .plotkit.theme import themed
 
@@ -33,7 +32,8 @@ class RopeContextPanel(RopeOnlyPanel):
     panel_id = "context"
     title = "RoPE context extension"
     rope_subject = "scaling methods against the trained context"
-    model_functions = (context_extension_data,)
+    model_function = context_extension_data
+    model_in_process = False
     help_text = (
         "In training, at the trained context L<sub>0</sub>, rotary pair i took the angles p·θ<sub>i</sub> for "
         "the positions p = 0 … L<sub>0</sub> − 1 (unscaled θ<sub>i</sub>): steps of θ<sub>i</sub> spanning "
@@ -49,9 +49,7 @@ class RopeContextPanel(RopeOnlyPanel):
 
     def __init__(self, state, compute, parent: QWidget | None = None) -> None:
         super().__init__(state, compute, parent)
-        self.finish_header()
-        self.summary_label = self.add_summary_label()
-        self.canvas = new_layout_widget(self)
+        self.add_headline_and_canvas()
         #: The methods compared (the scaling types registered when the panel opens) in two rows of small multiples.
         self.methods = context_methods()
         columns = -(-len(self.methods) // 2)
@@ -95,19 +93,10 @@ class RopeContextPanel(RopeOnlyPanel):
             plot.getAxis("left").setStyle(showValues=index % columns == 0)
             plot.getAxis("bottom").setStyle(showValues=index + columns >= len(self.methods))
         self.body.addWidget(self.canvas, 1)
-        self.data: ContextExtensionData | None = None
         state.paramsChanged.connect(self.schedule_update)
         self.schedule_update()
 
-    def request_update(self) -> None:
-        """Recompute in a worker; the newest request wins."""
-        params = self.state.params
-        self.compute.submit(self, lambda: context_extension_data(params), self._show,
-                            lambda error: self.show_message(str(error), "error"))
-
-    def _show(self, data: ContextExtensionData) -> None:
-        self.data = data
-        self.show_message("")
+    def show_data(self, data: ContextExtensionData) -> None:
         pairs = np.arange(data.pairs, dtype=np.float64)
         marked = data.pairs <= MAX_MARKED_PAIRS
         symbols = {"symbol": "o", "symbolSize": 4, "symbolPen": NO_PEN} if marked else {"symbol": None}
@@ -181,18 +170,8 @@ class RopeContextPanel(RopeOnlyPanel):
             + (f" Not available: {refused}" if refused else "")
         )
 
-    def figure_widget(self) -> QWidget:
-        return self.canvas
-
-    def figure_caption(self) -> str:
-        """The headline numbers: L₀, N, pairs that turned in training, pairs meeting unseen angles per method."""
-        return plain_text(self.summary_label.text()) if self.data is not None else ""
-
-    def export_data(self) -> dict[str, Any]:
+    def data_export(self, data: ContextExtensionData) -> tuple[dict[str, Any], dict[str, Any]]:
         """Per pair: θ_i, L₀·θ_i, whether it turned, and per method θ′_i, (N − 1)·θ′_i, the ratio, unseen (0/1)."""
-        if self.data is None:
-            raise ValueError("context: nothing computed yet")
-        data = self.data
         columns = ["pair", "inv_freq_unscaled", "trained_max_angle", "turned_in_training"]
         parts = [np.arange(data.pairs, dtype=np.float64), data.unscaled, data.trained_max,
                  data.turned.astype(np.float64)]
@@ -201,21 +180,17 @@ class RopeContextPanel(RopeOnlyPanel):
                 columns += [f"inv_freq_{entry.method}", f"used_max_angle_{entry.method}", f"ratio_{entry.method}",
                             f"unseen_{entry.method}"]
                 parts += [entry.inv_freq, entry.used_max, entry.ratio, entry.unseen.astype(np.float64)]
-        return {
-            "arrays": {"context": np.column_stack(parts), "trained_max_angle": data.trained_max},
-            "meta": {
-                "panel": self.panel_id,
-                "params": data.params.as_dict(),
-                "columns": columns,
-                "trained_context": data.trained_context,
-                "target_length": data.target_length,
-                "factor": data.factor,
-                "chosen": data.chosen,
-                "pairs_turned_in_training": data.turned_count,
-                "pairs_meeting_unseen_angles": {entry.method: entry.unseen_count if entry.available else None
-                                                for entry in data.methods},
-                "attention_factors": {entry.method: entry.attention_factor for entry in data.methods
-                                      if entry.available},
-                "unavailable": {entry.method: entry.error for entry in data.methods if not entry.available},
-            },
+        arrays = {"context": np.column_stack(parts), "trained_max_angle": data.trained_max}
+        return arrays, {
+            "columns": columns,
+            "trained_context": data.trained_context,
+            "target_length": data.target_length,
+            "factor": data.factor,
+            "chosen": data.chosen,
+            "pairs_turned_in_training": data.turned_count,
+            "pairs_meeting_unseen_angles": {entry.method: entry.unseen_count if entry.available else None
+                                            for entry in data.methods},
+            "attention_factors": {entry.method: entry.attention_factor for entry in data.methods
+                                  if entry.available},
+            "unavailable": {entry.method: entry.error for entry in data.methods if not entry.available},
         }

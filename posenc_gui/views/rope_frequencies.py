@@ -11,10 +11,9 @@ from PySide6.QtWidgets import QWidget
 
 from ..model.rope.data import RopeFrequencyData, rope_frequency_data
 from .base import RopeOnlyPanel
-from .labels import plain_text
 from .plotkit import (
-    BLUE, FOREGROUND, GREEN, NO_PEN, ORANGE, add_legend_below, new_layout_widget, prepare_for_paint, set_title,
-    shared_brush, show_grid, style_plot,
+    BLUE, FOREGROUND, GREEN, NO_PEN, ORANGE, add_legend_below, add_plot, prepare_for_paint,
+    set_title, shared_brush,
 )
 
 #: The unscaled curve, and the pens of the horizontal lines: the trained context L₀, the context the
@@ -36,7 +35,8 @@ class RopeFrequenciesPanel(RopeOnlyPanel):
     panel_id = "frequencies"
     title = "RoPE frequencies"
     rope_subject = "Hugging Face frequencies"
-    model_functions = (rope_frequency_data,)
+    model_function = rope_frequency_data
+    model_in_process = False
     help_text = (
         "RoPE turns rotary pair i by position · θ<sub>i</sub>, θ<sub>i</sub> = rope_theta<sup>−2i/d</sup>: "
         "pair i completes one turn every 2π/θ<sub>i</sub> positions (its wavelength, log scale). Grey: "
@@ -49,16 +49,8 @@ class RopeFrequenciesPanel(RopeOnlyPanel):
 
     def __init__(self, state, compute, parent: QWidget | None = None) -> None:
         super().__init__(state, compute, parent)
-        self.finish_header()
-        self.summary_label = self.add_summary_label()
-        self.canvas = new_layout_widget(self)
-        self.plot: pg.PlotItem = self.canvas.addPlot()
-        style_plot(self.plot)
-        self.plot.setMenuEnabled(False)
-        show_grid(self.plot)
-        self.plot.setLogMode(x=False, y=True)
-        self.plot.setLabel("bottom", "rotary pair i")
-        self.plot.setLabel("left", "wavelength 2π/θᵢ (positions)")
+        self.add_headline_and_canvas()
+        self.plot = add_plot(self.canvas.ci, "rotary pair i", "wavelength 2π/θᵢ (positions)", log_y=True)
         self.legend = add_legend_below(self.canvas, self.plot, labelTextColor=FOREGROUND)
         self.unscaled_curve = self.plot.plot(pen=pg.mkPen(GREY, width=2), name="no scaling")
         self.scaled_curve = self.plot.plot(pen=pg.mkPen(BLUE, width=2), name=SCALED_NAME)
@@ -69,19 +61,10 @@ class RopeFrequenciesPanel(RopeOnlyPanel):
         self.plot.addItem(self.context_line, ignoreBounds=True)
         self.plot.addItem(self.sequence_line, ignoreBounds=True)
         self.body.addWidget(self.canvas, 1)
-        self.data: RopeFrequencyData | None = None
         state.paramsChanged.connect(self.schedule_update)
         self.schedule_update()
 
-    def request_update(self) -> None:
-        """Recompute in a worker; the newest request wins."""
-        params = self.state.params
-        self.compute.submit(self, lambda: rope_frequency_data(params), self._show,
-                            lambda error: self.show_message(str(error), "error"))
-
-    def _show(self, data: RopeFrequencyData) -> None:
-        self.data = data
-        self.show_message("")
+    def show_data(self, data: RopeFrequencyData) -> None:
         pairs = np.arange(data.inv_freq.size, dtype=np.float64)
         self.unscaled_curve.setData(pairs, data.unscaled_wavelength, symbol="o", symbolSize=4, symbolPen=NO_PEN,
                                     symbolBrush=shared_brush(GREY))
@@ -120,30 +103,16 @@ class RopeFrequenciesPanel(RopeOnlyPanel):
         )
         prepare_for_paint(self.canvas)
 
-    def figure_widget(self) -> QWidget:
-        return self.canvas
-
-    def figure_caption(self) -> str:
-        """The headline numbers: pairs, wavelength range, pairs beyond the trained context."""
-        return plain_text(self.summary_label.text()) if self.data is not None else ""
-
-    def export_data(self) -> dict[str, Any]:
+    def data_export(self, data: RopeFrequencyData) -> tuple[dict[str, Any], dict[str, Any]]:
         """Per pair: θ_i scaled and unscaled and their wavelengths; the band of each pair in ``meta``."""
-        if self.data is None:
-            raise ValueError("frequencies: nothing computed yet")
-        data = self.data
         table = np.column_stack([np.arange(data.inv_freq.size), data.inv_freq, data.unscaled,
                                  data.wavelength, data.unscaled_wavelength])
-        return {
-            "arrays": {"frequencies": table, "inv_freq": data.inv_freq},
-            "meta": {
-                "panel": self.panel_id,
-                "params": data.params.as_dict(),
-                "columns": ["pair", "inv_freq", "inv_freq_unscaled", "wavelength", "wavelength_unscaled"],
-                "bands": [str(band) for band in data.band],
-                "attention_factor": data.attention_factor,
-                "trained_context": data.trained_context,
-                "extended_context": data.extended_context,
-                "pairs_beyond_trained_context": data.beyond_trained,
-            },
+        arrays = {"frequencies": table, "inv_freq": data.inv_freq}
+        return arrays, {
+            "columns": ["pair", "inv_freq", "inv_freq_unscaled", "wavelength", "wavelength_unscaled"],
+            "bands": [str(band) for band in data.band],
+            "attention_factor": data.attention_factor,
+            "trained_context": data.trained_context,
+            "extended_context": data.extended_context,
+            "pairs_beyond_trained_context": data.beyond_trained,
         }

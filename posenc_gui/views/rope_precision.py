@@ -10,14 +10,12 @@ import pyqtgraph as pg
 from PySide6.QtCore import QRectF, Qt
 from PySide6.QtWidgets import QComboBox, QLabel, QWidget
 
-from ..compute import ModelJob
 from ..model.rope.precision import (
     DTYPES, POSITION_CHOICES, RopePrecisionData, check_dtype, check_positions, rope_precision_data,
 )
 from .base import RopeOnlyPanel
-from .labels import plain_text
 from .plotkit import (
-    BLUE, ORANGE, MatrixPlot, new_layout_widget, prepare_for_paint, set_ticks, show_grid, style_plot,
+    BLUE, ORANGE, MatrixPlot, prepare_for_paint, set_ticks, show_grid, style_plot,
 )
 from .plotkit.stacked import StackedX
 from .registry import PanelOption
@@ -53,12 +51,12 @@ class RopePrecisionPanel(RopeOnlyPanel):
     panel_id = "precision"
     title = "RoPE precision"
     rope_subject = "Hugging Face computation"
-    model_functions = (rope_precision_data,)
+    model_function = rope_precision_data
     cli_options = (
         PanelOption("--dtype", "model dtype of cos and sin (float64 is the reference)", choices=DTYPES,
-                    default="bfloat16"),
+                    default="bfloat16", example="float16"),
         PanelOption("--position-ids", "where the position ids are made: float32 (Hugging Face) or model (the "
-                    "model dtype)", choices=POSITION_CHOICES, default="float32"),
+                    "model dtype)", choices=POSITION_CHOICES, default="float32", example="model"),
     )
     help_text = (
         "A model computes RoPE as Hugging Face's LlamaRotaryEmbedding does: the inverse frequencies "
@@ -89,9 +87,7 @@ class RopePrecisionPanel(RopeOnlyPanel):
             self.positions_box.addItem(POSITION_LABELS[where], where)
         self.positions_box.currentIndexChanged.connect(lambda _: self.schedule_update())
         self.header.addWidget(self.positions_box)
-        self.finish_header()
-        self.summary_label = self.add_summary_label()
-        self.canvas = new_layout_widget(self)
+        self.add_headline_and_canvas()
         self.matrix = MatrixPlot(self.canvas.ci, "position p", "rotary pair i", "error", row=0, col=0)
         self.curve_plot: pg.PlotItem = self.canvas.addPlot(row=1, col=0)
         style_plot(self.curve_plot)
@@ -112,7 +108,6 @@ class RopePrecisionPanel(RopeOnlyPanel):
         self.indistinguishable_line = pg.InfiniteLine(angle=90, pen=MARKER_PEN)
         self.curve_plot.addItem(self.indistinguishable_line, ignoreBounds=True)
         self.body.addWidget(self.canvas, 1)
-        self.data: RopePrecisionData | None = None
         state.paramsChanged.connect(self.schedule_update)
         self.schedule_update()
 
@@ -139,14 +134,11 @@ class RopePrecisionPanel(RopeOnlyPanel):
         return {"dtype": self.dtype, "position_ids": self.position_ids}
 
     # ------------------------------------------------------------- drawing
-    def request_update(self) -> None:
-        """Recompute in a worker; the newest request wins."""
-        job = ModelJob(rope_precision_data, (self.state.params, self.dtype, self.position_ids))
-        self.compute.submit(self, job, self._show, lambda error: self.show_message(str(error), "error"))
+    def model_arguments(self) -> tuple:
+        """The parameters, the dtype and where the position ids are made."""
+        return self.state.params, self.dtype, self.position_ids
 
-    def _show(self, data: RopePrecisionData) -> None:
-        self.data = data
-        self.show_message("")
+    def show_data(self, data: RopePrecisionData) -> None:
         seq_len, pairs = data.params.seq_len, data.inv_freq.size
         low, high = decade_levels(data.error)
         shown = np.log10(np.clip(data.error, 10.0 ** low, 10.0 ** high)).T  # rows: pairs
@@ -199,45 +191,31 @@ class RopePrecisionPanel(RopeOnlyPanel):
             f"{data.unit_roundoff * data.attention_factor:.3g}, dashed); {told}.{overflow}{sampling}"
         )
 
-    def figure_widget(self) -> QWidget:
-        return self.canvas
-
-    def figure_caption(self) -> str:
-        """The headline numbers: dtype, largest error, first indistinguishable position."""
-        return plain_text(self.summary_label.text()) if self.data is not None else ""
-
-    def export_data(self) -> dict[str, Any]:
+    def data_export(self, data: RopePrecisionData) -> tuple[dict[str, Any], dict[str, Any]]:
         """The error per position bin and pair, the bins, both frequencies; the summary numbers in ``meta``."""
-        if self.data is None:
-            raise ValueError("precision: nothing computed yet")
-        data = self.data
         bins = np.column_stack([data.bin_edges[:-1], data.bin_edges[1:] - 1, data.evaluated, data.max_error_per_bin])
-        return {
-            "arrays": {
-                "error": data.error,
-                "bins": bins,
-                "inv_freq": data.inv_freq.astype(np.float64),
-                "inv_freq_reference": data.inv_freq_reference,
-            },
-            "meta": {
-                "panel": self.panel_id,
-                "params": data.params.as_dict(),
-                "dtype": data.dtype,
-                "position_ids": data.position_dtype,
-                "error": "max over each bin's evaluated positions of |(cos, sin)_dtype − (cos, sin)_float64|; "
-                         "rows: position bins, columns: rotary pairs",
-                "bins_columns": ["first_position", "last_position", "evaluated_positions", "max_error_over_pairs"],
-                "sampled": not data.coverage.proved,
-                "max_error": data.max_error,  # null when infinite: max_error_infinite says so
-                "max_error_infinite": math.isinf(data.max_error),
-                "max_error_position": data.max_error_position,
-                "max_error_pair": data.max_error_pair,
-                "max_error_coverage": {**data.coverage.as_dict(), "extent": data.coverage.extent()},
-                "first_indistinguishable_position": data.first_indistinguishable,
-                "first_indistinguishable_coverage": data.indistinguishable_coverage.as_dict(),
-                "position_collision": data.position_collision,
-                "overflow_position": data.overflow_position,
-                "unit_roundoff": data.unit_roundoff,
-                "attention_factor": data.attention_factor,
-            },
+        arrays = {
+            "error": data.error,
+            "bins": bins,
+            "inv_freq": data.inv_freq.astype(np.float64),
+            "inv_freq_reference": data.inv_freq_reference,
+        }
+        return arrays, {
+            "dtype": data.dtype,
+            "position_ids": data.position_dtype,
+            "error": "max over each bin's evaluated positions of |(cos, sin)_dtype − (cos, sin)_float64|; "
+                     "rows: position bins, columns: rotary pairs",
+            "bins_columns": ["first_position", "last_position", "evaluated_positions", "max_error_over_pairs"],
+            "sampled": not data.coverage.proved,
+            "max_error": data.max_error,  # null when infinite: max_error_infinite says so
+            "max_error_infinite": math.isinf(data.max_error),
+            "max_error_position": data.max_error_position,
+            "max_error_pair": data.max_error_pair,
+            "max_error_coverage": {**data.coverage.as_dict(), "extent": data.coverage.extent()},
+            "first_indistinguishable_position": data.first_indistinguishable,
+            "first_indistinguishable_coverage": data.indistinguishable_coverage.as_dict(),
+            "position_collision": data.position_collision,
+            "overflow_position": data.overflow_position,
+            "unit_roundoff": data.unit_roundoff,
+            "attention_factor": data.attention_factor,
         }

@@ -18,7 +18,6 @@ from ..model.analyses.similarity import METRIC_LABELS
 from ..model.analyses.compare import ShownMatrix
 from .base import Panel
 from .cursor import CursorAxis
-from .param_controls import ViewSpinBox
 from ..state import VIEW_SPECS
 from .registry import DockPlacement, PanelOption
 from .labels import HoverReadout, StatusText, clipped_levels, clipping_text, value_range_text
@@ -50,8 +49,10 @@ class SimilarityPanel(Panel):
     compares_matrix = True
     view_settings = ("reference",)
     cursor_axes = ("position",)
-    cli_options = (PanelOption("--metric", "similarity measure", choices=tuple(METRICS), default="dot"),
-                   PanelOption("--reference", "reference position of the offset profile", spec=VIEW_SPECS["reference"]))
+    cli_options = (PanelOption("--metric", "similarity measure", choices=tuple(METRICS), default="dot",
+                               example="cosine"),
+                   PanelOption("--reference", "reference position of the offset profile", spec=VIEW_SPECS["reference"],
+                               example=3))
     help_text = (
         "Left: the similarity of PE(p) and PE(q) for every pair of positions (row p, column q), "
         "as dot product, cosine or Euclidean distance. For the sinusoidal scheme at even d "
@@ -71,10 +72,8 @@ class SimilarityPanel(Panel):
             self.metric_box.addItem(METRIC_LABELS[metric], metric)
         self.metric_box.currentIndexChanged.connect(lambda _: self.schedule_update())
         self.header.addWidget(self.metric_box)
-        self.header.addWidget(QLabel("Reference position:"))
-        self.reference = ViewSpinBox(state, "reference", self)
+        self.reference = self.add_view_spin_box("Reference position:", "reference")
         self.reference_box = self.reference.box
-        self.header.addWidget(self.reference_box)
         self.finish_header()
         self.canvas = new_layout_widget(self)
         self.figure_title = add_canvas_title(self.canvas, columns=2)
@@ -325,9 +324,6 @@ class SimilarityPanel(Panel):
             if profile.stride > 1:
                 sampled.append(f"Profile: {AxisSample(0, profile.stride, 1).describe('offset')} k.")
         return " ".join(ranges + sampled + (["Exact values at the positions shown."] if sampled else []))
-
-    def figure_widget(self) -> QWidget:
-        return self.canvas
 
     def export_data(self) -> dict[str, Any]:
         """The full matrix when it fits the limits, else refused with the reason."""

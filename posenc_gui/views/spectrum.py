@@ -11,15 +11,12 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QWidget
 
-from ..compute import ModelJob
-from ..model import EncodingParams
 from ..model.analyses.spectrum import CATEGORIES, Spectrum, spectrum
 from .base import Panel
 from .cursor import CursorAxis
 from .plotkit import (
-    BLUE, FOREGROUND, GREEN, ORANGE, add_canvas_title, cache_text, decade_ticks, new_layout_widget, nice_bounds,
-    prepare_for_paint, set_axis_label, set_canvas_title, set_integer_ticks, set_ticks, show_grid, snap_log_span,
-    style_plot,
+    BLUE, FOREGROUND, GREEN, ORANGE, add_canvas_title, cache_text, decade_ticks, nice_bounds, prepare_for_paint,
+    set_axis_label, set_canvas_title, set_integer_ticks, set_ticks, show_grid, snap_log_span, style_plot,
 )
 from .plotkit.theme import themed_text
 
@@ -54,7 +51,7 @@ class SpectrumPanel(Panel):
 
     panel_id = "spectrum"
     title = "Spectrum"
-    model_functions = (spectrum,)
+    model_function = spectrum
     cursor_axes = ("dimension",)
     help_text = (
         "Each (sin, cos) pair i of the sinusoidal encoding turns with angular frequency "
@@ -73,9 +70,7 @@ class SpectrumPanel(Panel):
 
     def __init__(self, state, compute, parent: QWidget | None = None) -> None:
         super().__init__(state, compute, parent)
-        self.finish_header()
-        self.summary_label = self.add_summary_label()
-        self.canvas = new_layout_widget(self)
+        self.add_headline_and_canvas()
         self.figure_title = add_canvas_title(self.canvas)
         self.wave_key = self.canvas.addLabel("", row=1, col=0, color=FOREGROUND, size="9pt")
         self.wave_plot: pg.PlotItem = self.canvas.addPlot(row=2, col=0)
@@ -117,18 +112,12 @@ class SpectrumPanel(Panel):
         self.phase_plot.addItem(self.static_line)
         self.phase_plot.addItem(self.wrap_line)
         self.body.addWidget(self.canvas, 1)
-        self.data: Spectrum | None = None
         #: The component of each dimension of the data shown (its pair: 2i and 2i+1 interleaved, i and i + d/2 halves).
         self._component_of: dict[int, int] = {}
         self.link_cursor(self.canvas, [CursorAxis(plot, "x", "dimension", self._component, self._first_dimension)
                                        for plot in (self.wave_plot, self.phase_plot)])
         state.paramsChanged.connect(self.schedule_update)
         self.schedule_update()
-
-    def request_update(self) -> None:
-        """Recompute in the worker process; the newest request wins."""
-        params: EncodingParams = self.state.params
-        self.compute.submit(self, ModelJob(spectrum, (params,)), self._show, self._failed)
 
     def _component(self, dimension: int) -> float | None:
         """The component (x) of the cursor's dimension in the data shown; None before data or for a dimension
@@ -143,11 +132,7 @@ class SpectrumPanel(Panel):
         index = min(max(int(round(component)), 0), self.data.n_components - 1)
         return self.data.component_dims[index][0]
 
-    def _failed(self, error: Exception) -> None:
-        self.show_message(str(error), "error")
-
-    def _show(self, data: Spectrum) -> None:
-        self.data = data
+    def show_data(self, data: Spectrum) -> None:
         self._component_of = {dim: i for i, dims in enumerate(data.component_dims) for dim in dims}
         self.redraw_cursor()  # the cursor's dimension in the new components
         set_canvas_title(self.figure_title, data.params.title())
@@ -238,31 +223,21 @@ class SpectrumPanel(Panel):
         self.show_message(f"The {params.scheme} scheme has no periodic columns: the spectrum does not apply.", "info")
         prepare_for_paint(self.canvas)
 
-    def figure_widget(self) -> QWidget:
-        return self.canvas
-
     def figure_caption(self) -> str:
         """The headline numbers: how many components resolve neighbours, are coarse, barely move, wrap."""
         return self.data.summary() if self.data is not None and self.data.periodic else ""
 
-    def export_data(self) -> dict[str, Any]:
+    def data_export(self, data: Spectrum) -> tuple[dict[str, Any], dict[str, Any]]:
         """One row per component: wavelength, ω, step chord, total phase, category code."""
-        if self.data is None:
-            raise ValueError("spectrum: nothing computed yet")
-        data = self.data
         codes = np.array([CATEGORIES.index(c) for c in data.category.tolist()], dtype=np.float64)
         table = np.column_stack([np.arange(data.n_components), data.wavelength, data.omega, data.step_chord,
                                  data.total_phase, codes, data.wraps.astype(np.float64)])
-        return {
-            "arrays": {"spectrum": table},
-            "meta": {
-                "panel": self.panel_id,
-                "params": data.params.as_dict(),
-                "columns": ["component", "wavelength", "omega", "step_chord", "total_phase", "category", "wraps"],
-                "categories": list(CATEGORIES),
-                "component_dims": [list(d) for d in data.component_dims],
-                "step_tol": data.step_tol,
-                "static_tol": data.static_tol,
-                "summary": data.summary(),
-            },
+        arrays = {"spectrum": table}
+        return arrays, {
+            "columns": ["component", "wavelength", "omega", "step_chord", "total_phase", "category", "wraps"],
+            "categories": list(CATEGORIES),
+            "component_dims": [list(d) for d in data.component_dims],
+            "step_tol": data.step_tol,
+            "static_tol": data.static_tol,
+            "summary": data.summary(),
         }

@@ -102,7 +102,8 @@ class UniquenessPanel(Panel):
 
     panel_id = "uniqueness"
     title = "Uniqueness"
-    model_functions = (uniqueness_data, continue_uniqueness_data)
+    model_function = uniqueness_data
+    model_functions = (continue_uniqueness_data,)
     cursor_axes = ("position",)
     help_text = (
         "A position is only recoverable if no other position has (almost) the same encoding. "
@@ -181,31 +182,25 @@ class UniquenessPanel(Panel):
         splitter.setSizes([700, 330])
         self.body.addWidget(splitter, 1)
 
-        self.data: UniquenessData | None = None
         self._widest_texts: tuple[int, ...] = ()
         self.link_cursor(self.canvas, [CursorAxis(plot, "x", "position")
                                        for plot in (self.distance_plot, self.nearest_plot)])
         state.paramsChanged.connect(self.schedule_update)
         self.schedule_update()
 
-    def request_update(self) -> None:
-        """Recompute in the worker process; the newest request wins.
+    def model_arguments(self) -> tuple:
+        """The parameters, the rows of the near-repeats table and whether it keeps one pair per offset.
 
         A scan of every offset continues in steps (:meth:`_continue`) until
         it is done or a newer request replaces it.
         """
-        params, top, distinct = self.state.params, self.top_box.value(), self.offsets_box.isChecked()
-        self.compute.submit(self, ModelJob(uniqueness_data, (params, top, distinct)), self._show, self._error)
+        return self.state.params, self.top_box.value(), self.offsets_box.isChecked()
 
     def _continue(self, data: UniquenessData) -> None:
         """Ask for the next step of ``data``'s scan (under the same key: a parameter change cancels it)."""
-        self.compute.submit(self, ModelJob(continue_uniqueness_data, (data,)), self._show, self._error)
+        self.compute.submit(self, ModelJob(continue_uniqueness_data, (data,)), self._receive, self.show_error)
 
-    def _error(self, error: Exception) -> None:
-        self.show_message(str(error), "error")
-
-    def _show(self, data: UniquenessData) -> None:
-        self.data = data
+    def show_data(self, data: UniquenessData) -> None:
         found, result = data.found, data.result
         positions = result.positions
         dots = positions.size <= MAX_DOTS
@@ -264,9 +259,6 @@ class UniquenessPanel(Panel):
             self._widest_texts = widest
             table.resizeColumnsToContents()
 
-    def figure_widget(self) -> QWidget:
-        return self.canvas
-
     def figure_caption(self) -> str:
         """The closest pair, the range it covers and the table's first pairs, which the canvas does not show."""
         if self.data is None:
@@ -275,31 +267,24 @@ class UniquenessPanel(Panel):
                  near_repeats_sentence(self.data, self.offsets_box.isChecked()))
         return " ".join(filter(None, parts))
 
-    def export_data(self) -> dict[str, Any]:
+    def data_export(self, data: UniquenessData) -> tuple[dict[str, Any], dict[str, Any]]:
         """Nearest position and distance per position, and the near-repeats table."""
-        if self.data is None:
-            raise ValueError("uniqueness: nothing computed yet")
-        found, result, params = self.data.found, self.data.result, self.data.params
+        found, result = data.found, data.result
         repeats = np.array(found.near_repeats, dtype=np.float64).reshape(-1, 3)
         return {
-            "arrays": {
-                "nearest": np.column_stack([result.positions, result.nearest_position, result.nearest_distance]),
-                "near_repeats": repeats,
-            },
-            "meta": {
-                "panel": self.panel_id,
-                "params": params.as_dict(),
-                "positions_compared": self.data.count,
-                "method": found.method,
-                "coverage": found.coverage(),
-                "pairs_proved": found.pair_coverage().as_dict(),
-                "whole_range": found.whole_range,
-                "pending": found.pending,
-                "curve_whole_range": found.curve_whole_range,
-                "neighbour_step": found.neighbour_step,
-                "columns": {"nearest": ["position", "nearest_position", "distance"],
-                            "near_repeats": ["p", "q", "distance"]},
-                "closest_pair": list(found.closest_pair),
-                "one_pair_per_offset": self.offsets_box.isChecked(),
-            },
+            "nearest": np.column_stack([result.positions, result.nearest_position, result.nearest_distance]),
+            "near_repeats": repeats,
+        }, {
+            "positions_compared": data.count,
+            "method": found.method,
+            "coverage": found.coverage(),
+            "pairs_proved": found.pair_coverage().as_dict(),
+            "whole_range": found.whole_range,
+            "pending": found.pending,
+            "curve_whole_range": found.curve_whole_range,
+            "neighbour_step": found.neighbour_step,
+            "columns": {"nearest": ["position", "nearest_position", "distance"],
+                        "near_repeats": ["p", "q", "distance"]},
+            "closest_pair": list(found.closest_pair),
+            "one_pair_per_offset": self.offsets_box.isChecked(),
         }

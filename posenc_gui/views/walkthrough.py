@@ -29,9 +29,9 @@ from ..compute import ModelJob
 from ..model import ParamSpec, limits
 from ..model.attention.logit_properties import PROPERTY_HELP, LogitProperties
 from ..model.analyses.scorecard import SchemeScore, measure_scheme
-from .base import Panel
+from .base import ControlsPanel
 from .plotkit import FOREGROUND
-from .registry import DockPlacement, PanelOption, panel_class
+from .registry import PanelOption, panel_class
 from .scorecard import HEADERS, cell_texts
 
 #: Colour of the criteria's explanations under their names.
@@ -247,15 +247,11 @@ class StepFigure(QWidget):
         self.setFixedHeight(layout.totalHeightForWidth(FIGURE_WIDTH))
 
 
-class WalkthroughPanel(Panel):
+class WalkthroughPanel(ControlsPanel):
     """A guided tour through the notes; each step sets the parameters and shows the dock that answers it."""
 
     panel_id = "walkthrough"
-    comparable = False
-    in_handout = False
-    requires: frozenset[str] = frozenset()  # applies to every scheme
     title = "Walkthrough"
-    dock = DockPlacement("left", shown=True)
     model_functions = (measure_scheme,)
     help_text = (
         "A guided sequence following the notes: attention without position, the naive and normalized "
@@ -270,7 +266,7 @@ class WalkthroughPanel(Panel):
     sets_other_state = True
     cli_options = (PanelOption("--step", "walkthrough step to show (0: the introduction)",
                                spec=ParamSpec("step", "int", 0, "step", "The walkthrough step shown.", low=0,
-                                              high=len(STEPS))),)
+                                              high=len(STEPS)), example=1),)
 
     def __init__(self, state, compute, parent: QWidget | None = None) -> None:
         super().__init__(state, compute, parent)

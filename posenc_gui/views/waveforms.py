@@ -14,7 +14,7 @@ from ..model import EncodingParams
 from ..model.panels.panel_data import (
     MIN_DOT_SPACING_PX, WaveformData, compute_waveforms, default_dims, parse_dims,
 )
-from .base import Panel
+from .base import TableOrAnglesPanel
 from .cursor import CursorAxis
 from .registry import DockPlacement, PanelOption
 from .labels import NoticeLine, WrappedLabelHolder, plain_text
@@ -68,15 +68,15 @@ def sampling_notice(data: WaveformData, aliased_dims: list[int], dots_hidden: bo
     return no_aliasing, "info"
 
 
-class WaveformsPanel(Panel):
+class WaveformsPanel(TableOrAnglesPanel):
     """Value against position: the continuous curve plus dots at integer positions."""
 
     panel_id = "waveforms"
     title = "Waveforms"
     dock = DockPlacement("right", shown=True)
-    model_functions = (compute_waveforms,)
-    requires_instead = (frozenset({"angles"}),)
-    cli_options = (PanelOption("--dims", "dimensions to plot, e.g. '0,1,6-7' (at most 12)", metavar="LIST"),)
+    model_function = compute_waveforms
+    cli_options = (PanelOption("--dims", "dimensions to plot, e.g. '0,1,6-7' (at most 12)", metavar="LIST",
+                               example="0,1"),)
     cursor_axes = ("position",)
     help_text = (
         "Each curve is one dimension j of the encoding as a function of position, PE(pos, j), "
@@ -136,7 +136,6 @@ class WaveformsPanel(Panel):
         #: Why the text in the dimension field is not what the curves show ("" when it is).
         self._dims_error = ""
         self._show_dims_text(", ".join(map(str, self.dims)))
-        self.data: WaveformData | None = None
         self._items: list[tuple[pg.PlotCurveItem, pg.ScatterPlotItem, QGraphicsPathItem]] = []
         # What the legend shows for the dots (a sample only: the dots themselves are drawn per curve).
         self._dots_sample = pg.ScatterPlotItem(symbol="o", size=5, brush=DOTS_COLOUR, pen=pg.mkPen("w", width=0.5))
@@ -218,20 +217,17 @@ class WaveformsPanel(Panel):
             vb.setXRange(0, max(params.seq_len - 1, 1), padding=0.02)
         self.schedule_update()
 
-    def request_update(self) -> None:
-        """Evaluate the visible curves in a worker; the newest request wins."""
+    def model_arguments(self) -> tuple:
+        """The parameters, the dimensions (fitted to d_model) and the visible positions, about one per pixel."""
         params = self.state.params
         self._fit_dims(params)
-        dims = self.dims
         vb = self.plot.getViewBox()
         (low, high), _ = vb.viewRange()
         pixels, _ = view_pixels(vb, FALLBACK_PIXELS)
-        self.compute.submit(self, lambda: compute_waveforms(params, dims, low, high, pixels),
-                            self._show, lambda e: self.show_message(str(e), "error"))
+        return params, self.dims, low, high, pixels
 
-    def _show(self, data: WaveformData) -> None:
-        self.data = data
-        self.show_message(self._dims_error, "error")  # an earlier failure no longer applies
+    def show_data(self, data: WaveformData) -> None:
+        self.show_message(self._dims_error, "error")  # an earlier failure no longer applies; a bad field does
         self._redraw()
 
     def _redraw(self) -> None:
@@ -342,9 +338,6 @@ class WaveformsPanel(Panel):
     def headline(self) -> str:
         """The curves' formulas and whether any aliases (the lines around the plot)."""
         return " ".join(text for text in (self.sampling_notice.text(), plain_text(self.note_label.text())) if text)
-
-    def figure_widget(self) -> QWidget:
-        return self.canvas
 
     def export_data(self) -> dict[str, Any]:
         """Values at every integer position of the chosen dimensions (refused past the limits)."""

@@ -203,6 +203,30 @@ def style_plot(plot: pg.PlotItem, cached_axes: bool = True) -> None:
     let_title_narrow(plot.titleLabel, plot=plot)
 
 
+def add_plot(layout: pg.GraphicsLayout, x_label: str = "", y_label: str = "", log_x: bool = False,
+             log_y: bool = False, buttons: bool = True, **position: int) -> pg.PlotItem:
+    """A styled plot added to ``layout`` (at ``row``, ``col``, ``colspan`` in ``position``, else the next cell).
+
+    Its axes and title in the theme (:func:`style_plot`), its grid under the
+    data (:func:`show_grid`), no context menu; ``buttons=False`` hides the
+    auto-range button too. The axis titles are set when given, the axes
+    logarithmic with ``log_x`` and ``log_y``.
+    """
+    plot: pg.PlotItem = layout.addPlot(**position)
+    style_plot(plot)
+    plot.setMenuEnabled(False)
+    if not buttons:
+        plot.hideButtons()
+    show_grid(plot)
+    if log_x or log_y:
+        plot.setLogMode(x=log_x, y=log_y)
+    if x_label:
+        plot.setLabel("bottom", x_label)
+    if y_label:
+        plot.setLabel("left", y_label)
+    return plot
+
+
 def show_grid(plot: pg.PlotItem) -> None:
     """Light grid lines, under the data.
 
