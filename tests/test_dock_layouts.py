@@ -142,7 +142,10 @@ print(json.dumps({"frame": window.frameGeometry().getRect(), "available": window
                   "tabs": [[bar.tabText(i) for i in range(bar.count())] for bar in window.findChildren(QTabBar)
                            if bar.parent() is window and bar.isVisible()],
                   "not_applying": [pid for pid in front
-                                   if window.panels[pid].unavailable_reason(window.state.params) is not None]}))
+                                   if window.panels[pid].unavailable_reason(window.state.params) is not None],
+                  "logit_plots": [plot.getViewBox().height() for plot in (window.panels["logits"].logit_plot,
+                                                                          window.panels["logits"].size_plot)]
+                                 if "logits" in front else []}))
 window.close()
 import shiboken6
 shiboken6.delete(window)
@@ -175,6 +178,8 @@ def test_every_family_fits_the_screen_with_every_panel_built_and_readable_docks(
     right = {pid: height for pid, height in placed["front"].items() if pid not in ("parameters", "walkthrough")}
     assert right and min(right.values()) >= 250, placed["front"]
     assert not placed["not_applying"], placed["front"]
+    # the two stacked logit profiles keep a readable height: a short dock scrolls rather than squeeze them
+    assert all(height >= 150 for height in placed["logit_plots"]), placed["logit_plots"]
     assert placed["layout"] == {"sinusoidal": "tables", "llama3.1": "rotations", "t5": "biases",
                                 "model": "model_table"}[scheme]
     # the right area's tab bar begins with the layout's own panels, in its order (on a short screen all of

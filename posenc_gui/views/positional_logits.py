@@ -70,6 +70,9 @@ DISTANCE_LABEL = "distance r = m − n (key before query)"
 BOTH_SIDES_LABEL = "distance r: key n = m − r before the query, n = m + r after"
 HOVER_PROMPT = "Hover over the matrix for the logit of a query and a key."
 #: What each family's logit is called in the hover line.
+#: The figure's least height (pixels): its two stacked profiles, each with its legend and distance axis, keep
+#: about 160 px of plot.
+MIN_CANVAS_HEIGHT = 540
 LOGIT_NAMES = {"table": "PE(m)·PE(n)", "rotation": "logit", "bias": "bias"}
 
 
@@ -188,6 +191,7 @@ class PositionalLogitsPanel(Panel):
         self.pinned_curve = self.logit_plot.plot(pen=pg.mkPen(PINNED_COLOUR, width=2, style=Qt.PenStyle.DashLine))
         self.canvas.ci.layout.setColumnStretchFactor(0, 3)
         self.canvas.ci.layout.setColumnStretchFactor(1, 3)
+        self.canvas.setMinimumHeight(MIN_CANVAS_HEIGHT)  # a short dock scrolls rather than squeeze the profiles
         self.body.addWidget(self.canvas, 1)
         self.hover = self.add_hover_line(HOVER_PROMPT, self.matrix.cell_at, lambda cell: self.describe_cell(*cell),
                                          self._in_matrix)  # cells are (query m, key n)
