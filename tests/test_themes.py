@@ -13,7 +13,7 @@ from posenc_gui.views import matrix_items
 from posenc_gui.views.plotkit import pgcompat, theme
 from posenc_gui.views.registry import panel_classes
 from helpers_panels import settle_panel
-from test_export import decode_png, make_panel, pixels
+from helpers_export import decode_png, make_panel, pixels
 
 PANEL_IDS = [cls.panel_id for cls in panel_classes()]
 
