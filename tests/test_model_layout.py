@@ -27,7 +27,8 @@ LAYOUT = {
 }
 
 
-#: What ``posenc_gui.model`` exported before it had folders: the façade keeps every name.
+#: What ``posenc_gui.model`` exported before it had folders (the façade keeps every name), and what it has
+#: exported since: ``default_d_model`` (#39: RoPE's and xPos's d_model is a head dimension, 128 unless set).
 FACADE_NAMES = {
     "AxisSample", "aliased", "curve_positions", "sample_axis", "value_range", "OPTION_SPECS", "Columns", "Options",
     "ParamSpec", "Preset", "Scheme", "presets", "find_preset", "register", "unregister", "scheme", "METRICS",
@@ -38,7 +39,7 @@ FACADE_NAMES = {
     "rope_frequencies", "rope_pairs", "rope_rotate", "alibi_bias", "alibi_slopes", "learned_table", "learned_values",
     "t5_bias", "t5_random_table", "t5_relative_bucket", "xpos_centered_positions", "xpos_scale", "xpos_zeta",
     "ModelFile", "ModelFileError", "open_model", "Decoder", "DecoderTrace", "PairContributions", "TraceCancelled",
-    "open_decoder", "pair_contributions",
+    "open_decoder", "pair_contributions", "default_d_model",
 }
 
 

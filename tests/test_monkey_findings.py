@@ -208,23 +208,24 @@ def test_an_undefined_one_position_profile_hands_no_nan_to_its_dot(qtbot, state,
 @pytest.mark.parametrize("moved", ["slider", "spin box"])
 def test_a_refused_d_model_shows_in_both_of_its_controls(qtbot, state, compute, moved):
     # Seed 1 (action ~1,937): RoPE refuses d_model 3 (no rotary pair fits); dragged there, the slider stayed at
-    # 3's tick while the spin box went on showing 512 — two controls of one parameter saying different things.
+    # 3's tick while the spin box went on showing the value in use — two controls of one parameter disagreeing.
     state.update(scheme="rope")
     state.flush()
     panel = show_panel(qtbot, ParametersPanel(state, compute))
     control = panel.controls["d_model"]
+    in_use = state.params.d_model
     refused_tick = next(tick for tick in range(control.slider.maximum() + 1) if control.slider.to_value(tick) == 3)
     if moved == "slider":
         control.slider.setValue(refused_tick)
     else:
         control.editor.setValue(3)
-    assert state.params.d_model == 512 and not control.error.isHidden() and "d_model 3" in control.error.text()
+    assert state.params.d_model == in_use != 3 and not control.error.isHidden() and "d_model 3" in control.error.text()
     assert control.editor.value() == 3 and control.slider.to_value(control.slider.value()) == 3
     if moved == "slider":
         assert control.slider.value() == refused_tick  # not moved under the hand that holds it
-    state.update(d_model=128)  # a value in use again: both controls show it and the reason goes
+    state.update(d_model=64)  # a value in use again: both controls show it and the reason goes
     state.flush()
-    assert control.editor.value() == 128 and control.slider.to_value(control.slider.value()) == 128
+    assert control.editor.value() == 64 and control.slider.to_value(control.slider.value()) == 64
     assert control.error.isHidden()
 
 

@@ -431,9 +431,11 @@ def test_rope_shows_the_rotated_queries_and_keys_instead_of_an_added_table(rope_
     assert "Q̃K̃" in panel.figure.step_labels["S"].text
     assert panel.pe_check.text() == "Rotate Q and K by position (RoPE)"
     assert f"With RoPE they differ by {demo.with_pe.max_abs_diff_output:.2g}" in panel.verdict_text()
-    # θ_i = 10000^(−2i/8) = 1 … 10000^(−3/4) = 0.001 at the demo's d_k 8, not the window's d_model 512.
+    # θ_i = 10000^(−2i/8) = 1 … 10000^(−3/4) = 0.001 at the demo's d_k 8, not the window's d_model (RoPE's
+    # head dimension, 128 unless set).
     title = panel.figure.title_label.text
-    assert "d<sub>k</sub> = 8 (not d<sub>model</sub> 512)" in title and "θ<sub>i</sub> = 1 … 0.001" in title
+    assert panel.state.params.d_model == 128
+    assert "d<sub>k</sub> = 8 (not d<sub>model</sub> 128)" in title and "θ<sub>i</sub> = 1 … 0.001" in title
 
 
 def test_rope_split_is_the_logits_without_and_with_the_rotation(rope_panel):
