@@ -80,13 +80,19 @@ def shown_plot(qtbot):
     return canvas, plot
 
 
-def test_a_wide_smooth_curve_on_screen_is_one_polyline_of_fewer_samples(shown_plot):
-    canvas, plot = shown_plot
+def painted_sine(canvas, plot) -> tuple[np.ndarray, ScreenCurve]:
+    """A 2 px sine of 449 samples in ``plot``, painted once; its x and its curve."""
     x = np.linspace(0, 127, 449)
     curve = ScreenCurve(pen=pg.mkPen("b", width=2), connect="finite")
     curve.setData(x, np.sin(x / 20))
     plot.addItem(curve)
     canvas.grab()
+    return x, curve
+
+
+def test_a_wide_smooth_curve_on_screen_is_one_polyline_of_fewer_samples(shown_plot):
+    canvas, plot = shown_plot
+    x, curve = painted_sine(canvas, plot)
     calls = painted(curve)
     assert calls["lines"] == 0 and len(calls["path"]) == 1
     assert 2 <= calls["path"][0] < 449 / 4
@@ -98,11 +104,7 @@ def test_a_wide_smooth_curve_on_screen_is_one_polyline_of_fewer_samples(shown_pl
 
 def test_an_exported_a_thin_or_a_broken_curve_is_drawn_by_pyqtgraph(shown_plot):
     canvas, plot = shown_plot
-    x = np.linspace(0, 127, 449)
-    curve = ScreenCurve(pen=pg.mkPen("b", width=2), connect="finite")
-    curve.setData(x, np.sin(x / 20))
-    plot.addItem(curve)
-    canvas.grab()
+    x, curve = painted_sine(canvas, plot)
     pgcompat.set_segmented_line_mode(curve, "off")  # as an export does
     assert painted(curve) == {"lines": 0, "path": [449]}  # every sample
     pgcompat.set_segmented_line_mode(curve, "auto")
