@@ -16,13 +16,13 @@ from PySide6.QtWidgets import (QDialog, QDockWidget, QLabel, QMainWindow, QMessa
 
 from . import __version__, resources_path
 from .compute import ComputeService
-from .dock_layouts import first_size
+from .window.layouts import first_size
 from .linked_cursor import Cursor
 from .model import EncodingParams
 from .model.core.digits import entry_with_error, shown_number
 from .session import Session
 from .state import AppState
-from .status_line import MessageLine
+from .window.status_line import MessageLine
 from .views.base import Panel
 from .views.compare import MODES as COMPARE_MODES, Comparison
 from .views.export_ui import install_export_actions

@@ -68,7 +68,8 @@ from PySide6.QtWidgets import (
 )
 from pyqtgraph import debug
 
-from posenc_gui import panel_navigation, prepare_qt_environment
+from posenc_gui import prepare_qt_environment
+from posenc_gui.window import navigation as panel_navigation
 from posenc_gui.export import FORMATS
 from posenc_gui.mainwindow import MainWindow
 from posenc_gui.model import limits

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from posenc_gui.dock_layouts import layout_key, layouts
+from posenc_gui.window.layouts import layout_key, layouts
 from posenc_gui.model import EncodingParams, presets
 from posenc_gui.views.registry import panel_classes
 from waiting import TIMEOUT_MS, TIMEOUT_S
@@ -192,7 +192,7 @@ def test_every_family_fits_the_screen_with_every_panel_built_and_readable_docks(
 
 
 def test_go_to_panel_finds_a_panel_by_part_of_its_name_and_brings_it_forward(make_window, monkeypatch):
-    from posenc_gui import panel_navigation
+    from posenc_gui.window import navigation as panel_navigation
 
     window = make_window(restore=False)
     assert window.docks["uniqueness"].visibleRegion().isEmpty()
@@ -205,7 +205,7 @@ def test_go_to_panel_finds_a_panel_by_part_of_its_name_and_brings_it_forward(mak
 
 
 def test_a_panel_name_matches_its_title_or_id_then_a_unique_prefix_then_a_unique_part():
-    from posenc_gui.panel_navigation import find_panel
+    from posenc_gui.window.navigation import find_panel
 
     titles = {"heatmap": "Heatmap", "logits": "Positional logits", "permutation": "Permutation demo",
               "pca": "Positions (PCA)"}

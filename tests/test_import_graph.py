@@ -18,7 +18,7 @@ ROOT = Path(posenc_gui.__file__).resolve().parent
 #: The three layers whose imports must not go round in a circle, by module name prefix.
 LAYERS = {
     "command line": ("posenc_gui.__main__", "posenc_gui.cli"),
-    "window": ("posenc_gui.mainwindow", "posenc_gui.window", "posenc_gui.dock_layouts", "posenc_gui.panel_navigation"),
+    "window": ("posenc_gui.mainwindow", "posenc_gui.window"),
     "views": ("posenc_gui.views",),
 }
 

@@ -12,8 +12,8 @@ from PySide6.QtCore import QRect, Qt, QTimer
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QDockWidget, QStyle, QWidget
 
-from .. import panel_navigation
-from ..dock_layouts import DockLayouts, layout_key
+from . import navigation as panel_navigation
+from .layouts import DockLayouts, layout_key
 from ..model import EncodingParams
 
 if TYPE_CHECKING:

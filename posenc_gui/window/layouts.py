@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from PySide6.QtCore import QByteArray, QSize, Qt
 from PySide6.QtWidgets import QDockWidget, QMainWindow
 
-from .model import EncodingParams
-from .views.registry import panel_classes
+from ..model import EncodingParams
+from ..views.registry import panel_classes
 
 #: The version tag of the window's saved dock states (QMainWindow.saveState).
 SETTINGS_VERSION = 1

@@ -14,7 +14,7 @@ from PySide6.QtCore import QByteArray
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
 
-from ..dock_layouts import SETTINGS_VERSION
+from .layouts import SETTINGS_VERSION
 from ..model import EncodingParams
 from ..session import Session, SessionError, read_session, write_session
 

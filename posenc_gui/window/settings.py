@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QByteArray, QStandardPaths
 
-from ..dock_layouts import SETTINGS_VERSION, layout_key
+from .layouts import SETTINGS_VERSION, layout_key
 from ..model import OPTION_SPECS, EncodingParams, ParamSpec
 from ..session import checked_compare
 from ..settings import Key, Settings

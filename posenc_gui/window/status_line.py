@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QFrame, QStatusBar
 
-from .views.labels import StatusText
+from ..views.labels import StatusText
 
 
 #: A typical message: the width the line asks for, sharing a narrow bar with the cursor readout.
