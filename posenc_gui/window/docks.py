@@ -1,6 +1,6 @@
 """The window's docks: one per panel, where they go (the family's layout, fitted to the screen), and moving
 between them (raise one, go to one by name, the next tab). The default layouts themselves are
-:mod:`posenc_gui.dock_layouts`, finding a panel by name :mod:`posenc_gui.panel_navigation`. The window keeps
+:mod:`.layouts`, finding a panel by name :mod:`.navigation`. The window keeps
 one :class:`DockPlacement`.
 """
 
@@ -130,7 +130,7 @@ class DockPlacement:
         self.fit_layout_to_screen()
 
     def follow_layout(self, params: EncodingParams) -> None:
-        """Switch to the layout of a new scheme's family (see :mod:`posenc_gui.dock_layouts`)."""
+        """Switch to the layout of a new scheme's family (see :mod:`.layouts`)."""
         if self.window.dock_layouts.follow(params):
             self.fit_layout_to_screen()
 
