@@ -9,7 +9,7 @@ the panels (:mod:`posenc_gui.views.host`), scripts and tests.
 
 from __future__ import annotations
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import QTimer, Signal
 from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QDragEnterEvent, QDropEvent, QIcon, QKeySequence
 from PySide6.QtWidgets import (QDialog, QDockWidget, QLabel, QMainWindow, QMessageBox, QProgressBar, QToolButton,
                                QUndoView, QVBoxLayout, QWidget)
@@ -116,6 +116,7 @@ class MainWindow(QMainWindow):
         self.dock_placement.build()
         self._build_status_bar()
         self.state.paramsChanged.connect(self.dock_placement.follow_layout)
+        self.state.modelOpened.connect(self._bring_decoder_forward)
         if restore:
             self.saved_settings.restore_layout()
         self.keep_on_screen()
@@ -410,6 +411,14 @@ class MainWindow(QMainWindow):
     def window_widget(self) -> QWidget:
         """The window itself (the :class:`~posenc_gui.views.host.ExportHost` interface)."""
         return self
+
+    def _bring_decoder_forward(self, path: str) -> None:
+        """A decoder opened (``--model``, File ▸ Open model…, a drop) brings the Decoder panel forward, which
+        traces it; raised after the event that opened it, once the window shows the model's layout."""
+        from .model.decoder import is_decoder  # the decoder package loads on first use
+
+        if is_decoder(path):
+            QTimer.singleShot(0, lambda: self.raise_panel("decoder"))
 
     def raise_panel(self, panel_id: str, keep_in_view: str | None = None) -> None:
         """Show the dock of ``panel_id`` in front of its tab group (:meth:`.DockPlacement.raise_panel`)."""

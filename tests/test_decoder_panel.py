@@ -364,3 +364,24 @@ def test_the_window_opened_with_a_decoder_as_model_shows_the_decoder_panel_trace
     by_flag = launched("--decoder", str(tiny), "--view", "offset")
     assert by_flag.panels["decoder"].on_screen()
     qtbot.waitUntil(lambda: by_flag.panels["decoder"].run is not None, timeout=TRACE_TIMEOUT_S * 1000)
+
+
+def test_a_decoder_opened_in_the_window_brings_the_decoder_panel_forward(make_window, qtbot, tiny, tmp_path):
+    # File ▸ Open model… and a drop (open_chosen_path) do what --model does; a model that is no decoder does not.
+    from PySide6.QtWidgets import QApplication
+
+    window = make_window(restore=False)
+    other = tmp_path / "rope-only"
+    other.mkdir()
+    (other / "config.json").write_text((tiny / "config.json").read_text(encoding="utf-8"), encoding="utf-8")
+    assert model_open.open_chosen_path(window.state, str(other), window) is None
+    QApplication.processEvents()  # a raise would be posted to the event loop
+    assert window.compute.wait_idle(TRACE_TIMEOUT_S)
+    decoder = window.panels.built().get("decoder")
+    assert decoder is None or not decoder.on_screen()
+    assert model_open.open_chosen_path(window.state, str(tiny), window) is None
+    qtbot.waitUntil(lambda: "decoder" in window.panels.built() and window.panels["decoder"].on_screen(),
+                    timeout=TRACE_TIMEOUT_S * 1000)
+    panel = window.panels["decoder"]
+    qtbot.waitUntil(lambda: panel.run is not None, timeout=TRACE_TIMEOUT_S * 1000)
+    assert panel.run.path == str(tiny)

@@ -201,10 +201,6 @@ def build_window(launch: Launch) -> MainWindow:
                         notice=launch.notice, theme_name=launch.args.theme)
     if launch.args.model is not None:  # the Decoder panel traces it (a decoder's RoPE set-up is what the window shows)
         window.state.note_model_opened(os.path.abspath(launch.args.model))
-        from ..model.decoder import is_decoder
-
-        if is_decoder(launch.args.model):
-            window.raise_panel("decoder")
     try:
         for panel_id, given in launch.panel_options.items():
             if given:
