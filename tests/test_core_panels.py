@@ -671,3 +671,20 @@ def test_a_learned_tables_similarity_and_logit_matrices_are_coloured_to_their_bu
     assert similarity.matrix_data.colour_bound is None and logits.data.colour_bound is None
     assert "Colours span" not in similarity.figure_caption() + logits.figure_caption()
     assert similarity.matrix.colorbar.levels()[1] >= 16 - 1e-9  # sinusoidal ‖PE(p)‖² = d/2 = 16: all covered
+
+
+def test_the_waveforms_headline_names_the_curves_shown_before_its_note_is_laid_out(qtbot, state, compute,
+                                                                                  monkeypatch):
+    # The note under the plot follows the curves after a short delay (laying it out on every d_model step costs
+    # a frame); an export in between took the headline from the note, naming the previous curves.
+    from posenc_gui.views import waveforms
+
+    monkeypatch.setattr(waveforms, "NOTE_DELAY_MS", 600_000)  # the note is never laid out during this test
+    panel = show_panel(qtbot, WaveformsPanel(state, compute), (900, 650), settle=False)
+    for d_model in (512, 64):
+        assert state.update(d_model=d_model) is None
+        state.flush()
+        qtbot.waitUntil(lambda: panel.data is not None and panel.data.params.d_model == d_model, timeout=TIMEOUT_MS)
+    assert max(panel.data.dims) < 64
+    for dim, label in zip(panel.data.dims, panel.data.labels):
+        assert f"dim {dim} = {label}" in panel.headline()

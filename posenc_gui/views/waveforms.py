@@ -336,8 +336,12 @@ class WaveformsPanel(TableOrAnglesPanel):
                 f"{'their' if many else 'its'} exact values within each step.")
 
     def headline(self) -> str:
-        """The curves' formulas and whether any aliases (the lines around the plot)."""
-        return " ".join(text for text in (self.sampling_notice.text(), plain_text(self.note_label.text())) if text)
+        """The curves' formulas and whether any aliases (the lines around the plot).
+
+        The formulas are those of the curves shown, not the note under the plot, which follows them only
+        after :data:`NOTE_DELAY_MS`: an export in between names the curves it draws.
+        """
+        return " ".join(text for text in (self.sampling_notice.text(), plain_text(self._note_text)) if text)
 
     def export_data(self) -> dict[str, Any]:
         """Values at every integer position of the chosen dimensions (refused past the limits)."""
