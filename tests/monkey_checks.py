@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
 
 from posenc_gui.model.attention import head_rotation, tokenize
 from posenc_gui.views.param_controls import TICKS_PER_OCTAVE
+from posenc_gui.views.plotkit.pgcompat import label_shown_text
 from posenc_gui.model.panels.panel_data import parse_dims
 
 
@@ -64,7 +65,7 @@ def settle(window: Any, timeout: float = IDLE_TIMEOUT_S) -> None:
 
 # ----------------------------------------------------------- view checks
 def _title(plot: Any) -> str:
-    return plot.titleLabel.item.toPlainText()
+    return label_shown_text(plot.titleLabel)
 
 
 def _message(panel: Any) -> str:
@@ -186,8 +187,8 @@ def _check_similarity(window: Any, panel: Any) -> list[str]:
     if panel.profile_data.reference != reference or not 0 <= reference < p.seq_len:
         problems.append(f"similarity: profile from {panel.profile_data.reference}, the box says {reference}")
     title = p.title()
-    if panel.figure_title.item.toPlainText() != title:
-        problems.append(f"similarity: title {panel.figure_title.item.toPlainText()!r}, expected {title!r}")
+    if label_shown_text(panel.figure_title) != title:
+        problems.append(f"similarity: title {label_shown_text(panel.figure_title)!r}, expected {title!r}")
     if _title(panel.profile_plot) != f"from p = {reference:,} (dashed)":
         problems.append(f"similarity: profile title {_title(panel.profile_plot)!r} for reference {reference}")
     problems += _check_hover(panel)

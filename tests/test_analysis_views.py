@@ -11,6 +11,7 @@ import math
 import numpy as np
 import pytest
 
+from posenc_gui.views.plotkit.pgcompat import label_shown_text
 from posenc_gui.model import limits
 from posenc_gui.views import panel_classes
 from posenc_gui.views.linear_relation import LinearRelationPanel
@@ -116,24 +117,24 @@ def test_uniqueness_figure_says_which_positions_it_compares(state, compute, qtbo
     
     panel = make(UniquenessPanel, state, compute, qtbot)
     title = panel.distance_plot.titleLabel
-    assert title.item.toPlainText() == "min over q ≠ p of ‖PE(p) − PE(q)‖"
+    assert label_shown_text(title) == "min over q ≠ p of ‖PE(p) − PE(q)‖"
     # sinusoidal: every offset is checked (in steps), the curve's q runs over all of 0 … N−1
     change_params(state, compute, seq_len=1_048_576, d_model=8192)
     assert panel.data.count == 1_048_576 and not panel.data.truncated and not panel.data.found.pending
     sampled = panel.data.result.positions.size
     expected = f"min over q ≠ p of ‖PE(p) − PE(q)‖, q in 0…1,048,575 (p at {sampled:,} positions)"
-    assert title.item.toPlainText() == expected
+    assert label_shown_text(title) == expected
     assert "proved over pairs of positions 0…1,048,575 (every offset 1…1,048,575)" in panel.figure_caption()
     # all-sine: only the leading positions
     change_params(state, compute, scheme="all_sine")
     count = panel.data.count
     assert 2 <= count < 1_048_576 and panel.data.truncated
-    assert title.item.toPlainText() == f"min over q ≠ p of ‖PE(p) − PE(q)‖, positions 0…{count - 1:,} of 1,048,576"
+    assert label_shown_text(title) == f"min over q ≠ p of ‖PE(p) − PE(q)‖, positions 0…{count - 1:,} of 1,048,576"
     caption = panel.figure_caption()
     assert caption.startswith(f"Closest pair among 0…{count - 1:,} only (of 0…1,048,575):")
     assert f"proved over pairs of positions 0…{count - 1:,} only, of 0…1,048,575" in caption
     change_params(state, compute, scheme="sinusoidal", seq_len=128, d_model=512)
-    assert title.item.toPlainText() == "min over q ≠ p of ‖PE(p) − PE(q)‖"
+    assert label_shown_text(title) == "min over q ≠ p of ‖PE(p) − PE(q)‖"
 
 
 def test_uniqueness_headline_is_the_closest_pair_of_the_whole_range_for_all_sine(state, compute, qtbot):
@@ -573,20 +574,20 @@ def test_sampled_analysis_figures_say_so_in_their_titles(state, compute, qtbot):
     magnitude = make(MagnitudePanel, state, compute, qtbot)
     relative = make(RelativePanel, state, compute, qtbot)
     magnitude_title, spread_title = magnitude.plot.titleLabel, relative.spread_plot.titleLabel
-    assert magnitude_title.item.toPlainText() == "sinusoidal: 128 positions × d_model 512, base 10000, interleaved"
-    assert "every" not in spread_title.item.toPlainText()
+    assert label_shown_text(magnitude_title) == "sinusoidal: 128 positions × d_model 512, base 10000, interleaved"
+    assert "every" not in label_shown_text(spread_title)
     change_params(state, compute, seq_len=1_048_576)
     stride = magnitude.data.sample.stride
     assert stride > 1 and magnitude.data.positions[1] == stride
     every = AxisSample(0, stride, 1).describe("position")  # "every 1,024th position"
-    assert magnitude_title.item.toPlainText() == (
+    assert label_shown_text(magnitude_title) == (
         f"sinusoidal: 1,048,576 positions × d_model 512, base 10000, interleaved, {every} and the last")
     p_stride = relative.data.position_stride
     assert p_stride > 1 and relative.data.positions[1] - relative.data.positions[0] == p_stride
     every = AxisSample(0, p_stride, 1).describe("position")
-    assert spread_title.item.toPlainText().endswith(f"PE(p)·PE(p+k), p: {every}")
+    assert label_shown_text(spread_title).endswith(f"PE(p)·PE(p+k), p: {every}")
     change_params(state, compute, seq_len=128)
-    assert magnitude_title.item.toPlainText() == "sinusoidal: 128 positions × d_model 512, base 10000, interleaved"
-    assert "every" not in spread_title.item.toPlainText()
+    assert label_shown_text(magnitude_title) == "sinusoidal: 128 positions × d_model 512, base 10000, interleaved"
+    assert "every" not in label_shown_text(spread_title)
 
 

@@ -337,3 +337,54 @@ def test_no_pyqtgraph_internal_is_used_outside_pgcompat(tmp_path):
                                      "for v in vars(item).values(): pass\nsettings = vars(args)\n", encoding="utf-8")
     assert [entry.split(": ")[-1] for entry in internals_outside_pgcompat(planted)] == [
         "opts", "childGroup", "legend.items", "vars()"]
+
+
+def test_15_a_new_plain_title_that_fits_is_drawn_in_place_without_a_layout_pass(qtbot):
+    # pyqtgraph sets a label's text through its rich-text item and lays the plot out again; the kit draws
+    # a plain title that fits over the label instead, and hands anything else back to the label.
+    from PySide6.QtCore import QEvent, QObject
+
+    from posenc_gui.views.plotkit import set_title, style_plot
+
+    canvas = new_layout_widget()
+    qtbot.addWidget(canvas)
+    plot = canvas.ci.addPlot()
+    style_plot(plot)
+    set_title(plot, "d_model 512")
+    canvas.resize(600, 300)
+    canvas.show()
+    qtbot.waitExposed(canvas)
+    for _ in range(5):  # showing a canvas posts layout requests in several rounds
+        QApplication.processEvents()
+    label = plot.titleLabel
+    before = canvas.grab().toImage()
+
+    class LayoutRequests(QObject):
+        count = 0
+
+        def eventFilter(self, watched, event):  # noqa: N802 (Qt override)
+            if event.type() == QEvent.Type.LayoutRequest:
+                LayoutRequests.count += 1
+            return False
+
+    counter = LayoutRequests()
+    QApplication.instance().installEventFilter(counter)
+    try:
+        set_title(plot, "d_model 514")
+        QApplication.processEvents()
+    finally:
+        QApplication.instance().removeEventFilter(counter)
+    assert LayoutRequests.count == 0
+    assert label.text == "d_model 514" and pgcompat.label_shown_text(label) == "d_model 514"
+    assert not label.item.isVisible()  # the rich item, with the old text, is hidden
+    assert canvas.grab().toImage() != before  # the new text is drawn
+    plain = label._plain_text
+    centre = plain.mapRectToParent(plain.boundingRect()).center()
+    assert centre.x() == pytest.approx(label.rect().center().x(), abs=1.0)
+
+    # markup, and a text wider than the label, go to the label's own item (which lays out and wraps)
+    assert not pgcompat.show_plain_text(label, "<b>bold</b>", "#000000")
+    assert not pgcompat.show_plain_text(label, "x" * 400, "#000000")
+    set_title(plot, "<b>d_model 516</b>")
+    assert label.item.isVisible() and not plain.isVisible()
+    assert pgcompat.label_shown_text(label) == "d_model 516"

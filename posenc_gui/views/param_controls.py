@@ -46,9 +46,11 @@ class LogSlider(QSlider):
     def set_high(self, high: float) -> None:
         """Make ``high`` the right end (the value it shows may move; no signal is emitted)."""
         self.high = high
-        self.blockSignals(True)
-        self.setRange(0, round(math.log2(high / self.low) * TICKS_PER_OCTAVE))
-        self.blockSignals(False)
+        top = round(math.log2(high / self.low) * TICKS_PER_OCTAVE)
+        if self.maximum() != top or self.minimum() != 0:
+            self.blockSignals(True)
+            self.setRange(0, top)
+            self.blockSignals(False)
 
     def to_value(self, tick: int) -> float:
         """The value of ``tick``: an integer, or a real rounded to :data:`SLIDER_DIGITS` significant digits."""
@@ -172,8 +174,12 @@ class ParamControl:
         self.editor.setToolTip(why or self.spec.help)
 
     def set_high(self, high: int | float) -> None:
-        """Let an ``int`` go no higher than ``high`` (the positions of a table read from a file)."""
-        if isinstance(self.editor, QSpinBox):
+        """Let an ``int`` go no higher than ``high`` (the positions of a table read from a file).
+
+        Nothing is touched when ``high`` is the limit already: Qt re-lays out a spin
+        box's panel on every ``setMaximum``, and the panel asks this on every step.
+        """
+        if isinstance(self.editor, QSpinBox) and self.editor.maximum() != int(high):
             self.editor.blockSignals(True)
             self.editor.setMaximum(int(high))
             self.editor.blockSignals(False)

@@ -22,7 +22,7 @@ from .plotkit import (
     FOREGROUND, PALETTE, ScreenCurve, add_legend_below, fit_y_range, new_layout_widget, set_title, show_grid, style_plot,
     view_pixels,
 )
-from .plotkit.pgcompat import item_option, legend_entries
+from .plotkit.pgcompat import item_option, legend_entries, show_plain_text
 
 CURVE_WIDTH = 2
 #: Curves with fewer samples (pixels) per period than this are drawn 1 px wide.
@@ -252,7 +252,7 @@ class WaveformsPanel(TableOrAnglesPanel):
         else:
             relaid = False
             for (_, label), name, old in zip(legend_entries(self.legend), names, self._legend_names):
-                if name != old:
+                if name != old and not show_plain_text(label, name, item_option(label, "color", FOREGROUND)):
                     label.setText(name)
                     relaid = True
             if relaid:  # a wider entry may need fewer columns

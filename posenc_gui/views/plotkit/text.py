@@ -9,7 +9,7 @@ from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QFontMetricsF, QPainter, QStaticText, QTransform
 from PySide6.QtWidgets import QGraphicsItem
 
-from .pgcompat import let_title_narrow, set_label_colour
+from .pgcompat import let_title_narrow, set_label_colour, show_plain_text
 from .theme import current, themed_text
 
 #: Size of plot and canvas titles, in points.
@@ -34,7 +34,9 @@ def set_title(plot: pg.PlotItem, title: str) -> None:
     """
     label = plot.titleLabel
     title = themed_text(title)
-    if label.text != title or not label.isVisible():
+    if label.text == title and label.isVisible():
+        return
+    if not show_plain_text(label, title, current().foreground):  # in place when it fits: no layout pass
         set_label_colour(label, current().foreground)
         plot.setTitle(title, size=f"{TITLE_POINTS:g}pt")
         label.updateMin()  # setTitle fixed the title row at one line's height: a wrapped title takes its own
@@ -55,7 +57,7 @@ def add_canvas_title(canvas: pg.GraphicsLayoutWidget, columns: int = 1) -> pg.La
 def set_canvas_title(label: pg.LabelItem, title: str) -> None:
     """Show ``title`` in a label made by :func:`add_canvas_title`, unless it shows it already (colours as in :func:`set_title`)."""
     title = themed_text(title)
-    if label.text != title:
+    if label.text != title and not show_plain_text(label, title, current().foreground):
         label.setText(title, color=current().foreground, size=f"{TITLE_POINTS:g}pt")
 
 
