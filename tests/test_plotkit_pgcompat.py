@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import numpy as np
 import pyqtgraph as pg
 import pytest
 from PySide6.QtCore import QRectF
@@ -388,3 +389,28 @@ def test_15_a_new_plain_title_that_fits_is_drawn_in_place_without_a_layout_pass(
     set_title(plot, "<b>d_model 516</b>")
     assert label.item.isVisible() and not plain.isVisible()
     assert pgcompat.label_shown_text(label) == "d_model 516"
+
+
+@pytest.mark.parametrize("pen_width, cosmetic", [(1, True), (3, False)])
+def test_16_a_curves_bounds_are_pyqtgraphs_and_kept_in_its_cache(qapp, pen_width, cosmetic):
+    from posenc_gui.views.plotkit import ScreenCurve
+
+    x = np.linspace(-3.0, 40.0, 301)
+    y = np.sin(x) * 7 + 2
+    pen = pg.mkPen("b", width=pen_width)
+    pen.setCosmetic(cosmetic)
+    curve, stock = ScreenCurve(x, y, pen=pen), pg.PlotCurveItem(x, y, pen=pen)
+    for ax in (0, 1):
+        assert pgcompat.finite_data_bounds(curve, ax, 1.0, None) == pytest.approx(stock.dataBounds(ax))
+        assert curve.dataBounds(ax) == pytest.approx(stock.dataBounds(ax))
+        assert curve._boundsCache[ax][1] == pytest.approx(stock.dataBounds(ax))  # pyqtgraph's cache, which setData clears
+    curve.setData(x, y * 2)  # new data: the bounds are found again, not read from the cache
+    assert curve.dataBounds(1) == pytest.approx(pg.PlotCurveItem(x, y * 2, pen=pen).dataBounds(1))
+    # non-finite data, a fraction of the range and an orthogonal range are pyqtgraph's own scans
+    gappy = y.copy()
+    gappy[10] = np.nan
+    curve.setData(x, gappy)
+    assert pgcompat.finite_data_bounds(curve, 1, 1.0, None) is None
+    assert curve.dataBounds(1) == pytest.approx(pg.PlotCurveItem(x, gappy, pen=pen).dataBounds(1))
+    assert pgcompat.finite_data_bounds(curve, 0, 0.5, None) is None
+    assert pgcompat.finite_data_bounds(curve, 0, 1.0, (0, 1)) is None

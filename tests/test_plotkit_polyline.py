@@ -133,3 +133,38 @@ def test_14_a_matrix_image_is_drawn_in_a_format_qt_draws_unconverted(qtbot):
     expected = stock.qimage.convertToFormat(QImage.Format.Format_ARGB32_Premultiplied)
     assert shown.size() == expected.size()
     assert shown.pixel(7, 3) == expected.pixel(7, 3) and shown.pixel(500, 120) == expected.pixel(500, 120)
+
+
+@pytest.mark.parametrize("colormap_name", ["RdBu", "PuOr", "viridis"])
+def test_14_a_matrix_image_renders_every_pixel_as_pyqtgraph_does(qtbot, colormap_name):
+    # the kit maps values to colours itself (render_through_palette); pyqtgraph's indexed render, converted, is
+    # the reference: an asymmetric matrix with values past both levels, exact level values and missing cells
+    from posenc_gui.views.plotkit import get_colormap
+
+    rng = np.random.default_rng(7)
+    values = rng.uniform(-1.3, 1.6, (37, 53))
+    values[0, :5] = [-0.8, 0.8, -1.0, 1.0, 0.0]
+    values[3, 7] = values[30, 50] = np.nan
+    lut = get_colormap(colormap_name).getLookupTable(nPts=256, alpha=False)
+    canvas = new_layout_widget()
+    qtbot.addWidget(canvas)
+    matrix = MatrixPlot(canvas.ci, "dimension", "position")
+    matrix.image.setLookupTable(lut)
+    matrix.image.setImage(values)
+    matrix.image.setLevels((-0.8, 0.8))
+    matrix.image.render()
+    shown = matrix.image.qimage
+    assert pgcompat.render_through_palette(matrix.image)  # the kit's own render applied
+    assert list(matrix.image.levels) == [-0.8, 0.8]
+    stock = pg.ImageItem(values, axisOrder="row-major", levels=(-0.8, 0.8), lut=lut)
+    stock.render()
+    expected = stock.qimage.convertToFormat(QImage.Format.Format_ARGB32_Premultiplied)
+    assert (shown.width(), shown.height()) == (53, 37)  # columns × rows
+    differing = [(x, y) for y in range(37) for x in range(53) if shown.pixel(x, y) != expected.pixel(x, y)]
+    assert differing == []
+    assert QImage(shown).pixelColor(7, 3).alpha() == 0  # a missing cell is transparent
+    # a matrix in column order (a transposed view, as some panels hand over) gives the same image
+    matrix.image.setImage(np.asfortranarray(values))
+    matrix.image.setLevels((-0.8, 0.8))
+    matrix.image.render()
+    assert matrix.image.qimage == shown

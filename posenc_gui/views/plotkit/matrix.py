@@ -12,7 +12,7 @@ from PySide6.QtCore import QPointF, QRectF
 
 from .axes import set_axis_label, set_ticks, style_axis, style_plot
 from .canvas import paint_guard
-from .pgcompat import keep_rendered_image_native
+from .pgcompat import keep_rendered_image_native, render_through_palette
 from .colours import MASKED_COLOUR, colour_scale, get_colormap
 from .text import set_title
 from .theme import colormap_for, current
@@ -22,8 +22,9 @@ from .ticks import MIN_LABELS, colorbar_ticks
 class MatrixImageItem(pg.ImageItem):
     """A row-major :class:`pg.ImageItem` whose paint errors are reported, not a crash (:func:`paint_guard`).
 
-    Its rendered image is kept in a format Qt draws without converting it
-    (:func:`.pgcompat.keep_rendered_image_native`).
+    Its rendered image is in a format Qt draws without converting it: made
+    so through the colour table (:func:`.pgcompat.render_through_palette`),
+    or converted after pyqtgraph's render (:func:`.pgcompat.keep_rendered_image_native`).
     """
 
     paint = paint_guard(pg.ImageItem.paint)
@@ -32,8 +33,9 @@ class MatrixImageItem(pg.ImageItem):
         super().__init__(axisOrder="row-major", **kwargs)
 
     def render(self) -> None:
-        super().render()
-        keep_rendered_image_native(self)
+        if not render_through_palette(self):
+            super().render()
+            keep_rendered_image_native(self)
 
 
 class MatrixPlot:

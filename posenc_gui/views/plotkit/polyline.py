@@ -17,7 +17,7 @@ import pyqtgraph as pg
 from PySide6.QtGui import QPainterPath
 
 from .canvas import paint_guard
-from .pgcompat import item_option, segmented_line_mode
+from .pgcompat import finite_data_bounds, item_option, segmented_line_mode
 
 #: Largest distance, in device pixels, of a sample from the polyline drawn for it on screen.
 TOLERANCE_PX = 0.2
@@ -69,7 +69,8 @@ class ScreenCurve(pg.PlotCurveItem):
 
     Curves with a pen of at most one pixel, a fill or shadow pen, a
     non-finite value or x not increasing, and any curve drawn for an export, are painted by
-    pyqtgraph. The kept samples are found once per data and view transform.
+    pyqtgraph. The kept samples are found once per data and view transform. Finite data's bounds are a
+    plain min and max (:func:`.pgcompat.finite_data_bounds`).
     """
 
     def __init__(self, *args, **kwargs) -> None:
@@ -79,6 +80,10 @@ class ScreenCurve(pg.PlotCurveItem):
     def setData(self, *args, **kwargs) -> None:  # noqa: N802 (pyqtgraph API)
         self._screen_polyline = None
         super().setData(*args, **kwargs)
+
+    def dataBounds(self, ax, frac=1.0, orthoRange=None):  # noqa: N802 (pyqtgraph override)
+        bounds = finite_data_bounds(self, ax, frac, orthoRange)
+        return super().dataBounds(ax, frac, orthoRange) if bounds is None else bounds
 
     def screen_polyline(self) -> QPainterPath | None:
         """The polyline (a path of straight segments) drawn on screen at the current transform, or None where
