@@ -86,6 +86,7 @@ class ParamControl:
         self._presses = self._editings = 0
         self.label = QLabel(spec.label, parent)
         self.row = QWidget(parent)
+        self._shown: bool | None = None  # as set_visible last set the row
         layout = QHBoxLayout(self.row)
         layout.setContentsMargins(0, 0, 0, 0)
         self.editor = self._editor()
@@ -279,6 +280,10 @@ class ParamControl:
             return None
 
     def set_visible(self, visible: bool) -> None:
+        """Show or hide the whole row (the panel asks on every parameter change: nothing is done when it is so)."""
+        if visible is self._shown:
+            return
+        self._shown = visible
         self.label.setVisible(visible)
         self.row.setVisible(visible)
         if not visible:

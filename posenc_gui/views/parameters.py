@@ -183,7 +183,8 @@ class ParametersPanel(ControlsPanel):
 
     def _show_error(self, name: str, message: str) -> None:
         for label in self.errors.values():
-            label.hide()
+            if not label.isHidden():  # a refusal is shown: every change of a parameter clears them all
+                label.hide()
         if message:
             label = self.errors.get(name, self.general_error)
             label.setText(message)
