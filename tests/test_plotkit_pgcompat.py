@@ -414,3 +414,71 @@ def test_16_a_curves_bounds_are_pyqtgraphs_and_kept_in_its_cache(qapp, pen_width
     assert curve.dataBounds(1) == pytest.approx(pg.PlotCurveItem(x, gappy, pen=pen).dataBounds(1))
     assert pgcompat.finite_data_bounds(curve, 0, 0.5, None) is None
     assert pgcompat.finite_data_bounds(curve, 0, 1.0, (0, 1)) is None
+
+
+def _draw_specs(layout, axis) -> tuple:
+    """``layout(axis, painter)`` on a QPicture's painter, in comparable numbers (colours, points, rectangles)."""
+    picture = QPicture()
+    painter = QPainter(picture)
+    try:
+        if axis.style["tickFont"] is not None:
+            painter.setFont(axis.style["tickFont"])
+        axis_spec, ticks, texts = layout(axis, painter)
+    finally:
+        painter.end()
+    point = lambda p: (round(p.x(), 9), round(p.y(), 9))  # noqa: E731
+    return ((axis_spec[0].color().name(), point(axis_spec[1]), point(axis_spec[2])),
+            [(pen.color().name(pg.QtGui.QColor.NameFormat.HexArgb), point(a), point(b)) for pen, a, b in ticks],
+            [(rect.getRect(), int(flags), text) for rect, flags, text in texts])
+
+
+def _pyqtgraph_every_label(axis, painter):
+    """pyqtgraph's own layout of ``axis`` with every label kept (item 6's unbounded rectangle)."""
+    axis._laying_out = True
+    try:
+        return pg.AxisItem.generateDrawSpecs(axis, painter)
+    finally:
+        axis._laying_out = False
+
+
+@pytest.mark.parametrize("case", ["heatmap", "million", "fractions", "symmetric", "log", "set ticks"])
+@pytest.mark.parametrize("grid", [False, True])
+def test_17_the_plain_axis_layout_is_pyqtgraphs(qtbot, case, grid):
+    from posenc_gui.views.plotkit import CompactAxisItem
+
+    widget = pg.PlotWidget(axisItems={side: CompactAxisItem(side) for side in ("left", "bottom", "right", "top")})
+    qtbot.addWidget(widget)
+    widget.resize(640, 420)
+    plot = widget.getPlotItem()
+    for side in ("right", "top"):
+        plot.showAxis(side)
+    if grid:
+        plot.showGrid(x=True, y=True, alpha=0.25)
+    ranges = {"heatmap": ((-0.5, 511.5), (-0.5, 127.5)), "million": ((-0.5, 1_048_575.5), (1_000_000, 1_000_050)),
+              "fractions": ((0.25, 0.75), (-3e-4, 2e-4)), "symmetric": ((-7.0, 7.0), (100.0, 260.0)),
+              "log": ((-1.3, 3.2), (-3.0, 0.5)), "set ticks": ((-0.1, 1.1), (0.2, 1.05))}
+    if case == "log":
+        plot.setLogMode(x=True, y=True)
+    if case == "set ticks":
+        for side in ("left", "bottom", "right", "top"):
+            plot.getAxis(side).setTicks([[(0.0, "zero"), (0.5, "half"), (1.0, "one")], [(0.25, "¼"), (0.75, "¾")]])
+    x_range, y_range = ranges[case]
+    widget.setRange(xRange=x_range, yRange=y_range, padding=0)
+    widget.show()
+    qtbot.waitExposed(widget)
+    for _ in range(2):  # the first paint measures the labels and widens the axes to fit them
+        widget.grab()
+        QApplication.processEvents()
+    for side in ("left", "bottom", "right", "top"):
+        axis = plot.getAxis(side)
+        ours = _draw_specs(pgcompat.plain_axis_draw_specs, axis)
+        assert ours == _draw_specs(_pyqtgraph_every_label, axis), side
+        assert ours[1] and ours[2], side  # ticks and labels were laid out
+    # a style it does not cover is left to pyqtgraph
+    axis.setStyle(tickAlpha=80)
+    picture = QPicture()
+    painter = QPainter(picture)
+    try:
+        assert pgcompat.plain_axis_draw_specs(axis, painter) is NotImplemented
+    finally:
+        painter.end()
