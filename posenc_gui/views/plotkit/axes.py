@@ -11,8 +11,8 @@ from PySide6.QtGui import QFont, QFontMetrics
 from PySide6.QtWidgets import QGraphicsItem
 
 from .canvas import END_LABEL_REACH_PX, paint_guard
-from .pgcompat import AxisPlacingEndLabels, centre_axis_title, let_title_narrow
-from .text import cache_text
+from .pgcompat import AxisPlacingEndLabels, centre_axis_title, let_title_narrow, paint_axis
+from .text import cache_text, static_text_at
 from .theme import current
 from .ticks import (MIN_LABELS, compact_tick_strings, integer_ticks, nice_bounds, next_round_step,
                     previous_round_step, ticks_within)
@@ -49,7 +49,9 @@ class CompactAxisItem(AxisPlacingEndLabels):
     #: Ticks only at whole numbers (rows and columns of a matrix are indices).
     integer_ticks = False
 
-    paint = paint_guard(pg.AxisItem.paint)
+    @paint_guard
+    def paint(self, p, option, widget) -> None:  # noqa: D102 (pyqtgraph override: see pgcompat.paint_axis)
+        paint_axis(self, p, option, widget, static_text_at)
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)

@@ -68,6 +68,11 @@ moving to a new pyqtgraph is this file's work:
     as pyqtgraph's does, and gives the same specifications (a test compares
     them, grid, log axes and set ticks included) with every label kept, as
     item 6's unbounded rectangle does.
+18. ``AxisItem.picture`` holds, for an axis painted on screen, an
+    :class:`AxisDrawing` in place of pyqtgraph's QPicture
+    (:func:`paint_axis`): pyqtgraph only tests it for None (after a change)
+    and calls its ``play(painter)``; ``drawPicture``'s pens, clip and font are
+    reproduced.
 """
 
 from __future__ import annotations
@@ -77,9 +82,9 @@ from collections.abc import Iterator
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, QRectF, Qt
-from PySide6.QtGui import QBrush, QColor, QFont, QImage, QPen
-from PySide6.QtWidgets import QGraphicsSimpleTextItem
+from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
+from PySide6.QtGui import QBrush, QColor, QFont, QImage, QPainter, QPen, QPicture
+from PySide6.QtWidgets import QGraphicsSimpleTextItem, QWidget
 
 #: Formats Qt's raster engine draws without converting them first.
 NATIVE_IMAGE_FORMATS = (QImage.Format.Format_ARGB32_Premultiplied, QImage.Format.Format_RGB32)
@@ -603,3 +608,75 @@ def _text_rect(p, font_key, text: str) -> QRectF:
         rect.setHeight(rect.height() * 0.8)
         _TEXT_RECTS[(font_key, text)] = rect
     return QRectF(rect)
+
+
+class AxisDrawing:
+    """An axis's lines and labels, laid out once and drawn as often as the axis is repainted on screen.
+
+    pyqtgraph records an axis into a QPicture and plays it back on every
+    repaint, which lays every label out again (each default step repaints
+    nine axes); the labels are drawn here as static text, whose glyphs are
+    laid out once, to the same pixels (a test in test_axes compares them).
+    """
+
+    def __init__(self, lines: list, label_pen: QPen, font: QFont, clip: QRectF, labels: list) -> None:
+        self.lines = lines  # [(pen, [QLineF, ...]), ...] in drawing order
+        self.label_pen = label_pen
+        self.font = font
+        self.clip = clip
+        self.labels = labels  # [(top-left QPointF, QStaticText), ...]
+
+    @classmethod
+    def of(cls, axis: pg.AxisItem, static_text_at) -> AxisDrawing:
+        """Lay ``axis`` out as pyqtgraph's ``paint`` does, measured on a QPicture's painter (``static_text_at``:
+        :func:`.text.static_text_at`, which lays a label out once)."""
+        recording = QPicture()  # measured on, never drawn on
+        measure = QPainter(recording)
+        try:
+            if axis.style["tickFont"]:
+                measure.setFont(axis.style["tickFont"])
+            font = QFont(measure.font())
+            specs = axis.generateDrawSpecs(measure)
+            if specs is None:
+                return cls([], QPen(), font, QRectF(), [])
+            axis_spec, tick_specs, text_specs = specs
+            lines: list = []
+            for pen, start, end in [axis_spec, *tick_specs]:
+                if not lines or lines[-1][0] != pen:
+                    lines.append((pen, []))
+                lines[-1][1].append(QLineF(start, end))
+            font_key = (measure.font().key(), measure.device().logicalDpiY())
+            labels = [static_text_at(measure, font_key, rect, int(flags), text) for rect, flags, text in text_specs]
+            clip = QRectF(axis.boundingRect().toAlignedRect())
+        finally:
+            measure.end()
+        return cls(lines, axis.textPen(), font, clip, labels)
+
+    def play(self, p: QPainter) -> None:
+        """What pyqtgraph's ``AxisItem.drawPicture`` draws, onto ``p``."""
+        p.setRenderHint(QPainter.RenderHint.Antialiasing, False)
+        p.setRenderHint(QPainter.RenderHint.TextAntialiasing, True)
+        for pen, lines in self.lines:
+            p.setPen(pen)
+            p.drawLines(lines)
+        if not self.labels:
+            return
+        p.setFont(self.font)
+        p.setPen(self.label_pen)
+        p.setClipRect(self.clip, Qt.ClipOperation.IntersectClip)
+        for top_left, text in self.labels:
+            p.drawStaticText(top_left, text)
+
+
+def paint_axis(axis: pg.AxisItem, p: QPainter, option, widget, static_text_at) -> None:
+    """Paint ``axis`` from its :class:`AxisDrawing` on screen; elsewhere (an export's image, SVG or PDF) as
+    pyqtgraph does, text as text."""
+    on_screen = isinstance(p.device(), QWidget)
+    if on_screen:
+        if not isinstance(axis.picture, AxisDrawing):
+            axis.picture = AxisDrawing.of(axis, static_text_at)
+        axis.picture.play(p)
+        return
+    if isinstance(axis.picture, AxisDrawing):
+        axis.picture = None  # pyqtgraph records its own picture
+    pg.AxisItem.paint(axis, p, option, widget)
