@@ -14,6 +14,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from waiting import TIMEOUT_S
 
 #: Imported by no part of the first paint (top-level package names).
@@ -44,3 +46,59 @@ def test_the_first_paint_imports_no_file_reader_tokenizer_or_number_format(tmp_p
     assert "posenc_gui" in packages and "pyqtgraph" in packages  # it did build the window
     assert sorted(packages.intersection(NOT_AT_START_UP)) == []
 
+
+
+def test_the_first_paint_imports_the_modules_of_the_shown_panels_only(tmp_path):
+    """A panel's module is imported when its panel is built: at start-up, the five of the first layout."""
+    from posenc_gui.views.registry import BUILT_IN
+    from posenc_gui.window.layouts import layouts
+
+    tables = layouts()["tables"]  # the layout of the default (sinusoidal) scheme
+    shown = {*tables.left, *tables.top, *tables.row}
+    module = {declared.panel_id: "posenc_gui.views." + declared.location.split(":")[0] for declared in BUILT_IN}
+    exit_code, _, output = first_paint_modules(tmp_path)
+    modules = set(json.loads(output.strip().splitlines()[-1])["modules"])
+    assert exit_code == 0
+    assert {module[panel_id] for panel_id in shown} <= modules
+    used = {"posenc_gui.views.scorecard"}  # the walkthrough's score cells are the scorecard's
+    hidden = sorted(name for panel_id, name in module.items() if panel_id not in shown and name not in used)
+    assert len(hidden) >= 15 and sorted(modules.intersection(hidden)) == []
+    assert "posenc_gui.views.handout_ui" not in modules  # File ▸ Export handout… imports it when chosen
+
+
+def parsed(parser, argv: list[str]) -> dict | str:
+    """What ``parser`` reads of ``argv``: its values, or its one-line error."""
+    from posenc_gui.cli.parameters import UsageError
+
+    try:
+        return vars(parser.parse_args(argv))
+    except UsageError as error:
+        return str(error)
+
+
+@pytest.mark.parametrize("argv", [
+    [], ["--no-restore"], ["--seq-len", "-3"], ["--scheme", "rope", "--d-model=64"], ["session.json", "--theme", "dark"],
+    ["--seq-len", "8", "extra.json", "more.json"],
+])
+def test_a_command_line_without_panel_flags_is_read_as_with_every_panel_s_flags(argv):
+    """Start-up reads such a command line without importing the panels' modules for their flags: the same
+    values (or error) as the full parser's, whose panel flags are all unset."""
+    from posenc_gui.cli.window import _needs_panel_flags, build_parser
+    from posenc_gui.views.registry import panel_classes
+
+    without = build_parser(classes=())
+    assert not _needs_panel_flags(without, argv)
+    fast, full = parsed(without, argv), parsed(build_parser(panel_classes()), argv)
+    if isinstance(full, str):
+        assert fast == full
+    else:
+        assert fast == {dest: value for dest, value in full.items() if dest in fast}
+        assert len(full) > len(fast) + 20 and all(full[dest] is None for dest in full.keys() - fast.keys())
+
+
+@pytest.mark.parametrize("argv", [["--dims", "0,1"], ["--metric=cosine"], ["--no-rest"], ["-h"], ["--help"],
+                                  ["--causal"], ["--seq-len", "8", "--step", "2"]])
+def test_a_panel_flag_an_abbreviation_or_the_help_gets_every_panel_s_flags(argv):
+    from posenc_gui.cli.window import _needs_panel_flags, build_parser
+
+    assert _needs_panel_flags(build_parser(classes=()), argv)

@@ -117,8 +117,14 @@ def prepare_launch(argv: Sequence[str]) -> Launch:
     from ..session import SessionError
     from ..views.registry import panel_classes
 
-    classes = panel_classes()
-    args = build_parser(classes).parse_args(list(argv))
+    argv = list(argv)
+    parser = build_parser(classes=())
+    if _needs_panel_flags(parser, argv):
+        classes = panel_classes()
+        parser = build_parser(classes)
+    else:  # no panel's module is imported to make flags that are not given
+        classes = []
+    args = parser.parse_args(argv)
     if args.session and args.session_file:
         raise UsageError("give the session file once: FILE.json or --session FILE")
     try:
@@ -134,6 +140,21 @@ def prepare_launch(argv: Sequence[str]) -> Launch:
     except ValueError as error:
         raise UsageError(" ".join(str(error).split())) from None
     return Launch(args, session, overrides, notice, chosen_options(args, classes, [cls.panel_id for cls in classes]))
+
+
+def _needs_panel_flags(parser: argparse.ArgumentParser, argv: Sequence[str]) -> bool:
+    """Whether ``argv`` may hold a panel's flag: some argument looks like a flag and is not exactly one of
+    ``parser``'s (made without the panels' flags), or asks for the help, which lists them all.
+
+    Otherwise the full parser would read ``argv`` exactly as ``parser`` does: an exact flag is never taken
+    for an abbreviation, a negative number is a value, and the panels' flags all default to None.
+    """
+    own = set(parser._option_string_actions) - {"-h", "--help"}
+    for arg in argv:
+        flag = arg.split("=", 1)[0]
+        if arg.startswith("-") and flag not in own and not parser._negative_number_matcher.match(arg):
+            return True
+    return False
 
 
 def main(argv: Sequence[str]) -> int:
