@@ -102,3 +102,34 @@ def test_a_panel_flag_an_abbreviation_or_the_help_gets_every_panel_s_flags(argv)
     from posenc_gui.cli.window import _needs_panel_flags, build_parser
 
     assert _needs_panel_flags(build_parser(classes=()), argv)
+
+
+#: Builds the window as FIRST_PAINT_MODULES does, counting Python's cyclic collections until the first paint.
+COLLECTIONS = """
+import gc, json
+import posenc_gui.cli.window as window
+collections = []
+gc.callbacks.append(lambda phase, info: phase == "stop" and collections.append(info["generation"]))
+report = window._report_first_paint
+def counted(win, app):
+    print(json.dumps({"before first paint": len(collections), "automatic": gc.isenabled()}))
+    report(win, app)
+window._report_first_paint = counted
+from posenc_gui.cli import main
+refused = main(["--no-such-flag"])
+print(json.dumps({"refused": refused, "automatic after refusal": gc.isenabled()}))
+collections.clear()
+main(["--no-restore", "--quit-after-first-paint"])
+"""
+
+
+def test_start_up_runs_no_garbage_collection_and_a_refused_command_line_turns_it_back_on(tmp_path):
+    """Start-up makes objects that live as long as the window: Python's ~150 automatic collections over them
+    before the first paint freed nothing. The window's garbage collector takes over (automatic collection
+    stays off, as it always has with a window); without a window it is back on."""
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "POSENC_GUI_SETTINGS": str(tmp_path / "settings.ini")}
+    done = subprocess.run([sys.executable, "-I", "-c", COLLECTIONS], capture_output=True, text=True, env=env,
+                          timeout=TIMEOUT_S)
+    lines = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    assert lines == [{"refused": 2, "automatic after refusal": True},
+                     {"before first paint": 0, "automatic": False}], done.stdout + done.stderr

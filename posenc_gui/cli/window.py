@@ -16,7 +16,7 @@ import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Sequence
 
-from .. import __version__, prepare_qt_environment, tune_memory_allocator
+from .. import __version__, prepare_qt_environment, resume_garbage_collection, tune_memory_allocator
 from ..display import ADVICE, EXIT_NO_DISPLAY, display_problem, qt_start_guard
 from ..model import EncodingParams
 from .parameters import (EXIT_USAGE, OneLineParser, UsageError, add_panel_flags, add_parameter_flags,
@@ -165,10 +165,12 @@ def main(argv: Sequence[str]) -> int:
         launch = prepare_launch(argv)
     except UsageError as error:
         print(f"posenc-gui: error: {error}", file=sys.stderr)
+        resume_garbage_collection()  # no window: nothing takes collection over
         return EXIT_USAGE
     problem = display_problem()
     if problem is not None:
         print(f"posenc-gui: {problem}. {ADVICE}", file=sys.stderr)
+        resume_garbage_collection()
         return EXIT_NO_DISPLAY
     tune_memory_allocator()  # the workers' large arrays: no page faults, no GIL held for the kernel
     from PySide6.QtCore import QEvent, QTimer
