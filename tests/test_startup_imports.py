@@ -135,3 +135,28 @@ def test_start_up_runs_no_garbage_collection_and_a_refused_command_line_turns_it
     lines = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
     assert lines == [{"refused": 2, "automatic after refusal": True},
                      {"before first paint": 0, "automatic": False}], done.stdout + done.stderr
+
+
+def test_the_plotting_kit_s_plots_build_no_context_menu(qapp, monkeypatch):
+    """Every plot of the window has its context menu off; pyqtgraph's view box menu (some thirty widgets) is not
+    built for it at all, only for the colour bar, which pyqtgraph makes with one and then turns off."""
+    import importlib
+
+    import pyqtgraph as pg
+
+    from posenc_gui.views.plotkit import MatrixPlot, add_plot
+
+    view_box_module = importlib.import_module("pyqtgraph.graphicsItems.ViewBox.ViewBox")  # the class's module
+    built = []
+
+    class CountedMenu(view_box_module.ViewBoxMenu):
+        def __init__(self, view):
+            built.append(view)
+            super().__init__(view)
+
+    monkeypatch.setattr(view_box_module, "ViewBoxMenu", CountedMenu)
+    canvas = pg.GraphicsLayoutWidget()
+    plot = add_plot(canvas.ci, "x", "y")
+    matrix = MatrixPlot(canvas.ci, "column", "row")
+    assert not plot.menuEnabled() and not matrix.plot.menuEnabled()
+    assert built == [matrix.colorbar.getViewBox()]
