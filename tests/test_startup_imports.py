@@ -79,8 +79,8 @@ def parsed(parser, argv: list[str]) -> dict | str:
 
 
 @pytest.mark.parametrize("argv", [
-    [], ["--no-restore"], ["--seq-len", "-3"], ["--scheme", "rope", "--d-model=64"], ["session.json", "--theme", "dark"],
-    ["--seq-len", "8", "extra.json", "more.json"],
+    [], ["--no-restore"], ["--seq-len", "-3"], ["--scheme", "rope", "--d-model=64"],
+    ["session.json", "--theme", "dark"], ["--seq-len", "8", "extra.json", "more.json"],
 ])
 def test_a_command_line_without_panel_flags_is_read_as_with_every_panel_s_flags(argv):
     """Start-up reads such a command line without importing the panels' modules for their flags: the same
