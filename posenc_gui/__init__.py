@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ctypes
+import gc
 import os
 import sys
 from pathlib import Path
@@ -30,6 +31,36 @@ def prepare_qt_environment() -> None:
     pool, many times slower on canvases this small.
     """
     os.environ.setdefault("QT_NO_GUI_THREADPOOL", "1")
+
+
+#: Whether :func:`pause_garbage_collection` turned automatic collection off (and nothing has turned it back on).
+_collection_paused = False
+
+
+def pause_garbage_collection() -> None:
+    """Turn Python's automatic cyclic garbage collection off for the window's start-up.
+
+    Why: start-up imports the app's modules and builds the window, some
+    70,000 objects that live as long as it, and next to no cyclic garbage;
+    Python ran about 150 collections over them before the first paint (40 ms
+    or more, each slower as the objects pile up) and freed nothing. The
+    window's compute service then takes collection over, on a timer on the GUI
+    thread (pyqtgraph's ``GarbageCollector``, which keeps automatic collection
+    off: see :mod:`posenc_gui.compute`); a command line refused before any
+    window is built turns it back on with :func:`resume_garbage_collection`.
+    """
+    global _collection_paused
+    if gc.isenabled():
+        gc.disable()
+        _collection_paused = True
+
+
+def resume_garbage_collection() -> None:
+    """Turn automatic collection back on if :func:`pause_garbage_collection` turned it off."""
+    global _collection_paused
+    if _collection_paused:
+        gc.enable()
+        _collection_paused = False
 
 
 #: glibc's malloc serves blocks up to this size from its arenas instead of a fresh mapping each

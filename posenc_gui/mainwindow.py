@@ -26,11 +26,10 @@ from .window.status_line import MessageLine
 from .views.base import Panel
 from .views.compare import MODES as COMPARE_MODES, Comparison
 from .views.export_ui import install_export_actions
-from .views.handout_ui import open_handout_dialog
 from .views.labels import StatusText, counted
 from .views.model_locations import install_models_menu
 from .views.model_open import model_location, open_chosen_path, open_model_dialog, open_model_path
-from .views.registry import panel_classes
+from .views.registry import declarations
 from .window.docks import DockPlacement
 from .window.panels import LazyPanels, PanelPrebuilder, PanelUseTracker
 from .window.sessions import Sessions
@@ -39,7 +38,7 @@ from .window.shortcuts import Shortcuts
 from .window.themes import Themes
 
 #: The panels of the right area shown at first launch (their ``dock``); the others are tabbed behind them.
-PRIMARY_PANELS = tuple(cls.panel_id for cls in panel_classes() if cls.dock.area == "right" and cls.dock.shown)
+PRIMARY_PANELS = tuple(d.panel_id for d in declarations() if d.dock.area == "right" and d.dock.shown)
 #: How long the status bar shows what a model opened from the command line is shown as (its notes).
 MODEL_MESSAGE_MS = 30_000
 #: The status bar's cursor readout while there is no linked cursor.
@@ -104,9 +103,10 @@ class MainWindow(QMainWindow):
         self.themes = Themes(self)
         self.themes.restore(restore, theme_name)
         self.compute = ComputeService(self)
-        #: The registered panel classes by panel id, in View-menu order.
-        self.panel_classes = {cls.panel_id: cls for cls in panel_classes()}
-        self.panels = LazyPanels(list(self.panel_classes), self._build_panel, self.panelCreated.emit)
+        #: The registered panels' declarations by panel id, in View-menu order (their modules are imported
+        #: when their panels are built).
+        self.panel_declarations = {declared.panel_id: declared for declared in declarations()}
+        self.panels = LazyPanels(list(self.panel_declarations), self._build_panel, self.panelCreated.emit)
         self.docks: dict[str, QDockWidget] = {}
         self.use_tracker = PanelUseTracker(self)
         self.sessions = Sessions(self)
@@ -218,12 +218,17 @@ class MainWindow(QMainWindow):
         self.handout_action = QAction("Export &handout…", self, shortcut=QKeySequence("Ctrl+Shift+H"))
         self.handout_action.setStatusTip("Export several panels' figures with the parameters and their headline "
                                          "numbers as one PDF, or as a folder of figures with an index page")
-        self.handout_action.triggered.connect(lambda: open_handout_dialog(self))
+        self.handout_action.triggered.connect(self._open_handout_dialog)
         copy = self.export_actions["copy"]
         actions = self.file_menu.actions()
         after = actions[actions.index(copy) + 1] if copy in actions and actions.index(copy) + 1 < len(actions) else None
         self.file_menu.insertAction(after, self.handout_action)
         self.export_actions["handout"] = self.handout_action
+
+    def _open_handout_dialog(self) -> None:
+        from .views.handout_ui import open_handout_dialog  # the handout's modules load on first use
+
+        open_handout_dialog(self)
 
     def pin_a(self, params: EncodingParams | None = None) -> None:
         """Pin ``params`` (the current setup by default) as A and show A beside B in every comparable panel."""
@@ -335,7 +340,7 @@ class MainWindow(QMainWindow):
         return local[0] if local else None
 
     def _build_panel(self, panel_id: str) -> Panel:
-        panel = self.panel_classes[panel_id](self.state, self.compute, self)
+        panel = self.panel_declarations[panel_id].load()(self.state, self.compute, self)
         panel.attach_host(self)
         self.use_tracker.watch(panel)
         dock = self.docks[panel_id]

@@ -119,7 +119,8 @@ def check_text(text: str) -> str | None:
         return "it is not text"
     if not text.endswith("\n"):
         return "it is truncated: its last line is cut off"
-    found = [prefix for prefix in _SERIALIZED if prefix in _unescaped(text)]
+    unescaped = _unescaped(text)
+    found = [prefix for prefix in _SERIALIZED if prefix in unescaped]
     if found:
         return f"it holds serialized values ({found[0]}…), which are not read"
     for number, line in enumerate(text.split("\n")[:-1], 1):

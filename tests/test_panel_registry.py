@@ -199,6 +199,24 @@ def test_a_model_function_is_listed_once_among_the_panel_s_model_functions():
     assert len(set(UniquenessPanel.model_functions)) == len(UniquenessPanel.model_functions) == 2
 
 
+def test_each_built_in_declaration_is_its_class_s_and_a_registered_panel_is_declared_by_its_class(tiny):
+    """The window's docks and menus are made from the declarations before the panels' modules load: the id,
+    title, dock and export formats of :data:`registry.BUILT_IN` are those its class declares."""
+    assert len({declared.panel_id for declared in registry.declarations()}) == len(registry.declarations())
+    for declared in registry.BUILT_IN:
+        cls = declared.load()
+        module, name = declared.location.split(":")
+        assert (cls.__module__, cls.__name__) == (f"posenc_gui.views.{module}", name)
+        assert (declared.panel_id, declared.title, declared.dock) == (cls.panel_id, cls.title, cls.dock)
+        assert (declared.export_formats or export.FORMATS) == cls.export_formats, declared.panel_id
+    tiny_declared = registry.declaration("tiny")
+    assert (tiny_declared.title, tiny_declared.dock, tiny_declared.export_formats, tiny_declared.load()) == (
+        TinyPanel.title, TinyPanel.dock, TinyPanel.export_formats, TinyPanel)
+    assert [cls.panel_id for cls in panel_classes()] == [d.panel_id for d in registry.declarations()]
+    with pytest.raises(KeyError, match="no panel 'nosuch'"):
+        panel_class("nosuch")
+
+
 def test_a_tabbed_panel_is_tabbed_behind_the_first_dock_shown_in_its_area(make_window):
     window = make_window(restore=False)
     areas = {"left": Qt.DockWidgetArea.LeftDockWidgetArea, "right": Qt.DockWidgetArea.RightDockWidgetArea}

@@ -14,6 +14,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from waiting import TIMEOUT_S
 
 #: Imported by no part of the first paint (top-level package names).
@@ -44,3 +46,135 @@ def test_the_first_paint_imports_no_file_reader_tokenizer_or_number_format(tmp_p
     assert "posenc_gui" in packages and "pyqtgraph" in packages  # it did build the window
     assert sorted(packages.intersection(NOT_AT_START_UP)) == []
 
+
+
+def test_the_first_paint_imports_the_modules_of_the_shown_panels_only(tmp_path):
+    """A panel's module is imported when its panel is built: at start-up, the five of the first layout."""
+    from posenc_gui.views.registry import BUILT_IN
+    from posenc_gui.window.layouts import layouts
+
+    tables = layouts()["tables"]  # the layout of the default (sinusoidal) scheme
+    shown = {*tables.left, *tables.top, *tables.row}
+    module = {declared.panel_id: "posenc_gui.views." + declared.location.split(":")[0] for declared in BUILT_IN}
+    exit_code, _, output = first_paint_modules(tmp_path)
+    modules = set(json.loads(output.strip().splitlines()[-1])["modules"])
+    assert exit_code == 0
+    assert {module[panel_id] for panel_id in shown} <= modules
+    hidden = sorted(name for panel_id, name in module.items() if panel_id not in shown)
+    assert len(hidden) == len(module) - len(shown) >= 15 and sorted(modules.intersection(hidden)) == []
+    # the walkthrough's measurements import the logit properties with their first result; File ▸ Export
+    # handout… its dialog when chosen
+    assert sorted(modules.intersection({"posenc_gui.model.attention.logit_properties",
+                                        "posenc_gui.views.handout_ui"})) == []
+
+
+def parsed(parser, argv: list[str]) -> dict | str:
+    """What ``parser`` reads of ``argv``: its values, or its one-line error."""
+    from posenc_gui.cli.parameters import UsageError
+
+    try:
+        return vars(parser.parse_args(argv))
+    except UsageError as error:
+        return str(error)
+
+
+@pytest.mark.parametrize("argv", [
+    [], ["--no-restore"], ["--seq-len", "-3"], ["--scheme", "rope", "--d-model=64"],
+    ["session.json", "--theme", "dark"], ["--seq-len", "8", "extra.json", "more.json"],
+])
+def test_a_command_line_without_panel_flags_is_read_as_with_every_panel_s_flags(argv):
+    """Start-up reads such a command line without importing the panels' modules for their flags: the same
+    values (or error) as the full parser's, whose panel flags are all unset."""
+    from posenc_gui.cli.window import _needs_panel_flags, build_parser
+    from posenc_gui.views.registry import panel_classes
+
+    without = build_parser(classes=())
+    assert not _needs_panel_flags(without, argv)
+    fast, full = parsed(without, argv), parsed(build_parser(panel_classes()), argv)
+    if isinstance(full, str):
+        assert fast == full
+    else:
+        assert fast == {dest: value for dest, value in full.items() if dest in fast}
+        assert len(full) > len(fast) + 20 and all(full[dest] is None for dest in full.keys() - fast.keys())
+
+
+@pytest.mark.parametrize("argv", [["--dims", "0,1"], ["--metric=cosine"], ["--no-rest"], ["-h"], ["--help"],
+                                  ["--causal"], ["--seq-len", "8", "--step", "2"]])
+def test_a_panel_flag_an_abbreviation_or_the_help_gets_every_panel_s_flags(argv):
+    from posenc_gui.cli.window import _needs_panel_flags, build_parser
+
+    assert _needs_panel_flags(build_parser(classes=()), argv)
+
+
+#: Builds the window as FIRST_PAINT_MODULES does, counting Python's cyclic collections until the first paint.
+COLLECTIONS = """
+import gc, json
+import posenc_gui.cli.window as window
+collections = []
+gc.callbacks.append(lambda phase, info: phase == "stop" and collections.append(info["generation"]))
+report = window._report_first_paint
+def counted(win, app):
+    print(json.dumps({"before first paint": len(collections), "automatic": gc.isenabled()}))
+    report(win, app)
+window._report_first_paint = counted
+from posenc_gui.cli import main
+refused = main(["--no-such-flag"])
+print(json.dumps({"refused": refused, "automatic after refusal": gc.isenabled()}))
+collections.clear()
+main(["--no-restore", "--quit-after-first-paint"])
+"""
+
+
+def test_start_up_runs_no_garbage_collection_and_a_refused_command_line_turns_it_back_on(tmp_path):
+    """Start-up makes objects that live as long as the window: Python's ~150 automatic collections over them
+    before the first paint freed nothing. The window's garbage collector takes over (automatic collection
+    stays off, as it always has with a window); without a window it is back on."""
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "POSENC_GUI_SETTINGS": str(tmp_path / "settings.ini")}
+    done = subprocess.run([sys.executable, "-I", "-c", COLLECTIONS], capture_output=True, text=True, env=env,
+                          timeout=TIMEOUT_S)
+    lines = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    assert lines == [{"refused": 2, "automatic after refusal": True},
+                     {"before first paint": 0, "automatic": False}], done.stdout + done.stderr
+
+
+def test_the_plotting_kit_s_plots_build_no_context_menu(qapp, monkeypatch):
+    """Every plot of the window has its context menu off; pyqtgraph's view box menu (some thirty widgets) is not
+    built for it at all, only for the colour bar, which pyqtgraph makes with one and then turns off."""
+    import importlib
+
+    import pyqtgraph as pg
+
+    from posenc_gui.views.plotkit import MatrixPlot, add_plot
+
+    view_box_module = importlib.import_module("pyqtgraph.graphicsItems.ViewBox.ViewBox")  # the class's module
+    built = []
+
+    class CountedMenu(view_box_module.ViewBoxMenu):
+        def __init__(self, view):
+            built.append(view)
+            super().__init__(view)
+
+    monkeypatch.setattr(view_box_module, "ViewBoxMenu", CountedMenu)
+    canvas = pg.GraphicsLayoutWidget()
+    plot = add_plot(canvas.ci, "x", "y")
+    matrix = MatrixPlot(canvas.ci, "column", "row")
+    assert not plot.menuEnabled() and not matrix.plot.menuEnabled()
+    assert built == [matrix.colorbar.getViewBox()]
+
+
+def test_the_parameters_hidden_error_lines_get_their_style_sheet_when_first_shown(qtbot, state, compute):
+    """A style sheet re-polishes its widget: the thirty-odd error lines of the Parameters panel, hidden at
+    start-up, get theirs (the refusal's red) when a refusal first shows, on either of the panel's paths."""
+    from posenc_gui.views.parameters import ParametersPanel
+
+    panel = ParametersPanel(state, compute)
+    qtbot.addWidget(panel)
+    panel.show()
+    lines = list(panel.errors.values())
+    assert len(lines) >= 20 and [line for line in lines if line.styleSheet()] == []
+    assert panel._apply("base", 0.5) is not None  # refused: the panel shows why
+    panel.controls["d_model"].show_error("d_model: a refusal shown by its control")
+    shown = [line for line in lines if line.isVisible()]
+    assert {panel.errors["base"], panel.errors["d_model"]} <= set(shown)
+    assert all("#b00020" in line.styleSheet() for line in shown)
+    assert all(not line.styleSheet() for line in lines if line not in shown)

@@ -19,6 +19,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .export import main as export_main
 
         return export_main(argv[1:])
+    from .. import pause_garbage_collection
+
+    pause_garbage_collection()  # the window's start-up makes no garbage worth a collection
     from .window import main as window_main
 
     return window_main(argv)

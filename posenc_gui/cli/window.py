@@ -16,7 +16,7 @@ import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Sequence
 
-from .. import __version__, prepare_qt_environment, tune_memory_allocator
+from .. import __version__, prepare_qt_environment, resume_garbage_collection, tune_memory_allocator
 from ..display import ADVICE, EXIT_NO_DISPLAY, display_problem, qt_start_guard
 from ..model import EncodingParams
 from .parameters import (EXIT_USAGE, OneLineParser, UsageError, add_panel_flags, add_parameter_flags,
@@ -117,8 +117,14 @@ def prepare_launch(argv: Sequence[str]) -> Launch:
     from ..session import SessionError
     from ..views.registry import panel_classes
 
-    classes = panel_classes()
-    args = build_parser(classes).parse_args(list(argv))
+    argv = list(argv)
+    parser = build_parser(classes=())
+    if _needs_panel_flags(parser, argv):
+        classes = panel_classes()
+        parser = build_parser(classes)
+    else:  # no panel's module is imported to make flags that are not given
+        classes = []
+    args = parser.parse_args(argv)
     if args.session and args.session_file:
         raise UsageError("give the session file once: FILE.json or --session FILE")
     try:
@@ -136,6 +142,21 @@ def prepare_launch(argv: Sequence[str]) -> Launch:
     return Launch(args, session, overrides, notice, chosen_options(args, classes, [cls.panel_id for cls in classes]))
 
 
+def _needs_panel_flags(parser: argparse.ArgumentParser, argv: Sequence[str]) -> bool:
+    """Whether ``argv`` may hold a panel's flag: some argument looks like a flag and is not exactly one of
+    ``parser``'s (made without the panels' flags), or asks for the help, which lists them all.
+
+    Otherwise the full parser would read ``argv`` exactly as ``parser`` does: an exact flag is never taken
+    for an abbreviation, a negative number is a value, and the panels' flags all default to None.
+    """
+    own = set(parser._option_string_actions) - {"-h", "--help"}
+    for arg in argv:
+        flag = arg.split("=", 1)[0]
+        if arg.startswith("-") and flag not in own and not parser._negative_number_matcher.match(arg):
+            return True
+    return False
+
+
 def main(argv: Sequence[str]) -> int:
     """Check the window's command line ``argv`` (without the program's name), then open the window and run
     until it closes; the exit status (:data:`EXIT_USAGE`, one line on stderr, for a bad command line)."""
@@ -144,10 +165,12 @@ def main(argv: Sequence[str]) -> int:
         launch = prepare_launch(argv)
     except UsageError as error:
         print(f"posenc-gui: error: {error}", file=sys.stderr)
+        resume_garbage_collection()  # no window: nothing takes collection over
         return EXIT_USAGE
     problem = display_problem()
     if problem is not None:
         print(f"posenc-gui: {problem}. {ADVICE}", file=sys.stderr)
+        resume_garbage_collection()
         return EXIT_NO_DISPLAY
     tune_memory_allocator()  # the workers' large arrays: no page faults, no GIL held for the kernel
     from PySide6.QtCore import QEvent, QTimer

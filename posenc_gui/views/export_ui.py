@@ -40,6 +40,7 @@ from PySide6.QtWidgets import (
 from ..export import (
     DEFAULT_PNG_SCALE,
     FORMAT_DESCRIPTIONS,
+    FORMATS,
     IMAGE_FORMATS,
     MAX_PNG_SIDE,
     MAX_SCALE,
@@ -59,7 +60,7 @@ from ..export import (
 from ..export.readiness import StillComputing, until_drawn
 from .base import MESSAGE_STYLES
 from .plotkit.theme import THEME_NAMES, current as current_theme, themed_text
-from .registry import panel_class
+from .registry import declaration, panel_class
 
 if TYPE_CHECKING:
     from .base import Panel
@@ -394,8 +395,8 @@ def open_export_dialog(window: ExportHost, panel_id: str | None = None) -> Expor
 def _panel_menu(window: ExportHost, panel_id: str, parent: QWidget) -> QMenu:
     """The export actions of one panel: a format each (those it declares), copy, and the dialog."""
     menu = QMenu(parent)
-    declared = panel_class(panel_id)
-    for fmt in declared.export_formats:
+    declared = declaration(panel_id)  # the dock's menu is made before its panel's module is imported
+    for fmt in declared.export_formats or FORMATS:
         action = menu.addAction(f"Export {declared.title} as {fmt.upper()}…")
         action.setObjectName(f"export-{panel_id}-{fmt}")
         action.triggered.connect(lambda _=False, f=fmt: export_panel_interactive(window, panel_id, f))

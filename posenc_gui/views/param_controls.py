@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QHBoxLayout
 
 from ..model import ParamSpec
 
+#: The colour of a refusal (the same in every theme).
 ERROR_STYLE = "color:#b00020;"
 #: Slider ticks per doubling of the logarithmic sliders.
 TICKS_PER_OCTAVE = 8
@@ -33,6 +34,20 @@ def value_text(value: float) -> str:
     """A float as the shortest text that reads back as the same float ("10000", "36591432", "1.0000001")."""
     text = repr(float(value))
     return text[:-2] if text.endswith(".0") else text
+
+
+class ErrorLabel(QLabel):
+    """A refusal's line, hidden until there is one: in :data:`ERROR_STYLE` once first shown.
+
+    A style sheet costs its widget a re-polish (a parse and a style of its
+    own): the Parameters panel's thirty-odd hidden error lines each paid it
+    at start-up, for a refusal most sessions never see.
+    """
+
+    def setVisible(self, visible: bool) -> None:  # noqa: N802 (Qt override; show() and hide() come here)
+        if visible and not self.styleSheet():
+            self.setStyleSheet(ERROR_STYLE)
+        super().setVisible(visible)
 
 
 class LogSlider(QSlider):
@@ -111,9 +126,8 @@ class ParamControl:
             self.slider.valueChanged.connect(lambda tick: self._set(self.slider.to_value(tick)))
             self.slider.sliderPressed.connect(self._count_press)
             layout.addWidget(self.slider, 1)
-        self.error = QLabel(parent)
+        self.error = ErrorLabel(parent)
         self.error.setWordWrap(True)
-        self.error.setStyleSheet(ERROR_STYLE)
         self.error.hide()
 
     def slider_range(self) -> tuple[float, float] | None:

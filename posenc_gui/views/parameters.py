@@ -16,7 +16,7 @@ from ..model.rope import rope_config
 from .base import MESSAGE_STYLES, ControlsPanel
 from .plotkit import FOREGROUND
 from .model_open import open_model_dialog
-from .param_controls import ERROR_STYLE, ParamControl
+from .param_controls import ErrorLabel, ParamControl
 
 #: Width of the exported figure (the parameters and the formula), in logical pixels.
 FIGURE_WIDTH = 640
@@ -156,9 +156,8 @@ class ParametersPanel(ControlsPanel):
         form.addRow(self.model_note)
         #: The names each ``name`` control offers were made for these options (the model file's tensors).
         self._choices_for: dict[str, object] = {}
-        self.general_error = QLabel(self)
+        self.general_error = ErrorLabel(self)
         self.general_error.setWordWrap(True)
-        self.general_error.setStyleSheet(ERROR_STYLE)
         self.general_error.hide()
         form.addRow(self.general_error)
 

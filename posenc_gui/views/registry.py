@@ -20,9 +20,17 @@ subclass, which declares in class attributes
   and its export refuses with it.
 
 The window's docks and View menu, the export actions and the command line's
-panel list and panel flags are all made from :func:`panel_classes`. Adding a
+panel list and panel flags are all made from these declarations. Adding a
 panel is its module plus one line of :data:`BUILT_IN`; :func:`register`
 adds one from elsewhere (a plug-in, a test).
+
+What the window needs of every panel before the first paint (its id, title
+and dock, for the docks, the View menu and the docks' export menus) is in
+:data:`BUILT_IN` too, as a :class:`PanelDeclaration`, so that a panel's
+module is imported only when its panel is built or its class is asked for
+(:func:`panel_class`): start-up imports the five shown panels' modules, not
+all 21 (``tests/test_startup_imports.py``). Those fields are the class's;
+``tests/test_panel_registry.py`` fails when a declaration and its class disagree.
 """
 
 from __future__ import annotations
@@ -34,35 +42,6 @@ from typing import TYPE_CHECKING, Any, Callable, Literal
 if TYPE_CHECKING:
     from ..model import ParamSpec
     from .base import Panel
-
-#: The built-in panels, ``"module:Class"`` within this package, in View-menu order.
-BUILT_IN = (
-    "parameters:ParametersPanel",
-    "heatmap:HeatmapPanel",
-    "waveforms:WaveformsPanel",
-    "similarity:SimilarityPanel",
-    "permutation:PermutationPanel",
-    "uniqueness:UniquenessPanel",
-    "magnitude:MagnitudePanel",
-    "linear_relation:LinearRelationPanel",
-    "relative:RelativePanel",
-    "addition:AdditionPanel",
-    "spectrum:SpectrumPanel",
-    "rope_frequencies:RopeFrequenciesPanel",
-    "rope_context:RopeContextPanel",
-    "positional_logits:PositionalLogitsPanel",
-    "rope_precision:RopePrecisionPanel",
-    "attention_bias:AttentionBiasPanel",
-    "decoder:DecoderPanel",
-    "scorecard:ScorecardPanel",
-    "periodogram:PeriodogramPanel",
-    "pca:PCAPanel",
-    "walkthrough:WalkthroughPanel",
-)
-
-#: Panels added with :func:`register`, after the built-in ones.
-_registered: list[type[Panel]] = []
-
 
 @dataclass(frozen=True)
 class DockPlacement:
@@ -131,26 +110,101 @@ class PanelOption:
         return f"'{text}'" if " " in text else text
 
 
+@dataclass(frozen=True)
+class PanelDeclaration:
+    """What the window and the command line need of a panel before its module is imported.
+
+    Attributes
+    ----------
+    panel_id, title, dock
+        The class's :attr:`~posenc_gui.views.base.Panel.panel_id`, ``title`` and ``dock``.
+    location : str
+        ``"module:Class"`` within :mod:`posenc_gui.views` (a built-in panel), else "".
+    export_formats : tuple of str or None
+        The class's ``export_formats``; None for every format (``export.FORMATS``, the default).
+    registered : type or None
+        The class of a panel added with :func:`register` (its module is already imported).
+    """
+
+    panel_id: str
+    title: str
+    location: str = ""
+    dock: DockPlacement = DockPlacement()
+    export_formats: tuple[str, ...] | None = None
+    registered: type | None = None
+
+    @classmethod
+    def of(cls, panel_class: type[Panel]) -> PanelDeclaration:
+        """The declaration of a registered class, read from its attributes."""
+        return cls(panel_class.panel_id, panel_class.title, dock=panel_class.dock,
+                   export_formats=panel_class.export_formats, registered=panel_class)
+
+    def load(self) -> type[Panel]:
+        """The panel's class (importing its module the first time)."""
+        if self.registered is not None:
+            return self.registered
+        module, name = self.location.split(":")
+        return getattr(importlib.import_module(f"{__package__}.{module}"), name)
+
+
+#: The built-in panels, in View-menu order: each one's module and class within this package, and the class's
+#: title and dock (held to the class by ``tests/test_panel_registry.py``).
+BUILT_IN = (
+    PanelDeclaration("parameters", "Parameters", "parameters:ParametersPanel", DockPlacement("left", shown=True)),
+    PanelDeclaration("heatmap", "Heatmap", "heatmap:HeatmapPanel", DockPlacement("right", shown=True)),
+    PanelDeclaration("waveforms", "Waveforms", "waveforms:WaveformsPanel", DockPlacement("right", shown=True)),
+    PanelDeclaration("similarity", "Similarity", "similarity:SimilarityPanel", DockPlacement("right", shown=True)),
+    PanelDeclaration("permutation", "Permutation demo", "permutation:PermutationPanel"),
+    PanelDeclaration("uniqueness", "Uniqueness", "uniqueness:UniquenessPanel"),
+    PanelDeclaration("magnitude", "Magnitude", "magnitude:MagnitudePanel"),
+    PanelDeclaration("linear_relation", "Linear relation T_k", "linear_relation:LinearRelationPanel"),
+    PanelDeclaration("relative", "Relative vs absolute", "relative:RelativePanel"),
+    PanelDeclaration("addition", "Addition vs concatenation", "addition:AdditionPanel"),
+    PanelDeclaration("spectrum", "Spectrum", "spectrum:SpectrumPanel"),
+    PanelDeclaration("frequencies", "RoPE frequencies", "rope_frequencies:RopeFrequenciesPanel"),
+    PanelDeclaration("context", "RoPE context extension", "rope_context:RopeContextPanel"),
+    PanelDeclaration("logits", "Positional logits", "positional_logits:PositionalLogitsPanel"),
+    PanelDeclaration("precision", "RoPE precision", "rope_precision:RopePrecisionPanel"),
+    PanelDeclaration("bias", "Attention bias", "attention_bias:AttentionBiasPanel"),
+    PanelDeclaration("decoder", "Decoder", "decoder:DecoderPanel"),
+    PanelDeclaration("scorecard", "Scorecard", "scorecard:ScorecardPanel"),
+    PanelDeclaration("periodogram", "Periodogram", "periodogram:PeriodogramPanel"),
+    PanelDeclaration("pca", "Positions (PCA)", "pca:PCAPanel"),
+    PanelDeclaration("walkthrough", "Walkthrough", "walkthrough:WalkthroughPanel", DockPlacement("left", shown=True)),
+)
+
+#: Panels added with :func:`register`, after the built-in ones.
+_registered: list[type[Panel]] = []
+
+
+def declarations() -> list[PanelDeclaration]:
+    """Every panel's declaration, built-in ones first, in View-menu order (imports no panel's module)."""
+    return [*BUILT_IN, *(PanelDeclaration.of(cls) for cls in _registered)]
+
+
+def declaration(panel_id: str) -> PanelDeclaration:
+    """The declaration of ``panel_id``; KeyError naming the ids when there is none."""
+    every = declarations()
+    for declared in every:
+        if declared.panel_id == panel_id:
+            return declared
+    raise KeyError(f"no panel {panel_id!r}; the panels are {', '.join(d.panel_id for d in every)}")
+
+
 def panel_classes() -> list[type[Panel]]:
     """Every panel class, built-in ones first, in View-menu order (imports their modules)."""
-    classes = []
-    for entry in BUILT_IN:
-        module, name = entry.split(":")
-        classes.append(getattr(importlib.import_module(f"{__package__}.{module}"), name))
-    return classes + list(_registered)
+    return [declared.load() for declared in declarations()]
 
 
 def panel_class(panel_id: str) -> type[Panel]:
-    """The registered class of ``panel_id``; KeyError naming the ids when there is none."""
-    for cls in panel_classes():
-        if cls.panel_id == panel_id:
-            return cls
-    raise KeyError(f"no panel {panel_id!r}; the panels are {', '.join(c.panel_id for c in panel_classes())}")
+    """The registered class of ``panel_id`` (importing its module only); KeyError naming the ids when there is
+    none."""
+    return declaration(panel_id).load()
 
 
 def register(cls: type[Panel]) -> type[Panel]:
     """Add ``cls`` after the registered panels (usable as a class decorator); ValueError for a taken id."""
-    if not cls.panel_id or any(other.panel_id == cls.panel_id for other in panel_classes()):
+    if not cls.panel_id or any(other.panel_id == cls.panel_id for other in declarations()):
         raise ValueError(f"panel_id must be a new, non-empty id, got {cls.panel_id!r}")
     _registered.append(cls)
     return cls

@@ -22,8 +22,8 @@ from ..state import VIEW_SPECS
 from .registry import DockPlacement, PanelOption
 from .labels import HoverReadout, StatusText, clipped_levels, clipping_text, value_range_text
 from .plotkit import (
-    BLUE, FOREGROUND, MatrixPlot, ScreenCurve, add_canvas_title, fit_y_range, new_layout_widget, set_axis_label,
-    set_canvas_title, set_title, show_grid, style_plot, view_pixels,
+    BLUE, FOREGROUND, MatrixPlot, ScreenCurve, add_canvas_title, add_plot, fit_y_range, new_layout_widget,
+    set_axis_label, set_canvas_title, set_title, view_pixels,
 )
 
 FALLBACK_PIXELS = 600
@@ -81,12 +81,7 @@ class SimilarityPanel(Panel):
                                  row=1, col=0)
         self.reference_line = pg.InfiniteLine(angle=0, pen=pg.mkPen("#444444", width=1, style=pg.QtCore.Qt.PenStyle.DashLine))
         self.matrix.plot.addItem(self.reference_line)
-        self.profile_plot: pg.PlotItem = self.canvas.addPlot(row=1, col=1)
-        style_plot(self.profile_plot)
-        self.profile_plot.setLabel("bottom", "offset k = q − reference")
-        self.profile_plot.setLabel("left", "similarity")
-        show_grid(self.profile_plot)
-        self.profile_plot.setMenuEnabled(False)
+        self.profile_plot = add_plot(self.canvas.ci, "offset k = q − reference", "similarity", row=1, col=1)
         # connect="finite": pyqtgraph 0.14 raises painting a thick curve none of whose points is finite
         # (nope's cosine profile is all NaN) with the default "all"
         self.profile_curve = ScreenCurve(pen=pg.mkPen(BLUE, width=2), connect="finite")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from html import escape
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QImage, QPainter
@@ -27,12 +27,13 @@ from PySide6.QtWidgets import (
 
 from ..compute import ModelJob
 from ..model import ParamSpec, limits
-from ..model.attention.logit_properties import PROPERTY_HELP, LogitProperties
 from ..model.analyses.scorecard import SchemeScore, measure_scheme
 from .base import ControlsPanel
 from .plotkit import FOREGROUND
 from .registry import PanelOption, panel_class
-from .scorecard import HEADERS, cell_texts
+
+if TYPE_CHECKING:
+    from ..model.attention.logit_properties import LogitProperties
 
 #: Colour of the criteria's explanations under their names.
 MUTED = "#5a6470"
@@ -407,6 +408,11 @@ class WalkthroughPanel(ControlsPanel):
         self._measure_failed = True
 
     def _show_measured(self, measured: tuple[SchemeScore | None, LogitProperties | str]) -> None:
+        # Imported with the first measurement (the tour's), not with the window: the scorecard's cells and the
+        # logit properties' modules.
+        from ..model.attention.logit_properties import PROPERTY_HELP, LogitProperties
+        from .scorecard import HEADERS, cell_texts
+
         score, logit = measured
         self.score = score
         self.logit = logit if isinstance(logit, LogitProperties) else None

@@ -42,8 +42,8 @@ class DockPlacement:
     def build(self) -> None:
         """A dock per registered panel (its panel built when it first shows), listed in the View menu, with
         View ▸ Layout, and the docks arranged in the current scheme's layout."""
-        for panel_id, panel_class in self.window.panel_classes.items():
-            dock = QDockWidget(panel_class.title, self.window)
+        for panel_id, declared in self.window.panel_declarations.items():
+            dock = QDockWidget(declared.title, self.window)
             dock.setObjectName(f"dock-{panel_id}")
             dock.setWidget(QWidget(dock))  # replaced by the panel when the dock is first shown
             dock.setFeatures(
@@ -65,9 +65,10 @@ class DockPlacement:
             self.window.docks[panel_id] = dock
             self.window.view_menu.addAction(dock.toggleViewAction())
         self.window.view_menu.addSeparator()
-        classes = self.window.panel_classes
+        declared = self.window.panel_declarations
+        # Only the panels a layout names are asked, and their docks show: their modules load for them anyway.
         self.window.dock_layouts = DockLayouts(self.window, self.window.docks,
-                                               lambda pid, params: classes[pid].shows(params.info))
+                                               lambda pid, params: declared[pid].load().shows(params.info))
         layout_menu = self.window.view_menu.addMenu("&Layout")
         for key, layout in self.window.dock_layouts.layouts.items():
             action = layout_menu.addAction(layout.title)

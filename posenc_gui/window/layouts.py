@@ -23,7 +23,7 @@ from PySide6.QtCore import QByteArray, QSize, Qt
 from PySide6.QtWidgets import QDockWidget, QMainWindow
 
 from ..model import EncodingParams
-from ..views.registry import panel_classes
+from ..views.registry import declarations
 
 #: The version tag of the window's saved dock states (QMainWindow.saveState).
 SETTINGS_VERSION = 1
@@ -69,8 +69,8 @@ class Layout:
 
 def _tables_layout() -> Layout:
     """The layout the panels declare (:class:`~posenc_gui.views.registry.DockPlacement`): the added tables'."""
-    left = tuple(cls.panel_id for cls in panel_classes() if cls.dock.area == "left" and cls.dock.shown)
-    right = tuple(cls.panel_id for cls in panel_classes() if cls.dock.area == "right" and cls.dock.shown)
+    left = tuple(d.panel_id for d in declarations() if d.dock.area == "left" and d.dock.shown)
+    right = tuple(d.panel_id for d in declarations() if d.dock.area == "right" and d.dock.shown)
     return Layout("tables", "&Added tables (sinusoidal, learned, …)", left, right[:1], right[1:])
 
 
@@ -226,11 +226,11 @@ class DockLayouts:
                 for before, after in zip(line, line[1:]):
                     window.splitDockWidget(before, after, Qt.Orientation.Horizontal)
             shown = {*left, *right}
-            classes = {cls.panel_id: cls for cls in panel_classes()}
+            declared = {d.panel_id: d for d in declarations()}
             for panel_id, dock in self.docks.items():
                 if dock in shown or panel_id in skip:
                     continue
-                area = classes[panel_id].dock.area if panel_id in classes else "right"
+                area = declared[panel_id].dock.area if panel_id in declared else "right"
                 window.addDockWidget(qt_area[area], dock)
                 front = (right if area == "right" else left) or left or right
                 if front:

@@ -133,7 +133,8 @@ class Sessions:
     def _apply_values(self, session: Session, params: EncodingParams) -> None:
         """Set ``params`` and the session's remembered options, view settings and panel options, in that
         order but for the panels that set other state, which come first; ValueError naming a refused one."""
-        first = {pid: opts for pid, opts in session.panels.items() if self.window.panel_classes[pid].sets_other_state}
+        declared = self.window.panel_declarations
+        first = {pid: opts for pid, opts in session.panels.items() if declared[pid].load().sets_other_state}
         self._apply_panel_options(first)
         self.window.state.remembered.update(session.remembered)
         problem = self.window.state.set_params(params)

@@ -214,9 +214,8 @@ def add_plot(layout: pg.GraphicsLayout, x_label: str = "", y_label: str = "", lo
     auto-range button too. The axis titles are set when given, the axes
     logarithmic with ``log_x`` and ``log_y``.
     """
-    plot: pg.PlotItem = layout.addPlot(**position)
+    plot: pg.PlotItem = layout.addPlot(**position, enableMenu=False)  # its view box's menu is never built
     style_plot(plot)
-    plot.setMenuEnabled(False)
     if not buttons:
         plot.hideButtons()
     show_grid(plot)

@@ -55,7 +55,8 @@ class MatrixPlot:
 
     def __init__(self, layout: pg.GraphicsLayout, x_label: str, y_label: str, colorbar_label: str = "value",
                  row: int | None = None, col: int | None = None) -> None:
-        self.plot: pg.PlotItem = layout.addPlot(row=row, col=col)
+        # no context menu: made without one, rather than built and thrown away (pyqtgraph's view box menu)
+        self.plot: pg.PlotItem = layout.addPlot(row=row, col=col, enableMenu=False)
         style_plot(self.plot, cached_axes=False)  # no grid over the image
         self.plot.setLabel("bottom", x_label)
         self.plot.setLabel("left", y_label)
@@ -67,7 +68,6 @@ class MatrixPlot:
         for side in ("bottom", "left"):
             self.plot.getAxis(side).integer_ticks = True
         self.plot.invertY(True)  # matrix orientation: row 0 at the top
-        self.plot.setMenuEnabled(False)
         self.plot.hideButtons()
         self.image = MatrixImageItem()
         self.plot.addItem(self.image)
