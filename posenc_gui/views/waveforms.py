@@ -106,12 +106,11 @@ class WaveformsPanel(TableOrAnglesPanel):
         self.header.addWidget(self.dots_box)
         self.finish_header()
         self.canvas = new_layout_widget(self)
-        self.plot: pg.PlotItem = self.canvas.addPlot()
+        self.plot: pg.PlotItem = self.canvas.addPlot(enableMenu=False)  # its view box's menu is never built
         style_plot(self.plot)
         self.plot.setLabel("bottom", "position")
         self.plot.setLabel("left", "PE(pos, j)")
         show_grid(self.plot)
-        self.plot.setMenuEnabled(False)
         self.legend = add_legend_below(self.canvas, self.plot, labelTextColor=FOREGROUND, verSpacing=-6,
                                         labelTextSize=f"{LEGEND_POINTS:g}pt")
         # What the zoom level does to the curves (aliasing, hidden dots) changes
