@@ -4,6 +4,7 @@
     python tests/benchmarks/run.py --quick    # default size and the largest only
     python tests/benchmarks/run.py --default-steps   # one line: default-size steps (A/B runs)
     python tests/benchmarks/run.py --front spectrum  # one line: the same with a panel in the heatmap's place
+    python tests/benchmarks/run.py --switch   # one line: scheme switches into each family (A/B runs)
     python tests/benchmarks/run.py --export   # only the headless export measurements (A/B runs)
     python tests/benchmarks/run.py --scheme rope --quick   # the same with RoPE (Llama 3.1's options)
     python tests/benchmarks/run.py --ab 1d281c6 --default-steps   # alternating A/B against a commit (ab.py)
@@ -505,6 +506,61 @@ def default_steps(app: QApplication, repeats: int) -> str:
             + ("n/a" if steal is None else f"{steal:.1f} %"))
 
 
+#: ``--switch``: the schemes switched to, in order, with the options each gets (one of each family, and T5 beside
+#: ALiBi: a switch within the biases' layout).
+SWITCHES = (("rope", ROPE_OPTIONS), ("alibi", {}), ("t5", {}), ("sinusoidal", {}))
+#: ``--switch``: rounds of :data:`SWITCHES` timed (after one round that visits each family's layout first).
+SWITCH_ROUNDS = 6
+
+
+def timed_switch(window: MainWindow, scheme: str, options: dict) -> float:
+    """Seconds from a switch to ``scheme`` to the repainted window with every visible panel's new data.
+
+    As :func:`timed_update`, and the re-samples the switch started (a plot
+    whose size or range changed with the new layout re-samples after its
+    pause, :meth:`Panel.debounce`) are run at once and counted in, until no
+    panel has one waiting and no request is on its way.
+    """
+    start = time.perf_counter()
+    window.state.update(scheme=scheme, **options)
+    window.state.flush()
+    while True:
+        window.compute.wait_idle(120)
+        QApplication.processEvents()  # the layout's and the new data's repaints, a refit posted for later
+        waiting = [panel.run_debounced() for panel in window.panels.built().values()]
+        if not any(waiting) and window.compute.is_idle():
+            return time.perf_counter() - start
+
+
+def switch_steps(app: QApplication, rounds: int = SWITCH_ROUNDS) -> str:
+    """One line for A/B comparisons: the median scheme switch into each family, the slowest first.
+
+    The window opens at the default size as :func:`open_window` does, visits
+    each family's layout once (untimed: the first visit builds its panels),
+    then switches through :data:`SWITCHES` ``rounds`` times, idle
+    :data:`BLOCK_PAUSE_S` before each switch (a user does not switch twice
+    in one frame).
+    """
+    window = open_window(128, 512)
+    for scheme, options in SWITCHES:
+        window.state.update(scheme=scheme, **options)
+        for _ in range(3):
+            settle(window)
+    times: dict[str, list[float]] = {scheme: [] for scheme, _ in SWITCHES}
+    cpu_before = cpu_times()
+    for _ in range(rounds):
+        for scheme, options in SWITCHES:
+            idle(BLOCK_PAUSE_S)
+            times[scheme].append(timed_switch(window, scheme, options))
+    steal = steal_percent(cpu_before, cpu_times())
+    window.close()
+    medians = {scheme: 1000 * statistics.median(values) for scheme, values in times.items()}
+    slowest = max(medians, key=medians.get)
+    return (f"128 × 512, scheme switch (median of {rounds}): slowest into {slowest}, step {medians[slowest]:.1f} ms; "
+            + ", ".join(f"into {scheme} {ms:.1f}" for scheme, ms in medians.items())
+            + " ms; VM steal " + ("n/a" if steal is None else f"{steal:.1f} %"))
+
+
 def front_steps(app: QApplication, name: str, repeats: int) -> str:
     """One line for A/B comparisons: median d_model and base step at the default size with ``name`` in front."""
     window = open_window(128, 512)
@@ -525,6 +581,9 @@ def main() -> int:
                         help="only the default-size steps, one line (for alternating two versions)")
     parser.add_argument("--front", metavar="PANEL",
                         help="only the default-size steps with PANEL (e.g. spectrum) in the heatmap's place, one line")
+    parser.add_argument("--switch", action="store_true",
+                        help="only the scheme switches at the default size, one line: the median switch into each "
+                             "family (rope, alibi, t5, sinusoidal), the slowest first (for A/B runs)")
     parser.add_argument("--scheme", choices=("sinusoidal", "rope"), default="sinusoidal",
                         help="the scheme of the window measured (rope: Llama 3.1's options; the drags step rope_theta)")
     parser.add_argument("--export", action="store_true",
@@ -551,6 +610,9 @@ def main() -> int:
     CANVAS_PAINTS = CanvasPaints()
     if args.default_steps:
         print(default_steps(app, args.repeats))
+        return 0
+    if args.switch:
+        print(switch_steps(app))
         return 0
     if args.front:
         try:
