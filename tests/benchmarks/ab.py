@@ -113,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="run this checkout's run.py on both sides (a line the reference's run.py lacks)")
     parser.add_argument("bench_args", nargs="*", metavar="-- RUN_ARGS",
                         help="run.py's arguments for both sides (default --default-steps)")
-    args = parser.parse_args(argv)
+    args = parser.parse_intermixed_args(argv)  # options after REV too: "ab.py 1d281c6 --rounds 7 -- --front x"
     if args.rounds < 1:
         parser.error("--rounds must be ≥ 1")
     tree, ref_python = reference_python(args.rev)
