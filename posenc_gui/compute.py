@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import functools
 import itertools
 import os
 import pickle
@@ -413,6 +414,23 @@ def _pickled(job: ModelJob, request_id: int | None = None) -> bytes | None:
         return None
 
 
+def _same_job(one: Any, other: Any) -> bool:
+    """Whether two submitted functions compute the same: :class:`ModelJob` s (or argument-less partials of one)
+    of one function on equal arguments. Arrays are equal only as the same object (comparing them would cost
+    what the dedup saves)."""
+    one, other = (job.func if isinstance(job, functools.partial) and not job.args and not job.keywords else job
+                  for job in (one, other))
+    if not (isinstance(one, ModelJob) and isinstance(other, ModelJob)) or one.function is not other.function:
+        return False
+    if len(one.args) != len(other.args):
+        return False
+    try:
+        return all(a is b or (type(a) is type(b) and not hasattr(a, "__array__") and bool(a == b))
+                   for a, b in zip(one.args, other.args))
+    except (TypeError, ValueError):  # arguments that do not compare as a whole
+        return False
+
+
 def _owner_deleted(key: Any) -> bool:
     """Whether the QObject that ``key`` names (a panel, or a tuple that holds one) was deleted meanwhile.
 
@@ -530,6 +548,8 @@ class ComputeService(QObject):
         self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="posenc-compute",
                                             initializer=lambda: lower_worker_priority(WORKER_NICENESS))
         self._latest: dict[Any, int] = {}
+        #: The function of each key's pending request (a request equal to it is not run again).
+        self._jobs: dict[Any, Callable[[], Any]] = {}
         self._callbacks: dict[Any, tuple[Callable, Callable | None]] = {}
         self._on_progress: dict[Any, Callable[[int, int], None] | None] = {}
         self._pending: set[Any] = set()
@@ -557,7 +577,10 @@ class ComputeService(QObject):
         ``function`` runs in the worker process when it is a
         :class:`ModelJob` that can go there, else in a worker thread (see
         the module's docstring). A later ``submit`` with the same ``key``
-        supersedes this one: its result (or error) is never delivered. An
+        supersedes this one: its result (or error) is never delivered; one
+        equal to the request still under way for ``key`` (the same model
+        function on equal arguments) is not run again: that request's result
+        goes to the new callbacks. An
         error goes to ``on_error``, or is raised on the GUI thread without
         one. With ``on_progress``, ``function`` is called with a ``progress``
         keyword (see the module's docstring). After :meth:`shutdown` this does
@@ -566,6 +589,13 @@ class ComputeService(QObject):
         if self._closed:
             return
         self._since_request.restart()
+        if key in self._pending and _same_job(self._jobs.get(key), function):
+            # the request under way computes the same (a dock shown by a new layout asked first): its result
+            # goes to these callbacks, and the worker is not asked twice
+            self._callbacks[key] = (on_result, on_error)
+            self._on_progress[key] = on_progress
+            return
+        self._jobs[key] = function
         generation = next(self._counter)
         self._latest[key] = generation
         self._callbacks[key] = (on_result, on_error)
@@ -601,6 +631,7 @@ class ComputeService(QObject):
         """Forget any request under ``key``; its result will not be delivered (a running job that
         reports progress is told to stop)."""
         self._latest.pop(key, None)
+        self._jobs.pop(key, None)
         self._callbacks.pop(key, None)
         self._on_progress.pop(key, None)
         if _worker_process is not None:
@@ -651,6 +682,7 @@ class ComputeService(QObject):
         """
         self._closed = True
         self._latest.clear()
+        self._jobs.clear()
         self._pending.clear()
         self._executor.shutdown(wait=False, cancel_futures=True)
         release_worker_process(self)
@@ -659,6 +691,7 @@ class ComputeService(QObject):
         if self._latest.get(key) != generation:
             return
         self._pending.discard(key)
+        self._jobs.pop(key, None)
         on_result, on_error = self._callbacks.pop(key, (None, None))
         self._on_progress.pop(key, None)
         self._update_busy()

@@ -1,0 +1,96 @@
+"""A scheme switch asks for each shown panel's data once (issue #40, item 4).
+
+Counted, not timed. A switch into another family shows that family's docks
+(their panels ask for the new scheme's data as they appear), then the
+panels hear of the new parameters and ask again: the same request twice,
+the first result thrown away, the worker process busy with it meanwhile.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+
+from posenc_gui.compute import ComputeService, ModelJob
+from waiting import TIMEOUT_S
+
+CALLS: list[int] = []
+GATE = threading.Event()
+
+
+def held_square(value: int) -> int:
+    """A stand-in model function (it runs in a worker thread: not of the model layer) that waits for the test."""
+    GATE.wait(TIMEOUT_S)
+    CALLS.append(value)
+    return value * value
+
+
+def test_a_request_equal_to_the_one_under_way_is_not_run_again(compute):
+    CALLS.clear()
+    GATE.clear()
+    delivered_first, delivered_second = [], []
+    compute.submit("key", ModelJob(held_square, (3,)), delivered_first.append)
+    compute.submit("key", ModelJob(held_square, (3,)), delivered_second.append)
+    GATE.set()
+    assert compute.wait_idle(TIMEOUT_S)
+    assert CALLS == [3]  # before: [3, 3], the first result dropped
+    assert delivered_first == [] and delivered_second == [9]  # the newest callbacks get it
+
+
+def test_a_different_request_still_supersedes_the_one_under_way(compute):
+    CALLS.clear()
+    GATE.clear()
+    delivered = []
+    compute.submit("key", ModelJob(held_square, (3,)), delivered.append)
+    compute.submit("key", ModelJob(held_square, (4,)), delivered.append)
+    compute.submit("other", ModelJob(held_square, (3,)), delivered.append)  # another key is another request
+    GATE.set()
+    assert compute.wait_idle(TIMEOUT_S)
+    assert 4 in CALLS and sorted(delivered) == [9, 16]  # the first (3) may have been skipped before it ran
+
+
+def repeated_requests(window, monkeypatch, scheme: str, **options) -> tuple[int, int]:
+    """Switch ``window`` to ``scheme``: how many times a key was asked for the same model function's result as
+    the request of it still under way, and how many of those were made again (superseding that request)."""
+    under_way: dict = {}
+    repeats = [0, 0]
+    submit = ComputeService.submit
+
+    def counted(self, key, function, *args, **kwargs):
+        before = self._latest.get(key)
+        job = function.func if isinstance(function, functools.partial) else function
+        again = self.is_pending(key) and key in under_way and _same(under_way[key], job)
+        submit(self, key, function, *args, **kwargs)
+        if not isinstance(job, ModelJob):  # a closure (the similarity's samples) cannot be compared
+            return
+        repeats[0] += again
+        repeats[1] += again and self._latest.get(key) != before
+        if self._latest.get(key) != before:
+            under_way[key] = job
+
+    monkeypatch.setattr(ComputeService, "submit", counted)
+    assert window.state.update(scheme=scheme, **options) is None
+    window.state.flush()
+    assert window.compute.wait_idle()
+    monkeypatch.undo()
+    return repeats[0], repeats[1]
+
+
+def _same(one: ModelJob, other: ModelJob) -> bool:
+    try:
+        return one.function is other.function and bool(one.args == other.args)
+    except ValueError:  # arrays among the arguments
+        return False
+
+
+def test_a_switch_into_another_family_asks_the_worker_once_per_shown_panel(make_window, monkeypatch):
+    window = make_window(restore=False)
+    rope = {"rope_theta": 500000.0}
+    for scheme, options in (("rope", rope), ("sinusoidal", {}), ("alibi", {}), ("sinusoidal", {})):
+        repeated_requests(window, monkeypatch, scheme, **options)  # each family's layout visited once
+    for scheme, options in (("rope", rope), ("alibi", {}), ("sinusoidal", {})):
+        asked_again, made_again = repeated_requests(window, monkeypatch, scheme, **options)
+        # the docks of the family shown ask as they appear, and again as their panels hear of the new scheme
+        assert asked_again > 0, scheme
+        assert made_again == 0, (scheme, asked_again, made_again)  # before: every one of them (3 to 4)
+
