@@ -94,3 +94,29 @@ def test_a_switch_into_another_family_asks_the_worker_once_per_shown_panel(make_
         assert asked_again > 0, scheme
         assert made_again == 0, (scheme, asked_again, made_again)  # before: every one of them (3 to 4)
 
+
+def test_switching_back_to_a_setup_shows_its_logit_properties_without_measuring_again(make_window, monkeypatch):
+    from posenc_gui.model.attention.logit_properties import properties_table
+
+    window = make_window(restore=False)
+    measured: list = []
+    submit = ComputeService.submit
+
+    def counted(self, key, function, *args, **kwargs):
+        if isinstance(function, ModelJob) and function.function is properties_table:
+            measured.append(function.args[0].scheme)
+        return submit(self, key, function, *args, **kwargs)
+
+    monkeypatch.setattr(ComputeService, "submit", counted)
+    logits = window.panels["logits"]
+    shown = {}
+    for scheme in ("alibi", "t5", "alibi", "t5"):
+        assert window.state.update(scheme=scheme) is None
+        window.state.flush()
+        assert window.compute.wait_idle()
+        logits.run_debounced()  # the measurement waits for a pause after the last change: now
+        assert window.compute.wait_idle()
+        assert logits.on_screen() and logits._measured_key == logits._properties_key()
+        shown.setdefault(scheme, []).append(logits.properties.item(0, 0).text())
+    assert measured == ["alibi", "t5"]  # before: measured again at each switch
+    assert all(first == again for first, again in shown.values()), shown
