@@ -538,9 +538,13 @@ class ComputeService(QObject):
     busyChanged(bool)
         True when some request has been running for more than
         :data:`BUSY_DELAY_MS`; False when all are done.
+    idle()
+        The last pending request was delivered (its result is drawn in
+        the same event, after this) or cancelled.
     """
 
     busyChanged = Signal(bool)
+    idle = Signal()
 
     def __init__(self, parent: QObject | None = None, workers: int = 2, processes: bool = True) -> None:
         super().__init__(parent)
@@ -722,3 +726,4 @@ class ComputeService(QObject):
             if self._busy:
                 self._busy = False
                 self.busyChanged.emit(False)
+            self.idle.emit()
