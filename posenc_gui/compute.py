@@ -414,7 +414,7 @@ def _pickled(job: ModelJob, request_id: int | None = None) -> bytes | None:
         return None
 
 
-def _same_job(one: Any, other: Any) -> bool:
+def same_request(one: Any, other: Any) -> bool:
     """Whether two submitted functions compute the same: :class:`ModelJob` s (or argument-less partials of one)
     of one function on equal arguments. Arrays are equal only as the same object (comparing them would cost
     what the dedup saves)."""
@@ -593,7 +593,7 @@ class ComputeService(QObject):
         if self._closed:
             return
         self._since_request.restart()
-        if key in self._pending and _same_job(self._jobs.get(key), function):
+        if key in self._pending and same_request(self._jobs.get(key), function):
             # the request under way computes the same (a dock shown by a new layout asked first): its result
             # goes to these callbacks, and the worker is not asked twice
             self._callbacks[key] = (on_result, on_error)

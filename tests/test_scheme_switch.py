@@ -85,10 +85,10 @@ def _same(one: ModelJob, other: ModelJob) -> bool:
 
 def test_a_switch_into_another_family_asks_the_worker_once_per_shown_panel(make_window, monkeypatch):
     window = make_window(restore=False)
-    rope = {"rope_theta": 500000.0}
-    for scheme, options in (("rope", rope), ("sinusoidal", {}), ("alibi", {}), ("sinusoidal", {})):
+    for scheme, options in (("rope", {}), ("sinusoidal", {}), ("alibi", {}), ("sinusoidal", {})):
         repeated_requests(window, monkeypatch, scheme, **options)  # each family's layout visited once
-    for scheme, options in (("rope", rope), ("alibi", {}), ("sinusoidal", {})):
+    # setups not seen before: a panel that keeps its results (Panel.keeps_results) asks for them
+    for scheme, options in (("rope", {"rope_theta": 500000.0}), ("alibi", {"head": 1}), ("sinusoidal", {"base": 20000.0})):
         asked_again, made_again = repeated_requests(window, monkeypatch, scheme, **options)
         # the docks of the family shown ask as they appear, and again as their panels hear of the new scheme
         assert asked_again > 0, scheme
@@ -165,3 +165,26 @@ def test_a_new_layout_paints_its_panels_once_their_data_for_the_new_scheme_is_in
              if panel_id in fresh and params != new]
     assert stale == []  # before: each painted what it last drew first (the heatmap sinusoidal, the others rope
     #                     at rope_theta 20000), then again with the new data
+
+
+def test_a_scheme_switched_back_to_shows_the_kept_results_without_asking(make_window, monkeypatch):
+    window = make_window(restore=False)
+    for scheme in ("rope", "sinusoidal"):
+        repeated_requests(window, monkeypatch, scheme)  # rope's layout visited: its panels computed rope's data
+    asked: list = []
+    submit = ComputeService.submit
+    monkeypatch.setattr(ComputeService, "submit",
+                        lambda self, key, *args, **kwargs: (asked.append(key), submit(self, key, *args, **kwargs)))
+    assert window.state.update(scheme="rope") is None
+    window.state.flush()
+    assert window.compute.wait_idle()
+    panels = window.panels.built()
+    kept = [panels[panel_id] for panel_id in ("heatmap", "frequencies", "context", "logits")]
+    assert all(panel.on_screen() and panel.data.params == window.state.params for panel in kept)
+    assert not set(asked) & set(kept), asked  # before: each asked (twice: see above)
+    # a setup not seen before is computed
+    assert window.state.update(rope_theta=123456.0) is None
+    window.state.flush()
+    assert window.compute.wait_idle()
+    assert set(kept) <= set(asked)
+    assert all(panel.data.params == window.state.params for panel in kept)

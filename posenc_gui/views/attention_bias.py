@@ -66,6 +66,7 @@ class AttentionBiasPanel(Panel):
     title = "Attention bias"
     requires = frozenset({"bias"})
     model_function = attention_bias_data
+    keeps_results = True  # a scheme switched back to shows its last view at once
     model_functions = (bias_at,)
     compares_matrix = True
     help_text = (

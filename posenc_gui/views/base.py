@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Callable, ClassVar
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QScrollArea, QToolButton, QVBoxLayout, QWidget
 
-from ..compute import ComputeService, ModelJob
+from ..compute import ComputeService, ModelJob, same_request
 from ..export import FORMATS
 from ..model import EncodingParams, Scheme
 from ..model.analyses.compare import ShownMatrix
@@ -22,6 +22,9 @@ if TYPE_CHECKING:
     from .cursor import CursorAxis, CursorLink
     from .host import PanelHost
     from .param_controls import ViewSpinBox
+
+#: Results a panel that :attr:`~Panel.keeps_results` keeps, the newest first (a setup switched away from and back).
+KEPT_RESULTS = 4
 
 MESSAGE_STYLES = {
     level: f"background:{background}; color:{text}; border:1px solid {border}; padding:3px 6px;"
@@ -83,6 +86,10 @@ class Panel(QWidget):
     #: Whether :attr:`model_function` may run in the worker process; False keeps it in a worker thread of the
     #: window's process (a fast function whose cache serves the next step of a slider).
     model_in_process: ClassVar[bool] = True
+    #: Whether the panel keeps its last :data:`KEPT_RESULTS` results of :attr:`model_function` by their arguments
+    #: and shows a kept one again at once instead of asking for it (a scheme switched back to). Only for a
+    #: function whose result is whole when delivered (not a scan continued in steps).
+    keeps_results: ClassVar[bool] = False
     #: The formats the panel exports (a subset of ``export.FORMATS``).
     export_formats: ClassVar[tuple[str, ...]] = FORMATS
     #: Flags of ``posenc-gui export`` for this panel, applied by :meth:`apply_options`.
@@ -162,6 +169,7 @@ class Panel(QWidget):
         self._stale = False
         self._debounced: list[tuple[QTimer, Callable[[], None]]] = []
         self._summary_labels: list[QLabel] = []
+        self._kept: list[tuple[ModelJob, Any]] = []  # (request, its result), the newest first (keeps_results)
         outer.addWidget(self._help_label)
         outer.addWidget(self._message_holder)
         # The body sits in a widget of its own, so that the notice of an
@@ -294,7 +302,21 @@ class Panel(QWidget):
         if function is None:
             return
         job = ModelJob(function, self.model_arguments())
-        self.compute.submit(self, job if self.model_in_process else partial(job), self._receive, self.show_error)
+        on_result = self._receive
+        if self.keeps_results:
+            kept = next((data for request, data in self._kept if same_request(request, job)), None)
+            if kept is not None:
+                self.compute.cancel(self)  # a result on its way is for other arguments
+                self._receive(kept)
+                return
+            on_result = partial(self._keep, job)
+        self.compute.submit(self, job if self.model_in_process else partial(job), on_result, self.show_error)
+
+    def _keep(self, job: ModelJob, data: Any) -> None:
+        """Keep ``data``, the result of ``job`` (see :attr:`keeps_results`), and show it."""
+        others = [(request, kept) for request, kept in self._kept if not same_request(request, job)]
+        self._kept = [(job, data), *others][:KEPT_RESULTS]
+        self._receive(data)
 
     def _receive(self, data: Any) -> None:
         """Keep and draw a result of :attr:`model_function`; the message bar is cleared first."""

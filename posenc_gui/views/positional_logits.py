@@ -86,6 +86,7 @@ class PositionalLogitsPanel(Panel):
     #: A table, a bias, or a rotation (see :meth:`shows`).
     requires = frozenset({"table"})
     model_function = logit_profile_data
+    keeps_results = True  # a scheme switched back to shows its last view at once
     model_functions = (compared_profiles, properties_table, continue_table, pinned_comparison, continue_pinned)
     compares_matrix = True
     cursor_axes = ("position",)
