@@ -3,12 +3,13 @@
 A scheme switch into another family restores that family's docks; Qt then
 painted each newly shown panel with what it last drew (another scheme's
 data, or the same scheme's from the last visit), laid out, then painted it
-again when the new data arrived: two or three repaints of every plot of
+again when the new data arrived, and again after each pass of the plots'
+layouts that the new data started: two to five repaints of every plot of
 the layout per switch. :class:`PaintHold` holds the window's repaint
-requests from the new layout until the compute service is idle (every
-request the layout's panels made is delivered), at most
-:data:`~posenc_gui.compute.BUSY_DELAY_MS` (after which the busy indicator
-must show), then lets Qt paint everything that changed, once.
+requests from a scheme change until the compute service is idle (every
+request the panels made is delivered) and the layouts that started settle,
+at most :data:`~posenc_gui.compute.BUSY_DELAY_MS` (after which the busy
+indicator must show), then lets Qt paint everything that changed, once.
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ class PaintHold(QObject):
     event at a time; while held, that event is kept back (the changed
     regions accumulate) and posted again at the end, so each widget that
     changed paints once, with its new data. The GUI thread is never blocked
-    meanwhile: events, results and layouts run as usual.
+    meanwhile: events, results and layouts run as usual (an application
+    event filter, only while holding, sees the layout requests).
     """
 
     def __init__(self, window: QWidget, compute: ComputeService) -> None:
@@ -39,11 +41,11 @@ class PaintHold(QObject):
         self._holding = False
         self._armed = False  # the event that started the hold is over: the idle service ends it
         self._held = False  # an update request was kept back
+        self._laid_out = False  # a layout ran since the last look (the new data's layouts are not settled)
         self._limit = QTimer(self)
         self._limit.setSingleShot(True)
         self._limit.timeout.connect(self.release)
-        compute.idle.connect(self._idle)
-        window.installEventFilter(self)
+        compute.idle.connect(self._settle)
 
     @property
     def holding(self) -> bool:
@@ -52,6 +54,8 @@ class PaintHold(QObject):
 
     def start(self) -> None:
         """Hold repaints until the requests made now and in this event are delivered (or :data:`HOLD_MS`)."""
+        if not self._holding:
+            QCoreApplication.instance().installEventFilter(self)  # the window's repaints, every layout request
         self._holding, self._armed = True, False
         self._limit.start(HOLD_MS)
         # the panels ask for their data in this event (a layout's docks as they show, then each panel as it
@@ -61,10 +65,17 @@ class PaintHold(QObject):
 
     def _arm(self) -> None:
         self._armed = True
-        self._idle()
+        self._settle()
 
-    def _idle(self) -> None:
-        if self._armed and self._compute.is_idle():
+    def _settle(self) -> None:
+        """Release once the service is idle and an event-loop pass ran no layout (each pass of a plot's layout
+        posts the next one: painting between them painted the plot once per pass)."""
+        if not (self._holding and self._armed and self._compute.is_idle()):
+            return  # the service's idle signal looks again
+        if self._laid_out:
+            self._laid_out = False
+            QTimer.singleShot(0, self, self._settle)
+        else:
             self.release()
 
     def release(self) -> None:
@@ -73,12 +84,17 @@ class PaintHold(QObject):
             return
         self._holding = False
         self._limit.stop()
+        QCoreApplication.instance().removeEventFilter(self)
         if self._held:
             self._held = False
             QCoreApplication.postEvent(self._window, QEvent(QEvent.Type.UpdateRequest))
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt override)
-        if self._holding and watched is self._window and event.type() == QEvent.Type.UpdateRequest:
-            self._held = True
-            return True
+        if self._holding:
+            kind = event.type()
+            if kind == QEvent.Type.UpdateRequest and watched is self._window:
+                self._held = True
+                return True
+            if kind == QEvent.Type.LayoutRequest:
+                self._laid_out = True
         return False

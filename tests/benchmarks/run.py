@@ -83,7 +83,7 @@ from posenc_gui import prepare_qt_environment, tune_memory_allocator  # noqa: E4
 prepare_qt_environment()  # as posenc-gui does before its first window
 tune_memory_allocator()
 
-from PySide6.QtCore import QCoreApplication, QElapsedTimer, QEvent, QTimer  # noqa: E402
+from PySide6.QtCore import QCoreApplication, QElapsedTimer, QEvent, QEventLoop, QTimer  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from posenc_gui.mainwindow import PRIMARY_PANELS, MainWindow  # noqa: E402
@@ -518,6 +518,8 @@ def default_steps(app: QApplication, repeats: int) -> str:
 SWITCHES = (("rope", ROPE_OPTIONS), ("alibi", {}), ("t5", {}), ("sinusoidal", {}))
 #: ``--switch``: rounds of :data:`SWITCHES` timed (after one round that visits each family's layout first).
 SWITCH_ROUNDS = 6
+#: Passes of the event loop without a canvas repaint after which a switch's window counts as repainted.
+QUIET_PASSES = 2
 
 
 def timed_switch(window: MainWindow, scheme: str, options: dict) -> tuple[float, float]:
@@ -527,17 +529,30 @@ def timed_switch(window: MainWindow, scheme: str, options: dict) -> tuple[float,
     As :func:`timed_update`, and the re-samples the switch started (a plot
     whose size or range changed with the new layout re-samples after its
     pause, :meth:`Panel.debounce`) are run at once and counted in, until no
-    panel has one waiting and no request is on its way.
+    panel has one waiting and no request is on its way; then the repaints
+    that repaints started (a plot laid out anew as it paints its new axis
+    labels) until :data:`QUIET_PASSES` passes of the event loop paint no
+    canvas (with :data:`CANVAS_PAINTS` installed, as ``main`` does).
     """
     start, cpu = time.perf_counter(), time.thread_time()
     window.state.update(scheme=scheme, **options)
     window.state.flush()
+    # a window that holds its repaints until the new data is in and laid out (window/paint_hold.py) paints after
+    hold = getattr(getattr(window, "dock_placement", None), "paint_hold", None)
     while True:
         window.compute.wait_idle(120)
+        while hold is not None and hold.holding:
+            QApplication.processEvents(QEventLoop.ProcessEventsFlag.WaitForMoreEvents)
         QApplication.processEvents()  # the layout's and the new data's repaints, a refit posted for later
         waiting = [panel.run_debounced() for panel in window.panels.built().values()]
-        if not any(waiting) and window.compute.is_idle():
-            return time.perf_counter() - start, time.thread_time() - cpu
+        if not any(waiting) and window.compute.is_idle() and not (hold is not None and hold.holding):
+            break
+    quiet = 0
+    while CANVAS_PAINTS is not None and quiet < QUIET_PASSES:
+        painted = dict(CANVAS_PAINTS.finished)
+        QApplication.processEvents()
+        quiet = quiet + 1 if CANVAS_PAINTS.finished == painted else 0
+    return time.perf_counter() - start, time.thread_time() - cpu
 
 
 def switch_steps(app: QApplication, rounds: int = SWITCH_ROUNDS) -> str:
