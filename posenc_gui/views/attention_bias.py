@@ -138,7 +138,7 @@ class AttentionBiasPanel(Panel):
             self._length = params.seq_len
             extent = (-0.5, params.seq_len - 0.5)
             self.matrix.set_full_range(extent, extent)
-        self.schedule_update()
+        self.schedule_update(params)
 
     # ------------------------------------------------------------------ data
     def model_arguments(self) -> tuple:

@@ -167,6 +167,7 @@ class Panel(QWidget):
         self._message_holder.hide()
         self._message: tuple[str, str] = ("", "")
         self._stale = False
+        self._caught_up_for: EncodingParams | None = None  # the parameters ensure_current last caught up with
         self._debounced: list[tuple[QTimer, Callable[[], None]]] = []
         self._summary_labels: list[QLabel] = []
         self._kept: list[tuple[ModelJob, Any]] = []  # (request, its result), the newest first (keeps_results)
@@ -358,15 +359,22 @@ class Panel(QWidget):
         if not self._cursor_due:
             self.cursor_link.draw(self.state.cursor.current)
 
-    def schedule_update(self, *_: Any) -> None:
+    def schedule_update(self, *args: Any) -> None:
         """Update now if the panel is on screen, else when it is next shown.
 
         Hidden docks (tabbed behind others, closed) cost nothing while the
         user drags a slider or switches the scheme: whether they apply is
         shown when they are next shown. A panel that does not apply to the
         parameters (:meth:`unavailable_reason`) shows why, and computes nothing.
+        Called from ``state.paramsChanged`` with parameters that the panel
+        was just brought up to date for (its dock shown by the new scheme's
+        layout, earlier in the same change: :meth:`ensure_current`), it does
+        not update again.
         """
         self.updateScheduled.emit()
+        caught_up, self._caught_up_for = self._caught_up_for, None
+        if args and caught_up is not None and args[0] is caught_up:
+            return
         if self.on_screen():
             self._stale = False
             self._update_or_say_why()
@@ -406,6 +414,7 @@ class Panel(QWidget):
             self.redraw_cursor()
         if self._stale:
             self._stale = False
+            self._caught_up_for = self.state.params  # for these parameters (see schedule_update)
             self._update_or_say_why()
 
     def showEvent(self, event) -> None:  # noqa: N802 (Qt override)
