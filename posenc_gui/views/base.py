@@ -88,7 +88,8 @@ class Panel(QWidget):
     model_in_process: ClassVar[bool] = True
     #: Whether the panel keeps its last :data:`KEPT_RESULTS` results of :attr:`model_function` by their arguments
     #: and shows a kept one again at once instead of asking for it (a scheme switched back to). Only for a
-    #: function whose result is whole when delivered (not a scan continued in steps).
+    #: function whose result is whole when delivered (not a scan continued in steps); never for parameters that
+    #: read a file.
     keeps_results: ClassVar[bool] = False
     #: The formats the panel exports (a subset of ``export.FORMATS``).
     export_formats: ClassVar[tuple[str, ...]] = FORMATS
@@ -304,7 +305,7 @@ class Panel(QWidget):
             return
         job = ModelJob(function, self.model_arguments())
         on_result = self._receive
-        if self.keeps_results:
+        if self.keeps_results and not any(isinstance(arg, EncodingParams) and _reads_file(arg) for arg in job.args):
             kept = next((data for request, data in self._kept if same_request(request, job)), None)
             if kept is not None:
                 self.compute.cancel(self)  # a result on its way is for other arguments
@@ -611,6 +612,12 @@ class Panel(QWidget):
     def data_export(self, data: Any) -> tuple[dict[str, Any], dict[str, Any]]:
         """The arrays and the further ``meta`` of :meth:`export_data` for ``data`` (a panel of the template)."""
         raise NotImplementedError
+
+
+def _reads_file(params: EncodingParams) -> bool:
+    """Whether ``params`` name a file to read (a model's table or configuration): its result is not kept, the file
+    may change or go (then the panel must say so)."""
+    return any(spec.kind == "path" for spec in params.info.options_in_use(params.options))
 
 
 class ControlsPanel(Panel):
