@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from .param_controls import ViewSpinBox
 
 #: Results a panel that :attr:`~Panel.keeps_results` keeps, the newest first (a setup switched away from and back).
-KEPT_RESULTS = 4
+KEPT_RESULTS = 3
 
 MESSAGE_STYLES = {
     level: f"background:{background}; color:{text}; border:1px solid {border}; padding:3px 6px;"
