@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import functools
 import itertools
 import os
 import pickle
@@ -52,6 +51,7 @@ from pyqtgraph.util.garbage_collector import GarbageCollector
 from PySide6.QtCore import QCoreApplication, QDeadlineTimer, QElapsedTimer, QEventLoop, QObject, QTimer, Signal, Slot
 
 from . import worker_process as protocol
+from .job_match import same_request
 from .worker_threads import WORKER_NICENESS, limit_blas_threads, lower_worker_priority
 
 #: An update that takes longer than this shows the busy indicator.
@@ -414,23 +414,6 @@ def _pickled(job: ModelJob, request_id: int | None = None) -> bytes | None:
         return None
 
 
-def same_request(one: Any, other: Any) -> bool:
-    """Whether two submitted functions compute the same: :class:`ModelJob` s (or argument-less partials of one)
-    of one function on equal arguments. Arrays are equal only as the same object (comparing them would cost
-    what the dedup saves)."""
-    one, other = (job.func if isinstance(job, functools.partial) and not job.args and not job.keywords else job
-                  for job in (one, other))
-    if not (isinstance(one, ModelJob) and isinstance(other, ModelJob)) or one.function is not other.function:
-        return False
-    if len(one.args) != len(other.args):
-        return False
-    try:
-        return all(a is b or (type(a) is type(b) and not hasattr(a, "__array__") and bool(a == b))
-                   for a, b in zip(one.args, other.args))
-    except (TypeError, ValueError):  # arguments that do not compare as a whole
-        return False
-
-
 def _owner_deleted(key: Any) -> bool:
     """Whether the QObject that ``key`` names (a panel, or a tuple that holds one) was deleted meanwhile.
 
@@ -539,8 +522,7 @@ class ComputeService(QObject):
         True when some request has been running for more than
         :data:`BUSY_DELAY_MS`; False when all are done.
     idle()
-        The last pending request was delivered (its result is drawn in
-        the same event, after this) or cancelled.
+        Nothing is pending any more (a result delivered, drawn after this, or a request cancelled).
     """
 
     busyChanged = Signal(bool)
@@ -552,8 +534,7 @@ class ComputeService(QObject):
         self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="posenc-compute",
                                             initializer=lambda: lower_worker_priority(WORKER_NICENESS))
         self._latest: dict[Any, int] = {}
-        #: The function of each key's pending request (a request equal to it is not run again).
-        self._jobs: dict[Any, Callable[[], Any]] = {}
+        self._jobs: dict[Any, Callable[[], Any]] = {}  # each key's last request (an equal one under way joins it)
         self._callbacks: dict[Any, tuple[Callable, Callable | None]] = {}
         self._on_progress: dict[Any, Callable[[int, int], None] | None] = {}
         self._pending: set[Any] = set()
@@ -578,26 +559,19 @@ class ComputeService(QObject):
     ) -> None:
         """Run ``function()`` off the GUI thread; call ``on_result`` with its value on the GUI thread.
 
-        ``function`` runs in the worker process when it is a
-        :class:`ModelJob` that can go there, else in a worker thread (see
-        the module's docstring). A later ``submit`` with the same ``key``
-        supersedes this one: its result (or error) is never delivered; one
-        equal to the request still under way for ``key`` (the same model
-        function on equal arguments) is not run again: that request's result
-        goes to the new callbacks. An
-        error goes to ``on_error``, or is raised on the GUI thread without
-        one. With ``on_progress``, ``function`` is called with a ``progress``
-        keyword (see the module's docstring). After :meth:`shutdown` this does
+        ``function`` runs in the worker process when it is a :class:`ModelJob` that can go there, else in a
+        worker thread (see the module's docstring). A later ``submit`` with the same ``key`` supersedes this
+        one: its result (or error) is never delivered; one equal to the request under way for ``key``
+        (:func:`~.job_match.same_request`) is not run again: that result goes to the new callbacks. An error
+        goes to ``on_error``, or is raised on the GUI thread without one. With ``on_progress``, ``function``
+        is called with a ``progress`` keyword (see the module's docstring). After :meth:`shutdown` this does
         nothing (a closing window may still ask for a redraw).
         """
         if self._closed:
             return
         self._since_request.restart()
-        if key in self._pending and same_request(self._jobs.get(key), function):
-            # the request under way computes the same (a dock shown by a new layout asked first): its result
-            # goes to these callbacks, and the worker is not asked twice
-            self._callbacks[key] = (on_result, on_error)
-            self._on_progress[key] = on_progress
+        if key in self._pending and same_request(self._jobs.get(key), function):  # the same is under way:
+            self._callbacks[key], self._on_progress[key] = (on_result, on_error), on_progress  # its result here
             return
         self._jobs[key] = function
         generation = next(self._counter)
@@ -635,7 +609,6 @@ class ComputeService(QObject):
         """Forget any request under ``key``; its result will not be delivered (a running job that
         reports progress is told to stop)."""
         self._latest.pop(key, None)
-        self._jobs.pop(key, None)
         self._callbacks.pop(key, None)
         self._on_progress.pop(key, None)
         if _worker_process is not None:
@@ -686,7 +659,6 @@ class ComputeService(QObject):
         """
         self._closed = True
         self._latest.clear()
-        self._jobs.clear()
         self._pending.clear()
         self._executor.shutdown(wait=False, cancel_futures=True)
         release_worker_process(self)
@@ -695,7 +667,6 @@ class ComputeService(QObject):
         if self._latest.get(key) != generation:
             return
         self._pending.discard(key)
-        self._jobs.pop(key, None)
         on_result, on_error = self._callbacks.pop(key, (None, None))
         self._on_progress.pop(key, None)
         self._update_busy()

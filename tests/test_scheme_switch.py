@@ -89,7 +89,8 @@ def test_a_switch_into_another_family_asks_the_worker_once_per_shown_panel(make_
     for scheme, options in (("rope", {}), ("sinusoidal", {}), ("alibi", {}), ("sinusoidal", {})):
         repeated_requests(window, monkeypatch, scheme, **options)  # each family's layout visited once
     # setups not seen before: a panel that keeps its results (Panel.keeps_results) asks for them
-    for scheme, options in (("rope", {"rope_theta": 500000.0}), ("alibi", {"head": 1}), ("sinusoidal", {"base": 20000.0})):
+    unseen = (("rope", {"rope_theta": 500000.0}), ("alibi", {"head": 1}), ("sinusoidal", {"base": 20000.0}))
+    for scheme, options in unseen:
         asked_again, made_again = repeated_requests(window, monkeypatch, scheme, **options)
         # the docks of the family shown ask as they appear; before, they asked again as their panels heard of the
         # new scheme, and each request was made again (3 to 4 per switch)

@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Any, Callable, ClassVar
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QScrollArea, QToolButton, QVBoxLayout, QWidget
 
-from ..compute import ComputeService, ModelJob, same_request
+from ..compute import ComputeService, ModelJob
+from ..job_match import same_request
 from ..export import FORMATS
 from ..model import EncodingParams, Scheme
 from ..model.analyses.compare import ShownMatrix
