@@ -83,7 +83,7 @@ from posenc_gui import prepare_qt_environment, tune_memory_allocator  # noqa: E4
 prepare_qt_environment()  # as posenc-gui does before its first window
 tune_memory_allocator()
 
-from PySide6.QtCore import QCoreApplication, QElapsedTimer, QEvent, QEventLoop, QTimer  # noqa: E402
+from PySide6.QtCore import QCoreApplication, QElapsedTimer, QEvent, QTimer  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from posenc_gui.mainwindow import PRIMARY_PANELS, MainWindow  # noqa: E402
@@ -91,6 +91,7 @@ from posenc_gui.compute import ModelJob  # noqa: E402
 from posenc_gui.model import EncodingParams  # noqa: E402
 from posenc_gui.model import clear_caches as clear_model_caches  # noqa: E402
 from posenc_gui.model import limits  # noqa: E402
+from switching import SWITCH_ROUNDS, switch_line, switches, timed_switch  # noqa: E402 (beside this file)
 
 SIZES = [(128, 512), (1024, 512), (8192, 512), (1_048_576, 512),
          (128, 8192), (1024, 8192), (8192, 8192), (1_048_576, 8192)]
@@ -513,78 +514,30 @@ def default_steps(app: QApplication, repeats: int) -> str:
             + ("n/a" if steal is None else f"{steal:.1f} %"))
 
 
-#: ``--switch``: the schemes switched to, in order, with the options each gets (one of each family, and T5 beside
-#: ALiBi: a switch within the biases' layout).
-SWITCHES = (("rope", ROPE_OPTIONS), ("alibi", {}), ("t5", {}), ("sinusoidal", {}))
-#: ``--switch``: rounds of :data:`SWITCHES` timed (after one round that visits each family's layout first).
-SWITCH_ROUNDS = 6
-#: Passes of the event loop without a canvas repaint after which a switch's window counts as repainted.
-QUIET_PASSES = 2
-
-
-def timed_switch(window: MainWindow, scheme: str, options: dict) -> tuple[float, float]:
-    """Seconds from a switch to ``scheme`` to the repainted window with every visible panel's new data, and the
-    GUI thread's CPU seconds meanwhile.
-
-    As :func:`timed_update`, and the re-samples the switch started (a plot
-    whose size or range changed with the new layout re-samples after its
-    pause, :meth:`Panel.debounce`) are run at once and counted in, until no
-    panel has one waiting and no request is on its way; then the repaints
-    that repaints started (a plot laid out anew as it paints its new axis
-    labels) until :data:`QUIET_PASSES` passes of the event loop paint no
-    canvas (with :data:`CANVAS_PAINTS` installed, as ``main`` does).
-    """
-    start, cpu = time.perf_counter(), time.thread_time()
-    window.state.update(scheme=scheme, **options)
-    window.state.flush()
-    # a window that holds its repaints until the new data is in and laid out (window/paint_hold.py) paints after
-    hold = getattr(getattr(window, "dock_placement", None), "paint_hold", None)
-    while True:
-        window.compute.wait_idle(120)
-        while hold is not None and hold.holding:
-            QApplication.processEvents(QEventLoop.ProcessEventsFlag.WaitForMoreEvents)
-        QApplication.processEvents()  # the layout's and the new data's repaints, a refit posted for later
-        waiting = [panel.run_debounced() for panel in window.panels.built().values()]
-        if not any(waiting) and window.compute.is_idle() and not (hold is not None and hold.holding):
-            break
-    quiet = 0
-    while CANVAS_PAINTS is not None and quiet < QUIET_PASSES:
-        painted = dict(CANVAS_PAINTS.finished)
-        QApplication.processEvents()
-        quiet = quiet + 1 if CANVAS_PAINTS.finished == painted else 0
-    return time.perf_counter() - start, time.thread_time() - cpu
-
-
 def switch_steps(app: QApplication, rounds: int = SWITCH_ROUNDS) -> str:
     """One line for A/B comparisons: the median scheme switch into each family, the slowest first.
 
     The window opens at the default size as :func:`open_window` does, visits
     each family's layout once (untimed: the first visit builds its panels),
-    then switches through :data:`SWITCHES` ``rounds`` times, idle
+    then switches through :func:`switching.switches` ``rounds`` times, idle
     :data:`BLOCK_PAUSE_S` before each switch (a user does not switch twice
-    in one frame). The GUI thread's CPU time per switch is given beside
-    each (median): what the switch costs the window on a quiet machine, where
-    the workers compute on the other core meanwhile.
+    in one frame); see :func:`switching.timed_switch`.
     """
     window = open_window(128, 512)
-    for scheme, options in SWITCHES:
+    plan = switches(ROPE_OPTIONS)
+    for scheme, options in plan:
         window.state.update(scheme=scheme, **options)
         for _ in range(3):
             settle(window)
-    times: dict[str, list[tuple[float, float]]] = {scheme: [] for scheme, _ in SWITCHES}
+    times: dict[str, list[tuple[float, float]]] = {scheme: [] for scheme, _ in plan}
     cpu_before = cpu_times()
     for _ in range(rounds):
-        for scheme, options in SWITCHES:
+        for scheme, options in plan:
             idle(BLOCK_PAUSE_S)
-            times[scheme].append(timed_switch(window, scheme, options))
+            times[scheme].append(timed_switch(window, scheme, options, CANVAS_PAINTS))
     steal = steal_percent(cpu_before, cpu_times())
     window.close()
-    medians = {scheme: 1000 * statistics.median(wall for wall, _ in values) for scheme, values in times.items()}
-    cpu = {scheme: 1000 * statistics.median(cpu for _, cpu in values) for scheme, values in times.items()}
-    slowest = max(medians, key=medians.get)
-    return (f"128 × 512, scheme switch (median of {rounds}): slowest into {slowest}, step {medians[slowest]:.1f} ms; "
-            + ", ".join(f"into {scheme} {ms:.1f} (GUI CPU {cpu[scheme]:.1f})" for scheme, ms in medians.items())
-            + " ms; VM steal " + ("n/a" if steal is None else f"{steal:.1f} %"))
+    return switch_line(times, rounds, steal)
 
 
 def front_steps(app: QApplication, name: str, repeats: int) -> str:
