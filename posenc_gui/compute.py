@@ -51,6 +51,7 @@ from pyqtgraph.util.garbage_collector import GarbageCollector
 from PySide6.QtCore import QCoreApplication, QDeadlineTimer, QElapsedTimer, QEventLoop, QObject, QTimer, Signal, Slot
 
 from . import worker_process as protocol
+from .job_match import same_request
 from .worker_threads import WORKER_NICENESS, limit_blas_threads, lower_worker_priority
 
 #: An update that takes longer than this shows the busy indicator.
@@ -520,9 +521,12 @@ class ComputeService(QObject):
     busyChanged(bool)
         True when some request has been running for more than
         :data:`BUSY_DELAY_MS`; False when all are done.
+    idle()
+        Nothing is pending any more (a result delivered, drawn after this, or a request cancelled).
     """
 
     busyChanged = Signal(bool)
+    idle = Signal()
 
     def __init__(self, parent: QObject | None = None, workers: int = 2, processes: bool = True) -> None:
         super().__init__(parent)
@@ -530,6 +534,7 @@ class ComputeService(QObject):
         self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="posenc-compute",
                                             initializer=lambda: lower_worker_priority(WORKER_NICENESS))
         self._latest: dict[Any, int] = {}
+        self._jobs: dict[Any, Callable[[], Any]] = {}  # each key's last request (an equal one under way joins it)
         self._callbacks: dict[Any, tuple[Callable, Callable | None]] = {}
         self._on_progress: dict[Any, Callable[[int, int], None] | None] = {}
         self._pending: set[Any] = set()
@@ -554,18 +559,21 @@ class ComputeService(QObject):
     ) -> None:
         """Run ``function()`` off the GUI thread; call ``on_result`` with its value on the GUI thread.
 
-        ``function`` runs in the worker process when it is a
-        :class:`ModelJob` that can go there, else in a worker thread (see
-        the module's docstring). A later ``submit`` with the same ``key``
-        supersedes this one: its result (or error) is never delivered. An
-        error goes to ``on_error``, or is raised on the GUI thread without
-        one. With ``on_progress``, ``function`` is called with a ``progress``
-        keyword (see the module's docstring). After :meth:`shutdown` this does
+        ``function`` runs in the worker process when it is a :class:`ModelJob` that can go there, else in a
+        worker thread (see the module's docstring). A later ``submit`` with the same ``key`` supersedes this
+        one: its result (or error) is never delivered; one equal to the request under way for ``key``
+        (:func:`~.job_match.same_request`) is not run again: that result goes to the new callbacks. An error
+        goes to ``on_error``, or is raised on the GUI thread without one. With ``on_progress``, ``function``
+        is called with a ``progress`` keyword (see the module's docstring). After :meth:`shutdown` this does
         nothing (a closing window may still ask for a redraw).
         """
         if self._closed:
             return
         self._since_request.restart()
+        if key in self._pending and same_request(self._jobs.get(key), function):  # the same is under way:
+            self._callbacks[key], self._on_progress[key] = (on_result, on_error), on_progress  # its result here
+            return
+        self._jobs[key] = function
         generation = next(self._counter)
         self._latest[key] = generation
         self._callbacks[key] = (on_result, on_error)
@@ -689,3 +697,4 @@ class ComputeService(QObject):
             if self._busy:
                 self._busy = False
                 self.busyChanged.emit(False)
+            self.idle.emit()

@@ -66,6 +66,7 @@ class AttentionBiasPanel(Panel):
     title = "Attention bias"
     requires = frozenset({"bias"})
     model_function = attention_bias_data
+    keeps_results = True  # a scheme switched back to shows its last view at once
     model_functions = (bias_at,)
     compares_matrix = True
     help_text = (
@@ -137,7 +138,7 @@ class AttentionBiasPanel(Panel):
             self._length = params.seq_len
             extent = (-0.5, params.seq_len - 0.5)
             self.matrix.set_full_range(extent, extent)
-        self.schedule_update()
+        self.schedule_update(params)
 
     # ------------------------------------------------------------------ data
     def model_arguments(self) -> tuple:

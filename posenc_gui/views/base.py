@@ -10,6 +10,7 @@ from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QScrollArea, QToolButton, QVBoxLayout, QWidget
 
 from ..compute import ComputeService, ModelJob
+from ..job_match import same_request
 from ..export import FORMATS
 from ..model import EncodingParams, Scheme
 from ..model.analyses.compare import ShownMatrix
@@ -22,6 +23,9 @@ if TYPE_CHECKING:
     from .cursor import CursorAxis, CursorLink
     from .host import PanelHost
     from .param_controls import ViewSpinBox
+
+#: Results a panel that :attr:`~Panel.keeps_results` keeps, the newest first (a setup switched away from and back).
+KEPT_RESULTS = 3
 
 MESSAGE_STYLES = {
     level: f"background:{background}; color:{text}; border:1px solid {border}; padding:3px 6px;"
@@ -83,6 +87,11 @@ class Panel(QWidget):
     #: Whether :attr:`model_function` may run in the worker process; False keeps it in a worker thread of the
     #: window's process (a fast function whose cache serves the next step of a slider).
     model_in_process: ClassVar[bool] = True
+    #: Whether the panel keeps its last :data:`KEPT_RESULTS` results of :attr:`model_function` by their arguments
+    #: and shows a kept one again at once instead of asking for it (a scheme switched back to). Only for a
+    #: function whose result is whole when delivered (not a scan continued in steps); never for parameters that
+    #: read a file.
+    keeps_results: ClassVar[bool] = False
     #: The formats the panel exports (a subset of ``export.FORMATS``).
     export_formats: ClassVar[tuple[str, ...]] = FORMATS
     #: Flags of ``posenc-gui export`` for this panel, applied by :meth:`apply_options`.
@@ -160,8 +169,10 @@ class Panel(QWidget):
         self._message_holder.hide()
         self._message: tuple[str, str] = ("", "")
         self._stale = False
+        self._caught_up_for: EncodingParams | None = None  # the parameters ensure_current last caught up with
         self._debounced: list[tuple[QTimer, Callable[[], None]]] = []
         self._summary_labels: list[QLabel] = []
+        self._kept: list[tuple[ModelJob, Any]] = []  # (request, its result), the newest first (keeps_results)
         outer.addWidget(self._help_label)
         outer.addWidget(self._message_holder)
         # The body sits in a widget of its own, so that the notice of an
@@ -294,7 +305,21 @@ class Panel(QWidget):
         if function is None:
             return
         job = ModelJob(function, self.model_arguments())
-        self.compute.submit(self, job if self.model_in_process else partial(job), self._receive, self.show_error)
+        on_result = self._receive
+        if self.keeps_results and not any(isinstance(arg, EncodingParams) and _reads_file(arg) for arg in job.args):
+            kept = next((data for request, data in self._kept if same_request(request, job)), None)
+            if kept is not None:
+                self.compute.cancel(self)  # a result on its way is for other arguments
+                self._receive(kept)
+                return
+            on_result = partial(self._keep, job)
+        self.compute.submit(self, job if self.model_in_process else partial(job), on_result, self.show_error)
+
+    def _keep(self, job: ModelJob, data: Any) -> None:
+        """Keep ``data``, the result of ``job`` (see :attr:`keeps_results`), and show it."""
+        others = [(request, kept) for request, kept in self._kept if not same_request(request, job)]
+        self._kept = [(job, data), *others][:KEPT_RESULTS]
+        self._receive(data)
 
     def _receive(self, data: Any) -> None:
         """Keep and draw a result of :attr:`model_function`; the message bar is cleared first."""
@@ -336,15 +361,22 @@ class Panel(QWidget):
         if not self._cursor_due:
             self.cursor_link.draw(self.state.cursor.current)
 
-    def schedule_update(self, *_: Any) -> None:
+    def schedule_update(self, *args: Any) -> None:
         """Update now if the panel is on screen, else when it is next shown.
 
         Hidden docks (tabbed behind others, closed) cost nothing while the
         user drags a slider or switches the scheme: whether they apply is
         shown when they are next shown. A panel that does not apply to the
         parameters (:meth:`unavailable_reason`) shows why, and computes nothing.
+        Called from ``state.paramsChanged`` with parameters that the panel
+        was just brought up to date for (its dock shown by the new scheme's
+        layout, earlier in the same change: :meth:`ensure_current`), it does
+        not update again.
         """
         self.updateScheduled.emit()
+        caught_up, self._caught_up_for = self._caught_up_for, None
+        if args and caught_up is not None and args[0] is caught_up:
+            return
         if self.on_screen():
             self._stale = False
             self._update_or_say_why()
@@ -384,6 +416,7 @@ class Panel(QWidget):
             self.redraw_cursor()
         if self._stale:
             self._stale = False
+            self._caught_up_for = self.state.params  # for these parameters (see schedule_update)
             self._update_or_say_why()
 
     def showEvent(self, event) -> None:  # noqa: N802 (Qt override)
@@ -580,6 +613,12 @@ class Panel(QWidget):
     def data_export(self, data: Any) -> tuple[dict[str, Any], dict[str, Any]]:
         """The arrays and the further ``meta`` of :meth:`export_data` for ``data`` (a panel of the template)."""
         raise NotImplementedError
+
+
+def _reads_file(params: EncodingParams) -> bool:
+    """Whether ``params`` name a file to read (a model's table or configuration): its result is not kept, the file
+    may change or go (then the panel must say so)."""
+    return any(spec.kind == "path" for spec in params.info.options_in_use(params.options))
 
 
 class ControlsPanel(Panel):

@@ -55,6 +55,7 @@ class HeatmapPanel(TableOrAnglesPanel):
     title = "Heatmap"
     dock = DockPlacement("right", shown=True)
     model_function = compute_heatmap
+    keeps_results = True  # a scheme switched back to shows its last view at once
     compares_matrix = True
     cursor_axes = ("position", "dimension")
     help_text = (

@@ -63,6 +63,8 @@ COMPARED_COLOURS = (GREEN, PINK, PALETTE[5])
 PINNED_COLOUR = ROLE_COLOURS["A"]
 #: Pause after the last parameter change before the properties are measured (a drag measures once, at its end).
 PROPERTIES_DELAY_MS = 250
+#: Setups whose measured properties the panel keeps: switching back to one shows its table at once.
+MEASURED_KEPT = 8
 #: A bias's keys after the query (dashed: it may lie on the keys before, a symmetric bias).
 AFTER_PEN = pg.mkPen(ORANGE, width=2, style=Qt.PenStyle.DashLine)
 DISTANCE_LABEL = "distance r = m − n (key before query)"
@@ -84,6 +86,7 @@ class PositionalLogitsPanel(Panel):
     #: A table, a bias, or a rotation (see :meth:`shows`).
     requires = frozenset({"table"})
     model_function = logit_profile_data
+    keeps_results = True  # a scheme switched back to shows its last view at once
     model_functions = (compared_profiles, properties_table, continue_table, pinned_comparison, continue_pinned)
     compares_matrix = True
     cursor_axes = ("position",)
@@ -203,6 +206,8 @@ class PositionalLogitsPanel(Panel):
         self.pinned_result: tuple[ComparedSetup, LogitProperties | str] | None = None
         self.measured: tuple[tuple[str, LogitProperties | str], ...] = ()
         self._measured_key: tuple | None = None
+        #: The finished tables of the last :data:`MEASURED_KEPT` setups measured, by their properties key.
+        self._measured_before: dict[tuple, tuple[tuple[str, LogitProperties | str], ...]] = {}
         self._properties_timer = self.debounce(self._request_properties, delay_ms=PROPERTIES_DELAY_MS)
         # the cursor's query row m and key column n
         self.link_cursor(self.canvas, [CursorAxis(self.matrix.plot, "y", "position"),
@@ -291,9 +296,16 @@ class PositionalLogitsPanel(Panel):
                                 self._show_compared, self.show_error)
         elif self.compared:  # none any more: their curves go (nothing to redraw when there were none)
             self._show_compared(())
-        if self._measured_key != self._properties_key():
-            self._mark_properties_pending()
-            self._properties_timer.start()
+        key = self._properties_key()
+        if self._measured_key != key:
+            kept = self._measured_before.get(key)
+            if kept is None:
+                self._mark_properties_pending()
+                self._properties_timer.start()
+            else:  # a setup measured before (a scheme switched back to): its table at once, nothing measured
+                self._properties_timer.stop()
+                self.compute.cancel((self, "properties"))
+                self._show_properties(key, kept)
 
     def set_pinned(self, params: EncodingParams | None) -> None:
         """Draw setup A's profile in the logit plot (dashed) and give it a row of the properties table."""
@@ -349,6 +361,11 @@ class PositionalLogitsPanel(Panel):
         self._measured_key, self.measured = key, measured
         if table_pending(measured):
             self._submit_properties(key, ModelJob(continue_table, (measured, SCAN_WORK)))
+        else:
+            self._measured_before.pop(key, None)
+            self._measured_before[key] = measured  # the newest last
+            while len(self._measured_before) > MEASURED_KEPT:
+                del self._measured_before[next(iter(self._measured_before))]
         rows = list(measured)
         labels = [SCHEMES[scheme].label + ("" if row else " (this setup)") for row, (scheme, _) in enumerate(rows)]
         if self.pinned is not None and self.pinned_result is not None:  # A heads the table, and this setup is B

@@ -33,6 +33,7 @@ class RopeContextPanel(RopeOnlyPanel):
     title = "RoPE context extension"
     rope_subject = "scaling methods against the trained context"
     model_function = context_extension_data
+    keeps_results = True  # a scheme switched back to shows its last view at once
     model_in_process = False
     help_text = (
         "In training, at the trained context L<sub>0</sub>, rotary pair i took the angles p·θ<sub>i</sub> for "

@@ -36,6 +36,7 @@ class RopeFrequenciesPanel(RopeOnlyPanel):
     title = "RoPE frequencies"
     rope_subject = "Hugging Face frequencies"
     model_function = rope_frequency_data
+    keeps_results = True  # a scheme switched back to shows its last view at once
     model_in_process = False
     help_text = (
         "RoPE turns rotary pair i by position · θ<sub>i</sub>, θ<sub>i</sub> = rope_theta<sup>−2i/d</sup>: "

@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QDockWidget, QStyle, QWidget
 
 from . import navigation as panel_navigation
 from .layouts import DockLayouts, layout_key
+from .paint_hold import PaintHold
 from ..model import EncodingParams
 
 if TYPE_CHECKING:
@@ -38,6 +39,9 @@ class DockPlacement:
         self.window = window
         #: Whether the window was fitted to its screen once shown (panels built after that fit again).
         self.fitted_to_screen = False
+        #: Holds the window's repaints after a layout change until the new layout's data is in.
+        self.paint_hold = PaintHold(window, window.compute)
+        self._scheme = window.state.params.scheme
 
     def build(self) -> None:
         """A dock per registered panel (its panel built when it first shows), listed in the View menu, with
@@ -131,9 +135,13 @@ class DockPlacement:
         self.fit_layout_to_screen()
 
     def follow_layout(self, params: EncodingParams) -> None:
-        """Switch to the layout of a new scheme's family (see :mod:`.layouts`)."""
+        """Switch to the layout of a new scheme's family (see :mod:`.layouts`); a new scheme is painted once its
+        panels' data is in (:class:`.PaintHold`)."""
         if self.window.dock_layouts.follow(params):
             self.fit_layout_to_screen()
+        if params.scheme != self._scheme and self.window.isVisible():
+            self.paint_hold.start()
+        self._scheme = params.scheme
 
     def _available(self) -> tuple[QRect, int, int]:
         """The available area of the window's screen, and the width and height its frame takes (or will)."""

@@ -15,8 +15,10 @@ from PySide6.QtWidgets import QInputDialog, QMainWindow, QTabBar, QWidget
 
 def readable_tabs(window: QMainWindow) -> None:
     """Let every dock tab bar of ``window`` show whole titles, scrolling when they do not fit."""
-    for bar in window.findChildren(QTabBar):
-        if bar.parent() is window:  # the main window's own dock tab bars, not a panel's tab widgets
+    # the main window's own dock tab bars, not a panel's tab widgets: its children only (searching every panel's
+    # widgets took 7 ms of each scheme switch)
+    for bar in window.findChildren(QTabBar, "", Qt.FindChildOption.FindDirectChildrenOnly):
+        if bar.elideMode() != Qt.TextElideMode.ElideNone or not bar.usesScrollButtons():
             bar.setElideMode(Qt.TextElideMode.ElideNone)
             bar.setUsesScrollButtons(True)
 

@@ -4,6 +4,7 @@
     python tests/benchmarks/ab.py 1d281c6 --rounds 7 -- --front spectrum
     python tests/benchmarks/run.py --ab 1d281c6                   # the same, from the benchmark itself
     python tests/benchmarks/ab.py 1d281c6 --startup               # start-up to the first painted window
+    python tests/benchmarks/ab.py main --this-benchmark -- --switch   # a line the reference's run.py lacks
 
 This shared VM's speed changes by up to 2× from one day (or minute) to the
 next, so a figure is only comparable with one measured beside it. For each
@@ -17,6 +18,10 @@ reference: below 1 is faster). It imports nothing of posenc_gui.
 ``--startup`` times ``python -m posenc_gui --no-restore --quit-after-first-paint``
 of each side instead, and the bare PySide6 + pyqtgraph window
 (``bare_window.py``) beside them.
+
+``--this-benchmark`` runs this checkout's ``run.py`` on both sides (each
+side's Python imports its own posenc_gui): for a benchmark line added
+after the reference, such as ``--switch``.
 """
 
 from __future__ import annotations
@@ -104,9 +109,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("rev", help="the reference commit (any git revision)")
     parser.add_argument("--rounds", type=int, default=5, help="pairs of fresh processes (default 5)")
     parser.add_argument("--startup", action="store_true", help="time start-up to the first painted window instead")
+    parser.add_argument("--this-benchmark", action="store_true",
+                        help="run this checkout's run.py on both sides (a line the reference's run.py lacks)")
     parser.add_argument("bench_args", nargs="*", metavar="-- RUN_ARGS",
                         help="run.py's arguments for both sides (default --default-steps)")
-    args = parser.parse_args(argv)
+    args = parser.parse_intermixed_args(argv)  # options after REV too: "ab.py 1d281c6 --rounds 7 -- --front x"
     if args.rounds < 1:
         parser.error("--rounds must be ≥ 1")
     tree, ref_python = reference_python(args.rev)
@@ -120,8 +127,9 @@ def main(argv: list[str] | None = None) -> int:
         unit = "ms to the first paint"
     else:
         bench = args.bench_args or ["--default-steps"]
-        runs = {name: (lambda p=python, t=root: timed_line(p, t / "tests" / "benchmarks" / "run.py", bench,
-                                                           environment(t)))
+        runs = {name: (lambda p=python, t=root: timed_line(
+                    p, (CHECKOUT if args.this_benchmark else t) / "tests" / "benchmarks" / "run.py", bench,
+                    environment(t)))
                 for name, (python, root) in sides.items()}
         unit = f"ms (run.py {' '.join(bench)})"
     for run in runs.values():

@@ -4,6 +4,7 @@
     python tests/benchmarks/run.py --quick    # default size and the largest only
     python tests/benchmarks/run.py --default-steps   # one line: default-size steps (A/B runs)
     python tests/benchmarks/run.py --front spectrum  # one line: the same with a panel in the heatmap's place
+    python tests/benchmarks/run.py --switch   # one line: scheme switches into each family (A/B runs)
     python tests/benchmarks/run.py --export   # only the headless export measurements (A/B runs)
     python tests/benchmarks/run.py --scheme rope --quick   # the same with RoPE (Llama 3.1's options)
     python tests/benchmarks/run.py --ab 1d281c6 --default-steps   # alternating A/B against a commit (ab.py)
@@ -82,7 +83,7 @@ from posenc_gui import prepare_qt_environment, tune_memory_allocator  # noqa: E4
 prepare_qt_environment()  # as posenc-gui does before its first window
 tune_memory_allocator()
 
-from PySide6.QtCore import QElapsedTimer, QTimer  # noqa: E402
+from PySide6.QtCore import QCoreApplication, QElapsedTimer, QEvent, QTimer  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from posenc_gui.mainwindow import PRIMARY_PANELS, MainWindow  # noqa: E402
@@ -90,6 +91,7 @@ from posenc_gui.compute import ModelJob  # noqa: E402
 from posenc_gui.model import EncodingParams  # noqa: E402
 from posenc_gui.model import clear_caches as clear_model_caches  # noqa: E402
 from posenc_gui.model import limits  # noqa: E402
+from switching import SWITCH_ROUNDS, switch_line, switches, timed_switch  # noqa: E402 (beside this file)
 
 SIZES = [(128, 512), (1024, 512), (8192, 512), (1_048_576, 512),
          (128, 8192), (1024, 8192), (8192, 8192), (1_048_576, 8192)]
@@ -303,10 +305,17 @@ BLOCK_PAUSE_S = 0.3
 
 
 def idle(seconds: float) -> None:
-    """Let the window sit idle (its timers and events run) for ``seconds``."""
+    """Let the window sit idle (its timers and events run) for ``seconds``.
+
+    The objects deleted later (``deleteLater``) go too, as the app's event
+    loop deletes them: ``processEvents`` alone never does, and a dock layout
+    restored at each scheme switch left a dozen tab bars behind, which every
+    later switch laid out again (restoreState 18 → 27 ms in five rounds).
+    """
     end = time.perf_counter() + seconds
     while time.perf_counter() < end:
         QApplication.processEvents()
+        QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
         time.sleep(0.005)
 
 
@@ -505,6 +514,32 @@ def default_steps(app: QApplication, repeats: int) -> str:
             + ("n/a" if steal is None else f"{steal:.1f} %"))
 
 
+def switch_steps(app: QApplication, rounds: int = SWITCH_ROUNDS) -> str:
+    """One line for A/B comparisons: the median scheme switch into each family, the slowest first.
+
+    The window opens at the default size as :func:`open_window` does, visits
+    each family's layout once (untimed: the first visit builds its panels),
+    then switches through :func:`switching.switches` ``rounds`` times, idle
+    :data:`BLOCK_PAUSE_S` before each switch (a user does not switch twice
+    in one frame); see :func:`switching.timed_switch`.
+    """
+    window = open_window(128, 512)
+    plan = switches(ROPE_OPTIONS)
+    for scheme, options in plan:
+        window.state.update(scheme=scheme, **options)
+        for _ in range(3):
+            settle(window)
+    times: dict[str, list[tuple[float, float]]] = {scheme: [] for scheme, _ in plan}
+    cpu_before = cpu_times()
+    for _ in range(rounds):
+        for scheme, options in plan:
+            idle(BLOCK_PAUSE_S)
+            times[scheme].append(timed_switch(window, scheme, options, CANVAS_PAINTS))
+    steal = steal_percent(cpu_before, cpu_times())
+    window.close()
+    return switch_line(times, rounds, steal)
+
+
 def front_steps(app: QApplication, name: str, repeats: int) -> str:
     """One line for A/B comparisons: median d_model and base step at the default size with ``name`` in front."""
     window = open_window(128, 512)
@@ -525,6 +560,9 @@ def main() -> int:
                         help="only the default-size steps, one line (for alternating two versions)")
     parser.add_argument("--front", metavar="PANEL",
                         help="only the default-size steps with PANEL (e.g. spectrum) in the heatmap's place, one line")
+    parser.add_argument("--switch", action="store_true",
+                        help="only the scheme switches at the default size, one line: the median switch into each "
+                             "family (rope, alibi, t5, sinusoidal), the slowest first (for A/B runs)")
     parser.add_argument("--scheme", choices=("sinusoidal", "rope"), default="sinusoidal",
                         help="the scheme of the window measured (rope: Llama 3.1's options; the drags step rope_theta)")
     parser.add_argument("--export", action="store_true",
@@ -551,6 +589,9 @@ def main() -> int:
     CANVAS_PAINTS = CanvasPaints()
     if args.default_steps:
         print(default_steps(app, args.repeats))
+        return 0
+    if args.switch:
+        print(switch_steps(app))
         return 0
     if args.front:
         try:
