@@ -570,11 +570,11 @@ class ComputeService(QObject):
         if self._closed:
             return
         self._since_request.restart()
-        if key in self._pending and same_request(self._jobs.get(key), function):  # the same is under way:
-            self._callbacks[key], self._on_progress[key] = (on_result, on_error), on_progress  # its result here
+        if key in self._pending and same_request(self._jobs.get(key), function) and (
+                on_progress is None) == (self._on_progress.get(key) is None):  # the same under way: its result here
+            self._callbacks[key], self._on_progress[key] = (on_result, on_error), on_progress
             return
-        self._jobs[key] = function
-        generation = next(self._counter)
+        self._jobs[key], generation = function, next(self._counter)
         self._latest[key] = generation
         self._callbacks[key] = (on_result, on_error)
         self._on_progress[key] = on_progress

@@ -19,9 +19,12 @@ CALLS: list[int] = []
 GATE = threading.Event()
 
 
-def held_square(value: int) -> int:
-    """A stand-in model function (it runs in a worker thread: not of the model layer) that waits for the test."""
+def held_square(value: int, progress=None) -> int:
+    """A stand-in model function (it runs in a worker thread: not of the model layer) that waits for the test,
+    and reports its progress once when asked to."""
     GATE.wait(TIMEOUT_S)
+    if progress is not None:
+        progress(1, 1)
     CALLS.append(value)
     return value * value
 
@@ -36,6 +39,18 @@ def test_a_request_equal_to_the_one_under_way_is_not_run_again(compute):
     assert compute.wait_idle(TIMEOUT_S)
     assert CALLS == [3]  # before: [3, 3], the first result dropped
     assert delivered_first == [] and delivered_second == [9]  # the newest callbacks get it
+
+
+def test_an_equal_request_that_follows_its_progress_is_not_joined_to_one_that_does_not(compute):
+    CALLS.clear()
+    GATE.clear()
+    delivered, progressed = [], []
+    compute.submit("key", ModelJob(held_square, (3,)), delivered.append)
+    compute.submit("key", ModelJob(held_square, (3,)), delivered.append,
+                   on_progress=lambda done, total: progressed.append((done, total)))
+    GATE.set()
+    assert compute.wait_idle(TIMEOUT_S)
+    assert delivered == [9] and progressed == [(1, 1)]  # joined, the job would not report its progress
 
 
 def test_a_different_request_still_supersedes_the_one_under_way(compute):

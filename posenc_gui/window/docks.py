@@ -39,7 +39,7 @@ class DockPlacement:
         self.window = window
         #: Whether the window was fitted to its screen once shown (panels built after that fit again).
         self.fitted_to_screen = False
-        #: Holds the window's repaints after a layout change until the new layout's data is in.
+        #: Holds the window's repaints after a change of scheme until the panels' new data is in and laid out.
         self.paint_hold = PaintHold(window, window.compute)
         self._scheme = window.state.params.scheme
 
