@@ -82,6 +82,8 @@ def compute_waits_bounded_by_the_tests_timeout():
 def pytest_configure(config):
     config.addinivalue_line("markers", "prebuild: main windows build the hidden docks' panels in idle time, as the "
                             "app does (without it they are built when shown: tests do not wait for idle time)")
+    config.addinivalue_line("markers", "own_worker_process: the test starts, kills or counts the worker process "
+                            "itself (no process is kept for it from other tests, nor after it)")
     config.addinivalue_line("markers", "worker_niceness: compute workers run at the app's lower priority "
                             "(without it, at the tests' own)")
 
@@ -117,6 +119,47 @@ def panels_built_when_shown(request, monkeypatch):
         from posenc_gui.window.panels import PanelPrebuilder
 
         monkeypatch.setattr(PanelPrebuilder, "start", lambda self: None)
+
+
+class _TestSession:
+    """Stands for the test session among the worker process's users (see :func:`one_worker_process_across_tests`)."""
+
+
+_SESSION = _TestSession()
+
+
+@pytest.fixture(autouse=True)
+def one_worker_process_across_tests(request):
+    """The worker process outlives the test that started it, unless it is still computing (then it is ended).
+
+    The app starts it for its first window and ends it with its last; each
+    test's window or ``compute`` would start one (~0.3 s of start-up and
+    imports) and the next test another. Kept, the next test finds it idle,
+    as a second window of the app does. A test marked ``own_worker_process``
+    (it starts, kills or counts the process itself) or ``worker_niceness``
+    gets the app's behaviour: no process kept before, during or after it.
+    """
+    from posenc_gui import compute
+
+    def end_it() -> None:
+        with compute._process_lock:
+            compute._process_users.discard(_SESSION)
+            if compute._worker_process is not None:
+                compute._worker_process.close()
+                compute._worker_process = None
+
+    if request.node.get_closest_marker("own_worker_process") or request.node.get_closest_marker("worker_niceness"):
+        end_it()
+        yield
+        end_it()
+        return
+    with compute._process_lock:
+        compute._process_users.add(_SESSION)
+    yield
+    with compute._process_lock:
+        process = compute._worker_process
+        if process is not None and (not process.alive or process._running is not None or process._waiting):
+            end_it()
 
 
 @pytest.fixture

@@ -14,6 +14,9 @@ from posenc_gui.model import EncodingParams
 from posenc_gui.model.panels.panel_data import relative_data
 from waiting import TIMEOUT_MS, TIMEOUT_S
 
+#: Each test here starts, kills or inspects the worker process itself (see conftest.py).
+pytestmark = pytest.mark.own_worker_process
+
 #: Modules a worker imports (or Python imports at start-up) that a launch folder could shadow.
 PLANTED = ("struct", "pickle", "numpy", "sitecustomize", "posenc_gui")
 

@@ -17,6 +17,9 @@ from posenc_gui.model import EncodingParams
 from posenc_gui.model.panels.panel_data import addition_data, linear_relation_data, relative_data
 from waiting import TIMEOUT_S
 
+#: Each test here starts, kills or inspects the worker process itself (see conftest.py).
+pytestmark = pytest.mark.own_worker_process
+
 
 def _ask(child: subprocess.Popen, module: str, name: str, args: tuple):
     worker_process.write_frame(child.stdin, pickle.dumps((module, name, args)))
