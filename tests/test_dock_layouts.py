@@ -128,12 +128,23 @@ window.show()
 app.processEvents()
 for panel_id in window.docks:
     window.panels[panel_id]
-for _ in range(3):
+
+def shown() -> tuple:
+    return window.frameGeometry().getRect(), {pid: dock.height() for pid, dock in window.docks.items()
+                                              if dock.isVisible() and not dock.visibleRegion().isEmpty()}
+
+
+# settled: every request answered, and two passes of the event loop in a row that move nothing
+# (a busy machine delivers the panels' results and their layout passes late)
+before, still = None, 0
+while still < 2:
+    if not window.compute.wait_idle(float(sys.argv[3])):
+        sys.exit("the window's requests were not answered")
     app.processEvents()
-window.compute.wait_idle()
-app.processEvents()
-front = {pid: dock.height() for pid, dock in window.docks.items()
-         if dock.isVisible() and not dock.visibleRegion().isEmpty()}
+    now = shown()
+    still = still + 1 if now == before else 0
+    before = now
+front = before[1]
 from PySide6.QtWidgets import QTabBar
 layouts = window.dock_layouts
 _, top, row = layouts.placed(layouts.current, window.state.params)
@@ -168,8 +179,8 @@ def test_every_family_fits_the_screen_with_every_panel_built_and_readable_docks(
                                                "width": screen[0], "height": screen[1]}]}))
     env = {**os.environ, "QT_QPA_PLATFORM": f"offscreen:configfile={config}",
            "POSENC_GUI_SETTINGS": str(tmp_path / "settings.ini")}
-    done = subprocess.run([sys.executable, "-c", FIT_SCRIPT, scheme, str(folder)], capture_output=True, text=True,
-                          env=env, timeout=TIMEOUT_S)
+    done = subprocess.run([sys.executable, "-c", FIT_SCRIPT, scheme, str(folder), str(TIMEOUT_S / 2)],
+                          capture_output=True, text=True, env=env, timeout=TIMEOUT_S)
     assert done.returncode == 0, done.stderr
     placed = json.loads(done.stdout.strip().splitlines()[-1])
     x, y, w, h = placed["frame"]
