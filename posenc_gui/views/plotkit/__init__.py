@@ -4,7 +4,7 @@ Split by concern: :mod:`.theme` (light, dark and print themes and the
 chosen colour maps, switched at run time), :mod:`.colours` (palettes,
 colour maps, the colour rule),
 :mod:`.ticks` (round ranges, tick labels, decade and integer ticks, no Qt), :mod:`.canvas` (the
-canvas), :mod:`.axes`, :mod:`.text` (titles, static text), :mod:`.items`
+canvas), :mod:`.axes`, :mod:`.text` (titles), :mod:`.static_text`, :mod:`.items`
 (legends), :mod:`.matrix` (matrix image and colour bar), :mod:`.stacked`
 (plots stacked on one x axis), :mod:`.polyline` (curves drawn through the
 samples the screen tells apart). The kit's only uses of pyqtgraph's internals
@@ -19,7 +19,8 @@ from .colours import (BLUE, DIVERGING, FOREGROUND, GREEN, MASKED_COLOUR, NO_PEN,
 from .items import MAX_DOTS, LegendBelow, add_legend_below
 from .matrix import MatrixImageItem, MatrixPlot
 from .polyline import ScreenCurve
-from .text import add_canvas_title, cache_text, remembered, set_canvas_title, set_title, static_text_at
+from .static_text import remembered, static_text_at
+from .text import add_canvas_title, cache_text, set_canvas_title, set_title
 from .ticks import (colorbar_ticks, compact_tick_strings, decade_label, decade_step, decade_ticks, integer_ticks,
                     nice_bounds, snap_log_span)
 

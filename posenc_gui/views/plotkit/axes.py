@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QGraphicsItem
 
 from .canvas import END_LABEL_REACH_PX, paint_guard
 from .pgcompat import AxisPlacingEndLabels, centre_axis_title, let_title_narrow, paint_axis
-from .text import cache_text, static_text_at
+from .text import cache_text
 from .theme import current
 from .ticks import (MIN_LABELS, compact_tick_strings, integer_ticks, nice_bounds, next_round_step,
                     previous_round_step, ticks_within)
@@ -51,7 +51,7 @@ class CompactAxisItem(AxisPlacingEndLabels):
 
     @paint_guard
     def paint(self, p, option, widget) -> None:  # noqa: D102 (pyqtgraph override: see pgcompat.paint_axis)
-        paint_axis(self, p, option, widget, static_text_at)
+        paint_axis(self, p, option, widget)
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)

@@ -86,6 +86,8 @@ from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QImage, QPainter, QPen, QPicture
 from PySide6.QtWidgets import QGraphicsSimpleTextItem, QWidget
 
+from .static_text import remembered, static_text_at
+
 #: Formats Qt's raster engine draws without converting them first.
 NATIVE_IMAGE_FORMATS = (QImage.Format.Format_ARGB32_Premultiplied, QImage.Format.Format_RGB32)
 
@@ -314,8 +316,10 @@ def show_plain_text(label: pg.LabelItem, text: str, colour) -> bool:
     if any(mark in text for mark in _RICH) or not label.isVisible() or label.text is None or box.width() <= 0:
         return False
     plain = _plain_text_item(label)
+    shown = plain.text()
     plain.setText(text)
     if plain.boundingRect().width() > box.width():
+        plain.setText(shown)
         return False
     brush = QBrush(pg.mkColor(colour))
     if plain.brush() != brush:
@@ -466,7 +470,7 @@ _LABEL_FLAGS = {
     "top": Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignBottom | Qt.TextFlag.TextDontClip,
     "bottom": Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop | Qt.TextFlag.TextDontClip,
 }
-#: Label boxes as pyqtgraph measures them, by (font, resolution) and text; started afresh past 2048 entries.
+#: Label boxes as pyqtgraph measures them, by (font, resolution) and text (see :func:`.static_text.remembered`).
 _TEXT_RECTS: dict = {}
 
 
@@ -600,14 +604,13 @@ def plain_axis_draw_specs(axis: pg.AxisItem, p):
 
 def _text_rect(p, font_key, text: str) -> QRectF:
     """A label's box as pyqtgraph measures it (80 % of the painter's height), remembered per font."""
-    rect = _TEXT_RECTS.get((font_key, text))
-    if rect is None:
-        if len(_TEXT_RECTS) > 2048:
-            _TEXT_RECTS.clear()
+
+    def measure() -> QRectF:
         rect = p.boundingRect(QRectF(0, 0, 100, 100), Qt.AlignmentFlag.AlignCenter, text)
         rect.setHeight(rect.height() * 0.8)
-        _TEXT_RECTS[(font_key, text)] = rect
-    return QRectF(rect)
+        return rect
+
+    return QRectF(remembered(_TEXT_RECTS, (font_key, text), measure))
 
 
 class AxisDrawing:
@@ -627,9 +630,8 @@ class AxisDrawing:
         self.labels = labels  # [(top-left QPointF, QStaticText), ...]
 
     @classmethod
-    def of(cls, axis: pg.AxisItem, static_text_at) -> AxisDrawing:
-        """Lay ``axis`` out as pyqtgraph's ``paint`` does, measured on a QPicture's painter (``static_text_at``:
-        :func:`.text.static_text_at`, which lays a label out once)."""
+    def of(cls, axis: pg.AxisItem) -> AxisDrawing:
+        """Lay ``axis`` out as pyqtgraph's ``paint`` does, measured on a QPicture's painter."""
         recording = QPicture()  # measured on, never drawn on
         measure = QPainter(recording)
         try:
@@ -668,13 +670,13 @@ class AxisDrawing:
             p.drawStaticText(top_left, text)
 
 
-def paint_axis(axis: pg.AxisItem, p: QPainter, option, widget, static_text_at) -> None:
+def paint_axis(axis: pg.AxisItem, p: QPainter, option, widget) -> None:
     """Paint ``axis`` from its :class:`AxisDrawing` on screen; elsewhere (an export's image, SVG or PDF) as
     pyqtgraph does, text as text."""
     on_screen = isinstance(p.device(), QWidget)
     if on_screen:
         if not isinstance(axis.picture, AxisDrawing):
-            axis.picture = AxisDrawing.of(axis, static_text_at)
+            axis.picture = AxisDrawing.of(axis)
         axis.picture.play(p)
         return
     if isinstance(axis.picture, AxisDrawing):
