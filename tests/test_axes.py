@@ -249,3 +249,27 @@ def test_setting_an_axis_its_own_ticks_again_does_not_lay_it_out_again(qtbot):
     set_ticks(axis, [[(0.0, "0"), (1.0, "1")], []])
     set_ticks(axis, None)  # back to the axis's own ticks
     assert laid_out == [ticks, [[(0.0, "0"), (1.0, "1")], []], None]
+
+
+@pytest.mark.parametrize("scale", [1.0, 0.001])
+@pytest.mark.parametrize("low, high, size", [(-0.5, 511.5, 900), (-0.5, 127.5, 300), (3.7, 3.9, 400),
+                                             (-1e6, 2.5e6, 260), (0.0, 1.0, 80)])
+def test_tick_values_are_pyqtgraphs_without_its_isclose(qapp, monkeypatch, scale, low, high, size):
+    # pyqtgraph drops a higher level's ticks from the lower ones with np.isclose (about 80 µs a call): the
+    # heatmap's dimension axis laid out again at every d_model step
+    axis, stock = CompactAxisItem("bottom"), pg.AxisItem("bottom")
+    for item in (axis, stock):
+        item.setScale(scale)
+        item.setStyle(maxTickLevel=2)
+    levels = axis.tickSpacing(low * scale, high * scale, size)
+    monkeypatch.setattr(stock, "tickSpacing", lambda *_: levels)  # the same levels, from pyqtgraph's tickValues
+    expected = stock.tickValues(low, high, size)
+    isclose_calls = []
+    real_isclose = np.isclose
+    monkeypatch.setattr(np, "isclose", lambda *a, **k: isclose_calls.append(1) or real_isclose(*a, **k))
+    ticks = axis.tickValues(low, high, size)
+    assert isclose_calls == []
+    assert len(ticks) == len(expected) >= 2
+    for (spacing, values), (stock_spacing, stock_values) in zip(ticks, expected):
+        assert spacing == stock_spacing
+        assert values == pytest.approx(stock_values, rel=1e-12, abs=1e-12 * abs(spacing))
