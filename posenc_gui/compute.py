@@ -42,7 +42,6 @@ import sys
 import threading
 import weakref
 from collections import deque
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Callable, NamedTuple
 
@@ -52,7 +51,7 @@ from PySide6.QtCore import QCoreApplication, QDeadlineTimer, QElapsedTimer, QEve
 
 from . import worker_process as protocol
 from .job_match import same_request
-from .worker_threads import WORKER_NICENESS, limit_blas_threads, lower_worker_priority
+from .worker_threads import WORKER_NICENESS, ThreadsAfterTheEvent, limit_blas_threads
 
 #: An update that takes longer than this shows the busy indicator.
 BUSY_DELAY_MS = 100
@@ -531,8 +530,7 @@ class ComputeService(QObject):
     def __init__(self, parent: QObject | None = None, workers: int = 2, processes: bool = True) -> None:
         super().__init__(parent)
         self._use_process = processes
-        self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="posenc-compute",
-                                            initializer=lambda: lower_worker_priority(WORKER_NICENESS))
+        self._executor = ThreadsAfterTheEvent(workers, "posenc-compute", self)
         self._latest: dict[Any, int] = {}
         self._jobs: dict[Any, Callable[[], Any]] = {}  # each key's last request (an equal one under way joins it)
         self._callbacks: dict[Any, tuple[Callable, Callable | None]] = {}
@@ -660,7 +658,7 @@ class ComputeService(QObject):
         self._closed = True
         self._latest.clear()
         self._pending.clear()
-        self._executor.shutdown(wait=False, cancel_futures=True)
+        self._executor.shutdown()
         release_worker_process(self)
 
     def _deliver(self, key: Any, generation: int, result: Any, error: Any) -> None:

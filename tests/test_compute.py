@@ -34,6 +34,35 @@ def test_only_the_newest_request_per_key_is_delivered(compute):
     assert delivered == [4]
 
 
+def test_requests_start_once_the_gui_thread_is_back_in_its_event_loop(compute):
+    # A parameter change is a chain of slots on the GUI thread; a worker started in its middle takes the GIL
+    # each time PySide lets it go (around its calls into Qt), and the chain waits (default step +0.3 ms)
+    from PySide6.QtWidgets import QApplication
+
+    handed = []
+    pool = compute._executor._pool
+    real_submit = pool.submit
+    pool.submit = lambda job: handed.append(job) or real_submit(job)
+    delivered = []
+    for value in range(3):
+        compute.submit(("key", value), lambda v=value: v, delivered.append)
+    assert handed == []  # nothing is handed to the threads while the GUI thread is still in the chain
+    QApplication.processEvents()
+    assert len(handed) == 3
+    assert compute.wait_idle(TIMEOUT_S)
+    assert sorted(delivered) == [0, 1, 2]
+
+
+def test_a_request_dropped_by_a_shutdown_before_it_started_is_not_run(compute):
+    from PySide6.QtWidgets import QApplication
+
+    ran = []
+    compute.submit("key", lambda: ran.append(1), ran.append)
+    compute.shutdown()
+    QApplication.processEvents()
+    assert compute.wait_idle(TIMEOUT_S) and ran == []
+
+
 def test_a_callable_runs_in_a_worker_thread(compute):
     delivered = []
     compute.submit("key", lambda: threading.get_ident(), delivered.append)

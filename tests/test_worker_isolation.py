@@ -111,7 +111,7 @@ def test_closing_the_window_kills_a_busy_worker_without_waiting_for_it(make_wind
     assert not rerun and not results  # its job was dropped, not run again in this process
 
 
-def test_shutdown_does_not_wait_for_a_job_running_in_a_thread(compute):
+def test_shutdown_does_not_wait_for_a_job_running_in_a_thread(compute, qtbot):
     started, release = threading.Event(), threading.Event()
 
     def blocked() -> int:
@@ -121,7 +121,7 @@ def test_shutdown_does_not_wait_for_a_job_running_in_a_thread(compute):
 
     results = []
     compute.submit("blocked", blocked, results.append)
-    assert started.wait(TIMEOUT_S)
+    qtbot.waitUntil(started.is_set, timeout=TIMEOUT_MS)  # a job starts once the event loop runs
     # Bounds the wait of a shutdown that waits for the job, so that it fails instead of hanging.
     unblock = threading.Timer(20, release.set)
     unblock.start()
