@@ -214,3 +214,15 @@ def test_each_preset_has_a_name_of_its_own_that_finds_it():
     assert (llama.scheme, llama.options["rope_theta"], llama.options["rope_type"]) == ("rope", 500000.0, "llama3")
     with pytest.raises(ValueError, match=r"preset must be one of .*'Llama 3\.1'.*; got 'Llama 9'"):
         find_preset("Llama 9")
+
+
+@pytest.mark.parametrize("key", sorted(SCHEMES))
+def test_the_formula_terms_of_several_dimensions_are_each_ones_term(key):
+    from posenc_gui.model.schemes import formula_terms
+
+    info = SCHEMES[key]
+    preset = next(iter(info.presets), None)
+    d_model = 16 if preset is None else preset.d_model
+    options = {} if preset is None else dict(preset.options)
+    single = [formula_term(key, d_model, dim, **options) for dim in (0, 1, d_model // 2, d_model - 1)]
+    assert list(formula_terms(key, d_model, [0, 1, d_model // 2, d_model - 1], **options)) == single

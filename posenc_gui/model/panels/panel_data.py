@@ -58,7 +58,7 @@ from ..analyses.linear_relation import (
 )
 from ..core.params import EncodingParams, check_params
 from ..core.sampling import AxisSample, aliased, curve_positions, sample_axis, value_bands
-from ..schemes import formula_term, wavelengths
+from ..schemes import formula_terms, wavelengths
 from ..analyses.similarity import pairwise
 
 # --------------------------------------------------------------------------- heatmap
@@ -180,7 +180,7 @@ def compute_waveforms(params: EncodingParams, dims: tuple[int, ...], low: float,
         dots = integers
         dot_y = params.encode(integers.indices().astype(np.float64), dims=dim_index)
     kwargs = params.scheme_kwargs()
-    labels = tuple(formula_term(params.scheme, params.d_model, int(dim), **kwargs) for dim in dim_index)
+    labels = formula_terms(params.scheme, params.d_model, dim_index, **kwargs)
     wl = wavelengths(params.scheme, params.d_model, dim_index, **kwargs)
     step = float(curve_x[1] - curve_x[0]) if curve_x.size > 1 else 0.0
     is_aliased = aliased(wl, step) if step > 0 else np.zeros(dim_index.size, dtype=bool)

@@ -246,7 +246,17 @@ def formula_term(scheme: str, d_model: int, dim: int, **params) -> str:
     """The formula of dimension ``dim``, e.g. ``"sin(pos / 10000^(2·3/512))"``."""
     d_model = limits.check_int("d_model", d_model, limits.MIN_D_MODEL, limits.MAX_D_MODEL)
     dim = limits.check_int("dim", dim, 0, d_model - 1)
-    info, d_model, dims, options = _checked(scheme, d_model, np.array([dim]), params)
+    return formula_terms(scheme, d_model, np.array([dim]), **params)[0]
+
+
+def formula_terms(scheme: str, d_model: int, dims, **params) -> tuple[str, ...]:
+    """:func:`formula_term` of each of ``dims``, the scheme's columns described once for all of them.
+
+    (The waveforms label their five curves at every step: one call for each
+    described the columns and checked the options five times.)
+    """
+    info, d_model, dims, options = _checked(scheme, d_model, dims, params)
     if info.columns is not None:
-        return info.columns(dims, d_model, **options).label(0)
-    return info.formula if info.term is None else info.term(dim, d_model, **options)
+        described = info.columns(dims, d_model, **options)
+        return tuple(described.label(j) for j in range(dims.size))
+    return tuple(info.formula if info.term is None else info.term(int(dim), d_model, **options) for dim in dims)
