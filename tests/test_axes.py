@@ -273,3 +273,35 @@ def test_tick_values_are_pyqtgraphs_without_its_isclose(qapp, monkeypatch, scale
     for (spacing, values), (stock_spacing, stock_values) in zip(ticks, expected):
         assert spacing == stock_spacing
         assert values == pytest.approx(stock_values, rel=1e-12, abs=1e-12 * abs(spacing))
+
+
+def test_fitting_the_y_range_a_plot_shows_already_sets_nothing(qtbot):
+    # the waveforms fit their ±1 at every d_model step: pyqtgraph's range update and its signals cost ~0.1 ms
+    from posenc_gui.views.plotkit import fit_y_range, style_plot
+
+    widget = pg.GraphicsLayoutWidget()
+    qtbot.addWidget(widget)
+    plot = widget.addPlot()
+    style_plot(plot)
+    widget.resize(460, 300)
+    widget.show()
+    qtbot.waitExposed(widget)
+    view_box = plot.getViewBox()
+    ranges_set = []
+    real_set_range = view_box.setRange
+    view_box.setRange = lambda *args, **kwargs: (ranges_set.append(kwargs.get("yRange")),
+                                                 real_set_range(*args, **kwargs))
+    x = np.linspace(0, 127, 500)
+    fit_y_range(plot, np.sin(x))
+    shown = view_box.viewRange()[1]
+    fit_y_range(plot, np.cos(x))  # the same round bounds, -1 … 1
+    assert len(ranges_set) == 1 and view_box.viewRange()[1] == shown
+    fit_y_range(plot, 3 * np.sin(x))  # other bounds
+    assert len(ranges_set) == 2 and view_box.viewRange()[1] != shown
+    fit_y_range(plot, np.sin(x))
+    view_box.setYRange(-5, 5)  # moved since (a zoom): fitted again
+    fit_y_range(plot, np.sin(x))
+    assert view_box.viewRange()[1] == shown
+    view_box.enableAutoRange(y=True)  # auto-range since: fitted again, auto-range off
+    fit_y_range(plot, np.sin(x))
+    assert not view_box.autoRangeEnabled()[1] and view_box.viewRange()[1] == shown

@@ -303,6 +303,8 @@ def fit_y_range(plot: pg.PlotItem, *series: np.ndarray, padding: float = 0.03) -
 
 #: The padding :func:`set_y_range` last gave each view box.
 _LABEL_PADDING: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+#: What :func:`set_y_range` last asked of each view box, and the y range the view then showed.
+_Y_RANGE_SET: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def set_y_range(plot: pg.PlotItem, low: float, high: float, padding: float = 0.0) -> None:
@@ -322,8 +324,14 @@ def set_y_range(plot: pg.PlotItem, low: float, high: float, padding: float = 0.0
     kept = _LABEL_PADDING.get(view_box)
     if kept is None or not max(padding, room) <= kept <= max(padding, 2 * room):
         kept = _LABEL_PADDING[view_box] = max(padding, 1.25 * room)
+    asked = (low, high, kept)
+    last = _Y_RANGE_SET.get(view_box)
+    if (last is not None and last[0] == asked and view_box.viewRange()[1] == last[1]
+            and not view_box.autoRangeEnabled()[1]):
+        return  # shown already (the waveforms' ±1 at every step): pyqtgraph's range update and its signals cost ~0.1 ms
     view_box.setYRange(low, high, padding=kept)
     view_box.updateMatrix()
+    _Y_RANGE_SET[view_box] = (asked, view_box.viewRange()[1])
 
 
 def set_integer_ticks(axis: pg.AxisItem, first: int, last: int) -> None:
