@@ -13,7 +13,7 @@ from posenc_gui.views.plotkit import CompactAxisItem
 from posenc_gui.views.similarity import SimilarityPanel
 from helpers_axes import drawn_labels
 from helpers_panels import show_panel
-from waiting import TIMEOUT_S
+from waiting import TIMEOUT_MS, TIMEOUT_S
 
 
 @pytest.mark.parametrize("values, spacing, expected", [
@@ -305,3 +305,28 @@ def test_fitting_the_y_range_a_plot_shows_already_sets_nothing(qtbot):
     view_box.enableAutoRange(y=True)  # auto-range since: fitted again, auto-range off
     fit_y_range(plot, np.sin(x))
     assert not view_box.autoRangeEnabled()[1] and view_box.viewRange()[1] == shown
+
+
+def test_an_axis_with_an_item_cache_is_drawn_from_its_static_text_on_screen(qtbot, monkeypatch):
+    # Qt draws a cached item into a pixmap for the canvas: drawn by pyqtgraph there (its QPicture, every label
+    # laid out again), the similarity profile's y axis took 0.57 ms a repaint
+    from PySide6.QtWidgets import QGraphicsItem
+
+    from posenc_gui.views.plotkit import add_plot, new_layout_widget, pgcompat
+
+    canvas = new_layout_widget()
+    qtbot.addWidget(canvas)
+    plot = add_plot(canvas.ci, "offset", "similarity")
+    canvas.resize(400, 300)
+    canvas.show()
+    qtbot.waitExposed(canvas)
+    axis = plot.getAxis("left")
+    assert axis.cacheMode() == QGraphicsItem.CacheMode.DeviceCoordinateCache
+    drawn_by_pyqtgraph = []
+    real_paint = pg.AxisItem.paint
+    monkeypatch.setattr(pg.AxisItem, "paint", lambda item, *args: (drawn_by_pyqtgraph.append(item),
+                                                                   real_paint(item, *args)))
+    plot.setYRange(0, 7)  # a new range: the axis is laid out and drawn again
+    qtbot.waitUntil(lambda: axis.picture is not None, timeout=TIMEOUT_MS)
+    assert axis not in drawn_by_pyqtgraph
+    assert isinstance(axis.picture, pgcompat.AxisDrawing)
