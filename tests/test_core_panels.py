@@ -482,6 +482,25 @@ def test_symmetric_colour_levels_ignore_non_finite_values():
     assert symmetric_levels(np.array([[np.nan, -0.734], [np.inf, 0.1]])) == (-0.74, 0.74)
     assert symmetric_levels(np.full((2, 2), np.nan)) == (-1.0, 1.0)
     assert symmetric_levels(np.zeros((0, 3))) == (-1.0, 1.0)
+    assert symmetric_levels(np.array([[-np.inf, 0.3], [0.1, -0.2]])) == (-0.3, 0.3)
+
+
+def test_symmetric_colour_levels_copy_no_matrix():
+    # the heatmap's and the similarity matrix's levels at every step: np.abs copied the matrix
+    import tracemalloc
+
+    from posenc_gui.views.plotkit import symmetric_levels
+
+    values = np.sin(np.arange(128.0)[:, None] * np.linspace(0.01, 1, 512)[None, :]) * 3
+    values[5, 7] = -3.9  # the largest magnitude is negative
+    tracemalloc.start()
+    try:
+        levels = symmetric_levels(values)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert levels == (-3.9, 3.9)  # 3.9 is a round bound already
+    assert peak < values.nbytes / 10
 
 
 def test_waveforms_draw_an_exact_band_for_dimensions_sampled_below_their_wavelength(qtbot, state, compute):

@@ -75,8 +75,12 @@ def get_colormap(name: str) -> pg.ColorMap:
 
 
 def symmetric_levels(values: np.ndarray) -> tuple[float, float]:
-    """Colour levels centred at 0: ``(−m, m)``, ``m`` = max |finite value| rounded up (1 if none)."""
-    m = float(np.max(np.abs(values))) if values.size else 1.0
+    """Colour levels centred at 0: ``(−m, m)``, ``m`` = max |finite value| rounded up (1 if none).
+
+    max |v| is max(max v, −min v): two passes that allocate nothing, where ``np.abs`` copied the matrix
+    (the heatmap's and the similarity matrix's levels at every step).
+    """
+    m = max(float(values.max()), -float(values.min())) if values.size else 1.0
     if not np.isfinite(m):  # rare (NaN cosines of zero vectors): filter, which copies
         finite = np.abs(values[np.isfinite(values)])
         m = float(finite.max()) if finite.size else 1.0
