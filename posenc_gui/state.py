@@ -141,11 +141,11 @@ class AppState(QObject):
             field = next(iter(changes), "")
             self.paramError.emit(field, str(error))
             return str(error)
-        self.paramError.emit("", "")
         remembered = {**self.remembered, **candidate.options}
         if candidate == self._params:
+            self.paramError.emit("", "")
             self.remembered.update(remembered)
-        else:
+        else:  # the step's redo (restore) clears the refusals: once, not twice a step
             self.history.push(ParamChange(self, Snapshot(self._params, dict(self.remembered)),
                                           Snapshot(candidate, remembered), self._gesture))
         return None

@@ -231,3 +231,17 @@ def test_change_text_names_at_most_two_changes():
     assert change_text(before, before.replaced(seq_len=1000, d_model=64, base=500.0)) == (
         "seq_len 128 → 1,000, d_model 512 → 64 and 1 more")
     assert change_text(before, EncodingParams.validated(scheme="binary")) == "scheme sinusoidal → binary"
+
+
+def test_each_change_clears_the_refusals_once_and_a_refusal_names_its_field(state):
+    # the parameter panel hides every refusal line on each clearing: it ran twice a default step
+    seen = []
+    state.paramError.connect(lambda field, message: seen.append((field, message)))
+    assert state.update(d_model=256) is None  # a change: its step's redo clears them
+    assert seen == [("", "")]
+    assert state.update(d_model=256) is None  # no change, no step: cleared all the same
+    assert seen == [("", "")] * 2
+    assert state.update(d_model=-3) is not None
+    assert seen[2][0] == "d_model" and "d_model" in seen[2][1]
+    state.history.undo()  # an undo clears them too
+    assert seen[3:] == [("", "")]
