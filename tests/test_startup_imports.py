@@ -98,6 +98,40 @@ def test_a_command_line_without_panel_flags_is_read_as_with_every_panel_s_flags(
         assert len(full) > len(fast) + 20 and all(full[dest] is None for dest in full.keys() - fast.keys())
 
 
+#: Builds the window as ``posenc-gui --quit-after-first-paint`` does, then prints the panels built by then.
+FIRST_PAINT_PANELS = """
+import json
+import posenc_gui.cli.window as window
+report = window._report_first_paint
+def listed(win, app):
+    print(json.dumps(sorted(win.panels.built())))
+    report(win, app)
+window._report_first_paint = listed
+from posenc_gui.cli import main
+main(["--no-restore", "--quit-after-first-paint"])
+"""
+
+
+@pytest.mark.parametrize("height, second_row_built", [(720, False), (800, False), (1080, True)])
+def test_a_short_screen_s_tabbed_second_row_is_not_built_for_the_first_paint(tmp_path, height, second_row_built):
+    """On a screen under 800 px the right area's rows are tabbed into one before the window shows: the
+    panels of the second row (waveforms, similarity) are built when their tab is chosen, not for a first
+    paint they are not in. On a taller screen they are in it."""
+    from posenc_gui.window.layouts import layouts
+
+    tables = layouts()["tables"]
+    config = tmp_path / "screen.json"
+    config.write_text(json.dumps({"screens": [{"name": "s", "x": 0, "y": 0, "width": 1920, "height": height}]}))
+    env = {**os.environ, "QT_QPA_PLATFORM": f"offscreen:configfile={config}",
+           "POSENC_GUI_SETTINGS": str(tmp_path / "settings.ini")}
+    done = subprocess.run([sys.executable, "-I", "-c", FIRST_PAINT_PANELS], capture_output=True, text=True,
+                          env=env, timeout=TIMEOUT_S)
+    assert "first paint" in done.stdout, done.stdout + done.stderr
+    built = set(json.loads(done.stdout.splitlines()[0]))
+    assert {*tables.left, *tables.top} <= built
+    assert set(tables.row) <= built if second_row_built else not set(tables.row) & built
+
+
 @pytest.mark.parametrize("argv", [["--dims", "0,1"], ["--metric=cosine"], ["--no-rest"], ["-h"], ["--help"],
                                   ["--causal"], ["--seq-len", "8", "--step", "2"]])
 def test_a_panel_flag_an_abbreviation_or_the_help_gets_every_panel_s_flags(argv):
