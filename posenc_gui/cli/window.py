@@ -237,8 +237,13 @@ def build_window(launch: Launch) -> MainWindow:
 
 
 def _report_first_paint(window, app) -> None:
-    """Wait until every panel drew its first data, paint, print a line, quit."""
+    """Wait until every panel drew its first data and the window is exposed (Qt paints it then; before, a
+    repaint paints nothing), paint, print a line, quit."""
+    from PySide6.QtCore import QEventLoop
+
     window.compute.wait_idle()
+    while not window.windowHandle().isExposed():
+        app.processEvents(QEventLoop.ProcessEventsFlag.WaitForMoreEvents)
     window.repaint()
     print(f"first paint: {len(window.panels)} panels, {window.state.params.slug()}", flush=True)
     window.close()  # saves the settings, as a user's close would
