@@ -10,7 +10,7 @@ from posenc_gui.model import encode, pairwise
 from posenc_gui.views.heatmap import HeatmapPanel
 from posenc_gui.views.parameters import ParametersPanel
 from posenc_gui.views.similarity import SimilarityPanel
-from posenc_gui.model.panels.panel_data import default_dims, parse_dims
+from posenc_gui.model.panels.table_data import default_dims, parse_dims
 from posenc_gui.views.waveforms import WaveformsPanel
 from tolerances import assert_close, cosine_atol
 from helpers_panels import settle_panel, show_panel
@@ -617,7 +617,7 @@ def test_waveforms_legend_sits_under_the_plot_in_as_many_columns_as_fit(qtbot, s
 
 def test_a_learned_table_with_an_outlier_is_coloured_to_its_bulk_and_says_so(qtbot, state, compute, tmp_path):
     from posenc_gui.model import EncodingParams
-    from posenc_gui.model.panels.panel_data import outlier_bound
+    from posenc_gui.model.core.colour_bound import outlier_bound
 
     # 64 × 32 entries of ±0.01 (sign pattern), one of 1.5: the 99.9th percentile of |values| is 0.01
     # (2,047 of 2,048 are 0.01), the largest is 150 × that: colours span ±0.01, one value beyond.

@@ -62,10 +62,16 @@ def test_the_first_paint_imports_the_modules_of_the_shown_panels_only(tmp_path):
     assert {module[panel_id] for panel_id in shown} <= modules
     hidden = sorted(name for panel_id, name in module.items() if panel_id not in shown)
     assert len(hidden) == len(module) - len(shown) >= 15 and sorted(modules.intersection(hidden)) == []
-    # the walkthrough's measurements import the logit properties with their first result; File ▸ Export
-    # handout… its dialog when chosen
+    # the walkthrough's measurements import the logit properties and the Scorecard's analyses with their first
+    # result; File ▸ Export handout… its dialog when chosen
     assert sorted(modules.intersection({"posenc_gui.model.attention.logit_properties",
                                         "posenc_gui.views.handout_ui"})) == []
+    # the default layout's data functions import no analysis (about 30 ms of imports), nor the attention demos
+    analyses = {name for name in modules if name.startswith(("posenc_gui.model.analyses.", "posenc_gui.model.attention",
+                                                             "posenc_gui.model.panels.panel_data"))}
+    assert "posenc_gui.model.panels.table_data" in modules
+    assert sorted(analyses - {"posenc_gui.model.analyses.similarity", "posenc_gui.model.analyses.compare",
+                              "posenc_gui.model.analyses.measured"}) == []
 
 
 def parsed(parser, argv: list[str]) -> dict | str:
