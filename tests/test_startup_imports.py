@@ -138,6 +138,34 @@ def test_a_short_screen_s_tabbed_second_row_is_not_built_for_the_first_paint(tmp
     assert set(tables.row) <= built if second_row_built else not set(tables.row) & built
 
 
+#: Runs the window to its first paint, then prints the BLAS libraries' thread counts.
+BLAS_THREADS = """
+import json
+from posenc_gui.cli import main
+from posenc_gui import worker_threads
+main(["--no-restore", "--quit-after-first-paint"])
+import threadpoolctl
+print(json.dumps({"threads": [info["num_threads"] for info in threadpoolctl.threadpool_info()
+                              if info["user_api"] == "blas"], "at load": worker_threads._started_with_one_thread}))
+"""
+
+
+@pytest.mark.parametrize("user_setting, at_load", [(None, True), ("2", False)])
+def test_the_window_s_blas_has_one_thread_set_at_load_unless_the_user_set_a_count(tmp_path, user_setting, at_load):
+    """NumPy's BLAS starts with one thread (no threadpoolctl scan at start-up); a count the user set is limited
+    to one later, as before."""
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "POSENC_GUI_SETTINGS": str(tmp_path / "settings.ini")}
+    for name in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS"):
+        env.pop(name, None)
+    if user_setting is not None:
+        env["OPENBLAS_NUM_THREADS"] = user_setting
+    done = subprocess.run([sys.executable, "-I", "-c", BLAS_THREADS], capture_output=True, text=True, env=env,
+                          timeout=TIMEOUT_S)
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert report["threads"] and set(report["threads"]) == {1}, done.stdout + done.stderr
+    assert report["at load"] is at_load
+
+
 @pytest.mark.parametrize("argv", [["--dims", "0,1"], ["--metric=cosine"], ["--no-rest"], ["-h"], ["--help"],
                                   ["--causal"], ["--seq-len", "8", "--step", "2"]])
 def test_a_panel_flag_an_abbreviation_or_the_help_gets_every_panel_s_flags(argv):
