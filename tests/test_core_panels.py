@@ -280,6 +280,30 @@ def test_parameters_show_only_options_of_the_scheme(qtbot, state, compute):
     assert shown() == {"seq_len", "d_model"} and panel.tied_notes["length"].isVisible()
 
 
+def test_parameters_build_a_scheme_s_controls_when_it_first_shows_them_in_the_specs_order(qtbot, state, compute):
+    """Only the shown scheme's controls are built (a control for each of the thirty-odd options would be built
+    at start-up for nothing); another scheme's are built when it is chosen, their rows in the specs' order."""
+    from posenc_gui.model import OPTION_SPECS
+    from posenc_gui.model.core.params import SIZE_SPECS
+
+    panel = ParametersPanel(state, compute)
+    settle(qtbot, panel, compute)
+    assert set(panel.controls) == {"seq_len", "d_model", "base", "layout"}
+    state.update(scheme="rope")
+    state.flush()
+    rope_shown = {spec.name for spec in state.params.info.options_in_use(state.params.options)}
+    assert set(panel.controls) == {"seq_len", "d_model", "base", "layout", *rope_shown} and len(rope_shown) > 2
+    order = [spec.name for spec in (*SIZE_SPECS, *OPTION_SPECS.values())]
+    form = panel.controls["seq_len"].row.parentWidget().layout()
+    rows = {name: form.getWidgetPosition(control.row)[0] for name, control in panel.controls.items()}
+    errors = {name: form.getWidgetPosition(control.error)[0] for name, control in panel.controls.items()}
+    assert sorted(rows, key=rows.get) == sorted(rows, key=order.index)
+    assert all(errors[name] == rows[name] + 1 for name in rows)  # each refusal line under its control
+    assert panel.controls["gamma"].spec.name == "gamma" and "gamma" in panel.controls  # built when asked for
+    with pytest.raises(KeyError):
+        panel.controls["no_such_parameter"]
+
+
 def test_switching_through_a_scheme_without_an_option_keeps_its_value(qtbot, state, compute):
     panel = ParametersPanel(state, compute)
     settle(qtbot, panel, compute)
