@@ -91,11 +91,12 @@ def parsed(parser, argv: list[str]) -> dict | str:
 def test_a_command_line_without_panel_flags_is_read_as_with_every_panel_s_flags(argv):
     """Start-up reads such a command line without importing the panels' modules for their flags: the same
     values (or error) as the full parser's, whose panel flags are all unset."""
-    from posenc_gui.cli.window import _needs_panel_flags, build_parser
+    from posenc_gui.cli.parameters import needs_panel_flags
+    from posenc_gui.cli.window import build_parser
     from posenc_gui.views.registry import panel_classes
 
     without = build_parser(classes=())
-    assert not _needs_panel_flags(without, argv)
+    assert not needs_panel_flags(without, argv)
     fast, full = parsed(without, argv), parsed(build_parser(panel_classes()), argv)
     if isinstance(full, str):
         assert fast == full
@@ -169,9 +170,10 @@ def test_the_window_s_blas_has_one_thread_set_at_load_unless_the_user_set_a_coun
 @pytest.mark.parametrize("argv", [["--dims", "0,1"], ["--metric=cosine"], ["--no-rest"], ["-h"], ["--help"],
                                   ["--causal"], ["--seq-len", "8", "--step", "2"]])
 def test_a_panel_flag_an_abbreviation_or_the_help_gets_every_panel_s_flags(argv):
-    from posenc_gui.cli.window import _needs_panel_flags, build_parser
+    from posenc_gui.cli.parameters import needs_panel_flags
+    from posenc_gui.cli.window import build_parser
 
-    assert _needs_panel_flags(build_parser(classes=()), argv)
+    assert needs_panel_flags(build_parser(classes=()), argv)
 
 
 #: Builds the window as FIRST_PAINT_MODULES does, counting Python's cyclic collections until the first paint.
@@ -247,3 +249,38 @@ def test_the_parameters_hidden_error_lines_get_their_style_sheet_when_first_show
     assert {panel.errors["base"], panel.errors["d_model"]} <= set(shown)
     assert all("#b00020" in line.styleSheet() for line in shown)
     assert all(not line.styleSheet() for line in lines if line not in shown)
+
+
+#: ``posenc-gui export`` of the panels in argv[1:], then the panel modules it imported.
+EXPORT_MODULES = """
+import json, sys
+from posenc_gui.cli import main
+code = main(["export", *sys.argv[1:]])
+print(json.dumps({"exit": code, "panels": sorted(name for name in sys.modules
+                                               if name.startswith("posenc_gui.views.") and name.count(".") == 2)}))
+"""
+
+
+@pytest.mark.parametrize("argv, imported", [
+    (["heatmap"], {"heatmap"}),
+    (["waveforms", "--dims", "0,1"], "every"),  # a panel's option: every panel's flags are made
+    (["magnitude", "similarity", "--d-model", "32,64"], {"magnitude", "similarity"}),
+])
+def test_an_export_imports_the_named_panels_modules_only(tmp_path, argv, imported):
+    """The twenty other panel modules cost an export ~75 ms of imports; their flags are made only when an
+    argument may be one of them."""
+    from posenc_gui.views.registry import BUILT_IN
+
+    modules = {"posenc_gui.views." + declared.location.split(":")[0] for declared in BUILT_IN}
+    output = tmp_path / "out.png" if len(argv) == 1 else tmp_path / "batch"
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "POSENC_GUI_SETTINGS": str(tmp_path / "settings.ini")}
+    done = subprocess.run([sys.executable, "-I", "-c", EXPORT_MODULES, *argv, "-o", f"{output}{os.sep * (len(argv) > 1)}"],
+                          capture_output=True, text=True, env=env, timeout=TIMEOUT_S)
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert report["exit"] == 0, done.stdout + done.stderr
+    loaded = modules.intersection(report["panels"])
+    if imported == "every":
+        assert loaded == modules
+    else:
+        assert loaded == {"posenc_gui.views." + declared.location.split(":")[0] for declared in BUILT_IN
+                          if declared.panel_id in imported}
