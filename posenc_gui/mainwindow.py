@@ -481,6 +481,12 @@ class MainWindow(QMainWindow):
         """Write the settings file; None, or why not (:meth:`.WindowSettings.save`)."""
         return self.saved_settings.save()
 
+    def setVisible(self, visible: bool) -> None:  # noqa: N802 (Qt override)
+        if visible and not self.isVisible() and not self.dock_placement.fitted_to_screen:
+            # before the docks show (and their panels are built): a second row tabbed on a short screen is not built
+            self.dock_placement.fit_rows_to_screen_height()
+        super().setVisible(visible)
+
     def showEvent(self, event) -> None:  # noqa: N802 (Qt override)
         super().showEvent(event)
         if not self.dock_placement.fitted_to_screen:  # the shown docks' panels are built now, the frame may be known

@@ -13,15 +13,14 @@ from PySide6.QtGui import QUndoStack
 from .history import UNDO_LIMIT, ParamChange, Snapshot
 from .linked_cursor import LinkedCursor
 from .model import EncodingParams, Options, ParamSpec, limits
-from .model.analyses.addition import MAX_SCALE
-from .model.analyses.analysis import MAX_EMBEDDING_SCALE
-from .model.attention import DEFAULT_DEMO_D_MODEL, MAX_DEMO_D_MODEL, MIN_DEMO_D_MODEL
+from .model.core.limits import (DEFAULT_DEMO_D_MODEL, MAX_ADDITION_SCALE, MAX_DEMO_D_MODEL, MAX_EMBEDDING_SCALE,
+                                MIN_DEMO_D_MODEL)
 
 #: Settings of the views that are not encoding parameters: one value each, shared by every panel that shows it.
 VIEW_SPECS: dict[str, ParamSpec] = {spec.name: spec for spec in (
     ParamSpec("embedding_scale", "real", 1.0, "Embedding scale σ",
               "Standard deviation of each token-embedding entry, e ~ N(0, σ²·I); shared by the Magnitude and "
-              "Addition panels.", low=0.001, high=min(1000.0, MAX_SCALE, MAX_EMBEDDING_SCALE), log=True),
+              "Addition panels.", low=0.001, high=min(1000.0, MAX_ADDITION_SCALE, MAX_EMBEDDING_SCALE), log=True),
     ParamSpec("demo_d_model", "int", DEFAULT_DEMO_D_MODEL, "demo d_model",
               "Width of the permutation demo's toy attention head (its own, small d_model).",
               low=MIN_DEMO_D_MODEL, high=MAX_DEMO_D_MODEL),

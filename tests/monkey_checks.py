@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
 from posenc_gui.model.attention import head_rotation, tokenize
 from posenc_gui.views.param_controls import TICKS_PER_OCTAVE
 from posenc_gui.views.plotkit.pgcompat import label_shown_text
-from posenc_gui.model.panels.panel_data import parse_dims
+from posenc_gui.model.panels.table_data import parse_dims
 
 
 class MonkeyFailure(AssertionError):

@@ -540,3 +540,17 @@ def test_a_repeated_word_with_rope_gets_its_own_rows():
     plain, rotated = demo.repeated["a"]["the"]
     assert plain <= 1e-12 and rotated > 1e-6
     assert any("with RoPE they differ by" in line for line in demo.verdict_lines())
+
+
+def test_an_xpos_head_is_named_xpos_not_rope_in_every_verdict():
+    """xPos rotates Q and K too, with a scale per pair: the demo's texts name the rotation it applies."""
+    params = EncodingParams("xpos", 128, 8)
+    demo = permutation_demo("dog bites man dog", "man bites dog dog", 8, "xpos", params.scheme_kwargs())
+    assert demo.rotates and demo.with_pe.trace_a.rotation.zeta is not None
+    assert demo.rotation_name == "xPos"
+    assert demo.with_pe.verdict.startswith("With xPos they differ by")
+    lines = demo.verdict_lines()
+    assert lines[1].startswith("With xPos") and any("with xPos they differ by" in line for line in lines)
+    assert not any("RoPE" in line for line in lines)
+    rope = permutation_demo("dog bites man", "man bites dog", 8, "rope", rope_kwargs(rope_theta=2.0))
+    assert rope.rotation_name == "RoPE" and rope.with_pe.verdict.startswith("With RoPE")

@@ -214,3 +214,56 @@ def test_the_ab_tool_takes_the_first_step_figure_of_a_benchmark_line():
     assert float(ab.FIRST_MS.search(line).group(1)) == 21.40
     front = "128 × 512, spectrum in front: d_model step 30.5 ms (slowest block 31.00), base step 29.00 ms"
     assert float(ab.FIRST_MS.search(front).group(1)) == 30.5
+
+
+#: Runs an anchor or the app to its ``first paint`` line, counting the paints of its plot canvases before it.
+PAINTED_BEFORE_REPORT = """
+import builtins, json, runpy, sys
+from PySide6.QtCore import QEvent, QObject
+from PySide6.QtWidgets import QApplication, QGraphicsView
+
+class Paints(QObject):
+    count = 0
+    def eventFilter(self, watched, event):
+        parent = watched.parent()
+        if event.type() == QEvent.Type.Paint and isinstance(parent, QGraphicsView) and parent.viewport() is watched:
+            Paints.count += 1
+        return False
+
+paints = Paints()
+print_ = builtins.print
+def reporting(*args, **kwargs):
+    if args and str(args[0]).startswith("first paint"):
+        print_(json.dumps({"canvas paints": Paints.count}), flush=True)
+    print_(*args, **kwargs)
+builtins.print = reporting
+app = QApplication([])
+app.installEventFilter(paints)
+sys.argv = sys.argv[1:]
+if sys.argv[0] == "posenc-gui":
+    from posenc_gui.cli import main
+    main(sys.argv[1:])
+else:
+    runpy.run_path(sys.argv[0], run_name="__main__")
+"""
+
+
+@pytest.mark.parametrize("command", [["bare_window.py"], ["posenc-gui", "--no-restore", "--quit-after-first-paint"]])
+def test_the_start_up_benchmark_s_first_paint_has_painted_the_plots(tmp_path, command):
+    """Both sides of ``ab.py --startup`` report once their plots are drawn: a window is exposed a few event-loop
+    passes after ``show()``, and a repaint before that draws nothing (the anchor once reported then, ~16 ms early)."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from waiting import TIMEOUT_S
+
+    if command[0].endswith(".py"):
+        command = [str(BENCHMARK.parent / command[0])]
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "POSENC_GUI_SETTINGS": str(tmp_path / "settings.ini")}
+    done = subprocess.run([sys.executable, "-I", "-c", PAINTED_BEFORE_REPORT, *command], capture_output=True,
+                          text=True, env=env, timeout=TIMEOUT_S)
+    lines = done.stdout.splitlines()
+    assert len(lines) >= 2 and lines[1].startswith("first paint"), done.stdout + done.stderr
+    assert json.loads(lines[0])["canvas paints"] >= 1

@@ -10,7 +10,7 @@ from posenc_gui.model import encode, pairwise
 from posenc_gui.views.heatmap import HeatmapPanel
 from posenc_gui.views.parameters import ParametersPanel
 from posenc_gui.views.similarity import SimilarityPanel
-from posenc_gui.model.panels.panel_data import default_dims, parse_dims
+from posenc_gui.model.panels.table_data import default_dims, parse_dims
 from posenc_gui.views.waveforms import WaveformsPanel
 from tolerances import assert_close, cosine_atol
 from helpers_panels import settle_panel, show_panel
@@ -278,6 +278,30 @@ def test_parameters_show_only_options_of_the_scheme(qtbot, state, compute):
     panel.scheme.setCurrentIndex(panel.scheme.findData("normalized"))
     state.flush()
     assert shown() == {"seq_len", "d_model"} and panel.tied_notes["length"].isVisible()
+
+
+def test_parameters_build_a_scheme_s_controls_when_it_first_shows_them_in_the_specs_order(qtbot, state, compute):
+    """Only the shown scheme's controls are built (a control for each of the thirty-odd options would be built
+    at start-up for nothing); another scheme's are built when it is chosen, their rows in the specs' order."""
+    from posenc_gui.model import OPTION_SPECS
+    from posenc_gui.model.core.params import SIZE_SPECS
+
+    panel = ParametersPanel(state, compute)
+    settle(qtbot, panel, compute)
+    assert set(panel.controls) == {"seq_len", "d_model", "base", "layout"}
+    state.update(scheme="rope")
+    state.flush()
+    rope_shown = {spec.name for spec in state.params.info.options_in_use(state.params.options)}
+    assert set(panel.controls) == {"seq_len", "d_model", "base", "layout", *rope_shown} and len(rope_shown) > 2
+    order = [spec.name for spec in (*SIZE_SPECS, *OPTION_SPECS.values())]
+    form = panel.controls["seq_len"].row.parentWidget().layout()
+    rows = {name: form.getWidgetPosition(control.row)[0] for name, control in panel.controls.items()}
+    errors = {name: form.getWidgetPosition(control.error)[0] for name, control in panel.controls.items()}
+    assert sorted(rows, key=rows.get) == sorted(rows, key=order.index)
+    assert all(errors[name] == rows[name] + 1 for name in rows)  # each refusal line under its control
+    assert panel.controls["gamma"].spec.name == "gamma" and "gamma" in panel.controls  # built when asked for
+    with pytest.raises(KeyError):
+        panel.controls["no_such_parameter"]
 
 
 def test_switching_through_a_scheme_without_an_option_keeps_its_value(qtbot, state, compute):
@@ -636,7 +660,7 @@ def test_waveforms_legend_sits_under_the_plot_in_as_many_columns_as_fit(qtbot, s
 
 def test_a_learned_table_with_an_outlier_is_coloured_to_its_bulk_and_says_so(qtbot, state, compute, tmp_path):
     from posenc_gui.model import EncodingParams
-    from posenc_gui.model.panels.panel_data import outlier_bound
+    from posenc_gui.model.core.colour_bound import outlier_bound
 
     # 64 × 32 entries of ±0.01 (sign pattern), one of 1.5: the 99.9th percentile of |values| is 0.01
     # (2,047 of 2,048 are 0.01), the largest is 150 × that: colours span ±0.01, one value beyond.

@@ -9,7 +9,7 @@ import pytest
 
 from posenc_gui.model import AxisSample, EncodingParams, offset_profile
 from posenc_gui.model import cache
-from posenc_gui.model.panels.panel_data import compute_profile
+from posenc_gui.model.panels.table_data import compute_profile
 from tolerances import assert_close, cosine_atol
 from waiting import TIMEOUT_S
 

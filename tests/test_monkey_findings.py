@@ -11,7 +11,7 @@ from helpers_panels import show_panel
 from posenc_gui.views.heatmap import HeatmapPanel
 from posenc_gui.views.parameters import ParametersPanel
 from posenc_gui.views.similarity import SimilarityPanel
-from posenc_gui.model.panels.panel_data import default_dims
+from posenc_gui.model.panels.table_data import default_dims
 from posenc_gui.views.waveforms import WaveformsPanel
 
 

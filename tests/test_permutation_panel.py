@@ -415,6 +415,18 @@ def rope_panel(panel, qtbot):
     return panel
 
 
+def test_an_xpos_head_s_switch_and_verdict_name_xpos(panel, qtbot):
+    panel.resize(1200, 900)
+    panel.show()
+    qtbot.waitExposed(panel)
+    assert panel.state.update(scheme="xpos") is None
+    _settle(panel)
+    assert panel.demo.scheme == "xpos" and panel.demo.rotates
+    assert panel.pe_check.text() == "Rotate Q and K by position (xPos)"
+    assert f"With xPos they differ by {panel.demo.with_pe.max_abs_diff_output:.2g}" in panel.verdict_text()
+    assert "RoPE" not in panel.verdict_text()
+
+
 def test_rope_shows_the_rotated_queries_and_keys_instead_of_an_added_table(rope_panel):
     panel, demo = rope_panel, rope_panel.demo
     assert panel.unavailable_message() is None and not panel.unavailable_label.isVisible()

@@ -62,10 +62,16 @@ def test_the_first_paint_imports_the_modules_of_the_shown_panels_only(tmp_path):
     assert {module[panel_id] for panel_id in shown} <= modules
     hidden = sorted(name for panel_id, name in module.items() if panel_id not in shown)
     assert len(hidden) == len(module) - len(shown) >= 15 and sorted(modules.intersection(hidden)) == []
-    # the walkthrough's measurements import the logit properties with their first result; File ▸ Export
-    # handout… its dialog when chosen
+    # the walkthrough's measurements import the logit properties and the Scorecard's analyses with their first
+    # result; File ▸ Export handout… its dialog when chosen
     assert sorted(modules.intersection({"posenc_gui.model.attention.logit_properties",
                                         "posenc_gui.views.handout_ui"})) == []
+    # the default layout's data functions import no analysis (about 30 ms of imports), nor the attention demos
+    analyses = {name for name in modules if name.startswith(("posenc_gui.model.analyses.", "posenc_gui.model.attention",
+                                                             "posenc_gui.model.panels.panel_data"))}
+    assert "posenc_gui.model.panels.table_data" in modules
+    assert sorted(analyses - {"posenc_gui.model.analyses.similarity", "posenc_gui.model.analyses.compare",
+                              "posenc_gui.model.analyses.measured"}) == []
 
 
 def parsed(parser, argv: list[str]) -> dict | str:
@@ -85,11 +91,12 @@ def parsed(parser, argv: list[str]) -> dict | str:
 def test_a_command_line_without_panel_flags_is_read_as_with_every_panel_s_flags(argv):
     """Start-up reads such a command line without importing the panels' modules for their flags: the same
     values (or error) as the full parser's, whose panel flags are all unset."""
-    from posenc_gui.cli.window import _needs_panel_flags, build_parser
+    from posenc_gui.cli.parameters import needs_panel_flags
+    from posenc_gui.cli.window import build_parser
     from posenc_gui.views.registry import panel_classes
 
     without = build_parser(classes=())
-    assert not _needs_panel_flags(without, argv)
+    assert not needs_panel_flags(without, argv)
     fast, full = parsed(without, argv), parsed(build_parser(panel_classes()), argv)
     if isinstance(full, str):
         assert fast == full
@@ -98,12 +105,75 @@ def test_a_command_line_without_panel_flags_is_read_as_with_every_panel_s_flags(
         assert len(full) > len(fast) + 20 and all(full[dest] is None for dest in full.keys() - fast.keys())
 
 
+#: Builds the window as ``posenc-gui --quit-after-first-paint`` does, then prints the panels built by then.
+FIRST_PAINT_PANELS = """
+import json
+import posenc_gui.cli.window as window
+report = window._report_first_paint
+def listed(win, app):
+    print(json.dumps(sorted(win.panels.built())))
+    report(win, app)
+window._report_first_paint = listed
+from posenc_gui.cli import main
+main(["--no-restore", "--quit-after-first-paint"])
+"""
+
+
+@pytest.mark.parametrize("height, second_row_built", [(720, False), (800, False), (1080, True)])
+def test_a_short_screen_s_tabbed_second_row_is_not_built_for_the_first_paint(tmp_path, height, second_row_built):
+    """On a screen under 800 px the right area's rows are tabbed into one before the window shows: the
+    panels of the second row (waveforms, similarity) are built when their tab is chosen, not for a first
+    paint they are not in. On a taller screen they are in it."""
+    from posenc_gui.window.layouts import layouts
+
+    tables = layouts()["tables"]
+    config = tmp_path / "screen.json"
+    config.write_text(json.dumps({"screens": [{"name": "s", "x": 0, "y": 0, "width": 1920, "height": height}]}))
+    env = {**os.environ, "QT_QPA_PLATFORM": f"offscreen:configfile={config}",
+           "POSENC_GUI_SETTINGS": str(tmp_path / "settings.ini")}
+    done = subprocess.run([sys.executable, "-I", "-c", FIRST_PAINT_PANELS], capture_output=True, text=True,
+                          env=env, timeout=TIMEOUT_S)
+    assert "first paint" in done.stdout, done.stdout + done.stderr
+    built = set(json.loads(done.stdout.splitlines()[0]))
+    assert {*tables.left, *tables.top} <= built
+    assert set(tables.row) <= built if second_row_built else not set(tables.row) & built
+
+
+#: Runs the window to its first paint, then prints the BLAS libraries' thread counts.
+BLAS_THREADS = """
+import json
+from posenc_gui.cli import main
+from posenc_gui import worker_threads
+main(["--no-restore", "--quit-after-first-paint"])
+import threadpoolctl
+print(json.dumps({"threads": [info["num_threads"] for info in threadpoolctl.threadpool_info()
+                              if info["user_api"] == "blas"], "at load": worker_threads._started_with_one_thread}))
+"""
+
+
+@pytest.mark.parametrize("user_setting, at_load", [(None, True), ("2", False)])
+def test_the_window_s_blas_has_one_thread_set_at_load_unless_the_user_set_a_count(tmp_path, user_setting, at_load):
+    """NumPy's BLAS starts with one thread (no threadpoolctl scan at start-up); a count the user set is limited
+    to one later, as before."""
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "POSENC_GUI_SETTINGS": str(tmp_path / "settings.ini")}
+    for name in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS"):
+        env.pop(name, None)
+    if user_setting is not None:
+        env["OPENBLAS_NUM_THREADS"] = user_setting
+    done = subprocess.run([sys.executable, "-I", "-c", BLAS_THREADS], capture_output=True, text=True, env=env,
+                          timeout=TIMEOUT_S)
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert report["threads"] and set(report["threads"]) == {1}, done.stdout + done.stderr
+    assert report["at load"] is at_load
+
+
 @pytest.mark.parametrize("argv", [["--dims", "0,1"], ["--metric=cosine"], ["--no-rest"], ["-h"], ["--help"],
                                   ["--causal"], ["--seq-len", "8", "--step", "2"]])
 def test_a_panel_flag_an_abbreviation_or_the_help_gets_every_panel_s_flags(argv):
-    from posenc_gui.cli.window import _needs_panel_flags, build_parser
+    from posenc_gui.cli.parameters import needs_panel_flags
+    from posenc_gui.cli.window import build_parser
 
-    assert _needs_panel_flags(build_parser(classes=()), argv)
+    assert needs_panel_flags(build_parser(classes=()), argv)
 
 
 #: Builds the window as FIRST_PAINT_MODULES does, counting Python's cyclic collections until the first paint.
@@ -163,18 +233,54 @@ def test_the_plotting_kit_s_plots_build_no_context_menu(qapp, monkeypatch):
 
 
 def test_the_parameters_hidden_error_lines_get_their_style_sheet_when_first_shown(qtbot, state, compute):
-    """A style sheet re-polishes its widget: the thirty-odd error lines of the Parameters panel, hidden at
-    start-up, get theirs (the refusal's red) when a refusal first shows, on either of the panel's paths."""
+    """A style sheet re-polishes its widget: the error lines of the Parameters panel (one per built control and
+    a general one), hidden at start-up, get theirs (the refusal's red) when a refusal first shows, on either of
+    the panel's paths."""
     from posenc_gui.views.parameters import ParametersPanel
 
     panel = ParametersPanel(state, compute)
     qtbot.addWidget(panel)
     panel.show()
     lines = list(panel.errors.values())
-    assert len(lines) >= 20 and [line for line in lines if line.styleSheet()] == []
+    assert len(lines) == len(panel.controls) + 1 >= 5 and [line for line in lines if line.styleSheet()] == []
     assert panel._apply("base", 0.5) is not None  # refused: the panel shows why
     panel.controls["d_model"].show_error("d_model: a refusal shown by its control")
     shown = [line for line in lines if line.isVisible()]
     assert {panel.errors["base"], panel.errors["d_model"]} <= set(shown)
     assert all("#b00020" in line.styleSheet() for line in shown)
     assert all(not line.styleSheet() for line in lines if line not in shown)
+
+
+#: ``posenc-gui export`` of the panels in argv[1:], then the panel modules it imported.
+EXPORT_MODULES = """
+import json, sys
+from posenc_gui.cli import main
+code = main(["export", *sys.argv[1:]])
+print(json.dumps({"exit": code, "panels": sorted(name for name in sys.modules
+                                               if name.startswith("posenc_gui.views.") and name.count(".") == 2)}))
+"""
+
+
+@pytest.mark.parametrize("argv, imported", [
+    (["heatmap"], {"heatmap"}),
+    (["waveforms", "--dims", "0,1"], "every"),  # a panel's option: every panel's flags are made
+    (["magnitude", "similarity", "--d-model", "32,64"], {"magnitude", "similarity"}),
+])
+def test_an_export_imports_the_named_panels_modules_only(tmp_path, argv, imported):
+    """The twenty other panel modules cost an export ~75 ms of imports; their flags are made only when an
+    argument may be one of them."""
+    from posenc_gui.views.registry import BUILT_IN
+
+    modules = {"posenc_gui.views." + declared.location.split(":")[0] for declared in BUILT_IN}
+    output = tmp_path / "out.png" if len(argv) == 1 else tmp_path / "batch"
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "POSENC_GUI_SETTINGS": str(tmp_path / "settings.ini")}
+    done = subprocess.run([sys.executable, "-I", "-c", EXPORT_MODULES, *argv, "-o", f"{output}{os.sep * (len(argv) > 1)}"],
+                          capture_output=True, text=True, env=env, timeout=TIMEOUT_S)
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert report["exit"] == 0, done.stdout + done.stderr
+    loaded = modules.intersection(report["panels"])
+    if imported == "every":
+        assert loaded == modules
+    else:
+        assert loaded == {"posenc_gui.views." + declared.location.split(":")[0] for declared in BUILT_IN
+                          if declared.panel_id in imported}

@@ -20,8 +20,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return export_main(argv[1:])
     from .. import pause_garbage_collection
+    from ..worker_threads import start_blas_with_one_thread
 
     pause_garbage_collection()  # the window's start-up makes no garbage worth a collection
+    start_blas_with_one_thread()  # before NumPy loads
     from .window import main as window_main
 
     return window_main(argv)

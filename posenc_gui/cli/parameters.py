@@ -80,6 +80,21 @@ def chosen_options(args: argparse.Namespace, classes: Sequence[type],
     return chosen
 
 
+def needs_panel_flags(parser: argparse.ArgumentParser, argv: Sequence[str]) -> bool:
+    """Whether ``argv`` may hold a panel's flag: some argument looks like a flag and is not exactly one of
+    ``parser``'s (made without the panels' flags), or asks for the help, which lists them all.
+
+    Otherwise the full parser would read ``argv`` exactly as ``parser`` does: an exact flag is never taken
+    for an abbreviation, a negative number is a value, and the panels' flags all default to None.
+    """
+    own = set(parser._option_string_actions) - {"-h", "--help"}
+    for arg in argv:
+        flag = arg.split("=", 1)[0]
+        if arg.startswith("-") and flag not in own and not parser._negative_number_matcher.match(arg):
+            return True
+    return False
+
+
 def apply_panel_flags(panel: Any, options: Sequence[tuple[PanelOption, Any]]) -> None:
     """Give ``panel`` each option's value (``apply_options``); :class:`UsageError` naming the flag for a bad one."""
     for option, value in options:

@@ -20,7 +20,7 @@ from .. import __version__, prepare_qt_environment, resume_garbage_collection, t
 from ..display import ADVICE, EXIT_NO_DISPLAY, display_problem, qt_start_guard
 from ..model import EncodingParams
 from .parameters import (EXIT_USAGE, OneLineParser, UsageError, add_panel_flags, add_parameter_flags,
-                         apply_panel_flags, chosen_options, launch_overrides)
+                         apply_panel_flags, chosen_options, launch_overrides, needs_panel_flags)
 
 if TYPE_CHECKING:
     from ..mainwindow import MainWindow
@@ -119,7 +119,7 @@ def prepare_launch(argv: Sequence[str]) -> Launch:
 
     argv = list(argv)
     parser = build_parser(classes=())
-    if _needs_panel_flags(parser, argv):
+    if needs_panel_flags(parser, argv):
         classes = panel_classes()
         parser = build_parser(classes)
     else:  # no panel's module is imported to make flags that are not given
@@ -140,21 +140,6 @@ def prepare_launch(argv: Sequence[str]) -> Launch:
     except ValueError as error:
         raise UsageError(" ".join(str(error).split())) from None
     return Launch(args, session, overrides, notice, chosen_options(args, classes, [cls.panel_id for cls in classes]))
-
-
-def _needs_panel_flags(parser: argparse.ArgumentParser, argv: Sequence[str]) -> bool:
-    """Whether ``argv`` may hold a panel's flag: some argument looks like a flag and is not exactly one of
-    ``parser``'s (made without the panels' flags), or asks for the help, which lists them all.
-
-    Otherwise the full parser would read ``argv`` exactly as ``parser`` does: an exact flag is never taken
-    for an abbreviation, a negative number is a value, and the panels' flags all default to None.
-    """
-    own = set(parser._option_string_actions) - {"-h", "--help"}
-    for arg in argv:
-        flag = arg.split("=", 1)[0]
-        if arg.startswith("-") and flag not in own and not parser._negative_number_matcher.match(arg):
-            return True
-    return False
 
 
 def main(argv: Sequence[str]) -> int:
@@ -237,8 +222,13 @@ def build_window(launch: Launch) -> MainWindow:
 
 
 def _report_first_paint(window, app) -> None:
-    """Wait until every panel drew its first data, paint, print a line, quit."""
+    """Wait until every panel drew its first data and the window is exposed (Qt paints it then; before, a
+    repaint paints nothing), paint, print a line, quit."""
+    from PySide6.QtCore import QEventLoop
+
     window.compute.wait_idle()
+    while not window.windowHandle().isExposed():
+        app.processEvents(QEventLoop.ProcessEventsFlag.WaitForMoreEvents)
     window.repaint()
     print(f"first paint: {len(window.panels)} panels, {window.state.params.slug()}", flush=True)
     window.close()  # saves the settings, as a user's close would

@@ -5,18 +5,6 @@
 """
 
 from .core import cache, limits
-from .attention import (
-    AttentionTrace,
-    LogitSplit,
-    OrderingComparison,
-    PermutationDemo,
-    align_permutation,
-    logit_split,
-    permutation_demo,
-    permutation_dict,
-    self_attention,
-    tokenize,
-)
 from .bias import (
     alibi_bias,
     alibi_slopes,
@@ -48,16 +36,21 @@ from .core.specs import Options, ParamSpec
 from .analyses.similarity import METRICS, offset_profile, pairwise, similarity_matrix
 
 
-#: Names of the decoder subpackage, imported on first use (it is not needed to start the app).
-_DECODER_NAMES = frozenset({"Decoder", "DecoderTrace", "PairContributions", "TraceCancelled", "open_decoder",
-                            "pair_contributions"})
+#: Names of the subpackages imported on first use, by subpackage: the app starts without them.
+_LAZY_NAMES = {
+    "attention": ("AttentionTrace", "LogitSplit", "OrderingComparison", "PermutationDemo", "align_permutation",
+                  "logit_split", "permutation_demo", "permutation_dict", "self_attention", "tokenize"),
+    "decoder": ("Decoder", "DecoderTrace", "PairContributions", "TraceCancelled", "open_decoder",
+                "pair_contributions"),
+}
+_LAZY_MODULE = {name: module for module, names in _LAZY_NAMES.items() for name in names}
 
 
 def __getattr__(name: str) -> object:
-    if name in _DECODER_NAMES:
-        from . import decoder
+    if name in _LAZY_MODULE:
+        import importlib
 
-        return getattr(decoder, name)
+        return getattr(importlib.import_module(f".{_LAZY_MODULE[name]}", __name__), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

@@ -9,7 +9,7 @@ from PySide6.QtCore import QPointF, QRectF
 from PySide6.QtWidgets import QLabel, QWidget
 
 from ..model import AxisSample, EncodingParams, formula_term, limits, sample_axis
-from ..model.panels.panel_data import HeatmapData, compute_heatmap
+from ..model.panels.table_data import HeatmapData, compute_heatmap
 from ..model.analyses.compare import ShownMatrix
 from ..model.core.digits import entry_with_error, shown_number
 from .base import TableOrAnglesPanel

@@ -66,6 +66,33 @@ def load_presets() -> list[tuple[str, str, EncodingParams]]:
     return [(preset.label, preset.source, EncodingParams.from_preset(preset.label)) for _, preset in presets()]
 
 
+class LazyControls(dict):
+    """The Parameters panel's controls by parameter name: a control is built (made from its spec, its rows put
+    in the form in the specs' order) the first time it is asked for; iterating gives the built ones.
+
+    Why: a control for every option of every scheme is some thirty rows of
+    widgets, at start-up, for the three that the default scheme shows.
+    """
+
+    def __init__(self, panel: ParametersPanel, form: QFormLayout) -> None:
+        super().__init__()
+        self._panel, self._form = panel, form
+        self._specs = {spec.name: spec for spec in (*SIZE_SPECS, *OPTION_SPECS.values())}
+        self._order = list(self._specs)
+        self._first_row = form.rowCount()
+
+    def __missing__(self, name: str) -> ParamControl:
+        spec = self._specs[name]  # KeyError for a name that is no parameter
+        panel = self._panel
+        control = ParamControl(spec, panel._apply, panel, open_path=lambda: open_model_dialog(panel.state, panel))
+        position = self._order.index(name)
+        row = self._first_row + 2 * sum(self._order.index(built) < position for built in self)
+        self._form.insertRow(row, control.label, control.row)
+        self._form.insertRow(row + 1, control.error)
+        self[name] = control
+        return control
+
+
 class ParametersPanel(ControlsPanel):
     """Controls bound to :class:`AppState`; an invalid value shows the model's message."""
 
@@ -132,13 +159,8 @@ class ParametersPanel(ControlsPanel):
         self.hf_warning.hide()
         form.addRow(self.hf_warning)
 
-        #: One control per size and per option of any scheme, by parameter name (built from the specs).
-        self.controls: dict[str, ParamControl] = {}
-        for spec in (*SIZE_SPECS, *OPTION_SPECS.values()):
-            control = ParamControl(spec, self._apply, self, open_path=lambda: open_model_dialog(self.state, self))
-            form.addRow(control.label, control.row)
-            form.addRow(control.error)
-            self.controls[spec.name] = control
+        #: The control of each size and option, by parameter name (built from its spec when first asked for).
+        self.controls = LazyControls(self, form)
         #: A note for each parameter the app sets from another (the normalized scheme's length), by name.
         self.tied_notes: dict[str, QLabel] = {}
         for info in SCHEMES.values():
@@ -212,9 +234,10 @@ class ParametersPanel(ControlsPanel):
             if spec.kind == "name" and self._choices_for.get(spec.name) != params.options:
                 self.controls[spec.name].set_choices(spec.choices_of(params.options))
                 self._choices_for[spec.name] = params.options
+        shown = {name: self.controls[name] for name in values}  # built as the scheme first shows them
         for name, control in self.controls.items():
-            control.set_visible(name in values)
-            if name in values:
+            control.set_visible(name in shown)
+            if name in shown:
                 control.show(values[name])
         paths = [params.options[spec.name] for spec in info.options_in_use(params.options) if spec.kind == "path"]
         self.model_note.setText(" ".join(describe_model(path) for path in paths if path))

@@ -223,7 +223,7 @@ class PermutationPanel(Panel):
         self.canvas.setCentralItem(self.figure)
         self._shape: tuple | None = None
         #: Whether the sentences' checkbox names a rotation (RoPE) or an added encoding.
-        self._rotation_labels: bool | None = None
+        self._rotation_labels: str | None = None
         #: A model folder picked with "Model folder…" (else the model opened in the app is used).
         self._picked_folder: str | None = None
         #: The model folder last seen open in the app.
@@ -464,9 +464,9 @@ class PermutationPanel(Panel):
         """The verdict lines as plain text (what the label shows)."""
         return "\n".join(self.demo.verdict_lines()) if self.demo is not None else ""
 
-    def _label_position_switch(self, rotation: bool, real: bool = False) -> None:
-        """Name the position switch after what it does: add the encoding, rotate Q and K (RoPE), or add a real
-        model's position table."""
+    def _label_position_switch(self, rotation: str | None, real: bool = False) -> None:
+        """Name the position switch after what it does: add the encoding, rotate Q and K (``rotation``: RoPE,
+        xPos), or add a real model's position table."""
         kind = "real" if real else rotation
         if kind == self._rotation_labels:
             return
@@ -476,7 +476,7 @@ class PermutationPanel(Panel):
             self.pe_check.setToolTip("X = LayerNorm(E + P), P the model's position rows 0 … n−1, instead of "
                                      "X = LayerNorm(E)")
         elif rotation:
-            self.pe_check.setText("Rotate Q and K by position (RoPE)")
+            self.pe_check.setText(f"Rotate Q and K by position ({rotation})")
             self.pe_check.setToolTip("Q̃ = R·Q, K̃ = R·K before the logits (the scheme of the Parameters panel, "
                                      "at this demo's d_k) instead of no position; X = E either way")
         else:
@@ -487,7 +487,7 @@ class PermutationPanel(Panel):
         demo = self.demo
         assert demo is not None
         real = isinstance(demo, RealHeadDemo)
-        self._label_position_switch(demo.rotates, real)
+        self._label_position_switch(demo.rotation_name, real)
         lines = demo.verdict_lines()
         if demo.is_permutation:
             current = 1 if self.with_position else 0

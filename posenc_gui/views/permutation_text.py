@@ -41,7 +41,7 @@ def figure_verdict(demo: PermutationDemo, with_position: bool) -> str:
     lines = []
     for shown in (False, True):
         c = demo.comparison(shown)
-        label = (("With RoPE" if demo.rotates else "With the bias" if demo.biased
+        label = ((f"With {demo.rotation_name}" if demo.rotates else "With the bias" if demo.biased
                   else "With the position table" if isinstance(demo, RealHeadDemo) else "With position")
                  if shown else "Without position")
         result = "the same rows, permuted" if c.same else "different: the head sees word order"

@@ -26,8 +26,9 @@ from ..model import SCHEMES, EncodingParams, scheme
 from ..model.attention.logit_properties import PROPERTY_HELP, PROPERTY_NAMES, VECTORS_WORDS, LogitProperties
 from ..model.analyses.scorecard import (
     CRITERIA, GROWTH_TOL, TK_OFFSET, TK_TOL, UNIQUE_TOL, Scorecard, SchemeScore, continue_logits, continue_score,
-    measure_scheme, scorecard, scorecard_key,
+    scorecard, scorecard_key,
 )
+from ..model.analyses.measured import measure_scheme
 from .base import Panel
 from .plotkit import FOREGROUND
 from .plotkit.theme import themed

@@ -10,7 +10,7 @@ from PySide6.QtCore import QRectF
 from PySide6.QtWidgets import QComboBox, QLabel, QWidget
 
 from ..model import METRICS, AxisSample, EncodingParams, limits, pairwise, sample_axis
-from ..model.panels.panel_data import (
+from ..model.panels.table_data import (
     MAX_PROFILE_WORK, MatrixData, ProfileData, compute_matrix, compute_profile, samples_within_budget,
 )
 from ..model.core.digits import pair_similarity, shown_number

@@ -27,12 +27,13 @@ from PySide6.QtWidgets import (
 
 from ..compute import ModelJob
 from ..model import ParamSpec, limits
-from ..model.analyses.scorecard import SchemeScore, measure_scheme
+from ..model.analyses.measured import measure_scheme
 from .base import ControlsPanel
 from .plotkit import FOREGROUND
 from .registry import PanelOption, panel_class
 
 if TYPE_CHECKING:
+    from ..model.analyses.scorecard import SchemeScore
     from ..model.attention.logit_properties import LogitProperties
 
 #: Colour of the criteria's explanations under their names.

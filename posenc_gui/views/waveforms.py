@@ -11,7 +11,7 @@ from PySide6.QtGui import QColor, QPainterPath, QPen
 from PySide6.QtWidgets import QCheckBox, QGraphicsPathItem, QLabel, QLineEdit, QWidget
 
 from ..model import EncodingParams
-from ..model.panels.panel_data import (
+from ..model.panels.table_data import (
     MIN_DOT_SPACING_PX, WaveformData, compute_waveforms, default_dims, parse_dims,
 )
 from .base import TableOrAnglesPanel

@@ -160,14 +160,8 @@ class DockPlacement:
         need more width than a laptop's screen has. The second row goes first,
         then the first.
         """
-        available, border_w, border_h = self._available()
-        top, second = self.window.dock_layouts.rows()
-        if top and second and available.height() - border_h < TWO_ROWS_MIN_HEIGHT:
-            # two rows of plots on a short screen would each be too low to read: one row, the rest in tabs
-            apart = [dock for dock in [*top[1:], *second] if not dock.isFloating() and dock.isVisible()
-                     and dock not in self.window.tabifiedDockWidgets(top[0])]
-            if apart:  # raised only then: a refit after a panel is built keeps the tab the user chose
-                self.window.dock_layouts.tab_in_order(top[0], apart)
+        available, border_w, _ = self._available()
+        self.fit_rows_to_screen_height()
         for row in reversed(self.window.dock_layouts.rows()):
             side_by_side = len(row) > 1 and all(dock.isVisible() and not dock.isFloating() for dock in row) and not any(
                 other in self.window.tabifiedDockWidgets(row[0]) for other in row[1:])
@@ -175,6 +169,23 @@ class DockPlacement:
                 self.window.dock_layouts.tab_in_order(row[0], row[1:])
 
         panel_navigation.readable_tabs(self.window)
+
+    def fit_rows_to_screen_height(self) -> None:
+        """On a short screen, the right area's two rows in one: the first row's first dock in front, the others
+        tabbed behind it.
+
+        Two rows of plots on a short screen would each be too low to read.
+        Needs no panel built: the window tabs them before it first shows
+        (:meth:`MainWindow.setVisible`), so that no panel is built for a
+        first paint it is not in.
+        """
+        available, _, border_h = self._available()
+        top, second = self.window.dock_layouts.rows()
+        if top and second and available.height() - border_h < TWO_ROWS_MIN_HEIGHT:
+            apart = [dock for dock in [*top[1:], *second] if not dock.isFloating()
+                     and dock.isVisibleTo(self.window) and dock not in self.window.tabifiedDockWidgets(top[0])]
+            if apart:  # raised only then: a refit after a panel is built keeps the tab the user chose
+                self.window.dock_layouts.tab_in_order(top[0], apart)
 
     def fit_new_panel(self, _panel_id: str) -> None:
         """A panel built after the window was fitted may need more width than its placeholder: fit again, once

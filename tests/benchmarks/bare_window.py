@@ -3,7 +3,8 @@
     python tests/benchmarks/bare_window.py
 
 A main window holding one pyqtgraph plot of the default 128 × 512
-sinusoidal table, shown and painted once; prints ``first paint`` and exits.
+sinusoidal table, shown and painted once (exposed, so that the plot is
+drawn); prints ``first paint`` and exits.
 What a short script with the same libraries costs to show a plot, start-up
 included. It imports nothing of posenc_gui, so the ratio measures the app's
 own cost.
@@ -18,12 +19,19 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import numpy as np  # noqa: E402
 import pyqtgraph as pg  # noqa: E402
-from PySide6.QtCore import QTimer  # noqa: E402
+from PySide6.QtCore import QEventLoop, QTimer  # noqa: E402
 from PySide6.QtWidgets import QApplication, QMainWindow  # noqa: E402
 
 
 def report_first_paint(window: QMainWindow, app: QApplication) -> None:
-    """Paint the window, print a line, quit: as ``posenc-gui --quit-after-first-paint`` does."""
+    """Once the window is exposed (Qt paints it then), paint it, print a line, quit: as
+    ``posenc-gui --quit-after-first-paint`` does.
+
+    Shown is not painted: the platform exposes the window a few event-loop
+    passes after ``show()``, and before that ``repaint()`` paints nothing.
+    """
+    while not window.windowHandle().isExposed():
+        app.processEvents(QEventLoop.ProcessEventsFlag.WaitForMoreEvents)
     window.repaint()
     print("first paint", flush=True)
     window.close()

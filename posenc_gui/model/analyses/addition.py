@@ -51,7 +51,7 @@ MAX_COSINE_POSITIONS = 512
 MAX_SPLIT_TOKENS = 64
 #: Scale range accepted by the sweep.
 MIN_SCALE = 1e-6
-MAX_SCALE = 1e6
+MAX_SCALE = limits.MAX_ADDITION_SCALE
 #: Most scales one sweep evaluates.
 MAX_SCALES = 1024
 #: Samples per dimension in :func:`orthogonality`.

@@ -37,7 +37,7 @@ MAX_UNIQUENESS_WORK = 2**33
 #: Largest number of offsets :func:`offset_spread` / :func:`offset_profiles` evaluate.
 MAX_OFFSETS = 65_536
 #: Largest embedding scale accepted by :func:`embedding_norm`.
-MAX_EMBEDDING_SCALE = 1e6
+MAX_EMBEDDING_SCALE = limits.MAX_EMBEDDING_SCALE
 #: Largest ``top`` of :func:`uniqueness`.
 MAX_TOP = 10_000
 

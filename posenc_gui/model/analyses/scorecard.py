@@ -647,25 +647,3 @@ def continue_logits(data: Scorecard, scan_work: int | None = None) -> Scorecard:
 
     logits = finish_table(data.logits) if scan_work is None else continue_table(data.logits, scan_work)
     return replace(data, logits=logits)
-
-
-def measure_scheme(params: EncodingParams, unique_work: int = UNIQUE_WORK) -> tuple[SchemeScore | None, Any]:
-    """One scheme measured as the walkthrough shows it: its Scorecard row and its logit's properties.
-
-    Returns
-    -------
-    score : SchemeScore or None
-        :func:`score_scheme` for a scheme the Scorecard measures (:func:`scoreable_schemes`); None for one
-        that gives neither a table nor a rotation's angles (a bias).
-    logit : LogitProperties or str
-        :func:`~.logit_properties.logit_properties`, or why they cannot be measured.
-    """
-    from ..attention.logit_properties import logit_properties
-
-    params = check_params(params)
-    score = score_scheme(params, unique_work) if params.scheme in scoreable_schemes() else None
-    try:
-        logit: Any = logit_properties(params)
-    except ValueError as error:
-        logit = str(error)
-    return score, logit

@@ -23,9 +23,9 @@ import numpy as np
 from ..core import limits
 
 #: Allowed demo model dimension: small, so every number can be read.
-MIN_DEMO_D_MODEL = 2
-MAX_DEMO_D_MODEL = 64
-DEFAULT_DEMO_D_MODEL = 8
+MIN_DEMO_D_MODEL = limits.MIN_DEMO_D_MODEL
+MAX_DEMO_D_MODEL = limits.MAX_DEMO_D_MODEL
+DEFAULT_DEMO_D_MODEL = limits.DEFAULT_DEMO_D_MODEL
 #: Longest sentence (in words) the demo accepts.
 MAX_WORDS = 512
 #: Largest seed.

@@ -260,6 +260,11 @@ class HeadRotation:
     scale_base: float = 1.0
 
     @property
+    def name(self) -> str:
+        """What the texts call the rotation: ``"xPos"`` with a scale per pair, else ``"RoPE"``."""
+        return "RoPE" if self.zeta is None else "xPos"
+
+    @property
     def rotary_dim(self) -> int:
         """The rotated channels (the first ``rotary_dim`` of the head; the rest pass through)."""
         return 2 * int(np.size(self.inv_freq))

@@ -203,16 +203,18 @@ class OrderingComparison:
         return self.trace_a.causal
 
 
-def _position_label(rotation: bool, bias: bool = False) -> str:
-    """How the verdicts name the head with position: an added encoding, RoPE's rotation or a logit bias."""
-    return "with RoPE" if rotation else "with the bias" if bias else "with position"
+def _position_label(rotation: str | None, bias: bool = False) -> str:
+    """How the verdicts name the head with position: an added encoding, the rotation named ``rotation`` (RoPE,
+    xPos; None for none) or a logit bias."""
+    return f"with {rotation}" if rotation else "with the bias" if bias else "with position"
 
 
 def _verdict(with_position: bool, perm: tuple[int, ...] | None, diff_z: float | None, diff_a: float | None,
-             same_vectors: bool = False, rotation: bool = False, mask: MaskEvidence | None = None,
+             same_vectors: bool = False, rotation: str | None = None, mask: MaskEvidence | None = None,
              causal: bool = False, bias: bool = False, bias_kept: bool = False) -> str:
     """The comparison in words; ``same_vectors``: the encoding gives every position the same vector;
-    ``rotation``: the head rotates Q and K (RoPE) instead of adding an encoding; ``mask``: what a causal
+    ``rotation``: the name of the rotation of Q and K (RoPE, xPos) the head applies instead of adding an
+    encoding, None for none; ``mask``: what a causal
     head's mask lets each word see (``causal``: the head has one); ``bias``: a bias is added to the logits;
     ``bias_kept``: the reordering gives every pair of words the bias it had (measured)."""
     label = _position_label(rotation, bias) if with_position else "without position"
@@ -288,7 +290,7 @@ def compare_orderings(trace_a: AttentionTrace, trace_b: AttentionTrace) -> Order
                          f"(causal {trace_a.causal} and {trace_b.causal})")
     perm = align_permutation(trace_a.tokens, trace_b.tokens)
     with_position = trace_a.with_position or trace_b.with_position
-    rotation = trace_a.rotation is not None or trace_b.rotation is not None
+    rotation = next((trace.rotation.name for trace in (trace_a, trace_b) if trace.rotation is not None), None)
     bias = trace_a.bias is not None or trace_b.bias is not None
     causal = trace_a.causal
     if perm is None:

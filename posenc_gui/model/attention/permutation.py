@@ -84,6 +84,12 @@ class PermutationDemo:
         return self.with_pe.trace_a.rotation is not None
 
     @property
+    def rotation_name(self) -> str | None:
+        """The rotation's name in the texts (``"RoPE"``, ``"xPos"``), None when position is not a rotation."""
+        rotation = self.with_pe.trace_a.rotation
+        return None if rotation is None else rotation.name
+
+    @property
     def biased(self) -> bool:
         """True if position is a bias added to the logits (ALiBi, T5), not an encoding added to X."""
         return self.with_pe.trace_a.positional is None and self.with_pe.trace_a.bias is not None
@@ -125,7 +131,7 @@ class PermutationDemo:
                                   "different number of words")
                 lines.append(
                     f"“{word}” occurs more than once in sentence {key}: without position its output rows "
-                    f"{plain_text}; {_position_label(self.rotates)} they differ by {positioned:.2g}."
+                    f"{plain_text}; {_position_label(self.rotation_name)} they differ by {positioned:.2g}."
                 )
         return lines
 

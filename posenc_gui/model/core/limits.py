@@ -31,6 +31,13 @@ MAX_SIMILARITY_ELEMENTS = 2**24
 MAX_POSITIONS = MAX_ENCODE_ELEMENTS // MIN_D_MODEL
 #: Most dimension indices ``encode`` takes (one position in each).
 MAX_DIMS = MAX_ENCODE_ELEMENTS
+#: Allowed demo model dimension of the attention demos: small, so every number can be read.
+MIN_DEMO_D_MODEL = 2
+MAX_DEMO_D_MODEL = 64
+DEFAULT_DEMO_D_MODEL = 8
+#: Largest scale of the addition sweep and of :func:`~posenc_gui.model.analyses.analysis.embedding_norm`.
+MAX_ADDITION_SCALE = 1e6
+MAX_EMBEDDING_SCALE = 1e6
 
 
 def shown(value: object) -> str:
