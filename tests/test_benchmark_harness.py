@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import sys
 from pathlib import Path
 
 import pytest
@@ -267,3 +268,29 @@ def test_the_start_up_benchmark_s_first_paint_has_painted_the_plots(tmp_path, co
     lines = done.stdout.splitlines()
     assert len(lines) >= 2 and lines[1].startswith("first paint"), done.stdout + done.stderr
     assert json.loads(lines[0])["canvas paints"] >= 1
+
+
+def test_the_ab_tool_starts_each_side_in_its_own_tree(tmp_path, monkeypatch):
+    """``python -m posenc_gui`` imports the package of the folder it starts in: the reference side, started
+    from this checkout, ran this checkout's code (both sides of ``--startup`` timed the same code)."""
+    spec = importlib.util.spec_from_file_location("posenc_ab", BENCHMARK.parent / "ab.py")
+    ab = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ab)
+    reference = tmp_path / "reference"
+    (reference / "posenc_gui").mkdir(parents=True)
+    (reference / "posenc_gui" / "__init__.py").write_text("")
+    (reference / "posenc_gui" / "__main__.py").write_text("print('first paint: the reference tree', flush=True)\n")
+    seen = []
+
+    def first_paint(command, env, cwd=None):
+        import subprocess
+
+        done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=cwd)
+        seen.append(done.stdout.strip())
+        return 0.1, 0.2
+
+    monkeypatch.setattr(ab, "first_paint_seconds", first_paint)
+    monkeypatch.setattr(ab, "reference_python", lambda rev: (reference, sys.executable))
+    monkeypatch.chdir(ab.CHECKOUT)  # where the tool is run from
+    assert ab.main(["HEAD", "--startup", "--rounds", "1"]) in (0, None)
+    assert "first paint: the reference tree" in seen

@@ -73,10 +73,16 @@ def timed_line(python: Path, script: Path, args: list[str], env: dict[str, str])
     return float(found.group(1))
 
 
-def first_paint_seconds(command: list[str], env: dict[str, str]) -> tuple[float, float]:
-    """Wall seconds of a fresh process to its ``first paint`` line, and to its exit (run.py times start-up so)."""
+def first_paint_seconds(command: list[str], env: dict[str, str], cwd: Path | None = None) -> tuple[float, float]:
+    """Wall seconds of a fresh process to its ``first paint`` line, and to its exit (run.py times start-up so).
+
+    ``cwd``: the folder it starts in. ``python -m`` puts that folder first on
+    ``sys.path``: a side's ``-m posenc_gui`` runs in its own tree, or it
+    would import whatever ``posenc_gui`` the caller's folder holds.
+    """
     start = time.perf_counter()
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, text=True)
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, text=True,
+                               cwd=cwd)
     line = process.stdout.readline()
     first_paint = time.perf_counter() - start
     process.communicate()
@@ -85,9 +91,9 @@ def first_paint_seconds(command: list[str], env: dict[str, str]) -> tuple[float,
     return first_paint, time.perf_counter() - start
 
 
-def timed_startup(command: list[str], env: dict[str, str]) -> float:
-    """Wall time from launch to the process's ``first paint`` line, in ms."""
-    return 1000 * first_paint_seconds(command, env)[0]
+def timed_startup(command: list[str], env: dict[str, str], cwd: Path | None = None) -> float:
+    """Wall time from launch to the process's ``first paint`` line, started in ``cwd``, in ms."""
+    return 1000 * first_paint_seconds(command, env, cwd)[0]
 
 
 def environment(side: Path) -> dict[str, str]:
@@ -121,9 +127,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.startup:
         command = ["-m", "posenc_gui", "--no-restore", "--quit-after-first-paint"]
         bare = [sys.executable, str(HERE / "bare_window.py")]
-        runs = {name: (lambda p=python, t=root: timed_startup([str(p), *command], environment(t)))
+        # each side in its own tree (see first_paint_seconds): from this checkout, the reference's
+        # "-m posenc_gui" imported this checkout's package, and both sides timed the same code
+        runs = {name: (lambda p=python, t=root: timed_startup([str(p), *command], environment(t), cwd=t))
                 for name, (python, root) in sides.items()}
-        runs["bare window"] = lambda: timed_startup(bare, environment(HERE))
+        runs["bare window"] = lambda: timed_startup(bare, environment(HERE), cwd=HERE)
         unit = "ms to the first paint"
     else:
         bench = args.bench_args or ["--default-steps"]
