@@ -485,6 +485,7 @@ class MainWindow(QMainWindow):
         if visible and not self.isVisible() and not self.dock_placement.fitted_to_screen:
             # before the docks show (and their panels are built): a second row tabbed on a short screen is not built
             self.dock_placement.fit_rows_to_screen_height()
+            self.compute.start_at_once_until_idle()  # the shown panels' first data while the window is laid out
         super().setVisible(visible)
 
     def showEvent(self, event) -> None:  # noqa: N802 (Qt override)

@@ -89,10 +89,15 @@ class ThreadsAfterTheEvent(QObject):
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix=thread_name_prefix,
                                         initializer=lambda: lower_worker_priority(WORKER_NICENESS))
         self._waiting: list[Callable[[], None]] = []
+        #: Whether a job starts when submitted rather than when the event loop next runs.
+        self.at_once = False
         self._submitted.connect(self._start_waiting, Qt.ConnectionType.QueuedConnection)
 
     def submit(self, job: Callable[[], None]) -> None:
-        """Run ``job()`` in a worker thread once the event loop next runs."""
+        """Run ``job()`` in a worker thread once the event loop next runs (now, while :attr:`at_once`)."""
+        if self.at_once:
+            self._pool.submit(job)
+            return
         if not self._waiting:
             self._submitted.emit()
         self._waiting.append(job)

@@ -127,3 +127,22 @@ def _alive(widget) -> bool:
     import shiboken6
 
     return shiboken6.isValid(widget)
+
+
+def test_the_window_s_first_requests_start_at_once_and_later_ones_with_the_event_loop(qtbot, settings_path):
+    """The window's first show is no parameter change's chain of slots: its panels' first requests start in the
+    workers while it is still being shown and laid out; once they are all answered, requests wait for the event
+    loop again."""
+    from posenc_gui.mainwindow import MainWindow
+
+    window = MainWindow(restore=False)
+    qtbot.addWidget(window)
+    window.show()  # builds the shown panels, which ask for their data
+    executor = window.compute._executor
+    assert not window.compute.is_idle() and executor._waiting == []  # all handed to the threads already
+    assert window.compute.wait_idle()
+    assert executor.at_once is False
+    window.state.update(d_model=256)
+    window.state.flush()
+    assert executor._waiting  # a parameter change's requests wait for the event loop
+    assert window.compute.wait_idle()
