@@ -404,23 +404,24 @@ def test_a_window_change_the_demo_does_not_read_leaves_it_alone(panel, qtbot, mo
 # --------------------------------------------------------------------------- RoPE: Q and K rotated
 
 
-@pytest.fixture
-def rope_panel(panel, qtbot):
-    """The panel on screen with the rope scheme's default parameters."""
+def _on_screen_with(panel, qtbot, scheme: str):
+    """``panel`` on screen with ``scheme``'s default parameters, its demo drawn."""
     panel.resize(1200, 900)
     panel.show()
     qtbot.waitExposed(panel)
-    assert panel.state.update(scheme="rope") is None
+    assert panel.state.update(scheme=scheme) is None
     _settle(panel)
     return panel
 
 
+@pytest.fixture
+def rope_panel(panel, qtbot):
+    """The panel on screen with the rope scheme's default parameters."""
+    return _on_screen_with(panel, qtbot, "rope")
+
+
 def test_an_xpos_head_s_switch_and_verdict_name_xpos(panel, qtbot):
-    panel.resize(1200, 900)
-    panel.show()
-    qtbot.waitExposed(panel)
-    assert panel.state.update(scheme="xpos") is None
-    _settle(panel)
+    panel = _on_screen_with(panel, qtbot, "xpos")
     assert panel.demo.scheme == "xpos" and panel.demo.rotates
     assert panel.pe_check.text() == "Rotate Q and K by position (xPos)"
     assert f"With xPos they differ by {panel.demo.with_pe.max_abs_diff_output:.2g}" in panel.verdict_text()
