@@ -78,15 +78,15 @@ class LazyControls(dict):
         super().__init__()
         self._panel, self._form = panel, form
         self._specs = {spec.name: spec for spec in (*SIZE_SPECS, *OPTION_SPECS.values())}
-        self._order = list(self._specs)
+        self._position = {name: index for index, name in enumerate(self._specs)}
         self._first_row = form.rowCount()
 
     def __missing__(self, name: str) -> ParamControl:
         spec = self._specs[name]  # KeyError for a name that is no parameter
         panel = self._panel
         control = ParamControl(spec, panel._apply, panel, open_path=lambda: open_model_dialog(panel.state, panel))
-        position = self._order.index(name)
-        row = self._first_row + 2 * sum(self._order.index(built) < position for built in self)
+        position = self._position[name]
+        row = self._first_row + 2 * sum(self._position[built] < position for built in self)
         self._form.insertRow(row, control.label, control.row)
         self._form.insertRow(row + 1, control.error)
         self[name] = control
