@@ -605,9 +605,15 @@ class ComputeService(QObject):
         For the window's first data: its construction, show and first layout
         are not a parameter change's chain of slots, and its panels' first
         jobs overlap with them (start-up to the first paint: −12 to −19 ms,
-        alternating fresh processes).
+        alternating fresh processes). With nothing asked for by the first
+        event-loop pass, it ends there.
         """
         self._executor.at_once = True
+        QTimer.singleShot(0, self, self._end_at_once_if_idle)
+
+    def _end_at_once_if_idle(self) -> None:
+        if not self._pending:
+            self._executor.at_once = False
 
     def prepare_worker_process(self) -> None:
         """Start the worker process now (in idle time), so the first analysis need not wait ~0.3 s for it."""

@@ -146,3 +146,12 @@ def test_the_window_s_first_requests_start_at_once_and_later_ones_with_the_event
     window.state.flush()
     assert executor._waiting  # a parameter change's requests wait for the event loop
     assert window.compute.wait_idle()
+
+
+def test_starting_at_once_ends_with_the_first_event_loop_pass_when_nothing_was_asked(compute):
+    from PySide6.QtWidgets import QApplication
+
+    compute.start_at_once_until_idle()
+    assert compute._executor.at_once is True
+    QApplication.processEvents()
+    assert compute._executor.at_once is False  # a later change's requests wait for the event loop again
