@@ -68,7 +68,7 @@ BIAS_STEPS: tuple[Step, ...] = (("B", "B", "the scheme's bias b(i, j) at positio
 BIASED_SCORE_STEPS: tuple[Step, ...] = (
     ("S", "S = QK<sup>T</sup>/√d<sub>k</sub> + B", "logits with the bias", lambda t: t.scores),
 )
-ROTATION_INPUT_STEPS: tuple[Step, ...] = (("X", "X = E", "RoPE adds nothing to X", lambda t: t.x),)
+ROTATION_INPUT_STEPS: tuple[Step, ...] = (("X", "X = E", "the rotation adds nothing to X", lambda t: t.x),)
 #: The real head's rows (a BERT-family model's layer 0): its embeddings, LayerNorm and biased projections.
 REAL_E_STEP: Step = ("E", "E", "word rows + token type 0", lambda t: t.embeddings)
 REAL_POSITION_STEPS: tuple[Step, ...] = (

@@ -26,8 +26,8 @@ SHIFT_CHECK = 1000.0
 #: Why a rotation has no four-term split, and what the demo shows instead.
 ROTATION_SPLIT_NOTE = (
     "The four-term split e·e + e·p + p·e + p·p applies to encodings added to the embeddings only. "
-    "RoPE adds nothing (X = E) and rotates each query and key by its position instead, so what applies "
-    "is the logits without and with the rotation and their difference, the rotation's contribution."
+    "A rotation (RoPE, xPos) adds nothing (X = E): it turns each query and key by its position instead, so "
+    "what applies is the logits without and with the rotation and their difference, the rotation's contribution."
 )
 
 
