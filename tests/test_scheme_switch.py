@@ -211,3 +211,46 @@ def test_a_scheme_switched_back_to_shows_the_kept_results_without_asking(make_wi
     assert window.compute.wait_idle()
     assert set(kept) <= set(asked)
     assert all(panel.data.params == window.state.params for panel in kept)
+
+
+def settle_window(qtbot, window) -> None:
+    """Compute, lay out and paint what ``window`` has pending, its debounced re-samples too, until none is left."""
+    from waiting import finish_pending
+
+    def settled() -> bool:
+        assert window.compute.wait_idle()
+        finish_pending(qtbot, window)
+        waiting = [panel.run_debounced() for panel in window.panels.built().values()]
+        return not any(waiting) and window.compute.is_idle()
+
+    qtbot.waitUntil(settled)
+
+
+def test_a_layout_that_leaves_a_plot_s_samples_as_they_were_draws_them_once(make_window, monkeypatch, qtbot):
+    window = make_window(size=(1500, 950), restore=False)
+    for scheme in ("alibi", "rope"):  # ALiBi's layout visited once: its matrix computed and kept
+        assert window.state.update(scheme=scheme) is None
+        settle_window(qtbot, window)
+    shown: list = []
+    receive = Panel._receive
+    monkeypatch.setattr(Panel, "_receive", lambda self, data: (shown.append(self.panel_id), receive(self, data)))
+    assert window.state.update(scheme="alibi") is None
+    settle_window(qtbot, window)  # the new layout's passes resize the matrix and start its re-sample
+    bias = window.panels["bias"]
+    assert bias.on_screen() and bias.data.params == window.state.params
+    assert shown.count("bias") == 1, shown  # before: 2 to 3, the same samples drawn again after
+    #                                          a pass of the new layout
+
+
+def test_a_resize_that_changes_the_samples_computes_them(make_window, qtbot):
+    window = make_window(restore=False)
+    assert window.state.update(seq_len=8192) is None  # more positions than the heatmap has pixels
+    settle_window(qtbot, window)
+    heatmap = window.panels["heatmap"]
+    rows_before = heatmap.data.positions.count
+    assert rows_before < 8192
+    heatmap.resample()  # nothing moved: nothing asked
+    assert window.compute.is_idle() and heatmap.data.positions.count == rows_before
+    window.resize(window.width(), window.height() // 2)
+    settle_window(qtbot, window)
+    assert heatmap.data.positions.count < rows_before  # fewer pixels high, fewer rows sampled

@@ -128,7 +128,7 @@ class AttentionBiasPanel(Panel):
         self.body.addWidget(self.sampling_label)
         self._length: int | None = None
         self._side_key: tuple | None = None
-        self.debounce(self.schedule_update, self.matrix.view_box.sigRangeChangedManually,
+        self.debounce(self.resample, self.matrix.view_box.sigRangeChangedManually,
                       self.matrix.view_box.sigResized)
         state.paramsChanged.connect(self._on_params)
         self._on_params(state.params)

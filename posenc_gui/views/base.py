@@ -173,6 +173,7 @@ class Panel(QWidget):
         self._debounced: list[tuple[QTimer, Callable[[], None]]] = []
         self._summary_labels: list[QLabel] = []
         self._kept: list[tuple[ModelJob, Any]] = []  # (request, its result), the newest first (keeps_results)
+        self._shown_request: ModelJob | None = None  # the request whose result the view shows (see resample)
         outer.addWidget(self._help_label)
         outer.addWidget(self._message_holder)
         # The body sits in a widget of its own, so that the notice of an
@@ -305,21 +306,43 @@ class Panel(QWidget):
         if function is None:
             return
         job = ModelJob(function, self.model_arguments())
-        on_result = self._receive
+        on_result = partial(self._receive_result_of, job)
         if self.keeps_results and not any(isinstance(arg, EncodingParams) and _reads_file(arg) for arg in job.args):
             kept = next((data for request, data in self._kept if same_request(request, job)), None)
             if kept is not None:
                 self.compute.cancel(self)  # a result on its way is for other arguments
-                self._receive(kept)
+                self._receive_result_of(job, kept)
                 return
             on_result = partial(self._keep, job)
         self.compute.submit(self, job if self.model_in_process else partial(job), on_result, self.show_error)
+
+    def resample(self) -> None:
+        """Update for a new size or view range of the plot (a debounce's slot), unless the request would be the one
+        whose result is shown.
+
+        The samples are about one per pixel of the visible range: a layout
+        pass that moves a plot by a few pixels, or a range set to what it was,
+        often asks for the same samples. Re-drawing them cost a scheme switch
+        one to three more repaints of the panel (ALiBi's matrix: three).
+        """
+        function = type(self).model_function
+        if (function is not None and self._shown_request is not None and not self._stale
+                and self._unavailable is None and not self.compute.is_pending(self) and self.on_screen()
+                and same_request(self._shown_request, ModelJob(function, self.model_arguments()))):
+            return
+        self.schedule_update()
 
     def _keep(self, job: ModelJob, data: Any) -> None:
         """Keep ``data``, the result of ``job`` (see :attr:`keeps_results`), and show it."""
         others = [(request, kept) for request, kept in self._kept if not same_request(request, job)]
         self._kept = [(job, data), *others][:KEPT_RESULTS]
+        self._receive_result_of(job, data)
+
+    def _receive_result_of(self, job: ModelJob, data: Any) -> None:
+        """Show ``data``, the result of ``job``, and remember the request it answers (see :meth:`resample`)."""
+        self._shown_request = None  # while drawing: a draw that fails leaves no request behind as shown
         self._receive(data)
+        self._shown_request = job
 
     def _receive(self, data: Any) -> None:
         """Keep and draw a result of :attr:`model_function`; the message bar is cleared first."""

@@ -101,7 +101,7 @@ class HeatmapPanel(TableOrAnglesPanel):
         # The whole new matrix, (columns, rows) in data coordinates, shown
         # once its values arrive (see _on_params).
         self._new_extents: tuple[tuple[float, float], tuple[float, float]] | None = None
-        self.debounce(self.schedule_update, self.matrix.view_box.sigRangeChangedManually,
+        self.debounce(self.resample, self.matrix.view_box.sigRangeChangedManually,
                       self.matrix.view_box.sigResized)
         self.canvas.scene().sigMouseMoved.connect(self._hover)
         # the cursor's row (position) and column (dimension)

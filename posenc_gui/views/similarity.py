@@ -118,7 +118,7 @@ class SimilarityPanel(Panel):
         self.link_cursor(self.canvas, [
             CursorAxis(self.matrix.plot, "y", "position"), CursorAxis(self.matrix.plot, "x", "position"),
             CursorAxis(self.profile_plot, "x", "position", self._offset_of, self._position_at_offset)])
-        self.debounce(self.schedule_update, self.matrix.view_box.sigRangeChangedManually,
+        self.debounce(self.resample, self.matrix.view_box.sigRangeChangedManually,
                       self.matrix.view_box.sigResized)
         self.debounce(self._request_profile, self.profile_plot.getViewBox().sigRangeChangedManually)
         state.paramsChanged.connect(self._on_params)

@@ -141,7 +141,7 @@ class WaveformsPanel(TableOrAnglesPanel):
         self._legend_names: list[str] = []
         self._length = None
         self.link_cursor(self.canvas, [CursorAxis(self.plot, "x", "position")])
-        self.debounce(self.schedule_update, self.plot.getViewBox().sigXRangeChanged,
+        self.debounce(self.resample, self.plot.getViewBox().sigXRangeChanged,
                       self.plot.getViewBox().sigResized)
         state.paramsChanged.connect(self._on_params)
         self._on_params(state.params)
