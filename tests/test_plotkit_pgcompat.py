@@ -482,3 +482,31 @@ def test_17_the_plain_axis_layout_is_pyqtgraphs(qtbot, case, grid):
         assert pgcompat.plain_axis_draw_specs(axis, painter) is NotImplemented
     finally:
         painter.end()
+
+
+@pytest.mark.parametrize("compact", [True, False], ids=["kit axis", "pyqtgraph axis"])
+def test_18_an_axis_laid_out_before_its_paint_takes_its_room_then_and_paints_from_that_drawing(qtbot, compact):
+    from posenc_gui.views.plotkit import CompactAxisItem
+
+    left = CompactAxisItem("left") if compact else pg.AxisItem("left")
+    widget = pg.PlotWidget(axisItems={"left": left})
+    qtbot.addWidget(widget)
+    widget.resize(400, 300)
+    widget.setRange(yRange=(0, 1), padding=0)
+    widget.show()
+    qtbot.waitExposed(widget)
+    widget.grab()
+    QApplication.processEvents()
+    narrow = left.maximumWidth()
+    widget.setRange(yRange=(1_000_000.25, 1_000_000.75), padding=0)  # longer labels, not measured yet
+    widget.getPlotItem().getViewBox().updateMatrix()  # the new range reaches the axis (a paint's start does it)
+    assert left.picture is None
+    assert pgcompat.lay_out_axis_drawing(left)  # measured now: the axis widens before any paint
+    widened = left.maximumWidth()
+    assert widened > narrow
+    drawing = left.picture
+    assert drawing is not None and isinstance(drawing, pgcompat.AxisDrawing) == compact
+    assert not pgcompat.lay_out_axis_drawing(left)  # nothing to lay out again
+    assert left.picture is drawing
+    widget.grab()  # the paint, after its plot's layout: it takes no other room
+    assert left.maximumWidth() == widened

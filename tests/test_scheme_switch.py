@@ -254,3 +254,40 @@ def test_a_resize_that_changes_the_samples_computes_them(make_window, qtbot):
     window.resize(window.width(), window.height() // 2)
     settle_window(qtbot, window)
     assert heatmap.data.positions.count < rows_before  # fewer pixels high, fewer rows sampled
+
+
+def test_a_switch_into_another_family_paints_each_shown_plot_once(make_window, monkeypatch, qtbot):
+    from pyqtgraph.widgets.GraphicsView import GraphicsView
+
+    import posenc_gui.window.paint_hold as paint_hold
+    from waiting import TIMEOUT_MS
+
+    monkeypatch.setattr(paint_hold, "HOLD_MS", TIMEOUT_MS)  # however slow the machine: only the data ends it
+    painted: list[str] = []
+    paint = GraphicsView.paintEvent
+
+    def recorded(view, event) -> None:
+        paint(view, event)
+        widget = view.parentWidget()
+        while widget is not None and not widget.objectName().startswith("panel-"):
+            widget = widget.parentWidget()
+        painted.append(widget.objectName() if widget is not None else "?")
+
+    monkeypatch.setattr(GraphicsView, "paintEvent", recorded)  # before the window: PySide keeps the overrides
+    window = make_window(size=(1500, 950), restore=False)
+    for scheme in ("alibi", "rope"):  # each family's layout visited once
+        assert window.state.update(scheme=scheme) is None
+        settle_window(qtbot, window)
+    painted.clear()
+    assert window.state.update(scheme="alibi") is None
+    window.state.flush()
+    hold = window.dock_placement.paint_hold
+    qtbot.waitUntil(lambda: not hold.holding)
+    settle_window(qtbot, window)  # then whatever else would paint, until nothing is pending
+    shown = {f"panel-{panel_id}" for panel_id, panel in window.panels.built().items()
+             if panel.on_screen() and panel.canvas is not None}
+    assert {"panel-bias", "panel-logits"} <= shown
+    counts = {name: painted.count(name) for name in shown}
+    # before: the bias matrix and the logits twice here (5 and 4 times in run.py --switch), once per axis that
+    # took a new width for its labels in its paint, and once more after a paint whose start applied new ranges
+    assert set(counts.values()) == {1}, counts

@@ -14,10 +14,12 @@ indicator must show), then lets Qt paint everything that changed, once.
 
 from __future__ import annotations
 
+import pyqtgraph as pg
 from PySide6.QtCore import QCoreApplication, QEvent, QObject, QTimer
 from PySide6.QtWidgets import QWidget
 
 from ..compute import BUSY_DELAY_MS, ComputeService
+from ..views.plotkit import lay_out_axes, prepare_for_paint
 
 #: The longest a new layout waits for its panels' data before it is painted anyway (ms).
 HOLD_MS = BUSY_DELAY_MS
@@ -42,6 +44,7 @@ class PaintHold(QObject):
         self._armed = False  # the event that started the hold is over: the idle service ends it
         self._held = False  # an update request was kept back
         self._laid_out = False  # a layout ran since the last look (the new data's layouts are not settled)
+        self._prepared = False  # the last look found everything settled and prepared the plots' paint
         self._limit = QTimer(self)
         self._limit.setSingleShot(True)
         self._limit.timeout.connect(self.release)
@@ -56,7 +59,7 @@ class PaintHold(QObject):
         """Hold repaints until the requests made now and in this event are delivered (or :data:`HOLD_MS`)."""
         if not self._holding:
             QCoreApplication.instance().installEventFilter(self)  # the window's repaints, every layout request
-        self._holding, self._armed = True, False
+        self._holding, self._armed, self._prepared = True, False, False
         self._limit.start(HOLD_MS)
         # the panels ask for their data in this event (a layout's docks as they show, then each panel as it
         # hears of the new parameters; one that no longer applies cancels its requests meanwhile): the idle
@@ -68,15 +71,34 @@ class PaintHold(QObject):
         self._settle()
 
     def _settle(self) -> None:
-        """Release once the service is idle and an event-loop pass ran no layout (each pass of a plot's layout
-        posts the next one: painting between them painted the plot once per pass)."""
+        """Release once the service is idle, an event-loop pass ran no layout (each pass of a plot's layout
+        posts the next one: painting between them painted the plot once per pass) and the shown plots' axes
+        are laid out for their new labels (see :func:`.plotkit.lay_out_axes`)."""
         if not (self._holding and self._armed and self._compute.is_idle()):
+            self._prepared = False
             return  # the service's idle signal looks again
-        if self._laid_out:
-            self._laid_out = False
+        if self._laid_out or self._lay_out_axes():
+            self._laid_out = self._prepared = False
+            QTimer.singleShot(0, self, self._settle)
+        elif not self._prepared:  # one more pass: the scenes post what the views' new ranges changed
+            self._prepared = True
             QTimer.singleShot(0, self, self._settle)
         else:
             self.release()
+
+    def _lay_out_axes(self) -> bool:
+        """Do what the paint of each plot on screen would do first: apply its views' new ranges, lay its axes
+        out; True if an axis's size changed (its plot is laid out again). A scheme switch into ALiBi painted
+        its bias and logits plots five times: once per axis that took a new width, once more after a paint
+        whose start applied new ranges."""
+        changed = False
+        for panel in self._window.panels.built().values():
+            if panel.on_screen():
+                for canvas in panel.findChildren(pg.GraphicsView):
+                    if canvas.isVisible():
+                        prepare_for_paint(canvas)
+                        changed |= lay_out_axes(canvas)
+        return changed
 
     def release(self) -> None:
         """Let the window paint what changed (now, or in the next event: a result being delivered draws first)."""

@@ -12,7 +12,7 @@ from PySide6.QtGui import QFont, QFontMetrics
 from PySide6.QtWidgets import QGraphicsItem
 
 from .canvas import END_LABEL_REACH_PX, paint_guard
-from .pgcompat import AxisPlacingEndLabels, centre_axis_title, let_title_narrow, paint_axis
+from .pgcompat import AxisPlacingEndLabels, centre_axis_title, lay_out_axis_drawing, let_title_narrow, paint_axis
 from .text import cache_text
 from .theme import current
 from .ticks import (MIN_LABELS, compact_tick_strings, integer_ticks, nice_bounds, next_round_step,
@@ -20,6 +20,17 @@ from .ticks import (MIN_LABELS, compact_tick_strings, integer_ticks, nice_bounds
 
 #: Room kept above and below a y range set by :func:`set_y_range`, in pixels: half a tick label's height.
 END_LABEL_ROOM_PX = 7
+
+
+def lay_out_axes(canvas: pg.GraphicsView) -> bool:
+    """Lay out now the axes of ``canvas`` whose next paint would (see :func:`.pgcompat.lay_out_axis_drawing`); True
+    when one took another room for its labels, and its plot is laid out again before it is painted."""
+    scene = canvas.scene()
+    changed = False
+    for item in scene.items() if scene is not None else ():
+        if isinstance(item, pg.AxisItem) and item.isVisible():
+            changed |= lay_out_axis_drawing(item)
+    return changed
 
 
 class CompactAxisItem(AxisPlacingEndLabels):

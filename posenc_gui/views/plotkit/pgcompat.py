@@ -72,7 +72,9 @@ moving to a new pyqtgraph is this file's work:
     :class:`AxisDrawing` in place of pyqtgraph's QPicture
     (:func:`paint_axis`): pyqtgraph only tests it for None (after a change)
     and calls its ``play(painter)``; ``drawPicture``'s pens, clip and font are
-    reproduced.
+    reproduced. :func:`lay_out_axis_drawing` makes it (or, for pyqtgraph's
+    own axes, the QPicture ``paint`` records) before a paint, and tells
+    whether ``_updateMaxTextSize`` changed the axis's maximum size.
 """
 
 from __future__ import annotations
@@ -668,6 +670,36 @@ class AxisDrawing:
         p.setClipRect(self.clip, Qt.ClipOperation.IntersectClip)
         for top_left, text in self.labels:
             p.drawStaticText(top_left, text)
+
+
+def lay_out_axis_drawing(axis: pg.AxisItem) -> bool:
+    """Lay ``axis`` out for the screen now, if its next paint would (its drawing was dropped by a change); True
+    when that changed the room it takes for its labels (its width, or a horizontal axis's height).
+
+    An axis measures its tick labels when it paints; labels wider or narrower
+    than the last resize it, which lays its plot out again and paints it
+    again. Laid out first, the plot's layout runs before the one paint.
+    """
+    if axis.picture is not None:
+        return False
+    room = (axis.maximumWidth(), axis.maximumHeight())
+    axis.picture = AxisDrawing.of(axis) if isinstance(axis, AxisPlacingEndLabels) else _recorded_axis(axis)
+    return (axis.maximumWidth(), axis.maximumHeight()) != room
+
+
+def _recorded_axis(axis: pg.AxisItem) -> QPicture:
+    """The picture pyqtgraph's ``AxisItem.paint`` records when it has none (a colour bar's axis)."""
+    picture = QPicture()
+    painter = QPainter(picture)
+    try:
+        if axis.style["tickFont"]:
+            painter.setFont(axis.style["tickFont"])
+        specs = axis.generateDrawSpecs(painter)
+        if specs is not None:
+            axis.drawPicture(painter, *specs)
+    finally:
+        painter.end()
+    return picture
 
 
 def paint_axis(axis: pg.AxisItem, p: QPainter, option, widget) -> None:
