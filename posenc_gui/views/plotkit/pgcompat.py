@@ -673,15 +673,15 @@ class AxisDrawing:
 
 
 def lay_out_axis_drawing(axis: pg.AxisItem) -> bool:
-    """Lay ``axis`` out for the screen now, if its next paint would (its drawing was dropped by a change); True
-    when that changed the room it takes for its labels (its width, or a horizontal axis's height).
+    """Lay a vertical ``axis`` with tick labels out for the screen now, if its next paint would (its drawing was
+    dropped by a change); True when that changed the width it takes for its labels.
 
     An axis measures its tick labels when it paints; labels wider or narrower
     than the last resize it, which lays its plot out again and paints it
     again. Laid out first, the plot's layout runs before the one paint.
     """
-    if axis.picture is not None:
-        return False
+    if axis.picture is not None or axis.orientation not in ("left", "right") or not axis.style["showValues"]:
+        return False  # a horizontal axis's room is the labels' height, which new labels keep
     room = (axis.maximumWidth(), axis.maximumHeight())
     axis.picture = AxisDrawing.of(axis) if isinstance(axis, AxisPlacingEndLabels) else _recorded_axis(axis)
     return (axis.maximumWidth(), axis.maximumHeight()) != room
