@@ -510,3 +510,18 @@ def test_18_an_axis_laid_out_before_its_paint_takes_its_room_then_and_paints_fro
     assert left.picture is drawing
     widget.grab()  # the paint, after its plot's layout: it takes no other room
     assert left.maximumWidth() == widened
+
+
+def test_19_a_colour_bar_builds_its_plot_through_the_class_after_it(qapp, monkeypatch):
+    import sys
+
+    view_box_module = sys.modules[pg.ViewBox.__module__]  # the module (its package exports the class by its name)
+    built = []
+    menu = view_box_module.ViewBoxMenu
+    monkeypatch.setattr(view_box_module, "ViewBoxMenu", lambda view: built.append(view) or menu(view))
+    pg.ColorBarItem(values=(-1, 1), interactive=False)
+    assert len(built) == 1  # pyqtgraph's own bar builds its view box's menu (then drops it, not interactive)
+    bar = pgcompat.ColorBarWithoutMenu(values=(-1, 1), colorMap=pg.colormap.get("CET-D1"), interactive=False,
+                                       label="value")
+    assert len(built) == 1 and bar.getViewBox().menu is None
+    assert bar.levels() == (-1, 1) and bar.getAxis("left").labelText == "value"  # ColorBarItem's own set-up ran

@@ -12,7 +12,7 @@ from PySide6.QtCore import QPointF, QRectF
 
 from .axes import set_axis_label, set_ticks, style_axis, style_plot
 from .canvas import paint_guard
-from .pgcompat import keep_rendered_image_native, render_through_palette
+from .pgcompat import ColorBarWithoutMenu, keep_rendered_image_native, render_through_palette
 from .colours import MASKED_COLOUR, colour_scale, get_colormap
 from .text import set_title
 from .theme import colormap_for, current
@@ -72,7 +72,7 @@ class MatrixPlot:
         self.image = MatrixImageItem()
         self.plot.addItem(self.image)
         self.colormap_name = colormap_for("diverging")
-        self.colorbar = pg.ColorBarItem(
+        self.colorbar = ColorBarWithoutMenu(
             values=(-1, 1), colorMap=get_colormap(self.colormap_name), interactive=False, label=colorbar_label,
             width=18, pen=current().foreground,
         )
