@@ -51,7 +51,8 @@ from PySide6.QtCore import QCoreApplication, QDeadlineTimer, QElapsedTimer, QEve
 
 from . import worker_process as protocol
 from .job_match import same_request
-from .worker_threads import WORKER_NICENESS, ThreadsAfterTheEvent, limit_blas_threads
+from .blas import limit_blas_threads
+from .worker_threads import WORKER_NICENESS, ThreadsAfterTheEvent
 
 #: An update that takes longer than this shows the busy indicator.
 BUSY_DELAY_MS = 100

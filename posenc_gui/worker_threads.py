@@ -1,5 +1,5 @@
-"""The scheduling of the window's worker threads: one BLAS thread each, below the GUI thread's priority,
-started once the GUI thread is back in its event loop.
+"""The scheduling of the window's worker threads: below the GUI thread's priority, started once the GUI thread is
+back in its event loop (their BLAS has one thread: :mod:`posenc_gui.blas`).
 
 (Used by :mod:`posenc_gui.compute`.)
 """
@@ -16,38 +16,6 @@ from PySide6.QtCore import QObject, Qt, Signal
 
 #: How much lower than the GUI thread's the workers' scheduling priority is (Linux nice levels).
 WORKER_NICENESS = 10
-#: The thread-count variables of the BLAS libraries NumPy is built with (OpenBLAS, MKL, BLIS).
-BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS")
-#: Whether :func:`start_blas_with_one_thread` set them before NumPy loaded.
-_started_with_one_thread = False
-
-
-def start_blas_with_one_thread() -> None:
-    """Have NumPy's BLAS start with one thread, when NumPy is not loaded yet and the user set no other count.
-
-    The window's entry point calls it first: :func:`limit_blas_threads` then
-    has nothing to do (threadpoolctl's import and library scan cost ~4 ms of
-    start-up). The worker process inherits the variables.
-    """
-    global _started_with_one_thread
-    if "numpy" in sys.modules or any(os.environ.get(name, "1") != "1" for name in BLAS_THREAD_VARIABLES):
-        return
-    os.environ.update(dict.fromkeys(BLAS_THREAD_VARIABLES, "1"))
-    _started_with_one_thread = True
-
-
-def limit_blas_threads() -> None:
-    """One BLAS thread per worker (already so when :func:`start_blas_with_one_thread` ran before NumPy loaded).
-
-    Why: the workers already use both cores; a multi-threaded BLAS on top of
-    them spin-waits between calls (OpenBLAS busy-polls) and takes the CPU
-    from the GUI thread.
-    """
-    if _started_with_one_thread:
-        return
-    from threadpoolctl import threadpool_limits
-
-    threadpool_limits(limits=1, user_api="blas")
 
 
 def lower_worker_priority(niceness: int = WORKER_NICENESS) -> None:

@@ -27,7 +27,7 @@ FIRST_PAINT_MODULES = """
 import json, sys
 from posenc_gui.__main__ import main
 code = main(["--no-restore", "--quit-after-first-paint"])
-print(json.dumps({"exit": code, "modules": sorted(sys.modules)}))
+print(json.dumps({"exit": code, "modules": sorted(sys.modules), "started": list(sys.modules)}))
 """
 
 
@@ -46,6 +46,21 @@ def test_the_first_paint_imports_no_file_reader_tokenizer_or_number_format(tmp_p
     assert "posenc_gui" in packages and "pyqtgraph" in packages  # it did build the window
     assert sorted(packages.intersection(NOT_AT_START_UP)) == []
 
+
+
+def test_numpy_and_the_model_layer_load_before_qt(tmp_path):
+    """PySide6's import hook reads the source of each module imported after it (for its ``__feature__``
+    imports): NumPy and the model layer load before it, and are not read (sys.modules keeps the order in which
+    imports started)."""
+    from posenc_gui.cli import LOADED_BEFORE_QT
+
+    exit_code, _, output = first_paint_modules(tmp_path)
+    assert exit_code == 0, output
+    order = json.loads(output.strip().splitlines()[-1])["started"]
+    qt = order.index("PySide6")
+    assert all(order.index(name) < qt for name in LOADED_BEFORE_QT), [order.index(n) for n in LOADED_BEFORE_QT]
+    model = [name for name in order if name.startswith("posenc_gui.model.")]
+    assert len(model) > 30 and sum(order.index(name) < qt for name in model) > 0.9 * len(model)
 
 
 def test_the_first_paint_imports_the_modules_of_the_shown_panels_only(tmp_path):
@@ -143,11 +158,11 @@ def test_a_short_screen_s_tabbed_second_row_is_not_built_for_the_first_paint(tmp
 BLAS_THREADS = """
 import json
 from posenc_gui.cli import main
-from posenc_gui import worker_threads
+from posenc_gui import blas
 main(["--no-restore", "--quit-after-first-paint"])
 import threadpoolctl
 print(json.dumps({"threads": [info["num_threads"] for info in threadpoolctl.threadpool_info()
-                              if info["user_api"] == "blas"], "at load": worker_threads._started_with_one_thread}))
+                              if info["user_api"] == "blas"], "at load": blas._started_with_one_thread}))
 """
 
 
