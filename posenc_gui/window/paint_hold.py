@@ -44,7 +44,7 @@ class PaintHold(QObject):
         self._armed = False  # the event that started the hold is over: the idle service ends it
         self._held = False  # an update request was kept back
         self._laid_out = False  # a layout ran since the last look (the new data's layouts are not settled)
-        self._prepared = False  # the last look found everything settled and prepared the plots' paint
+        self._prepared = False  # a look found everything settled: one more pass, then the release
         self._limit = QTimer(self)
         self._limit.setSingleShot(True)
         self._limit.timeout.connect(self.release)
@@ -87,10 +87,10 @@ class PaintHold(QObject):
             self.release()
 
     def _lay_out_axes(self) -> bool:
-        """Do what the paint of each plot on screen would do first: apply its views' new ranges, lay its axes
-        out; True if an axis's size changed (its plot is laid out again). A scheme switch into ALiBi painted
-        its bias and logits plots five times: once per axis that took a new width, once more after a paint
-        whose start applied new ranges."""
+        """Do what the paint of each plot on screen would do first: apply its views' new ranges, lay out its
+        vertical axes for their labels; True if an axis's width changed (its plot is laid out again). A scheme
+        switch into ALiBi painted its bias and logits plots five times: once per axis that took a new width,
+        once more after a paint whose start applied new ranges."""
         changed = False
         for panel in self._window.panels.built().values():
             if panel.on_screen():
