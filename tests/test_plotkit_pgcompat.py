@@ -525,3 +525,27 @@ def test_19_a_colour_bar_builds_its_plot_through_the_class_after_it(qapp, monkey
                                        label="value")
     assert len(built) == 1 and bar.getViewBox().menu is None
     assert bar.levels() == (-1, 1) and bar.getAxis("left").labelText == "value"  # ColorBarItem's own set-up ran
+
+
+def test_20_a_horizontal_axis_s_height_follows_its_title_s_lines(qtbot):
+    from posenc_gui.views.plotkit import CompactAxisItem
+    from waiting import finish_pending
+
+    bottom = CompactAxisItem("bottom")
+    widget = pg.PlotWidget(axisItems={"bottom": bottom})
+    qtbot.addWidget(widget)
+    widget.resize(600, 300)
+    bottom.setLabel("distance r = m − n (key before query), a title much wider than a narrow plot")
+    widget.show()
+    qtbot.waitExposed(widget)
+    finish_pending(qtbot, widget)
+    one_line = bottom.maximumHeight()
+    assert bottom.label.textWidth() < 0  # it fits: one line, pyqtgraph's own
+    widget.resize(200, 300)
+    finish_pending(qtbot, widget)
+    assert bottom.label.textWidth() > 0 and bottom.maximumHeight() > one_line  # two lines, a taller axis
+    left, width = bottom.label.pos().x(), bottom.label.boundingRect().width()
+    assert left >= -0.5 and left + width <= bottom.size().width() + 0.5  # inside the axis (before: cut at the right)
+    widget.resize(600, 300)
+    finish_pending(qtbot, widget)
+    assert bottom.label.textWidth() < 0 and bottom.maximumHeight() == one_line

@@ -12,7 +12,8 @@ from PySide6.QtGui import QFont, QFontMetrics
 from PySide6.QtWidgets import QGraphicsItem
 
 from .canvas import END_LABEL_REACH_PX, paint_guard
-from .pgcompat import AxisPlacingEndLabels, centre_axis_title, lay_out_axis_drawing, let_title_narrow, paint_axis
+from .pgcompat import (AxisPlacingEndLabels, centre_axis_title, lay_out_axis_drawing, let_title_narrow, paint_axis,
+                       wrap_axis_title)
 from .text import cache_text
 from .theme import current
 from .ticks import (MIN_LABELS, compact_tick_strings, integer_ticks, nice_bounds, next_round_step,
@@ -73,6 +74,10 @@ class CompactAxisItem(AxisPlacingEndLabels):
 
     def _forget_label_room(self) -> None:
         self._label_room = None
+
+    def resizeEvent(self, event=None) -> None:  # noqa: N802 (pyqtgraph override: it places the title here)
+        wrap_axis_title(self)
+        super().resizeEvent(event)
 
     def label_room(self) -> QRectF:
         """pyqtgraph's rectangle, reaching :data:`END_LABEL_REACH_PX` past both ends of the axis (on the canvas)."""

@@ -79,6 +79,9 @@ moving to a new pyqtgraph is this file's work:
     (:class:`ColorBarWithoutMenu`): a class between it and ``PlotItem`` in
     the order of bases passes ``enableMenu=False``, which pyqtgraph has no
     argument of the colour bar for.
+20. ``AxisItem._updateHeight()`` (:func:`wrap_axis_title`): a horizontal
+    axis's height follows its title's lines only through it (pyqtgraph calls
+    it when the title's text or visibility changes).
 """
 
 from __future__ import annotations
@@ -248,6 +251,36 @@ def centre_axis_title(axis: pg.AxisItem) -> None:
     """Place the axis's title at the middle of the axis, as pyqtgraph does after a resize."""
     axis.resizeEvent()
 
+
+
+def wrap_axis_title(axis: pg.AxisItem) -> bool:
+    """Wrap a horizontal axis's title onto more lines, centred, when it is wider than the axis, and back onto one
+    when it fits; True when its lines changed (the axis's height follows them).
+
+    A narrow plot's long title (the positional logits' "distance r = m − n
+    (key before query)") ran past the canvas and was cut. An axis narrower
+    than :data:`MIN_TITLE_WIDTH` (a layout's passing size) keeps one line.
+    """
+    label = axis.label
+    if axis.orientation not in ("top", "bottom") or label is None or not label.isVisible():
+        return False
+    width = axis.size().width()
+    current = label.textWidth()
+    if current < 0:
+        natural = label.boundingRect().width()
+    else:  # measured on a copy: the label itself is left alone while its lines stay (its cached pixmap too)
+        unwrapped = label.document().clone()
+        unwrapped.setTextWidth(-1)
+        natural = unwrapped.size().width()
+    wanted = width if natural > width + 0.5 and width >= MIN_TITLE_WIDTH else -1.0
+    if wanted == current:
+        return False
+    label.setTextWidth(wanted)
+    option = label.document().defaultTextOption()
+    option.setAlignment(Qt.AlignmentFlag.AlignHCenter)
+    label.document().setDefaultTextOption(option)
+    axis._updateHeight()
+    return True
 
 
 def segmented_line_mode(item) -> str | None:
