@@ -99,6 +99,14 @@ def _same(one: ModelJob, other: ModelJob) -> bool:
         return False
 
 
+def panel_widget_of(view):
+    """The panel (an object named ``panel-…``) that holds the canvas ``view``, or None."""
+    widget = view.parentWidget()
+    while widget is not None and not widget.objectName().startswith("panel-"):
+        widget = widget.parentWidget()
+    return widget
+
+
 def test_a_switch_into_another_family_asks_the_worker_once_per_shown_panel(make_window, monkeypatch):
     window = make_window(restore=False)
     for scheme, options in (("rope", {}), ("sinusoidal", {}), ("alibi", {}), ("sinusoidal", {})):
@@ -153,9 +161,7 @@ def test_a_new_layout_paints_its_panels_once_their_data_for_the_new_scheme_is_in
 
     def recorded(view, event) -> None:  # each panel's canvas painted, and the parameters of the data it holds
         paint(view, event)
-        widget = view.parentWidget()
-        while widget is not None and not widget.objectName().startswith("panel-"):
-            widget = widget.parentWidget()
+        widget = panel_widget_of(view)
         if widget is not None:
             panels = getattr(view.window(), "panels", None)  # the main window (none while it is built)
             panel = panels.built().get(widget.objectName().removeprefix("panel-")) if panels else None
@@ -268,9 +274,7 @@ def test_a_switch_into_another_family_paints_each_shown_plot_once(make_window, m
 
     def recorded(view, event) -> None:
         paint(view, event)
-        widget = view.parentWidget()
-        while widget is not None and not widget.objectName().startswith("panel-"):
-            widget = widget.parentWidget()
+        widget = panel_widget_of(view)
         painted.append(widget.objectName() if widget is not None else "?")
 
     monkeypatch.setattr(GraphicsView, "paintEvent", recorded)  # before the window: PySide keeps the overrides
