@@ -209,8 +209,9 @@ def test_a_scheme_switched_back_to_shows_the_kept_results_without_asking(make_wi
     kept = [panels[panel_id] for panel_id in ("heatmap", "frequencies", "context", "logits")]
     assert all(panel.on_screen() and panel.data.params == window.state.params for panel in kept)
     assert not set(asked) & set(kept), asked  # before: each asked (twice: see above)
-    # drawn once each: as its dock appears, not again as the panel hears of the new scheme in the same change
-    assert sorted(shown.count(panel) for panel in kept[1:]) == [1, 1, 1], shown
+    # not drawn at all: each shows rope's result still (before: drawn as its dock appeared; before that, again as
+    # the panel heard of the new scheme in the same change)
+    assert not set(shown) & set(kept[1:]), shown
     # a setup not seen before is computed
     assert window.state.update(rope_theta=123456.0) is None
     window.state.flush()
@@ -295,3 +296,41 @@ def test_a_switch_into_another_family_paints_each_shown_plot_once(make_window, m
     # before: the bias matrix and the logits twice here (5 and 4 times in run.py --switch), once per axis that
     # took a new width for its labels in its paint, and once more after a paint whose start applied new ranges
     assert set(counts.values()) == {1}, counts
+
+
+def test_a_result_that_is_drawn_is_not_drawn_again_when_its_setup_comes_back(make_window, monkeypatch):
+    from posenc_gui.views.plotkit import theme
+    from posenc_gui.views.rope_context import RopeContextPanel
+
+    drawn: list = []
+    show = RopeContextPanel.show_data
+
+    def counted(panel, data) -> None:
+        drawn.append(data)
+        show(panel, data)
+
+    monkeypatch.setattr(RopeContextPanel, "show_data", counted)
+    window = make_window(restore=False)
+
+    def switch(scheme: str) -> None:
+        assert window.state.update(scheme=scheme) is None
+        window.state.flush()
+        assert window.compute.wait_idle()
+
+    switch("rope")
+    context = window.panels["context"]
+    assert context.on_screen() and drawn and drawn[-1] is context.data
+    first = len(drawn)
+    context.show_message("a refusal of other arguments", "error")
+    switch("sinusoidal")
+    assert not context.on_screen()
+    switch("rope")  # the kept result is the one drawn: shown as it was (before: its fourteen plots drawn again)
+    assert context.on_screen() and len(drawn) == first
+    assert context.message_label.isHidden()  # a message about other arguments goes
+    switch("sinusoidal")
+    try:
+        theme.set_theme("dark")  # while hidden: the same result is drawn again, in the new colours, when shown
+        switch("rope")
+        assert len(drawn) == first + 1 and drawn[-1] is context.data
+    finally:
+        theme.set_theme("light")

@@ -311,6 +311,11 @@ class Panel(QWidget):
             kept = next((data for request, data in self._kept if same_request(request, job)), None)
             if kept is not None:
                 self.compute.cancel(self)  # a result on its way is for other arguments
+                if self._shown_request is not None and same_request(self._shown_request, job):
+                    # Drawn already: a scheme switched away from and back (the logits' and the context's
+                    # eleven curves and fourteen plots took ~10 ms each to draw again).
+                    self.show_message("")  # a refusal of other arguments meanwhile no longer applies
+                    return
                 self._receive_result_of(job, kept)
                 return
             on_result = partial(self._keep, job)
@@ -397,6 +402,8 @@ class Panel(QWidget):
         not update again.
         """
         self.updateScheduled.emit()
+        if not (args and isinstance(args[0], EncodingParams)):
+            self._shown_request = None  # a view setting, the theme, a control: the same request may draw otherwise
         caught_up, self._caught_up_for = self._caught_up_for, None
         if args and caught_up is not None and args[0] is caught_up:
             return
