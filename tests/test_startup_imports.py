@@ -247,6 +247,32 @@ def test_the_plotting_kit_s_plots_build_no_context_menu(qapp, monkeypatch):
     assert built == []  # before: [matrix.colorbar.getViewBox()]
 
 
+def test_no_panel_builds_a_view_box_menu(qapp, state, compute, monkeypatch):
+    """Each panel's plots are built with their menus off (``enableMenu=False``, the kit's colour bar): a menu built
+    and then turned off cost some thirty widgets a plot (RoPE context's seven plots: seven menus)."""
+    import importlib
+
+    from posenc_gui.views.registry import panel_classes
+
+    view_box_module = importlib.import_module("pyqtgraph.graphicsItems.ViewBox.ViewBox")
+    built: dict[str, int] = {}
+    building: list[str] = []
+
+    class CountedMenu(view_box_module.ViewBoxMenu):
+        def __init__(self, view):
+            built[building[-1]] = built.get(building[-1], 0) + 1
+            super().__init__(view)
+
+    monkeypatch.setattr(view_box_module, "ViewBoxMenu", CountedMenu)
+    panels = []
+    for cls in panel_classes():
+        building.append(cls.panel_id)
+        panels.append(cls(state, compute))
+    assert len(panels) > 20 and built == {}, repr(built)  # before: ten panels built 28 menus
+    for panel in panels:
+        panel.deleteLater()
+
+
 def test_the_parameters_hidden_error_lines_get_their_style_sheet_when_first_shown(qtbot, state, compute):
     """A style sheet re-polishes its widget: the error lines of the Parameters panel (one per built control and
     a general one), hidden at start-up, get theirs (the refusal's red) when a refusal first shows, on either of

@@ -92,9 +92,8 @@ class AttentionBiasPanel(Panel):
         self.figure_title = add_canvas_title(self.canvas, columns=2)
         self.matrix = MatrixPlot(self.canvas.ci, "key position n (column)", "query position m (row)", "bias",
                                  row=1, col=0)
-        self.side_plot: pg.PlotItem = self.canvas.addPlot(row=1, col=1)
+        self.side_plot: pg.PlotItem = self.canvas.addPlot(row=1, col=1, enableMenu=False)
         style_plot(self.side_plot)
-        self.side_plot.setMenuEnabled(False)
         self.side_plot.hideButtons()
         show_grid(self.side_plot)
         # ALiBi: every head's slope, the chosen one on top (data items: they follow the log axis)

@@ -56,9 +56,8 @@ def figure_title(run: DecoderRun, layer: int | None, head: int | None, view: str
 
 def _plot(canvas: pg.GraphicsLayoutWidget, row: int, col: int, x_label: str, y_label: str,
           colspan: int = 1) -> pg.PlotItem:
-    plot = canvas.addPlot(row=row, col=col, colspan=colspan)
+    plot = canvas.addPlot(row=row, col=col, colspan=colspan, enableMenu=False)
     style_plot(plot)
-    plot.setMenuEnabled(False)
     plot.hideButtons()
     show_grid(plot)
     set_axis_label(plot.getAxis("bottom"), x_label)

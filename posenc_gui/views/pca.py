@@ -15,6 +15,7 @@ from .plotkit import (
     FOREGROUND, NO_PEN, add_canvas_title, colorbar_ticks, get_colormap,
     prepare_for_paint, set_axis_label, set_canvas_title, set_ticks, shared_brush, show_grid, style_axis, style_plot,
 )
+from .plotkit.pgcompat import ColorBarWithoutMenu
 from .plotkit.theme import colormap_for
 from .registry import PanelOption
 
@@ -58,18 +59,17 @@ class PCAPanel(Panel):
         self.header.addWidget(self.pair_box)
         self.add_headline_and_canvas()
         self.figure_title = add_canvas_title(self.canvas, columns=2)
-        self.plot: pg.PlotItem = self.canvas.addPlot(row=1, col=0)
+        self.plot: pg.PlotItem = self.canvas.addPlot(row=1, col=0, enableMenu=False)
         style_plot(self.plot)
         show_grid(self.plot)
-        self.plot.setMenuEnabled(False)
         self.plot.hideButtons()
         self.plot.setAspectLocked(True)
         self.path = self.plot.plot(pen=PATH_PEN)
         self.points = pg.ScatterPlotItem(size=6, pen=NO_PEN)
         self.plot.addItem(self.points)
         self.colormap = get_colormap(colormap_for("sequential"))
-        self.colorbar = pg.ColorBarItem(values=(0, 1), colorMap=self.colormap, interactive=False, label="position",
-                                        width=18, pen=FOREGROUND)
+        self.colorbar = ColorBarWithoutMenu(values=(0, 1), colorMap=self.colormap, interactive=False,
+                                            label="position", width=18, pen=FOREGROUND)
         self.colorbar.axis.setWidth(None)  # as wide as its labels (pyqtgraph fixes 45 px)
         for axis_name in ("left", "right", "top", "bottom"):  # top, bottom: the ends of the bar
             style_axis(self.colorbar.getAxis(axis_name), cached=False)

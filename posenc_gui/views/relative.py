@@ -56,12 +56,11 @@ class RelativePanel(Panel):
         self.header.addWidget(self.references_box)
         self.add_headline_and_canvas()
         self.figure_title = add_canvas_title(self.canvas, columns=2)
-        self.spread_plot: pg.PlotItem = self.canvas.addPlot(row=1, col=0)
-        self.profile_plot: pg.PlotItem = self.canvas.addPlot(row=1, col=1)
+        self.spread_plot: pg.PlotItem = self.canvas.addPlot(row=1, col=0, enableMenu=False)
+        self.profile_plot: pg.PlotItem = self.canvas.addPlot(row=1, col=1, enableMenu=False)
         for plot in (self.spread_plot, self.profile_plot):
             style_plot(plot)
             show_grid(plot)
-            plot.setMenuEnabled(False)
             plot.setLabel("bottom", "offset k")
         self.spread_plot.setLabel("left", "spread over p")
         self._spread_title = ""

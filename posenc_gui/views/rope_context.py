@@ -61,9 +61,8 @@ class RopeContextPanel(RopeOnlyPanel):
         self.unseen_bars: dict[str, pg.PlotDataItem] = {}
         first: pg.PlotItem | None = None
         for index, method in enumerate(self.methods):
-            plot = self.canvas.addPlot(row=1 + index // columns, col=index % columns)
+            plot = self.canvas.addPlot(row=1 + index // columns, col=index % columns, enableMenu=False)
             style_plot(plot)
-            plot.setMenuEnabled(False)
             show_grid(plot)
             plot.setLogMode(x=False, y=True)
             if first is None:

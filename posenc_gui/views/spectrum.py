@@ -73,14 +73,13 @@ class SpectrumPanel(Panel):
         self.add_headline_and_canvas()
         self.figure_title = add_canvas_title(self.canvas)
         self.wave_key = self.canvas.addLabel("", row=1, col=0, color=FOREGROUND, size="9pt")
-        self.wave_plot: pg.PlotItem = self.canvas.addPlot(row=2, col=0)
+        self.wave_plot: pg.PlotItem = self.canvas.addPlot(row=2, col=0, enableMenu=False)
         self.phase_key = self.canvas.addLabel("", row=3, col=0, color=FOREGROUND, size="9pt")
-        self.phase_plot: pg.PlotItem = self.canvas.addPlot(row=4, col=0)
+        self.phase_plot: pg.PlotItem = self.canvas.addPlot(row=4, col=0, enableMenu=False)
         for key in (self.wave_key, self.phase_key):
             cache_text(key.item)
         for plot in (self.wave_plot, self.phase_plot):
             style_plot(plot)
-            plot.setMenuEnabled(False)
             plot.hideButtons()
             show_grid(plot)
             plot.setLogMode(x=False, y=True)

@@ -144,12 +144,11 @@ class UniquenessPanel(Panel):
         splitter = QSplitter(Qt.Orientation.Horizontal, self)
         self.canvas = new_layout_widget(splitter)
         self.figure_title = add_canvas_title(self.canvas)
-        self.distance_plot: pg.PlotItem = self.canvas.addPlot(row=1, col=0)
-        self.nearest_plot: pg.PlotItem = self.canvas.addPlot(row=2, col=0)
+        self.distance_plot: pg.PlotItem = self.canvas.addPlot(row=1, col=0, enableMenu=False)
+        self.nearest_plot: pg.PlotItem = self.canvas.addPlot(row=2, col=0, enableMenu=False)
         for plot in (self.distance_plot, self.nearest_plot):
             style_plot(plot)
             show_grid(plot)
-            plot.setMenuEnabled(False)
             plot.getAxis("left").setWidth(64)  # align the two x axes
         self.distance_plot.setLabel("left", "distance to nearest")
         set_title(self.distance_plot, DISTANCE_TITLE)
