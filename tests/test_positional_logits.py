@@ -238,7 +238,7 @@ def test_the_panel_shows_the_model_and_follows_the_parameters(qtbot, state, comp
     assert not panel.unavailable_label.isVisible() and panel.data.params == params(**TINY)
     np.testing.assert_array_equal(panel.matrix.values, positional_logits("rope", range(3), range(3), d_model=4))
     x, y = panel.ones_curve.getOriginalDataset()
-    np.testing.assert_array_equal(x, [1, 2])  # distance 0 is off a log axis, and in the line above
+    np.testing.assert_array_equal(x, np.log10([1, 2]))  # on the log axis's scale; distance 0 is off it (line above)
     np.testing.assert_allclose(y, [3.0805046125696100, 1.1673063402388708], rtol=0, atol=1.5e-15)
     summary = panel.summary_label.text()
     assert "logit <b>4</b> at distance 0" in summary and "first below half at distance <b>2</b>" in summary
@@ -348,7 +348,7 @@ def test_a_bias_is_shown_with_its_masked_keys_grey_and_said_so_in_the_hover(qtbo
     assert panel.matrix.view_box.background.brush().color().name() == MASKED_COLOUR  # behind the masked cells
     assert panel.matrix.colorbar.levels() == (-3.5, 3.5)  # from the finite values (−3.5 is round), not −inf
     x, y = panel.ones_curve.getOriginalDataset()
-    np.testing.assert_array_equal(x, range(1, 8))
+    np.testing.assert_array_equal(x, range(1, 8))  # ALiBi: a linear distance axis
     np.testing.assert_array_equal(y, -0.5 * np.arange(1, 8))
     assert not panel.after_curve.isVisible() and not panel.bound_curve.isVisible()
     assert not panel.vectors_box.isEnabled()

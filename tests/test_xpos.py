@@ -340,7 +340,7 @@ def test_the_panel_shows_xpos_and_follows_its_options(qtbot, state, compute):
     settle_params(state, compute)
     assert not panel.unavailable_label.isVisible() and panel.message_label.text() == ""
     x, y = panel.ones_curve.getOriginalDataset()
-    np.testing.assert_array_equal(x, [1, 2])
+    np.testing.assert_array_equal(x, np.log10([1, 2]))  # the distances 1, 2 on the log axis's scale
     assert_close(y, [1.5943941753175066, 0.75842297097182165], 30 * EPS * 4)
     bx, by = panel.bound_curve.getOriginalDataset()
     assert_close(by, [13 / 7, 97 / 98], 20 * EPS * 4)  # the scale alone, not RoFormer's bound

@@ -25,7 +25,7 @@ from .base import Panel
 from .compare import ROLE_COLOURS
 from .cursor import CursorAxis
 from .labels import clipped_levels, clipping_text, plain_text
-from .logit_axes import linear_distance, profile_plot, set_distance_axis
+from .logit_axes import distance_coordinates, linear_distance, profile_plot, set_distance_axis
 from .logit_summary import profile_summary
 from .logit_table import PropertiesTable
 from .plotkit import (
@@ -420,6 +420,8 @@ class PositionalLogitsPanel(Panel):
 
     def _show_profile(self, data: LogitProfileData) -> None:
         distances = data.distances[1:].astype(np.float64)  # a log axis has no 0
+        linear = linear_distance(data.params.info)
+        x = distance_coordinates(distances, linear)
         shown = distances.size > 0
         for plot in (self.logit_plot, self.size_plot):
             plot.setVisible(shown)
@@ -429,12 +431,12 @@ class PositionalLogitsPanel(Panel):
         both_sides = bias is not None and bias.after is not None
         for plot in (self.logit_plot, self.size_plot):
             set_axis_label(plot.getAxis("bottom"), BOTH_SIDES_LABEL if both_sides else DISTANCE_LABEL)
-        compared = self._draw_compared()
-        self.ones_curve.setData(distances, data.profile[1:])
+        compared = self._draw_compared(linear)
+        self.ones_curve.setData(x, data.profile[1:])
         size = np.abs(data.profile[1:])
-        self.ones_size.setData(distances, np.where(size > 0, size, np.nan))
+        self.ones_size.setData(x, np.where(size > 0, size, np.nan))
         if bias is not None:
-            low, high = self._show_bias_profile(data, distances, size, compared)
+            low, high = self._show_bias_profile(data, x, size, compared)
         elif rotation is None:
             _set_key(self.logit_plot, _key([(BLUE, f"━ PE(m)·PE(m − r), m = {data.query_position:,}")]
                                            + self._compared_key()))
@@ -446,19 +448,19 @@ class PositionalLogitsPanel(Panel):
             _set_key(self.logit_plot, ROTATION_KEY + (" &nbsp; " + _key(self._compared_key()) if compared else ""))
             _set_key(self.size_plot, ROTATION_SIZE_KEY if rotation.xpos is None else XPOS_SIZE_KEY)
             mean, std = rotation.random_mean[1:], rotation.random_std[1:]
-            self.random_curve.setData(distances, mean)
-            self.band_low.setData(distances, mean - std)
-            self.band_high.setData(distances, mean + std)
+            self.random_curve.setData(x, mean)
+            self.band_low.setData(x, mean - std)
+            self.band_high.setData(x, mean + std)
             bound = rotation.ones_bound if rotation.xpos is None else rotation.xpos.envelope
             # xPos's scale underflows to 0 far enough back: off a log axis
-            self.random_size.setData(distances, np.where(std > 0, std, np.nan))
-            self.bound_curve.setData(distances, np.where(bound[1:] > 0, bound[1:], np.nan))
+            self.random_size.setData(x, np.where(std > 0, std, np.nan))
+            self.bound_curve.setData(x, np.where(bound[1:] > 0, bound[1:], np.nan))
             fit_y_range(self.logit_plot, data.profile, mean - std, mean + std, *compared)
             # down to a tenth of the random spread and of the smallest bound: |q = k = 1| dips to 0 below
             positive = np.concatenate([std[std > 0], bound[1:][bound[1:] > 0]])
             low = float(positive.min()) if positive.size else float(bound.max()) / 10
             high = float(bound.max())
-        set_distance_axis([self.logit_plot, self.size_plot], distances[-1], linear_distance(data.params.info))
+        set_distance_axis([self.logit_plot, self.size_plot], distances[-1], linear)
         y_span = snap_log_span(math.log10(low) - 1, math.log10(high) + 0.2)
         self.size_plot.setYRange(*y_span, padding=0)
         set_ticks(self.size_plot.getAxis("left"), decade_ticks(*y_span))
@@ -489,8 +491,9 @@ class PositionalLogitsPanel(Panel):
         n = None if self.data is None else self.data.params.seq_len
         return [setup for setup in self.compared if setup.profile is not None and setup.params.seq_len == n]
 
-    def _draw_compared(self) -> list[np.ndarray]:
-        """Draw the compared profiles; returns their values (for the y range)."""
+    def _draw_compared(self, linear: bool) -> list[np.ndarray]:
+        """Draw the compared profiles (on a linear distance axis or a log one); returns their values (for the y
+        range)."""
         drawn = self._drawn()
         for index, curve in enumerate(self.compared_curves):
             setup = drawn[index] if index < len(drawn) else None
@@ -498,18 +501,20 @@ class PositionalLogitsPanel(Panel):
             if setup is None:
                 curve.setData([], [])
             else:
-                curve.setData(setup.distances[1:].astype(np.float64), setup.profile[1:])
+                curve.setData(distance_coordinates(setup.distances[1:].astype(np.float64), linear), setup.profile[1:])
         pinned = self._drawn_pinned()
         self.pinned_curve.setVisible(pinned is not None)
         if pinned is None:
             self.pinned_curve.setData([], [])
             return [setup.profile for setup in drawn]
-        self.pinned_curve.setData(pinned.distances[1:].astype(np.float64), pinned.profile[1:])
+        self.pinned_curve.setData(distance_coordinates(pinned.distances[1:].astype(np.float64), linear),
+                                  pinned.profile[1:])
         return [pinned.profile] + [setup.profile for setup in drawn]
 
-    def _show_bias_profile(self, data: LogitProfileData, distances: np.ndarray, size: np.ndarray,
+    def _show_bias_profile(self, data: LogitProfileData, x: np.ndarray, size: np.ndarray,
                            compared: list[np.ndarray]) -> tuple[float, float]:
-        """The keys after the query beside the keys before; the range of the sizes shown."""
+        """The keys after the query beside the keys before (at ``x``, the distances on the axis's scale); the range
+        of the sizes shown."""
         after = data.bias.after
         before_key = f"━ key r before m = {data.query_position:,}"
         if after is None:
@@ -522,8 +527,8 @@ class PositionalLogitsPanel(Panel):
                                            + self._compared_key()))
             _set_key(self.size_plot, _key([(BLUE, "━ |bias|, key before"), (ORANGE, "╍ key after")]))
             after_size = np.abs(after[1:])
-            self.after_curve.setData(distances, after[1:])
-            self.after_size.setData(distances, np.where(after_size > 0, after_size, np.nan))
+            self.after_curve.setData(x, after[1:])
+            self.after_size.setData(x, np.where(after_size > 0, after_size, np.nan))
             sizes = np.concatenate([size, after_size])
             fit_y_range(self.logit_plot, data.profile, after, np.zeros(1), *compared)
         positive = sizes[(sizes > 0) & np.isfinite(sizes)]
