@@ -312,8 +312,8 @@ class Panel(QWidget):
             if kept is not None:
                 self.compute.cancel(self)  # a result on its way is for other arguments
                 if self._shown_request is not None and same_request(self._shown_request, job):
-                    # Drawn already: a scheme switched away from and back (the logits' and the context's
-                    # eleven curves and fourteen plots took ~10 ms each to draw again).
+                    # Drawn already: a scheme switched away from and back (the RoPE frequency and context
+                    # panels drew theirs again, ~5 ms of a switch back into RoPE).
                     self.show_message("")  # a refusal of other arguments meanwhile no longer applies
                     return
                 self._receive_result_of(job, kept)
