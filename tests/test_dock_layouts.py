@@ -108,7 +108,7 @@ def test_bad_layouts_in_the_settings_are_named_and_left(make_window, text):
 #: Opens a window with the scheme of argv[1] on the offscreen screen of QT_QPA_PLATFORM, builds every panel
 #: (as the idle-time prebuilder does, at once), and reports its frame, the screen and the docks in front.
 FIT_SCRIPT = """
-import json, os, sys
+import json, sys
 from PySide6.QtWidgets import QApplication
 app = QApplication([])
 from posenc_gui.mainwindow import MainWindow
@@ -158,10 +158,11 @@ print(json.dumps({"frame": window.frameGeometry().getRect(), "available": window
                                                                           window.panels["logits"].size_plot)]
                                  if "logits" in front else []}))
 window.close()
-sys.stdout.flush()
-# Out without tearing the window down: deleting a window with every panel built crashed 2 runs in 30 under load,
-# in Shiboken's printing of an error that a pyqtgraph override raised while its scene went (at 4a3d0f0: 7 in 33).
-os._exit(0)
+# Torn down as posenc-gui does at exit: the canvases emptied first (see plotkit.close_canvases), then the window.
+from posenc_gui.views.plotkit import close_canvases
+close_canvases(window)
+import shiboken6
+shiboken6.delete(window)
 """
 
 

@@ -31,6 +31,8 @@ print(json.dumps({"frame": window.frameGeometry().getRect(),
                   "available": window.screen().availableGeometry().getRect()}))
 window.close()
 # Deleted while Python is whole, as posenc-gui does: a window left to interpreter shutdown can crash it.
+from posenc_gui.views.plotkit import close_canvases
+close_canvases(window)
 import shiboken6
 shiboken6.delete(window)
 """

@@ -185,6 +185,9 @@ def main(argv: Sequence[str]) -> int:
         # Tear Qt down in order while Python is still whole: the window and its
         # scenes first, then the application. Left to interpreter shutdown, the
         # objects die in arbitrary order and Qt intermittently segfaults at exit.
+        from ..views.plotkit import close_canvases
+
+        close_canvases(window)
         window.deleteLater()
         del window
     QApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
@@ -204,6 +207,7 @@ def build_window(launch: Launch) -> MainWindow:
         stopped, its settings not saved).
     """
     from ..mainwindow import MainWindow
+    from ..views.plotkit import close_canvases
 
     window = MainWindow(overrides=launch.overrides, restore=not launch.args.no_restore, session=launch.session,
                         notice=launch.notice, theme_name=launch.args.theme)
@@ -216,6 +220,7 @@ def build_window(launch: Launch) -> MainWindow:
                 window.raise_panel(panel_id)
     except UsageError:
         window.compute.shutdown()  # not closed: closing would save the refused command line's parameters
+        close_canvases(window)
         window.deleteLater()
         raise
     return window

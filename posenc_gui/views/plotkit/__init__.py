@@ -13,7 +13,7 @@ are in :mod:`.pgcompat`, listed at its top.
 
 from .axes import (CompactAxisItem, add_plot, fit_y_range, lay_out_axes, set_axis_label, set_integer_ticks, set_ticks,
                    set_y_range, show_grid, style_axis, style_plot)
-from .canvas import new_layout_widget, paint_guard, prepare_for_paint, view_pixels
+from .canvas import close_canvases, new_layout_widget, paint_guard, prepare_for_paint, view_pixels
 from .colours import (BLUE, DIVERGING, FOREGROUND, GREEN, MASKED_COLOUR, NO_PEN, ORANGE, PALETTE, PINK, SEQUENTIAL,
                       colour_scale, get_colormap, shared_brush, symmetric_levels)
 from .items import MAX_DOTS, LegendBelow, add_legend_below
@@ -27,7 +27,7 @@ from .ticks import (colorbar_ticks, compact_tick_strings, decade_label, decade_s
 __all__ = [
     "BLUE", "DIVERGING", "FOREGROUND", "GREEN", "MASKED_COLOUR", "MAX_DOTS", "NO_PEN", "ORANGE", "PALETTE", "PINK", "SEQUENTIAL",
     "CompactAxisItem", "LegendBelow", "MatrixImageItem", "MatrixPlot", "ScreenCurve",
-    "add_canvas_title", "add_legend_below", "add_plot", "lay_out_axes", "cache_text", "colorbar_ticks", "colour_scale",
+    "add_canvas_title", "add_legend_below", "add_plot", "lay_out_axes", "cache_text", "close_canvases", "colorbar_ticks", "colour_scale",
     "compact_tick_strings",
     "decade_label", "decade_step", "decade_ticks", "integer_ticks", "set_integer_ticks", "fit_y_range", "get_colormap", "new_layout_widget", "nice_bounds", "paint_guard", "prepare_for_paint", "remembered",
     "set_axis_label", "set_canvas_title", "set_ticks", "set_title", "set_y_range", "show_grid", "snap_log_span",

@@ -6,7 +6,7 @@ import functools
 import sys
 
 import pyqtgraph as pg
-from PySide6.QtWidgets import QGraphicsView
+from PySide6.QtWidgets import QGraphicsView, QWidget
 
 from .theme import current, register_canvas
 
@@ -32,6 +32,18 @@ def new_layout_widget(parent=None) -> pg.GraphicsLayoutWidget:
     widget.ci.setContentsMargins(6, 6, END_LABEL_REACH_PX[0], 6)
     return widget
 
+
+
+def close_canvases(widget: QWidget) -> None:
+    """Empty and close every canvas in ``widget`` (pyqtgraph's ``GraphicsView.close``) before ``widget`` is deleted.
+
+    Deleted with their scenes full, the canvases of a window with every panel built crashed the process now and
+    then on a busy machine (2 to 7 runs in 30): a scene torn down from C++ asked a pyqtgraph item for its geometry,
+    the item's Python override raised, and Shiboken crashed printing the error. Emptied first, while every Python
+    object is whole, nothing is left to ask (0 in 33).
+    """
+    for canvas in widget.findChildren(pg.GraphicsView):
+        canvas.close()
 
 def paint_guard(paint):
     """Report an exception raised while painting instead of letting it leave Qt's paint call.
