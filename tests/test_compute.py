@@ -9,6 +9,7 @@ import threading
 import pytest
 from threadpoolctl import threadpool_info
 
+from posenc_gui import worker_threads
 from posenc_gui.compute import WORKER_NICENESS
 from waiting import TIMEOUT_MS, TIMEOUT_S
 
@@ -40,9 +41,9 @@ def test_requests_start_once_the_gui_thread_is_back_in_its_event_loop(compute):
     from PySide6.QtWidgets import QApplication
 
     handed = []
-    pool = compute._executor._pool
-    real_submit = pool.submit
-    pool.submit = lambda job: handed.append(job) or real_submit(job)
+    executor = compute._executor
+    real_hand_over = executor._hand_over
+    executor._hand_over = lambda jobs: handed.extend(jobs) or real_hand_over(jobs)
     delivered = []
     for value in range(3):
         compute.submit(("key", value), lambda v=value: v, delivered.append)
@@ -51,6 +52,70 @@ def test_requests_start_once_the_gui_thread_is_back_in_its_event_loop(compute):
     assert len(handed) == 3
     assert compute.wait_idle(TIMEOUT_S)
     assert sorted(delivered) == [0, 1, 2]
+
+
+def test_requests_run_one_at_a_time_while_the_running_one_is_short(compute, monkeypatch):
+    # A step's requests are a few jobs of about a millisecond: side by side they took turns at the GIL and
+    # encoded the same rows twice (the default step +0.5 ms). Here every job counts as short.
+    from PySide6.QtWidgets import QApplication
+
+    monkeypatch.setattr(worker_threads, "SOLO_MS", 3_600_000.0)
+    first_started, second_started, gate = threading.Event(), threading.Event(), threading.Event()
+    first_running = []
+    delivered = []
+
+    def first():
+        first_running.append(True)
+        first_started.set()
+        gate.wait(TIMEOUT_S)
+        first_running.clear()
+        return "first"
+
+    def second():
+        second_started.set()
+        return "second", bool(first_running)
+
+    compute.submit("first", first, delivered.append)
+    compute.submit("second", second, delivered.append)
+    QApplication.processEvents()  # the requests start with the event loop
+    assert first_started.wait(TIMEOUT_S)
+    # the second would have started by now beside the first if it could (it needs no more than a thread)
+    assert not second_started.wait(0.5)
+    gate.set()
+    assert compute.wait_idle(TIMEOUT_S)
+    assert delivered == ["first", ("second", False)]
+
+
+def test_a_long_request_holds_up_the_next_one_no_longer_than_the_solo_time(compute, monkeypatch):
+    # An analysis at a large size takes seconds; a panel's request behind it starts in another thread.
+    monkeypatch.setattr(worker_threads, "SOLO_MS", 20.0)
+    second_ran = threading.Event()
+    delivered = []
+
+    def long():
+        second_ran.wait(TIMEOUT_S)  # ends only once the second has run (or at the hang bound: the test fails)
+        return "long"
+
+    compute.submit("long", long, delivered.append)
+    compute.submit("short", lambda: second_ran.set() or "short", delivered.append)
+    assert compute.wait_idle(TIMEOUT_S)
+    assert delivered == ["short", "long"]
+
+
+def test_a_job_that_raises_is_reported_and_the_ones_queued_after_it_still_run(compute, monkeypatch):
+    from PySide6.QtWidgets import QApplication
+
+    reported, ran = [], threading.Event()
+    monkeypatch.setattr(threading, "excepthook", lambda args: reported.append(args.exc_type))
+
+    def raising():
+        raise RuntimeError("a job of the pool's own that does not deliver its errors")
+
+    compute._executor.submit(raising)
+    compute._executor.submit(ran.set)
+    QApplication.processEvents()  # the jobs start with the event loop
+    assert ran.wait(TIMEOUT_S)
+    assert reported == [RuntimeError]
 
 
 def test_a_request_dropped_by_a_shutdown_before_it_started_is_not_run(compute):
