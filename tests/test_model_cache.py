@@ -57,6 +57,16 @@ def test_memory_stays_within_its_bound(monkeypatch):
     assert cache.cached_bytes() == 3 * 64 * 8 * 100  # the three newest entries
 
 
+def test_the_number_of_entries_stays_within_its_bound(monkeypatch):
+    monkeypatch.setattr(cache, "MAX_CACHE_ENTRIES", 3)
+    params = EncodingParams(seq_len=10_000, d_model=64)
+    kept = [cache.encode_sampled(params, AxisSample(start, 1, 100)) for start in range(0, 2000, 100)]
+    assert cache.cached_bytes() == 3 * 64 * 8 * 100  # the three newest entries, far below the byte bound
+    assert cache.encode_sampled(params, AxisSample(1900, 1, 100)) is kept[-1]  # the newest is served
+    again = cache.encode_sampled(params, AxisSample(0, 1, 100))  # the oldest was dropped: computed again
+    assert again is not kept[0] and np.array_equal(again, kept[0])
+
+
 def test_an_entry_larger_than_its_limit_is_returned_but_not_kept(monkeypatch):
     monkeypatch.setattr(cache, "MAX_ENTRY_BYTES", 1000)
     params = EncodingParams(seq_len=100, d_model=8)
