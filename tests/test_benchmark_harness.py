@@ -217,6 +217,23 @@ def test_the_ab_tool_takes_the_first_step_figure_of_a_benchmark_line():
     assert float(ab.FIRST_MS.search(front).group(1)) == 30.5
 
 
+def test_the_ab_tool_starts_its_processes_on_a_desktop_sized_screen(tmp_path):
+    """Qt's own offscreen screen is 800 × 800: the app's window opened at that size with the waveforms and
+    similarity docks hidden, and ``--startup`` timed a window with two core panels fewer than a user's."""
+    import subprocess
+
+    from waiting import TIMEOUT_S
+
+    spec = importlib.util.spec_from_file_location("posenc_ab", BENCHMARK.parent / "ab.py")
+    ab = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ab)
+    screen = ("from PySide6.QtWidgets import QApplication; app = QApplication([]); "
+              "size = app.primaryScreen().size(); print(size.width(), size.height())")
+    done = subprocess.run([sys.executable, "-I", "-c", screen], capture_output=True, text=True,
+                          env=ab.environment(tmp_path), timeout=TIMEOUT_S)
+    assert done.stdout.split() == ["1920", "1200"], done.stdout + done.stderr
+
+
 #: Runs an anchor or the app to its ``first paint`` line, counting the paints of its plot canvases before it.
 PAINTED_BEFORE_REPORT = """
 import builtins, json, runpy, sys

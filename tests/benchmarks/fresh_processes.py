@@ -17,8 +17,8 @@ import tempfile
 import time
 from pathlib import Path
 
-#: Qt's offscreen platform on a 1920 × 1200 screen: its own 800 × 800 one would shrink the window (to fit).
-OFFSCREEN_DESKTOP = f"offscreen:configfile={Path(__file__).resolve().parents[1] / 'desktop_screen.json'}"
+from ab import OFFSCREEN_DESKTOP, first_paint_seconds  # beside this file
+
 
 
 #: Start-up to the first painted window within this many times the bare PySide6 + pyqtgraph window's.
@@ -34,8 +34,6 @@ def bench_startup(repeats: int = 5) -> tuple[float, float, float, float]:
     and the window has been painted; that moment is the start-up time. The
     exit (saving settings, tearing Qt down) is reported beside it.
     """
-    from ab import first_paint_seconds  # beside this file
-
     with tempfile.TemporaryDirectory(prefix="posenc-bench-startup-") as folder:
         env = {**export_env(os.path.join(folder, "bytecode")), "QT_QPA_PLATFORM": OFFSCREEN_DESKTOP,
                "POSENC_GUI_SETTINGS": os.path.join(folder, "settings.ini")}
