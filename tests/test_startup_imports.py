@@ -63,6 +63,52 @@ def test_numpy_and_the_model_layer_load_before_qt(tmp_path):
     assert len(model) > 30 and sum(order.index(name) < qt for name in model) > 0.9 * len(model)
 
 
+#: The window's start, then the source files that were read (``inspect.getsource`` fills ``linecache``).
+SOURCES_READ = """
+import json, linecache, sys
+from posenc_gui.__main__ import main
+code = main(["--no-restore", "--quit-after-first-paint"])
+print(json.dumps({"exit": code, "read": sorted(linecache.cache)}))
+"""
+
+
+def test_the_window_s_start_reads_no_module_s_source(tmp_path):
+    """PySide6's import hook read the source of each module imported after it (pyqtgraph's, the views',
+    ~30 ms of start-up); the window's start tells it every module has the default API (see
+    ``posenc_gui.cli.skip_pyside_source_scan``)."""
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "POSENC_GUI_SETTINGS": str(tmp_path / "settings.ini")}
+    done = subprocess.run([sys.executable, "-I", "-c", SOURCES_READ], capture_output=True, text=True, env=env,
+                          timeout=TIMEOUT_S)
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert report["exit"] == 0, done.stdout + done.stderr
+    assert [path for path in report["read"] if "pyqtgraph" in path or "posenc_gui" in path] == []
+
+
+#: Imports a module, stops the scan, imports another; prints which of the two files PySide6's hook read.
+SCAN_STOPPED = """
+import json, linecache, sys
+sys.path.insert(0, sys.argv[1])
+import PySide6.QtCore
+import before_the_stop
+from posenc_gui.cli import skip_pyside_source_scan
+stopped = skip_pyside_source_scan()
+import after_the_stop
+print(json.dumps({"stopped": stopped, "read": sorted(name.rsplit("/", 1)[-1] for name in linecache.cache)}))
+"""
+
+
+def test_pyside_reads_the_source_of_a_module_imported_before_the_stop_and_not_after(tmp_path):
+    """The first half fails when a PySide6 release no longer reads sources: the stop is then unneeded."""
+    for name in ("before_the_stop", "after_the_stop"):
+        (tmp_path / f"{name}.py").write_text("VALUE = 1\n")
+    done = subprocess.run([sys.executable, "-I", "-c", SCAN_STOPPED, str(tmp_path)], capture_output=True,
+                          text=True, env={**os.environ, "QT_QPA_PLATFORM": "offscreen"}, timeout=TIMEOUT_S)
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert report["stopped"] is True
+    assert "before_the_stop.py" in report["read"]
+    assert "after_the_stop.py" not in report["read"]
+
+
 def test_the_first_paint_imports_the_modules_of_the_shown_panels_only(tmp_path):
     """A panel's module is imported when its panel is built: at start-up, the five of the first layout."""
     from posenc_gui.views.registry import BUILT_IN
