@@ -55,8 +55,8 @@ def test_requests_start_once_the_gui_thread_is_back_in_its_event_loop(compute):
 
 
 def test_requests_run_one_at_a_time_while_the_running_one_is_short(compute, monkeypatch):
-    # A step's requests are a few jobs of about a millisecond: side by side they took turns at the GIL and
-    # encoded the same rows twice (the default step +0.5 ms). Here every job counts as short.
+    # A step's requests are a few jobs of about a millisecond: side by side they waited for each other's GIL
+    # (the default step +0.5 ms). Here every job counts as short.
     from PySide6.QtWidgets import QApplication
 
     monkeypatch.setattr(worker_threads, "SOLO_MS", 3_600_000.0)
@@ -89,15 +89,19 @@ def test_requests_run_one_at_a_time_while_the_running_one_is_short(compute, monk
 def test_a_long_request_holds_up_the_next_one_no_longer_than_the_solo_time(compute, monkeypatch):
     # An analysis at a large size takes seconds; a panel's request behind it starts in another thread.
     monkeypatch.setattr(worker_threads, "SOLO_MS", 20.0)
-    second_ran = threading.Event()
+    second_delivered = threading.Event()
     delivered = []
 
     def long():
-        second_ran.wait(TIMEOUT_S)  # ends only once the second has run (or at the hang bound: the test fails)
+        second_delivered.wait(TIMEOUT_S)  # ends once the second is delivered (or at the hang bound: the test fails)
         return "long"
 
+    def deliver_second(value):
+        delivered.append(value)
+        second_delivered.set()
+
     compute.submit("long", long, delivered.append)
-    compute.submit("short", lambda: second_ran.set() or "short", delivered.append)
+    compute.submit("short", lambda: "short", deliver_second)
     assert compute.wait_idle(TIMEOUT_S)
     assert delivered == ["short", "long"]
 

@@ -14,7 +14,8 @@ from typing import Sequence
 
 #: Loaded before Qt by the window's start: PySide6's import hook (for its ``__feature__`` imports) reads the
 #: source of every module imported after PySide6, ~0.1 ms a module, and NumPy and the model layer (NumPy only,
-#: the default layout's data included) are ~140 of them.
+#: the default layout's data included) are ~140 of them. :func:`skip_pyside_source_scan` stops the reads for
+#: every later module; this order still spares these where it cannot (a PySide6 without the hook's function).
 LOADED_BEFORE_QT = ("numpy", "posenc_gui.model", "posenc_gui.model.panels.table_data")
 
 

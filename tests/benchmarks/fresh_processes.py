@@ -19,8 +19,6 @@ from pathlib import Path
 
 from ab import OFFSCREEN_DESKTOP, first_paint_seconds  # beside this file
 
-
-
 #: Start-up to the first painted window within this many times the bare PySide6 + pyqtgraph window's.
 STARTUP_RATIO_BUDGET = 1.3
 BARE_WINDOW = Path(__file__).with_name("bare_window.py")
