@@ -549,3 +549,57 @@ def test_20_a_horizontal_axis_s_height_follows_its_title_s_lines(qtbot):
     widget.resize(600, 300)
     finish_pending(qtbot, widget)
     assert bottom.label.textWidth() < 0 and bottom.maximumHeight() == one_line
+
+
+def _count_title_settings(axis: pg.AxisItem) -> list[str]:
+    """The HTML set on ``axis``'s title from now on (its ``label.setHtml`` calls, recorded)."""
+    settings: list[str] = []
+    set_html = axis.label.setHtml
+    axis.label.setHtml = lambda html: settings.append(html) or set_html(html)
+    return settings
+
+
+def test_21_pyqtgraph_sets_an_axis_title_after_each_change_and_the_override_only_when_it_changed(qapp):
+    plain, once = pg.AxisItem("bottom"), pgcompat.TitleOnceAxisItem("bottom")
+    plain_settings, once_settings = _count_title_settings(plain), _count_title_settings(once)
+    steps = [lambda axis: axis.setLabel("position p"), lambda axis: axis.setPen("#123456"),
+             lambda axis: axis.setTextPen("#123456"), lambda axis: axis.setTickPen("#654321"),
+             lambda axis: axis.setRange(0, 1000), lambda axis: axis.showLabel(True),
+             lambda axis: axis.setTextPen("#abcdef"), lambda axis: axis.setLabel("offset k")]
+    for step in steps:
+        step(plain)
+        step(once)
+        assert once.label.toHtml() == plain.label.toHtml()  # the same title shown after each change
+        assert once.maximumHeight() == plain.maximumHeight()
+    assert len(plain_settings) >= len(steps)  # pyqtgraph: once per change (at least), the same text again mostly
+    assert len(set(plain_settings)) < len(plain_settings)
+    assert once_settings == list(dict.fromkeys(plain_settings))  # each distinct title once, in order
+
+
+def test_21_a_colour_bar_and_a_kit_plot_build_only_the_axes_they_keep(qapp, monkeypatch):
+    from posenc_gui.views.plotkit import CompactAxisItem, new_plot, style_plot
+
+    built = []
+    init = pg.AxisItem.__init__
+    monkeypatch.setattr(pg.AxisItem, "__init__", lambda axis, *a, **k: built.append(axis) or init(axis, *a, **k))
+    pg.ColorBarItem(values=(-1, 1), interactive=False)
+    assert len(built) == 4 and not any(isinstance(axis, pgcompat.TitleOnceAxisItem) for axis in built)
+    built.clear()
+    bar = pgcompat.ColorBarWithoutMenu(values=(-1, 1), colorMap=pg.colormap.get("CET-D1"), interactive=False)
+    assert len(built) == 4 and all(isinstance(axis, pgcompat.TitleOnceAxisItem) for axis in built)
+    assert {bar.getAxis(side) for side in ("left", "bottom", "top", "right")} == set(built)
+    built.clear()
+    canvas = new_layout_widget()
+    plot = new_plot(canvas, row=0, col=0)
+    style_plot(plot)
+    assert len(built) == 4  # none made and thrown away
+    assert isinstance(plot.getAxis("left"), CompactAxisItem) and isinstance(plot.getAxis("bottom"), CompactAxisItem)
+    assert {plot.getAxis(side) for side in ("left", "bottom", "top", "right")} == set(built)
+    built.clear()
+    other = canvas.addPlot(row=1, col=0)  # a plot made otherwise still gets the kit's axes from style_plot
+    style_plot(other)
+    assert isinstance(other.getAxis("left"), CompactAxisItem) and len(built) == 6
+    for made in (plot, other):  # pyqtgraph's axes shown: left and bottom only
+        assert [side for side in ("left", "bottom", "top", "right") if made.getAxis(side).isVisible()] == [
+            "left", "bottom"]
+    canvas.close()

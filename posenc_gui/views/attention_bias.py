@@ -17,9 +17,8 @@ from ..model.analyses.compare import ShownMatrix
 from .base import Panel
 from .labels import StatusText, plain_text
 from .plotkit import (
-    BLUE, MASKED_COLOUR, NO_PEN, ORANGE, MatrixPlot, add_canvas_title,
-    prepare_for_paint, set_axis_label, set_canvas_title, set_ticks, set_title, set_y_range, shared_brush, show_grid,
-    style_plot, view_pixels,
+    BLUE, MASKED_COLOUR, NO_PEN, ORANGE, MatrixPlot, add_canvas_title, new_plot, prepare_for_paint, set_axis_label,
+    set_canvas_title, set_ticks, set_title, set_y_range, shared_brush, show_grid, style_plot, view_pixels,
 )
 
 #: Pixels per axis sampled before the canvas is laid out (a headless export).
@@ -92,7 +91,7 @@ class AttentionBiasPanel(Panel):
         self.figure_title = add_canvas_title(self.canvas, columns=2)
         self.matrix = MatrixPlot(self.canvas.ci, "key position n (column)", "query position m (row)", "bias",
                                  row=1, col=0)
-        self.side_plot: pg.PlotItem = self.canvas.addPlot(row=1, col=1, enableMenu=False)
+        self.side_plot: pg.PlotItem = new_plot(self.canvas, row=1, col=1)
         style_plot(self.side_plot)
         self.side_plot.hideButtons()
         show_grid(self.side_plot)

@@ -19,7 +19,7 @@ from ..model.core.coverage import Coverage
 from ..model.decoder.view_data import POSITIONAL_SHARE, SINK_SHARE, DecoderRun, FrequencyUse
 from .rope_frequencies import BAND_COLOURS
 from .plotkit import (
-    BLUE, GREEN, NO_PEN, ORANGE, PINK, MatrixPlot, add_canvas_title, new_layout_widget, prepare_for_paint,
+    BLUE, GREEN, NO_PEN, ORANGE, PINK, MatrixPlot, add_canvas_title, new_layout_widget, new_plot, prepare_for_paint,
     set_axis_label, set_canvas_title, set_ticks, set_title, shared_brush, show_grid, style_plot,
 )
 
@@ -56,7 +56,7 @@ def figure_title(run: DecoderRun, layer: int | None, head: int | None, view: str
 
 def _plot(canvas: pg.GraphicsLayoutWidget, row: int, col: int, x_label: str, y_label: str,
           colspan: int = 1) -> pg.PlotItem:
-    plot = canvas.addPlot(row=row, col=col, colspan=colspan, enableMenu=False)
+    plot = new_plot(canvas, row=row, col=col, colspan=colspan)
     style_plot(plot)
     plot.hideButtons()
     show_grid(plot)

@@ -19,7 +19,7 @@ from .registry import PanelOption
 from .labels import HoverReadout, StatusText, counted
 from .plotkit import (
     BLUE, FOREGROUND, MAX_DOTS, MatrixPlot, ORANGE, add_legend_below, decade_label, decade_step, new_layout_widget,
-    prepare_for_paint, set_axis_label, set_integer_ticks, set_title, set_y_range, show_grid, style_plot,
+    new_plot, prepare_for_paint, set_axis_label, set_integer_ticks, set_title, set_y_range, show_grid, style_plot,
 )
 
 #: Offsets the spin box allows.
@@ -197,7 +197,7 @@ class LinearRelationPanel(Panel):
         self.summary_label = self.add_summary_label()
         self.stack = QStackedWidget(self)
         self.blocks_canvas = new_layout_widget(self)
-        self.blocks_plot: pg.PlotItem = self.blocks_canvas.addPlot(row=0, col=0, enableMenu=False)
+        self.blocks_plot: pg.PlotItem = new_plot(self.blocks_canvas, row=0, col=0)
         style_plot(self.blocks_plot)
         self.blocks_plot.hideButtons()
         show_grid(self.blocks_plot)

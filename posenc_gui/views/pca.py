@@ -12,8 +12,8 @@ from PySide6.QtWidgets import QComboBox, QLabel, QWidget
 from ..model.analyses.table_spectra import PCAData, pca_data
 from .base import Panel
 from .plotkit import (
-    FOREGROUND, NO_PEN, add_canvas_title, colorbar_ticks, get_colormap,
-    prepare_for_paint, set_axis_label, set_canvas_title, set_ticks, shared_brush, show_grid, style_axis, style_plot,
+    FOREGROUND, NO_PEN, add_canvas_title, colorbar_ticks, get_colormap, new_plot, prepare_for_paint, set_axis_label,
+    set_canvas_title, set_ticks, shared_brush, show_grid, style_axis, style_plot,
 )
 from .plotkit.pgcompat import ColorBarWithoutMenu
 from .plotkit.theme import colormap_for
@@ -59,7 +59,7 @@ class PCAPanel(Panel):
         self.header.addWidget(self.pair_box)
         self.add_headline_and_canvas()
         self.figure_title = add_canvas_title(self.canvas, columns=2)
-        self.plot: pg.PlotItem = self.canvas.addPlot(row=1, col=0, enableMenu=False)
+        self.plot: pg.PlotItem = new_plot(self.canvas, row=1, col=0)
         style_plot(self.plot)
         show_grid(self.plot)
         self.plot.hideButtons()

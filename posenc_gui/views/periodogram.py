@@ -19,8 +19,8 @@ from ..model.analyses.table_spectra import (
 from .base import Panel
 from .cursor import CursorAxis
 from .plotkit import (
-    BLUE, CompactAxisItem, FOREGROUND, GREEN, LegendBelow, MatrixPlot, NO_PEN, ORANGE, add_canvas_title,
-    decade_label, decade_ticks, prepare_for_paint, set_canvas_title, set_ticks, set_title, shared_brush, show_grid,
+    BLUE, CompactAxisItem, FOREGROUND, GREEN, LegendBelow, MatrixPlot, NO_PEN, ORANGE, add_canvas_title, decade_label,
+    decade_ticks, new_plot, prepare_for_paint, set_canvas_title, set_ticks, set_title, shared_brush, show_grid,
     style_axis, style_plot,
 )
 from .registry import PanelOption
@@ -102,7 +102,7 @@ class PeriodogramPanel(Panel):
         image_plot.showAxis("top")
         image_plot.setLabel("top", "wavelength (positions)")
         side = self.canvas.ci.addLayout(row=1, col=1)
-        self.line_plot: pg.PlotItem = side.addPlot(row=0, col=0, enableMenu=False)
+        self.line_plot: pg.PlotItem = new_plot(side, row=0, col=0)
         style_plot(self.line_plot)
         show_grid(self.line_plot)
         self.line_plot.hideButtons()

@@ -14,8 +14,8 @@ from ..model.analyses.analysis import MAX_OFFSETS
 from ..model.panels.panel_data import RelativeData, relative_data
 from .base import Panel
 from .plotkit import (
-    FOREGROUND, ORANGE, PALETTE, add_canvas_title, add_legend_below, fit_y_range, nice_bounds, prepare_for_paint,
-    set_canvas_title, set_integer_ticks, set_y_range, show_grid, style_plot,
+    FOREGROUND, ORANGE, PALETTE, add_canvas_title, add_legend_below, fit_y_range, new_plot, nice_bounds,
+    prepare_for_paint, set_canvas_title, set_integer_ticks, set_y_range, show_grid, style_plot,
 )
 
 MAX_REFERENCES = len(PALETTE)  # one palette colour per reference position
@@ -56,8 +56,8 @@ class RelativePanel(Panel):
         self.header.addWidget(self.references_box)
         self.add_headline_and_canvas()
         self.figure_title = add_canvas_title(self.canvas, columns=2)
-        self.spread_plot: pg.PlotItem = self.canvas.addPlot(row=1, col=0, enableMenu=False)
-        self.profile_plot: pg.PlotItem = self.canvas.addPlot(row=1, col=1, enableMenu=False)
+        self.spread_plot: pg.PlotItem = new_plot(self.canvas, row=1, col=0)
+        self.profile_plot: pg.PlotItem = new_plot(self.canvas, row=1, col=1)
         for plot in (self.spread_plot, self.profile_plot):
             style_plot(plot)
             show_grid(plot)

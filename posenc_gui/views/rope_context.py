@@ -12,8 +12,8 @@ from PySide6.QtWidgets import QWidget
 from ..model.rope.context import ContextExtensionData, context_methods, MethodContext, context_extension_data
 from .base import RopeOnlyPanel
 from .plotkit import (
-    BLUE, FOREGROUND, LegendBelow, NO_PEN, ORANGE, add_canvas_title, nice_bounds, prepare_for_paint, set_axis_label,
-    set_canvas_title, set_integer_ticks, set_title, shared_brush, show_grid, snap_log_span, style_plot,
+    BLUE, FOREGROUND, LegendBelow, NO_PEN, ORANGE, add_canvas_title, new_plot, nice_bounds, prepare_for_paint,
+    set_axis_label, set_canvas_title, set_integer_ticks, set_title, shared_brush, show_grid, snap_log_span, style_plot,
 )
 from .plotkit.theme import themed
 
@@ -61,7 +61,7 @@ class RopeContextPanel(RopeOnlyPanel):
         self.unseen_bars: dict[str, pg.PlotDataItem] = {}
         first: pg.PlotItem | None = None
         for index, method in enumerate(self.methods):
-            plot = self.canvas.addPlot(row=1 + index // columns, col=index % columns, enableMenu=False)
+            plot = new_plot(self.canvas, row=1 + index // columns, col=index % columns)
             style_plot(plot)
             show_grid(plot)
             plot.setLogMode(x=False, y=True)

@@ -15,7 +15,7 @@ from ..model.rope.precision import (
 )
 from .base import RopeOnlyPanel
 from .plotkit import (
-    BLUE, ORANGE, MatrixPlot, prepare_for_paint, set_ticks, show_grid, style_plot,
+    BLUE, ORANGE, MatrixPlot, new_plot, prepare_for_paint, set_ticks, show_grid, style_plot,
 )
 from .plotkit.stacked import StackedX
 from .registry import PanelOption
@@ -89,7 +89,7 @@ class RopePrecisionPanel(RopeOnlyPanel):
         self.header.addWidget(self.positions_box)
         self.add_headline_and_canvas()
         self.matrix = MatrixPlot(self.canvas.ci, "position p", "rotary pair i", "error", row=0, col=0)
-        self.curve_plot: pg.PlotItem = self.canvas.addPlot(row=1, col=0, enableMenu=False)
+        self.curve_plot: pg.PlotItem = new_plot(self.canvas, row=1, col=0)
         style_plot(self.curve_plot)
         self.curve_plot.hideButtons()
         show_grid(self.curve_plot)

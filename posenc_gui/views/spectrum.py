@@ -15,8 +15,9 @@ from ..model.analyses.spectrum import CATEGORIES, Spectrum, spectrum
 from .base import Panel
 from .cursor import CursorAxis
 from .plotkit import (
-    BLUE, FOREGROUND, GREEN, ORANGE, add_canvas_title, cache_text, decade_ticks, nice_bounds, prepare_for_paint,
-    set_axis_label, set_canvas_title, set_integer_ticks, set_ticks, show_grid, snap_log_span, style_plot,
+    BLUE, FOREGROUND, GREEN, ORANGE, add_canvas_title, cache_text, decade_ticks, new_plot, nice_bounds,
+    prepare_for_paint, set_axis_label, set_canvas_title, set_integer_ticks, set_ticks, show_grid, snap_log_span,
+    style_plot,
 )
 from .plotkit.theme import themed_text
 
@@ -73,9 +74,9 @@ class SpectrumPanel(Panel):
         self.add_headline_and_canvas()
         self.figure_title = add_canvas_title(self.canvas)
         self.wave_key = self.canvas.addLabel("", row=1, col=0, color=FOREGROUND, size="9pt")
-        self.wave_plot: pg.PlotItem = self.canvas.addPlot(row=2, col=0, enableMenu=False)
+        self.wave_plot: pg.PlotItem = new_plot(self.canvas, row=2, col=0)
         self.phase_key = self.canvas.addLabel("", row=3, col=0, color=FOREGROUND, size="9pt")
-        self.phase_plot: pg.PlotItem = self.canvas.addPlot(row=4, col=0, enableMenu=False)
+        self.phase_plot: pg.PlotItem = new_plot(self.canvas, row=4, col=0)
         for key in (self.wave_key, self.phase_key):
             cache_text(key.item)
         for plot in (self.wave_plot, self.phase_plot):

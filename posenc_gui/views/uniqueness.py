@@ -25,8 +25,8 @@ from ..model.panels.panel_data import UniquenessData, continue_uniqueness_data, 
 from .base import Panel
 from .cursor import CursorAxis
 from .plotkit import (
-    BLUE, MAX_DOTS, ORANGE, add_canvas_title, new_layout_widget, nice_bounds, prepare_for_paint, set_canvas_title,
-    set_integer_ticks, set_title, set_y_range, show_grid, style_plot,
+    BLUE, MAX_DOTS, ORANGE, add_canvas_title, new_layout_widget, new_plot, nice_bounds, prepare_for_paint,
+    set_canvas_title, set_integer_ticks, set_title, set_y_range, show_grid, style_plot,
 )
 
 #: Title of the upper plot; at large N, which positions were compared is added.
@@ -144,8 +144,8 @@ class UniquenessPanel(Panel):
         splitter = QSplitter(Qt.Orientation.Horizontal, self)
         self.canvas = new_layout_widget(splitter)
         self.figure_title = add_canvas_title(self.canvas)
-        self.distance_plot: pg.PlotItem = self.canvas.addPlot(row=1, col=0, enableMenu=False)
-        self.nearest_plot: pg.PlotItem = self.canvas.addPlot(row=2, col=0, enableMenu=False)
+        self.distance_plot: pg.PlotItem = new_plot(self.canvas, row=1, col=0)
+        self.nearest_plot: pg.PlotItem = new_plot(self.canvas, row=2, col=0)
         for plot in (self.distance_plot, self.nearest_plot):
             style_plot(plot)
             show_grid(plot)

@@ -19,8 +19,8 @@ from .cursor import CursorAxis
 from .registry import DockPlacement, PanelOption
 from .labels import NoticeLine, WrappedLabelHolder, plain_text
 from .plotkit import (
-    FOREGROUND, PALETTE, ScreenCurve, add_legend_below, fit_y_range, new_layout_widget, set_title, show_grid, style_plot,
-    view_pixels,
+    FOREGROUND, PALETTE, ScreenCurve, add_legend_below, fit_y_range, new_layout_widget, new_plot, set_title, show_grid,
+    style_plot, view_pixels,
 )
 from .plotkit.pgcompat import item_option, legend_entries, show_plain_text
 
@@ -106,7 +106,7 @@ class WaveformsPanel(TableOrAnglesPanel):
         self.header.addWidget(self.dots_box)
         self.finish_header()
         self.canvas = new_layout_widget(self)
-        self.plot: pg.PlotItem = self.canvas.addPlot(enableMenu=False)  # its view box's menu is never built
+        self.plot: pg.PlotItem = new_plot(self.canvas)
         style_plot(self.plot)
         self.plot.setLabel("bottom", "position")
         self.plot.setLabel("left", "PE(pos, j)")

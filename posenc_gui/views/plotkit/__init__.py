@@ -11,8 +11,8 @@ samples the screen tells apart). The kit's only uses of pyqtgraph's internals
 are in :mod:`.pgcompat`, listed at its top.
 """
 
-from .axes import (CompactAxisItem, add_plot, fit_y_range, lay_out_axes, set_axis_label, set_integer_ticks, set_ticks,
-                   set_y_range, show_grid, style_axis, style_plot)
+from .axes import (CompactAxisItem, add_plot, fit_y_range, lay_out_axes, new_plot, set_axis_label, set_integer_ticks,
+                   set_ticks, set_y_range, show_grid, style_axis, style_plot)
 from .canvas import close_canvases, new_layout_widget, paint_guard, prepare_for_paint, view_pixels
 from .colours import (BLUE, DIVERGING, FOREGROUND, GREEN, MASKED_COLOUR, NO_PEN, ORANGE, PALETTE, PINK, SEQUENTIAL,
                       colour_scale, get_colormap, shared_brush, symmetric_levels)
@@ -30,6 +30,6 @@ __all__ = [
     "add_canvas_title", "add_legend_below", "add_plot", "lay_out_axes", "cache_text", "close_canvases", "colorbar_ticks", "colour_scale",
     "compact_tick_strings",
     "decade_label", "decade_step", "decade_ticks", "integer_ticks", "set_integer_ticks", "fit_y_range", "get_colormap", "new_layout_widget", "nice_bounds", "paint_guard", "prepare_for_paint", "remembered",
-    "set_axis_label", "set_canvas_title", "set_ticks", "set_title", "set_y_range", "show_grid", "snap_log_span",
+    "new_plot", "set_axis_label", "set_canvas_title", "set_ticks", "set_title", "set_y_range", "show_grid", "snap_log_span",
     "shared_brush", "static_text_at", "style_axis", "style_plot", "symmetric_levels", "view_pixels",
 ]

@@ -10,7 +10,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF
 
-from .axes import set_axis_label, set_ticks, style_axis, style_plot
+from .axes import new_plot, set_axis_label, set_ticks, style_axis, style_plot
 from .canvas import paint_guard
 from .pgcompat import ColorBarWithoutMenu, keep_rendered_image_native, render_through_palette
 from .colours import MASKED_COLOUR, colour_scale, get_colormap
@@ -56,7 +56,7 @@ class MatrixPlot:
     def __init__(self, layout: pg.GraphicsLayout, x_label: str, y_label: str, colorbar_label: str = "value",
                  row: int | None = None, col: int | None = None) -> None:
         # no context menu: made without one, rather than built and thrown away (pyqtgraph's view box menu)
-        self.plot: pg.PlotItem = layout.addPlot(row=row, col=col, enableMenu=False)
+        self.plot: pg.PlotItem = new_plot(layout, row=row, col=col)
         style_plot(self.plot, cached_axes=False)  # no grid over the image
         self.plot.setLabel("bottom", x_label)
         self.plot.setLabel("left", y_label)
