@@ -603,3 +603,75 @@ def test_21_a_colour_bar_and_a_kit_plot_build_only_the_axes_they_keep(qapp, monk
         assert [side for side in ("left", "bottom", "top", "right") if made.getAxis(side).isVisible()] == [
             "left", "bottom"]
     canvas.close()
+
+
+#: sha256 of pyqtgraph's ``PlotItem.__init__`` source that ``PlotWithoutMenu`` follows (pyqtgraph 0.14.0).
+PLOT_ITEM_INIT_SHA256 = "5043d18613d5d6cefb6d6509ab2a0d5d68d00c6e6fa8992239e0ad5d1c94fe5f"
+
+
+def test_22_pyqtgraph_s_plot_init_is_the_one_plot_without_menu_follows():
+    import hashlib
+    import inspect
+
+    source = inspect.getsource(pg.PlotItem.__init__)
+    assert hashlib.sha256(source.encode()).hexdigest() == PLOT_ITEM_INIT_SHA256, (
+        "pyqtgraph's PlotItem.__init__ changed: bring pgcompat.PlotWithoutMenu (item 22) in line with it")
+    assert "c.setupUi(w)" in source and "self.ctrlMenu = QtWidgets.QMenu" in source
+
+
+def _count_options_forms(monkeypatch) -> list:
+    """The options forms built from now on (``Ui_Form.setupUi`` of pyqtgraph's PlotItem module, recorded)."""
+    form = pgcompat._PLOT_ITEM_MODULE.ui_template.Ui_Form
+    built = []
+    setup = form.setupUi
+    monkeypatch.setattr(form, "setupUi", lambda self, widget: built.append(self) or setup(self, widget))
+    return built
+
+
+def test_22_a_kit_plot_builds_its_options_only_when_they_are_used(qtbot, monkeypatch):
+    from posenc_gui.views.plotkit import MatrixPlot, add_plot
+
+    built = _count_options_forms(monkeypatch)
+    pg.PlotItem()
+    assert len(built) == 1  # pyqtgraph's plot: always
+    canvas = new_layout_widget()
+    qtbot.addWidget(canvas)
+    plot = add_plot(canvas.ci, "x", "y")  # styled, with its grid
+    plot.addItem(pg.PlotCurveItem([0, 1, 2], [1, 0, 1]))
+    MatrixPlot(canvas.ci, "column", "row", row=1, col=0)  # with its colour bar
+    canvas.resize(400, 300)
+    canvas.show()
+    qtbot.waitExposed(canvas)
+    canvas.grab()
+    assert len(built) == 1  # none: the window's panels made and painted
+    plot.setLogMode(y=True)
+    assert len(built) == 2 and plot.ctrl.logYCheck.isChecked()
+    assert plot.getAxis("left").logMode and plot.ctrl is plot.ctrl  # built once
+    assert [action.text() for action in plot.getMenu().actions()] == [
+        "Transforms", "Downsample", "Average", "Alpha", "Grid", "Points"]
+
+
+@pytest.mark.parametrize("build_first", [False, True])
+def test_22_the_grid_and_the_state_are_pyqtgraph_s_before_and_after_the_options_are_built(qapp, build_first):
+    plain, kit = pg.PlotItem(enableMenu=False), pgcompat.PlotWithoutMenu()
+    if build_first:
+        kit.ctrl  # noqa: B018
+    for plot in (plain, kit):
+        plot.showGrid(x=True, y=True, alpha=0.3)
+        plot.showGrid(x=False)
+    for side in ("left", "bottom", "top", "right"):
+        assert kit.getAxis(side).grid == plain.getAxis(side).grid
+    assert kit.getAxis("left").grid == int(0.3 * 255) and kit.getAxis("bottom").grid is False
+    # built later, the options show the grid set before
+    assert kit.ctrl.yGridCheck.isChecked() and not kit.ctrl.xGridCheck.isChecked()
+    assert kit.ctrl.gridAlphaSlider.value() == plain.ctrl.gridAlphaSlider.value() == int(0.3 * 255)
+    plain_state, kit_state = plain.saveState(), kit.saveState()
+    assert plain_state.pop("view") == kit_state.pop("view")
+    assert kit_state == plain_state and "xGridCheck" in kit_state
+    curve_plain, curve_kit = pg.PlotDataItem([1, 2, 3], [1, 10, 100]), pg.PlotDataItem([1, 2, 3], [1, 10, 100])
+    for plot, curve in ((plain, curve_plain), (kit, curve_kit)):
+        plot.setDownsampling(ds=2, mode="mean")
+        plot.addItem(curve)
+        plot.setLogMode(y=True)
+    assert curve_kit.opts["downsample"] == curve_plain.opts["downsample"] == 2
+    assert curve_kit.opts["logMode"] == curve_plain.opts["logMode"] == [False, True]

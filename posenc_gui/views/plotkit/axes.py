@@ -12,8 +12,8 @@ from PySide6.QtGui import QFont, QFontMetrics
 from PySide6.QtWidgets import QGraphicsItem
 
 from .canvas import END_LABEL_REACH_PX, paint_guard
-from .pgcompat import (AxisPlacingEndLabels, TitleOnceAxisItem, centre_axis_title, lay_out_axis_drawing,
-                       let_title_narrow, paint_axis, wrap_axis_title)
+from .pgcompat import (AxisPlacingEndLabels, PlotWithoutMenu, TitleOnceAxisItem, centre_axis_title,
+                       lay_out_axis_drawing, let_title_narrow, paint_axis, wrap_axis_title)
 from .text import cache_text
 from .theme import current
 from .ticks import (MIN_LABELS, compact_tick_strings, integer_ticks, nice_bounds, next_round_step,
@@ -231,7 +231,8 @@ def style_axis(axis: pg.AxisItem, cached: bool = True) -> None:
 
 def new_plot(layout: pg.GraphicsLayout | pg.GraphicsLayoutWidget, **position: int) -> pg.PlotItem:
     """A plot added to ``layout`` (at ``row``, ``col``, ``colspan`` in ``position``, else the next cell), made with
-    the kit's axes (:class:`CompactAxisItem` left and bottom) and no view-box menu; style it with :func:`style_plot`.
+    the kit's axes (:class:`CompactAxisItem` left and bottom), no menus and its options built when first used
+    (:class:`~.pgcompat.PlotWithoutMenu`); style it with :func:`style_plot`.
 
     Made with them, rather than given them after: pyqtgraph's default axes
     were built, styled and thrown away (~1 ms a plot). The top and right
@@ -239,7 +240,8 @@ def new_plot(layout: pg.GraphicsLayout | pg.GraphicsLayoutWidget, **position: in
     """
     axes = {"left": CompactAxisItem("left"), "bottom": CompactAxisItem("bottom"),
             "top": TitleOnceAxisItem("top"), "right": TitleOnceAxisItem("right")}
-    plot = layout.addPlot(**position, enableMenu=False, axisItems=axes)
+    plot = PlotWithoutMenu(axisItems=axes)
+    layout.addItem(plot, **position)
     plot.hideAxis("top")
     plot.hideAxis("right")
     return plot

@@ -87,18 +87,32 @@ moving to a new pyqtgraph is this file's work:
     and it sets the title's HTML (``labelString()``) on ``AxisItem.label``
     each time, then ``_adjustSize()``; the override does both only when the
     HTML changed.
+22. ``PlotItem.__init__`` is reimplemented without its "Plot Options" widgets
+    (:class:`PlotWithoutMenu`): ``ctrl`` (the ``plotConfigTemplate`` form it
+    builds), the sub-menus of ``ctrlMenu`` and the widgets of ``stateGroup``
+    are built the first time ``ctrl`` is read, by the same code. Every
+    PlotItem method that uses the options reads ``ctrl`` (``showGrid``,
+    ``setLogMode``, ``addItem`` of an item with a log mode) but ``getMenu``,
+    ``saveState`` and ``restoreState``, overridden to build them first;
+    ``showGrid`` before that sets the axes' grid as pyqtgraph's ``updateGrid``
+    does. A test pins the source of the pyqtgraph code this follows.
 """
 
 from __future__ import annotations
 
 import math
+import sys
+import weakref
 from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QImage, QPainter, QPen, QPicture, QPixmap
-from PySide6.QtWidgets import QGraphicsSimpleTextItem, QWidget
+from PySide6.QtWidgets import (QGraphicsGridLayout, QGraphicsSimpleTextItem, QMenu, QSizePolicy, QWidget,
+                               QWidgetAction)
+from pyqtgraph.WidgetGroup import WidgetGroup
 
 from .static_text import remembered, static_text_at
 
@@ -204,17 +218,174 @@ def quiet_axes() -> dict[str, TitleOnceAxisItem]:
     return {side: TitleOnceAxisItem(side) for side in ("left", "bottom", "top", "right")}
 
 
-class _PlotWithoutMenu(pg.PlotItem):
-    """A PlotItem whose view box builds no context menu (what ``enableMenu=False`` gives a kit plot), with
-    :func:`quiet_axes` unless given others."""
-
-    def __init__(self, *args, **kwargs) -> None:
-        if "axisItems" not in kwargs:
-            kwargs["axisItems"] = quiet_axes()
-        super().__init__(*args, **{**kwargs, "enableMenu": False})
+#: pyqtgraph's module of PlotItem (its package exports the class under the module's name).
+_PLOT_ITEM_MODULE = sys.modules[pg.PlotItem.__module__]
+#: The grid's opacity the options form starts with (``gridAlphaSlider``, out of 255).
+_FORM_GRID_ALPHA = 128
 
 
-class ColorBarWithoutMenu(pg.ColorBarItem, _PlotWithoutMenu):
+class PlotWithoutMenu(pg.PlotItem):
+    """A PlotItem with no context menus (``enableMenu=False``), :func:`quiet_axes` unless given others, and its
+    "Plot Options" widgets built only when first used (item 22).
+
+    Why: the options form is some forty widgets, a menu of six and twenty-odd
+    connections, 1.6 ms of the 4 ms a plot takes to make, for a menu a kit
+    plot never shows; six plots are made before the window's first paint.
+    """
+
+    def __init__(self, parent=None, name: str | None = None, labels: dict | None = None, title: str | None = None,
+                 viewBox: pg.ViewBox | None = None, axisItems: dict | None = None,  # noqa: N803 (pyqtgraph's names)
+                 enableMenu: bool = False, **kwargs) -> None:  # noqa: N803, ARG002 (never a menu)
+        # pyqtgraph 0.14's PlotItem.__init__, with its block "Set up context menu" moved to _build_options.
+        pg.GraphicsWidget.__init__(self, parent)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
+        self.autoBtn = pg.ButtonItem(pg.icons.getGraphPixmap("auto"), 14, self)
+        self.autoBtn.mode = "auto"
+        self.autoBtn.clicked.connect(self.autoBtnClicked)
+        self.buttonsHidden = False
+        self.mouseHovering = False
+        self.layout = QGraphicsGridLayout()
+        self.layout.setContentsMargins(1, 1, 1, 1)
+        self.setLayout(self.layout)
+        self.layout.setHorizontalSpacing(0)
+        self.layout.setVerticalSpacing(0)
+        if viewBox is None:
+            viewBox = pg.ViewBox(parent=self, enableMenu=False)
+        self.vb = viewBox
+        self.vb.sigStateChanged.connect(self.viewStateChanged)
+        self.setMenuEnabled(False, None)
+        if name is not None:
+            self.vb.register(name)
+        self.vb.sigRangeChanged.connect(self.sigRangeChanged)
+        self.vb.sigXRangeChanged.connect(self.sigXRangeChanged)
+        self.vb.sigYRangeChanged.connect(self.sigYRangeChanged)
+        self.vb.sigRangeChangedManually.connect(self.sigRangeChangedManually)
+        self.layout.addItem(self.vb, 2, 1)
+        self.alpha = 1.0
+        self.autoAlpha = True
+        self.spectrumMode = False
+        self.legend = None
+        self.axes = {}
+        self.setAxisItems(quiet_axes() if axisItems is None else axisItems)
+        self.titleLabel = pg.LabelItem("", size="11pt", parent=self)
+        self.layout.addItem(self.titleLabel, 0, 1)
+        self.setTitle(None)
+        for i in range(4):
+            self.layout.setRowPreferredHeight(i, 0)
+            self.layout.setRowMinimumHeight(i, 0)
+            self.layout.setRowSpacing(i, 0)
+            self.layout.setRowStretchFactor(i, 1)
+        for i in range(3):
+            self.layout.setColumnPreferredWidth(i, 0)
+            self.layout.setColumnMinimumWidth(i, 0)
+            self.layout.setColumnSpacing(i, 0)
+            self.layout.setColumnStretchFactor(i, 1)
+        self.layout.setRowStretchFactor(2, 100)
+        self.layout.setColumnStretchFactor(1, 100)
+        self.items = []
+        self.curves = []
+        self.itemMeta = weakref.WeakKeyDictionary()
+        self.dataItems = []
+        self.paramList = {}
+        self.avgCurves = {}
+        self.avgPen = pg.mkPen((0, 200, 0))
+        self.avgShadowPen = pg.mkPen((0, 0, 0), width=4)
+        self.ctrlMenu = QMenu(_PLOT_ITEM_MODULE.translate("PlotItem", "Plot Options"))
+        self.stateGroup = WidgetGroup()
+        self.fileDialog = None
+        self._options = None
+        self._grid_before_options: dict[str, Any] = {}
+        labels = {} if labels is None else labels
+        for label in list(self.axes.keys()):
+            if label in kwargs:
+                labels[label] = kwargs.pop(label)
+        for key, value in labels.items():
+            self.setLabel(key, *((value,) if isinstance(value, str) else value))
+        if title is not None:
+            self.setTitle(title)
+        if kwargs:
+            self.plot(**kwargs)
+
+    @property
+    def ctrl(self):
+        """pyqtgraph's options form, built now if it is not yet."""
+        return self._options if self._options is not None else self._build_options()
+
+    def _build_options(self):
+        # pyqtgraph 0.14's PlotItem.__init__ from "Set up context menu" to its last connection.
+        form_parent = QWidget()
+        c = _PLOT_ITEM_MODULE.ui_template.Ui_Form()
+        c.setupUi(form_parent)
+        translate = _PLOT_ITEM_MODULE.translate
+        menu_items = [(translate("PlotItem", "Transforms"), c.transformGroup),
+                      (translate("PlotItem", "Downsample"), c.decimateGroup),
+                      (translate("PlotItem", "Average"), c.averageGroup), (translate("PlotItem", "Alpha"), c.alphaGroup),
+                      (translate("PlotItem", "Grid"), c.gridGroup), (translate("PlotItem", "Points"), c.pointsGroup)]
+        for name, group in menu_items:
+            sub_menu = self.ctrlMenu.addMenu(name)
+            action = QWidgetAction(self)
+            action.setDefaultWidget(group)
+            sub_menu.addAction(action)
+        for _, group in menu_items:
+            self.stateGroup.autoAdd(group)
+        self._options = c
+        c.alphaGroup.toggled.connect(self.updateAlpha)
+        c.alphaSlider.valueChanged.connect(self.updateAlpha)
+        c.autoAlphaCheck.toggled.connect(self.updateAlpha)
+        c.xGridCheck.toggled.connect(self.updateGrid)
+        c.yGridCheck.toggled.connect(self.updateGrid)
+        c.gridAlphaSlider.valueChanged.connect(self.updateGrid)
+        c.fftCheck.toggled.connect(self.updateSpectrumMode)
+        c.subtractMeanCheck.toggled.connect(self.updateSubtractMeanMode)
+        c.logXCheck.toggled.connect(self.updateLogMode)
+        c.logYCheck.toggled.connect(self.updateLogMode)
+        c.derivativeCheck.toggled.connect(self.updateDerivativeMode)
+        c.phasemapCheck.toggled.connect(self.updatePhasemapMode)
+        c.downsampleSpin.valueChanged.connect(self.updateDownsampling)
+        c.downsampleCheck.toggled.connect(self.updateDownsampling)
+        c.autoDownsampleCheck.toggled.connect(self.updateDownsampling)
+        c.subsampleRadio.toggled.connect(self.updateDownsampling)
+        c.meanRadio.toggled.connect(self.updateDownsampling)
+        c.clipToViewCheck.toggled.connect(self.updateDownsampling)
+        c.avgParamList.itemClicked.connect(self.avgParamListClicked)
+        c.averageGroup.toggled.connect(self.avgToggled)
+        c.maxTracesCheck.toggled.connect(self._handle_max_traces_toggle)
+        c.forgetTracesCheck.toggled.connect(self.updateDecimation)
+        c.maxTracesSpin.valueChanged.connect(self.updateDecimation)
+        if self._grid_before_options:  # the form shows the grid the axes draw
+            super().showGrid(**self._grid_before_options)
+        return c
+
+    def getMenu(self):  # noqa: N802 (pyqtgraph override)
+        self.ctrl  # noqa: B018 (the menu holds the options)
+        return super().getMenu()
+
+    def saveState(self) -> dict:  # noqa: N802 (pyqtgraph override: the state group holds the options)
+        self.ctrl  # noqa: B018
+        return super().saveState()
+
+    def restoreState(self, state: dict) -> None:  # noqa: N802 (pyqtgraph override)
+        self.ctrl  # noqa: B018
+        super().restoreState(state)
+
+    def showGrid(self, x: bool | None = None, y: bool | None = None, alpha: float | None = None) -> None:  # noqa: N802
+        """pyqtgraph's ``showGrid``; before the options are built, the axes' grid is set as its ``updateGrid``
+        does, and the form is given it when built."""
+        if self._options is not None or (x is None and y is None and alpha is None):
+            super().showGrid(x, y, alpha)
+            return
+        given = {"x": x, "y": y, "alpha": alpha}
+        self._grid_before_options.update({key: value for key, value in given.items() if value is not None})
+        grid = self._grid_before_options
+        opacity = int(float(np.clip(grid.get("alpha", _FORM_GRID_ALPHA / 255), 0, 1)) * 255)
+        across, along = (opacity if grid.get("x") else False), (opacity if grid.get("y") else False)
+        self.getAxis("top").setGrid(across)
+        self.getAxis("bottom").setGrid(across)
+        self.getAxis("left").setGrid(along)
+        self.getAxis("right").setGrid(along)
+
+
+class ColorBarWithoutMenu(pg.ColorBarItem, PlotWithoutMenu):
     """pyqtgraph's colour bar, with no context menu on its view box: a kit colour bar is not interactive, and
     the menu and its two axis panels took 2 of its 7.5 ms to build, twice before the first paint."""
 
