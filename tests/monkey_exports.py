@@ -14,7 +14,7 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QAbstractButton, QApplication
 
 from posenc_gui.views import handout_ui
-from posenc_gui.views.export_ui import ExportDialog, copy_panel_figure
+from posenc_gui.views.export_ui import ExportDialog, copy_panel_figure, dock_export_menu
 
 
 # ------------------------------------------------------------------ exports
@@ -110,7 +110,7 @@ class ExportActions:
         """A panel's Export button or its dock's right-click menu: one format, the dialog answering."""
         window = self.window
         panel_id, fmt = self._next(self._exports)
-        sources = [window.docks[panel_id].actions()]
+        sources = [dock_export_menu(window, panel_id, window.docks[panel_id]).actions()]
         if panel_id in window.export_buttons:
             sources.append(window.export_buttons[panel_id].menu().actions())
         actions = self.rng.choice(sources)

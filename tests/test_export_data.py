@@ -9,7 +9,9 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 import pytest
+from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import QMenu
 
 from posenc_gui import export
 from posenc_gui.export import ExportError
@@ -293,12 +295,22 @@ def window(make_window, monkeypatch):
     return win
 
 
-def test_window_has_export_actions_and_a_button_on_every_dock(window):
+def test_window_has_export_actions_and_a_button_on_every_dock(window, monkeypatch):
     texts = [a.text().replace("&", "") for a in window.file_menu.actions()]
     assert "Export…" in texts and "Export window as PNG…" in texts and "Copy figure to clipboard" in texts
-    for panel_id in window.docks:  # right-click menu on every dock, built or not
-        names = {a.objectName() for a in window.docks[panel_id].actions()}
-        assert f"export-{panel_id}-png" in names
+    from posenc_gui.views.export_ui import dock_export_menu
+
+    for panel_id, dock in window.docks.items():  # right-click menu on every dock, built or not
+        assert dock.contextMenuPolicy() == Qt.ContextMenuPolicy.CustomContextMenu
+        menu = dock_export_menu(window, panel_id, dock)
+        assert dock_export_menu(window, panel_id, dock) is menu  # made once
+        names = {a.objectName() for a in menu.actions()}
+        assert f"export-{panel_id}-png" in names and f"copy-{panel_id}" in names
+    shown = []
+    monkeypatch.setattr(QMenu, "popup", lambda menu, position, *_: shown.append((menu, position)))
+    dock = window.docks["heatmap"]
+    dock.customContextMenuRequested.emit(QPoint(5, 5))  # a right-click opens it where it was
+    assert shown == [(dock_export_menu(window, "heatmap", dock), dock.mapToGlobal(QPoint(5, 5)))]
     assert set(window.export_buttons) == set(window.panels.built())
     for panel_id in window.panels:  # panels are built lazily; each gets its button when built
         window.panels[panel_id]

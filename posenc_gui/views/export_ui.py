@@ -411,11 +411,28 @@ def _panel_menu(window: ExportHost, panel_id: str, parent: QWidget) -> QMenu:
     return menu
 
 
+#: The object name of a dock's right-click export menu (:func:`dock_export_menu`).
+DOCK_MENU_NAME = "dock-export-menu"
+
+
+def dock_export_menu(window: ExportHost, panel_id: str, dock: QDockWidget) -> QMenu:
+    """The export actions of the dock's right-click menu, made the first time they are asked for.
+
+    Made then, not with the dock: the window has a dock per panel, 26 menus
+    of nine actions at start-up for the one a user may open.
+    """
+    menu = dock.findChild(QMenu, DOCK_MENU_NAME, Qt.FindChildOption.FindDirectChildrenOnly)
+    if menu is None:
+        menu = _panel_menu(window, panel_id, dock)
+        menu.setObjectName(DOCK_MENU_NAME)
+    return menu
+
+
 def _add_dock_actions(window: ExportHost, panel_id: str, dock: QDockWidget) -> None:
     """The export actions on the dock's right-click menu (the dock exists before its panel)."""
-    dock.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
-    for action in _panel_menu(window, panel_id, dock).actions():
-        dock.addAction(action)
+    dock.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+    dock.customContextMenuRequested.connect(
+        lambda position: dock_export_menu(window, panel_id, dock).popup(dock.mapToGlobal(position)))
 
 
 def _add_dock_button(window: ExportHost, panel_id: str) -> QToolButton:
@@ -498,6 +515,7 @@ __all__ = [
     "ask_save_path",
     "copy_panel_figure",
     "current_panel_id",
+    "dock_export_menu",
     "export_panel_interactive",
     "export_panel_to",
     "export_window_png",
