@@ -119,7 +119,7 @@ def test_a_preset_or_walkthrough_step_is_one_step(make_window):
     panel = parameters(window)
     panel._apply_preset(1)
     window.state.flush()
-    preset = panel.presets.itemData(1)
+    preset = EncodingParams.from_preset(panel.presets.itemText(1))
     assert window.state.params == preset and window.state.history.count() == 1
     window.panels["walkthrough"].go_to(0)
     assert window.state.history.count() == 2

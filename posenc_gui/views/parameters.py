@@ -61,11 +61,6 @@ class ParametersFigure(QLabel):
         self.setFixedHeight(self.heightForWidth(FIGURE_WIDTH))
 
 
-def load_presets() -> list[tuple[str, str, EncodingParams]]:
-    """Every scheme's presets as ``(label, source, params)``, in the schemes' order."""
-    return [(preset.label, preset.source, EncodingParams.from_preset(preset.label)) for _, preset in presets()]
-
-
 class LazyControls(dict):
     """The Parameters panel's controls by parameter name: a control is built (made from its spec, its rows put
     in the form in the specs' order) the first time it is asked for; iterating gives the built ones.
@@ -130,10 +125,11 @@ class ParametersPanel(ControlsPanel):
         self.presets.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.presets.setMinimumContentsLength(16)
         self.presets.addItem("Choose a preset…", None)
-        for label, source, params in load_presets():
-            self.presets.addItem(label, params)
-            if source:
-                self.presets.setItemData(self.presets.count() - 1, f"Source: {source}", Qt.ItemDataRole.ToolTipRole)
+        for _, preset in presets():  # each is checked when chosen (EncodingParams.from_preset)
+            self.presets.addItem(preset.label, preset.label)
+            if preset.source:
+                self.presets.setItemData(self.presets.count() - 1, f"Source: {preset.source}",
+                                         Qt.ItemDataRole.ToolTipRole)
         self.presets.activated.connect(self._apply_preset)
         form.addRow("Preset", self.presets)
 
@@ -198,9 +194,9 @@ class ParametersPanel(ControlsPanel):
             return self.state.update(**{name: value})
 
     def _apply_preset(self, index: int) -> None:
-        params = self.presets.itemData(index)
-        if isinstance(params, EncodingParams):
-            self.state.set_params(params)
+        label = self.presets.itemData(index)
+        if isinstance(label, str):
+            self.state.set_params(EncodingParams.from_preset(label))
 
     def _show_error(self, name: str, message: str) -> None:
         for label in self.errors.values():
