@@ -114,6 +114,23 @@ def test_every_panel_marks_what_it_declares_and_nothing_else(state, compute, qtb
     assert declaring >= 4  # at least heatmap, waveforms, similarity and spectrum
 
 
+def test_a_mark_makes_its_lines_when_first_drawn_and_keeps_them(state, compute, qtbot):
+    panel = HeatmapPanel(state, compute)
+    qtbot.addWidget(panel)
+    plot_items = {id(item) for item in panel.matrix.plot.items}
+    row, column = sorted(panel.cursor_link.marks, key=lambda mark: mark.target.coordinate == "dimension")
+    assert row.line is None and column.line is None  # nothing made before the cursor is anywhere
+    panel.cursor_link.draw(Cursor(10, None, pinned=False))  # a position only: the dimension's mark stays unmade
+    assert column.line is None and row.line is not None and row.line.isVisible() and row.value == 10
+    assert {id(row.halo), id(row.line)} == {id(item) for item in panel.matrix.plot.items} - plot_items
+    line = row.line
+    panel.cursor_link.draw(Cursor(12, 3, pinned=True))
+    assert row.line is line and row.value == 12 and column.value == 3
+    assert row.line.pen.style() == Qt.PenStyle.SolidLine and column.line.pen.style() == Qt.PenStyle.SolidLine
+    panel.cursor_link.draw(None)
+    assert not row.line.isVisible() and not column.line.isVisible() and row.value is None
+
+
 # ------------------------------------------------------------------------- the window
 def assert_marked(panel, position: int, dimension: int) -> None:
     """Each of the panel's marks is at the cursor, in its axis's data coordinates, as stored and as drawn."""
