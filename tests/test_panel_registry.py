@@ -19,6 +19,7 @@ from posenc_gui.model import EncodingParams
 from posenc_gui.state import AppState
 from posenc_gui.views import registry
 from posenc_gui.views.base import Panel
+from posenc_gui.views.export_ui import dock_export_menu
 from posenc_gui.views.host import ExportHost, PanelHost
 from posenc_gui.views.registry import DockPlacement, PanelOption, panel_class, panel_classes
 from posenc_gui.views.walkthrough import STEPS
@@ -119,7 +120,7 @@ def test_a_registered_panel_gets_a_dock_where_it_says_and_a_view_menu_entry(tiny
     assert panel.host is window
     assert window.compute.wait_idle()
     assert panel.data is not None and panel.data.params == window.state.params
-    names = {action.objectName() for action in dock.actions()}
+    names = {action.objectName() for action in dock_export_menu(window, "tiny", dock).actions()}
     assert {"export-tiny-png", "export-tiny-svg", "export-tiny-json"} <= names
     assert not names & {"export-tiny-csv", "export-tiny-npy", "export-tiny-pdf"}  # only what it declares
 
