@@ -576,6 +576,24 @@ def test_21_pyqtgraph_sets_an_axis_title_after_each_change_and_the_override_only
     assert once_settings == list(dict.fromkeys(plain_settings))  # each distinct title once, in order
 
 
+def test_21_a_hidden_title_is_set_when_shown(qapp):
+    plain, once = pg.AxisItem("left"), pgcompat.TitleOnceAxisItem("left")
+    once_settings = _count_title_settings(once)
+    for axis in (plain, once):
+        axis.enableAutoSIPrefix(False)  # as the kit's axes: showLabel then updates no title itself
+        axis.setPen("#123456")  # changes while the title is hidden
+        axis.setRange(0, 10)
+    assert once_settings == [] and not once.label.isVisible()
+    for axis in (plain, once):
+        axis.showLabel(True)
+    assert once_settings == [plain.labelString()] and once.label.toHtml() == plain.label.toHtml()
+    assert once.maximumWidth() == plain.maximumWidth()  # the room the shown title takes
+    for axis in (plain, once):
+        axis.setLabel("position p")
+        axis.showLabel(False)
+    assert not once.label.isVisible() and once.maximumWidth() == plain.maximumWidth()
+
+
 def test_21_a_colour_bar_and_a_kit_plot_build_only_the_axes_they_keep(qapp, monkeypatch):
     from posenc_gui.views.plotkit import CompactAxisItem, new_plot, style_plot
 

@@ -86,7 +86,7 @@ moving to a new pyqtgraph is this file's work:
     pyqtgraph calls it after every pen, range, SI-prefix and title change,
     and it sets the title's HTML (``labelString()``) on ``AxisItem.label``
     each time, then ``_adjustSize()``; the override does both only when the
-    HTML changed.
+    HTML changed and the title is shown (``showLabel(True)`` calls it).
 22. ``PlotItem.__init__`` is reimplemented without its "Plot Options" widgets
     (:class:`PlotWithoutMenu`): ``ctrl`` (the ``plotConfigTemplate`` form it
     builds), the sub-menus of ``ctrlMenu`` and the widgets of ``stateGroup``
@@ -194,23 +194,29 @@ def let_title_narrow(label: pg.LabelItem, narrowest: float = MIN_TITLE_WIDTH, pl
 
 
 class TitleOnceAxisItem(pg.AxisItem):
-    """An axis that sets its title's text only when it changes.
+    """An axis that sets its title's text only when it changes, and only while the title is shown.
 
     pyqtgraph sets it again (rich text, a new text layout) after every pen,
     range and title change, the same text two times in three: 266 of the
-    366 settings before the window's first paint, ~6 ms.
+    366 settings before the window's first paint, ~6 ms; and most axes
+    (the hidden top and right, the colour bar's frame) show no title.
     """
 
     _shown_label: str | None = None
 
     def _updateLabel(self) -> None:  # noqa: N802 (pyqtgraph override)
         label = self.labelString()
-        if label != self._shown_label:
+        if label != self._shown_label and self.label.isVisibleTo(self):
             self.label.setHtml(label)
             self._shown_label = label
             self._adjustSize()
         self.picture = None
         self.update()
+
+    def showLabel(self, show: bool = True) -> None:  # noqa: N802 (pyqtgraph override: the title set when shown)
+        super().showLabel(show)
+        if show:
+            self._updateLabel()
 
 
 def quiet_axes() -> dict[str, TitleOnceAxisItem]:
