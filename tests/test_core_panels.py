@@ -629,6 +629,28 @@ def test_waveforms_say_what_the_zoom_does_to_the_curves_without_moving_the_plot(
     assert "No aliasing" in notice.text()
 
 
+def test_waveform_dots_are_made_when_first_shown_between_their_curve_and_the_next_band(qtbot, state, compute):
+    from posenc_gui.views.plotkit.pgcompat import view_box_contents
+
+    state.update(seq_len=100_000, d_model=512)
+    panel = WaveformsPanel(state, compute)
+    settle(qtbot, panel, compute)
+    assert panel.data.dots is None  # integers far closer than a pixel: no dots
+    assert [dots for _, dots, _ in panel._items] == [None] * len(panel.dims)  # and none made
+    panel.plot.getViewBox().setXRange(50_000, 50_030, padding=0)
+    panel.request_update()
+    assert compute.wait_idle()
+    assert panel.data.dots is not None and all(dots.isVisible() for _, dots, _ in panel._items)
+    expected = [item for curve, dots, band in panel._items for item in (band, curve, dots)]
+    stacked = [item for item in view_box_contents(panel.plot.getViewBox()).childItems() if item in expected]
+    assert stacked == expected  # each dimension's band, curve and dots, in the dimensions' order
+    made = [dots for _, dots, _ in panel._items]
+    panel.plot.getViewBox().setXRange(0, 99_999, padding=0)
+    panel.request_update()
+    assert compute.wait_idle()
+    assert [dots for _, dots, _ in panel._items] == made and not any(dots.isVisible() for dots in made)
+
+
 def _legend_rows(legend) -> int:
     """How many rows the legend's entries take on screen."""
     return len({round(label.mapToScene(0, 0).y()) for _, label in legend.items})

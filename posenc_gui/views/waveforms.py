@@ -135,7 +135,8 @@ class WaveformsPanel(TableOrAnglesPanel):
         #: Why the text in the dimension field is not what the curves show ("" when it is).
         self._dims_error = ""
         self._show_dims_text(", ".join(map(str, self.dims)))
-        self._items: list[tuple[pg.PlotCurveItem, pg.ScatterPlotItem, QGraphicsPathItem]] = []
+        #: Per dimension: its curve, its dots (None until first shown) and its value band.
+        self._items: list[tuple[pg.PlotCurveItem, pg.ScatterPlotItem | None, QGraphicsPathItem]] = []
         # What the legend shows for the dots (a sample only: the dots themselves are drawn per curve).
         self._dots_sample = pg.ScatterPlotItem(symbol="o", size=5, brush=DOTS_COLOUR, pen=pg.mkPen("w", width=0.5))
         self._legend_names: list[str] = []
@@ -280,8 +281,11 @@ class WaveformsPanel(TableOrAnglesPanel):
                 curve.setData(data.curve_x, data.curve_y[:, j])
                 band.hide()
             if show_dots:
+                if dots is None:
+                    dots = self._add_dots(j)
                 dots.setData(data.dots.indices(), data.dot_y[:, j])
-            dots.setVisible(show_dots)
+            if dots is not None:
+                dots.setVisible(show_dots)
         self._note_text = "; ".join(f"dim {dim} = {label}" for dim, label in zip(data.dims, data.labels)) + "."
         if self._note_text != self.note_label.text():
             self._note_timer.start()
@@ -299,26 +303,37 @@ class WaveformsPanel(TableOrAnglesPanel):
         """
         for items in self._items:
             for item in items:
-                self.plot.removeItem(item)
+                if item is not None:
+                    self.plot.removeItem(item)
         self.legend.clear()
         self._items = []
         for j, name in enumerate(names[:curves]):
             color = PALETTE[j % len(PALETTE)]
             # connect="finite": see the similarity profile (pyqtgraph 0.14 and an all-NaN thick curve)
             curve = ScreenCurve(pen=pg.mkPen(color, width=CURVE_WIDTH), name=name, connect="finite")
-            dots = pg.ScatterPlotItem(symbol="o", size=5, brush=color, pen=pg.mkPen("w", width=0.5))
             band = QGraphicsPathItem()
             fill = QColor(color)
             fill.setAlpha(BAND_ALPHA)
             band.setBrush(fill)
             band.setPen(QPen(Qt.PenStyle.NoPen))
             band.hide()
-            for item in (band, curve, dots):
+            for item in (band, curve):
                 self.plot.addItem(item)
-            self._items.append((curve, dots, band))
+            self._items.append((curve, None, band))
         for name in names[curves:]:
             self.legend.addItem(self._dots_sample, name)
         self._legend_names = names
+
+    def _add_dots(self, j: int) -> pg.ScatterPlotItem:
+        """Dimension ``j``'s dots, made when first shown (they are hidden until zoomed in: five series at
+        start-up for nothing), drawn above its curve and below the next dimension's band."""
+        curve, _, band = self._items[j]
+        dots = pg.ScatterPlotItem(symbol="o", size=5, brush=PALETTE[j % len(PALETTE)], pen=pg.mkPen("w", width=0.5))
+        self.plot.addItem(dots)
+        if j + 1 < len(self._items):
+            dots.stackBefore(self._items[j + 1][2])
+        self._items[j] = (curve, dots, band)
+        return dots
 
     def figure_caption(self) -> str:
         """Which curves are drawn as value bands, and why, when any are; else the curves' formulas (the lines
