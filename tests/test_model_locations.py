@@ -17,7 +17,7 @@ from posenc_gui.model.files import locations
 from posenc_gui.model.files.locations import HUGGING_FACE, LM_STUDIO, OLLAMA, find_models, open_found_model
 from posenc_gui.model.files.model_setup import model_setups
 from posenc_gui.model.schemes.rope import hf_config
-from posenc_gui.views import model_locations, model_open
+from posenc_gui.views import model_open
 
 #: Llama 3.1's RoPE keys (its config.json on the Hub).
 LLAMA31 = LLAMA | {"hidden_size": 4096, "num_attention_heads": 32, "rope_theta": 500000.0, "rope_scaling": {
@@ -263,7 +263,7 @@ def test_the_menu_says_which_sources_have_no_folder(make_window, qtbot, tmp_path
 
 def test_nothing_is_scanned_until_the_menu_is_about_to_show(make_window, qtbot, computer, monkeypatch):
     calls = []
-    monkeypatch.setattr(model_locations, "find_models", lambda environ: calls.append(environ) or find_models())
+    monkeypatch.setattr(locations, "find_models", lambda environ: calls.append(environ) or find_models())
     window = make_window()
     assert calls == []
     assert "qwen2:latest" in " ".join(menu_entries(window, qtbot))

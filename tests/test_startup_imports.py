@@ -22,6 +22,10 @@ from waiting import TIMEOUT_S
 NOT_AT_START_UP = ("tokenizers", "safetensors", "gguf", "ml_dtypes", "scipy", "matplotlib", "PIL", "torch",
                    "transformers")
 
+#: The project's model-file readers, the model search and what a model sets up: loaded when a model is opened.
+OWN_READERS = tuple(f"posenc_gui.model.files.{name}"
+                    for name in ("model_file", "gguf_file", "config_rope", "locations", "model_setup", "model_tables"))
+
 #: Builds the window as ``posenc-gui --quit-after-first-paint`` does, then prints the modules it imported.
 FIRST_PAINT_MODULES = """
 import json, sys
@@ -45,6 +49,9 @@ def test_the_first_paint_imports_no_file_reader_tokenizer_or_number_format(tmp_p
     assert exit_code == 0 and output.startswith("first paint"), output
     assert "posenc_gui" in packages and "pyqtgraph" in packages  # it did build the window
     assert sorted(packages.intersection(NOT_AT_START_UP)) == []
+    modules = set(json.loads(output.strip().splitlines()[-1])["modules"])
+    assert "posenc_gui.model.files.json_nesting" in modules  # the session's bounded JSON reading is there
+    assert sorted(modules.intersection(OWN_READERS)) == []  # the project's own readers are not
 
 
 
@@ -166,6 +173,10 @@ def test_a_command_line_without_panel_flags_is_read_as_with_every_panel_s_flags(
         assert len(full) > len(fast) + 20 and all(full[dest] is None for dest in full.keys() - fast.keys())
 
 
+#: The project's model-file readers, the model search and what a model sets up: loaded when a model is opened.
+OWN_READERS = tuple(f"posenc_gui.model.files.{name}"
+                    for name in ("model_file", "gguf_file", "config_rope", "locations", "model_setup", "model_tables"))
+
 #: Builds the window as ``posenc-gui --quit-after-first-paint`` does, then prints the panels built by then.
 FIRST_PAINT_PANELS = """
 import json
@@ -236,6 +247,10 @@ def test_a_panel_flag_an_abbreviation_or_the_help_gets_every_panel_s_flags(argv)
 
     assert needs_panel_flags(build_parser(classes=()), argv)
 
+
+#: The project's model-file readers, the model search and what a model sets up: loaded when a model is opened.
+OWN_READERS = tuple(f"posenc_gui.model.files.{name}"
+                    for name in ("model_file", "gguf_file", "config_rope", "locations", "model_setup", "model_tables"))
 
 #: Builds the window as FIRST_PAINT_MODULES does, counting Python's cyclic collections until the first paint.
 COLLECTIONS = """

@@ -17,7 +17,6 @@ from .bias import (
     xpos_scale,
     xpos_zeta,
 )
-from .files import ModelFile, ModelFileError, open_model
 from .core.params import EncodingParams, default_d_model
 from .rope import (
     RopeBands,
@@ -42,6 +41,7 @@ _LAZY_NAMES = {
                   "logit_split", "permutation_demo", "permutation_dict", "self_attention", "tokenize"),
     "decoder": ("Decoder", "DecoderTrace", "PairContributions", "TraceCancelled", "open_decoder",
                 "pair_contributions"),
+    "files": ("ModelFile", "ModelFileError", "open_model"),  # the readers: the first paint opens no file
 }
 _LAZY_MODULE = {name: module for module, names in _LAZY_NAMES.items() for name in names}
 

@@ -14,13 +14,16 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QMenu, QWidget
 
-from ..model.files.locations import SourceScan, find_models
 from ..state import AppState
 from .model_open import open_chosen_path
+
+if TYPE_CHECKING:
+    from ..model.files.locations import SourceScan
 
 #: Characters of a problem line the menu shows (the rest is elided).
 SHOWN_PROBLEM = 140
@@ -60,6 +63,8 @@ class ModelsMenu(QObject):
         threading.Thread(target=self._scan, args=(self._number,), name="posenc-model-scan", daemon=True).start()
 
     def _scan(self, number: int) -> None:
+        from ..model.files.locations import SourceScan, find_models  # the readers load with the menu's first scan
+
         try:
             scans = find_models(self.environ)
         except Exception as error:  # a bug here must not leave the menu saying it looks for ever

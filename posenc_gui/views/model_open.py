@@ -13,13 +13,16 @@ that tests answer for the user.
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFileDialog, QInputDialog, QMessageBox, QWidget
 
-from ..model import EncodingParams, ModelFileError
-from ..model.files.model_setup import ModelSetup, OpenedModel, model_setups, one_line
+from ..model import EncodingParams
 from ..state import AppState
+
+if TYPE_CHECKING:
+    from ..model.files.model_setup import ModelSetup, OpenedModel
 
 #: The file dialog's filter: the files a model is read from (config.json and an index stand for their folder).
 MODEL_FILTER = ("Model files (*.safetensors *.gguf *.npy *.npz config.json model.safetensors.index.json);;"
@@ -86,6 +89,10 @@ def open_model_path(state: AppState, path: str, parent: QWidget | None = None, *
     The summary (what is shown, the model's notes) or the reason goes to
     ``state.message``.
     """
+    # The readers load when a model is opened: the window's first paint reads no file.
+    from ..model.files import ModelFileError
+    from ..model.files.model_setup import model_setups, one_line
+
     try:
         opened = model_setups(path)
     except ModelFileError as error:

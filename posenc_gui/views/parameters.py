@@ -10,7 +10,6 @@ from PySide6.QtWidgets import QComboBox, QFormLayout, QFrame, QLabel, QScrollAre
 
 from ..history import UNDO_LIMIT
 from ..model import OPTION_SPECS, SCHEMES, EncodingParams, presets
-from ..model.files.model_setup import describe_model
 from ..model.core.params import D_MODEL, SEQ_LEN, SIZE_SPECS
 from ..model.rope import rope_config
 from .base import MESSAGE_STYLES, ControlsPanel
@@ -236,7 +235,12 @@ class ParametersPanel(ControlsPanel):
             if name in shown:
                 control.show(values[name])
         paths = [params.options[spec.name] for spec in info.options_in_use(params.options) if spec.kind == "path"]
-        self.model_note.setText(" ".join(describe_model(path) for path in paths if path))
+        note = ""
+        if any(paths):
+            from ..model.files.model_setup import describe_model  # loaded with a model: the first paint reads none
+
+            note = " ".join(describe_model(path) for path in paths if path)
+        self.model_note.setText(note)
         self.model_note.setVisible(bool(self.model_note.text()))
         warnings = self.hf_warnings(params)
         self.hf_warning.setText("Computed as Hugging Face computes it, which accepts it with a warning: "

@@ -25,8 +25,6 @@ from typing import Any
 
 import numpy as np
 
-from ..files import ModelFileError
-from ..files.model_tables import cached_model, model_table, table_name, table_rows, table_shape, table_tensors
 from ..core.specs import ParamSpec
 from ._core import Scheme
 
@@ -39,6 +37,10 @@ def model_name(path: str) -> str:
     or the last part of the path when it does not open."""
     if not path:
         return "no model"
+    # The readers load when a model is named, not with the scheme registry: the window's first paint reads none.
+    from ..files import ModelFileError
+    from ..files.model_tables import cached_model
+
     try:
         return cached_model(path).name
     except ModelFileError:
@@ -51,6 +53,9 @@ def _slug(text: str) -> str:
 
 def _tensor_choices(options: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
     """The tables of the model at ``options["model_path"]``: (name, "name — rows × columns dtype")."""
+    from ..files import ModelFileError
+    from ..files.model_tables import cached_model, table_tensors
+
     try:
         model = cached_model(options.get("model_path", ""))
     except ModelFileError:
@@ -87,6 +92,9 @@ def _opened(model_path: str, tensor: str):
     if not model_path:
         raise ValueError("model_path: no model file is open; open one with File ▸ Open model…, by dropping it on "
                          "the window, or with --model PATH")
+    from ..files import ModelFileError
+    from ..files.model_tables import cached_model, table_name
+
     try:
         model = cached_model(model_path)
     except ModelFileError as error:
@@ -98,6 +106,9 @@ def _opened(model_path: str, tensor: str):
 
 
 def _sizes(model_path: str, tensor: str) -> tuple[int, int]:
+    from ..files import ModelFileError
+    from ..files.model_tables import table_shape
+
     model, name = _opened(model_path, tensor)
     try:
         return table_shape(model, name)
@@ -106,6 +117,9 @@ def _sizes(model_path: str, tensor: str) -> tuple[int, int]:
 
 
 def _table(positions: np.ndarray, dims: np.ndarray, d_model: int, model_path: str, tensor: str) -> np.ndarray:
+    from ..files import ModelFileError
+    from ..files.model_tables import model_table, table_rows
+
     model, name = _opened(model_path, tensor)
     try:
         values = model_table(model, name)
