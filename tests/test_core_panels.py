@@ -385,13 +385,18 @@ def test_similarity_metric_and_reference(qtbot, state, compute):
 
 
 @pytest.mark.parametrize("profile_fails", [False, True])
-def test_similarity_shows_matrix_and_profile_in_one_turn(qtbot, state, compute, monkeypatch, profile_fails):
+def test_similarity_shows_matrix_and_profile_in_one_turn(qtbot, state, monkeypatch, request, profile_fails):
     # At a worker size the two halves arrive separately; the matrix waits for
     # the profile, so the canvas repaints once. A failed profile releases it.
     import threading
 
+    from posenc_gui.compute import ComputeService
     from posenc_gui.views import similarity
 
+    # Every profile request below waits for the release, and the panel asks up to twice (a re-sample after a
+    # layout pass, counted): with the app's two worker threads both could be held, and the matrix never run.
+    compute = ComputeService(workers=4)
+    request.addfinalizer(compute.shutdown)
     panel = SimilarityPanel(state, compute)
     settle(qtbot, panel, compute)
     release = threading.Event()
